@@ -1,0 +1,1 @@
+"""reviewer: evaluate AI agents from the terminal."""

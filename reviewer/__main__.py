@@ -1,0 +1,3 @@
+from reviewer.cli import main
+
+main()

@@ -1,0 +1,1 @@
+"""CLI commands beyond import/open, one module per area; each registers itself on the group."""

@@ -1,0 +1,214 @@
+"""`reviewer report`, `reviewer compare` and `reviewer rules`: reliability, distributions, regressions."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from reviewer.commands.common import echo_json, fail, open_store, parse_ks, require_runs
+
+
+def register(group: click.Group) -> None:
+    group.add_command(report)
+    group.add_command(compare)
+    group.add_command(rules)
+
+
+def _rule_ids(db: Any) -> list[str]:
+    from reviewer.metrics.rules import RuleError
+    from reviewer.store.violations import active_rules
+
+    try:
+        active = active_rules(db)
+    except RuleError as e:
+        fail(f"stored rules no longer load: {e}; set new ones with `reviewer rules FILE`")
+    return [] if active is None else [r.id for r in active.rules]
+
+
+@click.command()
+@click.option(
+    "--run", "runs", multiple=True, help="Run to report (repeatable; default: every run)."
+)
+@click.option(
+    "--k",
+    "k",
+    default=None,
+    help="Comma-separated k values, e.g. 1,4 (default: 1 and the largest n every task has).",
+)
+@click.option("--plot", is_flag=True, help="Also draw the pass^k-vs-k curve of each run.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the tables.")
+@click.pass_context
+def report(
+    ctx: click.Context, runs: Sequence[str], k: str | None, plot: bool, as_json: bool
+) -> None:
+    """Per-task pass@k / pass^k with an AVERAGE row, then steps, cost, latency and rule violations."""
+    from reviewer.metrics.distributions import run_distributions, task_distributions
+    from reviewer.metrics.passk import default_ks, run_passk
+    from reviewer.metrics.plot import passk_curve, plot_passk
+    from reviewer.metrics.report import passk_json, render_distributions, render_passk
+    from reviewer.store.queries import task_counts
+    from reviewer.store.trials import trial_stats
+
+    ks = parse_ks(k)
+    db = open_store(ctx)
+    selected = require_runs(db, ctx, list(runs))
+    rule_ids = _rule_ids(db)
+    out: list[dict[str, Any]] = []
+    blocks: list[str] = []
+    curves: dict[str, list[tuple[int, float]]] = {}
+    for r in selected:
+        counts = task_counts(db, r)
+        rep = run_passk(r, counts, ks or default_ks(n for _, n, _ in counts))
+        stats = trial_stats(db, r)
+        run_d, task_d = run_distributions(stats, rule_ids), task_distributions(stats, rule_ids)
+        curves[r] = passk_curve([(n, c) for _, n, c in counts])
+        if as_json:
+            data = passk_json(rep)
+            data["distributions"] = {
+                "run": run_d.to_dict(),
+                "tasks": {t: d.to_dict() for t, d in task_d.items()},
+            }
+            if plot:
+                data["pass_hat_k_curve"] = {str(kk): v for kk, v in curves[r]}
+            out.append(data)
+            continue
+        text = render_passk(rep) + "\n\n" + render_distributions(run_d, task_d)
+        if len(selected) > 1:
+            text = f"run {r}: {len(rep.tasks)} tasks, {rep.n_trials} trials\n{text}"
+        blocks.append(text)
+    if as_json:
+        echo_json({"runs": out})
+        return
+    if plot:
+        blocks.append(plot_passk(curves))
+    click.echo("\n\n".join(blocks))
+
+
+@click.command()
+@click.argument("old")
+@click.argument("new")
+@click.option(
+    "--k",
+    "k",
+    type=int,
+    default=None,
+    help="k for pass^k (default: the largest k both runs support).",
+)
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Seed of the paired bootstrap."
+)
+@click.option("--plot", is_flag=True, help="Also draw both runs' pass^k-vs-k curves.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the tables.")
+@click.pass_context
+def compare(
+    ctx: click.Context, old: str, new: str, k: int | None, seed: int, plot: bool, as_json: bool
+) -> None:
+    """Compare run NEW against run OLD: pass^k, pass@1, steps, cost, p95 latency, rule rates.
+
+    Tasks are matched by task_id; the per-task deltas follow, sorted by the largest pass^k drop, with a
+    seeded paired bootstrap saying whether each overall difference is larger than noise.
+    """
+    from reviewer.metrics.compare import compare_runs, render_comparison
+    from reviewer.metrics.plot import passk_curve, plot_passk
+    from reviewer.metrics.rules import RuleError, severities
+    from reviewer.store.queries import task_counts
+    from reviewer.store.trials import trial_stats
+    from reviewer.store.violations import active_rules
+
+    if k is not None and k < 1:
+        raise click.BadParameter("k must be 1 or more", param_hint="--k")
+    db = open_store(ctx)
+    require_runs(db, ctx, [old, new])
+    try:
+        active = active_rules(db)
+    except RuleError as e:
+        fail(f"stored rules no longer load: {e}")
+    sev = severities(active.rules) if active else {}
+    cmp = compare_runs(
+        trial_stats(db, old),
+        trial_stats(db, new),
+        k=k,
+        rules_severity=sev,
+        seed=seed,
+        old_name=old,
+        new_name=new,
+    )
+    curves = {r: passk_curve([(n, c) for _, n, c in task_counts(db, r)]) for r in (old, new)}
+    if as_json:
+        data = cmp.to_dict()
+        if plot:
+            data["pass_hat_k_curve"] = {
+                r: {str(kk): v for kk, v in pts} for r, pts in curves.items()
+            }
+        echo_json(data)
+        return
+    text = render_comparison(cmp, color=sys.stdout.isatty() and "NO_COLOR" not in _env())
+    if plot:
+        text += "\n\n" + plot_passk(curves)
+    click.echo(text)
+
+
+def _env() -> dict[str, str]:
+    import os
+
+    return dict(os.environ)
+
+
+@click.command()
+@click.argument("file", required=False, type=click.Path(dir_okay=False))
+@click.option("--check", is_flag=True, help="Validate FILE only; store nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def rules(ctx: click.Context, file: str | None, check: bool, as_json: bool) -> None:
+    """Trajectory rules: with FILE, validate it and make it the active rules (violations recomputed);
+    without, list the active rules and how many trials of each run break them."""
+    from reviewer.metrics.rules import RuleError, parse_rules
+    from reviewer.store.violations import active_rules, rules_json, set_rules, violation_counts
+
+    if file is not None:
+        path = Path(file)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            fail(f"{file}: cannot read: {getattr(e, 'strerror', None) or e}")
+        try:
+            parsed = parse_rules(text, file=file)
+        except RuleError as e:
+            fail(str(e))
+        if check:
+            click.echo(f"{file}: {len(parsed)} rules OK", err=True)
+            return
+        db = open_store(ctx)
+        _, changed = set_rules(db, file, text)
+        click.echo(
+            f"rules: {len(parsed)} from {file}" + ("" if changed else " (unchanged)"), err=True
+        )
+    db = open_store(ctx)
+    try:
+        active = active_rules(db)
+    except RuleError as e:
+        fail(f"stored rules no longer load: {e}")
+    counts = violation_counts(db)
+    if as_json:
+        echo_json(
+            {
+                "source": active.source if active else None,
+                "rules": rules_json(active),
+                "violations": counts,
+            }
+        )
+        return
+    if active is None:
+        click.echo("no rules set; add some with `reviewer rules rules.toml`", err=True)
+        return
+    click.echo(f"rules from {active.source}")
+    for r in active.rules:
+        per_run = (
+            ", ".join(f"{run}: {n}" for run, n in sorted(counts.get(r.id, {}).items()))
+            or "none broken"
+        )
+        click.echo(f"{r.id:28} {r.type:15} {r.severity:10} {per_run}")

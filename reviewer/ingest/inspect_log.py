@@ -1,0 +1,362 @@
+"""Inspect AI eval logs, ``.json`` (one document) and ``.eval`` (a zip read one sample member at a time)."""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import json
+import re
+import struct
+import zipfile
+import zlib
+from collections.abc import Callable, Iterator
+from functools import cache
+from pathlib import Path
+from typing import IO, Any
+
+from reviewer.ingest.base import IngestError, Record, as_text, canonical, parse_arguments
+from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage, is_success
+
+NAME = "inspect"
+
+_ZIP_MAGIC = b"PK\x03\x04"
+_ZSTD = 93  # zip method id of Zstandard, which Inspect uses when INSPECT_USE_ZSTD is set
+_JSON_EVAL = re.compile(rb'"eval"\s*:\s*\{')
+_JSON_TOP = re.compile(rb'^\s*\{\s*"(version|status|eval)"\s*:')
+_SAMPLE = re.compile(r"^samples/.+\.json$")
+#: What zipfile, zlib and json raise on damaged bytes (RuntimeError covers NotImplementedError).
+_DAMAGE = (
+    zipfile.BadZipFile,
+    ValueError,
+    EOFError,
+    OSError,
+    RuntimeError,
+    zlib.error,
+    struct.error,
+)
+_PASS = {"c", "correct", "true", "yes", "1", "1.0"}
+_FAIL = {"i", "incorrect", "p", "partial", "n", "noanswer", "false", "no"}
+_MEDIA = {"image", "audio", "video", "document"}
+_REASON_MAX = 300
+_EXC_NAME = re.compile(r"([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt))\b")
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def sniff(path: Path, head: bytes) -> bool:
+    """A zip whose members are Inspect's (``samples/``, ``header.json``), or a JSON log with ``eval`` near the top."""
+    if head.startswith(_ZIP_MAGIC):
+        return path.suffix == ".eval" or any(
+            m in head for m in (b"header.json", b"samples/", b"_journal/")
+        )
+    if not _JSON_TOP.match(head.removeprefix(b"\xef\xbb\xbf")):
+        return False
+    return bool(_JSON_EVAL.search(head[:16384])) and (b'"samples"' in head or b'"version"' in head)
+
+
+def parse(path: Path) -> Iterator[Record]:
+    """Trials of an Inspect log: one per sample and epoch."""
+    try:
+        with path.open("rb") as fh:
+            is_zip = fh.read(4) == _ZIP_MAGIC
+    except OSError as exc:
+        raise IngestError(str(path), f"cannot read: {exc.strerror or exc}") from None
+    yield from _parse_eval(path) if is_zip or path.suffix == ".eval" else _parse_json(path)
+
+
+def _parse_json(path: Path) -> Iterator[Record]:
+    file = str(path)
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8-sig"))
+    except OSError as exc:
+        raise IngestError(file, f"cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise IngestError(file, f"not UTF-8: {exc.reason} at byte {exc.start}") from None
+    except json.JSONDecodeError as exc:
+        raise IngestError(file, f"invalid JSON: {exc.msg}", line=exc.lineno) from None
+    if not isinstance(data, dict) or not isinstance(data.get("eval"), dict):
+        raise IngestError(file, "not an Inspect log: no eval header")
+    samples = data.get("samples")
+    if not isinstance(samples, list) or not samples:
+        raise IngestError(file, f"log has no samples (status: {data.get('status', 'unknown')})")
+    header = _dict(data.get("eval"))
+    for index, sample in enumerate(samples, start=1):
+        yield _sample(file, index, index, f"sample {index}", sample, header)
+
+
+def _parse_eval(path: Path) -> Iterator[Record]:
+    file = str(path)
+    try:
+        zf = zipfile.ZipFile(path)
+    except _DAMAGE as exc:
+        raise IngestError(file, f"truncated or corrupt .eval archive: {exc}") from None
+    with zf, path.open("rb") as raw:
+        names = [i for i in zf.infolist() if _SAMPLE.match(i.filename)]
+        header: dict[str, Any] = {}
+        for member in ("header.json", "_journal/start.json"):
+            if member in zf.NameToInfo:
+                try:
+                    header = _dict(json.loads(_member(zf, raw, zf.getinfo(member))).get("eval"))
+                except _DAMAGE as exc:
+                    yield Skip(file, None, f"{member}: {_why(exc)}")
+                    continue
+                break
+        if not names:
+            raise IngestError(file, "log has no samples (samples/*.json)")
+        for index, info in enumerate(names, start=1):
+            try:
+                sample = json.loads(_member(zf, raw, info))
+            except _DAMAGE as exc:
+                yield Skip(file, None, f"{info.filename}: {_why(exc)}")
+                continue
+            yield _sample(file, index, None, info.filename, sample, header)
+
+
+def _why(exc: Exception) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        return f"invalid JSON: {exc.msg} (line {exc.lineno} column {exc.colno})"
+    return f"unreadable member: {exc}"
+
+
+def _member(zf: zipfile.ZipFile, raw: IO[bytes], info: zipfile.ZipInfo) -> bytes:
+    """One member's bytes; a Zstandard member (zipfile reads those only from Python 3.14) via libzstd."""
+    try:
+        return zf.read(info)
+    except NotImplementedError:
+        if info.compress_type != _ZSTD:
+            raise zipfile.BadZipFile(
+                f"unsupported compression method {info.compress_type}"
+            ) from None
+    raw.seek(info.header_offset)
+    local = raw.read(30)
+    if len(local) < 30 or not local.startswith(_ZIP_MAGIC):
+        raise zipfile.BadZipFile("bad local file header")
+    name_len, extra_len = struct.unpack("<HH", local[26:30])
+    raw.seek(info.header_offset + 30 + name_len + extra_len)
+    data = raw.read(info.compress_size)
+    if len(data) < info.compress_size:
+        raise zipfile.BadZipFile("member data is truncated")
+    out = _zstd()(data, info.file_size)
+    if zlib.crc32(out) != info.CRC:
+        raise zipfile.BadZipFile("CRC-32 mismatch")
+    return out
+
+
+@cache
+def _zstd() -> Callable[[bytes, int], bytes]:
+    """libzstd through ctypes: no Python package needed; zipfile itself reads zstd from 3.14 on."""
+    try:
+        lib = ctypes.CDLL(ctypes.util.find_library("zstd") or "libzstd.so.1")
+    except OSError:
+        raise zipfile.BadZipFile("Zstandard-compressed member and no libzstd found") from None
+    c = ctypes
+    lib.ZSTD_decompress.restype = c.c_size_t
+    lib.ZSTD_decompress.argtypes = [c.c_void_p, c.c_size_t, c.c_char_p, c.c_size_t]
+    lib.ZSTD_isError.restype = c.c_uint
+    lib.ZSTD_isError.argtypes = [c.c_size_t]
+    lib.ZSTD_getErrorName.restype = c.c_char_p
+    lib.ZSTD_getErrorName.argtypes = [c.c_size_t]
+
+    def decompress(data: bytes, size: int) -> bytes:
+        dst = c.create_string_buffer(max(size, 1))
+        n = lib.ZSTD_decompress(dst, size, data, len(data))
+        if lib.ZSTD_isError(n):
+            raise zipfile.BadZipFile(f"zstd: {lib.ZSTD_getErrorName(n).decode()}")
+        return dst.raw[:n]
+
+    return decompress
+
+
+def _sample(
+    file: str, index: int, line: int | None, where: str, sample: Any, header: dict[str, Any]
+) -> Record:
+    """One sample as a Trial; ``where`` names it in a Skip ("sample 3" or its zip member)."""
+    try:
+        return _convert(file, index, line, where, sample, header)
+    except (TypeError, ValueError, AttributeError, KeyError) as exc:
+        return Skip(file, line, f"{where}: malformed sample: {exc!r}")
+
+
+def _convert(
+    file: str, index: int, line: int | None, where: str, sample: Any, header: dict[str, Any]
+) -> Record:
+    def skip(reason: str) -> Skip:
+        return Skip(file, line, f"{where}: {reason}")
+
+    if not isinstance(sample, dict):
+        return skip(f"not a JSON object ({type(sample).__name__})")
+    if sample.get("id") is None:
+        return skip("no sample id")
+    task_id, epoch = str(sample["id"]), sample.get("epoch")
+    raw_messages = sample.get("messages")
+    if not isinstance(raw_messages, list):
+        return skip(f"{task_id} epoch {epoch}: no messages list")
+    try:
+        messages = _messages(raw_messages)
+    except (TypeError, ValueError, AttributeError) as exc:
+        return skip(f"{task_id} epoch {epoch}: malformed messages: {exc}")
+    error = _error(sample.get("error"))
+    passed, reward, reason, scorer = None, None, None, None
+    scores = _dict(sample.get("scores"))
+    if scores:
+        scorer, score = next(iter(scores.items()))
+        value = _dict(score).get("value")
+        verdict = _verdict(value)
+        if verdict is None:
+            return skip(
+                f"{task_id} epoch {epoch}: score {value!r} of scorer {scorer!r} is not pass/fail"
+            )
+        passed, reward = verdict
+        if not is_success(passed, reward):
+            explanation = _dict(score).get("explanation")
+            reason = _short(explanation) if isinstance(explanation, str) and explanation else None
+    elif error is not None:
+        passed = False
+    else:
+        return skip(f"{task_id} epoch {epoch}: no score")
+    if reason is None and error is not None:
+        reason = _short(error.message or "sample error")
+    limit = _dict(sample.get("limit"))
+    meta = {
+        "eval_task": header.get("task"),
+        "model": header.get("model"),
+        "run_id": header.get("run_id"),
+        "eval_id": header.get("eval_id"),
+        "sample_uuid": sample.get("uuid"),
+        "target": sample.get("target"),
+        "scorer": scorer,
+        "sample_metadata": sample.get("metadata") or None,
+    }
+    return Trial(
+        task_id=task_id,
+        messages=messages,
+        passed=passed,
+        reward=reward,
+        trial=epoch if isinstance(epoch, int) and not isinstance(epoch, bool) else None,
+        reason=reason,
+        usage=_usage(sample.get("model_usage")),
+        latency_s=_first_number(sample.get("total_time"), sample.get("working_time")),
+        error=error,
+        metadata={k: v for k, v in meta.items() if v is not None},
+        instruction=_instruction(sample.get("input")),
+        termination=f"{limit['type']} limit" if isinstance(limit.get("type"), str) else None,
+        source_line=index,
+        fingerprint=canonical(sample),
+    )
+
+
+def _verdict(value: Any) -> tuple[bool | None, float | None] | None:
+    """``(passed, reward)``: letters and booleans set ``passed``, numbers set ``reward``."""
+    if isinstance(value, bool):
+        return value, None
+    if isinstance(value, int | float):
+        return None, float(value)
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in _PASS:
+            return True, None
+        if text in _FAIL:
+            return False, None
+        try:
+            return None, float(text)
+        except ValueError:
+            return None
+    return None
+
+
+def _messages(raw: list[Any]) -> list[Message]:
+    out: list[Message] = []
+    for m in raw:
+        if not isinstance(m, dict):
+            continue
+        role = str(m.get("role") or "user")
+        calls = [
+            ToolCall(
+                name=str(c.get("function", "")),
+                arguments=parse_arguments(c.get("arguments")),
+                id=c.get("id"),
+            )
+            for c in m.get("tool_calls") or []
+            if isinstance(c, dict)
+        ]
+        error = m.get("error") if role == "tool" else None
+        content = _content(m.get("content"))
+        if error and not content.strip():
+            kind, text = _dict(error).get("type"), _dict(error).get("message") or error
+            content = f"{kind}: {text}" if kind else str(text)
+        out.append(
+            Message(
+                role=role,
+                content=content,
+                tool_calls=calls,
+                tool_call_id=m.get("tool_call_id"),
+                name=m.get("function") if role == "tool" else None,
+                is_error=bool(error),
+            )
+        )
+    return out
+
+
+def _content(value: Any) -> str:
+    """Text of Inspect content: media parts become placeholders, not their base64 payloads."""
+    if isinstance(value, list):
+        value = [
+            f"[{p['type']}]" if isinstance(p, dict) and p.get("type") in _MEDIA else p
+            for p in value
+            if not (isinstance(p, dict) and p.get("type") == "reasoning" and p.get("redacted"))
+        ]
+    return as_text(value)
+
+
+def _error(value: Any) -> TrialError | None:
+    """Inspect's ``EvalError``; the type is the exception name on the traceback's last line."""
+    if not value:
+        return None
+    if not isinstance(value, dict):
+        return TrialError(message=str(value))
+    last = (str(value.get("traceback") or "").strip().splitlines() or [""])[-1]
+    found = _EXC_NAME.match(last)
+    message = value.get("message")
+    return TrialError(found.group(1) if found else None, str(message) if message else None)
+
+
+def _usage(value: Any) -> Usage:
+    """Tokens (and cost, when Inspect recorded it) summed over the models a sample used."""
+    models = [u for u in _dict(value).values() if isinstance(u, dict)]
+    if not models:
+        return Usage()
+
+    def total(key: str) -> int | None:
+        values = [u[key] for u in models if isinstance(u.get(key), int)]
+        return sum(values) if values else None
+
+    costs = [c for u in models if (c := _number(u.get("total_cost"))) is not None]
+    return Usage(total("input_tokens"), total("output_tokens"), sum(costs) if costs else None)
+
+
+def _instruction(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        texts = [
+            _content(m.get("content"))
+            for m in value
+            if isinstance(m, dict) and m.get("role") == "user"
+        ]
+        return "\n\n".join(t for t in texts if t) or None
+    return None
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _first_number(*values: Any) -> float | None:
+    return next((n for v in values if (n := _number(v)) is not None), None)
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _REASON_MAX else text[: _REASON_MAX - 1] + "…"

@@ -1,0 +1,223 @@
+"""tau-bench results: a JSON array of ``{task_id, trial, reward, info, traj}`` read one record at a time."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+from reviewer.ingest.base import IngestError, Record, canonical, openai_messages
+from reviewer.models import Message, Skip, Trial
+
+NAME = "tau-bench"
+
+_CHUNK = 1 << 20
+_WS = " \t\r\n"
+_ARRAY_START = re.compile(rb"^\s*\[\s*\{")
+#: Tool-name prefixes that never change the database, so they say nothing about why the end state differs.
+_READ_ONLY = (
+    "get_",
+    "search_",
+    "list_",
+    "find_",
+    "calculate",
+    "think",
+    "respond",
+    "transfer_to_human",
+)
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def sniff(path: Path, head: bytes) -> bool:
+    """A JSON array whose first object has tau-bench's keys (``task_id``, ``reward`` and ``traj``/``info``)."""
+    if not _ARRAY_START.match(head.removeprefix(b"\xef\xbb\xbf")):
+        return False
+    return b'"task_id"' in head and b'"reward"' in head and (b'"traj"' in head or b'"info"' in head)
+
+
+class _BadArray(Exception):
+    def __init__(self, index: int, reason: str) -> None:
+        super().__init__(reason)
+        self.index = index
+        self.reason = reason
+
+
+def _iter_array(fh: TextIO) -> Iterator[tuple[int, Any]]:
+    """Yield ``(1-based index, value)`` for each element of a top-level JSON array, one at a time."""
+    decoder = json.JSONDecoder()
+    buf = ""
+    pos = 0
+    eof = False
+
+    def fill() -> bool:
+        nonlocal buf, pos, eof
+        if eof:
+            return False
+        more = fh.read(max(_CHUNK, len(buf) - pos))
+        if not more:
+            eof = True
+            return False
+        buf = buf[pos:] + more
+        pos = 0
+        return True
+
+    def skip_ws() -> str:
+        """The next non-blank character ("" at end of file), leaving ``pos`` on it."""
+        nonlocal pos
+        while True:
+            while pos < len(buf) and buf[pos] in _WS:
+                pos += 1
+            if pos < len(buf):
+                return buf[pos]
+            if not fill():
+                return ""
+
+    index = 0
+    if skip_ws() != "[":
+        raise _BadArray(0, "not a JSON array")
+    pos += 1
+    while True:
+        ch = skip_ws()
+        if ch == "]":
+            return
+        if index:
+            if ch != ",":
+                raise _BadArray(index + 1, f"expected ',' or ']' after record {index}, got {ch!r}")
+            pos += 1
+            skip_ws()
+        while True:
+            try:
+                value, end = decoder.raw_decode(buf, pos)
+            except json.JSONDecodeError as exc:
+                if fill():
+                    continue
+                raise _BadArray(index + 1, f"invalid JSON: {exc.msg}") from None
+            if end == len(buf) and fill():
+                continue  # a scalar cut at the buffer end would parse short
+            break
+        index += 1
+        pos = end
+        yield index, value
+
+
+def parse(path: Path) -> Iterator[Record]:
+    """Trials of a tau-bench results file; a bad record becomes a Skip naming its index."""
+    file = str(path)
+    try:
+        with path.open(encoding="utf-8-sig") as fh:
+            for index, rec in _iter_array(fh):
+                yield _record(file, index, rec)
+    except _BadArray as exc:
+        where = f"record {exc.index}: " if exc.index else ""
+        raise IngestError(file, f"{where}{exc.reason}") from None
+    except UnicodeDecodeError as exc:
+        raise IngestError(file, f"not UTF-8: {exc.reason} at byte {exc.start}") from None
+    except OSError as exc:
+        raise IngestError(file, f"cannot read: {exc.strerror or exc}") from None
+
+
+def _record(file: str, index: int, rec: Any) -> Record:
+    try:
+        return _convert(file, index, rec)
+    except (TypeError, ValueError, AttributeError, KeyError) as exc:
+        return Skip(file, index, f"record {index}: malformed record: {exc!r}")
+
+
+def _convert(file: str, index: int, rec: Any) -> Record:
+    def skip(reason: str) -> Skip:
+        return Skip(file, index, f"record {index}: {reason}")
+
+    if not isinstance(rec, dict):
+        return skip(f"not a JSON object ({type(rec).__name__})")
+    if rec.get("task_id") is None:
+        return skip("no task_id")
+    reward = rec.get("reward")
+    if isinstance(reward, bool) or not isinstance(reward, int | float):
+        return skip("no numeric reward")
+    traj = rec.get("traj")
+    if not isinstance(traj, list):
+        return skip("traj is not a list of messages")
+    trial = rec.get("trial")
+    info = _dict(rec.get("info"))
+    task = _dict(info.get("task"))
+    reward_info = _dict(info.get("reward_info")) or None
+    # tau-bench adds reward_info only when the env says done, so an info without it ran out of steps
+    unfinished = bool(info) and reward_info is None
+    try:
+        messages = openai_messages(traj)
+    except (TypeError, ValueError, AttributeError) as exc:
+        return skip(f"malformed traj: {exc}")
+    instruction = task.get("instruction")
+    metadata = {
+        k: v
+        for k, v in {
+            "task": task or None,
+            "reward_info": reward_info,
+            "source": info.get("source"),
+            "user_cost": info.get("user_cost"),
+        }.items()
+        if v is not None
+    }
+    return Trial(
+        task_id=str(rec["task_id"]),
+        messages=messages,
+        reward=float(reward),
+        trial=trial if isinstance(trial, int) and not isinstance(trial, bool) else None,
+        reason=_reason(float(reward), reward_info, unfinished) if reward < 1 - 1e-6 else None,
+        instruction=instruction if isinstance(instruction, str) else None,
+        termination=_termination(info, unfinished, messages),
+        metadata=metadata,
+        source_line=index,
+        fingerprint=canonical(rec),
+    )
+
+
+def _reason(reward: float, reward_info: dict[str, Any] | None, unfinished: bool) -> str:
+    """A short why-it-failed from ``info.reward_info``: wrong database state or missing outputs."""
+    if unfinished:
+        return "no reward computed: the episode did not finish"
+    if reward_info is None:
+        return f"reward {reward:g}"
+    parts = []
+    detail = _dict(reward_info.get("info"))
+    r_actions = detail.get("r_actions")
+    if isinstance(r_actions, int | float) and r_actions < 1:
+        actions = reward_info.get("actions")
+        writes: list[str] = []
+        for action in actions if isinstance(actions, list) else []:
+            name = action.get("name") if isinstance(action, dict) else None
+            if isinstance(name, str) and name not in writes and not name.startswith(_READ_ONLY):
+                writes.append(name)
+        if writes:
+            parts.append(
+                f"actions did not match expected (expected writes: {', '.join(writes[:4])})"
+            )
+        elif isinstance(actions, list):
+            parts.append("actions did not match expected (expected no database writes)")
+        else:
+            parts.append("actions did not match expected")
+    outputs = detail.get("outputs")
+    r_outputs = detail.get("r_outputs")
+    if isinstance(r_outputs, int | float) and r_outputs < 1:
+        missing = (
+            [str(k) for k, ok in outputs.items() if not ok] if isinstance(outputs, dict) else []
+        )
+        parts.append(f"outputs missing: {', '.join(missing)}" if missing else "outputs missing")
+    return "; ".join(parts) or f"reward {reward:g}"
+
+
+def _termination(info: dict[str, Any], unfinished: bool, messages: list[Message]) -> str | None:
+    """Why the episode ended: transfer to a human, the simulated user's ``###STOP###``, or max steps."""
+    if info.get("source") == "transfer_to_human_agents" or any(
+        call.name == "transfer_to_human_agents" for m in messages[-3:] for call in m.tool_calls
+    ):
+        return "transfer to human"
+    last_user = next((m for m in reversed(messages) if m.role == "user"), None)
+    if last_user is not None and "###STOP###" in last_user.content and messages[-1] is last_user:
+        return "user stop"
+    return "max steps" if unfinished else None

@@ -1,0 +1,1 @@
+"""Reliability metrics: pass@k / pass^k, distributions, run comparison, trajectory rules."""

@@ -1,0 +1,180 @@
+"""The result of comparing two runs: summary rows, per-task deltas, bootstrap intervals. See compare.py."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from reviewer.metrics.distributions import Distributions
+
+#: Buckets of a shared task, in display order. A task takes the first that fits:
+#: newly failing = old c > 0 and new c == 0; newly flaky = old all passed and 0 < new c < new n;
+#: fixed = new all passed and old did not; regressed / improved = pass^k fell / rose, or, where pass^k
+#: is equal or missing, the pass rate c/n fell / rose; unchanged = neither moved.
+BUCKETS = ("newly failing", "newly flaky", "fixed", "regressed", "improved", "unchanged")
+RED_FLAG = "RED FLAG"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One summary row. ``direction`` is better | worse | same | RED FLAG | n/a; ``quoted`` marks an
+    improvement shown as ``"better"`` because pass^k got worse at the same time."""
+
+    metric: str
+    label: str
+    old: float | None
+    new: float | None
+    unit: str  # rate | steps | usd | seconds | pct
+    higher_is_better: bool
+    direction: str
+    quoted: bool = False
+
+    @property
+    def delta(self) -> float | None:
+        return None if self.old is None or self.new is None else self.new - self.old
+
+    @property
+    def mark(self) -> str:
+        if self.direction in ("same", "n/a"):
+            return ""
+        if self.direction == "better" and self.quoted:
+            return '<-- "better"'
+        return f"<-- {self.direction}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "metric": self.metric,
+            "label": self.label,
+            "old": self.old,
+            "new": self.new,
+            "delta": self.delta,
+            "unit": self.unit,
+            "higher_is_better": self.higher_is_better,
+            "direction": self.direction,
+            "mark": self.mark,
+        }
+
+
+@dataclass(frozen=True)
+class TaskCount:
+    task_id: str
+    n: int
+    c: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"task_id": self.task_id, "n": self.n, "c": self.c}
+
+
+@dataclass(frozen=True)
+class TaskDelta:
+    """One shared task in both runs; pass^k is None where a run has fewer than k trials of it."""
+
+    task_id: str
+    old_n: int
+    old_c: int
+    new_n: int
+    new_c: int
+    old_pass_hat: float | None
+    new_pass_hat: float | None
+    bucket: str
+
+    @property
+    def delta(self) -> float | None:
+        if self.old_pass_hat is None or self.new_pass_hat is None:
+            return None
+        return self.new_pass_hat - self.old_pass_hat
+
+    @property
+    def pass1_delta(self) -> float:
+        return self.new_c / self.new_n - self.old_c / self.old_n
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "task_id": self.task_id,
+            "old": {"n": self.old_n, "c": self.old_c, "pass_hat_k": self.old_pass_hat},
+            "new": {"n": self.new_n, "c": self.new_c, "pass_hat_k": self.new_pass_hat},
+            "delta_pass_hat_k": self.delta,
+            "delta_pass_at_1": self.pass1_delta,
+            "bucket": self.bucket,
+        }
+
+
+@dataclass(frozen=True)
+class BootstrapCI:
+    """Paired bootstrap of mean(new) - mean(old) over tasks; significant when the interval excludes 0."""
+
+    metric: str
+    diff: float | None
+    low: float | None
+    high: float | None
+    n_tasks: int
+    n_boot: int
+    seed: int
+
+    @property
+    def significant(self) -> bool:
+        if self.low is None or self.high is None:
+            return False
+        return self.low > 0 or self.high < 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "metric": self.metric,
+            "diff": self.diff,
+            "ci95": [self.low, self.high],
+            "significant": self.significant,
+            "n_tasks": self.n_tasks,
+            "n_boot": self.n_boot,
+            "seed": self.seed,
+        }
+
+
+@dataclass
+class Comparison:
+    old_name: str
+    new_name: str
+    k: int
+    k_is_default: bool
+    rows: list[Row]
+    tasks: list[TaskDelta]
+    only_old: list[TaskCount]
+    only_new: list[TaskCount]
+    excluded: list[str]  # shared tasks with fewer than k trials in a run: no pass^k for them
+    bootstrap: list[BootstrapCI]
+    old_dist: Distributions
+    new_dist: Distributions
+    severities: dict[str, str] = field(default_factory=dict)
+
+    def row(self, metric: str) -> Row:
+        return next(r for r in self.rows if r.metric == metric)
+
+    @property
+    def buckets(self) -> dict[str, int]:
+        counts = Counter(t.bucket for t in self.tasks)
+        return {b: counts.get(b, 0) for b in BUCKETS}
+
+    @property
+    def red_flags(self) -> list[Row]:
+        return [r for r in self.rows if r.direction == RED_FLAG]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "old": self.old_name,
+            "new": self.new_name,
+            "k": self.k,
+            "k_is_default": self.k_is_default,
+            "summary": [r.to_dict() for r in self.rows],
+            "bootstrap": [b.to_dict() for b in self.bootstrap],
+            "buckets": self.buckets,
+            "tasks": [t.to_dict() for t in self.tasks],
+            "only_old": [t.to_dict() for t in self.only_old],
+            "only_new": [t.to_dict() for t in self.only_new],
+            "excluded": list(self.excluded),
+            "rules": dict(self.severities),
+            "distributions": {"old": self.old_dist.to_dict(), "new": self.new_dist.to_dict()},
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)

@@ -1,0 +1,225 @@
+"""Distributions per run and per task: steps, cost, latency, tool error rate, rule violation rates.
+
+Everything is computed from :class:`TrialStats`, a few numbers per trial, so the store can hand them over
+without loading transcripts. Missing cost or latency values are left out of their summary and counted in
+its ``missing``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
+from typing import Any
+
+from reviewer.models import Trial
+
+
+def percentile(values: Iterable[float], q: float) -> float:
+    """The q-th percentile (0..100), same as ``numpy.percentile``'s default linear interpolation."""
+    xs = sorted(values)
+    if not xs:
+        raise ValueError("percentile of no values")
+    return _percentile_sorted(xs, q)
+
+
+def _percentile_sorted(xs: Sequence[float], q: float) -> float:
+    if not 0 <= q <= 100:
+        raise ValueError(f"percentile q must be in [0, 100], got {q!r}")
+    n = len(xs)
+    h = (n - 1) * (q / 100)
+    if h >= n - 1:
+        return float(xs[-1])
+    lo = math.floor(h)
+    t = h - lo
+    a, b = float(xs[lo]), float(xs[lo + 1])
+    d = b - a
+    # numpy interpolates from the nearer end, which keeps results exact at the endpoints.
+    return b - d * (1 - t) if t >= 0.5 else a + d * t
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A distribution in a few numbers; all None when no value was known. ``missing`` counts unknowns."""
+
+    n: int
+    mean: float | None
+    p50: float | None
+    p95: float | None
+    max: float | None
+    min: float | None
+    missing: int = 0
+    total: float | None = None
+
+    @classmethod
+    def of(cls, values: Iterable[float | None]) -> Summary:
+        given = list(values)
+        known = [float(v) for v in given if v is not None and v == v]  # v != v: NaN
+        missing = len(given) - len(known)
+        if not known:
+            return cls(0, None, None, None, None, None, missing, None)
+        known.sort()
+        total = math.fsum(known)
+        return cls(
+            n=len(known),
+            mean=total / len(known),
+            p50=_percentile_sorted(known, 50),
+            p95=_percentile_sorted(known, 95),
+            max=known[-1],
+            min=known[0],
+            missing=missing,
+            total=total,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "n": self.n,
+            "mean": self.mean,
+            "p50": self.p50,
+            "p95": self.p95,
+            "max": self.max,
+            "min": self.min,
+            "missing": self.missing,
+            "total": self.total,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class TrialStats:
+    """The numbers of one trial that metrics need; ``violations`` holds the ids of rules it broke."""
+
+    task_id: str
+    success: bool
+    steps: int
+    cost_usd: float | None
+    latency_s: float | None
+    tool_calls: int
+    tool_errors: int
+    violations: AbstractSet[str] = frozenset()
+
+    @classmethod
+    def from_trial(cls, trial: Trial, violations: Iterable[str] = ()) -> TrialStats:
+        """Stats of ``trial``; pass ``{v.rule_id for v in check_trial(trial, rules)}`` as violations."""
+        return cls(
+            task_id=trial.task_id,
+            success=trial.success,
+            steps=trial.steps,
+            cost_usd=trial.usage.cost_usd,
+            latency_s=trial.latency_s,
+            tool_calls=trial.tool_call_count,
+            tool_errors=trial.tool_errors,
+            violations=frozenset(violations),
+        )
+
+
+@dataclass
+class Distributions:
+    """Distributions over a group of trials (a run or one task).
+
+    - ``steps``, ``cost_per_trial``, ``latency``: over trials.
+    - ``cost_per_task``: over tasks, each task's value being the mean cost of one attempt at it (the mean of
+      its trials' known costs). Its mean is therefore a macro-average in which every task weighs the same,
+      whatever its number of trials; tasks with no known cost count as missing.
+    - ``tool_error_rate``: tool errors / tool calls (None without tool calls).
+    - ``violation_rate[rule]``: share of trials with at least one violation of that rule.
+    """
+
+    n_trials: int
+    n_tasks: int
+    successes: int
+    steps: Summary
+    cost_per_trial: Summary
+    cost_per_task: Summary
+    latency: Summary
+    tool_calls: int
+    tool_errors: int
+    violation_trials: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def success_rate(self) -> float | None:
+        return self.successes / self.n_trials if self.n_trials else None
+
+    @property
+    def tool_error_rate(self) -> float | None:
+        return self.tool_errors / self.tool_calls if self.tool_calls else None
+
+    @property
+    def violation_rate(self) -> dict[str, float | None]:
+        return {
+            r: (c / self.n_trials if self.n_trials else None)
+            for r, c in self.violation_trials.items()
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "n_trials": self.n_trials,
+            "n_tasks": self.n_tasks,
+            "success_rate": self.success_rate,
+            "steps": self.steps.to_dict(),
+            "cost_per_trial": self.cost_per_trial.to_dict(),
+            "cost_per_task": self.cost_per_task.to_dict(),
+            "latency_s": self.latency.to_dict(),
+            "tool_calls": self.tool_calls,
+            "tool_errors": self.tool_errors,
+            "tool_error_rate": self.tool_error_rate,
+            "violation_trials": dict(self.violation_trials),
+            "violation_rate": self.violation_rate,
+        }
+
+
+def run_distributions(stats: Iterable[TrialStats], rule_ids: Iterable[str] = ()) -> Distributions:
+    """Distributions over all of a run's trials.
+
+    ``rule_ids`` are the configured rules, listed with a rate of 0 when no trial broke them; ids seen in
+    violations but not configured are listed too.
+    """
+    rows = list(stats)
+    costs: dict[str, list[float]] = {}
+    for s in rows:
+        known = costs.setdefault(s.task_id, [])
+        if s.cost_usd is not None:
+            known.append(s.cost_usd)
+    per_task_cost = [math.fsum(v) / len(v) if v else None for v in costs.values()]
+    return _distributions(rows, len(costs), Summary.of(per_task_cost), rule_ids)
+
+
+def task_distributions(
+    stats: Iterable[TrialStats], rule_ids: Iterable[str] = ()
+) -> dict[str, Distributions]:
+    """Distributions per task, in order of first appearance."""
+    groups: dict[str, list[TrialStats]] = {}
+    for s in stats:
+        groups.setdefault(s.task_id, []).append(s)
+    ids = list(rule_ids)
+    out: dict[str, Distributions] = {}
+    for task_id, rows in groups.items():
+        known = [s.cost_usd for s in rows if s.cost_usd is not None]
+        cost = Summary.of([math.fsum(known) / len(known) if known else None])
+        out[task_id] = _distributions(rows, 1, cost, ids)
+    return out
+
+
+def _distributions(
+    rows: Sequence[TrialStats], n_tasks: int, cost_per_task: Summary, rule_ids: Iterable[str]
+) -> Distributions:
+    counts: dict[str, int] = dict.fromkeys(rule_ids, 0)
+    successes = tool_calls = tool_errors = 0
+    for s in rows:
+        successes += s.success
+        tool_calls += s.tool_calls
+        tool_errors += s.tool_errors
+        for r in s.violations:
+            counts[r] = counts.get(r, 0) + 1
+    return Distributions(
+        n_trials=len(rows),
+        n_tasks=n_tasks,
+        successes=successes,
+        steps=Summary.of(s.steps for s in rows),
+        cost_per_trial=Summary.of(s.cost_usd for s in rows),
+        cost_per_task=cost_per_task,
+        latency=Summary.of(s.latency_s for s in rows),
+        tool_calls=tool_calls,
+        tool_errors=tool_errors,
+        violation_trials=counts,
+    )

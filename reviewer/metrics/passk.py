@@ -1,0 +1,102 @@
+"""Unbiased pass@k and pass^k estimators, exact with integer arithmetic.
+
+pass@k = 1 - C(n-c, k) / C(n, k): the chance that at least one of k tries drawn from the n succeeds.
+pass^k = C(c, k) / C(n, k): the chance that all k tries succeed (tau-bench). A task with n < k has no
+value for that k and is left out of the average for that k.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from math import comb
+
+
+def pass_at_k_exact(n: int, c: int, k: int) -> Fraction | None:
+    if k < 1 or n < k:
+        return None
+    _check(n, c)
+    return 1 - Fraction(comb(n - c, k), comb(n, k))
+
+
+def pass_hat_k_exact(n: int, c: int, k: int) -> Fraction | None:
+    if k < 1 or n < k:
+        return None
+    _check(n, c)
+    return Fraction(comb(c, k), comb(n, k))
+
+
+def pass_at_k(n: int, c: int, k: int) -> float | None:
+    v = pass_at_k_exact(n, c, k)
+    return None if v is None else float(v)
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float | None:
+    v = pass_hat_k_exact(n, c, k)
+    return None if v is None else float(v)
+
+
+def _check(n: int, c: int) -> None:
+    if n < 0 or c < 0 or c > n:
+        raise ValueError(f"need 0 <= c <= n, got n={n}, c={c}")
+
+
+@dataclass
+class TaskPassK:
+    task_id: str
+    n: int
+    c: int
+    pass_at_k: dict[int, float | None] = field(default_factory=dict)
+    pass_hat_k: dict[int, float | None] = field(default_factory=dict)
+
+
+@dataclass
+class RunPassK:
+    run: str
+    k: list[int]
+    tasks: list[TaskPassK]
+    average_at_k: dict[int, float | None]
+    average_hat_k: dict[int, float | None]
+    excluded: dict[int, int]  # k -> how many tasks had fewer than k trials
+
+    @property
+    def n_trials(self) -> int:
+        return sum(t.n for t in self.tasks)
+
+
+def default_ks(counts: Iterable[int]) -> list[int]:
+    """1 and the largest n that every task has."""
+    ns = list(counts)
+    if not ns:
+        return [1]
+    m = min(ns)
+    return [1] if m <= 1 else [1, m]
+
+
+def run_passk(run: str, tasks: Sequence[tuple[str, int, int]], ks: Sequence[int]) -> RunPassK:
+    """Per-task and averaged estimators for ``tasks`` given as (task_id, n, c)."""
+    ks = sorted(set(ks))
+    rows = []
+    for task_id, n, c in tasks:
+        rows.append(
+            TaskPassK(
+                task_id,
+                n,
+                c,
+                {k: pass_at_k(n, c, k) for k in ks},
+                {k: pass_hat_k(n, c, k) for k in ks},
+            )
+        )
+    avg_at: dict[int, float | None] = {}
+    avg_hat: dict[int, float | None] = {}
+    excluded: dict[int, int] = {}
+    for k in ks:
+        at = [pass_at_k_exact(n, c, k) for _, n, c in tasks]
+        hat = [pass_hat_k_exact(n, c, k) for _, n, c in tasks]
+        at_vals = [v for v in at if v is not None]
+        hat_vals = [v for v in hat if v is not None]
+        excluded[k] = len(at) - len(at_vals)
+        avg_at[k] = float(sum(at_vals, Fraction(0)) / len(at_vals)) if at_vals else None
+        avg_hat[k] = float(sum(hat_vals, Fraction(0)) / len(hat_vals)) if hat_vals else None
+    return RunPassK(run, ks, rows, avg_at, avg_hat, excluded)

@@ -1,0 +1,130 @@
+"""The `reviewer report` table and JSON for pass@k / pass^k (layout fixed by DESIGN.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reviewer.metrics.distributions import Distributions
+from reviewer.metrics.passk import RunPassK
+
+
+def _fmt(v: float | None) -> str:
+    return "-" if v is None else f"{v:.2f}"
+
+
+def render_passk(report: RunPassK) -> str:
+    """Text table: task, then pass@k for every k and pass^k for every k > 1, then an AVERAGE row."""
+    cols: list[tuple[str, str, int]] = [("pass@", "at", k) for k in report.k]
+    cols += [("pass^", "hat", k) for k in report.k if k > 1]
+    width = max([20] + [len(t.task_id) + 1 for t in report.tasks] + [len("AVERAGE") + 1])
+    header = "task".ljust(width) + "".join(f"{p}{k}".rjust(8) for p, _, k in cols)
+    lines = [header]
+    for t in report.tasks:
+        cells = [t.pass_at_k[k] if kind == "at" else t.pass_hat_k[k] for _, kind, k in cols]
+        lines.append(t.task_id.ljust(width) + "".join(_fmt(c).rjust(8) for c in cells))
+    avg = [
+        report.average_at_k[k] if kind == "at" else report.average_hat_k[k] for _, kind, k in cols
+    ]
+    lines.append("AVERAGE".ljust(width) + "".join(_fmt(c).rjust(8) for c in avg))
+    for k in report.k:
+        left_out = report.excluded.get(k, 0)
+        if left_out:
+            kept = len(report.tasks) - left_out
+            lines.append(
+                f"note: the k={k} averages use {kept} of {len(report.tasks)} tasks; "
+                f"{left_out} with fewer than {k} trials are left out"
+            )
+    return "\n".join(lines)
+
+
+def passk_json(report: RunPassK) -> dict[str, Any]:
+    def keyed(d: dict[int, float | None]) -> dict[str, float | None]:
+        return {str(k): v for k, v in d.items()}
+
+    return {
+        "run": report.run,
+        "k": report.k,
+        "tasks": [
+            {
+                "task_id": t.task_id,
+                "n": t.n,
+                "c": t.c,
+                "pass_at_k": keyed(t.pass_at_k),
+                "pass_hat_k": keyed(t.pass_hat_k),
+            }
+            for t in report.tasks
+        ],
+        "average": {
+            "pass_at_k": keyed(report.average_at_k),
+            "pass_hat_k": keyed(report.average_hat_k),
+            "tasks_left_out": {str(k): v for k, v in report.excluded.items()},
+        },
+    }
+
+
+def _money(v: float | None) -> str:
+    return "-" if v is None else f"${v:.3f}"
+
+
+def _secs(v: float | None) -> str:
+    return "-" if v is None else f"{v:.1f}s"
+
+
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{v * 100:.1f}%"
+
+
+def _avg(v: float | None) -> str:
+    return "-" if v is None else f"{v:.1f}"
+
+
+def render_distributions(run: Distributions, tasks: dict[str, Distributions]) -> str:
+    """The second table of `reviewer report`: steps, cost, latency and tool errors per task and overall."""
+    width = max([20] + [len(t) + 1 for t in tasks] + [len("ALL") + 1])
+    heads = [
+        ("trials", 7),
+        ("steps", 7),
+        ("p95 st", 7),
+        ("cost/trial", 11),
+        ("lat p50", 8),
+        ("lat p95", 8),
+        ("lat max", 8),
+        ("tool err", 9),
+        ("rules", 6),
+    ]
+    lines = ["task".ljust(width) + "".join(h.rjust(w) for h, w in heads)]
+
+    def row(name: str, d: Distributions) -> str:
+        broken = sum(d.violation_trials.values())
+        cells = [
+            str(d.n_trials),
+            _avg(d.steps.mean),
+            _avg(d.steps.p95),
+            _money(d.cost_per_trial.mean),
+            _secs(d.latency.p50),
+            _secs(d.latency.p95),
+            _secs(d.latency.max),
+            _pct(d.tool_error_rate),
+            str(broken),
+        ]
+        return name.ljust(width) + "".join(
+            c.rjust(w) for c, (_, w) in zip(cells, heads, strict=True)
+        )
+
+    for task_id, d in tasks.items():
+        lines.append(row(task_id, d))
+    lines.append(row("ALL", run))
+    lines.append(
+        f"cost / task (mean over tasks of the mean attempt cost): {_money(run.cost_per_task.mean)}"
+    )
+    if run.cost_per_trial.missing or run.latency.missing:
+        lines.append(
+            f"note: cost unknown for {run.cost_per_trial.missing} trials, latency for {run.latency.missing}"
+        )
+    if run.violation_trials:
+        parts = [
+            f"{rule} {_pct(rate)} ({run.violation_trials[rule]} of {run.n_trials})"
+            for rule, rate in run.violation_rate.items()
+        ]
+        lines.append("rule violations (share of trials): " + ", ".join(parts))
+    return "\n".join(lines)

@@ -1,0 +1,180 @@
+"""Plain dataclasses shared by every package: what a run, a trial and its messages are."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+#: tau-bench's rule: a reward this close to 1 counts as a pass.
+REWARD_PASS_EPSILON = 1e-6
+
+
+def is_success(passed: bool | None, reward: float | None) -> bool:
+    """Success is ``passed`` when given, else ``reward >= 1 - 1e-6``."""
+    if passed is not None:
+        return bool(passed)
+    if reward is None:
+        return False
+    return reward >= 1.0 - REWARD_PASS_EPSILON
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """One tool call made by the assistant. ``arguments`` is parsed JSON when it parsed, else the raw text."""
+
+    name: str
+    arguments: Any = None
+    id: str | None = None
+
+
+@dataclass(slots=True)
+class Message:
+    role: str  # system | user | assistant | tool
+    content: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_call_id: str | None = None
+    name: str | None = None  # tool name on tool results
+    is_error: bool = False
+
+
+@dataclass
+class Verdict:
+    """A judge's judgement of one trial."""
+
+    verdict: str  # pass | fail | error
+    judge: str = ""  # judge id: model + prompt/rubric version
+    rationale: str = ""
+    model: str | None = None
+    rubric: str | None = None
+    cost_usd: float | None = None
+    raw: str | None = None
+
+
+@dataclass
+class Usage:
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: float | None = None
+
+
+@dataclass
+class TrialError:
+    type: str | None = None
+    message: str | None = None
+
+
+@dataclass
+class Trial:
+    """One attempt of one task, whatever format it came from.
+
+    ``trial`` is None when the source does not number its trials; the importer then numbers them by order
+    of appearance within (run, task). ``fingerprint`` is the canonical bytes the stable id is hashed from.
+    """
+
+    task_id: str
+    messages: list[Message]
+    passed: bool | None = None
+    reward: float | None = None
+    run: str | None = None
+    trial: int | None = None
+    reason: str | None = None
+    judge: Verdict | None = None
+    usage: Usage = field(default_factory=Usage)
+    latency_s: float | None = None
+    error: TrialError | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    instruction: str | None = None  # task instruction when the format has one (tau-bench info.task)
+    termination: str | None = (
+        None  # why the episode ended (max steps, user stop, transfer), if known
+    )
+    source_line: int | None = None
+    fingerprint: bytes = b""
+    raw: str | None = None  # the record as native-format JSON text, when it arrived as one
+
+    @property
+    def success(self) -> bool:
+        return is_success(self.passed, self.reward)
+
+    @property
+    def tool_call_count(self) -> int:
+        return sum(len(m.tool_calls) for m in self.messages)
+
+    @property
+    def assistant_turns(self) -> int:
+        return sum(1 for m in self.messages if m.role == "assistant")
+
+    @property
+    def steps(self) -> int:
+        """Steps are assistant turns plus tool calls."""
+        return self.assistant_turns + self.tool_call_count
+
+    @property
+    def tool_errors(self) -> int:
+        return sum(1 for m in self.messages if m.role == "tool" and m.is_error)
+
+
+@dataclass
+class Skip:
+    """A record an importer could not use, with the place and the reason."""
+
+    file: str
+    line: int | None
+    reason: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line is not None else self.file
+        return f"{where}: {self.reason}"
+
+
+@dataclass
+class Run:
+    name: str
+    tasks: int = 0
+    trials: int = 0
+    source: str | None = None
+    imported_at: str | None = None
+
+
+@dataclass
+class Label:
+    """A human's judgement of one trial. Append-only; the latest per (trial, labeler) counts."""
+
+    trial_id: str
+    labeler: str
+    verdict: str  # pass | fail | skip
+    criteria: dict[str, bool | None] = field(default_factory=dict)
+    note: str = ""
+    rubric: str | None = None
+    at: str = ""
+    retracted: bool = False
+
+
+@dataclass
+class Criterion:
+    id: str
+    question: str
+    help: str = ""
+    key: str = ""
+
+
+@dataclass
+class Rubric:
+    name: str
+    version: str
+    criteria: list[Criterion] = field(default_factory=list)
+    pass_rule: str = "all"  # all criteria yes, or "overall" (an explicit verdict)
+
+    @property
+    def ref(self) -> str:
+        return f"{self.name}@{self.version}"
+
+
+@dataclass
+class Cluster:
+    id: str
+    name: str
+    size: int
+    signature: str = ""
+    terms: list[str] = field(default_factory=list)
+    trial_ids: list[str] = field(default_factory=list)
+    representative: str | None = None

@@ -1,0 +1,211 @@
+"""Open the SQLite file: WAL, a busy timeout, and the schema brought up to date by migrations."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import sqlite_utils
+from sqlite_utils.migrations import Migrations
+
+DEFAULT_DB = "reviewer.db"
+BUSY_TIMEOUT_MS = 30_000
+
+migrations = Migrations("reviewer")
+
+
+class StoreError(Exception):
+    """The database file cannot be opened or is not ours."""
+
+
+def open_db(path: str | Path = DEFAULT_DB, *, migrate: bool = True) -> sqlite_utils.Database:
+    """One connection for the calling thread; open another in each worker thread."""
+    path = Path(path)
+    try:
+        if path.parent and not path.parent.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000)
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        db = sqlite_utils.Database(conn)
+        if migrate:
+            migrations.apply(db)
+    except sqlite3.DatabaseError as e:
+        raise StoreError(f"{path}: not a reviewer database ({e})") from e
+    return db
+
+
+def _run_script(db: sqlite_utils.Database, script: str) -> None:
+    """Statement by statement: ``executescript`` would commit and break the migration's transaction."""
+    for statement in script.split(";\n"):
+        body = "\n".join(ln for ln in statement.splitlines() if not ln.strip().startswith("--"))
+        if body.strip():
+            db.execute(body)
+
+
+@migrations()
+def m001_initial(db: sqlite_utils.Database) -> None:
+    _run_script(
+        db,
+        """
+        CREATE TABLE runs (
+            name TEXT PRIMARY KEY,
+            source TEXT,
+            format TEXT,
+            imported_at TEXT,
+            metadata TEXT
+        );
+        CREATE TABLE trials (
+            seq INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            run TEXT NOT NULL REFERENCES runs(name),
+            task_id TEXT NOT NULL,
+            trial INTEGER NOT NULL,
+            success INTEGER NOT NULL,
+            passed INTEGER,
+            reward REAL,
+            reason TEXT,
+            n_messages INTEGER NOT NULL,
+            assistant_turns INTEGER NOT NULL,
+            tool_calls INTEGER NOT NULL,
+            tool_errors INTEGER NOT NULL,
+            steps INTEGER NOT NULL,
+            input_tokens INTEGER,
+            output_tokens INTEGER,
+            cost_usd REAL,
+            latency_s REAL,
+            error_type TEXT,
+            error_message TEXT,
+            termination TEXT,
+            instruction TEXT,
+            metadata TEXT,
+            record TEXT NOT NULL,
+            source_file TEXT,
+            source_line INTEGER,
+            imported_at TEXT NOT NULL,
+            UNIQUE (run, task_id, trial)
+        );
+        CREATE INDEX trials_run_success ON trials(run, success);
+        -- full-text index over every message of a trial; rowid = trials.seq (contentless: the text
+        -- lives in trials.record, search hits are located within the transcript when shown)
+        CREATE VIRTUAL TABLE trials_fts USING fts5(text, content='', tokenize='unicode61');
+        -- a judge's verdict on a trial: imported from the harness or made by `reviewer judge`
+        CREATE TABLE verdicts (
+            id INTEGER PRIMARY KEY,
+            trial_id TEXT NOT NULL REFERENCES trials(id),
+            judge TEXT NOT NULL,
+            verdict TEXT NOT NULL CHECK (verdict IN ('pass', 'fail', 'error')),
+            rationale TEXT,
+            model TEXT,
+            rubric TEXT,
+            input_tokens INTEGER,
+            output_tokens INTEGER,
+            cost_usd REAL,
+            raw TEXT,
+            source TEXT NOT NULL DEFAULT 'import',
+            created_at TEXT NOT NULL,
+            UNIQUE (trial_id, judge)
+        );
+        -- human labels: append-only; the latest per (trial, labeler) counts; undo appends a retraction
+        CREATE TABLE labels (
+            id INTEGER PRIMARY KEY,
+            trial_id TEXT NOT NULL REFERENCES trials(id),
+            labeler TEXT NOT NULL,
+            verdict TEXT CHECK (verdict IN ('pass', 'fail', 'skip') OR verdict IS NULL),
+            criteria TEXT,
+            note TEXT,
+            rubric TEXT,
+            at TEXT NOT NULL,
+            retracted INTEGER NOT NULL DEFAULT 0,
+            queue TEXT,
+            UNIQUE (trial_id, labeler, at, retracted)
+        );
+        CREATE INDEX labels_trial ON labels(trial_id, labeler);
+        -- pairwise judgements, winners mapped back to the pair's own a/b
+        CREATE TABLE pairs (
+            pair_id TEXT NOT NULL,
+            judge TEXT NOT NULL,
+            task_id TEXT,
+            a_trial TEXT,
+            b_trial TEXT,
+            order_ab TEXT,
+            order_ba TEXT,
+            human TEXT,
+            rationale_ab TEXT,
+            rationale_ba TEXT,
+            source TEXT NOT NULL DEFAULT 'import',
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (pair_id, judge)
+        );
+        -- failure clusterings: one row per run of the clusterer, replaced atomically
+        CREATE TABLE clusterings (
+            id INTEGER PRIMARY KEY,
+            scope TEXT NOT NULL,
+            params TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            n_failures INTEGER NOT NULL
+        );
+        CREATE TABLE clusters (
+            id TEXT NOT NULL,
+            clustering_id INTEGER NOT NULL REFERENCES clusterings(id) ON DELETE CASCADE,
+            rank INTEGER NOT NULL,
+            name TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            signature TEXT,
+            terms TEXT,
+            runs TEXT,
+            tasks TEXT,
+            representative TEXT,
+            PRIMARY KEY (clustering_id, id)
+        );
+        CREATE TABLE cluster_members (
+            clustering_id INTEGER NOT NULL REFERENCES clusterings(id) ON DELETE CASCADE,
+            cluster_id TEXT NOT NULL,
+            trial_id TEXT NOT NULL,
+            signature TEXT,
+            PRIMARY KEY (clustering_id, trial_id)
+        );
+        -- human edits to clusters (rename; merges and splits) survive re-clustering by id
+        CREATE TABLE cluster_names (
+            cluster_id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            at TEXT NOT NULL
+        );
+        -- trajectory rule violations per trial, recomputed when rules change
+        CREATE TABLE violations (
+            trial_id TEXT NOT NULL REFERENCES trials(id),
+            rule_id TEXT NOT NULL,
+            severity TEXT NOT NULL,
+            message_index INTEGER,
+            detail TEXT
+        );
+        CREATE INDEX violations_trial ON violations(trial_id);
+        CREATE INDEX violations_rule ON violations(rule_id);
+        CREATE TABLE rule_sets (
+            id INTEGER PRIMARY KEY,
+            source TEXT,
+            digest TEXT NOT NULL,
+            rules TEXT NOT NULL,
+            applied_at TEXT NOT NULL
+        );
+        -- judge response cache keyed by a hash of (model, prompt, parameters)
+        CREATE TABLE judge_cache (
+            key TEXT PRIMARY KEY,
+            model TEXT NOT NULL,
+            request TEXT NOT NULL,
+            response TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE imports (
+            id INTEGER PRIMARY KEY,
+            file TEXT NOT NULL,
+            format TEXT NOT NULL,
+            added INTEGER NOT NULL,
+            already INTEGER NOT NULL,
+            skipped INTEGER NOT NULL,
+            at TEXT NOT NULL
+        );
+        """,
+    )

@@ -1,0 +1,60 @@
+"""Read queries used by the CLI and the TUI."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sqlite_utils
+
+
+@dataclass
+class RunRow:
+    name: str
+    tasks: int
+    trials: int
+    passed: int
+    cost_usd: float | None
+    imported_at: str | None
+    source: str | None
+
+
+def list_runs(db: sqlite_utils.Database) -> list[RunRow]:
+    rows = db.execute(
+        """
+        SELECT r.name, COUNT(DISTINCT t.task_id), COUNT(t.id), COALESCE(SUM(t.success), 0),
+               SUM(t.cost_usd), r.imported_at, r.source
+        FROM runs r LEFT JOIN trials t ON t.run = r.name
+        GROUP BY r.name ORDER BY r.imported_at, r.name
+        """
+    ).fetchall()
+    return [RunRow(*row) for row in rows]
+
+
+def run_names(db: sqlite_utils.Database) -> list[str]:
+    return [r[0] for r in db.execute("SELECT name FROM runs ORDER BY imported_at, name").fetchall()]
+
+
+def task_counts(db: sqlite_utils.Database, run: str) -> list[tuple[str, int, int]]:
+    """(task_id, n, c) for every task of ``run``, in first-seen order."""
+    rows = db.execute(
+        """
+        SELECT task_id, COUNT(*), SUM(success), MIN(seq) AS first
+        FROM trials WHERE run = ? GROUP BY task_id ORDER BY first
+        """,
+        [run],
+    ).fetchall()
+    return [(r[0], int(r[1]), int(r[2])) for r in rows]
+
+
+def task_outcomes(db: sqlite_utils.Database, run: str) -> dict[str, list[bool]]:
+    """Trial outcomes per task, in trial order (for outcome strips)."""
+    out: dict[str, list[bool]] = {}
+    for task_id, success in db.execute(
+        "SELECT task_id, success FROM trials WHERE run = ? ORDER BY task_id, trial", [run]
+    ).fetchall():
+        out.setdefault(task_id, []).append(bool(success))
+    return out
+
+
+def count_trials(db: sqlite_utils.Database) -> int:
+    return int(db.execute("SELECT COUNT(*) FROM trials").fetchone()[0])

@@ -1,0 +1,90 @@
+"""Reading trials back: a stored record as a Trial, and the per-trial numbers metrics need."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import sqlite_utils
+
+from reviewer.ingest.native import trial_from_dict
+from reviewer.metrics.distributions import TrialStats
+from reviewer.models import Trial
+
+_SELECT = "SELECT id, seq, run, task_id, trial, record FROM trials"
+
+
+def _to_trial(row: Sequence[Any]) -> Trial:
+    tid, seq, run, task_id, trial_no, record = row
+    trial = trial_from_dict(json.loads(record))
+    # the stored columns are authoritative: the run may have been renamed at import (--run)
+    trial.run, trial.task_id, trial.trial = run, task_id, trial_no
+    return trial
+
+
+def load_trial(db: sqlite_utils.Database, trial_id: str) -> Trial | None:
+    row = db.execute(f"{_SELECT} WHERE id = ?", [trial_id]).fetchone()
+    return None if row is None else _to_trial(row)
+
+
+def iter_trials(
+    db: sqlite_utils.Database,
+    *,
+    run: str | None = None,
+    ids: Sequence[str] | None = None,
+    failed_only: bool = False,
+) -> Iterator[tuple[str, Trial]]:
+    """(id, Trial) in import order, read in pages so memory stays flat on big databases."""
+    where, params = [], []
+    if run is not None:
+        where.append("run = ?")
+        params.append(run)
+    if failed_only:
+        where.append("success = 0")
+    if ids is not None:
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            sql = f"{_SELECT} WHERE id IN ({','.join('?' * len(chunk))})"
+            for row in db.execute(sql, chunk).fetchall():
+                yield row[0], _to_trial(row)
+        return
+    last = 0
+    clause = (" AND " + " AND ".join(where)) if where else ""
+    while True:
+        rows = db.execute(
+            f"{_SELECT} WHERE seq > ?{clause} ORDER BY seq LIMIT 500", [last, *params]
+        ).fetchall()
+        if not rows:
+            return
+        for row in rows:
+            yield row[0], _to_trial(row)
+        last = rows[-1][1]
+
+
+def trial_stats(db: sqlite_utils.Database, run: str) -> list[TrialStats]:
+    """Per-trial numbers of ``run`` with the ids of the rules each trial broke."""
+    broken: dict[str, set[str]] = {}
+    for tid, rule_id in db.execute(
+        "SELECT v.trial_id, v.rule_id FROM violations v JOIN trials t ON t.id = v.trial_id WHERE t.run = ?",
+        [run],
+    ).fetchall():
+        broken.setdefault(tid, set()).add(rule_id)
+    rows = db.execute(
+        "SELECT id, task_id, success, steps, cost_usd, latency_s, tool_calls, tool_errors "
+        "FROM trials WHERE run = ? ORDER BY seq",
+        [run],
+    ).fetchall()
+    return [
+        TrialStats(
+            task_id=r[1],
+            success=bool(r[2]),
+            steps=int(r[3]),
+            cost_usd=r[4],
+            latency_s=r[5],
+            tool_calls=int(r[6]),
+            tool_errors=int(r[7]),
+            violations=frozenset(broken.get(r[0], ())),
+        )
+        for r in rows
+    ]

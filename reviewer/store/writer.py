@@ -1,0 +1,150 @@
+"""Writing imported trials: rows holding each trial as a native JSON record, the FTS index, verdicts."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import sqlite_utils
+
+from reviewer.ingest.native import record_text
+from reviewer.models import Trial
+
+_TRIAL_COLUMNS = (
+    "seq id run task_id trial success passed reward reason n_messages assistant_turns tool_calls "
+    "tool_errors steps input_tokens output_tokens cost_usd latency_s error_type error_message "
+    "termination instruction metadata record source_file source_line imported_at"
+).split()
+_TRIAL_SQL = f"INSERT INTO trials ({', '.join(_TRIAL_COLUMNS)}) VALUES ({', '.join('?' * len(_TRIAL_COLUMNS))})"
+_FTS_SQL = "INSERT INTO trials_fts (rowid, text) VALUES (?, ?)"
+_VERDICT_SQL = (
+    "INSERT OR IGNORE INTO verdicts (trial_id, judge, verdict, rationale, model, rubric, cost_usd, "
+    "source, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'import', ?)"
+)
+
+
+def search_text(trial: Trial) -> str:
+    """What full-text search sees of a trial: every message, tool call arguments, reason and error."""
+    parts = [m.content for m in trial.messages if m.content]
+    for m in trial.messages:
+        for c in m.tool_calls:
+            parts.append(c.name)
+            if c.arguments:
+                parts.append(
+                    c.arguments if isinstance(c.arguments, str) else json.dumps(c.arguments)
+                )
+    if trial.reason:
+        parts.append(trial.reason)
+    if trial.error and trial.error.message:
+        parts.append(trial.error.message)
+    return "\n".join(parts)
+
+
+@dataclass
+class Pending:
+    """A parsed trial with its final identity, ready to be written."""
+
+    id: str
+    run: str
+    trial_no: int
+    trial: Trial
+
+
+class RunIndex:
+    """What the database holds for one run: (task, trial) -> (id, source file), and the top trial numbers."""
+
+    def __init__(self, db: sqlite_utils.Database, run: str) -> None:
+        self.by_slot: dict[tuple[str, int], tuple[str, str | None]] = {}
+        self.ids: set[str] = set()
+        self.max_trial: dict[str, int] = {}
+        for task_id, trial_no, tid, source in db.execute(
+            "SELECT task_id, trial, id, source_file FROM trials WHERE run = ?", [run]
+        ).fetchall():
+            self.add(task_id, trial_no, tid, source)
+
+    def add(self, task_id: str, trial_no: int, tid: str, source: str | None) -> None:
+        self.by_slot[(task_id, trial_no)] = (tid, source)
+        self.ids.add(tid)
+        if trial_no > self.max_trial.get(task_id, 0):
+            self.max_trial[task_id] = trial_no
+
+
+def next_seq(db: sqlite_utils.Database) -> int:
+    row = db.execute("SELECT COALESCE(MAX(seq), 0) FROM trials").fetchone()
+    return int(row[0]) + 1
+
+
+def ensure_run(db: sqlite_utils.Database, run: str, source: str, fmt: str, now: str) -> None:
+    db.execute(
+        "INSERT OR IGNORE INTO runs (name, source, format, imported_at) VALUES (?, ?, ?, ?)",
+        [run, source, fmt, now],
+    )
+
+
+def write_batch(
+    db: sqlite_utils.Database, batch: Sequence[Pending], seq: int, source_file: str, now: str
+) -> int:
+    """Insert ``batch`` inside the caller's transaction; returns the next free seq."""
+    trial_rows: list[tuple[Any, ...]] = []
+    fts_rows: list[tuple[int, str]] = []
+    verdict_rows: list[tuple[Any, ...]] = []
+    for p in batch:
+        t = p.trial
+        err = t.error
+        turns = t.assistant_turns
+        calls = t.tool_call_count
+        trial_rows.append(
+            (
+                seq,
+                p.id,
+                p.run,
+                t.task_id,
+                p.trial_no,
+                1 if t.success else 0,
+                None if t.passed is None else int(t.passed),
+                t.reward,
+                t.reason,
+                len(t.messages),
+                turns,
+                calls,
+                t.tool_errors,
+                turns + calls,
+                t.usage.input_tokens,
+                t.usage.output_tokens,
+                t.usage.cost_usd,
+                t.latency_s,
+                err.type if err else None,
+                err.message if err else None,
+                t.termination,
+                t.instruction,
+                json.dumps(t.metadata, ensure_ascii=False, default=str) if t.metadata else None,
+                record_text(t),
+                source_file,
+                t.source_line,
+                now,
+            )
+        )
+        fts_rows.append((seq, search_text(t)))
+        seq += 1
+        j = t.judge
+        if j is not None:
+            verdict_rows.append(
+                (
+                    p.id,
+                    j.judge or "imported",
+                    j.verdict,
+                    j.rationale,
+                    j.model,
+                    j.rubric,
+                    j.cost_usd,
+                    now,
+                )
+            )
+    conn = db.conn
+    conn.executemany(_TRIAL_SQL, trial_rows)
+    conn.executemany(_FTS_SQL, fts_rows)
+    if verdict_rows:
+        conn.executemany(_VERDICT_SQL, verdict_rows)
+    return seq

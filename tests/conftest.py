@@ -1,0 +1,73 @@
+"""Shared fixtures: every test runs on an isolated machine (config, data dirs, no API key)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO / "tests" / "fixtures"
+CORPORA = REPO.parent / "shared" / "corpora"
+SAMPLE_RUNS = REPO / "sample_runs"
+
+
+@pytest.fixture(autouse=True)
+def isolated_machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    for var in (
+        "REVIEWER_DB",
+        "REVIEWER_CONFIG",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "ANTHROPIC_AUTH_TOKEN",
+    ):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.chdir(tmp_path)
+
+
+def corpus(*parts: str) -> Path:
+    """A file of ../shared/corpora, or a clean skip when the corpora are not beside the checkout."""
+    path = CORPORA.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"corpus not available: {'/'.join(parts)}")
+    return path
+
+
+def native_trial(task_id: str = "t1", passed: bool = True, **extra: Any) -> dict[str, Any]:
+    rec: dict[str, Any] = {
+        "run": "r1",
+        "task_id": task_id,
+        "outcome": {"passed": passed},
+        "messages": [
+            {"role": "system", "content": "You are a support agent."},
+            {"role": "user", "content": "Refund order #W5521 please"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {"id": "c1", "name": "get_order", "arguments": {"order_id": "W5521"}}
+                ],
+            },
+            {
+                "role": "tool",
+                "tool_call_id": "c1",
+                "name": "get_order",
+                "content": '{"status": "delivered"}',
+            },
+            {"role": "assistant", "content": "Done, refunded."},
+        ],
+    }
+    rec.update(extra)
+    return rec
+
+
+def write_jsonl(path: Path, records: list[Any]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path

@@ -1,0 +1,176 @@
+"""tau-bench importer: the real historical trajectories file, and malformed arrays made in tmp_path."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from reviewer.ingest import inspect_log, openai_chat, tau2_bench, tau_bench
+from reviewer.ingest.base import IngestError, canonical
+from reviewer.models import Skip, Trial
+
+CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "corpora"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+REAL = CORPORA / "tau-bench" / "gpt-4o-airline.json"
+
+
+@pytest.fixture(scope="module")
+def trials() -> list[Trial]:
+    if not REAL.exists():
+        pytest.skip("corpus not available: tau-bench/gpt-4o-airline.json")
+    records = list(tau_bench.parse(REAL))
+    assert all(isinstance(r, Trial) for r in records)
+    return [r for r in records if isinstance(r, Trial)]
+
+
+def head(path: Path) -> bytes:
+    with path.open("rb") as fh:
+        return fh.read(64 * 1024)
+
+
+def test_real_file_is_50_tasks_by_4_trials(trials: list[Trial]) -> None:
+    assert len(trials) == 200
+    per_task = Counter(t.task_id for t in trials)
+    assert len(per_task) == 50
+    assert set(per_task.values()) == {4}
+    assert all(isinstance(t.task_id, str) for t in trials)
+    assert {t.trial for t in trials} == {0, 1, 2, 3}
+    assert trials[0].task_id == "0"
+    assert [t.source_line for t in trials] == list(range(1, 201))
+
+
+def test_real_file_pass_rate_is_42_percent(trials: list[Trial]) -> None:
+    successes = Counter(t.task_id for t in trials if t.success)
+    assert sum(successes.values()) == 84 == round(0.42 * 200)
+    assert all(t.passed is None for t in trials)
+    assert {t.reward for t in trials} == {0.0, 1.0}
+
+
+def test_tool_call_arguments_are_parsed_to_dicts(trials: list[Trial]) -> None:
+    calls = [c for t in trials for m in t.messages for c in m.tool_calls]
+    assert len(calls) > 500
+    assert all(isinstance(c.arguments, dict) for c in calls)
+    first = next(c for m in trials[0].messages for c in m.tool_calls)
+    assert first.name == "get_user_details"
+    assert first.arguments == {"user_id": "mia_li_3668"}
+    results = [m for m in trials[0].messages if m.role == "tool"]
+    assert results and all(m.tool_call_id and m.name for m in results)
+
+
+def test_instruction_metadata_and_fingerprint(trials: list[Trial]) -> None:
+    t = trials[0]
+    assert t.instruction is not None and t.instruction.startswith("You are mia_li_3668.")
+    assert t.metadata["task"]["actions"][0]["name"] == "book_reservation"
+    assert t.metadata["source"] == "user"
+    assert t.metadata["reward_info"]["info"]["r_actions"] == 0.0
+    assert isinstance(t.metadata["user_cost"], float)
+    raw = json.loads(REAL.read_text())
+    assert t.fingerprint == canonical(raw[0])
+    assert len({x.fingerprint for x in trials}) == 200
+
+
+def test_reasons_come_from_reward_info(trials: list[Trial]) -> None:
+    assert all(t.reason is None for t in trials if t.success)
+    assert all(t.reason for t in trials if not t.success)
+    assert trials[0].reason == "actions did not match expected (expected writes: book_reservation)"
+    reasons = Counter(t.reason for t in trials if not t.success)
+    assert reasons["no reward computed: the episode did not finish"] == 5
+    assert reasons["actions did not match expected (expected no database writes)"] > 0
+    outputs = [r for r in reasons if r and r.startswith("outputs missing: ")]
+    assert outputs and sum(reasons[r] for r in outputs) == 10
+
+
+def test_termination_is_inferred(trials: list[Trial]) -> None:
+    causes = Counter(t.termination for t in trials)
+    assert causes == {"user stop": 147, "transfer to human": 48, "max steps": 5}
+    stopped = next(t for t in trials if t.termination == "user stop")
+    assert "###STOP###" in stopped.messages[-1].content
+
+
+def test_streaming_reader_agrees_with_small_chunks(
+    trials: list[Trial], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tau_bench, "_CHUNK", 97)
+    again = [r for r in tau_bench.parse(REAL) if isinstance(r, Trial)]
+    assert [t.fingerprint for t in again] == [t.fingerprint for t in trials]
+
+
+def test_malformed_records_become_skips(tmp_path: Path) -> None:
+    good = {
+        "task_id": 3,
+        "trial": 0,
+        "reward": 1.0,
+        "info": {},
+        "traj": [{"role": "user", "content": "hi"}],
+    }
+    records = [
+        good,
+        {"trial": 1, "reward": 1.0, "traj": []},
+        "not a record",
+        {"task_id": 3, "reward": "high", "traj": []},
+        {"task_id": 3, "reward": 0.0, "traj": {"role": "user"}},
+        dict(good, trial=1),
+    ]
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(records))
+    out = list(tau_bench.parse(path))
+    assert [type(r).__name__ for r in out] == ["Trial", "Skip", "Skip", "Skip", "Skip", "Trial"]
+    skips = [r for r in out if isinstance(r, Skip)]
+    assert [s.line for s in skips] == [2, 3, 4, 5]
+    assert skips[0].reason == "record 2: no task_id"
+    assert skips[1].reason == "record 3: not a JSON object (str)"
+    assert skips[2].reason == "record 4: no numeric reward"
+    assert skips[3].reason == "record 5: traj is not a list of messages"
+    assert str(skips[0]) == f"{path}:2: record 2: no task_id"
+    last = out[-1]
+    assert isinstance(last, Trial) and last.trial == 1 and last.source_line == 6
+    assert last.reason is None and last.termination is None
+
+
+def test_truncated_array_raises_after_the_good_records(tmp_path: Path) -> None:
+    rec = {"task_id": 1, "trial": 0, "reward": 0.0, "info": {}, "traj": []}
+    text = json.dumps([rec, rec, rec])
+    path = tmp_path / "cut.json"
+    path.write_text(text[: len(text) - 20])
+    got: list[object] = []
+    with pytest.raises(IngestError) as err:
+        for r in tau_bench.parse(path):
+            got.append(r)
+    assert len(got) == 2
+    assert "record 3: invalid JSON" in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "text, reason",
+    [("{}", "not a JSON array"), ("", "not a JSON array"), ("[1 2]", "record 2: expected ','")],
+)
+def test_whole_file_problems_raise(tmp_path: Path, text: str, reason: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(IngestError, match=reason):
+        list(tau_bench.parse(path))
+
+
+def test_sniff_own_format_and_not_the_others(tmp_path: Path) -> None:
+    if REAL.exists():
+        assert tau_bench.sniff(REAL, head(REAL))
+    small = tmp_path / "small.json"
+    small.write_text(
+        json.dumps([{"task_id": 0, "reward": 1.0, "info": {}, "traj": [], "trial": 0}])
+    )
+    assert tau_bench.sniff(small, head(small))
+    others = [FIXTURES / "tau2" / "airline-small.json", FIXTURES / "openai_chat" / "support.jsonl"]
+    others += [
+        p
+        for p in (CORPORA / "inspect" / "support.json", CORPORA / "inspect" / "support.eval")
+        if p.exists()
+    ]
+    for other in others:
+        assert not tau_bench.sniff(other, head(other)), other
+    if REAL.exists():
+        for mod in (tau2_bench, inspect_log, openai_chat):
+            assert not mod.sniff(REAL, head(REAL)), mod.NAME

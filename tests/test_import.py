@@ -1,0 +1,231 @@
+"""Importing files into the store: ids, repeats, bad input, atomicity, and the CLI around it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from reviewer import importer
+from reviewer.cli import cli
+from reviewer.ingest.base import IngestError
+from reviewer.store import open_db
+from tests.conftest import native_trial, write_jsonl
+
+
+def run_cli(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def count(db_path: Path, table: str = "trials") -> int:
+    db = open_db(db_path)
+    try:
+        return int(db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+    finally:
+        db.close()
+
+
+def test_import_native_and_again_adds_nothing(tmp_path: Path) -> None:
+    f = write_jsonl(
+        tmp_path / "r1.jsonl",
+        [native_trial("a"), native_trial("a", passed=False), native_trial("b")],
+    )
+    code, _, err = run_cli("--db", "x.db", "import", str(f))
+    assert code == 0, err
+    assert "imported 3 trials (1 run, 2 tasks)" in err
+    assert count(Path("x.db")) == 3
+    db = open_db("x.db")
+    assert [r[0] for r in db.execute("SELECT n_messages FROM trials")] == [5, 5, 5]
+    code, _, err = run_cli("--db", "x.db", "import", str(f))
+    assert code == 0
+    assert "nothing new: all 3 trials were already stored" in err
+    assert count(Path("x.db")) == 3
+
+
+def test_trial_numbers_default_to_order_within_run_and_task(tmp_path: Path) -> None:
+    recs = [native_trial("a", passed=p, latency_s=i) for i, p in enumerate([True, False, True])]
+    f = write_jsonl(tmp_path / "r.jsonl", recs)
+    run_cli("--db", "x.db", "import", str(f))
+    db = open_db("x.db")
+    rows = db.execute("SELECT trial, success FROM trials ORDER BY trial").fetchall()
+    assert rows == [(1, 1), (2, 0), (3, 1)]
+
+
+def test_stable_ids_do_not_depend_on_the_database(tmp_path: Path) -> None:
+    f = write_jsonl(tmp_path / "r.jsonl", [native_trial("a"), native_trial("b")])
+    run_cli("--db", "one.db", "import", str(f))
+    run_cli("--db", "two.db", "import", str(f))
+    ids = [
+        sorted(r[0] for r in open_db(p).execute("SELECT id FROM trials"))
+        for p in ("one.db", "two.db")
+    ]
+    assert ids[0] == ids[1] and len(ids[0]) == 2
+
+
+def test_invalid_json_line_is_reported_and_the_rest_imported(tmp_path: Path) -> None:
+    f = tmp_path / "r.jsonl"
+    lines = [
+        json.dumps(native_trial("a")),
+        '{"task_id": "b", "messages": [',
+        json.dumps(native_trial("c")),
+    ]
+    f.write_text("\n".join(lines) + "\n")
+    code, _, err = run_cli("--db", "x.db", "import", str(f))
+    assert code == 0
+    assert f"{f}:2: invalid JSON" in err
+    assert "Traceback" not in err
+    assert count(Path("x.db")) == 2
+
+
+def test_record_without_task_id_is_skipped_with_its_line(tmp_path: Path) -> None:
+    bad = native_trial("a")
+    del bad["task_id"]
+    f = write_jsonl(tmp_path / "r.jsonl", [native_trial("z"), bad])
+    code, _, err = run_cli("--db", "x.db", "import", str(f))
+    assert code == 0
+    assert f"{f}:2: missing task_id" in err
+    assert count(Path("x.db")) == 1
+
+
+def test_non_utf8_line_is_reported(tmp_path: Path) -> None:
+    f = tmp_path / "r.jsonl"
+    good = json.dumps(native_trial("a")).encode()
+    bad = (
+        json.dumps(native_trial("b")).encode().replace(b"support agent", b"support \xff\xfe agent")
+    )
+    f.write_bytes(good + b"\n" + bad + b"\n")
+    code, _, err = run_cli("--db", "x.db", "import", str(f))
+    assert code == 0
+    assert f"{f}:2: not UTF-8 (byte 0xff" in err
+    assert count(Path("x.db")) == 1
+
+
+def test_trial_repeated_in_one_file_is_skipped(tmp_path: Path) -> None:
+    rec = native_trial("a", trial=1)
+    other = native_trial("a", trial=1, latency_s=3.0)
+    f = write_jsonl(tmp_path / "r.jsonl", [rec, rec, other])
+    code, _, err = run_cli("--db", "x.db", "import", str(f))
+    assert code == 0
+    assert f"{f}:2: repeats the trial at line 1" in err
+    assert f"{f}:3: trial 1 of task 'a' in run 'r1' is already taken by a different record" in err
+    assert count(Path("x.db")) == 1
+
+
+def test_unknown_format_names_the_formats_we_read(tmp_path: Path) -> None:
+    f = tmp_path / "notes.json"
+    f.write_text('{"hello": "world"}')
+    code, _, err = run_cli("--db", "x.db", "import", str(f))
+    assert code == 1
+    assert f"{f}: unknown format; reviewer reads native JSONL" in err
+    assert "Inspect AI" in err and "tau-bench" in err
+
+
+def test_missing_path_and_empty_directory(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, _, err = run_cli("--db", "x.db", "import", str(empty), str(tmp_path / "nope.jsonl"))
+    assert code == 1
+    assert f"{empty}: no files to import" in err
+    assert f"{tmp_path / 'nope.jsonl'}: no such file or directory" in err
+    assert "Traceback" not in err
+
+
+def test_a_single_20_mb_message_imports(tmp_path: Path) -> None:
+    big = native_trial("big")
+    big["messages"][1]["content"] = "word " * (4 * 1024 * 1024)
+    f = write_jsonl(tmp_path / "r.jsonl", [big])
+    code, _, err = run_cli("--db", "x.db", "import", str(f))
+    assert code == 0, err
+    db = open_db("x.db")
+    (record,) = db.execute("SELECT record FROM trials").fetchone()
+    assert len(json.loads(record)["messages"][1]["content"]) == 5 * 4 * 1024 * 1024
+
+
+def test_directory_is_walked_and_unknown_files_are_ignored(tmp_path: Path) -> None:
+    d = tmp_path / "runs"
+    (d / "sub").mkdir(parents=True)
+    write_jsonl(d / "v1.jsonl", [native_trial("a", run=None)])
+    write_jsonl(d / "sub" / "v2.jsonl", [native_trial("a", run=None)])
+    (d / "notes.json").write_text('{"x": 1}')
+    code, _, err = run_cli("--db", "x.db", "import", str(d))
+    assert code == 0, err
+    assert "ignored" in err
+    db = open_db("x.db")
+    assert sorted(r[0] for r in db.execute("SELECT name FROM runs")) == ["v1", "v2"]
+
+
+def test_a_file_that_fails_halfway_leaves_the_database_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = write_jsonl(tmp_path / "first.jsonl", [native_trial("a", run=None)])
+    run_cli("--db", "x.db", "import", str(first))
+    before = (count(Path("x.db")), count(Path("x.db"), "verdicts"), count(Path("x.db"), "runs"))
+
+    from reviewer.ingest import native
+
+    many = write_jsonl(
+        tmp_path / "second.jsonl", [native_trial(f"t{i}", run=None) for i in range(5000)]
+    )
+    real_parse = native.parse
+
+    def breaks_halfway(path: Path):  # type: ignore[no-untyped-def]
+        for i, rec in enumerate(real_parse(path)):
+            if i == 4000:
+                raise IngestError(str(path), "device went away", line=4001)
+            yield rec
+
+    monkeypatch.setattr(native, "parse", breaks_halfway)
+    code, _, err = run_cli("--db", "x.db", "import", str(many))
+    assert code == 1
+    assert f"{many}:4001: device went away" in err
+    after = (count(Path("x.db")), count(Path("x.db"), "verdicts"), count(Path("x.db"), "runs"))
+    assert after == before
+    db = open_db("x.db")
+    assert (
+        db.execute("SELECT COUNT(*) FROM trials_fts WHERE trials_fts MATCH 'support'").fetchone()[0]
+        == 1
+    )
+
+
+def test_check_validates_without_writing(tmp_path: Path) -> None:
+    bad = native_trial("b")
+    bad["outcome"] = {"reason": "no result"}
+    f = write_jsonl(tmp_path / "r.jsonl", [native_trial("a"), bad])
+    code, _, err = run_cli("--db", "x.db", "import", "--check", str(f))
+    assert code == 1
+    assert f"{f}:2: outcome needs passed or reward" in err
+    assert "1 valid trial" in err
+    assert not Path("x.db").exists()
+    good = write_jsonl(tmp_path / "good.jsonl", [native_trial("a")])
+    code, _, _ = run_cli("--db", "x.db", "import", "--check", str(good))
+    assert code == 0
+
+
+def test_run_override_and_json_summary(tmp_path: Path) -> None:
+    f = write_jsonl(tmp_path / "r.jsonl", [native_trial("a"), native_trial("b")])
+    code, out, _ = run_cli("--db", "x.db", "import", "--run", "mine", "--json", str(f))
+    assert code == 0
+    data = json.loads(out)
+    assert data["added"] == 2 and data["runs"] == ["mine"]
+
+
+def test_fts_finds_message_text(tmp_path: Path) -> None:
+    f = write_jsonl(tmp_path / "r.jsonl", [native_trial("a")])
+    run_cli("--db", "x.db", "import", str(f))
+    db = open_db("x.db")
+    hits = db.execute("SELECT rowid FROM trials_fts WHERE trials_fts MATCH 'refunded'").fetchall()
+    assert len(hits) == 1
+    assert (
+        db.execute(
+            "SELECT rowid FROM trials_fts WHERE trials_fts MATCH 'nonexistentword'"
+        ).fetchall()
+        == []
+    )
+
+
+def test_default_run_name() -> None:
+    assert importer.default_run_name(Path("a/support-v1.jsonl")) == "support-v1"
+    assert importer.default_run_name(Path("a/support-v1/results.json")) == "support-v1"
