@@ -58,3 +58,69 @@ def task_outcomes(db: sqlite_utils.Database, run: str) -> dict[str, list[bool]]:
 
 def count_trials(db: sqlite_utils.Database) -> int:
     return int(db.execute("SELECT COUNT(*) FROM trials").fetchone()[0])
+
+
+@dataclass
+class VerdictRow:
+    judge: str
+    verdict: str
+    rationale: str | None
+    model: str | None
+    rubric: str | None
+    source: str
+    created_at: str
+
+
+def verdicts_for(db: sqlite_utils.Database, trial_id: str) -> list[VerdictRow]:
+    """Every judge's verdict on one trial, newest first."""
+    rows = db.execute(
+        "SELECT judge, verdict, rationale, model, rubric, source, created_at FROM verdicts "
+        "WHERE trial_id = ? ORDER BY created_at DESC, id DESC",
+        [trial_id],
+    ).fetchall()
+    return [VerdictRow(*r) for r in rows]
+
+
+@dataclass
+class TrialHeader:
+    """The summary columns of one trial (no transcript), for headers and lists."""
+
+    id: str
+    seq: int
+    run: str
+    task_id: str
+    trial: int
+    success: bool
+    reward: float | None
+    reason: str | None
+    steps: int
+    n_messages: int
+    tool_errors: int
+    cost_usd: float | None
+    latency_s: float | None
+    error_type: str | None
+    error_message: str | None
+    termination: str | None
+    source_file: str | None
+    source_line: int | None
+
+
+_HEADER_COLUMNS = (
+    "id, seq, run, task_id, trial, success, reward, reason, steps, n_messages, tool_errors, cost_usd, "
+    "latency_s, error_type, error_message, termination, source_file, source_line"
+)
+
+
+def trial_header(db: sqlite_utils.Database, trial_id: str) -> TrialHeader | None:
+    row = db.execute(f"SELECT {_HEADER_COLUMNS} FROM trials WHERE id = ?", [trial_id]).fetchone()
+    if row is None:
+        return None
+    values = list(row)
+    values[5] = bool(values[5])
+    return TrialHeader(*values)
+
+
+def record_of(db: sqlite_utils.Database, trial_id: str) -> str | None:
+    """The stored native JSON record of a trial (for $PAGER / $EDITOR)."""
+    row = db.execute("SELECT record FROM trials WHERE id = ?", [trial_id]).fetchone()
+    return None if row is None else str(row[0])

@@ -13,6 +13,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
+from textual.worker import Worker, WorkerState
 
 from reviewer.tui.safe import safe_text
 
@@ -183,7 +184,13 @@ class TasksScreen(Screen[None]):
         table.clear(columns=True)
         k = message.k
         table.add_column("task", key="task")
-        for key, label in (("n", "n"), ("c", "c"), ("p1", "pass@1"), ("pak", f"pass@{k}"), ("phk", f"pass^{k}")):
+        for key, label in (
+            ("n", "n"),
+            ("c", "c"),
+            ("p1", "pass@1"),
+            ("pak", f"pass@{k}"),
+            ("phk", f"pass^{k}"),
+        ):
             table.add_column(Text(label, justify="right"), key=key)
         table.add_column("trials", key="strip")
         for row in message.rows:
@@ -227,3 +234,14 @@ class ReviewerApp(App[None]):
 
     def on_mount(self) -> None:
         self.push_screen(RunsScreen())
+
+    def show_error(self, title: str, error: BaseException | str) -> None:
+        """Show a failure in the one error modal; the untrusted text is never markup."""
+        from reviewer.tui.screens.error import ErrorModal
+
+        detail = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+        self.push_screen(ErrorModal(title, detail))
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR and event.worker.error is not None:
+            self.show_error(f"{event.worker.group or event.worker.name} failed", event.worker.error)
