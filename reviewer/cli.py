@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from reviewer.commands.common import echo_json, open_store
+from reviewer.commands.common import echo_json, fail, open_store
 
 # The default database, relative to where reviewer runs (keep in step with store.db.DEFAULT_DB).
 DEFAULT_DB = "reviewer.db"
@@ -77,9 +77,15 @@ def open_cmd(ctx: click.Context, paths: Sequence[str]) -> None:
         if not summary.ok and summary.added + summary.already == 0:
             sys.exit(1)
     db.close()
+    from reviewer.config import ConfigError, load_config
+
+    try:
+        cfg = load_config()
+    except ConfigError as e:
+        fail(str(e))
     from reviewer.tui.app import ReviewerApp
 
-    ReviewerApp(db_path=ctx.obj["db"]).run()
+    ReviewerApp(db_path=ctx.obj["db"], keymap=cfg.keys).run()
 
 
 @cli.command("import")
@@ -165,7 +171,7 @@ def _apply_rules(db: Any, paths: Sequence[str], new_ids: list[str]) -> None:
     from reviewer.metrics.rules import RuleError
     from reviewer.store.violations import check_new_trials, set_rules
 
-    err = click.get_text_stream("stderr")
+    err = _STDERR
     for p in paths:
         rules_file = Path(p) / "rules.toml"
         if Path(p).is_dir() and rules_file.is_file():
@@ -193,7 +199,7 @@ def _short(name: str, width: int = 40) -> str:
 
 
 def _print_summary(summary: Any, check: bool) -> None:
-    err = click.get_text_stream("stderr")
+    err = _STDERR
     for e in summary.errors:
         err.write(f"reviewer: {e}\n")
     for f in summary.files:
@@ -261,10 +267,21 @@ def _s(n: int) -> str:
     return "" if n == 1 else "s"
 
 
+class _Stderr:
+    """Diagnostics go to stderr through click, so tests capture them."""
+
+    def write(self, text: str) -> None:
+        click.echo(text, err=True, nl=False)
+
+
+_STDERR = _Stderr()
+
+
 def _register() -> None:
-    from reviewer.commands import metrics
+    from reviewer.commands import clusters, metrics
 
     metrics.register(cli)
+    clusters.register(cli)
 
 
 _register()

@@ -307,6 +307,14 @@ def render_comparison(cmp: Comparison, color: bool, max_tasks: int | None = None
     ``color`` adds ANSI colours (RED FLAG and worse in red); without it the markers are plain words.
     ``max_tasks`` limits the per-task table to the first (largest-drop) rows.
     """
+    lines = comparison_lines(cmp, max_tasks)
+    if not color:
+        return "\n".join(t.plain for t in lines) + "\n"
+    return _ansi(lines)
+
+
+def comparison_lines(cmp: Comparison, max_tasks: int | None = None) -> list[Any]:
+    """The comparison as styled rich ``Text`` lines (what the CLI prints and the TUI shows)."""
     from rich.text import Text
 
     lines: list[Text] = []
@@ -385,9 +393,7 @@ def render_comparison(cmp: Comparison, color: bool, max_tasks: int | None = None
                 + ", ".join(_visible(t) for t in cmp.excluded)
             )
         )
-    if not color:
-        return "\n".join(t.plain for t in lines) + "\n"
-    return _ansi(lines)
+    return lines
 
 
 def _ansi(lines: Sequence[Any]) -> str:

@@ -209,3 +209,21 @@ def m001_initial(db: sqlite_utils.Database) -> None:
         );
         """,
     )
+
+
+@migrations()
+def m002_trial_list_indexes(db: sqlite_utils.Database) -> None:
+    """Indexes for the filtered trials list: each one yields rows in seq order (an index ends with the
+    rowid), so a keyset page of a filter is a range scan that stops after one page."""
+    _run_script(
+        db,
+        """
+        CREATE INDEX IF NOT EXISTS trials_run ON trials(run);
+        CREATE INDEX IF NOT EXISTS trials_task ON trials(task_id);
+        CREATE INDEX IF NOT EXISTS trials_success ON trials(success);
+        CREATE INDEX IF NOT EXISTS verdicts_latest ON verdicts(trial_id, created_at, id);
+        CREATE INDEX IF NOT EXISTS verdicts_verdict ON verdicts(verdict);
+        CREATE INDEX IF NOT EXISTS violations_trial_rule ON violations(trial_id, rule_id);
+        CREATE INDEX IF NOT EXISTS cluster_members_cluster ON cluster_members(clustering_id, cluster_id);
+        """,
+    )

@@ -124,3 +124,30 @@ def record_of(db: sqlite_utils.Database, trial_id: str) -> str | None:
     """The stored native JSON record of a trial (for $PAGER / $EDITOR)."""
     row = db.execute("SELECT record FROM trials WHERE id = ?", [trial_id]).fetchone()
     return None if row is None else str(row[0])
+
+
+@dataclass
+class TaskRow:
+    task_id: str
+    n: int
+    c: int
+    avg_steps: float | None
+    avg_cost: float | None
+    outcomes: list[bool]
+
+
+def task_table(db: sqlite_utils.Database, run: str) -> list[TaskRow]:
+    """Per-task counts, average steps and cost, and the outcome of every trial in trial order."""
+    rows = db.execute(
+        """
+        SELECT task_id, COUNT(*), SUM(success), AVG(steps), AVG(cost_usd), MIN(seq) AS first,
+               GROUP_CONCAT(success, '')
+        FROM (SELECT * FROM trials WHERE run = ? ORDER BY task_id, trial)
+        GROUP BY task_id ORDER BY first
+        """,
+        [run],
+    ).fetchall()
+    return [
+        TaskRow(r[0], int(r[1]), int(r[2]), r[3], r[4], [ch == "1" for ch in (r[6] or "")])
+        for r in rows
+    ]

@@ -6,35 +6,14 @@ bidirectional overrides and other invisible code points are shown as visible sta
 
 from __future__ import annotations
 
-import re
-
 from rich.text import Text
 
-_BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-_INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff" + _BIDI
-_UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_INVISIBLE}]")
-
-
-def _visible(m: re.Match[str]) -> str:
-    ch = m.group()
-    o = ord(ch)
-    if o == 0x1B:
-        return "␛"
-    if o < 0x20:
-        return chr(0x2400 + o)  # control pictures: ␀ ␁ ... ␟
-    if o == 0x7F:
-        return "␡"
-    return f"<U+{o:04X}>"
+from reviewer.text import visible
 
 
 def clean(s: object, *, single_line: bool = False) -> str:
     """Plain string with every unsafe code point made visible."""
-    text = s if isinstance(s, str) else str(s)
-    text = text.replace("\r\n", "\n").replace("\t", "    ")
-    text = _UNSAFE.sub(_visible, text)
-    if single_line:
-        text = text.replace("\n", " ⏎ ")
-    return text
+    return visible(s, single_line=single_line)
 
 
 def safe_text(

@@ -1,58 +1,173 @@
-"""The app on a small database: runs screen, then a run's tasks."""
+"""The app's main screens on the sample runs: runs, tasks, compare, failures, help, keymap."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
+from rich.console import Console
+from textual.widgets import DataTable, Static
 
 from reviewer.cli import cli
-from reviewer.tui.app import ReviewerApp, RunsScreen, TasksScreen
-from tests.conftest import native_trial, write_jsonl
+from reviewer.tui.app import ReviewerApp
+from reviewer.tui.screens.compare import CompareScreen
+from reviewer.tui.screens.failures import FailuresScreen
+from reviewer.tui.screens.help import HelpScreen
+from reviewer.tui.screens.runs import RunsScreen
+from reviewer.tui.screens.tasks import TasksScreen
+from tests.conftest import SAMPLE_RUNS, native_trial, write_jsonl
 
 
-def make_db(tmp_path: Path, name: str = "x.db") -> Path:
-    recs = [
-        native_trial("refund", passed=p, trial=i + 1)
-        for i, p in enumerate([True, False, True, True])
-    ]
-    recs += [native_trial("[red]evil[/] [link=x]", passed=True, trial=1)]
-    f = write_jsonl(tmp_path / "support.jsonl", recs)
-    result = CliRunner().invoke(
-        cli, ["--db", str(tmp_path / name), "import", "--run", "support", str(f)]
-    )
+def import_into(db: Path, *paths: Path, run: str | None = None) -> Path:
+    args = ["--db", str(db), "import", *(["--run", run] if run else []), *map(str, paths)]
+    result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.stderr
-    return tmp_path / name
+    return db
 
 
-async def test_runs_then_tasks(tmp_path: Path) -> None:
-    app = ReviewerApp(db_path=make_db(tmp_path))
-    async with app.run_test(size=(100, 30)) as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+@pytest.fixture
+def sample_db(tmp_path: Path) -> Path:
+    return import_into(tmp_path / "s.db", SAMPLE_RUNS)
+
+
+def screen_text(app: ReviewerApp) -> str:
+    """Everything the static widgets and tables of the current screen show, as plain text."""
+    parts = []
+    for w in app.screen.query(Static):
+        parts.append(str(w.render()))
+    for t in app.screen.query(DataTable):
+        for i in range(t.row_count):
+            parts.append(" ".join(str(c) for c in t.get_row_at(i)))
+    return "\n".join(parts)
+
+
+async def settle(app: ReviewerApp, pilot: object) -> None:
+    await app.workers.wait_for_complete()
+    await pilot.pause()  # type: ignore[attr-defined]
+    await app.workers.wait_for_complete()
+    await pilot.pause()  # type: ignore[attr-defined]
+
+
+async def test_runs_then_tasks_of_a_run(sample_db: Path) -> None:
+    app = ReviewerApp(db_path=sample_db)
+    async with app.run_test(size=(120, 32)) as pilot:
+        await settle(app, pilot)
         assert isinstance(app.screen, RunsScreen)
-        table = app.screen.query_one("#runs")
-        assert table.row_count == 1  # type: ignore[attr-defined]
+        table = app.screen.query_one("#runs", DataTable)
+        assert table.row_count == 2
+        text = screen_text(app)
+        assert "support-v1" in text and "0.75" in text and "(k=8)" in text
         await pilot.press("enter")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        assert isinstance(app.screen, TasksScreen)
-        tasks = app.screen.query_one("#tasks")
-        assert tasks.row_count == 2  # type: ignore[attr-defined]
-        rows = [tasks.get_row_at(i) for i in range(tasks.row_count)]  # type: ignore[attr-defined]
-        names = [str(r[0]) for r in rows]
-        assert "[red]evil[/] [link=x]" in names
-        strip = {str(r[0]): str(r[-1]) for r in rows}
-        assert strip["refund"] == "●○●●"
+        await settle(app, pilot)
+        assert isinstance(app.screen, TasksScreen) and app.screen.run == "support-v1"
+        tasks = app.screen.query_one("#tasks", DataTable)
+        rows = {str(tasks.get_row_at(i)[0]): tasks.get_row_at(i) for i in range(tasks.row_count)}
+        assert set(rows) == {
+            "refund_simple",
+            "refund_partial",
+            "address_change",
+            "cancel_after_ship",
+            "multi_order_lookup",
+        }
+        assert (
+            str(rows["cancel_after_ship"][6]).count("●") == 4
+            and str(rows["cancel_after_ship"][6]).count("○") == 4
+        )
+        assert "4 flaky" in screen_text(app)
+        await pilot.press("s")  # sort: pass^k worst first
+        first = str(tasks.get_row_at(0)[0])
+        assert first in ("cancel_after_ship", "multi_order_lookup")
+        await pilot.press("F")  # flaky only
+        assert tasks.row_count == 4
         await pilot.press("escape")
-        await pilot.pause()
+        await settle(app, pilot)
         assert isinstance(app.screen, RunsScreen)
+
+
+async def test_mark_two_runs_and_compare(sample_db: Path) -> None:
+    app = ReviewerApp(db_path=sample_db)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("c")
+        assert isinstance(app.screen, RunsScreen)  # nothing marked: a warning, no screen
+        await pilot.press("space", "down", "space", "c")
+        await settle(app, pilot)
+        assert isinstance(app.screen, CompareScreen)
+        text = str(app.screen.query_one("#comparison", Static).render())
+        assert "RED FLAG" in text and "forbidden-tool rate" in text and '"better"' in text
+        chart = str(app.screen.query_one("#chart", Static).render())
+        assert "support-v1" in chart and "support-v2" in chart
+
+
+async def test_failures_screen_recluster_and_rename(sample_db: Path) -> None:
+    app = ReviewerApp(db_path=sample_db)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f")
+        await settle(app, pilot)
+        assert isinstance(app.screen, FailuresScreen)
+        assert "No clustering yet" in screen_text(app)
+        await pilot.press("C")
+        await settle(app, pilot)
+        table = app.screen.query_one("#clusters", DataTable)
+        assert table.row_count >= 3
+        sizes = [int(str(table.get_row_at(i)[2])) for i in range(table.row_count)]
+        assert sizes == sorted(sizes, reverse=True) and sum(sizes) == 22
+        await pilot.press("r")
+        await pilot.pause()
+        for _ in range(80):
+            await pilot.press("backspace")
+        await pilot.press(*"[b]Shipped orders cancelled[/b]", "enter")
+        await settle(app, pilot)
+        names = [str(table.get_row_at(i)[4]) for i in range(table.row_count)]
+        assert "[b]Shipped orders cancelled[/b]" in names
+
+
+async def test_help_lists_the_keys_of_the_screen(sample_db: Path) -> None:
+    app = ReviewerApp(db_path=sample_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        console = Console(width=200, record=True, file=io.StringIO())
+        console.print(app.screen._table())
+        text = console.export_text()
+        assert "Compare marked" in text and "runs.compare" in text and "Quit" in text
+        await pilot.press("escape")
+        assert isinstance(app.screen, RunsScreen)
+
+
+async def test_keys_can_be_remapped_by_binding_id(sample_db: Path) -> None:
+    app = ReviewerApp(db_path=sample_db, keymap={"runs.failures": "u"})
+    async with app.run_test(size=(120, 32)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f")
+        await settle(app, pilot)
+        assert isinstance(app.screen, RunsScreen)
+        await pilot.press("u")
+        await settle(app, pilot)
+        assert isinstance(app.screen, FailuresScreen)
 
 
 async def test_empty_database_says_how_to_import(tmp_path: Path) -> None:
     app = ReviewerApp(db_path=tmp_path / "empty.db")
     async with app.run_test(size=(80, 24)) as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        status = app.screen.query_one("#runs-status")
-        assert "reviewer import" in str(status.render())
+        await settle(app, pilot)
+        assert "reviewer import" in screen_text(app)
+
+
+async def test_hostile_run_and_task_names_are_shown_literally(tmp_path: Path) -> None:
+    recs = [native_trial("[red]evil[/] [link=x]\x1b]0;pwned\x07", passed=True, trial=1)]
+    db = import_into(tmp_path / "x.db", write_jsonl(tmp_path / "r.jsonl", recs), run="[bold]run[/")
+    app = ReviewerApp(db_path=db)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        assert "[bold]run[/" in screen_text(app)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        text = screen_text(app)
+        assert "[red]evil[/] [link=x]␛]0;pwned␇" in text
+        assert "\x1b" not in text

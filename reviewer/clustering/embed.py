@@ -1,0 +1,182 @@
+"""Embeddings of masked failure text. The default is TF-IDF (word and character n-grams) reduced with
+TruncatedSVD and L2-normalised; other backends (sentence-transformers) are optional and never download.
+
+numpy and scikit-learn are imported inside the functions that need them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = [
+    "DEFAULT_EMBEDDER",
+    "Embedder",
+    "EmbedderUnavailable",
+    "SentenceTransformerEmbedder",
+    "TfidfSvdEmbedder",
+    "get_embedder",
+]
+
+DEFAULT_EMBEDDER = "tfidf"
+DEFAULT_ST_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+class EmbedderUnavailable(RuntimeError):
+    """The asked-for backend is not installed or its model is not on disk."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Maps texts to an ``(n, d)`` float array whose rows are L2-normalised (or all zero)."""
+
+    name: str
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def _reduce(x: Any, dims: int, seed: int, fit_rows: int) -> np.ndarray:
+    """Rows of sparse ``x`` in at most ``dims`` dimensions, inner products kept as well as possible.
+
+    No more rows than ``dims``: the exact embedding of the Gram matrix (nothing is lost). Otherwise
+    randomized TruncatedSVD, fitted on at most ``fit_rows`` seeded sample rows so time stays linear.
+    """
+    import numpy as np
+
+    n, d = x.shape
+    if n <= dims:
+        gram = (x @ x.T).toarray().astype(np.float64)
+        values, vectors = np.linalg.eigh(gram)
+        keep = values > 1e-9 * max(float(values.max()), 1e-12)
+        out = vectors[:, keep] * np.sqrt(values[keep])
+        return out if out.shape[1] else np.zeros((n, 1))
+    if d <= dims:
+        return np.asarray(x.toarray(), dtype=np.float64)
+    from sklearn.decomposition import TruncatedSVD
+
+    svd = TruncatedSVD(
+        n_components=min(dims, d - 1), algorithm="randomized", n_iter=2, random_state=seed
+    )
+    if n > fit_rows:
+        rows = np.sort(np.random.default_rng(seed).choice(n, size=fit_rows, replace=False))
+        svd.fit(x[rows])
+        return np.asarray(svd.transform(x), dtype=np.float64)
+    return np.asarray(svd.fit_transform(x), dtype=np.float64)
+
+
+@dataclass
+class TfidfSvdEmbedder:
+    """TF-IDF over words and char_wb 3-5-grams, reduced with TruncatedSVD, L2-normalised.
+
+    Words: sublinear TF-IDF of the masked text (placeholders such as ``<id>`` count as words), reduced
+    to ``dims``. Characters: the char n-gram TF-IDF of each vocabulary word, reduced to ``char_dims``,
+    averaged over a text's words by their TF-IDF weight -- the char n-grams of a text are the union of
+    its words', so this costs one pass over words, not characters. The two blocks weigh equally.
+    Deterministic under ``seed``; an empty text embeds as a zero row.
+    """
+
+    seed: int = 0
+    dims: int = 96
+    char_dims: int = 48
+    max_features: int = 2**17
+    max_chars: int = 3000
+    fit_rows: int = 20000
+    name: str = "tfidf-svd"
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "embedder": self.name,
+            "dims": self.dims,
+            "char_dims": self.char_dims,
+            "seed": self.seed,
+            "max_chars": self.max_chars,
+        }
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+        from sklearn.feature_extraction.text import (
+            CountVectorizer,
+            TfidfTransformer,
+            TfidfVectorizer,
+        )
+        from sklearn.preprocessing import normalize
+
+        n = len(texts)
+        if n == 0:
+            return np.zeros((0, 1))
+        counter = CountVectorizer(
+            token_pattern=r"(?u)<\w+>|\b\w\w+\b", max_features=self.max_features, dtype=np.float32
+        )
+        try:
+            counts = counter.fit_transform([t[: self.max_chars] for t in texts])
+        except ValueError:  # empty vocabulary: every text is blank
+            return np.zeros((n, 1))
+        words = counter.get_feature_names_out()
+        weights = TfidfTransformer(sublinear_tf=True).fit_transform(counts)
+        word_block = normalize(_reduce(weights, self.dims, self.seed, self.fit_rows))
+        grams = TfidfVectorizer(
+            analyzer="char_wb", ngram_range=(3, 5), sublinear_tf=True, dtype=np.float32
+        )
+        char_words = _reduce(grams.fit_transform(words), self.char_dims, self.seed, self.fit_rows)
+        char_block = normalize(np.asarray(weights @ char_words, dtype=np.float64))
+        return np.asarray(normalize(np.hstack([word_block, char_block])), dtype=np.float64)
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model that is already on disk (``local_files_only``; never downloads)."""
+
+    def __init__(
+        self, model: str = DEFAULT_ST_MODEL, batch_size: int = 64, device: str | None = None
+    ) -> None:
+        if importlib.util.find_spec("sentence_transformers") is None:
+            raise EmbedderUnavailable("sentence-transformers is not installed")
+        try:
+            from sentence_transformers import SentenceTransformer
+
+            self._model = SentenceTransformer(model, device=device, local_files_only=True)
+        except (
+            Exception
+        ) as exc:  # missing model, old version without local_files_only, broken install
+            raise EmbedderUnavailable(f"model {model!r} is not available offline: {exc}") from exc
+        self.model = model
+        self.batch_size = batch_size
+        self.name = f"sentence-transformers:{model}"
+
+    def params(self) -> dict[str, Any]:
+        return {"embedder": self.name, "batch_size": self.batch_size}
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, 1))
+        vectors = self._model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        out = np.asarray(vectors, dtype=np.float64)
+        out[[not t.strip() for t in texts]] = 0.0  # blank text carries no evidence
+        return out
+
+
+def get_embedder(name: str | None = None, *, seed: int = 0, **options: Any) -> Embedder:
+    """An embedder by name: ``tfidf`` (default), ``sentence-transformers`` or ``sentence-transformers:MODEL``.
+
+    Raises ``EmbedderUnavailable`` for an optional backend that cannot run offline, ``ValueError`` for
+    an unknown name.
+    """
+    key = (name or DEFAULT_EMBEDDER).strip()
+    if key.lower() in ("tfidf", "tfidf-svd", "default"):
+        return TfidfSvdEmbedder(seed=seed, **options)
+    backend, _, model = key.partition(":")
+    if backend.lower() in ("sentence-transformers", "sentence_transformers", "st"):
+        return SentenceTransformerEmbedder(model or DEFAULT_ST_MODEL, **options)
+    raise ValueError(f"unknown embedder {name!r}; use 'tfidf' or 'sentence-transformers[:MODEL]'")

@@ -1,0 +1,234 @@
+"""Mask what is an instance, not a kind: numbers, ids, uuids, hex, hashes, emails, urls, paths, ips,
+dates, times, quoted values and key=value values. Stdlib only, so importing it stays cheap.
+
+Each rule runs only when a cheap substring test says it can match: masking sits on the hot path of
+clustering tens of thousands of failures.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+__all__ = ["mask"]
+
+# Protected spans (HTTP status codes, exit codes, errno) are swapped for sentinels made of
+# private-use characters, so no later rule can see a digit in them, and restored at the end.
+_OPEN, _CLOSE = "\ue000", "\ue001"
+_SLOT_BASE = 0xE100
+_MAX_SLOTS = 0xF8FF - _SLOT_BASE
+_SENTINEL = re.compile(f"{_OPEN}(.){_CLOSE}")
+
+# A status code is a kind: "HTTP 404" and "HTTP 503" must not collapse. Candidates are found by
+# their digits; the words before or after decide.
+_STATUS = re.compile(r"(?<![\w.,])[1-5]\d\d(?![\w.,]\d)(?!\w)")
+_STATUS_BEFORE = re.compile(
+    r"(?i)(?:\bhttps?(?:/\d(?:\.\d)?)?|\bhttp[ _]?error|\bstatus(?:[ _-]?code)?|\bresponse[ _-]?code|"
+    r"\berror[ _-]?code|\breturned|\bresponded with|\bgot|\bcode)\s*[:=]?\s*[\"']?$"
+)
+_STATUS_AFTER = re.compile(
+    r"(?i)\s*[:-]?\s*(?:client error|server error|bad request|unauthorized|payment required|forbidden|"
+    r"not found|method not allowed|not acceptable|request timeout|conflict|gone|length required|"
+    r"precondition failed|payload too large|unsupported media type|unprocessable|too many requests|"
+    r"internal server error|not implemented|bad gateway|service unavailable|gateway timeout|"
+    r"insufficient storage|network authentication)\b"
+)
+_EXIT_CODE = re.compile(
+    r"(?i)(\bexit(?:ed)?(?:\s+with)?\s+(?:code|status)\s*[:=]?\s*|\berrno\s*[:=]?\s*|\bsignal\s+)(-?\d{1,3})\b"
+)
+
+_URL = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^\s'\"<>()\[\]{}]+|\bwww\.[^\s'\"<>()\[\]{}]+")
+_EMAIL = re.compile(r"[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\b")
+_UUID_HINT = re.compile(r"-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-")
+_UUID = re.compile(
+    r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
+)
+_NUMERIC_DATE = re.compile(
+    r"(?<![\w/])(?:\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
+    r"|\d{4}/\d{1,2}/\d{1,2}|\d{1,2}/\d{1,2}/\d{2,4})(?![\w/])"
+)
+_MONTHS = frozenset(
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sept sep oct nov dec".split()
+)
+_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_MONTH_DATE = re.compile(
+    rf"(?i)(?:\b(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*,?\s+)?\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{_MONTH})\.?,?\s+\d{{4}}\b"
+    rf"|\b(?:{_MONTH})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b"
+)
+_WORD_SPLIT = re.compile(r"[^a-z]+")
+# glog / klog header: "E0412 10:15:32.123" keeps its severity, as a word.
+_GLOG = re.compile(r"(?m)^([IWEF])\d{4}(?=\s+\d{1,2}:\d{2})")
+_IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?(?![\w.]\w)")
+_IPV6 = re.compile(
+    r"(?<![\w:])(?=[0-9a-fA-F:]*\d)(?:(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}"
+    r"|(?:[0-9a-fA-F]{1,4}:){1,7}:(?:[0-9a-fA-F]{1,4}(?::[0-9a-fA-F]{1,4}){0,6})?"
+    r"|::(?:[0-9a-fA-F]{1,4}(?::[0-9a-fA-F]{1,4}){0,6}))(?![\w:])"
+)
+_TIME = re.compile(
+    r"(?i)(?<![\w:])\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?(?:\s?[ap]m\b)?(?:Z\b|[+-]\d{2}:\d{2})?"
+)
+_SEG = r"[\w.@%+~-]+"
+_FILE_EXT = r"(?:py|pyc|js|ts|go|rs|java|rb|c|h|cc|cpp|json|jsonl|yaml|yml|txt|csv|log|sh|toml|cfg|ini|md|html|xml|sql|db)"
+_PATH = re.compile(
+    rf"(?<![\w<>/.:])(?:~|\.{{1,2}})?/(?:{_SEG}/)*{_SEG}/?"
+    rf"|\b[A-Za-z]:\\(?:[^\\\s'\"]+\\)*[^\\\s'\"]*"
+    rf"|(?<![\w./-]){_SEG}(?:/{_SEG}){{2,}}/?"
+    rf"|(?<![\w./-])[\w.-]+/[\w.-]+\.{_FILE_EXT}\b"
+)
+_KV = re.compile(r"\b([A-Za-z_][\w.-]*)=(\"[^\"\n]*\"|'[^'\n]*'|(?!<\w+>)[^\s,;)\]}&>]+)")
+_QUOTED = re.compile(
+    r"\"(?:[^\"\\\n]|\\.){0,300}\""
+    r"|'(?<![\w']')(?:[^'\\\n]|\\.){0,300}'(?![\w'])"
+    r"|`[^`\n]{0,300}`|“[^”\n]{0,300}”|‘[^’\n]{0,300}’"
+)
+_KEY_AFTER = re.compile(r"\s*:")
+_KEY_WORD = re.compile(r"^[\"'][\w.-]{1,64}[\"']$")
+_TOKEN = re.compile(r"(?<![\w<])#?[A-Za-z0-9_]+(?:[-.][A-Za-z0-9_]+)*")
+_NUMBER = re.compile(
+    r"(?:(?<![^\s(\[{=,:])[-+])?[$€£¥]?(?<![\w<])\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w>])"
+)
+_RUNS = re.compile(r"(<(\w+)>)(?:[\s,;|/-]*<\2>)+")
+_SPACES = re.compile(r"[ \t]{2,}|\t")
+
+_HAS_DIGIT = re.compile(r"\d")
+_HAS_ALPHA = re.compile(r"[A-Za-z]")
+_HEX = re.compile(r"(?i)^0x[0-9a-f]+$")
+_NUM_UNIT = re.compile(
+    r"(?i)^\d+(?:\.\d+)?(?:ms|us|ns|s|sec|secs|m|min|mins|h|hr|hrs|d|k|kb|mb|gb|tb|kib|mib|gib|b|x|st|nd|rd|th)$"
+)
+_IDENT = re.compile(r"^[A-Za-z_]\w*$")
+# Words with digits that name a kind of thing, not an instance.
+_KEEP = frozenset(
+    """utf8 utf16 utf32 latin1 base64 base32 b64 md5 sha1 sha224 sha256 sha384 sha512 crc32
+    ipv4 ipv6 http1 http2 http3 h2 h3 oauth2 s3 ec2 k8s i18n l10n e2e x86 x86_64 amd64 arm64 aarch64
+    win32 win64 int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 float32 float64 bfloat16
+    python2 python3 py2 py3 urllib2 urllib3 boto3 psycopg2 jinja2 pg8000 http404 x509 pkcs12 tls1
+    log4j mp3 mp4 h264 gpt4 3d 2fa""".split()
+)
+
+
+def _mask_token(m: re.Match[str]) -> str:
+    tok = m.group(0)
+    if tok.startswith("#"):
+        return "<id>" if _HAS_DIGIT.search(tok) else tok
+    if not _HAS_DIGIT.search(tok) or not _HAS_ALPHA.search(tok):
+        return tok  # words stay; pure numbers are left to the number rule
+    if _HEX.match(tok):
+        return "<hex>"
+    if _NUM_UNIT.match(tok):
+        return "<num>"
+    if tok.lower() in _KEEP:
+        return tok
+    segments = tok.split(".")
+    if len(segments) > 1 and all(_IDENT.match(s) for s in segments):
+        # a dotted name (module.Class, file.go): mask only the segments that are ids
+        return ".".join(
+            s if not _HAS_DIGIT.search(s) or s.lower() in _KEEP else "<id>" for s in segments
+        )
+    return "<id>"
+
+
+def _mask_kv(m: re.Match[str]) -> str:
+    return m.group(0) if _OPEN in m.group(2) else f"{m.group(1)}=<v>"
+
+
+def _mask_quoted(m: re.Match[str]) -> str:
+    # a quoted JSON / dict key names a field, so it stays
+    if _KEY_AFTER.match(m.string, m.end()) and _KEY_WORD.match(m.group(0)):
+        return m.group(0)
+    return "<str>"
+
+
+_SEVERITY = {"I": "info", "W": "warning", "E": "error", "F": "fatal"}
+
+
+def _mask_glog(m: re.Match[str]) -> str:
+    return f"{_SEVERITY[m.group(1)]} <date>"
+
+
+def _has_month(s: str) -> bool:
+    return not _MONTHS.isdisjoint(_WORD_SPLIT.split(s.lower()))
+
+
+Repl = str | Callable[[re.Match[str]], str]
+Rule = tuple[Callable[[str], bool], re.Pattern[str], Repl]
+
+
+def _digits(s: str) -> bool:
+    return _HAS_DIGIT.search(s) is not None
+
+
+_RULES: tuple[Rule, ...] = (
+    (lambda s: "://" in s or "www." in s, _URL, "<url>"),
+    (lambda s: "@" in s, _EMAIL, "<email>"),
+    (lambda s: _UUID_HINT.search(s) is not None, _UUID, "<uuid>"),
+    (lambda s: "-" in s or "/" in s, _NUMERIC_DATE, "<date>"),
+    (_has_month, _MONTH_DATE, "<date>"),
+    (lambda s: ":" in s, _GLOG, _mask_glog),
+    (lambda s: "." in s, _IPV4, "<ip>"),
+    (lambda s: "::" in s or s.count(":") >= 7, _IPV6, "<ip>"),
+    (lambda s: ":" in s, _TIME, "<time>"),
+    (lambda s: "/" in s or "\\" in s, _PATH, "<path>"),
+    (lambda s: "=" in s, _KV, _mask_kv),
+    (lambda s: any(q in s for q in "\"'`“‘"), _QUOTED, _mask_quoted),
+)
+_AFTER_DIGITS: tuple[Rule, ...] = (
+    (lambda s: "<" in s, _RUNS, r"\1"),
+    (lambda s: "  " in s or "\t" in s, _SPACES, " "),
+)
+
+
+def _mask_digit_words(s: str) -> str:
+    """Ids and numbers, word by word: only the few words with a digit reach a regex."""
+    parts = s.split(" ")
+    for i, part in enumerate(parts):
+        if part and not part.isalpha() and _HAS_DIGIT.search(part):
+            part = _TOKEN.sub(_mask_token, part)
+            parts[i] = _NUMBER.sub("<num>", part) if _HAS_DIGIT.search(part) else part
+    return " ".join(parts)
+
+
+def mask(text: str) -> str:
+    """Replace the instance-specific parts of ``text`` by placeholders (``<num>``, ``<id>``, ``<url>`` …).
+
+    Case and the words that say what happened are kept; runs of the same placeholder collapse to one,
+    so "[1, 2, 3]" and "[7]" mask alike.
+    """
+    if not text:
+        return ""
+    saved: list[str] = []
+
+    def protect(value: str) -> str:
+        if len(saved) >= _MAX_SLOTS:
+            return value
+        saved.append(value)
+        return f"{_OPEN}{chr(_SLOT_BASE + len(saved) - 1)}{_CLOSE}"
+
+    def protect_status(m: re.Match[str]) -> str:
+        s = m.string
+        if _STATUS_BEFORE.search(s, max(0, m.start() - 24), m.start()) or _STATUS_AFTER.match(
+            s, m.end()
+        ):
+            return protect(m.group(0))
+        return m.group(0)
+
+    s = text
+    if _OPEN in s or _CLOSE in s:  # the input must not forge a sentinel
+        s = s.replace(_OPEN, " ").replace(_CLOSE, " ")
+    if _digits(s):
+        s = _STATUS.sub(protect_status, s)
+        low = s.lower()
+        if "exit" in low or "errno" in low or "signal" in low:
+            s = _EXIT_CODE.sub(lambda m: m.group(1) + protect(m.group(2)), s)
+    for applies, pattern, repl in _RULES:
+        if applies(s):
+            s = pattern.sub(repl, s)
+    if _digits(s):
+        s = _mask_digit_words(s)
+    for applies, pattern, repl in _AFTER_DIGITS:
+        if applies(s):
+            s = pattern.sub(repl, s)
+    if saved:
+        s = _SENTINEL.sub(lambda m: saved[ord(m.group(1)) - _SLOT_BASE], s)
+    return s.strip()

@@ -1,0 +1,119 @@
+"""Clustering the failures stored in a database: gather evidence, cluster, keep ids stable, store."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from reviewer.clustering.signature import FailureDoc, evidence_of
+
+if TYPE_CHECKING:
+    import sqlite_utils
+
+    from reviewer.clustering.cluster import ClusteringResult
+
+Progress = Callable[[str, int, int | None], None]  # (stage, done, total)
+
+
+def failure_docs(
+    db: sqlite_utils.Database,
+    run: str | None = None,
+    ids: list[str] | None = None,
+    progress: Progress | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> list[FailureDoc]:
+    """Every failed trial (of ``run``, or ``ids``) as a FailureDoc with its rule violations as evidence."""
+    from reviewer.store.trials import iter_trials
+
+    where = "success = 0" + (" AND run = ?" if run else "")
+    total = db.execute(
+        f"SELECT COUNT(*) FROM trials WHERE {where}", [run] if run else []
+    ).fetchone()[0]
+    # forbidden rules say what went wrong; policy and budget rules are weaker evidence than the reason
+    broken: dict[str, list[str]] = {}
+    weak: dict[str, list[str]] = {}
+    for tid, rule_id, severity in db.execute(
+        "SELECT v.trial_id, v.rule_id, v.severity FROM violations v JOIN trials t ON t.id = v.trial_id "
+        "WHERE t.success = 0 ORDER BY v.trial_id, COALESCE(v.message_index, 1e9)"
+    ).fetchall():
+        bucket = broken if severity == "forbidden" else weak
+        if rule_id not in bucket.setdefault(tid, []):
+            bucket[tid].append(rule_id)
+    docs: list[FailureDoc] = []
+    source = (
+        iter_trials(db, ids=ids) if ids is not None else iter_trials(db, run=run, failed_only=True)
+    )
+    for i, (tid, trial) in enumerate(source, 1):
+        if cancelled and cancelled():
+            raise InterruptedError("clustering cancelled")
+        docs.append(
+            evidence_of(trial, broken.get(tid, ()), trial_id=tid, weak_violations=weak.get(tid, ()))
+        )
+        if progress and i % 200 == 0:
+            progress("reading failures", i, total)
+    return docs
+
+
+def recluster(
+    db: sqlite_utils.Database,
+    run: str | None = None,
+    seed: int = 0,
+    progress: Progress | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> ClusteringResult:
+    """Cluster the failures of ``run`` (or of every run) and replace that scope's stored clustering."""
+    from reviewer.clustering.cluster import cluster_failures
+    from reviewer.clustering.naming import match_previous
+    from reviewer.store.clusters import previous_members, save_clustering
+
+    docs = failure_docs(db, run, progress=progress, cancelled=cancelled)
+    if progress:
+        progress("clustering", 0, len(docs))
+    result = cluster_failures(docs, seed=seed)
+    if cancelled and cancelled():
+        raise InterruptedError("clustering cancelled")
+    scope = run or "*"
+    result.params["scope"] = scope
+    result.clusters = _name_rule_clusters(db, result.clusters)
+    id_map = match_previous(previous_members(db, scope), result.clusters)
+    save_clustering(db, scope, result, id_map, {d.trial_id: d.signature for d in docs})
+    if progress:
+        progress("done", len(docs), len(docs))
+    return result
+
+
+def split_groups(docs: list[FailureDoc], seed: int = 0) -> list[list[str]]:
+    """How a human-requested split divides a cluster: by member signature, else by text, largest first."""
+    by_sig: dict[str, list[str]] = {}
+    for d in docs:
+        by_sig.setdefault(d.signature, []).append(d.trial_id)
+    groups = list(by_sig.values())
+    if len(groups) < 2 and len(docs) >= 2:
+        from reviewer.clustering.cluster import cluster_failures
+
+        result = cluster_failures(
+            docs, seed=seed, merge_threshold=0.05, min_split_size=1, split_threshold=0.3
+        )
+        groups = [list(c.trial_ids) for c in result.clusters]
+    return sorted(groups, key=lambda g: (-len(g), g[0] if g else ""))
+
+
+def _name_rule_clusters(db: sqlite_utils.Database, clusters: list[Any]) -> list[Any]:
+    """A cluster named after a broken rule says what the rule forbids, in the rule's own words."""
+    import dataclasses
+
+    from reviewer.metrics.rules import RuleError
+    from reviewer.store.violations import active_rules
+
+    try:
+        active = active_rules(db)
+    except RuleError:
+        return clusters
+    described = {r.id: r.description for r in active.rules if r.description} if active else {}
+    out = []
+    for c in clusters:
+        rule_id = c.signature[len("rule: ") :].strip() if c.signature.startswith("rule: ") else ""
+        if rule_id in described:
+            c = dataclasses.replace(c, name=f"broke {rule_id}: {described[rule_id].rstrip('.')}")
+        out.append(c)
+    return out

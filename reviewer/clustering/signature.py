@@ -1,0 +1,375 @@
+"""Error signatures: the kind of a failure, with every instance-specific part masked.
+
+``signature("Error: flight HAT030 not available on date 2024-05-13", tool="book_reservation")`` is
+``"book_reservation: flight <id> not available on date <date>"``. ``evidence_of`` gathers a failed
+trial's error evidence and picks its primary signature. Stdlib only: importing this module is cheap.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from reviewer.clustering.masking import mask
+from reviewer.models import Message, Trial
+
+__all__ = [
+    "FailureDoc",
+    "FailureEvidence",
+    "evidence_of",
+    "is_error_text",
+    "mask",
+    "signature",
+    "signatures_of_lines",
+    "termination_cause",
+    "trial_key",
+]
+
+#: Words of a signature's message kept after the prefix; long tails rarely tell kinds apart.
+MAX_SIGNATURE_WORDS = 24
+#: Characters of a message read for its signature (the signature keeps far fewer).
+MAX_SIGNATURE_CHARS = 600
+#: Characters of each piece of a failure's free text, and of all of it.
+MAX_PIECE_CHARS = 600
+MAX_TEXT_CHARS = 2400
+
+_EXC_WORDS = (
+    "Error|Exception|Exit|Interrupt|Warning|Timeout|Fault|Failure|Refused|Denied|NotFound|"
+    "Unavailable|Invalid|Exceeded|Expired|Abort|Aborted|Panic|Cancelled|Canceled|Iteration|Overflow"
+)
+_EXC_NAME = rf"(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:{_EXC_WORDS})|Http404)"
+_EXC_LINE = re.compile(rf"^(?P<type>{_EXC_NAME})(?:\s*:\s*(?P<msg>.*)|\s*\((?P<arg>.*)\)\s*)?$")
+_GENERIC_PREFIX = re.compile(r"(?i)^(?:error|err|exception|fatal)\s*[:!]\s*|^\[?error\]\s*")
+_TB_HEAD = re.compile(r"^Traceback \(most recent call last\):\s*$", re.M)
+_TB_FRAME = re.compile(r'^\s+File "[^"]*", line \d+, in (?P<func>\S+)')
+_ERROR_HEAD = re.compile(
+    r"(?i)^\s*(?:error|exception|traceback|failed|failure|fatal|panic)\b"
+    rf"|^\s*{_EXC_NAME}\s*[:(]"
+    r"|^\s*\{\s*\"(?:error|errors|exception|fault)\"\s*:(?!\s*(?:null\b|false\b|\[\s*\]|\"\"))"
+)
+_ERROR_ANYWHERE = re.compile(
+    r"(?i)traceback \(most recent call last\)"
+    r"|\b(?:https?(?:/\d(?:\.\d)?)?|http ?error|status(?:[ _-]?code)?)\s*[:=]?\s*[45]\d\d\b"
+    r"|\b[45]\d\d\s*[:-]?\s*(?:client error|server error|bad request|unauthorized|forbidden|not found|"
+    r"method not allowed|conflict|too many requests|internal server error|bad gateway|"
+    r"service unavailable|gateway timeout|unprocessable)"
+    r"|\btimed out\b|\btime ?out ?(?:error|exception|exceeded|expired)"
+    r"|\b(?:read|connect|connection|request|gateway|operation|socket) ?time ?out\b|\bdeadline exceeded\b"
+    r"|\bconnection (?:refused|reset|aborted)\b"
+)
+_TERMINATIONS = (
+    (
+        "max tokens",
+        re.compile(
+            r"(?i)max[_ -]?tokens|context[_ -](?:length|window)|token[_ -]limit|length[_ -]limit"
+        ),
+    ),
+    (
+        "max steps",
+        re.compile(
+            r"(?i)max[_ -]?(?:steps?|turns?|iterations?|actions?|messages?|num[_ -]?steps)|"
+            r"(?:step|turn|iteration|action)[_ -]?limit|too many (?:steps|turns|iterations)"
+        ),
+    ),
+    (
+        "user gave up",
+        re.compile(
+            r"(?i)user[_ -]?(?:quit|gave[_ -]?up|give[_ -]?up|abandon)|gave up|give up|abandon"
+        ),
+    ),
+    ("transfer to human", re.compile(r"(?i)transfer|hand[_ -]?off|escalat|human[_ -]agent")),
+    ("time limit", re.compile(r"(?i)time[_ -]?limit|timeout|timed[_ -]out|deadline")),
+    ("agent error", re.compile(r"(?i)agent[_ -]?error|crash|exception")),
+)
+_NORMAL_END = re.compile(
+    r"(?i)^\s*(?:user[_ -]?stop|stop|###stop###|done|complete|completed|finished|end|ended|success|"
+    r"normal|agent[_ -]?stop|user[_ -]?ended|eos|end[_ -]?turn|stop[_ -]?sequence)\s*$"
+)
+_TRANSFER_TOOL = re.compile(r"(?i)transfer.*(?:human|agent|operator)|escalate")
+
+
+def _short_type(exc_type: str) -> str:
+    return exc_type.strip().rsplit(".", 1)[-1]
+
+
+def _parse_traceback(text: str) -> tuple[str, str, str | None] | None:
+    """(exception type, message, innermost function) of the last Python traceback in ``text``."""
+    heads = list(_TB_HEAD.finditer(text))
+    if not heads:
+        return None
+    func: str | None = None
+    for line in text[heads[-1].end() :].splitlines():
+        frame = _TB_FRAME.match(line)
+        if frame:
+            func = frame.group("func")
+            continue
+        if not line.strip() or line[:1].isspace():
+            continue  # source lines and ^^^^ markers of a frame
+        m = _EXC_LINE.match(line.strip())
+        if m:
+            return m.group("type"), _exc_message(m), func
+        head, _, rest = line.strip().partition(":")
+        return head, rest, func
+    return None
+
+
+def _json_error(text: str) -> tuple[str | None, str] | None:
+    """(type, message) of a JSON error body such as ``{"error": {"type": ..., "message": ...}}``."""
+    stripped = text.strip()
+    if not stripped.startswith("{"):
+        return None
+    try:
+        obj = json.loads(stripped)
+    except ValueError:
+        return None
+    if not isinstance(obj, dict):
+        return None
+    inner: Any = obj.get("error", obj.get("errors", obj.get("exception", obj.get("fault"))))
+    if isinstance(inner, list) and inner:
+        inner = inner[0]
+    if isinstance(inner, str):
+        kind = obj.get("type") if obj.get("type") not in (None, "error") else obj.get("code")
+        return (kind if isinstance(kind, str) else None), inner
+    source = inner if isinstance(inner, dict) else obj
+    for key in ("message", "detail", "msg", "error_description", "reason", "description"):
+        value = source.get(key)
+        if isinstance(value, str):
+            kind = source.get("type") or source.get("code")
+            if kind == "error":
+                kind = source.get("code")
+            return (kind if isinstance(kind, str) else None), value
+    return None
+
+
+def _exc_message(m: re.Match[str]) -> str:
+    msg = m.group("msg")
+    if msg is not None:
+        return msg
+    arg = (m.group("arg") or "").strip()
+    if len(arg) >= 2 and arg[0] == arg[-1] and arg[0] in "'\"":
+        arg = arg[1:-1].replace("\\" + arg[0], arg[0])  # ValueError('...') repr: the message itself
+    return arg
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def signature(message: str, tool: str | None = None, exc_type: str | None = None) -> str:
+    """The kind of an error message: ``[tool: ][ExcType[ in func]: ]masked message``.
+
+    Python tracebacks are reduced to their final exception line and innermost function; JSON error
+    bodies to their message and type; a generic ``Error:`` prefix is dropped. Pure and deterministic.
+    """
+    text = message or ""
+    where: str | None = None
+    found_type: str | None = None
+    tb = _parse_traceback(text)
+    if tb is not None:
+        found_type, body, where = tb
+    else:
+        js = _json_error(text)
+        if js is not None:
+            found_type, body = js
+        else:
+            body = _first_line(text)
+            m = _EXC_LINE.match(body)
+            if m:
+                found_type, body = m.group("type"), _exc_message(m)
+    kind = _short_type(exc_type) if exc_type and exc_type.strip() else None
+    if kind is None and found_type:
+        kind = _short_type(found_type)
+    if kind in ("Error", "Exception"):
+        kind = None
+    body = _first_line(body)[:MAX_SIGNATURE_CHARS]
+    body = _GENERIC_PREFIX.sub("", body, count=1).strip()
+    if kind and body.startswith(kind):
+        body = re.sub(rf"^{re.escape(kind)}\s*:\s*", "", body)
+    words = mask(body).lower().split()
+    masked = " ".join(words[:MAX_SIGNATURE_WORDS]).rstrip(" .!:;,")
+    if len(words) > MAX_SIGNATURE_WORDS:
+        masked += " …"
+    prefix = ""
+    if tool and tool.strip():
+        prefix += f"{tool.strip()}: "
+    if kind:
+        prefix += f"{kind} in {where}: " if where else f"{kind}: "
+    return (prefix + masked).strip().rstrip(":")
+
+
+def signatures_of_lines(lines: Iterable[str]) -> Iterator[str]:
+    """One signature per input line (``reviewer signatures``); a blank line gives a blank line."""
+    for line in lines:
+        text = line.rstrip("\r\n")
+        yield signature(text) if text.strip() else ""
+
+
+def is_error_text(text: str) -> bool:
+    """A tool result that reads like an error: ``Error: …``, a traceback, HTTP 4xx/5xx, a timeout."""
+    if not text:
+        return False
+    head = text[:400]
+    return bool(_ERROR_HEAD.search(head) or _ERROR_ANYWHERE.search(head))
+
+
+def termination_cause(termination: str | None) -> str | None:
+    """A termination reason as one of a few causes (max steps, user gave up, transfer to human …);
+    None for a normal end (tau-bench's user ``###STOP###`` ends successful and failed episodes alike)."""
+    if not termination or not termination.strip() or _NORMAL_END.match(termination):
+        return None
+    for cause, pattern in _TERMINATIONS:
+        if pattern.search(termination):
+            return cause
+    return signature(termination) or None
+
+
+@dataclass(frozen=True)
+class FailureEvidence:
+    """One piece of error evidence of a failed trial."""
+
+    kind: str  # violation | harness_error | tool_error | termination | reason
+    text: str
+    signature: str
+    tool: str | None = None
+
+
+@dataclass(frozen=True)
+class FailureDoc:
+    """A failed trial as the clustering sees it: its primary signature and its masked free text."""
+
+    trial_id: str
+    signature: str
+    text: str
+    run: str = ""
+    task_id: str = ""
+    evidence: tuple[FailureEvidence, ...] = field(default=())
+
+
+def trial_key(trial: Trial) -> str:
+    """A readable id for a trial when the caller has no stored id: ``run/task_id/trial``."""
+    index = "?" if trial.trial is None else str(trial.trial)
+    return f"{trial.run or ''}/{trial.task_id}/{index}"
+
+
+def _tool_names(messages: Sequence[Message]) -> dict[str, str]:
+    names: dict[str, str] = {}
+    for m in messages:
+        for call in m.tool_calls:
+            if call.id:
+                names[call.id] = call.name
+    return names
+
+
+def _violation_signature(violations: Sequence[str]) -> str:
+    ids = []
+    for v in violations:
+        v = v.strip()
+        if v:
+            ids.append(v if re.fullmatch(r"[\w.:@/-]+", v) else signature(v))
+    return "rule: " + ", ".join(sorted(set(ids))) if ids else ""
+
+
+def evidence_of(
+    trial: Trial,
+    violations: Sequence[str] = (),
+    *,
+    trial_id: str | None = None,
+    max_tool_errors: int = 5,
+    weak_violations: Sequence[str] = (),
+) -> FailureDoc:
+    """Gather a failed trial's error evidence and pick its primary signature.
+
+    Priority: rule violation ids > harness error > first error-like tool result (with its tool name) >
+    termination cause > outcome reason > ``weak_violations`` (policy and budget rules: usually a
+    symptom of the failure, such as a timeout that also broke the latency budget). ``text`` (for the embedder) is masked: the evidence (outcome
+    reason included), the judge's rationale, the last two assistant turns with the tools they called.
+    """
+    evidence: list[FailureEvidence] = []
+    rule_sig = _violation_signature(violations)
+    if rule_sig:
+        evidence.append(
+            FailureEvidence("violation", "; ".join(v for v in violations if v.strip()), rule_sig)
+        )
+    if trial.error is not None and (trial.error.message or trial.error.type):
+        msg = trial.error.message or ""
+        sig = signature(msg, exc_type=trial.error.type) or (trial.error.type or "")
+        evidence.append(
+            FailureEvidence("harness_error", f"{trial.error.type or ''}: {msg}".strip(": "), sig)
+        )
+    names = _tool_names(trial.messages)
+    tool_errors = 0
+    for m in trial.messages:
+        if m.role != "tool" or tool_errors >= max_tool_errors:
+            continue
+        if m.is_error or is_error_text(m.content):
+            tool = m.name or names.get(m.tool_call_id or "")
+            evidence.append(
+                FailureEvidence("tool_error", m.content, signature(m.content, tool=tool), tool)
+            )
+            tool_errors += 1
+    termination = trial.termination
+    if not termination:
+        called = [c.name for m in trial.messages for c in m.tool_calls]
+        if any(_TRANSFER_TOOL.search(name) for name in called):
+            termination = "transfer to human"
+    cause = termination_cause(termination)
+    if cause:
+        evidence.append(FailureEvidence("termination", termination or "", f"terminated: {cause}"))
+    if trial.reason and trial.reason.strip():
+        evidence.append(FailureEvidence("reason", trial.reason, signature(trial.reason)))
+    weak_sig = _violation_signature(weak_violations)
+    if weak_sig:
+        evidence.append(
+            FailureEvidence(
+                "weak_violation", "; ".join(v for v in weak_violations if v.strip()), weak_sig
+            )
+        )
+
+    primary = ""
+    for kind in (
+        "violation",
+        "harness_error",
+        "tool_error",
+        "termination",
+        "reason",
+        "weak_violation",
+    ):
+        primary = next((e.signature for e in evidence if e.kind == kind and e.signature), "")
+        if primary:
+            break
+
+    return FailureDoc(
+        trial_id=trial_id if trial_id is not None else trial_key(trial),
+        signature=primary,
+        text=_failure_text(trial, evidence),
+        run=trial.run or "",
+        task_id=trial.task_id,
+        evidence=tuple(evidence),
+    )
+
+
+def _failure_text(trial: Trial, evidence: Sequence[FailureEvidence]) -> str:
+    """The masked free text of a failure, most telling first, within ``MAX_TEXT_CHARS``: the
+    evidence, the judge's rationale, then the last two assistant turns and the tools they called."""
+    pieces = [e.text for e in evidence]
+    if trial.judge is not None and trial.judge.rationale:
+        pieces.append(trial.judge.rationale)
+    for m in [m for m in trial.messages if m.role == "assistant"][-2:]:
+        calls = " ".join(f"calls {c.name}" for c in m.tool_calls)
+        pieces.append(f"{m.content} {calls}".strip())
+    kept: list[str] = []
+    room = MAX_TEXT_CHARS
+    for piece in pieces:
+        piece = piece.strip()[: min(MAX_PIECE_CHARS, room)]
+        if piece:
+            kept.append(piece)
+            room -= len(piece) + 1
+        if room <= 0:
+            break
+    return mask("\n".join(kept))

@@ -1,0 +1,304 @@
+"""Failure clusterings in the database: the latest result per scope, human renames, merges and splits.
+
+A new clustering replaces the previous one of the same scope in one transaction. Cluster ids are kept
+stable across re-runs (a new cluster that matches an old one by members takes its id), and human names
+are stored by id, so a rename survives re-clustering.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import sqlite_utils
+
+if TYPE_CHECKING:
+    from reviewer.clustering.cluster import ClusteringResult
+
+
+@dataclass
+class ClusterRow:
+    id: str
+    clustering_id: int
+    rank: int
+    name: str  # the human name when one was given, else the generated one
+    generated_name: str
+    size: int
+    total: int
+    signature: str
+    terms: list[str]
+    runs: list[str]
+    tasks: list[str]
+    representative: str | None
+    renamed: bool
+
+    @property
+    def share(self) -> str:
+        return f"{self.size} of {self.total} failure{'' if self.total == 1 else 's'}"
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def previous_members(db: sqlite_utils.Database, scope: str) -> dict[str, list[str]]:
+    """cluster id -> member trial ids of the latest clustering of ``scope`` (for stable ids)."""
+    row = db.execute("SELECT MAX(id) FROM clusterings WHERE scope = ?", [scope]).fetchone()
+    if row is None or row[0] is None:
+        return {}
+    out: dict[str, list[str]] = {}
+    for cid, tid in db.execute(
+        "SELECT cluster_id, trial_id FROM cluster_members WHERE clustering_id = ?", [row[0]]
+    ).fetchall():
+        out.setdefault(cid, []).append(tid)
+    return out
+
+
+def save_clustering(
+    db: sqlite_utils.Database,
+    scope: str,
+    result: ClusteringResult,
+    id_map: dict[str, str] | None = None,
+    signatures: dict[str, str] | None = None,
+) -> int:
+    """Replace ``scope``'s clustering with ``result``; ``id_map`` renames new ids to matching old ones."""
+    id_map = id_map or {}
+    signatures = signatures or {}
+    with db.atomic():
+        old = [
+            r[0]
+            for r in db.execute("SELECT id FROM clusterings WHERE scope = ?", [scope]).fetchall()
+        ]
+        for cid in old:
+            db.execute("DELETE FROM cluster_members WHERE clustering_id = ?", [cid])
+            db.execute("DELETE FROM clusters WHERE clustering_id = ?", [cid])
+            db.execute("DELETE FROM clusterings WHERE id = ?", [cid])
+        cur = db.execute(
+            "INSERT INTO clusterings (scope, params, created_at, n_failures) VALUES (?, ?, ?, ?)",
+            [scope, json.dumps(result.params, default=str), _now(), result.total],
+        )
+        clustering_id = int(cur.lastrowid or 0)
+        _write_clusters(db, clustering_id, result.clusters, id_map, signatures)
+    return clustering_id
+
+
+def _write_clusters(
+    db: sqlite_utils.Database,
+    clustering_id: int,
+    clusters: Sequence[Any],
+    id_map: dict[str, str],
+    signatures: dict[str, str],
+) -> None:
+    for rank, c in enumerate(clusters, 1):
+        cid = id_map.get(c.id, c.id)
+        db.execute(
+            "INSERT INTO clusters (id, clustering_id, rank, name, size, signature, terms, runs, tasks, representative) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                cid,
+                clustering_id,
+                rank,
+                c.name,
+                c.size,
+                c.signature,
+                json.dumps(list(c.terms)),
+                json.dumps(list(c.runs)),
+                json.dumps(list(c.tasks)),
+                c.representative,
+            ],
+        )
+        db.conn.executemany(
+            "INSERT INTO cluster_members (clustering_id, cluster_id, trial_id, signature) VALUES (?, ?, ?, ?)",
+            [(clustering_id, cid, t, signatures.get(t)) for t in c.trial_ids],
+        )
+
+
+def latest_clustering_id(db: sqlite_utils.Database) -> int | None:
+    row = db.execute("SELECT MAX(id) FROM clusterings").fetchone()
+    return None if row is None or row[0] is None else int(row[0])
+
+
+def clustering_info(db: sqlite_utils.Database, clustering_id: int) -> dict[str, Any]:
+    row = db.execute(
+        "SELECT scope, params, created_at, n_failures FROM clusterings WHERE id = ?",
+        [clustering_id],
+    ).fetchone()
+    if row is None:
+        return {}
+    return {
+        "scope": row[0],
+        "params": json.loads(row[1]),
+        "created_at": row[2],
+        "n_failures": row[3],
+    }
+
+
+def latest_clusters(
+    db: sqlite_utils.Database, clustering_id: int | None = None
+) -> list[ClusterRow]:
+    """The clusters of the newest clustering (or ``clustering_id``), ranked by size."""
+    cid = clustering_id if clustering_id is not None else latest_clustering_id(db)
+    if cid is None:
+        return []
+    total = db.execute("SELECT n_failures FROM clusterings WHERE id = ?", [cid]).fetchone()[0]
+    rows = db.execute(
+        "SELECT c.id, c.rank, c.name, n.name, c.size, c.signature, c.terms, c.runs, c.tasks, c.representative "
+        "FROM clusters c LEFT JOIN cluster_names n ON n.cluster_id = c.id "
+        "WHERE c.clustering_id = ? ORDER BY c.size DESC, c.rank",
+        [cid],
+    ).fetchall()
+    return [
+        ClusterRow(
+            id=r[0],
+            clustering_id=cid,
+            rank=i,
+            name=r[3] or r[2],
+            generated_name=r[2],
+            size=r[4],
+            total=total,
+            signature=r[5] or "",
+            terms=json.loads(r[6] or "[]"),
+            runs=json.loads(r[7] or "[]"),
+            tasks=json.loads(r[8] or "[]"),
+            representative=r[9],
+            renamed=r[3] is not None,
+        )
+        for i, r in enumerate(rows, 1)
+    ]
+
+
+def cluster_members(
+    db: sqlite_utils.Database, cluster_id: str, clustering_id: int | None = None
+) -> list[str]:
+    cid = clustering_id if clustering_id is not None else latest_clustering_id(db)
+    return [
+        r[0]
+        for r in db.execute(
+            "SELECT m.trial_id FROM cluster_members m JOIN trials t ON t.id = m.trial_id "
+            "WHERE m.clustering_id = ? AND m.cluster_id = ? ORDER BY t.seq",
+            [cid, cluster_id],
+        ).fetchall()
+    ]
+
+
+def cluster_of(db: sqlite_utils.Database, trial_id: str) -> str | None:
+    cid = latest_clustering_id(db)
+    row = db.execute(
+        "SELECT cluster_id FROM cluster_members WHERE clustering_id = ? AND trial_id = ?",
+        [cid, trial_id],
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def rename_cluster(db: sqlite_utils.Database, cluster_id: str, name: str) -> None:
+    """A human name for a cluster, kept by id across re-clustering; an empty name restores the generated one."""
+    name = " ".join(name.split())
+    with db.atomic():
+        if name:
+            db.execute(
+                "INSERT INTO cluster_names (cluster_id, name, at) VALUES (?, ?, ?) "
+                "ON CONFLICT(cluster_id) DO UPDATE SET name = excluded.name, at = excluded.at",
+                [cluster_id, name, _now()],
+            )
+        else:
+            db.execute("DELETE FROM cluster_names WHERE cluster_id = ?", [cluster_id])
+
+
+def merge_clusters(db: sqlite_utils.Database, into: str, others: Sequence[str]) -> None:
+    """Move every member of ``others`` into ``into`` (in the newest clustering)."""
+    cid = latest_clustering_id(db)
+    others = [o for o in others if o != into]
+    if cid is None or not others:
+        return
+    marks = ",".join("?" * len(others))
+    with db.atomic():
+        db.execute(
+            f"UPDATE cluster_members SET cluster_id = ? WHERE clustering_id = ? AND cluster_id IN ({marks})",
+            [into, cid, *others],
+        )
+        moved = db.execute(
+            f"SELECT COALESCE(SUM(size), 0) FROM clusters WHERE clustering_id = ? AND id IN ({marks})",
+            [cid, *others],
+        ).fetchone()[0]
+        for field in ("runs", "tasks"):
+            values: set[str] = set()
+            for (raw,) in db.execute(
+                f"SELECT {field} FROM clusters WHERE clustering_id = ? AND id IN ({marks}, ?)",
+                [cid, *others, into],
+            ).fetchall():
+                values.update(json.loads(raw or "[]"))
+            db.execute(
+                f"UPDATE clusters SET {field} = ? WHERE clustering_id = ? AND id = ?",
+                [json.dumps(sorted(values)), cid, into],
+            )
+        db.execute(
+            "UPDATE clusters SET size = size + ? WHERE clustering_id = ? AND id = ?",
+            [moved, cid, into],
+        )
+        db.execute(
+            f"DELETE FROM clusters WHERE clustering_id = ? AND id IN ({marks})", [cid, *others]
+        )
+
+
+def split_cluster(
+    db: sqlite_utils.Database,
+    cluster_id: str,
+    groups: Sequence[Sequence[str]],
+    names: Sequence[str],
+) -> list[str]:
+    """Split ``cluster_id`` into ``groups`` of its trial ids (the first group keeps the id); returns the ids."""
+    cid = latest_clustering_id(db)
+    row = db.execute(
+        "SELECT rank, signature, terms, runs, tasks FROM clusters WHERE clustering_id = ? AND id = ?",
+        [cid, cluster_id],
+    ).fetchone()
+    if cid is None or row is None or len(groups) < 2:
+        return [cluster_id]
+    ids = [cluster_id]
+    with db.atomic():
+        for group, name in zip(groups[1:], names[1:], strict=False):
+            new_id = "split-" + hashlib.sha256("\0".join(sorted(group)).encode()).hexdigest()[:12]
+            ids.append(new_id)
+            marks = ",".join("?" * len(group))
+            db.execute(
+                f"UPDATE cluster_members SET cluster_id = ? WHERE clustering_id = ? AND trial_id IN ({marks})",
+                [new_id, cid, *group],
+            )
+            runs_tasks = db.execute(
+                f"SELECT run, task_id FROM trials WHERE id IN ({marks})", list(group)
+            ).fetchall()
+            db.execute(
+                "INSERT INTO clusters (id, clustering_id, rank, name, size, signature, terms, runs, tasks, representative) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    new_id,
+                    cid,
+                    row[0],
+                    name,
+                    len(group),
+                    row[1],
+                    row[2],
+                    json.dumps(sorted({r[0] for r in runs_tasks})),
+                    json.dumps(sorted({r[1] for r in runs_tasks})),
+                    group[0],
+                ],
+            )
+        first = list(groups[0])
+        rep = db.execute(
+            "SELECT representative FROM clusters WHERE clustering_id = ? AND id = ?",
+            [cid, cluster_id],
+        ).fetchone()[0]
+        db.execute(
+            "UPDATE clusters SET size = ?, representative = ? WHERE clustering_id = ? AND id = ?",
+            [len(first), rep if rep in first else (first[0] if first else None), cid, cluster_id],
+        )
+        if names:
+            db.execute(
+                "UPDATE clusters SET name = ? WHERE clustering_id = ? AND id = ?",
+                [names[0], cid, cluster_id],
+            )
+    return ids

@@ -1,0 +1,165 @@
+"""Command palette (ctrl+p): jump to a run, task, cluster or trial; compare; re-cluster."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from reviewer.tui.safe import clean
+
+
+@dataclass
+class _Entry:
+    title: str
+    help: str
+    action: Callable[[], Any]
+
+
+class ReviewerCommands(Provider):
+    """Everything worth jumping to, loaded once per palette opening in a thread."""
+
+    async def startup(self) -> None:
+        self.entries: list[_Entry] = await asyncio.to_thread(self._load)
+
+    def _load(self) -> list[_Entry]:
+        from reviewer.store.queries import list_runs, task_table
+
+        app: Any = self.app
+        db = app.open_db()
+        entries: list[_Entry] = []
+        try:
+            runs = [r.name for r in list_runs(db)]
+            for run in runs:
+                entries.append(
+                    _Entry(
+                        f"run: {clean(run, single_line=True)}",
+                        "open the run's tasks",
+                        partial(self._run, run),
+                    )
+                )
+                for t in task_table(db, run):
+                    entries.append(
+                        _Entry(
+                            f"task: {clean(t.task_id, single_line=True)} ({clean(run, single_line=True)})",
+                            f"{t.c}/{t.n} passed — open its trials",
+                            partial(self._task, run, t.task_id),
+                        )
+                    )
+            for cid, name, size in _clusters(db):
+                entries.append(
+                    _Entry(
+                        f"cluster: {clean(name, single_line=True)}",
+                        f"{size} failures — open its trials",
+                        partial(self._cluster, cid, name),
+                    )
+                )
+            if len(runs) >= 2:
+                entries.append(
+                    _Entry(
+                        f"compare {clean(runs[-2], single_line=True)} → {clean(runs[-1], single_line=True)}",
+                        "the two newest runs",
+                        partial(self._compare, runs[-2], runs[-1]),
+                    )
+                )
+        finally:
+            db.close()
+        entries.append(
+            _Entry("re-cluster failures", "cluster every failed trial again", self._recluster)
+        )
+        entries.append(_Entry("failures", "the ranked failure clusters", self._failures))
+        entries.append(
+            _Entry(
+                "all trials", "every trial, filterable and searchable", partial(self._trials, None)
+            )
+        )
+        return entries
+
+    async def discover(self) -> Hits:
+        for e in self.entries[:40]:
+            yield DiscoveryHit(e.title, e.action, help=e.help)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for e in self.entries:
+            score = matcher.match(e.title)
+            if score > 0:
+                yield Hit(score, matcher.highlight(e.title), e.action, help=e.help)
+        q = query.strip()
+        if len(q) >= 6 and all(ch in "0123456789abcdef" for ch in q.lower()):
+            for tid, label in await asyncio.to_thread(self._trials_by_prefix, q.lower()):
+                yield Hit(
+                    1.0,
+                    f"trial {tid} {clean(label, single_line=True)}",
+                    partial(self._trial, tid),
+                    help="open the transcript",
+                )
+
+    def _trials_by_prefix(self, prefix: str) -> list[tuple[str, str]]:
+        app: Any = self.app
+        db = app.open_db()
+        try:
+            rows = db.execute(
+                "SELECT id, run, task_id, trial FROM trials WHERE id >= ? AND id < ? ORDER BY id LIMIT 10",
+                [prefix, prefix + "g"],
+            ).fetchall()
+        finally:
+            db.close()
+        return [(r[0], f"{r[1]} / {r[2]} #{r[3]}") for r in rows]
+
+    def _run(self, run: str) -> None:
+        from reviewer.tui.screens.tasks import TasksScreen
+
+        self.app.push_screen(TasksScreen(run))
+
+    def _task(self, run: str, task: str) -> None:
+        from reviewer.store.trial_list import TrialFilter
+        from reviewer.tui.screens.trials import TrialsScreen
+
+        self.app.push_screen(
+            TrialsScreen(TrialFilter(run=run, task_id=task), title=f"Trials of {task} ({run})")
+        )
+
+    def _cluster(self, cluster_id: str, name: str) -> None:
+        from reviewer.store.trial_list import TrialFilter
+        from reviewer.tui.screens.trials import TrialsScreen
+
+        self.app.push_screen(
+            TrialsScreen(TrialFilter(cluster_id=cluster_id), title=f"Cluster: {name}")
+        )
+
+    def _trial(self, trial_id: str) -> None:
+        from reviewer.tui.screens.transcript import TranscriptScreen
+
+        self.app.push_screen(TranscriptScreen(trial_id))
+
+    def _compare(self, old: str, new: str) -> None:
+        from reviewer.tui.screens.compare import CompareScreen
+
+        self.app.push_screen(CompareScreen(old, new))
+
+    def _failures(self) -> None:
+        from reviewer.tui.screens.failures import FailuresScreen
+
+        self.app.push_screen(FailuresScreen())
+
+    def _recluster(self) -> None:
+        from reviewer.tui.screens.failures import FailuresScreen
+
+        self.app.push_screen(FailuresScreen(recluster=True))
+
+    def _trials(self, run: str | None) -> None:
+        from reviewer.store.trial_list import TrialFilter
+        from reviewer.tui.screens.trials import TrialsScreen
+
+        self.app.push_screen(TrialsScreen(TrialFilter(run=run)))
+
+
+def _clusters(db: Any) -> list[tuple[str, str, int]]:
+    from reviewer.store.clusters import latest_clusters
+
+    return [(c.id, c.name, c.size) for c in latest_clusters(db)]

@@ -1,0 +1,307 @@
+"""Failure clusters ranked by size; open one to see its trials; rename, merge and split (persisted)."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.message import Message
+from textual.screen import ModalScreen, Screen
+from textual.widgets import DataTable, Footer, Header, Input, ProgressBar, Static
+from textual.worker import get_current_worker
+
+from reviewer.store.clusters import ClusterRow
+from reviewer.tui.safe import safe_text
+
+
+class ClustersLoaded(Message):
+    def __init__(self, rows: list[ClusterRow], info: dict[str, object]) -> None:
+        super().__init__()
+        self.rows = rows
+        self.info = info
+
+
+class ClusterProgress(Message):
+    def __init__(self, stage: str, done: int, total: int | None) -> None:
+        super().__init__()
+        self.stage, self.done, self.total = stage, done, total
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, ClusterProgress)
+
+
+class RenameModal(ModalScreen[str | None]):
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="rename.cancel")]
+    DEFAULT_CSS = """
+    RenameModal { align: center middle; }
+    RenameModal > Vertical { width: 70; height: auto; border: thick $accent; background: $surface; padding: 1 2; }
+    """
+
+    def __init__(self, current: str) -> None:
+        super().__init__()
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(
+                "Rename cluster (empty restores the generated name; Enter saves, Esc cancels)"
+            )
+            yield Input(value=self.current, id="rename-input")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class FailuresScreen(Screen[None]):
+    BINDINGS = [
+        Binding("enter", "open", "Trials", id="failures.open"),
+        Binding("r", "rename", "Rename", id="failures.rename"),
+        Binding("space", "mark", "Mark", id="failures.mark"),
+        Binding("m", "merge", "Merge marked", id="failures.merge"),
+        Binding("s", "split", "Split", id="failures.split"),
+        Binding("C", "recluster", "Re-cluster", id="failures.recluster"),
+        Binding("X", "cancel", "Cancel clustering", id="failures.cancel", show=False),
+        Binding("escape", "back", "Back", id="failures.back"),
+    ]
+
+    def __init__(self, recluster: bool = False) -> None:
+        super().__init__()
+        self.rows: list[ClusterRow] = []
+        self.marked: list[str] = []
+        self._recluster_on_mount = recluster
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("Failure clusters", classes="title")
+        yield DataTable(id="clusters", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="cluster-detail", classes="detail")
+        yield ProgressBar(id="cluster-progress", show_eta=False)
+        yield Static("loading…", id="clusters-status", classes="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#clusters", DataTable)
+        table.add_column(" ", key="mark", width=1)
+        table.add_column(Text("#", justify="right"), key="rank")
+        table.add_column(Text("size", justify="right"), key="size")
+        table.add_column(Text("share", justify="right"), key="share")
+        table.add_column("name", key="name")
+        table.add_column("runs", key="runs")
+        table.add_column("tasks", key="tasks")
+        self.query_one("#cluster-progress", ProgressBar).display = False
+        if self._recluster_on_mount:
+            self.action_recluster()
+        else:
+            self.load()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="clusters-load")
+    def load(self) -> None:
+        from reviewer.store.clusters import clustering_info, latest_clustering_id, latest_clusters
+
+        db = self.app.open_db()  # type: ignore[attr-defined]
+        try:
+            cid = latest_clustering_id(db)
+            rows = latest_clusters(db, cid) if cid is not None else []
+            info = clustering_info(db, cid) if cid is not None else {}
+        finally:
+            db.close()
+        self.post_message(ClustersLoaded(rows, info))
+
+    def on_clusters_loaded(self, message: ClustersLoaded) -> None:
+        self.rows = message.rows
+        self.marked = [m for m in self.marked if any(r.id == m for r in self.rows)]
+        table = self.query_one("#clusters", DataTable)
+        table.clear()
+        for r in self.rows:
+            table.add_row(
+                Text("✓" if r.id in self.marked else " ", style="bold green"),
+                Text(str(r.rank), justify="right"),
+                Text(str(r.size), justify="right"),
+                Text(f"{r.size / r.total:.0%}" if r.total else "-", justify="right"),
+                safe_text(r.name, "bold" if r.renamed else "", single_line=True, limit=70),
+                safe_text(", ".join(r.runs), single_line=True, limit=30),
+                safe_text(", ".join(r.tasks), single_line=True, limit=40),
+                key=r.id,
+            )
+        status = self.query_one("#clusters-status", Static)
+        if not message.info:
+            status.update("No clustering yet — press C to cluster every failed trial.")
+        else:
+            total = message.info.get("n_failures", 0)
+            status.update(
+                f"{total} failures in {len(self.rows)} clusters, biggest first · Enter: its trials · r rename · "
+                "space+m merge · s split · C re-cluster"
+            )
+        table.focus()
+        self._detail()
+
+    def _current(self) -> ClusterRow | None:
+        table = self.query_one("#clusters", DataTable)
+        if not table.row_count:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return next((r for r in self.rows if r.id == key), None)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._detail()
+
+    def _detail(self) -> None:
+        r = self._current()
+        detail = self.query_one("#cluster-detail", Static)
+        if r is None:
+            detail.update("")
+            return
+        text = Text()
+        text.append(f"{r.share}: ", style="bold")
+        text.append_text(safe_text(r.name, single_line=True))
+        text.append("\nsignature: ", style="dim")
+        text.append_text(safe_text(r.signature or "(no error evidence)", single_line=True))
+        text.append("\nterms: ", style="dim")
+        text.append_text(safe_text(", ".join(r.terms), single_line=True))
+        text.append("\ntasks: ", style="dim")
+        text.append_text(safe_text(", ".join(r.tasks), single_line=True))
+        if r.renamed:
+            text.append("\ngenerated name: ", style="dim")
+            text.append_text(safe_text(r.generated_name, single_line=True))
+        detail.update(text)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.action_open()
+
+    def action_open(self) -> None:
+        from reviewer.store.trial_list import TrialFilter
+        from reviewer.tui.screens.trials import TrialsScreen
+
+        r = self._current()
+        if r is not None:
+            self.app.push_screen(
+                TrialsScreen(TrialFilter(cluster_id=r.id), title=f"Cluster: {r.name}")
+            )
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_mark(self) -> None:
+        r = self._current()
+        if r is None:
+            return
+        if r.id in self.marked:
+            self.marked.remove(r.id)
+        else:
+            self.marked.append(r.id)
+        self.query_one("#clusters", DataTable).update_cell(
+            r.id, "mark", Text("✓" if r.id in self.marked else " ", style="bold green")
+        )
+
+    def action_rename(self) -> None:
+        r = self._current()
+        if r is None:
+            return
+
+        def done(name: str | None) -> None:
+            if name is not None:
+                self.edit("rename", r.id, name)
+
+        self.app.push_screen(RenameModal(r.name), done)
+
+    def action_merge(self) -> None:
+        if len(self.marked) < 2:
+            self.notify(
+                "Mark two or more clusters with space, then press m to merge them.",
+                severity="warning",
+            )
+            return
+        into = max(self.marked, key=lambda cid: next((r.size for r in self.rows if r.id == cid), 0))
+        self.edit("merge", into, [m for m in self.marked if m != into])
+        self.marked = []
+
+    def action_split(self) -> None:
+        r = self._current()
+        if r is None:
+            return
+        if r.size < 2:
+            self.notify("A cluster of one trial cannot be split.", severity="warning")
+            return
+        self.edit("split", r.id, None)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="clusters-edit")
+    def edit(self, kind: str, cluster_id: str, arg: object) -> None:
+        from reviewer.store import clusters as store
+
+        db = self.app.open_db()  # type: ignore[attr-defined]
+        try:
+            if kind == "rename":
+                store.rename_cluster(db, cluster_id, str(arg))
+            elif kind == "merge":
+                store.merge_clusters(db, cluster_id, list(arg))  # type: ignore[call-overload]
+            elif kind == "split":
+                from reviewer.clustering.run import failure_docs, split_groups
+
+                ids = store.cluster_members(db, cluster_id)
+                groups = split_groups(failure_docs(db, ids=ids))
+                if len(groups) < 2:
+                    self.app.call_from_thread(
+                        self.notify, "Its trials read alike; nothing to split."
+                    )
+                else:
+                    names = [_group_name(db, g) for g in groups]
+                    store.split_cluster(db, cluster_id, groups, names)
+        finally:
+            db.close()
+        self.load()
+
+    def action_recluster(self) -> None:
+        bar = self.query_one("#cluster-progress", ProgressBar)
+        bar.display = True
+        bar.update(total=None, progress=0)
+        self.query_one("#clusters-status", Static).update("clustering… (X cancels)")
+        self.recluster()
+
+    def action_cancel(self) -> None:
+        for w in self.workers:
+            if w.group == "clusters-recluster" and w.is_running:
+                w.cancel()
+                self.notify("Clustering cancelled; the stored clusters are unchanged.")
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="clusters-recluster")
+    def recluster(self) -> None:
+        from reviewer.clustering.run import recluster
+
+        worker = get_current_worker()
+
+        def progress(stage: str, done: int, total: int | None) -> None:
+            self.post_message(ClusterProgress(stage, done, total))
+
+        db = self.app.open_db()  # type: ignore[attr-defined]
+        try:
+            recluster(db, progress=progress, cancelled=lambda: worker.is_cancelled)
+        except InterruptedError:
+            pass
+        finally:
+            db.close()
+            self.post_message(ClusterProgress("done", 1, 1))
+        self.load()
+
+    def on_cluster_progress(self, message: ClusterProgress) -> None:
+        bar = self.query_one("#cluster-progress", ProgressBar)
+        if message.stage == "done":
+            bar.display = False
+            return
+        bar.update(total=message.total, progress=message.done)
+        self.query_one("#clusters-status", Static).update(f"{message.stage}… (X cancels)")
+
+
+def _group_name(db: object, ids: list[str]) -> str:
+    """A name for one part of a split: its most common signature."""
+    from collections import Counter
+
+    rows = db.execute(  # type: ignore[attr-defined]
+        f"SELECT signature FROM cluster_members WHERE trial_id IN ({','.join('?' * len(ids))})", ids
+    ).fetchall()
+    common = Counter(r[0] or "" for r in rows).most_common(1)
+    return (common[0][0] if common and common[0][0] else "split part") + f" ({len(ids)})"

@@ -1,0 +1,199 @@
+"""The first screen: every run with its reliability, cost and date; pick two to compare."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from reviewer.tui.safe import safe_text
+from reviewer.tui.widgets.cells import num
+
+
+@dataclass
+class RunSummary:
+    name: str
+    tasks: int
+    trials: int
+    pass_at_1: float | None
+    k: int
+    pass_hat_k: float | None
+    cost_usd: float | None
+    imported_at: str
+
+
+class RunsLoaded(Message):
+    def __init__(self, rows: list[RunSummary]) -> None:
+        super().__init__()
+        self.rows = rows
+
+
+class RunsScreen(Screen[None]):
+    BINDINGS = [
+        Binding("enter", "open_run", "Tasks", id="runs.open"),
+        Binding("space", "mark", "Mark", id="runs.mark"),
+        Binding("c", "compare", "Compare marked", id="runs.compare"),
+        Binding("f", "failures", "Failures", id="runs.failures"),
+        Binding("t", "trials", "Trials", id="runs.trials"),
+        Binding("R", "reload", "Reload", id="runs.reload"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.marked: list[str] = []
+        self.rows: list[RunSummary] = []
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("Runs", classes="title")
+        yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="runs-status", classes="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#runs", DataTable)
+        table.add_column(" ", key="mark", width=1)
+        table.add_column("run", key="run")
+        for key, label in (
+            ("tasks", "tasks"),
+            ("trials", "trials"),
+            ("p1", "pass@1"),
+            ("phk", "pass^k"),
+            ("cost", "cost"),
+        ):
+            table.add_column(Text(label, justify="right"), key=key)
+        table.add_column("imported", key="imported")
+        self.action_reload()
+
+    def action_reload(self) -> None:
+        self.query_one("#runs-status", Static).update("loading…")
+        self.load_runs()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="runs-load")
+    def load_runs(self) -> None:
+        from reviewer.metrics.passk import default_ks, run_passk
+        from reviewer.store.queries import list_runs, task_counts
+
+        db = self.app.open_db()  # type: ignore[attr-defined]
+        try:
+            rows = []
+            for r in list_runs(db):
+                counts = task_counts(db, r.name)
+                k = default_ks(n for _, n, _ in counts)[-1]
+                rep = run_passk(r.name, counts, [1, k])
+                rows.append(
+                    RunSummary(
+                        r.name,
+                        r.tasks,
+                        r.trials,
+                        rep.average_at_k[1],
+                        k,
+                        rep.average_hat_k[k],
+                        r.cost_usd,
+                        (r.imported_at or "")[:16].replace("T", " "),
+                    )
+                )
+        finally:
+            db.close()
+        self.post_message(RunsLoaded(rows))
+
+    def on_runs_loaded(self, message: RunsLoaded) -> None:
+        self.rows = message.rows
+        table = self.query_one("#runs", DataTable)
+        table.clear()
+        for r in message.rows:
+            table.add_row(
+                Text("✓" if r.name in self.marked else " ", style="bold green"),
+                safe_text(r.name, single_line=True),
+                Text(str(r.tasks), justify="right"),
+                Text(str(r.trials), justify="right"),
+                num(r.pass_at_1),
+                Text(
+                    ("-" if r.pass_hat_k is None else f"{r.pass_hat_k:.2f}") + f" (k={r.k})",
+                    justify="right",
+                ),
+                Text("-" if r.cost_usd is None else f"${r.cost_usd:,.2f}", justify="right"),
+                safe_text(r.imported_at, single_line=True),
+                key=r.name,
+            )
+        self._status()
+        table.focus()
+
+    def _status(self) -> None:
+        status = self.query_one("#runs-status", Static)
+        if not self.rows:
+            status.update(
+                "No runs yet: quit (ctrl+q) and run `reviewer import PATH` or `reviewer PATH`."
+            )
+        elif self.marked:
+            status.update(
+                f"marked: {', '.join(self.marked)} — mark two runs (space), then c compares them"
+            )
+        else:
+            status.update(
+                f"{len(self.rows)} runs — Enter: tasks of a run · space then c: compare two runs"
+            )
+
+    def _current(self) -> str | None:
+        table = self.query_one("#runs", DataTable)
+        if not table.row_count:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
+        return None if key.value is None else str(key.value)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if event.row_key.value is not None:
+            self._open(str(event.row_key.value))
+
+    def action_open_run(self) -> None:
+        run = self._current()
+        if run is not None:
+            self._open(run)
+
+    def _open(self, run: str) -> None:
+        from reviewer.tui.screens.tasks import TasksScreen
+
+        self.app.push_screen(TasksScreen(run))
+
+    def action_mark(self) -> None:
+        run = self._current()
+        if run is None:
+            return
+        if run in self.marked:
+            self.marked.remove(run)
+        else:
+            self.marked = (self.marked + [run])[-2:]
+        table = self.query_one("#runs", DataTable)
+        for r in self.rows:
+            table.update_cell(
+                r.name, "mark", Text("✓" if r.name in self.marked else " ", style="bold green")
+            )
+        self._status()
+
+    def action_compare(self) -> None:
+        from reviewer.tui.screens.compare import CompareScreen
+
+        if len(self.marked) != 2:
+            self.notify("Mark two runs with space first (old, then new).", severity="warning")
+            return
+        self.app.push_screen(CompareScreen(self.marked[0], self.marked[1]))
+
+    def action_failures(self) -> None:
+        from reviewer.tui.screens.failures import FailuresScreen
+
+        self.app.push_screen(FailuresScreen())
+
+    def action_trials(self) -> None:
+        from reviewer.store.trial_list import TrialFilter
+        from reviewer.tui.screens.trials import TrialsScreen
+
+        run = self._current()
+        self.app.push_screen(
+            TrialsScreen(TrialFilter(run=run), title=f"Trials of {run}" if run else "Trials")
+        )

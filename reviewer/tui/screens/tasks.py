@@ -1,0 +1,199 @@
+"""A run's tasks: n, c, pass@1, pass@k, pass^k, the trial outcome strip, steps and cost; sortable."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from reviewer.store.queries import TaskRow
+from reviewer.tui.safe import safe_text
+from reviewer.tui.widgets.cells import money, num, strip
+
+# (column key to sort by, what the status line calls it)
+_SORTS: list[tuple[str, str]] = [
+    ("order", "import order"),
+    ("phk", "pass^k, worst first"),
+    ("p1", "pass@1, worst first"),
+    ("flaky", "flaky first"),
+    ("steps", "most steps first"),
+    ("cost", "most expensive first"),
+    ("task", "task name"),
+]
+
+
+class TasksLoaded(Message):
+    def __init__(self, k: int, rows: list[TaskRow]) -> None:
+        super().__init__()
+        self.k = k
+        self.rows = rows
+
+
+class TasksScreen(Screen[None]):
+    BINDINGS = [
+        Binding("enter", "open_task", "Trials", id="tasks.open"),
+        Binding("x", "failing", "Failing trials", id="tasks.failing"),
+        Binding("s", "sort", "Sort", id="tasks.sort"),
+        Binding("F", "flaky_only", "Flaky only", id="tasks.flaky"),
+        Binding("escape", "app.pop_screen", "Back", id="tasks.back"),
+    ]
+
+    def __init__(self, run: str) -> None:
+        super().__init__()
+        self.run = run
+        self.k = 1
+        self.rows: list[TaskRow] = []
+        self.sort_index = 0
+        self.flaky_only = False
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(safe_text(f"Tasks of {self.run}", single_line=True), classes="title")
+        yield DataTable(id="tasks", cursor_type="row", zebra_stripes=True)
+        yield Static("loading…", id="tasks-status", classes="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.load_tasks()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="tasks-load")
+    def load_tasks(self) -> None:
+        from reviewer.metrics.passk import default_ks
+        from reviewer.store.queries import task_table
+
+        db = self.app.open_db()  # type: ignore[attr-defined]
+        try:
+            rows = task_table(db, self.run)
+        finally:
+            db.close()
+        self.post_message(TasksLoaded(default_ks(r.n for r in rows)[-1], rows))
+
+    def on_tasks_loaded(self, message: TasksLoaded) -> None:
+        self.k, self.rows = message.k, message.rows
+        table = self.query_one("#tasks", DataTable)
+        table.clear(columns=True)
+        k = self.k
+        table.add_column("task", key="task")
+        for key, label in (
+            ("n", "n"),
+            ("c", "c"),
+            ("p1", "pass@1"),
+            ("pak", f"pass@{k}"),
+            ("phk", f"pass^{k}"),
+        ):
+            table.add_column(Text(label, justify="right"), key=key)
+        table.add_column("trials", key="strip")
+        table.add_column(Text("steps", justify="right"), key="steps")
+        table.add_column(Text("cost", justify="right"), key="cost")
+        self._fill()
+        table.focus()
+
+    def _values(self, r: TaskRow) -> dict[str, Any]:
+        from reviewer.metrics.passk import pass_at_k, pass_hat_k
+
+        return {
+            "p1": pass_at_k(r.n, r.c, 1),
+            "pak": pass_at_k(r.n, r.c, self.k),
+            "phk": pass_hat_k(r.n, r.c, self.k),
+            "flaky": 0 < r.c < r.n,
+        }
+
+    def _sorted(self) -> list[TaskRow]:
+        rows = [r for r in self.rows if not self.flaky_only or 0 < r.c < r.n]
+        key = _SORTS[self.sort_index][0]
+        low = -1.0
+
+        def value(r: TaskRow) -> Any:
+            v = self._values(r)
+            if key == "phk":
+                return (v["phk"] if v["phk"] is not None else low, v["p1"])
+            if key == "p1":
+                return v["p1"]
+            if key == "flaky":
+                return (not v["flaky"], r.c / r.n if r.n else 0)
+            if key == "steps":
+                return -(r.avg_steps or 0)
+            if key == "cost":
+                return -(r.avg_cost or 0)
+            if key == "task":
+                return r.task_id
+            return 0
+
+        return sorted(rows, key=value) if key != "order" else rows
+
+    def _fill(self) -> None:
+        table = self.query_one("#tasks", DataTable)
+        table.clear()
+        for r in self._sorted():
+            v = self._values(r)
+            table.add_row(
+                safe_text(
+                    r.task_id, "bold yellow" if v["flaky"] else "", single_line=True, limit=40
+                ),
+                Text(str(r.n), justify="right"),
+                Text(str(r.c), justify="right"),
+                num(v["p1"]),
+                num(v["pak"]),
+                num(v["phk"]),
+                strip(r.outcomes),
+                num(r.avg_steps, "{:.1f}"),
+                money(r.avg_cost),
+                key=r.task_id,
+            )
+        flaky = sum(1 for r in self.rows if 0 < r.c < r.n)
+        shown = "flaky only" if self.flaky_only else "all"
+        self.query_one("#tasks-status", Static).update(
+            f"{len(self.rows)} tasks, {flaky} flaky (0 < c < n, in yellow) · showing {shown} · "
+            f"sorted by {_SORTS[self.sort_index][1]} · ● pass ○ fail"
+        )
+
+    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+        for i, (key, _) in enumerate(_SORTS):
+            if key == event.column_key.value:
+                self.sort_index = i
+                self._fill()
+                return
+
+    def action_sort(self) -> None:
+        self.sort_index = (self.sort_index + 1) % len(_SORTS)
+        self._fill()
+
+    def action_flaky_only(self) -> None:
+        self.flaky_only = not self.flaky_only
+        self._fill()
+
+    def _current(self) -> str | None:
+        table = self.query_one("#tasks", DataTable)
+        if not table.row_count:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
+        return None if key.value is None else str(key.value)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if event.row_key.value is not None:
+            self._trials(str(event.row_key.value), None)
+
+    def action_open_task(self) -> None:
+        task = self._current()
+        if task is not None:
+            self._trials(task, None)
+
+    def action_failing(self) -> None:
+        task = self._current()
+        if task is not None:
+            self._trials(task, "fail")
+
+    def _trials(self, task: str, outcome: Literal["pass", "fail"] | None) -> None:
+        from reviewer.store.trial_list import TrialFilter
+        from reviewer.tui.screens.trials import TrialsScreen
+
+        title = f"{'Failing trials' if outcome else 'Trials'} of {task} ({self.run})"
+        self.app.push_screen(
+            TrialsScreen(TrialFilter(run=self.run, task_id=task, outcome=outcome), title=title)
+        )
