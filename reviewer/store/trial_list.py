@@ -1,0 +1,325 @@
+"""The filtered, paged list of trials: keyset pages on seq, cached counts, steps through the list.
+
+Every page is fetched by ``seq > after`` / ``seq < before`` with a LIMIT (never OFFSET), so a page costs
+the same at row 1 and at row 98,000. Only counts grow with the database, and they are cached per filter
+until the data they depend on changes.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import sqlite_utils
+
+from reviewer.store.search_query import SearchError, match_query
+from reviewer.store.trial_filter import (
+    LATEST_VERDICT,
+    TrialFilter,
+    clear_label_memo,
+    conditions,
+    data_version,
+    standing_labels,
+)
+
+__all__ = [
+    "FilterSequence",
+    "Page",
+    "SearchError",
+    "TrialFilter",
+    "TrialRow",
+    "count",
+    "match_query",
+    "neighbour",
+    "page",
+    "position",
+]
+
+
+@dataclass(frozen=True)
+class TrialRow:
+    id: str
+    seq: int
+    run: str
+    task_id: str
+    trial: int
+    success: bool
+    reward: float | None
+    steps: int
+    cost_usd: float | None
+    latency_s: float | None
+    verdict: str | None
+    label: str | None
+    violations: int
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class Page:
+    """``rows`` of the filtered list, starting at 0-based ``first_index`` of ``total``."""
+
+    rows: list[TrialRow]
+    total: int
+    first_index: int
+
+    @property
+    def end_index(self) -> int:
+        return self.first_index + len(self.rows)
+
+    @property
+    def has_next(self) -> bool:
+        return self.end_index < self.total
+
+    @property
+    def has_previous(self) -> bool:
+        return self.first_index > 0
+
+
+def _run(db: sqlite_utils.Database, f: TrialFilter, sql: str, params: Sequence[Any]) -> list[Any]:
+    try:
+        return db.execute(sql, list(params)).fetchall()
+    except sqlite3.OperationalError as e:
+        msg = str(e)
+        if f.search and (msg.startswith("fts5:") or "no such column" in msg or "MATCH" in msg):
+            hint = "put words in double quotes to search for them as written"
+            raise SearchError(f"invalid search {f.search!r} ({msg}): {hint}") from e
+        raise
+
+
+def _match(f: TrialFilter) -> str | None:
+    return match_query(f.search) if f.search else None
+
+
+# ---- counts ----------------------------------------------------------------------------------------
+
+_CACHE_SIZE = 512
+_cache: OrderedDict[tuple[Any, ...], int] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def clear_cache() -> None:
+    """Forget every cached count (tests; a writer that edits rows in place)."""
+    with _cache_lock:
+        _cache.clear()
+    clear_label_memo()
+
+
+def _version(db: sqlite_utils.Database) -> tuple[Any, ...] | None:
+    """What a count depends on. The tables are append-only (rules and clusterings are replaced by new
+    rows), so their top rowids change whenever a count could. None for in-memory databases."""
+    files = [r[2] for r in db.execute("PRAGMA database_list").fetchall() if r[1] == "main"]
+    if not files or not files[0]:
+        return None
+    row = db.execute(
+        "SELECT (SELECT MAX(seq) FROM trials), (SELECT MAX(id) FROM verdicts), "
+        "(SELECT MAX(id) FROM labels), (SELECT MAX(rowid) FROM violations), "
+        "(SELECT MAX(id) FROM rule_sets), (SELECT MAX(id) FROM clusterings), "
+        "(SELECT MAX(rowid) FROM cluster_members)"
+    ).fetchone()
+    return (files[0], *row)
+
+
+def _count(db: sqlite_utils.Database, f: TrialFilter, before: int | None = None) -> int:
+    """Trials matching ``f`` (with ``seq < before`` when given)."""
+    match = _match(f)
+    rest = replace(f, search=None)
+    bound = "" if before is None else " AND rowid < ?"
+    bp: list[Any] = [] if before is None else [before]
+    params: list[Any]
+    if rest.is_empty and match is None:
+        # rowid range, or the smallest index for the whole table
+        sql, params = f"SELECT COUNT(*) FROM trials WHERE 1{bound}", bp
+    elif rest.is_empty:
+        sql = f"SELECT COUNT(*) FROM trials_fts WHERE trials_fts MATCH ?{bound}"
+        params = [match, *bp]
+    else:
+        q = conditions(db, rest, correlated=False)
+        if match is not None:
+            q.add(
+                f"t.seq IN (SELECT rowid FROM trials_fts WHERE trials_fts MATCH ?{bound})",
+                match,
+                *bp,
+            )
+        elif before is not None:
+            q.add("t.seq < ?", before)
+        sql, params = f"SELECT COUNT(*) FROM trials t WHERE {q.where()}", q.params
+    return int(_run(db, f, sql, params)[0][0])
+
+
+def _cached_count(db: sqlite_utils.Database, f: TrialFilter, before: int | None = None) -> int:
+    version = data_version(db)
+    if version is None:
+        return _count(db, f, before)
+    key = (version, f, before)
+    with _cache_lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
+    n = _count(db, f, before)
+    with _cache_lock:
+        _cache[key] = n
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return n
+
+
+def count(db: sqlite_utils.Database, f: TrialFilter, *, cached: bool = True) -> int:
+    """How many trials match ``f``; SearchError for an invalid search."""
+    return _cached_count(db, f) if cached else _count(db, f)
+
+
+# ---- pages -----------------------------------------------------------------------------------------
+
+
+def _prefer_set(total: int, n: int, limit: int) -> bool:
+    """Scanning in seq order finds a page after about limit * n / total rows; fetching and sorting the
+    whole match costs about total. Scan unless the match is so sparse that the set is cheaper."""
+    return total * total < limit * n
+
+
+def _slice(
+    db: sqlite_utils.Database,
+    f: TrialFilter,
+    *,
+    after: int | None = None,
+    before: int | None = None,
+    limit: int,
+    desc: bool = False,
+) -> list[tuple[int, str]]:
+    """(seq, id) of up to ``limit`` matching trials strictly between ``after`` and ``before``."""
+    match = _match(f)
+    total = _cached_count(db, f)
+    if total == 0:
+        return []
+    sparse = _prefer_set(total, _cached_count(db, TrialFilter()), limit)
+    q = conditions(db, f, correlated=not sparse)
+    order = "DESC" if desc else "ASC"
+    if match is not None and not sparse:
+        # the FTS index yields rowids in order: let it drive, so a page stops after `limit` hits
+        key = "trials_fts.rowid"
+        source = "trials_fts CROSS JOIN trials t ON t.seq = trials_fts.rowid"
+        q.terms.insert(0, "trials_fts MATCH ?")
+        q.params.insert(0, match)
+    else:
+        key, source = "t.seq", "trials t"
+        if match is not None:
+            q.add("t.seq IN (SELECT rowid FROM trials_fts WHERE trials_fts MATCH ?)", match)
+    if after is not None:
+        q.add(f"{key} > ?", after)
+    if before is not None:
+        q.add(f"{key} < ?", before)
+    sql = f"SELECT t.seq, t.id FROM {source} WHERE {q.where()} ORDER BY {key} {order} LIMIT ?"
+    return [(int(s), str(i)) for s, i in _run(db, f, sql, [*q.params, limit])]
+
+
+def _rows(db: sqlite_utils.Database, f: TrialFilter, seqs: Sequence[int]) -> list[TrialRow]:
+    """The list columns of the trials ``seqs`` (a page), in seq order."""
+    if not seqs:
+        return []
+    marks = ",".join("?" * len(seqs))
+    judge = "" if f.judge is None else " AND v.judge = ?"
+    jp = [] if f.judge is None else [f.judge]
+    rows = db.execute(
+        "SELECT t.id, t.seq, t.run, t.task_id, t.trial, t.success, t.reward, t.steps, t.cost_usd, "
+        f"t.latency_s, {LATEST_VERDICT.format(judge=judge)}, "
+        "(SELECT COUNT(*) FROM violations x WHERE x.trial_id = t.id), t.reason "
+        f"FROM trials t WHERE t.seq IN ({marks}) ORDER BY t.seq",
+        [*jp, *seqs],
+    ).fetchall()
+    labels = standing_labels(db, [r[0] for r in rows], f.labeler)
+    return [
+        TrialRow(
+            id=r[0],
+            seq=r[1],
+            run=r[2],
+            task_id=r[3],
+            trial=r[4],
+            success=bool(r[5]),
+            reward=r[6],
+            steps=r[7],
+            cost_usd=r[8],
+            latency_s=r[9],
+            verdict=r[10],
+            label=labels.get(r[0]),
+            violations=int(r[11]),
+            reason=r[12],
+        )
+        for r in rows
+    ]
+
+
+def page(
+    db: sqlite_utils.Database,
+    f: TrialFilter,
+    after_seq: int | None = None,
+    before_seq: int | None = None,
+    limit: int = 200,
+    *,
+    known_before: int | None = None,
+) -> Page:
+    """The ``limit`` matching trials after ``after_seq`` (or before ``before_seq``; neither: the first).
+
+    ``known_before`` is how many matching trials lie before the boundary when the caller knows it from
+    the page it is turning (``p.end_index`` forward, ``p.first_index`` back): it saves a count.
+    """
+    if after_seq is not None and before_seq is not None:
+        raise ValueError("page: give after_seq or before_seq, not both")
+    total = _cached_count(db, f)
+    if before_seq is not None:
+        hits = _slice(db, f, before=before_seq, limit=limit, desc=True)[::-1]
+    else:
+        hits = _slice(db, f, after=after_seq, limit=limit)
+    rows = _rows(db, f, [s for s, _ in hits])
+    if not rows:
+        first = total if after_seq is not None else 0
+    elif after_seq is None and before_seq is None:
+        first = 0
+    elif known_before is not None:
+        first = known_before if before_seq is None else max(0, known_before - len(rows))
+    else:
+        first = _cached_count(db, f, rows[0].seq)
+    return Page(rows, total, first)
+
+
+def _seq_of(db: sqlite_utils.Database, trial_id: str) -> int | None:
+    row = db.execute("SELECT seq FROM trials WHERE id = ?", [trial_id]).fetchone()
+    return None if row is None else int(row[0])
+
+
+def neighbour(db: sqlite_utils.Database, f: TrialFilter, trial_id: str, step: int) -> str | None:
+    """The trial ``step`` places after (negative: before) ``trial_id`` in the list, None past an end."""
+    seq = _seq_of(db, trial_id)
+    if seq is None:
+        return None
+    if step == 0:
+        return trial_id
+    if step > 0:
+        hits = _slice(db, f, after=seq, limit=step)
+    else:
+        hits = _slice(db, f, before=seq, limit=-step, desc=True)
+    return hits[-1][1] if len(hits) == abs(step) else None
+
+
+def position(db: sqlite_utils.Database, f: TrialFilter, trial_id: str) -> tuple[int, int] | None:
+    """(1-based position, total) of ``trial_id`` in the list, or None when it is not in it."""
+    seq = _seq_of(db, trial_id)
+    if seq is None or not _slice(db, f, after=seq - 1, before=seq + 1, limit=1):
+        return None
+    return _cached_count(db, f, seq) + 1, _cached_count(db, f)
+
+
+class FilterSequence:
+    """The filtered list as a ``TrialSequence`` for the transcript viewer's next / previous."""
+
+    def __init__(self, f: TrialFilter) -> None:
+        self.filter = f
+
+    def neighbour(self, db: sqlite_utils.Database, trial_id: str, step: int) -> str | None:
+        return neighbour(db, self.filter, trial_id, step)
+
+    def position(self, db: sqlite_utils.Database, trial_id: str) -> tuple[int, int] | None:
+        return position(db, self.filter, trial_id)

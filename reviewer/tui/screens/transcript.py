@@ -1,0 +1,312 @@
+"""One trial: its summary, the transcript viewer and the judge line; n / p step through the list it came from."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shlex
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult, SuspendNotSupported
+from textual.binding import Binding
+from textual.message import Message
+from textual.notifications import SeverityLevel
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+from textual.worker import get_current_worker
+
+from reviewer.tui.safe import safe_text
+from reviewer.tui.widgets.transcript import TranscriptView
+from reviewer.tui.widgets.transcript_render import VERDICT_STYLES, Block, VerdictLike
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+
+    from reviewer.metrics.rules import Violation
+    from reviewer.models import Trial
+    from reviewer.store.queries import TrialHeader
+    from reviewer.tui.app import ReviewerApp
+    from reviewer.tui.nav import TrialSequence
+
+
+@dataclass
+class TrialPayload:
+    """Everything the screen shows of one trial, read and prepared in a worker."""
+
+    trial_id: str
+    header: TrialHeader
+    trial: Trial
+    violations: list[Violation]
+    verdicts: list[VerdictLike]
+    position: tuple[int, int] | None
+    blocks: list[Block]
+
+
+class TrialLoaded(Message):
+    def __init__(self, payload: TrialPayload) -> None:
+        super().__init__()
+        self.payload = payload
+
+
+class TranscriptNotice(Message):
+    def __init__(self, text: str, severity: SeverityLevel = "information") -> None:
+        super().__init__()
+        self.text = text
+        self.severity = severity
+
+
+class RecordReady(Message):
+    def __init__(self, path: Path, editor: bool) -> None:
+        super().__init__()
+        self.path = path
+        self.editor = editor
+
+
+def load_payload(
+    db: Database, trial_id: str, sequence: TrialSequence | None
+) -> TrialPayload | None:
+    """Read one trial with its violations and verdicts and build its block index (worker thread)."""
+    from reviewer.store.queries import trial_header, verdicts_for
+    from reviewer.store.trials import load_trial
+    from reviewer.store.violations import trial_violations
+    from reviewer.tui.widgets.transcript_render import build_blocks
+
+    header = trial_header(db, trial_id)
+    trial = load_trial(db, trial_id)
+    if header is None or trial is None:
+        return None
+    violations = trial_violations(db, trial_id)
+    verdicts: list[VerdictLike] = list(verdicts_for(db, trial_id))
+    if not verdicts and trial.judge is not None:
+        verdicts = [trial.judge]
+    position = sequence.position(db, trial_id) if sequence is not None else None
+    blocks = build_blocks(trial, violations, verdicts)
+    return TrialPayload(trial_id, header, trial, violations, verdicts, position, blocks)
+
+
+def _money(v: float | None) -> str:
+    if v is None:
+        return "-"
+    return f"${v:.2f}" if v >= 1 else f"${v:.4f}"
+
+
+def summary_text(p: TrialPayload) -> Text:
+    """Outcome, reward, steps, cost, latency, termination and error of a trial (the header's lines)."""
+    h = p.header
+    out = Text()
+    out.append(
+        " PASS " if h.success else " FAIL ",
+        "bold white on green" if h.success else "bold white on red",
+    )
+    if h.reward is not None:
+        out.append(f"  reward {h.reward:.2f}")
+    out.append(f"  steps {h.steps}  cost {_money(h.cost_usd)}")
+    out.append("  latency " + ("-" if h.latency_s is None else f"{h.latency_s:.1f}s"))
+    out.append(f"  tool errors {h.tool_errors}", "red" if h.tool_errors else "")
+    if p.violations:
+        out.append(
+            f"  ⚑ {len(p.violations)} rule violation{'s' * (len(p.violations) != 1)}",
+            "bold dark_orange",
+        )
+    if h.termination:
+        out.append("  ended: ")
+        out.append_text(safe_text(h.termination, single_line=True, limit=80))
+    if h.reason:
+        out.append("\nreason: ", "bold")
+        out.append_text(safe_text(h.reason, single_line=True, limit=300))
+    if h.error_type or h.error_message:
+        out.append("\nerror: ", "bold red")
+        err = ": ".join(x for x in (h.error_type, h.error_message) if x)
+        out.append_text(safe_text(err, "red", single_line=True, limit=300))
+    return out
+
+
+def title_text(p: TrialPayload) -> Text:
+    h = p.header
+    out = safe_text(f"{h.run} › {h.task_id} › trial {h.trial}", "bold", single_line=True, limit=160)
+    if p.position is not None:
+        out.append(f"   {p.position[0]} / {p.position[1]}", "dim")
+    return out
+
+
+def judge_text(verdicts: list[VerdictLike]) -> Text:
+    if not verdicts:
+        return Text("judge: no verdict", "dim")
+    v = verdicts[0]
+    out = Text("judge: ", "bold")
+    out.append_text(
+        safe_text(
+            v.verdict.upper(),
+            VERDICT_STYLES.get(v.verdict, "bold yellow"),
+            single_line=True,
+            limit=20,
+        )
+    )
+    if v.judge:
+        out.append("  ")
+        out.append_text(safe_text(v.judge, "dim", single_line=True, limit=60))
+    if v.rationale:
+        out.append(" — ")
+        out.append_text(safe_text(v.rationale, single_line=True, limit=400))
+    if len(verdicts) > 1:
+        out.append(f"  (+{len(verdicts) - 1} more below)", "dim")
+    return out
+
+
+class TranscriptScreen(Screen[None]):
+    """A trial's transcript; opened from a list, ``n`` / ``p`` step through that list."""
+
+    BINDINGS = [
+        Binding("n,j", "step(1)", "Next trial", id="transcript.next"),
+        Binding("p,k", "step(-1)", "Prev trial", show=False, id="transcript.prev"),
+        Binding("o", "open_record(False)", "Pager", id="transcript.pager"),
+        Binding("O", "open_record(True)", "Editor", show=False, id="transcript.editor"),
+        Binding("escape", "app.pop_screen", "Back", id="transcript.back"),
+    ]
+
+    DEFAULT_CSS = """
+    TranscriptScreen #transcript-summary { height: auto; max-height: 3; padding: 0 1; }
+    TranscriptScreen #transcript-judge { height: 1; padding: 0 1; background: $boost; }
+    """
+
+    def __init__(self, trial_id: str, sequence: TrialSequence | None = None) -> None:
+        super().__init__()
+        self.trial_id = trial_id
+        self.sequence = sequence
+        self.payload: TrialPayload | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(
+            safe_text(self.trial_id, single_line=True), id="transcript-title", classes="title"
+        )
+        yield Static("loading…", id="transcript-summary")
+        yield TranscriptView(id="transcript")
+        yield Static("", id="transcript-judge")
+        yield Footer()
+
+    @property
+    def view(self) -> TranscriptView:
+        return self.query_one("#transcript", TranscriptView)
+
+    def _app(self) -> ReviewerApp:
+        return cast("ReviewerApp", self.app)
+
+    def on_mount(self) -> None:
+        self.view.loading = True
+        self.view.focus()
+        self.load(self.trial_id)
+
+    # --- loading and stepping ------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="transcript-load")
+    def load(self, trial_id: str, step: int = 0) -> None:
+        """Load ``trial_id``, or the trial ``step`` places from it in the sequence."""
+        worker = get_current_worker()
+        db = self._app().open_db()
+        try:
+            if step:
+                if self.sequence is None:
+                    self.post_message(TranscriptNotice("this trial was not opened from a list"))
+                    return
+                target = self.sequence.neighbour(db, trial_id, step)
+                if target is None:
+                    end = "last" if step > 0 else "first"
+                    self.post_message(TranscriptNotice(f"this is the {end} trial of the list"))
+                    return
+                trial_id = target
+            payload = load_payload(db, trial_id, self.sequence)
+        finally:
+            db.close()
+        if worker.is_cancelled:
+            return
+        if payload is None:
+            self.post_message(TranscriptNotice(f"trial {trial_id} is not in the database", "error"))
+            return
+        self.post_message(TrialLoaded(payload))
+
+    def on_trial_loaded(self, message: TrialLoaded) -> None:
+        p = message.payload
+        self.payload = p
+        self.trial_id = p.trial_id
+        self.query_one("#transcript-title", Static).update(title_text(p))
+        self.query_one("#transcript-summary", Static).update(summary_text(p))
+        view = self.view
+        view.load(p.trial, p.violations, p.verdicts, blocks=p.blocks)
+        view.loading = False
+        judge = self.query_one("#transcript-judge", Static)
+        judge.update(judge_text(p.verdicts))
+        judge.display = view.show_judge
+
+    def on_transcript_notice(self, message: TranscriptNotice) -> None:
+        self.view.loading = False
+        self.notify(message.text, severity=message.severity)
+
+    def on_transcript_view_judge_toggled(self, message: TranscriptView.JudgeToggled) -> None:
+        self.query_one("#transcript-judge", Static).display = message.shown
+
+    def action_step(self, step: int) -> None:
+        self.load(self.trial_id, step)
+
+    # --- raw record in $PAGER / $EDITOR ---------------------------------------------------------------
+
+    def action_open_record(self, editor: bool) -> None:
+        self.write_record(self.trial_id, editor)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="transcript-record")
+    def write_record(self, trial_id: str, editor: bool) -> None:
+        """The stored record, pretty-printed, in a temp file for the external program."""
+        from reviewer.store.queries import record_of
+
+        db = self._app().open_db()
+        try:
+            record = record_of(db, trial_id)
+        finally:
+            db.close()
+        if record is None:
+            self.post_message(TranscriptNotice(f"trial {trial_id} has no stored record", "error"))
+            return
+        with contextlib.suppress(ValueError):
+            record = json.dumps(json.loads(record), indent=2, ensure_ascii=False) + "\n"
+        fd, name = tempfile.mkstemp(prefix="reviewer-trial-", suffix=".json")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(record)
+        self.post_message(RecordReady(Path(name), editor))
+
+    def on_record_ready(self, message: RecordReady) -> None:
+        try:
+            self.run_external(message.path, editor=message.editor)
+        finally:
+            message.path.unlink(missing_ok=True)
+
+    def run_external(self, path: Path, *, editor: bool) -> None:
+        """Run $PAGER (default less) or $EDITOR (default vi) on ``path`` with the app suspended."""
+        var = "EDITOR" if editor else "PAGER"
+        command = os.environ.get(var) or (os.environ.get("VISUAL") if editor else None)
+        command = command or ("vi" if editor else "less")
+        try:
+            argv = shlex.split(command)
+        except ValueError as e:
+            self._app().show_error(f"${var} is not a valid command", e)
+            return
+        if not argv:
+            self._app().show_error(f"${var} is empty", command)
+            return
+        try:
+            with self.app.suspend():
+                result = subprocess.run([*argv, str(path)], check=False)
+        except SuspendNotSupported as e:
+            self._app().show_error(f"Cannot run ${var} here", e)
+        except OSError as e:
+            self._app().show_error(f"Could not run ${var} ({command})", e)
+        else:
+            if result.returncode != 0:
+                self._app().show_error(
+                    f"${var} failed", f"{command} exited with status {result.returncode}"
+                )

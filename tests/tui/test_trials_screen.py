@@ -1,0 +1,211 @@
+"""The trials screen on 450 generated trials: paging, filters, search, opening a transcript, literal text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
+from textual.widgets import Input, Static
+
+from reviewer.importer import import_paths
+from reviewer.store import open_db
+from reviewer.store.trial_list import FilterSequence, TrialFilter, clear_cache
+from reviewer.tui.app import ReviewerApp
+from reviewer.tui.screens.trials import TrialsScreen, TrialTable
+from tests.conftest import native_trial, write_jsonl
+
+N = 450
+SIZE = (120, 30)
+
+
+def make_db(tmp_path: Path) -> Path:
+    recs: list[dict[str, Any]] = []
+    for i in range(N):
+        task = "[red]x[/]" if i == 0 else f"task{i // 5:03d}"
+        rec = native_trial(task, passed=i % 3 != 0, run="support", trial=i % 5 + 1)
+        words = "zebra crossing" if i % 10 == 0 else "plain reply"
+        rec["messages"].append({"role": "assistant", "content": f"{words} cancel_order"})
+        recs.append(rec)
+    f = write_jsonl(tmp_path / "support.jsonl", recs)
+    db = open_db(tmp_path / "x.db")
+    try:
+        assert import_paths(db, [f]).added == N
+    finally:
+        db.close()
+    clear_cache()
+    return tmp_path / "x.db"
+
+
+def status(app: ReviewerApp) -> str:
+    return str(app.screen.query_one("#trials-status", Static).render())
+
+
+def filters(app: ReviewerApp) -> str:
+    return str(app.screen.query_one("#trials-filters", Static).render())
+
+
+def table(app: ReviewerApp) -> TrialTable:
+    return app.screen.query_one(TrialTable)
+
+
+async def settle(app: ReviewerApp, pilot: Pilot[None]) -> None:
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def open_trials(app: ReviewerApp, pilot: Pilot[None], f: TrialFilter | None = None) -> None:
+    await settle(app, pilot)
+    app.push_screen(TrialsScreen(f or TrialFilter(), title="All trials"))
+    await settle(app, pilot)
+    assert isinstance(app.screen, TrialsScreen)
+
+
+async def test_pages_of_200_with_keyset_paging(tmp_path: Path) -> None:
+    app = ReviewerApp(db_path=make_db(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await open_trials(app, pilot)
+        assert status(app).startswith(f"rows 1–200 of {N}")
+        assert table(app).row_count == 200
+        await pilot.press("right_square_bracket")
+        await settle(app, pilot)
+        assert status(app).startswith(f"rows 201–400 of {N}")
+        # pagedown on the last row turns the page too
+        table(app).move_cursor(row=199)
+        await pilot.press("pagedown")
+        await settle(app, pilot)
+        assert status(app).startswith(f"rows 401–450 of {N}")
+        assert table(app).row_count == 50
+        await pilot.press("right_square_bracket")
+        await settle(app, pilot)
+        assert "this is the last page" in status(app)
+        await pilot.press("left_square_bracket")
+        await settle(app, pilot)
+        assert status(app).startswith(f"rows 201–400 of {N}")
+        assert table(app).cursor_row == 199  # paging back lands on the page's last row
+        await pilot.press("pageup")  # not on the first row: only moves the cursor
+        await pilot.pause()
+        assert status(app).startswith("rows 201–400")
+        table(app).move_cursor(row=0)
+        await pilot.press("pageup")
+        await settle(app, pilot)
+        assert status(app).startswith(f"rows 1–200 of {N}")
+
+
+async def test_outcome_verdict_label_and_clear(tmp_path: Path) -> None:
+    app = ReviewerApp(db_path=make_db(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await open_trials(app, pilot)
+        assert filters(app).startswith("no filters")
+        await pilot.press("o")  # pass
+        await settle(app, pilot)
+        assert "outcome=pass" in filters(app)
+        assert status(app).startswith("rows 1–200 of 300")
+        await pilot.press("o")  # fail
+        await settle(app, pilot)
+        assert status(app).startswith("rows 1–150 of 150")
+        t = table(app)
+        outcomes = {str(t.get_row_at(i)[3]) for i in range(t.row_count)}
+        assert outcomes == {"○ fail"}
+        await pilot.press("v")  # judge=pass: nobody judged these trials
+        await settle(app, pilot)
+        assert "judge=pass" in filters(app)
+        assert "no trials match" in status(app)
+        await pilot.press("c")
+        await settle(app, pilot)
+        assert filters(app).startswith("no filters")
+        assert status(app).startswith(f"rows 1–200 of {N}")
+        await pilot.press("l", "l", "l", "l")  # pass, fail, skip, none
+        await settle(app, pilot)
+        assert "label=none" in filters(app)
+        assert status(app).startswith(f"rows 1–200 of {N}")
+        await pilot.press("x")
+        await settle(app, pilot)
+        assert "violations=any" in filters(app)
+        assert "no trials match" in status(app)
+
+
+async def test_search_typed_into_the_bar(tmp_path: Path) -> None:
+    app = ReviewerApp(db_path=make_db(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await open_trials(app, pilot)
+        await pilot.press("slash")
+        await pilot.press(*"zebra", "enter")
+        await settle(app, pilot)
+        assert "search='zebra'" in filters(app)
+        assert status(app).startswith(f"rows 1–45 of {N // 10}")
+        # keys that are filters elsewhere are text in the search bar
+        await pilot.press("slash")
+        app.screen.query_one("#trials-search", Input).value = ""
+        await pilot.press(*"cancel_order", "enter")
+        await settle(app, pilot)
+        assert "search='cancel_order'" in filters(app)
+        assert status(app).startswith(f"rows 1–200 of {N}")
+        # Esc leaves the bar without applying what was typed; Esc again goes back
+        await pilot.press("slash", "z", "escape")
+        await settle(app, pilot)
+        assert isinstance(app.screen, TrialsScreen)
+        assert app.screen.query_one("#trials-search", Input).value == "cancel_order"
+        assert table(app).has_focus
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, TrialsScreen)
+
+
+async def test_invalid_search_says_so_and_keeps_the_list(tmp_path: Path) -> None:
+    app = ReviewerApp(db_path=make_db(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await open_trials(app, pilot)
+        await pilot.press("slash", *"zebra AND", "enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, TrialsScreen)  # no error modal, no crash
+        assert "invalid search" in status(app)
+        assert filters(app).startswith("no filters")
+        assert table(app).row_count == 200
+        await pilot.press("o")  # the filters still work after the bad search
+        await settle(app, pilot)
+        assert status(app).startswith("rows 1–200 of 300")
+
+
+async def test_enter_opens_the_transcript_with_this_list(tmp_path: Path) -> None:
+    from reviewer.tui.screens.transcript import TranscriptScreen
+
+    app = ReviewerApp(db_path=make_db(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await open_trials(app, pilot, TrialFilter(outcome="fail"))
+        first = str(table(app).coordinate_to_cell_key(table(app).cursor_coordinate).row_key.value)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, TranscriptScreen)
+        assert screen.trial_id == first
+        assert isinstance(screen.sequence, FilterSequence)
+        assert screen.sequence.filter == TrialFilter(outcome="fail")
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert isinstance(app.screen, TrialsScreen)
+        assert status(app).startswith("rows 1–150 of 150")
+
+
+async def test_enter_goes_through_the_open_trial_seam(tmp_path: Path) -> None:
+    app = ReviewerApp(db_path=make_db(tmp_path))
+    opened: list[str] = []
+    async with app.run_test(size=SIZE) as pilot:
+        await open_trials(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, TrialsScreen)
+        screen.open_trial = opened.append  # type: ignore[method-assign]
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        assert opened == [table(app).ordered_rows[1].key.value]
+
+
+async def test_untrusted_task_id_is_shown_literally(tmp_path: Path) -> None:
+    app = ReviewerApp(db_path=make_db(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await open_trials(app, pilot, TrialFilter(task_id="[red]x[/]"))
+        assert status(app).startswith("rows 1–1 of 1")
+        assert "task=[red]x[/]" in filters(app)
+        row = table(app).get_row_at(0)
+        assert str(row[1]) == "[red]x[/]"
+        assert [str(c) for c in row[:4]] == ["support", "[red]x[/]", "1", "○ fail"]
