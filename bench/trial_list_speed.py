@@ -20,6 +20,7 @@ import sqlite_utils
 
 from reviewer.store import open_db
 from reviewer.store.trial_list import TrialFilter, clear_cache, count, page
+from reviewer.store.writer import rebuild_task_stats
 
 WORDS = (
     "order refund cancel shipped delivered exchange address payment card customer policy agent "
@@ -105,6 +106,7 @@ def build(path: Path, n: int, seed: int = 7) -> None:
             "INSERT INTO cluster_members (clustering_id, cluster_id, trial_id) VALUES (?, ?, ?)",
             members,
         )
+    rebuild_task_stats(db)
     db.close()
 
 

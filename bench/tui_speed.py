@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from trial_list_speed import build  # noqa: E402
 
 from reviewer.store import open_db  # noqa: E402
+from reviewer.store.writer import rebuild_task_stats  # noqa: E402
 
 
 def add_long_transcript(path: Path, n_messages: int = 2000) -> str:
@@ -60,6 +61,7 @@ def add_long_transcript(path: Path, n_messages: int = 2000) -> str:
             "tool_errors, steps, record, imported_at) VALUES (?, 'long-trial', 'run-0', 'long', 1, 0, ?, 0, 0, 0, 0, ?, '')",
             [seq, n_messages, record],
         )
+    rebuild_task_stats(db)
     db.close()
     return "long-trial"
 

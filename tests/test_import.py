@@ -229,3 +229,23 @@ def test_fts_finds_message_text(tmp_path: Path) -> None:
 def test_default_run_name() -> None:
     assert importer.default_run_name(Path("a/support-v1.jsonl")) == "support-v1"
     assert importer.default_run_name(Path("a/support-v1/results.json")) == "support-v1"
+
+
+def test_task_stats_follow_imports(tmp_path: Path) -> None:
+    from reviewer.store.queries import count_groups, list_runs, task_counts
+    from reviewer.store.writer import rebuild_task_stats
+
+    write_jsonl(
+        tmp_path / "a.jsonl", [native_trial("a", passed=True), native_trial("b", passed=False)]
+    )
+    write_jsonl(tmp_path / "b.jsonl", [native_trial("a", passed=False, latency_s=1.0)])
+    run_cli("--db", "x.db", "import", str(tmp_path / "a.jsonl"))
+    run_cli("--db", "x.db", "import", str(tmp_path / "b.jsonl"), str(tmp_path / "a.jsonl"))
+    db = open_db("x.db")
+    assert task_counts(db, "r1") == [("a", 2, 1), ("b", 1, 0)]
+    assert sorted(count_groups(db, "r1")) == [(1, 0, 1), (2, 1, 1)]
+    (run,) = list_runs(db)
+    assert (run.tasks, run.trials, run.passed) == (2, 3, 1)
+    before = task_counts(db, "r1")
+    rebuild_task_stats(db)
+    assert task_counts(db, "r1") == before

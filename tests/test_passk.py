@@ -85,3 +85,21 @@ def test_default_ks_is_one_and_the_smallest_n() -> None:
     assert default_ks([8, 8, 6]) == [1, 6]
     assert default_ks([1, 5]) == [1]
     assert default_ks([]) == [1]
+
+
+@given(
+    st.lists(
+        st.integers(1, 8).flatmap(lambda n: st.tuples(st.just(n), st.integers(0, n))),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_grouped_averages_equal_the_per_task_averages(counts: list[tuple[int, int]]) -> None:
+    from collections import Counter
+
+    from reviewer.metrics.passk import average_passk
+
+    ks = [1, 2, 4]
+    rep = run_passk("r", [(f"t{i}", n, c) for i, (n, c) in enumerate(counts)], ks)
+    at, hat = average_passk([(n, c, times) for (n, c), times in Counter(counts).items()], ks)
+    assert at == rep.average_at_k and hat == rep.average_hat_k

@@ -7,6 +7,7 @@ value for that k and is left out of the average for that k.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -91,12 +92,42 @@ def run_passk(run: str, tasks: Sequence[tuple[str, int, int]], ks: Sequence[int]
     avg_at: dict[int, float | None] = {}
     avg_hat: dict[int, float | None] = {}
     excluded: dict[int, int] = {}
+    # Exact averages, summed once per distinct (n, c): fast on runs of many tasks.
+    groups = Counter((n, c) for _, n, c in tasks)
     for k in ks:
-        at = [pass_at_k_exact(n, c, k) for _, n, c in tasks]
-        hat = [pass_hat_k_exact(n, c, k) for _, n, c in tasks]
-        at_vals = [v for v in at if v is not None]
-        hat_vals = [v for v in hat if v is not None]
-        excluded[k] = len(at) - len(at_vals)
-        avg_at[k] = float(sum(at_vals, Fraction(0)) / len(at_vals)) if at_vals else None
-        avg_hat[k] = float(sum(hat_vals, Fraction(0)) / len(hat_vals)) if hat_vals else None
+        total_at = total_hat = Fraction(0)
+        kept = 0
+        for (n, c), times in groups.items():
+            at = pass_at_k_exact(n, c, k)
+            hat = pass_hat_k_exact(n, c, k)
+            if at is None or hat is None:
+                continue
+            total_at += at * times
+            total_hat += hat * times
+            kept += times
+        excluded[k] = len(tasks) - kept
+        avg_at[k] = float(total_at / kept) if kept else None
+        avg_hat[k] = float(total_hat / kept) if kept else None
     return RunPassK(run, ks, rows, avg_at, avg_hat, excluded)
+
+
+def average_passk(
+    groups: Iterable[tuple[int, int, int]], ks: Sequence[int]
+) -> tuple[dict[int, float | None], dict[int, float | None]]:
+    """Run-level averages (pass@k, pass^k) from (n, c, number of tasks) groups, exactly."""
+    groups = list(groups)
+    at: dict[int, float | None] = {}
+    hat: dict[int, float | None] = {}
+    for k in ks:
+        total_at = total_hat = Fraction(0)
+        kept = 0
+        for n, c, times in groups:
+            a, h = pass_at_k_exact(n, c, k), pass_hat_k_exact(n, c, k)
+            if a is None or h is None:
+                continue
+            total_at += a * times
+            total_hat += h * times
+            kept += times
+        at[k] = float(total_at / kept) if kept else None
+        hat[k] = float(total_hat / kept) if kept else None
+    return at, hat

@@ -227,3 +227,66 @@ def m002_trial_list_indexes(db: sqlite_utils.Database) -> None:
         CREATE INDEX IF NOT EXISTS cluster_members_cluster ON cluster_members(clustering_id, cluster_id);
         """,
     )
+
+
+@migrations()
+def m003_queues(db: sqlite_utils.Database) -> None:
+    """Calibration queues (a seeded stratified sample, in a stable order, with an optional dev/test
+    split), the rubric versions labels were given under, and an index for a labeler's history."""
+    _run_script(
+        db,
+        """
+        CREATE TABLE queues (
+            name TEXT PRIMARY KEY,
+            labeler TEXT NOT NULL,
+            seed INTEGER NOT NULL,
+            params TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            split TEXT CHECK (split IN ('half') OR split IS NULL)
+        );
+        CREATE TABLE queue_items (
+            queue TEXT NOT NULL REFERENCES queues(name) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            trial_id TEXT NOT NULL REFERENCES trials(id),
+            split TEXT CHECK (split IN ('dev', 'test') OR split IS NULL),
+            -- the stratum the trial was drawn from, as it was when the queue was made
+            judge_verdict TEXT,
+            cluster_id TEXT,
+            PRIMARY KEY (queue, position),
+            UNIQUE (queue, trial_id)
+        );
+        -- one row per rubric name@version: a changed rubric under an old version is refused
+        CREATE TABLE rubrics (
+            ref TEXT PRIMARY KEY,
+            digest TEXT NOT NULL,
+            definition TEXT NOT NULL,
+            first_seen TEXT NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS labels_labeler_at ON labels(labeler, at);
+        """,
+    )
+
+
+@migrations()
+def m004_task_stats(db: sqlite_utils.Database) -> None:
+    """Per-task counts kept up to date on import, so run summaries cost O(tasks), not O(trials)."""
+    _run_script(
+        db,
+        """
+        CREATE TABLE task_stats (
+            run TEXT NOT NULL,
+            task_id TEXT NOT NULL,
+            n INTEGER NOT NULL,
+            c INTEGER NOT NULL,
+            steps_sum INTEGER NOT NULL,
+            cost_sum REAL NOT NULL,
+            cost_n INTEGER NOT NULL,
+            first_seq INTEGER NOT NULL,
+            PRIMARY KEY (run, task_id)
+        );
+        INSERT INTO task_stats (run, task_id, n, c, steps_sum, cost_sum, cost_n, first_seq)
+        SELECT run, task_id, COUNT(*), SUM(success), SUM(steps), COALESCE(SUM(cost_usd), 0),
+               COUNT(cost_usd), MIN(seq)
+        FROM trials GROUP BY run, task_id;
+        """,
+    )

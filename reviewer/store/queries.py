@@ -21,13 +21,23 @@ class RunRow:
 def list_runs(db: sqlite_utils.Database) -> list[RunRow]:
     rows = db.execute(
         """
-        SELECT r.name, COUNT(DISTINCT t.task_id), COUNT(t.id), COALESCE(SUM(t.success), 0),
-               SUM(t.cost_usd), r.imported_at, r.source
-        FROM runs r LEFT JOIN trials t ON t.run = r.name
+        SELECT r.name, COUNT(s.task_id), COALESCE(SUM(s.n), 0), COALESCE(SUM(s.c), 0),
+               CASE WHEN SUM(s.cost_n) > 0 THEN SUM(s.cost_sum) END, r.imported_at, r.source
+        FROM runs r LEFT JOIN task_stats s ON s.run = r.name
         GROUP BY r.name ORDER BY r.imported_at, r.name
         """
     ).fetchall()
     return [RunRow(*row) for row in rows]
+
+
+def count_groups(db: sqlite_utils.Database, run: str) -> list[tuple[int, int, int]]:
+    """(n, c, how many tasks) of ``run``: all that run-level pass@k / pass^k averages need."""
+    return [
+        (int(n), int(c), int(times))
+        for n, c, times in db.execute(
+            "SELECT n, c, COUNT(*) FROM task_stats WHERE run = ? GROUP BY n, c", [run]
+        ).fetchall()
+    ]
 
 
 def run_names(db: sqlite_utils.Database) -> list[str]:
@@ -37,11 +47,7 @@ def run_names(db: sqlite_utils.Database) -> list[str]:
 def task_counts(db: sqlite_utils.Database, run: str) -> list[tuple[str, int, int]]:
     """(task_id, n, c) for every task of ``run``, in first-seen order."""
     rows = db.execute(
-        """
-        SELECT task_id, COUNT(*), SUM(success), MIN(seq) AS first
-        FROM trials WHERE run = ? GROUP BY task_id ORDER BY first
-        """,
-        [run],
+        "SELECT task_id, n, c FROM task_stats WHERE run = ? ORDER BY first_seq", [run]
     ).fetchall()
     return [(r[0], int(r[1]), int(r[2])) for r in rows]
 

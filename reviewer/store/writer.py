@@ -19,6 +19,13 @@ _TRIAL_COLUMNS = (
 ).split()
 _TRIAL_SQL = f"INSERT INTO trials ({', '.join(_TRIAL_COLUMNS)}) VALUES ({', '.join('?' * len(_TRIAL_COLUMNS))})"
 _FTS_SQL = "INSERT INTO trials_fts (rowid, text) VALUES (?, ?)"
+_TASK_STATS_SQL = (
+    "INSERT INTO task_stats (run, task_id, n, c, steps_sum, cost_sum, cost_n, first_seq) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run, task_id) DO UPDATE SET "
+    "n = n + excluded.n, c = c + excluded.c, steps_sum = steps_sum + excluded.steps_sum, "
+    "cost_sum = cost_sum + excluded.cost_sum, cost_n = cost_n + excluded.cost_n, "
+    "first_seq = MIN(first_seq, excluded.first_seq)"
+)
 _VERDICT_SQL = (
     "INSERT OR IGNORE INTO verdicts (trial_id, judge, verdict, rationale, model, rubric, cost_usd, "
     "source, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'import', ?)"
@@ -90,6 +97,7 @@ def write_batch(
     trial_rows: list[tuple[Any, ...]] = []
     fts_rows: list[tuple[int, str]] = []
     verdict_rows: list[tuple[Any, ...]] = []
+    stats: dict[tuple[str, str], list[Any]] = {}
     for p in batch:
         t = p.trial
         err = t.error
@@ -127,6 +135,15 @@ def write_batch(
             )
         )
         fts_rows.append((seq, search_text(t)))
+        st = stats.get((p.run, t.task_id))
+        if st is None:
+            st = stats[(p.run, t.task_id)] = [0, 0, 0, 0.0, 0, seq]
+        st[0] += 1
+        st[1] += 1 if t.success else 0
+        st[2] += turns + calls
+        if t.usage.cost_usd is not None:
+            st[3] += t.usage.cost_usd
+            st[4] += 1
         seq += 1
         j = t.judge
         if j is not None:
@@ -145,6 +162,18 @@ def write_batch(
     conn = db.conn
     conn.executemany(_TRIAL_SQL, trial_rows)
     conn.executemany(_FTS_SQL, fts_rows)
+    conn.executemany(_TASK_STATS_SQL, [(run, task, *v) for (run, task), v in stats.items()])
     if verdict_rows:
         conn.executemany(_VERDICT_SQL, verdict_rows)
     return seq
+
+
+def rebuild_task_stats(db: sqlite_utils.Database) -> None:
+    """Recompute the per-task counts from the trials (for data written without ``write_batch``)."""
+    with db.atomic():
+        db.execute("DELETE FROM task_stats")
+        db.execute(
+            "INSERT INTO task_stats (run, task_id, n, c, steps_sum, cost_sum, cost_n, first_seq) "
+            "SELECT run, task_id, COUNT(*), SUM(success), SUM(steps), COALESCE(SUM(cost_usd), 0), "
+            "COUNT(cost_usd), MIN(seq) FROM trials GROUP BY run, task_id"
+        )

@@ -33,7 +33,7 @@ class ReviewerApp(App[None]):
     ) -> None:
         super().__init__()
         self.db_path = Path(db_path)
-        self.sub_title = str(self.db_path)
+        self.sub_title = self.db_path.name
         self._user_keymap = dict(keymap or {})
 
     def open_db(self) -> Database:

@@ -77,24 +77,24 @@ class RunsScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="runs-load")
     def load_runs(self) -> None:
-        from reviewer.metrics.passk import default_ks, run_passk
-        from reviewer.store.queries import list_runs, task_counts
+        from reviewer.metrics.passk import average_passk, default_ks
+        from reviewer.store.queries import count_groups, list_runs
 
         db = self.app.open_db()  # type: ignore[attr-defined]
         try:
             rows = []
             for r in list_runs(db):
-                counts = task_counts(db, r.name)
-                k = default_ks(n for _, n, _ in counts)[-1]
-                rep = run_passk(r.name, counts, [1, k])
+                groups = count_groups(db, r.name)
+                k = default_ks(n for n, _, _ in groups)[-1]
+                at, hat = average_passk(groups, [1, k])
                 rows.append(
                     RunSummary(
                         r.name,
                         r.tasks,
                         r.trials,
-                        rep.average_at_k[1],
+                        at[1],
                         k,
-                        rep.average_hat_k[k],
+                        hat[k],
                         r.cost_usd,
                         (r.imported_at or "")[:16].replace("T", " "),
                     )

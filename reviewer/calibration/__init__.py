@@ -1,0 +1,1 @@
+"""Judge calibration: agreement between a judge and humans, and between humans."""

@@ -1,0 +1,410 @@
+"""Judge-vs-human agreement, human-vs-human agreement (the ceiling) and per-criterion agreement.
+
+Pure statistics over plain values: the caller collects the pairs from the store. Degenerate inputs
+(no overlap, n < 2, one class only) give ``None`` figures with an ``explanation``, never NaN.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from itertools import combinations
+from typing import Any
+
+from reviewer.calibration.kappa import (
+    bootstrap_kappa_ci,
+    cohen_kappa,
+    confusion_matrix,
+    fleiss_kappa,
+    kappa_from_confusion,
+    kappa_se_fce,
+    krippendorff_alpha,
+    landis_koch,
+)
+
+__all__ = [
+    "CONFUSION_KEYS",
+    "Agreement",
+    "CriterionAgreement",
+    "HumanAgreement",
+    "Pair",
+    "PairAgreement",
+    "criteria_agreement",
+    "human_agreement",
+    "judge_agreement",
+    "render_agreement",
+]
+
+VERDICTS = ("pass", "fail")
+#: Keys of :attr:`Agreement.confusion`: human label first, judge verdict second.
+CONFUSION_KEYS = tuple(f"human {h}/judge {j}" for h in VERDICTS for j in VERDICTS)
+_Z95 = 1.959963984540054
+_MISSING = (None, "skip")
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One trial with both a human label and a judge verdict."""
+
+    trial_id: str
+    human: str
+    judge: str
+
+    def __post_init__(self) -> None:
+        for side in ("human", "judge"):
+            if getattr(self, side) not in VERDICTS:
+                raise ValueError(
+                    f"{side} verdict must be pass or fail, got {getattr(self, side)!r}"
+                )
+
+    def to_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+
+@dataclass
+class Agreement:
+    """Judge vs human on the trials both judged; pass is the positive class for TPR / TNR."""
+
+    n: int
+    observed: float | None = None
+    kappa: float | None = None
+    se: float | None = None
+    ci_analytic: tuple[float, float] | None = None
+    ci_bootstrap: tuple[float, float] | None = None
+    confusion: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CONFUSION_KEYS, 0))
+    tpr: float | None = None
+    tnr: float | None = None
+    majority_baseline: float | None = None
+    band: str | None = None
+    trusted: bool = False
+    threshold: float = 0.6
+    explanation: str | None = None
+    disagreements: list[Pair] = field(default_factory=list)
+    #: the lower of the two interval lower bounds: what the trust verdict is decided on
+    kappa_lower: float | None = None
+    majority_class: str | None = None
+    human_pass_rate: float | None = None
+    judge_pass_rate: float | None = None
+    seed: int = 0
+    n_boot: int = 2000
+    min_n: int = 10
+
+    def matrix(self) -> list[list[int]]:
+        """The confusion matrix as rows human pass/fail x columns judge pass/fail."""
+        return [[self.confusion[f"human {h}/judge {j}"] for j in VERDICTS] for h in VERDICTS]
+
+    @property
+    def verdict_line(self) -> str:
+        """``judge is trusted: ...`` or ``judge is not trusted: ...`` with the reason."""
+        thr = f"{self.threshold:g}"
+        if self.kappa_lower is None:
+            why = "kappa is undefined" if self.kappa is None else "no kappa interval"
+            return f"judge is not trusted: {why}, so it cannot be checked against {thr}"
+        cmp = f"kappa lower bound {self.kappa_lower:.3f}"
+        if self.trusted:
+            return f"judge is trusted: {cmp} >= {thr} (n = {self.n})"
+        if self.kappa_lower < self.threshold:
+            return f"judge is not trusted: {cmp} < {thr}"
+        return (
+            f"judge is not trusted: n = {self.n} is below the {self.min_n} trials a verdict needs"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return _clean({**asdict(self), "verdict": self.verdict_line})
+
+
+def judge_agreement(
+    pairs: Iterable[Pair],
+    seed: int = 0,
+    n_boot: int = 2000,
+    trust_threshold: float = 0.6,
+    min_n: int = 10,
+) -> Agreement:
+    """Agreement of the judge with the human over ``pairs``.
+
+    The judge is trusted when the lower of the analytic (FCE) and bootstrap 95% lower bounds is at
+    least ``trust_threshold`` and there are at least ``min_n`` pairs (a perfect score on a handful of
+    trials has a zero-width interval that means nothing).
+    """
+    ps = list(pairs)
+    n = len(ps)
+    human = [p.human for p in ps]
+    judge = [p.judge for p in ps]
+    m, _ = confusion_matrix(human, judge, VERDICTS)
+    confusion = {key: m[i // 2][i % 2] for i, key in enumerate(CONFUSION_KEYS)}
+    base = Agreement(
+        n=n,
+        confusion=confusion,
+        threshold=trust_threshold,
+        disagreements=[p for p in ps if p.human != p.judge],
+        seed=seed,
+        n_boot=n_boot,
+        min_n=min_n,
+    )
+    if n == 0:
+        base.explanation = "no trial has both a human label and a judge verdict"
+        return base
+    (tp, fn), (fp, tn) = m
+    base.observed = (tp + tn) / n
+    base.tpr = _ratio(tp, tp + fn)
+    base.tnr = _ratio(tn, tn + fp)
+    base.human_pass_rate = (tp + fn) / n
+    base.judge_pass_rate = (tp + fp) / n
+    base.majority_class = "pass" if tp + fn >= fp + tn else "fail"
+    base.majority_baseline = max(tp + fn, fp + tn) / n
+    base.explanation = _degenerate("human", "judge", human, judge, base.observed)
+    if n < 2:
+        return base
+    kappa = kappa_from_confusion(m)
+    if kappa is None:
+        return base
+    base.kappa = kappa
+    base.band = landis_koch(kappa)
+    base.se = kappa_se_fce(m)
+    if base.se is not None:
+        half = _Z95 * base.se
+        base.ci_analytic = (max(-1.0, kappa - half), min(1.0, kappa + half))
+    base.ci_bootstrap = bootstrap_kappa_ci(human, judge, seed=seed, n_boot=n_boot)
+    lows = [ci[0] for ci in (base.ci_analytic, base.ci_bootstrap) if ci is not None]
+    base.kappa_lower = min(lows) if lows else None
+    base.trusted = base.kappa_lower is not None and base.kappa_lower >= trust_threshold
+    base.trusted = base.trusted and n >= min_n
+    return base
+
+
+@dataclass
+class PairAgreement:
+    """Agreement of two sources on the items both labeled."""
+
+    first: str
+    second: str
+    n: int
+    observed: float | None = None
+    kappa: float | None = None
+    explanation: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return _clean(asdict(self))
+
+
+@dataclass
+class HumanAgreement:
+    """Human-vs-human agreement: the ceiling a judge is measured against."""
+
+    labelers: list[str]
+    pairwise: list[PairAgreement]
+    fleiss: float | None = None
+    n_fleiss: int = 0  # items every labeler labeled
+    alpha: float | None = None
+    n_alpha: int = 0  # items at least two labelers labeled
+    explanation: str | None = None
+
+    @property
+    def n_items_per_pair(self) -> dict[tuple[str, str], int]:
+        return {(p.first, p.second): p.n for p in self.pairwise}
+
+    @property
+    def ceiling(self) -> float | None:
+        """Cohen's kappa for two labelers, Fleiss' kappa for more."""
+        if len(self.labelers) == 2 and self.pairwise:
+            return self.pairwise[0].kappa
+        return self.fleiss
+
+    def to_dict(self) -> dict[str, Any]:
+        return _clean({**asdict(self), "ceiling": self.ceiling})
+
+
+def human_agreement(labels_by_labeler: Mapping[str, Mapping[str, Hashable]]) -> HumanAgreement:
+    """Pairwise Cohen's kappa, and with three or more labelers Fleiss' kappa (items everyone
+    labeled) and nominal Krippendorff's alpha (all items, missing allowed). ``None`` and ``"skip"``
+    labels count as missing."""
+    labels = {
+        who: {t: v for t, v in by_trial.items() if v not in _MISSING}
+        for who, by_trial in labels_by_labeler.items()
+    }
+    labelers = sorted(labels)
+    pairwise = [_pair(a, b, labels[a], labels[b]) for a, b in combinations(labelers, 2)]
+    out = HumanAgreement(labelers=labelers, pairwise=pairwise)
+    if len(labelers) < 2:
+        out.explanation = f"agreement between humans needs two labelers; found {len(labelers)}"
+        return out
+    if all(p.n == 0 for p in pairwise):
+        out.explanation = "no trial was labeled by two labelers"
+        return out
+    if len(labelers) < 3:
+        out.explanation = pairwise[0].explanation
+        return out
+    trials = list(dict.fromkeys(t for who in labelers for t in labels[who]))
+    everyone = [t for t in trials if all(t in labels[w] for w in labelers)]
+    out.n_fleiss = len(everyone)
+    if everyone:
+        out.fleiss = fleiss_kappa([[labels[w][t] for w in labelers] for t in everyone])
+    units = [[labels[w].get(t) for w in labelers] for t in trials]
+    out.n_alpha = sum(1 for u in units if sum(v is not None for v in u) >= 2)
+    out.alpha = krippendorff_alpha(units)
+    notes = []
+    if not everyone:
+        notes.append(f"Fleiss' kappa needs trials all {len(labelers)} labelers labeled; none")
+    elif out.fleiss is None:
+        notes.append("Fleiss' kappa is undefined: every label is the same")
+    if out.alpha is None:
+        notes.append("Krippendorff's alpha is undefined: every paired label is the same")
+    out.explanation = "; ".join(notes) or None
+    return out
+
+
+@dataclass
+class CriterionAgreement(PairAgreement):
+    """Agreement of two sources on one rubric criterion."""
+
+    criterion: str = ""
+
+
+def criteria_agreement(
+    first: Mapping[str, Mapping[str, Hashable]],
+    second: Mapping[str, Mapping[str, Hashable]],
+    criteria: Sequence[str] | None = None,
+    names: tuple[str, str] = ("human", "judge"),
+) -> list[CriterionAgreement]:
+    """Per rubric criterion, agreement of two sources given as trial_id -> {criterion: answer}.
+
+    Only trials where both answered the criterion (answer not ``None``) count. ``criteria`` fixes the
+    order; by default every criterion either side answered, in order of first appearance.
+    """
+    if criteria is None:
+        seen = [c for src in (first, second) for answers in src.values() for c in answers]
+        criteria = list(dict.fromkeys(seen))
+    rows = []
+    for c in criteria:
+        a = {t: ans[c] for t, ans in first.items() if ans.get(c) is not None}
+        b = {t: ans[c] for t, ans in second.items() if ans.get(c) is not None}
+        p = _pair(names[0], names[1], a, b)
+        rows.append(CriterionAgreement(**asdict(p), criterion=c))
+    return rows
+
+
+def render_agreement(
+    a: Agreement,
+    human: HumanAgreement | None = None,
+    criteria: Sequence[CriterionAgreement] | None = None,
+) -> str:
+    """The agreement report as plain text (no markup), for the CLI and the TUI alike."""
+    lines = ["Judge vs human agreement", f"  trials with both     {a.n}"]
+    if a.explanation:
+        lines.append(f"  note: {a.explanation}")
+    if a.n:
+        lines.append(f"  observed agreement   {_f(a.observed)}")
+        band = f"  ({a.band})" if a.band else ""
+        lines.append(f"  Cohen's kappa        {_f(a.kappa)}{band}")
+        if a.ci_analytic is not None:
+            lines.append(f"    95% CI analytic    {_ci(a.ci_analytic)}  (SE {_f(a.se)}, FCE 1969)")
+        if a.ci_bootstrap is not None:
+            boot = f"({a.n_boot} resamples, seed {a.seed})"
+            lines.append(f"    95% CI bootstrap   {_ci(a.ci_bootstrap)}  {boot}")
+        lines.append(
+            f"  majority baseline    {_f(a.majority_baseline)}  (always {a.majority_class!r})"
+        )
+        lines.append(f"  judge TPR            {_f(a.tpr)}  (judge pass | human pass)")
+        lines.append(f"  judge TNR            {_f(a.tnr)}  (judge fail | human fail)")
+        (tp, fn), (fp, tn) = a.matrix()
+        w = max(10, len(str(a.n)))
+        lines += [
+            "",
+            f"  {'':<12}{'judge pass':>{w}}  {'judge fail':>{w}}",
+            f"  {'human pass':<12}{tp:>{w}}  {fn:>{w}}",
+            f"  {'human fail':<12}{fp:>{w}}  {tn:>{w}}",
+        ]
+    lines += ["", a.verdict_line]
+    if a.n:
+        (_, fn), (fp, _) = a.matrix()
+        lines.append(
+            f"disagreements: {len(a.disagreements)} "
+            f"(judge pass, human fail: {fp}; judge fail, human pass: {fn})"
+        )
+    if human is not None:
+        lines += ["", *_render_human(human)]
+    if criteria:
+        lines += ["", "Agreement per criterion", *(_row(c, c.criterion) for c in criteria)]
+    return "\n".join(lines)
+
+
+def _render_human(h: HumanAgreement) -> list[str]:
+    lines = ["Human vs human agreement (the ceiling)"]
+    lines += [_row(p, f"{p.first} ~ {p.second}") for p in h.pairwise]
+    if len(h.labelers) >= 3:
+        lines.append(f"  Fleiss' kappa {_f(h.fleiss)} on {h.n_fleiss} trials all labelers labeled")
+        lines.append(f"  Krippendorff's alpha {_f(h.alpha)} on {h.n_alpha} trials")
+    if h.explanation:
+        lines.append(f"  note: {h.explanation}")
+    return lines
+
+
+def _row(p: PairAgreement, name: str) -> str:
+    text = f"  {name:<24} n {p.n:>5}  observed {_f(p.observed)}  kappa {_f(p.kappa)}"
+    return f"{text}  ({p.explanation})" if p.explanation else text
+
+
+def _pair(a_name: str, b_name: str, a: Mapping[str, Any], b: Mapping[str, Any]) -> PairAgreement:
+    shared = [t for t in a if t in b]
+    av, bv = [a[t] for t in shared], [b[t] for t in shared]
+    out = PairAgreement(first=a_name, second=b_name, n=len(shared))
+    if not shared:
+        out.explanation = f"no trial was labeled by both {a_name} and {b_name}"
+        return out
+    out.observed = sum(x == y for x, y in zip(av, bv, strict=True)) / len(shared)
+    out.explanation = _degenerate(a_name, b_name, av, bv, out.observed)
+    if len(shared) >= 2:
+        out.kappa = cohen_kappa(av, bv)
+    return out
+
+
+def _degenerate(
+    a_name: str, b_name: str, a: Sequence[Any], b: Sequence[Any], observed: float
+) -> str | None:
+    """Why kappa is missing or means little here, or ``None`` when the input is ordinary."""
+    n = len(a)
+    obs = f"observed agreement {observed:.2f}"
+    if n < 2:
+        return f"kappa needs at least 2 trials with both {a_name} and {b_name}; n = {n}, {obs}"
+    sa, sb = set(a), set(b)
+    if len(sa) == 1 and sa == sb:
+        return (
+            f"kappa is undefined when {a_name} and {b_name} agree on every trial and every label"
+            f" is {next(iter(sa))!r}; {obs}"
+        )
+    if len(sa) == 1 and len(sb) == 1:
+        return (
+            f"every {a_name} label is {next(iter(sa))!r} and every {b_name} label is"
+            f" {next(iter(sb))!r}: kappa is 0; {obs}"
+        )
+    for name, s in ((a_name, sa), (b_name, sb)):
+        if len(s) == 1:
+            return (
+                f"every {name} label is {next(iter(s))!r}, so kappa is 0 whatever the other says:"
+                f" a constant rater adds nothing beyond the base rate; {obs}"
+            )
+    return None
+
+
+def _ratio(num: int, den: int) -> float | None:
+    return num / den if den else None
+
+
+def _f(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
+
+
+def _ci(ci: tuple[float, float]) -> str:
+    return f"{ci[0]:.3f} .. {ci[1]:.3f}"
+
+
+def _clean(x: Any) -> Any:
+    """JSON-ready: tuples as lists, any non-finite float as ``None``."""
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {k: _clean(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_clean(v) for v in x]
+    return x

@@ -1,0 +1,213 @@
+"""Stratified calibration samples: balanced across judge verdicts, covering tasks and failure clusters.
+
+Strata are (judge verdict, task, cluster). ``n`` is shared out between the verdict classes (pass,
+fail, none) as evenly as the data allows; within a class items are drawn one at a time from the
+stratum whose task, then cluster, then stratum has been drawn least so far (ties in a seeded random
+order), so every task and cluster is covered before any is drawn twice. Deterministic under the
+seed: the same data and seed give the same queue, in the same (shuffled) order.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import sqlite_utils
+
+from reviewer.store.labels import labeled_trial_ids
+from reviewer.store.queues import (
+    Candidate,
+    Queue,
+    QueueExists,
+    QueueItem,
+    candidates,
+    queue_exists,
+    save_queue,
+)
+
+#: Classes in the order they receive the remainder of an uneven share.
+VERDICT_CLASSES = ("fail", "pass", "none")
+SPLITS = ("dev", "test")
+
+
+def allocate(available: dict[str, int], n: int) -> dict[str, int]:
+    """How many to draw from each class: equal shares, capped by what each class has, the rest
+    passed on to the classes that have more (e.g. 22 fail + 66 pass, n=50 -> 22 / 28)."""
+    quota = {c: 0 for c in available}
+    left = min(n, sum(available.values()))
+    while left > 0:
+        open_classes = [c for c in _ordered(available) if quota[c] < available[c]]
+        share, extra = divmod(left, len(open_classes))
+        for i, c in enumerate(open_classes):
+            take = min(share + (1 if i < extra else 0), available[c] - quota[c])
+            quota[c] += take
+            left -= take
+    return quota
+
+
+def _ordered(classes: Iterable[str]) -> list[str]:
+    rank = {c: i for i, c in enumerate(VERDICT_CLASSES)}
+    return sorted(classes, key=lambda c: (rank.get(c, len(rank)), c))
+
+
+def stratified_sample(
+    pool: Sequence[Candidate], n: int, seed: int, *, split: bool = False
+) -> list[QueueItem]:
+    """Up to ``n`` items of ``pool`` in queue order (positions from 1), with dev/test when ``split``."""
+    rng = random.Random(seed)
+    by_class: dict[str, dict[tuple[str, str], list[Candidate]]] = {}
+    for c in sorted(pool, key=lambda c: c.trial_id):
+        by_class.setdefault(c.verdict, {}).setdefault((c.task_id, c.cluster or ""), []).append(c)
+    quota = allocate({k: sum(len(m) for m in v.values()) for k, v in by_class.items()}, n)
+    chosen: list[tuple[Candidate, str, tuple[str, str], int]] = []  # (item, class, stratum, order)
+    for verdict in _ordered(by_class):
+        for stratum, item, order in _draw(by_class[verdict], quota[verdict], rng):
+            chosen.append((item, verdict, stratum, order))
+    splits: dict[str, str] = {}
+    if split:
+        # Alternate along (class, stratum, draw order): each stratum and class splits within one.
+        ranked = sorted(chosen, key=lambda x: (VERDICT_CLASSES.index(x[1]), x[2], x[3]))
+        for i, (item, *_rest) in enumerate(ranked):
+            splits[item.trial_id] = SPLITS[i % 2]
+    items = [c for c, *_rest in chosen]
+    rng.shuffle(items)
+    return [
+        QueueItem(
+            position=i,
+            trial_id=c.trial_id,
+            split=splits.get(c.trial_id),
+            verdict=c.verdict,
+            cluster=c.cluster,
+            run=c.run,
+            task_id=c.task_id,
+            trial=c.trial,
+        )
+        for i, c in enumerate(items, 1)
+    ]
+
+
+def _draw(
+    strata: dict[tuple[str, str], list[Candidate]], k: int, rng: random.Random
+) -> list[tuple[tuple[str, str], Candidate, int]]:
+    """``k`` members of one verdict class, spread over tasks first, then clusters, then strata."""
+    keys = sorted(strata)
+    rng.shuffle(keys)
+    rank = {key: i for i, key in enumerate(keys)}
+    remaining = {}
+    for key in sorted(strata):
+        members = list(strata[key])
+        rng.shuffle(members)
+        remaining[key] = members
+    per_task: dict[str, int] = {}
+    per_cluster: dict[str, int] = {}
+    per_stratum: dict[tuple[str, str], int] = {}
+    out: list[tuple[tuple[str, str], Candidate, int]] = []
+    for order in range(k):
+        open_keys = [key for key in keys if remaining[key]]
+        if not open_keys:
+            break
+        best = min(
+            open_keys,
+            key=lambda s: (
+                per_task.get(s[0], 0),
+                per_cluster.get(s[1], 0) if s[1] else 0,
+                per_stratum.get(s, 0),
+                rank[s],
+            ),
+        )
+        out.append((best, remaining[best].pop(0), order))
+        per_task[best[0]] = per_task.get(best[0], 0) + 1
+        if best[1]:
+            per_cluster[best[1]] = per_cluster.get(best[1], 0) + 1
+        per_stratum[best] = per_stratum.get(best, 0) + 1
+    return out
+
+
+def make_queue(
+    db: sqlite_utils.Database,
+    name: str,
+    n: int,
+    seed: int = 0,
+    run: str | None = None,
+    *,
+    labeler: str,
+    split: str | None = None,
+    judge: str | None = None,
+    replace: bool = False,
+) -> Queue:
+    """Sample ``n`` trials the labeler has not labeled yet and store them as the queue ``name``.
+
+    ``split="half"`` gives every item a dev or test half. Raises QueueExists (unless ``replace``)
+    and ValueError for a bad ``n`` or ``split``; a queue may hold fewer than ``n`` items when fewer
+    trials are left.
+    """
+    if n < 1:
+        raise ValueError("n must be 1 or more")
+    if split not in (None, "half"):
+        raise ValueError(f"split must be 'half' or None, got {split!r}")
+    if not name.strip():
+        raise ValueError("a queue needs a name")
+    if not replace and queue_exists(db, name):
+        raise QueueExists(name)
+    every = candidates(db, run=run, judge=judge)
+    done = labeled_trial_ids(db, labeler)
+    pool = [c for c in every if c.trial_id not in done]
+    items = stratified_sample(pool, n, seed, split=split == "half")
+    available = {v: sum(1 for c in pool if c.verdict == v) for v in VERDICT_CLASSES}
+    params: dict[str, Any] = {
+        "n": n,
+        "run": run,
+        "judge": judge,
+        "available": {k: v for k, v in available.items() if v},
+        "already_labeled": len(every) - len(pool),
+        "tasks": sorted({c.task_id for c in pool}),
+        "clusters": sorted({c.cluster for c in pool if c.cluster}),
+    }
+    queue = Queue(
+        name=name,
+        labeler=labeler,
+        seed=seed,
+        created_at="",
+        split=split,
+        params=params,
+        items=items,
+    )
+    return save_queue(db, queue, replace=replace)
+
+
+def queue_summary(queue: Queue) -> dict[str, Any]:
+    """What a queue holds: n per verdict class (and what was available), tasks and clusters covered."""
+    p = queue.params
+    per_class = {v: sum(1 for it in queue.items if it.verdict == v) for v in VERDICT_CLASSES}
+    tasks = {it.task_id for it in queue.items}
+    clusters = {it.cluster for it in queue.items if it.cluster}
+    out: dict[str, Any] = {
+        "name": queue.name,
+        "labeler": queue.labeler,
+        "seed": queue.seed,
+        "run": p.get("run"),
+        "judge": p.get("judge"),
+        "requested": p.get("n"),
+        "n": len(queue.items),
+        "verdicts": {k: v for k, v in per_class.items() if v},
+        "available": p.get("available", {}),
+        "already_labeled": p.get("already_labeled", 0),
+        "tasks_covered": len(tasks),
+        "tasks_total": len(p.get("tasks", tasks)),
+        "clusters_covered": len(clusters),
+        "clusters_total": len(p.get("clusters", clusters)),
+        "split": None,
+    }
+    if queue.split:
+        out["split"] = {s: sum(1 for it in queue.items if it.split == s) for s in SPLITS}
+    return out
+
+
+__all__ = [
+    "QueueExists",
+    "allocate",
+    "make_queue",
+    "queue_summary",
+    "stratified_sample",
+]
