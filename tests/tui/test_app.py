@@ -171,3 +171,50 @@ async def test_hostile_run_and_task_names_are_shown_literally(tmp_path: Path) ->
         text = screen_text(app)
         assert "[red]evil[/] [link=x]␛]0;pwned␇" in text
         assert "\x1b" not in text
+
+
+async def test_palette_jumps_to_a_task(sample_db: Path) -> None:
+    from reviewer.tui.screens.trials import TrialsScreen
+
+    app = ReviewerApp(db_path=sample_db)
+    async with app.run_test(size=(120, 32)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"task: cancel_after_ship (support-v2)")
+        await settle(app, pilot)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, TrialsScreen)
+        assert (
+            app.screen.filter.task_id == "cancel_after_ship"
+            and app.screen.filter.run == "support-v2"
+        )
+
+
+async def test_light_theme_renders_the_runs_screen(sample_db: Path) -> None:
+    app = ReviewerApp(db_path=sample_db)
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.theme = "textual-light"
+        await settle(app, pilot)
+        assert isinstance(app.screen, RunsScreen)
+        assert "support-v2" in screen_text(app)
+        assert not app.dark if hasattr(app, "dark") else app.current_theme.dark is False
+
+
+async def test_a_worker_failure_shows_the_error_modal_and_the_app_keeps_running(
+    tmp_path: Path,
+) -> None:
+    from reviewer.tui.screens.error import ErrorModal
+
+    (tmp_path / "broken.db").write_bytes(b"not a database at all" * 50)
+    app = ReviewerApp(db_path=tmp_path / "broken.db")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        assert isinstance(app.screen, ErrorModal)
+        assert "not a reviewer database" in str(
+            app.screen.query_one("#error-detail", Static).render()
+        )
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, RunsScreen)

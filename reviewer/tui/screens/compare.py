@@ -10,10 +10,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from reviewer.tui.safe import safe_text
+from reviewer.tui.screens.base import ReviewerScreen
 
 
 class ComparisonReady(Message):
@@ -23,7 +23,7 @@ class ComparisonReady(Message):
         self.chart = chart
 
 
-class CompareScreen(Screen[None]):
+class CompareScreen(ReviewerScreen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", id="compare.back"),
         Binding("w", "swap", "Swap old/new", id="compare.swap"),

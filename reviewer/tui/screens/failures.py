@@ -8,12 +8,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
-from textual.screen import ModalScreen, Screen
+from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Header, Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from reviewer.store.clusters import ClusterRow
 from reviewer.tui.safe import safe_text
+from reviewer.tui.screens.base import ReviewerScreen
 
 
 class ClustersLoaded(Message):
@@ -57,7 +58,7 @@ class RenameModal(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-class FailuresScreen(Screen[None]):
+class FailuresScreen(ReviewerScreen):
     BINDINGS = [
         Binding("enter", "open", "Trials", id="failures.open"),
         Binding("r", "rename", "Rename", id="failures.rename"),

@@ -9,10 +9,10 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from reviewer.tui.safe import safe_text
+from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import num
 
 
@@ -34,7 +34,7 @@ class RunsLoaded(Message):
         self.rows = rows
 
 
-class RunsScreen(Screen[None]):
+class RunsScreen(ReviewerScreen):
     BINDINGS = [
         Binding("enter", "open_run", "Tasks", id="runs.open"),
         Binding("space", "mark", "Mark", id="runs.mark"),

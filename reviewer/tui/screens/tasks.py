@@ -9,11 +9,11 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from reviewer.store.queries import TaskRow
 from reviewer.tui.safe import safe_text
+from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import money, num, strip
 
 # (column key to sort by, what the status line calls it)
@@ -35,7 +35,7 @@ class TasksLoaded(Message):
         self.rows = rows
 
 
-class TasksScreen(Screen[None]):
+class TasksScreen(ReviewerScreen):
     BINDINGS = [
         Binding("enter", "open_task", "Trials", id="tasks.open"),
         Binding("x", "failing", "Failing trials", id="tasks.failing"),

@@ -18,11 +18,11 @@ from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.message import Message
 from textual.notifications import SeverityLevel
-from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
 
 from reviewer.tui.safe import safe_text
+from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.transcript import TranscriptView
 from reviewer.tui.widgets.transcript_render import VERDICT_STYLES, Block, VerdictLike
 
@@ -160,7 +160,7 @@ def judge_text(verdicts: list[VerdictLike]) -> Text:
     return out
 
 
-class TranscriptScreen(Screen[None]):
+class TranscriptScreen(ReviewerScreen):
     """A trial's transcript; opened from a list, ``n`` / ``p`` step through that list."""
 
     BINDINGS = [

@@ -11,12 +11,12 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 from textual.worker import get_current_worker
 
 from reviewer.store.trial_list import FilterSequence, Page, SearchError, TrialFilter, TrialRow
 from reviewer.tui.safe import safe_text
+from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import money, num
 
 if TYPE_CHECKING:
@@ -126,7 +126,7 @@ def _cells(r: TrialRow) -> list[Text]:
     ]
 
 
-class TrialsScreen(Screen[None]):
+class TrialsScreen(ReviewerScreen):
     BINDINGS = [
         Binding("slash", "focus_search", "Search", id="trials.search"),
         Binding("o", "cycle('outcome')", "Outcome", id="trials.outcome"),
