@@ -27,7 +27,7 @@ class ReviewerGroup(click.Group):
         i = 0
         while i < len(args):
             a = args[i]
-            if a == "--db":
+            if a in ("--db", "--labeler"):
                 i += 2
                 continue
             if a.startswith("-"):
@@ -53,15 +53,21 @@ class ReviewerGroup(click.Group):
     type=click.Path(dir_okay=False),
     help="SQLite file holding imported runs, labels and verdicts.",
 )
+@click.option(
+    "--labeler",
+    default=None,
+    help="Who is labeling (default: the config's labeler, else the login name).",
+)
 @click.version_option(package_name="reviewer")
 @click.pass_context
-def cli(ctx: click.Context, db_path: str) -> None:
+def cli(ctx: click.Context, db_path: str, labeler: str | None) -> None:
     """Evaluate AI agents from the terminal: pass^k, failure clusters, judge calibration.
 
     With PATHS and no command, import PATHS and open the app.
     """
     ctx.ensure_object(dict)
     ctx.obj["db"] = db_path
+    ctx.obj["labeler"] = labeler
     if ctx.invoked_subcommand is None:
         ctx.invoke(open_cmd, paths=())
 
@@ -76,16 +82,43 @@ def open_cmd(ctx: click.Context, paths: Sequence[str]) -> None:
         summary = _run_import(db, paths, run=None, check=False)
         if not summary.ok and summary.added + summary.already == 0:
             sys.exit(1)
-    db.close()
     from reviewer.config import ConfigError, load_config
 
     try:
         cfg = load_config()
     except ConfigError as e:
         fail(str(e))
+    rubric = _active_rubric(db, cfg.rubric, paths)
+    db.close()
     from reviewer.tui.app import ReviewerApp
 
-    ReviewerApp(db_path=ctx.obj["db"], keymap=cfg.keys).run()
+    ReviewerApp(
+        db_path=ctx.obj["db"],
+        keymap=cfg.keys,
+        labeler=cfg.labeler_name(ctx.obj.get("labeler")),
+        rubric=rubric,
+    ).run()
+
+
+def _active_rubric(db: Any, configured: Any, paths: Sequence[str]) -> Any:
+    """The config's rubric, else a rubric.toml in an imported folder, else the one stored last."""
+    from pathlib import Path
+
+    from reviewer.labeling.rubric import RubricError, load_rubric
+    from reviewer.store.labels import RubricVersionError, ensure_rubric_version
+    from reviewer.store.queries import latest_rubric
+
+    candidates = [Path(configured)] if configured else []
+    candidates += [Path(p) / "rubric.toml" for p in paths if Path(p).is_dir()]
+    for path in candidates:
+        if path.is_file():
+            try:
+                rubric = load_rubric(path)
+                ensure_rubric_version(db, rubric)
+                return rubric
+            except (RubricError, RubricVersionError) as e:
+                fail(str(e))
+    return latest_rubric(db)
 
 
 @cli.command("import")
@@ -278,10 +311,11 @@ _STDERR = _Stderr()
 
 
 def _register() -> None:
-    from reviewer.commands import clusters, metrics
+    from reviewer.commands import clusters, labels, metrics
 
     metrics.register(cli)
     clusters.register(cli)
+    labels.register(cli)
 
 
 _register()

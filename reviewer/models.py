@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -147,6 +149,7 @@ class Label:
     rubric: str | None = None
     at: str = ""
     retracted: bool = False
+    queue: str | None = None  # the calibration queue it was given in, if any
 
 
 @dataclass
@@ -167,6 +170,19 @@ class Rubric:
     @property
     def ref(self) -> str:
         return f"{self.name}@{self.version}"
+
+    @property
+    def digest(self) -> str:
+        """What the labels mean: criterion ids and questions and the pass rule (not help or keys).
+
+        Two rubrics with one name@version and different digests must not be mixed.
+        """
+        body = json.dumps(
+            {"pass_rule": self.pass_rule, "criteria": [[c.id, c.question] for c in self.criteria]},
+            sort_keys=True,
+            ensure_ascii=False,
+        )
+        return hashlib.sha256(body.encode()).hexdigest()[:16]
 
 
 @dataclass

@@ -1,10 +1,11 @@
 """Stratified calibration samples: balanced across judge verdicts, covering tasks and failure clusters.
 
-Strata are (judge verdict, task, cluster). ``n`` is shared out between the verdict classes (pass,
-fail, none) as evenly as the data allows; within a class items are drawn one at a time from the
-stratum whose task, then cluster, then stratum has been drawn least so far (ties in a seeded random
-order), so every task and cluster is covered before any is drawn twice. Deterministic under the
-seed: the same data and seed give the same queue, in the same (shuffled) order.
+Strata are (judge verdict, task, cluster; "none" when not clustered). ``n`` is shared out between
+the verdict classes (pass, fail, none) as evenly as the data allows; within a class items are drawn
+one at a time from the stratum that covers the most tasks and clusters not drawn yet, then from the
+least drawn task, cluster and stratum (ties in a seeded random order): a round-robin that covers
+every task and cluster as early as it can. Deterministic under the seed: the same data and seed
+give the same queue, in the same (shuffled) order.
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ from reviewer.store.queues import (
 #: Classes in the order they receive the remainder of an uneven share.
 VERDICT_CLASSES = ("fail", "pass", "none")
 SPLITS = ("dev", "test")
+
+
+class NothingToSample(ValueError):
+    """Every trial in scope is labeled already (or there are none); no queue is stored."""
 
 
 def allocate(available: dict[str, int], n: int) -> dict[str, int]:
@@ -90,7 +95,8 @@ def stratified_sample(
 def _draw(
     strata: dict[tuple[str, str], list[Candidate]], k: int, rng: random.Random
 ) -> list[tuple[tuple[str, str], Candidate, int]]:
-    """``k`` members of one verdict class, spread over tasks first, then clusters, then strata."""
+    """``k`` members of one verdict class: each draw takes the stratum that brings the most tasks
+    and clusters not drawn yet, then the least drawn task, cluster and stratum."""
     keys = sorted(strata)
     rng.shuffle(keys)
     rank = {key: i for i, key in enumerate(keys)}
@@ -110,16 +116,16 @@ def _draw(
         best = min(
             open_keys,
             key=lambda s: (
+                -(s[0] not in per_task) - (bool(s[1]) and s[1] not in per_cluster),  # new ones
                 per_task.get(s[0], 0),
-                per_cluster.get(s[1], 0) if s[1] else 0,
+                per_cluster.get(s[1], 0),
                 per_stratum.get(s, 0),
                 rank[s],
             ),
         )
         out.append((best, remaining[best].pop(0), order))
         per_task[best[0]] = per_task.get(best[0], 0) + 1
-        if best[1]:
-            per_cluster[best[1]] = per_cluster.get(best[1], 0) + 1
+        per_cluster[best[1]] = per_cluster.get(best[1], 0) + 1  # "" (not clustered) counts too
         per_stratum[best] = per_stratum.get(best, 0) + 1
     return out
 
@@ -138,9 +144,9 @@ def make_queue(
 ) -> Queue:
     """Sample ``n`` trials the labeler has not labeled yet and store them as the queue ``name``.
 
-    ``split="half"`` gives every item a dev or test half. Raises QueueExists (unless ``replace``)
-    and ValueError for a bad ``n`` or ``split``; a queue may hold fewer than ``n`` items when fewer
-    trials are left.
+    ``split="half"`` gives every item a dev or test half. Raises QueueExists (unless ``replace``),
+    NothingToSample when no unlabeled trial is left, and ValueError for a bad ``n`` or ``split``; a
+    queue holds fewer than ``n`` items when fewer trials are left.
     """
     if n < 1:
         raise ValueError("n must be 1 or more")
@@ -153,6 +159,13 @@ def make_queue(
     every = candidates(db, run=run, judge=judge)
     done = labeled_trial_ids(db, labeler)
     pool = [c for c in every if c.trial_id not in done]
+    if not pool:
+        scope = f" of run {run}" if run is not None else ""
+        raise NothingToSample(
+            f"nothing to sample: {labeler} has labeled all {len(every)} trials{scope}"
+            if every
+            else f"nothing to sample: no trials{scope}"
+        )
     items = stratified_sample(pool, n, seed, split=split == "half")
     available = {v: sum(1 for c in pool if c.verdict == v) for v in VERDICT_CLASSES}
     params: dict[str, Any] = {
@@ -205,6 +218,7 @@ def queue_summary(queue: Queue) -> dict[str, Any]:
 
 
 __all__ = [
+    "NothingToSample",
     "QueueExists",
     "allocate",
     "make_queue",

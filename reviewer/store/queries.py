@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
+from reviewer.models import Criterion, Rubric
+
 
 @dataclass
 class RunRow:
@@ -157,3 +159,15 @@ def task_table(db: sqlite_utils.Database, run: str) -> list[TaskRow]:
         TaskRow(r[0], int(r[1]), int(r[2]), r[3], r[4], [ch == "1" for ch in (r[6] or "")])
         for r in rows
     ]
+
+
+def latest_rubric(db: sqlite_utils.Database) -> Rubric | None:
+    """The rubric recorded most recently (by the first label under it or an import), if any."""
+    import json
+
+    row = db.execute("SELECT definition FROM rubrics ORDER BY first_seen DESC LIMIT 1").fetchone()
+    if row is None:
+        return None
+    d = json.loads(row[0])
+    criteria = [Criterion(**c) for c in d.pop("criteria", [])]
+    return Rubric(criteria=criteria, **d)

@@ -15,6 +15,14 @@ from reviewer.tui.screens.runs import RunsScreen
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
+    from reviewer.models import Rubric
+
+
+def _login_name() -> str:
+    from reviewer.config import Config
+
+    return Config().labeler_name()
+
 
 class ReviewerApp(App[None]):
     """Triage agent runs from the terminal."""
@@ -29,12 +37,18 @@ class ReviewerApp(App[None]):
     ]
 
     def __init__(
-        self, db_path: str | Path = "reviewer.db", keymap: dict[str, str] | None = None
+        self,
+        db_path: str | Path = "reviewer.db",
+        keymap: dict[str, str] | None = None,
+        labeler: str | None = None,
+        rubric: Rubric | None = None,
     ) -> None:
         super().__init__()
         self.db_path = Path(db_path)
         self.sub_title = self.db_path.name
         self._user_keymap = dict(keymap or {})
+        self.labeler = labeler or _login_name()
+        self.rubric = rubric
 
     def open_db(self) -> Database:
         """A fresh connection for the calling (worker) thread; the caller closes it."""

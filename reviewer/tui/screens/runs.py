@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from rich.text import Text
 from textual import work
@@ -28,6 +29,10 @@ class RunSummary:
     imported_at: str
 
 
+def _cost(v: float | None) -> str:
+    return "-" if v is None else f"${v:,.2f}"
+
+
 class RunsLoaded(Message):
     def __init__(self, rows: list[RunSummary]) -> None:
         super().__init__()
@@ -41,6 +46,7 @@ class RunsScreen(ReviewerScreen):
         Binding("c", "compare", "Compare marked", id="runs.compare"),
         Binding("f", "failures", "Failures", id="runs.failures"),
         Binding("t", "trials", "Trials", id="runs.trials"),
+        Binding("L", "label", "Label", id="runs.label"),
         Binding("R", "reload", "Reload", id="runs.reload"),
     ]
 
@@ -57,19 +63,22 @@ class RunsScreen(ReviewerScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one("#runs", DataTable)
-        table.add_column(" ", key="mark", width=1)
-        table.add_column("run", key="run")
-        for key, label in (
-            ("tasks", "tasks"),
-            ("trials", "trials"),
-            ("p1", "pass@1"),
-            ("phk", "pass^k"),
-            ("cost", "cost"),
-        ):
-            table.add_column(Text(label, justify="right"), key=key)
-        table.add_column("imported", key="imported")
         self.action_reload()
+
+    def _columns(self, table: DataTable[Any], rows: list[RunSummary]) -> None:
+        """Widths from the data itself, so the table looks the same however fast it was filled."""
+        table.clear(columns=True)
+        table.add_column(" ", key="mark", width=1)
+        table.add_column("run", key="run", width=min(40, max([3] + [len(r.name) for r in rows])))
+        for key, label, width in (
+            ("tasks", "tasks", 6),
+            ("trials", "trials", 7),
+            ("p1", "pass@1", 6),
+            ("phk", "pass^k", 11),
+            ("cost", "cost", max([4] + [len(_cost(r.cost_usd)) for r in rows])),
+        ):
+            table.add_column(Text(label, justify="right"), key=key, width=width)
+        table.add_column("imported", key="imported", width=16)
 
     def action_reload(self) -> None:
         self.query_one("#runs-status", Static).update("loading…")
@@ -106,7 +115,7 @@ class RunsScreen(ReviewerScreen):
     def on_runs_loaded(self, message: RunsLoaded) -> None:
         self.rows = message.rows
         table = self.query_one("#runs", DataTable)
-        table.clear()
+        self._columns(table, message.rows)
         for r in message.rows:
             table.add_row(
                 Text("✓" if r.name in self.marked else " ", style="bold green"),
@@ -118,7 +127,7 @@ class RunsScreen(ReviewerScreen):
                     ("-" if r.pass_hat_k is None else f"{r.pass_hat_k:.2f}") + f" (k={r.k})",
                     justify="right",
                 ),
-                Text("-" if r.cost_usd is None else f"${r.cost_usd:,.2f}", justify="right"),
+                Text(_cost(r.cost_usd), justify="right"),
                 safe_text(r.imported_at, single_line=True),
                 key=r.name,
             )
@@ -188,6 +197,11 @@ class RunsScreen(ReviewerScreen):
         from reviewer.tui.screens.failures import FailuresScreen
 
         self.app.push_screen(FailuresScreen())
+
+    def action_label(self) -> None:
+        from reviewer.tui.screens.queues import QueuesScreen
+
+        self.app.push_screen(QueuesScreen(self._current()))
 
     def action_trials(self) -> None:
         from reviewer.store.trial_list import TrialFilter

@@ -1,0 +1,306 @@
+"""`reviewer sample`, `reviewer queues`, `reviewer labels export|import` and `reviewer rubric`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from reviewer.commands.common import echo_json, fail, open_store, require_runs
+
+_MAX_SKIPS_SHOWN = 20
+
+
+def register(group: click.Group) -> None:
+    group.add_command(sample)
+    group.add_command(queues)
+    group.add_command(labels)
+    group.add_command(rubric)
+
+
+def _plain(s: object) -> str:
+    from reviewer.text import visible
+
+    return visible(s, single_line=True)
+
+
+def _config() -> Any:
+    from reviewer.config import ConfigError, load_config
+
+    try:
+        return load_config()
+    except ConfigError as e:
+        fail(str(e))
+
+
+@click.command()
+@click.option(
+    "--n", "n", type=click.IntRange(min=1), default=50, show_default=True, help="Trials to sample."
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed: the same data and seed give the same queue.",
+)
+@click.option("--run", "run", default=None, help="Sample one run (default: every run).")
+@click.option(
+    "--labeler",
+    default=None,
+    help="Who will label (default: reviewer --labeler, the config, then the login name).",
+)
+@click.option(
+    "--name",
+    "name",
+    default=None,
+    help="Queue name (default: LABELER-sSEED, or LABELER-RUN-sSEED).",
+)
+@click.option("--judge", default=None, help="Stratify by this judge's verdicts (default: latest).")
+@click.option("--split", is_flag=True, help="Give every item a dev or test half.")
+@click.option("--replace", is_flag=True, help="Replace a queue of the same name.")
+@click.option("--json", "as_json", is_flag=True, help="Print the queue summary as JSON.")
+@click.pass_context
+def sample(
+    ctx: click.Context,
+    n: int,
+    seed: int,
+    run: str | None,
+    labeler: str | None,
+    name: str | None,
+    judge: str | None,
+    split: bool,
+    replace: bool,
+    as_json: bool,
+) -> None:
+    """Make a calibration queue: a stratified sample to label in the app.
+
+    Balanced between judge pass and fail as far as the data allows, spread over tasks and failure
+    clusters, reproducible under --seed, leaving out trials LABELER has already labeled.
+    """
+    from reviewer.calibration.sampling import make_queue, queue_summary
+    from reviewer.store.queues import QueueExists, judge_ids, queue_progress
+
+    who = _config().labeler_name(labeler or (ctx.obj or {}).get("labeler"))
+    db = open_store(ctx)
+    require_runs(db, ctx, [run] if run else [])
+    if judge is not None:
+        known = judge_ids(db)
+        if judge not in known:
+            fail(
+                f"no verdicts by judge {_plain(judge)!r}; judges: {', '.join(map(_plain, known)) or 'none'}"
+            )
+    queue_name = name or (f"{who}-{run}-s{seed}" if run else f"{who}-s{seed}")
+    try:
+        queue = make_queue(
+            db,
+            queue_name,
+            n,
+            seed,
+            run,
+            labeler=who,
+            split="half" if split else None,
+            judge=judge,
+            replace=replace,
+        )
+    except QueueExists:
+        done, total, _ = queue_progress(db, queue_name)
+        fail(
+            f"queue {_plain(queue_name)!r} exists ({done} / {total} labeled); resume it in the app, "
+            "choose another --name, or start over with --replace"
+        )
+    except ValueError as e:  # NothingToSample among them
+        fail(_plain(e))
+    summary = queue_summary(queue)
+    if len(queue.items) < n:
+        click.echo(
+            f"reviewer: only {len(queue.items)} unlabeled trials left; the queue holds them all",
+            err=True,
+        )
+    if as_json:
+        echo_json(summary)
+        return
+    for line in _summary_lines(summary):
+        click.echo(line)
+    click.echo(f"label it in the app: reviewer --db {ctx.obj['db']}", err=True)
+
+
+def _summary_lines(s: dict[str, Any]) -> list[str]:
+    avail = s["available"]
+    parts = []
+    for verdict, k in s["verdicts"].items():
+        have = avail.get(verdict, k)
+        parts.append(f"{verdict} {k} ({'all' if k == have else f'of {have}'})")
+    lines = [
+        f"queue {_plain(s['name'])!r} for {_plain(s['labeler'])}: {s['n']} trials "
+        f"(seed {s['seed']}{', run ' + _plain(s['run']) if s['run'] else ''})",
+        f"  judge verdict: {', '.join(parts)}",
+        f"  tasks covered: {s['tasks_covered']} of {s['tasks_total']}",
+        f"  clusters covered: {s['clusters_covered']} of {s['clusters_total']}",
+    ]
+    if s["already_labeled"]:
+        lines.append(f"  left out: {s['already_labeled']} trials already labeled")
+    if s["split"]:
+        lines.append(f"  split: dev {s['split']['dev']}, test {s['split']['test']}")
+    return lines
+
+
+@click.command()
+@click.option(
+    "--labeler", default=None, help="Show progress of this labeler (default: the queue's)."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def queues(ctx: click.Context, labeler: str | None, as_json: bool) -> None:
+    """Calibration queues with their progress, e.g. 23 / 50."""
+    from reviewer.store.queues import list_queues, queue_progress
+
+    db = open_store(ctx)
+    rows: list[dict[str, Any]] = []
+    for q in list_queues(db):
+        who = labeler or q.labeler
+        done, total, nxt = queue_progress(db, q.name, who)
+        rows.append(
+            {
+                "name": q.name,
+                "labeler": who,
+                "done": done,
+                "total": total,
+                "next_position": nxt,
+                "seed": q.seed,
+                "run": q.params.get("run"),
+                "split": q.split,
+                "created_at": q.created_at,
+            }
+        )
+    if as_json:
+        echo_json({"queues": rows})
+        return
+    if not rows:
+        click.echo("no queues yet; make one with `reviewer sample --n 50`", err=True)
+        return
+    table = [["queue", "labeler", "progress", "next", "run", "seed", "split", "created"]]
+    for r in rows:
+        table.append(
+            [
+                _plain(r["name"]),
+                _plain(r["labeler"]),
+                f"{r['done']} / {r['total']}",
+                "done" if r["next_position"] is None else str(r["next_position"]),
+                _plain(r["run"] or "(all)"),
+                str(r["seed"]),
+                str(r["split"] or "-"),
+                str(r["created_at"])[:19].replace("T", " "),
+            ]
+        )
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    for row in table:
+        click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+
+
+@click.group()
+def labels() -> None:
+    """Share labels between labelers and machines as JSONL (export, then import elsewhere)."""
+
+
+@labels.command("export")
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--labeler", default=None, help="Only this labeler's labels (default: everyone's).")
+@click.pass_context
+def labels_export(ctx: click.Context, file: str, labeler: str | None) -> None:
+    """Write every label and undo, oldest first, to FILE (- for stdout)."""
+    from reviewer.labeling.io import LabelFileError, export_labels
+
+    db = open_store(ctx)
+    try:
+        count = export_labels(db, sys.stdout if file == "-" else file, labeler)
+    except LabelFileError as e:
+        fail(str(e))
+    where = "stdout" if file == "-" else file
+    click.echo(f"exported {count} label{'' if count == 1 else 's'} to {where}", err=True)
+
+
+@labels.command("import")
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.pass_context
+def labels_import(ctx: click.Context, file: str, as_json: bool) -> None:
+    """Merge labels from FILE (- for stdin); labels already stored are not added again."""
+    from reviewer.labeling.io import LabelFileError, import_labels
+
+    db = open_store(ctx)
+    try:
+        result = import_labels(db, file)
+    except LabelFileError as e:
+        fail(str(e))
+    for s in result.skipped[:_MAX_SKIPS_SHOWN]:
+        click.echo(_plain(s), err=True)
+    if len(result.skipped) > _MAX_SKIPS_SHOWN:
+        click.echo(f"... and {len(result.skipped) - _MAX_SKIPS_SHOWN} more skipped lines", err=True)
+    if as_json:
+        echo_json(
+            {
+                "file": result.file,
+                "added": result.added,
+                "duplicates": result.duplicates,
+                "skipped": result.skipped,
+            }
+        )
+    click.echo(
+        f"imported {result.added} label{'' if result.added == 1 else 's'} from {_plain(result.file)}; "
+        f"{result.duplicates} already stored; {len(result.skipped)} skipped",
+        err=True,
+    )
+    if result.skipped and result.added + result.duplicates == 0:
+        sys.exit(1)
+
+
+@click.command()
+@click.argument("file", required=False, type=click.Path(dir_okay=False))
+@click.option(
+    "--check", is_flag=True, help="Only validate: exit 0 when usable, else 1 with the problem."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the rubric as JSON.")
+@click.pass_context
+def rubric(ctx: click.Context, file: str | None, check: bool, as_json: bool) -> None:
+    """Validate and show the labeling rubric (FILE, else the config's rubric, else ./rubric.toml)."""
+    from dataclasses import asdict
+
+    from reviewer.labeling.rubric import PASS_RULES, RubricError, load_rubric
+
+    path = Path(file) if file else (_config().rubric or Path("rubric.toml"))
+    if not file and not path.exists():
+        fail('no rubric: give FILE, or set rubric = "rubric.toml" in reviewer.toml')
+    try:
+        r = load_rubric(file or path)
+    except RubricError as e:
+        fail(str(e))
+    _check_version(ctx, r)
+    if check:
+        click.echo(f"{file or path}: ok ({_plain(r.ref)}, {len(r.criteria)} criteria)", err=True)
+        return
+    if as_json:
+        echo_json({**asdict(r), "ref": r.ref, "digest": r.digest})
+        return
+    click.echo(f"{_plain(r.ref)}  pass rule: {r.pass_rule} ({PASS_RULES[r.pass_rule]})")
+    width = max(len(c.id) for c in r.criteria)
+    for c in r.criteria:
+        click.echo(f"  [{_plain(c.key)}] {_plain(c.id).ljust(width)}  {_plain(c.question)}")
+        if c.help:
+            click.echo(f"      {' ' * width}  {_plain(c.help)}")
+
+
+def _check_version(ctx: click.Context, r: Any) -> None:
+    """A rubric edited without a version bump is an error when the database knows the old one."""
+    from reviewer.store.labels import stored_rubric_digest
+
+    if not Path(ctx.obj["db"]).is_file():
+        return
+    stored = stored_rubric_digest(open_store(ctx), r.ref)
+    if stored is not None and stored != r.digest:
+        fail(
+            f"rubric {_plain(r.ref)} differs from the one labels were given under "
+            "(criteria or pass rule changed); bump its version"
+        )

@@ -1,0 +1,219 @@
+"""Labels as JSONL, so a team can label on several machines and combine the results.
+
+One label (or retraction) a line, the whole history oldest first:
+
+    {"trial": {"run": R, "task_id": T, "trial": i}, "trial_id": ID, "labeler": NAME,
+     "verdict": "pass"|"fail"|"skip", "criteria": {ID: true|false|null}, "note": str,
+     "rubric": "name@version", "at": ISO-8601, "retracted": false}
+
+Import merges by (trial, labeler, at, retracted): importing a file twice, or a file that overlaps
+what is stored, adds only what is new. A TRIAL_REF is resolved by stored id, else by
+(run, task_id, trial). Bad lines are reported ``file:line: reason`` and skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import sqlite_utils
+
+from reviewer.models import Label
+from reviewer.store.labels import (
+    VERDICTS,
+    find_trial_id,
+    iter_label_rows,
+    merge_labels,
+    normalize_at,
+)
+
+
+class LabelFileError(Exception):
+    """A labels file that cannot be read or written at all."""
+
+
+@dataclass
+class ImportResult:
+    file: str = ""
+    added: int = 0
+    duplicates: int = 0
+    skipped: list[str] = field(default_factory=list)  # "file:line: reason"
+
+
+def label_json(
+    label: Label, run: str | None, task_id: str | None, trial: int | None
+) -> dict[str, Any]:
+    ref: Any = (
+        {"run": run, "task_id": task_id, "trial": trial} if run is not None else label.trial_id
+    )
+    return {
+        "trial": ref,
+        "trial_id": label.trial_id,
+        "labeler": label.labeler,
+        "verdict": label.verdict,
+        "criteria": label.criteria,
+        "note": label.note,
+        "rubric": label.rubric,
+        "at": label.at,
+        "retracted": label.retracted,
+    }
+
+
+def export_labels(
+    db: sqlite_utils.Database, path_or_stream: str | Path | IO[str], labeler: str | None = None
+) -> int:
+    """Write every label and retraction (of ``labeler``), oldest first; returns the line count."""
+    if isinstance(path_or_stream, str | Path):
+        try:
+            with open(path_or_stream, "w", encoding="utf-8", newline="\n") as f:
+                return _write(db, f, labeler)
+        except OSError as e:
+            raise LabelFileError(f"{path_or_stream}: cannot write: {e.strerror or e}") from None
+    return _write(db, path_or_stream, labeler)
+
+
+def _write(db: sqlite_utils.Database, out: IO[str], labeler: str | None) -> int:
+    count = 0
+    for label, run, task_id, trial in iter_label_rows(db, labeler):
+        out.write(json.dumps(label_json(label, run, task_id, trial), ensure_ascii=False) + "\n")
+        count += 1
+    return count
+
+
+def import_labels(db: sqlite_utils.Database, path: str | Path | IO[bytes]) -> ImportResult:
+    """Merge a labels file (or ``-`` for stdin) into the database in one transaction."""
+    if path == "-":
+        name = "<stdin>"
+    elif isinstance(path, str | Path):
+        name = str(path)
+    else:
+        name = str(getattr(path, "name", "") or "<stream>")
+    result = ImportResult(file=str(name))
+    parsed: list[tuple[int, Label]] = []
+    for no, text in _lines(path, result.file):
+        if text is None:
+            result.skipped.append(f"{result.file}:{no}: not UTF-8 text")
+            continue
+        if not text.strip():
+            continue
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as e:
+            result.skipped.append(f"{result.file}:{no}: not JSON: {e.msg} (column {e.colno})")
+            continue
+        outcome = _label_of(db, obj)
+        if isinstance(outcome, str):
+            result.skipped.append(f"{result.file}:{no}: {outcome}")
+        else:
+            parsed.append((no, outcome))
+    for was_added in merge_labels(db, [label for _, label in parsed]):
+        if was_added:
+            result.added += 1
+        else:
+            result.duplicates += 1
+    return result
+
+
+def _lines(path: str | Path | IO[bytes], name: str) -> Iterator[tuple[int, str | None]]:
+    """(line number, text), None for a line that is not UTF-8."""
+    try:
+        if path == "-":
+            stream: IO[bytes] = sys.stdin.buffer
+            close = False
+        elif isinstance(path, str | Path):
+            stream = open(path, "rb")  # noqa: SIM115 -- closed below, after the generator is drained
+            close = True
+        else:
+            stream, close = path, False
+    except OSError as e:
+        raise LabelFileError(f"{name}: cannot read: {e.strerror or e}") from None
+    try:
+        for no, raw in enumerate(stream, 1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                yield no, None
+                continue
+            yield no, text.lstrip("\ufeff") if no == 1 else text
+    except OSError as e:
+        raise LabelFileError(f"{name}: cannot read: {e.strerror or e}") from None
+    finally:
+        if close:
+            stream.close()
+
+
+def _label_of(db: sqlite_utils.Database, obj: Any) -> Label | str:
+    """The label a line holds, or why it cannot be used."""
+    if not isinstance(obj, dict):
+        return f"expected a JSON object, got {type(obj).__name__}"
+    trial_id, problem = _resolve(db, obj)
+    if trial_id is None:
+        return problem
+    labeler = obj.get("labeler")
+    if not isinstance(labeler, str) or not labeler.strip():
+        return "labeler must be a non-empty string"
+    verdict = obj.get("verdict")
+    if verdict not in VERDICTS:
+        return f"verdict must be one of {', '.join(VERDICTS)}, got {verdict!r}"
+    criteria = obj.get("criteria") or {}
+    if not isinstance(criteria, dict) or not all(
+        isinstance(k, str) and (v is None or isinstance(v, bool)) for k, v in criteria.items()
+    ):
+        return "criteria must map criterion ids to true, false or null"
+    note = obj.get("note") or ""
+    if not isinstance(note, str):
+        return "note must be a string"
+    rubric = obj.get("rubric")
+    if rubric is not None and not isinstance(rubric, str):
+        return "rubric must be a string (name@version) or null"
+    retracted = obj.get("retracted", False)
+    if not isinstance(retracted, bool):
+        return "retracted must be true or false"
+    at = obj.get("at")
+    if not isinstance(at, str):
+        return "at must be an ISO-8601 time string"
+    try:
+        at = normalize_at(at)
+    except ValueError:
+        return f"at is not an ISO-8601 time: {at!r}"
+    return Label(
+        trial_id=trial_id,
+        labeler=labeler.strip(),
+        verdict=verdict,
+        criteria=criteria,
+        note=note,
+        rubric=rubric,
+        at=at,
+        retracted=retracted,
+    )
+
+
+def _resolve(db: sqlite_utils.Database, obj: dict[str, Any]) -> tuple[str | None, str]:
+    """(the stored trial id, "") or (None, why there is none)."""
+    ref = obj.get("trial")
+    stored = obj.get("trial_id")
+    if stored is not None and not isinstance(stored, str):
+        return None, "trial_id must be a string"
+    run = task_id = trial = None
+    if isinstance(ref, str):
+        stored = stored or ref
+    elif isinstance(ref, dict):
+        run, task_id, trial = ref.get("run"), ref.get("task_id"), ref.get("trial")
+        if not isinstance(run, str) or not isinstance(task_id, str):
+            return None, "trial must be {run, task_id, trial} or a stored trial id"
+        if isinstance(trial, bool) or not isinstance(trial, int):
+            return None, "trial.trial must be a whole number"
+    elif ref is not None:
+        return None, "trial must be {run, task_id, trial} or a stored trial id"
+    if stored is None and run is None:
+        return None, "no trial: give trial {run, task_id, trial} or trial_id"
+    found = find_trial_id(db, stored, run, task_id, trial)
+    if found is not None:
+        return found, ""
+    if run is not None:
+        return None, f"unknown trial {run}/{task_id}/{trial} (import its run first)"
+    return None, f"unknown trial id {stored!r} (import its run first)"

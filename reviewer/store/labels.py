@@ -1,0 +1,300 @@
+"""Human labels: append-only rows, committed one by one; the latest per (trial, labeler) counts.
+
+Undo appends a retraction: a row with the same (trial, labeler, at) as the label it cancels and
+``retracted = 1``, so a retraction travels between machines with the label it belongs to and the
+label before it counts again. Every write is one short transaction; writes that read first take the
+write lock up front (``BEGIN IMMEDIATE``), so two processes labeling at once wait for each other
+(busy timeout) instead of failing with "database is locked".
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import sqlite_utils
+
+from reviewer.models import Label, Rubric
+
+VERDICTS = ("pass", "fail", "skip")
+_COLUMNS = "trial_id, labeler, verdict, criteria, note, rubric, at, retracted, queue"
+_INSERT = f"INSERT INTO labels ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+#: Not retracted, and no retraction row names it.
+EFFECTIVE = (
+    "l.retracted = 0 AND NOT EXISTS (SELECT 1 FROM labels r WHERE r.retracted = 1 "
+    "AND r.trial_id = l.trial_id AND r.labeler = l.labeler AND r.at = l.at)"
+)
+_SELECT = "SELECT l.trial_id, l.labeler, l.verdict, l.criteria, l.note, l.rubric, l.at, l.retracted, l.queue FROM labels l"
+
+_clock_lock = threading.Lock()
+_last_at: datetime | None = None
+
+
+class RubricVersionError(ValueError):
+    """A rubric whose criteria changed while its name@version stayed the same."""
+
+
+def now_at() -> str:
+    """UTC ISO-8601 with microseconds, strictly increasing within this process."""
+    global _last_at
+    with _clock_lock:
+        t = datetime.now(UTC)
+        if _last_at is not None and t <= _last_at:
+            t = _last_at + timedelta(microseconds=1)
+        _last_at = t
+    return format_at(t)
+
+
+def format_at(t: datetime) -> str:
+    """The one spelling of a label time, so times sort as text and merge keys match."""
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=UTC)
+    return t.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def normalize_at(value: str) -> str:
+    """Any ISO-8601 time (``Z``, offsets, no zone = UTC) in the stored spelling; ValueError if not one."""
+    return format_at(datetime.fromisoformat(value.strip()))
+
+
+@contextmanager
+def write_transaction(db: sqlite_utils.Database) -> Iterator[None]:
+    """A transaction that holds the write lock from its first statement (joins an open one)."""
+    conn = db.conn
+    if conn.in_transaction:
+        yield
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def _row_label(row: Any) -> Label:
+    return Label(
+        trial_id=row[0],
+        labeler=row[1],
+        verdict=row[2],
+        criteria=json.loads(row[3]) if row[3] else {},
+        note=row[4] or "",
+        rubric=row[5],
+        at=row[6],
+        retracted=bool(row[7]),
+        queue=row[8],
+    )
+
+
+def _params(label: Label) -> list[Any]:
+    return [
+        label.trial_id,
+        label.labeler,
+        label.verdict,
+        json.dumps(label.criteria, sort_keys=True, ensure_ascii=False),
+        label.note,
+        label.rubric,
+        label.at,
+        int(label.retracted),
+        label.queue,
+    ]
+
+
+def add_label(
+    db: sqlite_utils.Database,
+    trial_id: str,
+    labeler: str,
+    verdict: str,
+    criteria: dict[str, bool | None] | None = None,
+    note: str = "",
+    rubric_ref: str | None = None,
+    queue: str | None = None,
+    at: str | None = None,
+) -> Label:
+    """Append one label and commit it. Raises ValueError for a bad verdict or an unknown trial."""
+    if verdict not in VERDICTS:
+        raise ValueError(f"verdict must be one of {', '.join(VERDICTS)}, got {verdict!r}")
+    if not labeler:
+        raise ValueError("a label needs a labeler")
+    label = Label(
+        trial_id=trial_id,
+        labeler=labeler,
+        verdict=verdict,
+        criteria=dict(criteria or {}),
+        note=note or "",
+        rubric=rubric_ref,
+        at=normalize_at(at) if at else now_at(),
+        queue=queue,
+    )
+    for _ in range(5):
+        try:
+            with write_transaction(db):
+                db.conn.execute(_INSERT, _params(label))
+            return label
+        except sqlite3.IntegrityError as e:
+            if "FOREIGN KEY" in str(e):
+                raise ValueError(f"no trial with id {trial_id!r}") from None
+            if at is not None:
+                raise ValueError(f"{labeler} already labeled {trial_id} at {label.at}") from None
+            label.at = now_at()  # another process took this microsecond
+    raise ValueError(f"could not find a free time for a label of {trial_id}")
+
+
+def undo_last(db: sqlite_utils.Database, labeler: str, queue: str | None = None) -> Label | None:
+    """Retract the labeler's latest effective label (in ``queue`` when given); None if there is none.
+
+    Returns the retraction row. Reads the database, so it works the same after a restart.
+    """
+    where = f"l.labeler = ? AND {EFFECTIVE}"
+    args: list[Any] = [labeler]
+    if queue is not None:
+        where += " AND l.queue = ?"
+        args.append(queue)
+    with write_transaction(db):
+        row = db.conn.execute(
+            f"{_SELECT} WHERE {where} ORDER BY l.at DESC, l.id DESC LIMIT 1", args
+        ).fetchone()
+        if row is None:
+            return None
+        retraction = _row_label(row)
+        retraction.retracted = True
+        db.conn.execute(_INSERT, _params(retraction))
+    return retraction
+
+
+def current_labels(
+    db: sqlite_utils.Database, labeler: str | None = None, rubric: str | None = None
+) -> dict[tuple[str, str], Label]:
+    """(trial id, labeler) -> the latest effective label; with ``rubric``, the latest under that
+    name@version (so versions are never mixed)."""
+    where = [EFFECTIVE]
+    args: list[Any] = []
+    if labeler is not None:
+        where.append("l.labeler = ?")
+        args.append(labeler)
+    if rubric is not None:
+        where.append("l.rubric = ?")
+        args.append(rubric)
+    sql = (
+        f"SELECT * FROM (SELECT l.trial_id, l.labeler, l.verdict, l.criteria, l.note, l.rubric, l.at, "
+        f"l.retracted, l.queue, ROW_NUMBER() OVER (PARTITION BY l.trial_id, l.labeler "
+        f"ORDER BY l.at DESC, l.id DESC) AS n FROM labels l WHERE {' AND '.join(where)}) WHERE n = 1"
+    )
+    out: dict[tuple[str, str], Label] = {}
+    for row in db.conn.execute(sql, args):
+        label = _row_label(row)
+        out[(label.trial_id, label.labeler)] = label
+    return out
+
+
+def history(db: sqlite_utils.Database, trial_id: str) -> list[Label]:
+    """Every label and retraction of one trial, by every labeler, oldest first."""
+    rows = db.conn.execute(
+        f"{_SELECT} WHERE l.trial_id = ? ORDER BY l.at, l.retracted, l.id", [trial_id]
+    ).fetchall()
+    return [_row_label(r) for r in rows]
+
+
+def labeled_trial_ids(db: sqlite_utils.Database, labeler: str) -> set[str]:
+    """Trials the labeler has a current label for (pass, fail or skip)."""
+    rows = db.conn.execute(
+        f"SELECT DISTINCT l.trial_id FROM labels l WHERE l.labeler = ? AND {EFFECTIVE}",
+        [labeler],
+    ).fetchall()
+    return {r[0] for r in rows}
+
+
+def labelers(db: sqlite_utils.Database) -> list[str]:
+    return [r[0] for r in db.conn.execute("SELECT DISTINCT labeler FROM labels ORDER BY labeler")]
+
+
+def rubric_counts(db: sqlite_utils.Database, labeler: str | None = None) -> dict[str | None, int]:
+    """rubric name@version -> how many current labels were given under it."""
+    counts: dict[str | None, int] = {}
+    for label in current_labels(db, labeler).values():
+        counts[label.rubric] = counts.get(label.rubric, 0) + 1
+    return counts
+
+
+def ensure_rubric_version(db: sqlite_utils.Database, rubric: Rubric) -> bool:
+    """Record ``rubric`` under its name@version; True when it is new.
+
+    Raises RubricVersionError when that name@version was recorded with other criteria or pass rule,
+    so labels under two different rubrics never share one version.
+    """
+    definition = json.dumps(asdict(rubric), sort_keys=True, ensure_ascii=False)
+    with write_transaction(db):
+        row = db.conn.execute("SELECT digest FROM rubrics WHERE ref = ?", [rubric.ref]).fetchone()
+        if row is None:
+            db.conn.execute(
+                "INSERT INTO rubrics (ref, digest, definition, first_seen) VALUES (?, ?, ?, ?)",
+                [rubric.ref, rubric.digest, definition, now_at()],
+            )
+            return True
+    if row[0] != rubric.digest:
+        raise RubricVersionError(
+            f"rubric {rubric.ref} changed (criteria or pass rule) since labels were first given "
+            f"under it; bump its version so old and new labels are not mixed"
+        )
+    return False
+
+
+def iter_label_rows(
+    db: sqlite_utils.Database, labeler: str | None = None
+) -> Iterator[tuple[Label, str | None, str | None, int | None]]:
+    """Every label and retraction, oldest first, with its trial's (run, task id, trial number)."""
+    where, args = ("WHERE l.labeler = ?", [labeler]) if labeler is not None else ("", [])
+    sql = (
+        "SELECT l.trial_id, l.labeler, l.verdict, l.criteria, l.note, l.rubric, l.at, l.retracted, "
+        "l.queue, t.run, t.task_id, t.trial FROM labels l LEFT JOIN trials t ON t.id = l.trial_id "
+        f"{where} ORDER BY l.at, l.retracted, l.id"
+    )
+    for row in db.conn.execute(sql, args):
+        yield _row_label(row), row[9], row[10], row[11]
+
+
+def find_trial_id(
+    db: sqlite_utils.Database,
+    trial_id: str | None = None,
+    run: str | None = None,
+    task_id: str | None = None,
+    trial: int | None = None,
+) -> str | None:
+    """The stored id of a TRIAL_REF: the id itself when stored, else by (run, task id, trial)."""
+    if trial_id is not None:
+        row = db.conn.execute("SELECT id FROM trials WHERE id = ?", [trial_id]).fetchone()
+        if row is not None:
+            return str(row[0])
+    if run is not None and task_id is not None and trial is not None:
+        row = db.conn.execute(
+            "SELECT id FROM trials WHERE run = ? AND task_id = ? AND trial = ?",
+            [run, task_id, trial],
+        ).fetchone()
+        if row is not None:
+            return str(row[0])
+    return None
+
+
+def merge_labels(db: sqlite_utils.Database, labels: Sequence[Label]) -> list[bool]:
+    """Insert what is not stored yet, keyed by (trial, labeler, at, retracted), in one transaction;
+    per label, whether it was added."""
+    added: list[bool] = []
+    with write_transaction(db):
+        for label in labels:
+            cur = db.conn.execute(_INSERT.replace("INSERT", "INSERT OR IGNORE", 1), _params(label))
+            added.append(cur.rowcount == 1)
+    return added
+
+
+def stored_rubric_digest(db: sqlite_utils.Database, ref: str) -> str | None:
+    """The digest recorded for a rubric name@version, if labels were ever given under it."""
+    row = db.conn.execute("SELECT digest FROM rubrics WHERE ref = ?", [ref]).fetchone()
+    return None if row is None else str(row[0])

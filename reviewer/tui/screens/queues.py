@@ -1,0 +1,133 @@
+"""Calibration queues: their progress, a new stratified sample, and labeling one (Enter)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, cast
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import DataTable, Footer, Header, Static
+
+from reviewer.tui.safe import safe_text
+from reviewer.tui.screens.base import ReviewerScreen
+
+if TYPE_CHECKING:
+    from reviewer.tui.app import ReviewerApp
+
+
+class QueuesLoaded(Message):
+    def __init__(self, rows: list[tuple[str, str, int, int, str]]) -> None:
+        super().__init__()
+        self.rows = rows
+
+
+class QueuesScreen(ReviewerScreen):
+    BINDINGS = [
+        Binding("enter", "label", "Label", id="queues.label"),
+        Binding("a", "new", "New queue of 50", id="queues.new"),
+        Binding("escape", "app.pop_screen", "Back", id="queues.back"),
+    ]
+
+    def __init__(self, run: str | None = None) -> None:
+        super().__init__()
+        self.run = run
+
+    def _app(self) -> ReviewerApp:
+        return cast("ReviewerApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("Calibration queues", classes="title")
+        yield DataTable(id="queues", cursor_type="row", zebra_stripes=True)
+        yield Static("loading…", id="queues-status", classes="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#queues", DataTable)
+        table.add_column("queue", key="queue")
+        table.add_column("labeler", key="labeler")
+        table.add_column(Text("done", justify="right"), key="done")
+        table.add_column("created", key="created")
+        self.load()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="queues-load")
+    def load(self) -> None:
+        from reviewer.store.queues import list_queues, queue_progress
+
+        db = self._app().open_db()
+        try:
+            rows = []
+            for q in list_queues(db):
+                done, total, _ = queue_progress(db, q.name, self._app().labeler)
+                rows.append((q.name, q.labeler, done, total, q.created_at[:16].replace("T", " ")))
+        finally:
+            db.close()
+        self.post_message(QueuesLoaded(rows))
+
+    def on_queues_loaded(self, message: QueuesLoaded) -> None:
+        table = self.query_one("#queues", DataTable)
+        table.clear()
+        for name, labeler, done, total, created in message.rows:
+            table.add_row(
+                safe_text(name, single_line=True),
+                safe_text(labeler, single_line=True),
+                Text(f"{done} / {total}", justify="right", style="green" if done == total else ""),
+                safe_text(created, single_line=True),
+                key=name,
+            )
+        who = self._app().labeler
+        self.query_one("#queues-status", Static).update(
+            safe_text(
+                f"{len(message.rows)} queues · labeling as {who} · Enter labels the queue · "
+                "a samples a new stratified queue of 50",
+                single_line=True,
+            )
+        )
+        table.focus()
+
+    def _current(self) -> str | None:
+        table = self.query_one("#queues", DataTable)
+        if not table.row_count:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return None if key is None else str(key)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.action_label()
+
+    def action_label(self) -> None:
+        from reviewer.tui.screens.label import LabelScreen
+
+        name = self._current()
+        if name is None:
+            self.notify("No queue yet: press a to sample one.", severity="warning")
+            return
+        app = self._app()
+        self.app.push_screen(LabelScreen(name, app.labeler, app.rubric))
+
+    def action_new(self) -> None:
+        self.sample()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="queues-sample")
+    def sample(self) -> None:
+        from reviewer.calibration.sampling import make_queue
+        from reviewer.store.queues import list_queues
+
+        app = self._app()
+        db = app.open_db()
+        try:
+            taken = {q.name for q in list_queues(db)}
+            base = f"{self.run or 'all'}-{app.labeler}"
+            name = (
+                base
+                if base not in taken
+                else next(f"{base}-{i}" for i in range(2, 10_000) if f"{base}-{i}" not in taken)
+            )
+            queue: Any = make_queue(db, name, 50, seed=0, run=self.run, labeler=app.labeler)
+        finally:
+            db.close()
+        self.app.call_from_thread(self.notify, f"Queue {name}: {len(queue.items)} trials sampled.")
+        self.load()

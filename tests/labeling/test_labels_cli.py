@@ -1,0 +1,210 @@
+"""`reviewer sample`, `queues`, `labels export|import` and `rubric` end to end on sample_runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from reviewer.cli import cli
+from reviewer.store import open_db
+from reviewer.store.labels import add_label, ensure_rubric_version
+from reviewer.store.queues import queue_items
+from tests.conftest import SAMPLE_RUNS
+
+
+def invoke(*args: str, input: str | None = None) -> tuple[int, str, str]:
+    r = CliRunner().invoke(cli, list(args), input=input)
+    return r.exit_code, r.stdout, r.stderr
+
+
+@pytest.fixture
+def sample_db() -> str:
+    code, _, err = invoke("--db", "s.db", "import", str(SAMPLE_RUNS))
+    assert code == 0, err
+    code, _, err = invoke("--db", "s.db", "cluster")
+    assert code == 0, err
+    return "s.db"
+
+
+def test_sample_makes_a_balanced_queue(sample_db: str) -> None:
+    code, out, err = invoke("--db", sample_db, "sample", "--n", "50", "--labeler", "ana", "--json")
+    assert code == 0, err
+    s = json.loads(out)
+    assert s["name"] == "ana-s0" and s["n"] == 50
+    fails = s["available"]["fail"]
+    assert s["verdicts"] == {"fail": fails, "pass": 50 - fails}  # every judged failure, < 25
+    assert s["tasks_covered"] == s["tasks_total"] == 8
+    assert s["clusters_covered"] == s["clusters_total"] > 1
+    code, out2, _ = invoke("--db", sample_db, "sample", "--labeler", "ana", "--name", "b", "--json")
+    assert code == 0
+    items = queue_items(open_db(sample_db), "ana-s0")
+    assert [it.trial_id for it in items] == [
+        it.trial_id for it in queue_items(open_db(sample_db), "b")
+    ]
+
+
+def test_sample_text_summary_and_existing_names(sample_db: str) -> None:
+    args = (
+        "--db",
+        sample_db,
+        "sample",
+        "--n",
+        "10",
+        "--labeler",
+        "ana",
+        "--split",
+        "--run",
+        "support-v1",
+    )
+    code, out, err = invoke(*args)
+    assert code == 0, err
+    assert (
+        out.splitlines()[0]
+        == "queue 'ana-support-v1-s0' for ana: 10 trials (seed 0, run support-v1)"
+    )
+    assert "judge verdict: fail 5 (of 10), pass 5 (of 30)" in out
+    assert "tasks covered: 5 of 5" in out
+    assert "split: dev 5, test 5" in out
+    code, out, err = invoke(*args)
+    assert code == 1 and out == ""
+    assert err.startswith("reviewer: queue 'ana-support-v1-s0' exists (0 / 10 labeled)")
+    assert len(err.splitlines()) == 1 and "--replace" in err
+    code, out, err = invoke(*args, "--replace", "--n", "12")
+    assert code == 0, err
+    assert "12 trials" in out
+
+
+def test_sample_errors_are_one_line(sample_db: str) -> None:
+    code, _, err = invoke("--db", sample_db, "sample", "--run", "nope")
+    assert code == 1 and err.startswith("reviewer: no run named 'nope'")
+    code, _, err = invoke("--db", sample_db, "sample", "--n", "0")
+    assert code == 2  # click's usage error
+    code, _, err = invoke("--db", "empty.db", "sample")
+    assert code == 1 and err.startswith("reviewer: no runs in empty.db")
+    code, _, err = invoke("--db", sample_db, "sample", "--judge", "gpt-9")
+    assert code == 1 and err.startswith("reviewer: no verdicts by judge 'gpt-9'; judges: ")
+    code, out, err = invoke("--db", sample_db, "sample", "--n", "100", "--labeler", "ana")
+    assert code == 0 and "only 88 unlabeled trials left" in err
+    db = open_db(sample_db)
+    for it in queue_items(db, "ana-s0"):
+        add_label(db, it.trial_id, "ana", "skip")
+    code, out, err = invoke("--db", sample_db, "sample", "--labeler", "ana", "--name", "more")
+    assert code == 1 and err == "reviewer: nothing to sample: ana has labeled all 88 trials\n"
+
+
+def test_sample_reads_the_labeler_from_config(sample_db: str) -> None:
+    Path("reviewer.toml").write_text('labeler = "cora"\n', encoding="utf-8")
+    code, out, err = invoke("--db", sample_db, "sample", "--n", "5", "--json")
+    assert code == 0, err
+    assert json.loads(out)["labeler"] == "cora"
+    code, out, err = invoke("--db", sample_db, "--labeler", "dan", "sample", "--n", "5", "--json")
+    assert code == 0, err
+    assert json.loads(out)["labeler"] == "dan"
+
+
+def test_queues_show_progress(sample_db: str) -> None:
+    code, out, err = invoke("--db", sample_db, "queues")
+    assert code == 0 and out == "" and "no queues yet" in err
+    invoke("--db", sample_db, "sample", "--n", "50", "--labeler", "ana")
+    db = open_db(sample_db)
+    items = queue_items(db, "ana-s0")
+    for it in items[:23]:
+        add_label(db, it.trial_id, "ana", "pass", queue="ana-s0")
+    code, out, err = invoke("--db", sample_db, "queues")
+    assert code == 0, err
+    header, row = out.splitlines()
+    assert header.split()[:4] == ["queue", "labeler", "progress", "next"]
+    assert row.split()[:6] == ["ana-s0", "ana", "23", "/", "50", "24"]
+    code, out, _ = invoke("--db", sample_db, "queues", "--json", "--labeler", "ben")
+    q = json.loads(out)["queues"][0]
+    assert (q["name"], q["labeler"], q["done"], q["total"], q["next_position"]) == (
+        "ana-s0",
+        "ben",
+        0,
+        50,
+        1,
+    )
+
+
+def test_labels_export_and_import(sample_db: str, tmp_path: Path) -> None:
+    db = open_db(sample_db)
+    trial = db.execute("SELECT id FROM trials ORDER BY seq LIMIT 1").fetchone()[0]
+    add_label(db, trial, "ana", "fail", {"looked_up": False}, "no lookup", "support-policy@1")
+    code, out, err = invoke("--db", sample_db, "labels", "export", "-")
+    assert code == 0, err
+    assert json.loads(out)["trial"]["run"] == "support-v1"
+    assert "exported 1 label to stdout" in err
+    code, _, err = invoke("--db", sample_db, "labels", "export", "l.jsonl", "--labeler", "ana")
+    assert code == 0 and Path("l.jsonl").read_text(encoding="utf-8") == out
+
+    code, _, err = invoke("--db", "other.db", "import", str(SAMPLE_RUNS))
+    assert code == 0
+    code, out, err = invoke("--db", "other.db", "labels", "import", "l.jsonl", "--json")
+    assert code == 0, err
+    assert json.loads(out) == {"file": "l.jsonl", "added": 1, "duplicates": 0, "skipped": []}
+    code, _, err = invoke(
+        "--db", "other.db", "labels", "import", "-", input=Path("l.jsonl").read_text()
+    )
+    assert code == 0 and "imported 0 labels from <stdin>; 1 already stored; 0 skipped" in err
+
+    Path("bad.jsonl").write_text("nope\n", encoding="utf-8")
+    code, _, err = invoke("--db", "other.db", "labels", "import", "bad.jsonl")
+    assert code == 1 and err.splitlines()[0].startswith("bad.jsonl:1: not JSON")
+    code, _, err = invoke("--db", "other.db", "labels", "import", "missing.jsonl")
+    assert code == 1 and err == "reviewer: missing.jsonl: cannot read: No such file or directory\n"
+
+
+def test_rubric_show_check_and_errors(tmp_path: Path) -> None:
+    code, out, err = invoke("rubric", str(SAMPLE_RUNS / "rubric.toml"))
+    assert code == 0, err
+    assert out.splitlines()[0].startswith("support-policy@1  pass rule: all")
+    assert "[1] looked_up" in out
+    code, out, err = invoke("rubric", str(SAMPLE_RUNS / "rubric.toml"), "--check")
+    assert code == 0 and out == "" and "ok (support-policy@1, 4 criteria)" in err
+    code, out, _ = invoke("rubric", str(SAMPLE_RUNS / "rubric.toml"), "--json")
+    assert json.loads(out)["ref"] == "support-policy@1"
+
+    bad = Path("bad.toml")
+    bad.write_text(
+        'name = "p"\nversion = "1"\n\n[[criteria]]\nid = "y"\nquestion = "Y?"\nkey = "1"\n'
+        '\n[[criteria]]\nid = "x"\nquestion = "X?"\nkey = "1"\n',
+        encoding="utf-8",
+    )
+    code, out, err = invoke("rubric", "bad.toml", "--check")
+    assert code == 1 and out == ""
+    assert err == "reviewer: bad.toml:12: criterion 'x': key '1' is already used by 'y'\n"
+    code, _, err = invoke("rubric")
+    assert code == 1 and err.startswith("reviewer: no rubric")
+    Path("rubric.toml").write_text(
+        (SAMPLE_RUNS / "rubric.toml").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    code, out, _ = invoke("rubric")
+    assert code == 0 and "support-policy@1" in out
+
+
+def test_rubric_edited_without_a_version_bump_is_refused(tmp_path: Path) -> None:
+    from reviewer.labeling.rubric import load_rubric
+
+    db = open_db("r.db")
+    ensure_rubric_version(db, load_rubric(SAMPLE_RUNS / "rubric.toml"))
+    db.close()
+    text = (SAMPLE_RUNS / "rubric.toml").read_text(encoding="utf-8")
+    Path("rubric.toml").write_text(text.replace("before acting on it?", "first?"), encoding="utf-8")
+    code, _, err = invoke("--db", "r.db", "rubric", "--check")
+    assert code == 1 and "bump its version" in err
+
+
+def test_every_labeling_command_has_help() -> None:
+    for args in (
+        ["sample"],
+        ["queues"],
+        ["labels"],
+        ["labels", "export"],
+        ["labels", "import"],
+        ["rubric"],
+    ):
+        code, out, _ = invoke(*args, "--help")
+        assert code == 0 and "Usage:" in out, args

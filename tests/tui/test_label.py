@@ -1,0 +1,171 @@
+"""Labeling a queue in the app: one key per trial, blind judge, undo, criteria, notes, crash safety."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from textual.widgets import Static
+
+from reviewer.calibration.sampling import make_queue
+from reviewer.cli import cli
+from reviewer.labeling.rubric import load_rubric
+from reviewer.store import open_db
+from reviewer.store.labels import current_labels
+from reviewer.tui.app import ReviewerApp
+from reviewer.tui.screens.label import LabelScreen, NoteModal
+from tests.conftest import REPO, SAMPLE_RUNS
+
+DRIVER = Path(__file__).with_name("label_driver.py")
+
+
+@pytest.fixture
+def queued_db(tmp_path: Path) -> Path:
+    path = tmp_path / "s.db"
+    result = CliRunner().invoke(cli, ["--db", str(path), "import", str(SAMPLE_RUNS)])
+    assert result.exit_code == 0, result.stderr
+    db = open_db(path)
+    make_queue(db, "q", 12, seed=1, labeler="ana")
+    make_queue(db, "q2", 12, seed=2, labeler="bo")
+    db.close()
+    return path
+
+
+def text_of(app: ReviewerApp, selector: str) -> str:
+    return str(app.screen.query_one(selector, Static).render())
+
+
+async def wait_loaded(app: ReviewerApp, pilot: object, screen: LabelScreen) -> None:
+    for _ in range(200):
+        await pilot.pause(0.01)  # type: ignore[attr-defined]
+        if screen.payload is not None and screen.state is not None:
+            return
+    raise AssertionError("queue never loaded")
+
+
+async def wait_until(pilot: object, cond) -> None:  # type: ignore[no-untyped-def]
+    for _ in range(500):
+        if cond():
+            return
+        await pilot.pause(0.01)  # type: ignore[attr-defined]
+    raise AssertionError("condition never met")
+
+
+async def test_one_key_per_trial_blind_judge_and_undo(queued_db: Path) -> None:
+    rubric = load_rubric(SAMPLE_RUNS / "rubric.toml")
+    app = ReviewerApp(db_path=queued_db, labeler="ana", rubric=rubric)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = LabelScreen("q", "ana", rubric)
+        app.push_screen(screen)
+        await wait_loaded(app, pilot, screen)
+        assert "0 / 12" in text_of(app, "#label-title")
+        assert "hidden until you label" in text_of(app, "#label-judge")
+        first = screen.payload.trial_id  # type: ignore[union-attr]
+        await pilot.press("1", "1")  # looked_up: yes, then no
+        assert screen.criteria["looked_up"] is False
+        await pilot.press("p")
+        await wait_until(
+            pilot, lambda: screen.payload is not None and screen.payload.trial_id != first
+        )
+        assert "1 / 12" in text_of(app, "#label-title")
+        await pilot.press("f")
+        await wait_until(pilot, lambda: len(screen.state.done) == 2)  # type: ignore[union-attr]
+        labels = current_labels(open_db(queued_db), "ana")
+        assert labels[(first, "ana")].verdict == "pass"
+        assert labels[(first, "ana")].criteria == {"looked_up": False}
+        assert labels[(first, "ana")].rubric == "support-policy@1"
+        assert len(labels) == 2
+        await pilot.press("u")  # undo the fail: back to that trial, one label left
+        await wait_until(pilot, lambda: len(screen.state.done) == 1)  # type: ignore[union-attr]
+        assert len(current_labels(open_db(queued_db), "ana")) == 1
+        assert screen.mine is None
+        await pilot.press("s")
+        await wait_until(pilot, lambda: len(screen.state.done) == 2)  # type: ignore[union-attr]
+        await pilot.press("b")
+        await wait_until(pilot, lambda: screen.mine is not None)
+        assert screen.mine is not None and screen.mine.verdict == "skip"
+        await pilot.press("r")
+        await pilot.pause()
+        assert "judge:" in text_of(app, "#label-judge")
+
+
+async def test_note_is_kept_with_the_label(queued_db: Path) -> None:
+    app = ReviewerApp(db_path=queued_db, labeler="ana")
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = LabelScreen("q", "ana")
+        app.push_screen(screen)
+        await wait_loaded(app, pilot, screen)
+        trial = screen.payload.trial_id  # type: ignore[union-attr]
+        await pilot.press("N")
+        await pilot.pause()
+        assert isinstance(app.screen, NoteModal)
+        await pilot.press(
+            *"refund went to the wrong card", "enter", *"[b]second line[/b]", "ctrl+s"
+        )
+        await pilot.pause()
+        await pilot.press("f")
+        await wait_until(pilot, lambda: len(screen.state.done) == 1)  # type: ignore[union-attr]
+        label = current_labels(open_db(queued_db), "ana")[(trial, "ana")]
+        assert label.note == "refund went to the wrong card\n[b]second line[/b]"
+
+
+async def test_resumes_where_it_stopped(queued_db: Path) -> None:
+    for expected_done in (0, 2):
+        app = ReviewerApp(db_path=queued_db, labeler="ana")
+        async with app.run_test(size=(140, 40)) as pilot:
+            screen = LabelScreen("q", "ana")
+            app.push_screen(screen)
+            await wait_loaded(app, pilot, screen)
+            assert len(screen.state.done) == expected_done  # type: ignore[union-attr]
+            assert screen.payload.trial_id not in screen.state.done  # type: ignore[union-attr]
+            for extra in (1, 2):
+                await pilot.press("p")
+                target = expected_done + extra
+                await wait_until(pilot, lambda s=screen, t=target: len(s.state.done) == t)  # type: ignore[misc,union-attr]
+
+
+def _driver(db: Path, queue: str, labeler: str, count: int) -> subprocess.Popen[str]:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.Popen(
+        [sys.executable, str(DRIVER), str(db), queue, labeler, str(count)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=str(REPO),
+    )
+
+
+def test_sigkill_in_the_middle_loses_no_label(queued_db: Path) -> None:
+    proc = _driver(queued_db, "q", "ana", 12)
+    seen: list[str] = []
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith("labeled"):
+            seen.append(line.split()[2])
+        if len(seen) == 5:
+            os.kill(proc.pid, signal.SIGKILL)
+            break
+    proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    stored = {tid for tid, who in current_labels(open_db(queued_db), "ana")}
+    assert set(seen) <= stored
+
+
+def test_two_app_processes_label_the_same_database_at_once(queued_db: Path) -> None:
+    a = _driver(queued_db, "q", "ana", 12)
+    b = _driver(queued_db, "q2", "bo", 12)
+    out_a, err_a = a.communicate(timeout=120)
+    out_b, err_b = b.communicate(timeout=120)
+    assert a.returncode == 0, err_a[-2000:]
+    assert b.returncode == 0, err_b[-2000:]
+    assert "locked" not in err_a + err_b
+    labels = current_labels(open_db(queued_db))
+    assert sum(1 for (_, who) in labels if who == "ana") == 12
+    assert sum(1 for (_, who) in labels if who == "bo") == 12
+    assert out_a.count("labeled") == 12 and out_b.count("labeled") == 12
