@@ -48,13 +48,17 @@ class ReviewerApp(App[None]):
         self.sub_title = self.db_path.name
         self._user_keymap = dict(keymap or {})
         self.labeler = labeler or _login_name()
+        self._migrated = False
         self.rubric = rubric
 
     def open_db(self) -> Database:
         """A fresh connection for the calling (worker) thread; the caller closes it."""
         from reviewer.store import open_db
 
-        return open_db(self.db_path)
+        # migrations run on the first open only; later worker connections skip the check
+        db = open_db(self.db_path, migrate=not self._migrated)
+        self._migrated = True
+        return db
 
     def on_mount(self) -> None:
         if self._user_keymap:

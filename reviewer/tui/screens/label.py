@@ -69,6 +69,14 @@ class ItemLoaded(Message):
         self.index, self.payload, self.mine, self.others = index, payload, mine, others
 
 
+class Prefetched(Message):
+    """The next trial of the queue, read ahead while the labeler reads this one."""
+
+    def __init__(self, item: ItemLoaded) -> None:
+        super().__init__()
+        self.item = item
+
+
 class Committed(Message):
     """A write reached the database: a label (advance) or an undo (go back to its trial)."""
 
@@ -142,6 +150,7 @@ class LabelScreen(ReviewerScreen):
         self.started = time.monotonic()
         self.given = 0
         self._writes: queue_mod.Queue[tuple[str, dict[str, Any]] | None] = queue_mod.Queue()
+        self._prefetched: ItemLoaded | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(
@@ -198,8 +207,7 @@ class LabelScreen(ReviewerScreen):
         self._progress()
         self.load_item(message.start)
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="label-item")
-    def load_item(self, index: int) -> None:
+    def _read_item(self, index: int) -> ItemLoaded | None:
         from reviewer.store.labels import history
         from reviewer.tui.screens.transcript import load_payload
 
@@ -207,14 +215,38 @@ class LabelScreen(ReviewerScreen):
         trial_id = self.state.items[index].trial_id
         db = self._app().open_db()
         try:
-            payload = load_payload(db, trial_id, None)
+            payload = load_payload(db, trial_id, None, blind=True)
             labels = effective_labels(history(db, trial_id))
         finally:
             db.close()
         if payload is None:
-            return
+            return None
         mine = labels.pop(self.labeler, None)
-        self.post_message(ItemLoaded(index, payload, mine, labels))
+        return ItemLoaded(index, payload, mine, labels)
+
+    def load_item(self, index: int) -> None:
+        """Show item ``index``: at once when it was read ahead, else from a worker."""
+        ready = self._prefetched
+        self._prefetched = None
+        if ready is not None and ready.index == index and ready.mine is None:
+            self.on_item_loaded(ready)
+            return
+        self._load_item(index)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="label-item")
+    def _load_item(self, index: int) -> None:
+        item = self._read_item(index)
+        if item is not None:
+            self.post_message(item)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="label-prefetch")
+    def _prefetch(self, index: int) -> None:
+        item = self._read_item(index)
+        if item is not None:
+            self.post_message(Prefetched(item))
+
+    def on_prefetched(self, message: Prefetched) -> None:
+        self._prefetched = message.item
 
     def on_item_loaded(self, message: ItemLoaded) -> None:
         self.index, self.payload, self.mine, self.others = (
@@ -227,13 +259,13 @@ class LabelScreen(ReviewerScreen):
         self.criteria = dict(self.mine.criteria) if self.mine else {}
         self.note = self.mine.note if self.mine else ""
         p = message.payload
-        view = self.query_one(TranscriptView)
-        # blind: the transcript is built without any judge verdict
-        from reviewer.tui.widgets.transcript_render import build_blocks
-
-        view.load(p.trial, p.violations, [], blocks=build_blocks(p.trial, p.violations, []))
+        # blind: the blocks were built without any judge verdict
+        self.query_one(TranscriptView).load(p.trial, p.violations, [], blocks=p.blocks)
         self._panel()
         self._progress()
+        nxt = self._next_unlabeled(self.index)
+        if nxt is not None and nxt != self.index:
+            self._prefetch(nxt)
 
     # --- writing --------------------------------------------------------------------------------------
 

@@ -70,9 +70,11 @@ class RecordReady(Message):
 
 
 def load_payload(
-    db: Database, trial_id: str, sequence: TrialSequence | None
+    db: Database, trial_id: str, sequence: TrialSequence | None, *, blind: bool = False
 ) -> TrialPayload | None:
-    """Read one trial with its violations and verdicts and build its block index (worker thread)."""
+    """Read one trial with its violations and verdicts and build its block index (worker thread).
+
+    ``blind`` leaves the verdicts out of the transcript blocks (labeling before the judge is seen)."""
     from reviewer.store.queries import trial_header, verdicts_for
     from reviewer.store.trials import load_trial
     from reviewer.store.violations import trial_violations
@@ -87,7 +89,7 @@ def load_payload(
     if not verdicts and trial.judge is not None:
         verdicts = [trial.judge]
     position = sequence.position(db, trial_id) if sequence is not None else None
-    blocks = build_blocks(trial, violations, verdicts)
+    blocks = build_blocks(trial, violations, [] if blind else verdicts)
     return TrialPayload(trial_id, header, trial, violations, verdicts, position, blocks)
 
 
