@@ -108,21 +108,6 @@ def clear_cache() -> None:
     clear_label_memo()
 
 
-def _version(db: sqlite_utils.Database) -> tuple[Any, ...] | None:
-    """What a count depends on. The tables are append-only (rules and clusterings are replaced by new
-    rows), so their top rowids change whenever a count could. None for in-memory databases."""
-    files = [r[2] for r in db.execute("PRAGMA database_list").fetchall() if r[1] == "main"]
-    if not files or not files[0]:
-        return None
-    row = db.execute(
-        "SELECT (SELECT MAX(seq) FROM trials), (SELECT MAX(id) FROM verdicts), "
-        "(SELECT MAX(id) FROM labels), (SELECT MAX(rowid) FROM violations), "
-        "(SELECT MAX(id) FROM rule_sets), (SELECT MAX(id) FROM clusterings), "
-        "(SELECT MAX(rowid) FROM cluster_members)"
-    ).fetchone()
-    return (files[0], *row)
-
-
 def _count(db: sqlite_utils.Database, f: TrialFilter, before: int | None = None) -> int:
     """Trials matching ``f`` (with ``seq < before`` when given)."""
     match = _match(f)

@@ -13,6 +13,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
+from reviewer.tui.widgets.cells import cursor_key
 
 if TYPE_CHECKING:
     from reviewer.tui.app import ReviewerApp
@@ -89,11 +90,7 @@ class QueuesScreen(ReviewerScreen):
         table.focus()
 
     def _current(self) -> str | None:
-        table = self.query_one("#queues", DataTable)
-        if not table.row_count:
-            return None
-        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-        return None if key is None else str(key)
+        return cursor_key(self.query_one("#queues", DataTable))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self.action_label()

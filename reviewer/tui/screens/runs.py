@@ -14,7 +14,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
-from reviewer.tui.widgets.cells import num
+from reviewer.tui.widgets.cells import cursor_key, num
 
 
 @dataclass
@@ -150,11 +150,7 @@ class RunsScreen(ReviewerScreen):
             )
 
     def _current(self) -> str | None:
-        table = self.query_one("#runs", DataTable)
-        if not table.row_count:
-            return None
-        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
-        return None if key.value is None else str(key.value)
+        return cursor_key(self.query_one("#runs", DataTable))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         if event.row_key.value is not None:

@@ -14,7 +14,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 from reviewer.store.queries import TaskRow
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
-from reviewer.tui.widgets.cells import money, num, strip
+from reviewer.tui.widgets.cells import cursor_key, money, num, strip
 
 # (column key to sort by, what the status line calls it)
 _SORTS: list[tuple[str, str]] = [
@@ -169,11 +169,7 @@ class TasksScreen(ReviewerScreen):
         self._fill()
 
     def _current(self) -> str | None:
-        table = self.query_one("#tasks", DataTable)
-        if not table.row_count:
-            return None
-        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
-        return None if key.value is None else str(key.value)
+        return cursor_key(self.query_one("#tasks", DataTable))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         if event.row_key.value is not None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 
 
@@ -19,3 +21,11 @@ def strip(outcomes: list[bool]) -> Text:
     for ok in outcomes:
         text.append("●" if ok else "○", style="green" if ok else "red")
     return text
+
+
+def cursor_key(table: Any) -> str | None:
+    """The row key under a DataTable's cursor, or None for an empty table."""
+    if not table.row_count:
+        return None
+    key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+    return None if key is None else str(key)
