@@ -142,6 +142,17 @@ class ReviewerCommands(Provider):
 
         self.app.push_screen(CompareScreen(old, new))
 
+    def _import(self) -> None:
+        from reviewer.tui.screens.importing import ImportModal
+        from reviewer.tui.screens.runs import RunsScreen
+
+        def done(imported: bool | None) -> None:
+            for screen in self.app.screen_stack:
+                if imported and isinstance(screen, RunsScreen):
+                    screen.action_reload()
+
+        self.app.push_screen(ImportModal(), done)
+
     def _failures(self) -> None:
         from reviewer.tui.screens.failures import FailuresScreen
 

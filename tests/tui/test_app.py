@@ -218,3 +218,47 @@ async def test_a_worker_failure_shows_the_error_modal_and_the_app_keeps_running(
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, RunsScreen)
+
+
+async def test_import_from_inside_the_app(tmp_path: Path) -> None:
+    from reviewer.tui.screens.importing import ImportModal
+
+    app = ReviewerApp(db_path=tmp_path / "new.db")
+    async with app.run_test(size=(120, 32)) as pilot:
+        await settle(app, pilot)
+        assert app.screen.query_one("#runs", DataTable).row_count == 0
+        await pilot.press("i")
+        await pilot.pause()
+        assert isinstance(app.screen, ImportModal)
+        await pilot.press(*str(SAMPLE_RUNS), "enter")
+        await settle(app, pilot)
+        status = str(app.screen.query_one("#import-status", Static).render())
+        assert "imported 88 trials (2 runs, 13 tasks)" in status
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert isinstance(app.screen, RunsScreen)
+        assert app.screen.query_one("#runs", DataTable).row_count == 2
+
+
+async def test_a_cancelled_import_rolls_back_the_file_being_read(tmp_path: Path) -> None:
+    from reviewer.tui.screens.importing import ImportModal
+
+    big = write_jsonl(
+        tmp_path / "big.jsonl", [native_trial(f"t{i}", passed=True) for i in range(6000)]
+    )
+    app = ReviewerApp(db_path=tmp_path / "new.db")
+    async with app.run_test(size=(120, 32)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("i")
+        await pilot.pause()
+        modal = app.screen
+        assert isinstance(modal, ImportModal)
+        modal.query_one("#import-path").value = str(big)  # type: ignore[attr-defined]
+        await pilot.press("enter")
+        await pilot.press("escape")  # cancel while it runs
+        await settle(app, pilot)
+        assert app.is_running
+        from reviewer.store import open_db
+
+        n = open_db(tmp_path / "new.db").execute("SELECT COUNT(*) FROM trials").fetchone()[0]
+        assert n in (0, 6000)  # never half a file

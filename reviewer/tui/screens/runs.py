@@ -47,6 +47,7 @@ class RunsScreen(ReviewerScreen):
         Binding("f", "failures", "Failures", id="runs.failures"),
         Binding("t", "trials", "Trials", id="runs.trials"),
         Binding("L", "label", "Label", id="runs.label"),
+        Binding("i", "import", "Import", id="runs.import"),
         Binding("R", "reload", "Reload", id="runs.reload"),
     ]
 
@@ -193,6 +194,15 @@ class RunsScreen(ReviewerScreen):
         from reviewer.tui.screens.failures import FailuresScreen
 
         self.app.push_screen(FailuresScreen())
+
+    def action_import(self) -> None:
+        from reviewer.tui.screens.importing import ImportModal
+
+        def done(imported: bool | None) -> None:
+            if imported:
+                self.action_reload()
+
+        self.app.push_screen(ImportModal(), done)
 
     def action_label(self) -> None:
         from reviewer.tui.screens.queues import QueuesScreen
