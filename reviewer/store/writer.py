@@ -101,8 +101,16 @@ def write_batch(
     for p in batch:
         t = p.trial
         err = t.error
-        turns = t.assistant_turns
-        calls = t.tool_call_count
+        if t.prepared is not None:
+            _, n_messages, turns, calls, tool_errors, text = t.prepared
+        else:
+            n_messages, turns, calls, tool_errors = (
+                len(t.messages),
+                t.assistant_turns,
+                t.tool_call_count,
+                t.tool_errors,
+            )
+            text = search_text(t)
         trial_rows.append(
             (
                 seq,
@@ -114,10 +122,10 @@ def write_batch(
                 None if t.passed is None else int(t.passed),
                 t.reward,
                 t.reason,
-                len(t.messages),
+                n_messages,
                 turns,
                 calls,
-                t.tool_errors,
+                tool_errors,
                 turns + calls,
                 t.usage.input_tokens,
                 t.usage.output_tokens,
@@ -134,7 +142,7 @@ def write_batch(
                 now,
             )
         )
-        fts_rows.append((seq, search_text(t)))
+        fts_rows.append((seq, text))
         st = stats.get((p.run, t.task_id))
         if st is None:
             st = stats[(p.run, t.task_id)] = [0, 0, 0, 0.0, 0, seq]
@@ -177,3 +185,20 @@ def rebuild_task_stats(db: sqlite_utils.Database) -> None:
             "SELECT run, task_id, COUNT(*), SUM(success), SUM(steps), COALESCE(SUM(cost_usd), 0), "
             "COUNT(cost_usd), MIN(seq) FROM trials GROUP BY run, task_id"
         )
+
+
+def prepare_for_transport(trial: Trial, run: str, trial_id: str) -> Trial:
+    """Compute what writing needs, then drop the messages (the record text keeps them) for pickling."""
+    trial.prepared = (
+        trial_id,
+        len(trial.messages),
+        trial.assistant_turns,
+        trial.tool_call_count,
+        trial.tool_errors,
+        search_text(trial),
+    )
+    if trial.raw is None:
+        trial.raw = record_text(trial)
+    trial.messages = []
+    trial.fingerprint = b""
+    return trial
