@@ -83,7 +83,7 @@ SAME_KIND = [
         None,
     ),
     (
-        "FileNotFoundError: [Errno 2] No such file or directory: '/tmp/run_1/out.json'",
+        "FileNotFoundError: [Errno 2] No such file or directory: '/srv/run_1/out.json'",
         "FileNotFoundError: [Errno 2] No such file or directory: '/var/data/x.csv'",
         None,
         None,
@@ -207,7 +207,7 @@ SAME_KIND = [
         "psycopg2.OperationalError",
     ),
     (
-        "Permission denied: cannot write to /home/alice/.cache/x",
+        "Permission denied: cannot write to /Users/alice/.cache/x",
         "Permission denied: cannot write to ~/tmp/y.txt",
         None,
         None,
