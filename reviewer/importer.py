@@ -157,14 +157,11 @@ def import_paths(
     """Import (or with ``check``, only validate) every file under ``paths``."""
     summary = ImportSummary()
     files, summary.errors = discover(paths)
-    with _Workers() as workers:
-        for path, direct in files:
-            result = import_file(
-                db, path, run=run, check=check, progress=progress, direct=direct, workers=workers
-            )
-            summary.files.append(result)
-            if on_file:
-                on_file(result)
+    for path, direct in files:
+        result = import_file(db, path, run=run, check=check, progress=progress, direct=direct)
+        summary.files.append(result)
+        if on_file:
+            on_file(result)
     return summary
 
 
@@ -176,7 +173,6 @@ def import_file(
     check: bool = False,
     progress: Progress | None = None,
     direct: bool = True,
-    workers: _Workers | None = None,
 ) -> FileResult:
     name = str(path)
     result = FileResult(name)
@@ -193,7 +189,7 @@ def import_file(
         if check or db is None:
             _check_file(fmt.parse(path), result, run, default_run, progress)
         else:
-            records = _records(fmt, path, run, default_run, workers)
+            records = _records(fmt, path, run, default_run)
             with db.atomic():
                 _write_file(db, records, result, run, default_run, progress)
                 db.execute(
@@ -257,40 +253,11 @@ PARALLEL_BYTES = 4 * 1024 * 1024
 _CHUNK_BYTES = 1024 * 1024
 
 
-class _Workers:
-    """Two forked parsing processes, started on the first big file and shared by the whole import."""
-
-    def __init__(self) -> None:
-        self.pool: Any = None
-
-    def get(self) -> Any:
-        if self.pool is None:
-            import multiprocessing
-
-            self.pool = multiprocessing.get_context("fork").Pool(2)
-        return self.pool
-
-    def __enter__(self) -> _Workers:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.pool is not None:
-            if exc[0] is not None:
-                self.pool.terminate()
-            else:
-                self.pool.close()
-            self.pool.join()
-
-
 def _records(
-    fmt: Any,
-    path: Path,
-    run_override: str | None,
-    default_run: str,
-    workers: _Workers | None = None,
+    fmt: Any, path: Path, run_override: str | None, default_run: str
 ) -> Iterable[ingest.Record]:
     """The file's records: parsed here, or for big native files by two processes in order."""
-    if fmt.NAME != "native" or workers is None or not _can_fork():
+    if fmt.NAME != "native" or not _can_fork():
         return fmt.parse(path)
     try:
         size = path.stat().st_size
@@ -298,7 +265,7 @@ def _records(
         return fmt.parse(path)
     if size < PARALLEL_BYTES:
         return fmt.parse(path)
-    return _parallel_native(path, run_override, default_run, workers.get())
+    return _parallel_native(path, run_override, default_run)
 
 
 def _can_fork() -> bool:
@@ -324,11 +291,14 @@ def _chunks(path: Path) -> list[tuple[str, int, int, int, str | None, str]]:
 
 
 def _parallel_native(
-    path: Path, run_override: str | None, default_run: str, pool: Any
+    path: Path, run_override: str | None, default_run: str
 ) -> Iterable[ingest.Record]:
+    import multiprocessing
+
     chunks = [(f, a, b, line, run_override, default_run) for f, a, b, line, _, _ in _chunks(path)]
-    for records in pool.imap(_parse_native_chunk, chunks):
-        yield from records
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        for records in pool.imap(_parse_native_chunk, chunks):
+            yield from records
 
 
 def _parse_native_chunk(args: tuple[str, int, int, int, str | None, str]) -> list[ingest.Record]:
