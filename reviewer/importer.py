@@ -10,7 +10,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import sqlite_utils
 
@@ -189,9 +188,8 @@ def import_file(
         if check or db is None:
             _check_file(fmt.parse(path), result, run, default_run, progress)
         else:
-            records = _records(fmt, path, run, default_run)
             with db.atomic():
-                _write_file(db, records, result, run, default_run, progress)
+                _write_file(db, fmt.parse(path), result, run, default_run, progress)
                 db.execute(
                     "INSERT INTO imports (file, format, added, already, skipped, at) VALUES (?, ?, ?, ?, ?, ?)",
                     [name, fmt.NAME, result.added, result.already, len(result.skipped), _now()],
@@ -248,86 +246,11 @@ def _write_file(
         progress(result.file, count)
 
 
-# Native files at least this big are parsed by worker processes while this one writes.
-PARALLEL_BYTES = 4 * 1024 * 1024
-_CHUNK_BYTES = 1024 * 1024
-
-
-def _records(
-    fmt: Any, path: Path, run_override: str | None, default_run: str
-) -> Iterable[ingest.Record]:
-    """The file's records: parsed here, or for big native files by two processes in order."""
-    if fmt.NAME != "native" or not _can_fork():
-        return fmt.parse(path)
-    try:
-        size = path.stat().st_size
-    except OSError:
-        return fmt.parse(path)
-    if size < PARALLEL_BYTES:
-        return fmt.parse(path)
-    return _parallel_native(path, run_override, default_run)
-
-
-def _can_fork() -> bool:
-    """Forking is safe only with no other threads (the app imports in its own process first)."""
-    import multiprocessing
-    import threading
-
-    return threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods()
-
-
-def _chunks(path: Path) -> list[tuple[str, int, int, int, str | None, str]]:
-    """Byte ranges of about a MiB that end on a line boundary, with the line number each starts at."""
-    data = path.read_bytes()
-    out: list[tuple[str, int, int, int, str | None, str]] = []
-    start, line = 0, 1
-    while start < len(data):
-        end = data.find(b"\n", min(start + _CHUNK_BYTES, len(data)))
-        end = len(data) if end < 0 else end + 1
-        out.append((str(path), start, end, line, None, ""))
-        line += data.count(b"\n", start, end)
-        start = end
-    return out
-
-
-def _parallel_native(
-    path: Path, run_override: str | None, default_run: str
-) -> Iterable[ingest.Record]:
-    import multiprocessing
-
-    chunks = [(f, a, b, line, run_override, default_run) for f, a, b, line, _, _ in _chunks(path)]
-    with multiprocessing.get_context("fork").Pool(2) as pool:
-        for records in pool.imap(_parse_native_chunk, chunks):
-            yield from records
-
-
-def _parse_native_chunk(args: tuple[str, int, int, int, str | None, str]) -> list[ingest.Record]:
-    """Parse one chunk of a native file in a worker process and prepare its trials for writing."""
-    from reviewer.ingest.native import parse_line
-    from reviewer.store.writer import prepare_for_transport
-
-    name, start, end, first_line, run_override, default_run = args
-    with open(name, "rb") as fh:
-        fh.seek(start)
-        data = fh.read(end - start)
-    out: list[ingest.Record] = []
-    for offset, raw in enumerate(data.split(b"\n")):
-        line = raw.strip()
-        if not line:
-            continue
-        rec = parse_line(line, name, first_line + offset)
-        if isinstance(rec, Trial):
-            run = run_override or rec.run or default_run
-            rec = prepare_for_transport(rec, run, trial_id(run, rec))
-        out.append(rec)
-    return out
-
-
 def _place(
     rec: Trial, run: str, index: RunIndex, seen: dict[str, int | None], result: FileResult
 ) -> Pending | None:
     """Give the trial its id and trial number, or record why it is skipped or already stored."""
-    tid = rec.prepared[0] if rec.prepared is not None else trial_id(run, rec)
+    tid = trial_id(run, rec)
     where = rec.source_line
     if tid in seen:
         first = seen[tid]

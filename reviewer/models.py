@@ -92,9 +92,6 @@ class Trial:
     source_line: int | None = None
     fingerprint: bytes = b""
     raw: str | None = None  # the record as native-format JSON text, when it arrived as one
-    # Filled in by a parsing process so the messages need not travel back: (id, n_messages,
-    # assistant turns, tool calls, tool errors, search text). The id is only valid for its run.
-    prepared: tuple[str, int, int, int, int, str] | None = None
 
     @property
     def success(self) -> bool:

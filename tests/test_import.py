@@ -249,38 +249,3 @@ def test_task_stats_follow_imports(tmp_path: Path) -> None:
     before = task_counts(db, "r1")
     rebuild_task_stats(db)
     assert task_counts(db, "r1") == before
-
-
-def test_big_native_files_parsed_in_worker_processes_give_the_same_database(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    lines = [
-        json.dumps(native_trial(f"t{i % 7}", passed=i % 3 != 0, latency_s=float(i)))
-        for i in range(300)
-    ]
-    lines.insert(17, "{not json")
-    lines.insert(40, lines[39])  # a repeat
-    f = tmp_path / "big.jsonl"
-    f.write_text("\n".join(lines) + "\n")
-
-    def snapshot(db_name: str) -> tuple[list[tuple[object, ...]], str]:
-        code, _, err = run_cli("--db", db_name, "import", str(f))
-        assert code == 0, err
-        db = open_db(db_name)
-        rows = db.execute(
-            "SELECT id, run, task_id, trial, success, n_messages, steps, tool_errors, record, source_line "
-            "FROM trials ORDER BY seq"
-        ).fetchall()
-        fts = db.execute(
-            "SELECT COUNT(*) FROM trials_fts WHERE trials_fts MATCH 'refunded'"
-        ).fetchone()
-        return rows + [fts], err
-
-    sequential, err_seq = snapshot("seq.db")
-    monkeypatch.setattr(importer, "PARALLEL_BYTES", 1)
-    monkeypatch.setattr(importer, "_CHUNK_BYTES", 4096)
-    parallel, err_par = snapshot("par.db")
-    assert parallel == sequential
-    assert len(sequential) == 301
-    assert err_par == err_seq
-    assert f"{f}:18: invalid JSON" in err_par and f"{f}:41: repeats the trial at line 40" in err_par

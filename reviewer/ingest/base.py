@@ -21,9 +21,6 @@ class IngestError(Exception):
         where = f"{file}:{line}" if line is not None else file
         super().__init__(f"{where}: {reason}")
 
-    def __reduce__(self) -> tuple[type[IngestError], tuple[str, str, int | None]]:
-        return (IngestError, (self.file, self.reason, self.line))
-
 
 def canonical(obj: Any) -> bytes:
     """Canonical JSON bytes of a parsed record, used as the fingerprint of formats without raw lines."""

@@ -101,16 +101,8 @@ def write_batch(
     for p in batch:
         t = p.trial
         err = t.error
-        if t.prepared is not None:
-            _, n_messages, turns, calls, tool_errors, text = t.prepared
-        else:
-            n_messages, turns, calls, tool_errors = (
-                len(t.messages),
-                t.assistant_turns,
-                t.tool_call_count,
-                t.tool_errors,
-            )
-            text = search_text(t)
+        turns = t.assistant_turns
+        calls = t.tool_call_count
         trial_rows.append(
             (
                 seq,
@@ -122,10 +114,10 @@ def write_batch(
                 None if t.passed is None else int(t.passed),
                 t.reward,
                 t.reason,
-                n_messages,
+                len(t.messages),
                 turns,
                 calls,
-                tool_errors,
+                t.tool_errors,
                 turns + calls,
                 t.usage.input_tokens,
                 t.usage.output_tokens,
@@ -142,7 +134,7 @@ def write_batch(
                 now,
             )
         )
-        fts_rows.append((seq, text))
+        fts_rows.append((seq, search_text(t)))
         st = stats.get((p.run, t.task_id))
         if st is None:
             st = stats[(p.run, t.task_id)] = [0, 0, 0, 0.0, 0, seq]
@@ -185,20 +177,3 @@ def rebuild_task_stats(db: sqlite_utils.Database) -> None:
             "SELECT run, task_id, COUNT(*), SUM(success), SUM(steps), COALESCE(SUM(cost_usd), 0), "
             "COUNT(cost_usd), MIN(seq) FROM trials GROUP BY run, task_id"
         )
-
-
-def prepare_for_transport(trial: Trial, run: str, trial_id: str) -> Trial:
-    """Compute what writing needs, then drop the messages (the record text keeps them) for pickling."""
-    trial.prepared = (
-        trial_id,
-        len(trial.messages),
-        trial.assistant_turns,
-        trial.tool_call_count,
-        trial.tool_errors,
-        search_text(trial),
-    )
-    if trial.raw is None:
-        trial.raw = record_text(trial)
-    trial.messages = []
-    trial.fingerprint = b""
-    return trial
