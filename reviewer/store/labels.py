@@ -195,6 +195,17 @@ def current_labels(
     return out
 
 
+def standing_labels(db: sqlite_utils.Database, trial_id: str) -> dict[str, Label]:
+    """labeler -> their standing label on one trial (the latest one not retracted)."""
+    out: dict[str, Label] = {}
+    for row in db.conn.execute(
+        f"{_SELECT} WHERE l.trial_id = ? AND {EFFECTIVE} ORDER BY l.at, l.id", [trial_id]
+    ).fetchall():
+        label = _row_label(row)
+        out[label.labeler] = label
+    return out
+
+
 def history(db: sqlite_utils.Database, trial_id: str) -> list[Label]:
     """Every label and retraction of one trial, by every labeler, oldest first."""
     rows = db.conn.execute(

@@ -32,19 +32,6 @@ if TYPE_CHECKING:
     from reviewer.tui.screens.transcript import TrialPayload
 
 
-def effective_labels(history: list[Label]) -> dict[str, Label]:
-    """The standing label of each labeler: a retraction cancels that labeler's latest standing label."""
-    stacks: dict[str, list[Label]] = {}
-    for label in history:
-        stack = stacks.setdefault(label.labeler, [])
-        if label.retracted:
-            if stack:
-                stack.pop()
-        else:
-            stack.append(label)
-    return {who: stack[-1] for who, stack in stacks.items() if stack}
-
-
 @dataclass
 class QueueState:
     name: str
@@ -208,7 +195,7 @@ class LabelScreen(ReviewerScreen):
         self.load_item(message.start)
 
     def _read_item(self, index: int) -> ItemLoaded | None:
-        from reviewer.store.labels import history
+        from reviewer.store.labels import standing_labels
         from reviewer.tui.screens.transcript import load_payload
 
         assert self.state is not None
@@ -216,7 +203,7 @@ class LabelScreen(ReviewerScreen):
         db = self._app().open_db()
         try:
             payload = load_payload(db, trial_id, None, blind=True)
-            labels = effective_labels(history(db, trial_id))
+            labels = standing_labels(db, trial_id)
         finally:
             db.close()
         if payload is None:
