@@ -115,9 +115,17 @@ class _Builder:
         self.blocks.append(block)
         return block
 
-    def text(self, kind: str, text: str, *, json_text: bool = False, **kw: Any) -> Block:
+    def text(
+        self,
+        kind: str,
+        text: str,
+        *,
+        json_text: bool = False,
+        fold_over: int = FOLD_LINES,
+        **kw: Any,
+    ) -> Block:
         lines = text.split("\n")
-        long = len(lines) > FOLD_LINES or len(text) > FOLD_CHARS
+        long = len(lines) > fold_over or len(text) > FOLD_CHARS
         return self.add(kind, lines, json=json_text, foldable=long, chars=len(text), **kw)
 
     def mark(self, rule_id: str, detail: str, message: int | None) -> None:
@@ -180,6 +188,8 @@ def build_blocks(
                     message=i,
                     prefix=bar[0],
                     prefix_style=bar[1],
+                    # the system prompt is the same in every trial: keep the conversation in view
+                    fold_over=FOLD_KEEP if m.role == "system" else FOLD_LINES,
                 )
         elif not m.tool_calls:
             b.add(
