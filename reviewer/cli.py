@@ -134,15 +134,17 @@ def import_cmd(
 ) -> None:
     """Import transcripts: native JSONL, tau-bench, tau2-bench, Inspect AI logs, OpenAI chat JSONL.
 
-    Folders are walked. Importing the same file twice adds nothing.
+    Folders are walked. Importing the same file twice adds nothing. Pair judgements JSONL (judge
+    verdicts on pairs in both orders, for `reviewer bias`) is read too.
     """
     db = None if check else open_store(ctx)
     summary = _run_import(db, paths, run=run, check=check, quiet_json=as_json)
     if as_json:
         echo_json(_summary_json(summary, check))
     if check:
-        sys.exit(0 if summary.checked and not summary.skipped and not summary.failed_files else 1)
-    if summary.added + summary.already == 0:
+        ok = summary.checked or _listed(summary) or summary.pairs
+        sys.exit(0 if ok and not summary.skipped and not summary.failed_files else 1)
+    if summary.added + summary.already == 0 and not _listed(summary) and not summary.pairs:
         sys.exit(1)
 
 
@@ -192,6 +194,9 @@ def _run_import(
         if progress is not None:
             progress.stop()
     _print_summary(summary, check)
+    from reviewer.commands.export import report_task_lists
+
+    report_task_lists(summary, as_json=quiet_json)
     if db is not None and not check:
         _apply_rules(db, paths, summary.new_ids)
     return summary
@@ -245,7 +250,15 @@ def _print_summary(summary: Any, check: bool) -> None:
         err.write(f"{s}\n")
     if len(skips) > _MAX_SKIPS_SHOWN:
         err.write(f"... and {len(skips) - _MAX_SKIPS_SHOWN} more skipped records\n")
-    read = [f for f in summary.files if f.format and not f.error]
+    from reviewer.importer import pairs_summary
+
+    pair_line = pairs_summary(summary, check)
+    if pair_line:
+        err.write(pair_line + "\n")
+    read = [f for f in summary.files if f.format and not f.error and f.listed is None]
+    read = [f for f in read if f.pairs is None]
+    if not read and (_listed(summary) or pair_line):
+        return  # only task lists or pair judgements: told about above or by report_task_lists
     runs, tasks = len(summary.runs), len(summary.tasks)
     if check:
         err.write(
@@ -293,7 +306,20 @@ def _summary_json(summary: Any, check: bool) -> dict[str, Any]:
         ],
         "skipped": [{"file": s.file, "line": s.line, "reason": s.reason} for s in summary.skipped],
         "errors": summary.errors,
+        "task_lists": _task_lists_json(summary),
+        "pairs": summary.pairs,
     }
+
+
+def _listed(summary: Any) -> int:
+    """How many tasks the task lists among the files hold (they are reported, not imported)."""
+    return sum(len(f.listed or ()) for f in summary.files)
+
+
+def _task_lists_json(summary: Any) -> list[dict[str, Any]]:
+    from reviewer.commands.export import task_lists_json
+
+    return task_lists_json(summary)
 
 
 def _s(n: int) -> str:
@@ -311,11 +337,15 @@ _STDERR = _Stderr()
 
 
 def _register() -> None:
-    from reviewer.commands import clusters, labels, metrics
+    from reviewer.commands import agreement, bias, clusters, export, judge, labels, metrics
 
     metrics.register(cli)
     clusters.register(cli)
     labels.register(cli)
+    export.register(cli)
+    agreement.register(cli)
+    bias.register(cli)
+    judge.register(cli)
 
 
 _register()

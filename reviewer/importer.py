@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import sqlite_utils
 
@@ -47,6 +49,8 @@ class FileResult:
     tasks: set[tuple[str, str]] = field(default_factory=set)
     trials: int = 0  # valid trials seen (for --check)
     new_ids: list[str] = field(default_factory=list)
+    listed: list[Any] | None = None  # a task list's tasks: validated and reported, never stored
+    pairs: Any = None  # a pair-judgement file: its store.pairs.PairCounts
 
 
 @dataclass
@@ -85,7 +89,13 @@ class ImportSummary:
     @property
     def ok(self) -> bool:
         """True when something was imported or was already there, and nothing failed outright."""
-        return (self.added + self.already > 0 or self.checked > 0) and not self.errors
+        stored = self.added + self.already + self.pairs
+        return (stored > 0 or self.checked > 0) and not self.errors
+
+    @property
+    def pairs(self) -> int:
+        """Pair judgements written, already stored or (with --check) valid."""
+        return sum(f.pairs.total + f.pairs.checked for f in self.files if f.pairs is not None)
 
     @property
     def checked(self) -> int:
@@ -183,6 +193,10 @@ def import_file(
         result.error = str(e)
         return result
     result.format = fmt.NAME
+    if getattr(fmt, "KIND", "trials") == "tasks":
+        return _list_tasks(fmt, path, result)
+    if getattr(fmt, "KIND", "trials") == "pairs":
+        return _import_pairs(db, fmt, path, result, check)
     default_run = run or default_run_name(path)
     try:
         if check or db is None:
@@ -205,6 +219,64 @@ def import_file(
         result.added = 0
         result.new_ids.clear()
     return result
+
+
+def _list_tasks(fmt: ModuleType, path: Path, result: FileResult) -> FileResult:
+    """A file that lists tasks (a `reviewer export` task list): check every line, keep the tasks."""
+    try:
+        result.listed, result.skipped = fmt.read_tasks(path)
+    except IngestError as e:
+        result.error = str(e)
+    return result
+
+
+def _import_pairs(
+    db: sqlite_utils.Database | None, fmt: ModuleType, path: Path, result: FileResult, check: bool
+) -> FileResult:
+    """A pair-judgement file: every line checked; unless checking, written in one transaction."""
+    from reviewer.store.pairs import PairCounts, write_pair_records
+
+    try:
+        records, result.skipped = fmt.read_pairs(path)
+    except IngestError as e:
+        result.error = str(e)
+        return result
+    if check or db is None:
+        result.pairs = PairCounts(checked=len(records), judges={r.judge for r in records})
+        return result
+    with db.atomic():
+        counts = result.pairs = write_pair_records(db, records)
+        db.execute(
+            "INSERT INTO imports (file, format, added, already, skipped, at) VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                str(path),
+                fmt.NAME,
+                counts.added + counts.updated,
+                counts.already,
+                len(result.skipped),
+                _now(),
+            ],
+        )
+    return result
+
+
+def pairs_summary(summary: ImportSummary, check: bool) -> str | None:
+    """One line about the pair-judgement files of an import, or None when there were none."""
+    files = [f.pairs for f in summary.files if f.pairs is not None]
+    if not files:
+        return None
+    judges = len({j for c in files for j in c.judges})
+    of = f"{judges} judge{'' if judges == 1 else 's'}"
+    if check:
+        return f"pairs: {sum(c.checked for c in files)} valid pair judgements ({of})"
+    added, updated = sum(c.added for c in files), sum(c.updated for c in files)
+    already, refs = sum(c.already for c in files), sum(c.unresolved_refs for c in files)
+    line = (
+        f"pairs: {added} pair judgements added, {updated} updated, {already} already stored ({of})"
+    )
+    if refs:
+        line += f"; {refs} trial refs not in the store, kept as given (they open once imported)"
+    return line
 
 
 def _write_file(

@@ -15,11 +15,12 @@ from reviewer.ingest.base import IngestError, Record
 HEAD_BYTES = 64 * 1024
 
 # Order matters: the more specific sniffers go first.
-_MODULES = ("inspect_log", "tau2_bench", "tau_bench", "native", "openai_chat")
+_MODULES = ("inspect_log", "tau2_bench", "tau_bench", "pairs", "task_list", "native", "openai_chat")
 
 FORMAT_NAMES = (
     "native JSONL (reviewer), tau-bench results JSON, tau2-bench results JSON, "
-    "Inspect AI logs (.eval, .json), OpenAI chat JSONL"
+    "Inspect AI logs (.eval, .json), OpenAI chat JSONL, regression task lists (reviewer export), "
+    "pair judgements JSONL"
 )
 
 

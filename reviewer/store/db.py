@@ -290,3 +290,35 @@ def m004_task_stats(db: sqlite_utils.Database) -> None:
         FROM trials GROUP BY run, task_id;
         """,
     )
+
+
+@migrations()
+def m005_judge_runs(db: sqlite_utils.Database) -> None:
+    """What `reviewer judge` needs beyond m001: per-verdict latency and the cache key it came from,
+    and Message Batches submitted but not yet collected (so a restart between submit and collect
+    loses nothing)."""
+    _run_script(
+        db,
+        """
+        ALTER TABLE verdicts ADD COLUMN cache_key TEXT;
+        ALTER TABLE verdicts ADD COLUMN latency_s REAL;
+        CREATE INDEX IF NOT EXISTS verdicts_judge ON verdicts(judge, trial_id);
+        CREATE TABLE judge_batches (
+            id TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            judge TEXT NOT NULL,
+            model TEXT NOT NULL,
+            n_requests INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            submitted_at TEXT NOT NULL,
+            collected_at TEXT
+        );
+        CREATE TABLE judge_batch_items (
+            batch_id TEXT NOT NULL REFERENCES judge_batches(id),
+            custom_id TEXT NOT NULL,
+            cache_key TEXT NOT NULL,
+            job TEXT NOT NULL,
+            PRIMARY KEY (batch_id, custom_id)
+        );
+        """,
+    )

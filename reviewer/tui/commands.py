@@ -73,6 +73,24 @@ class ReviewerCommands(Provider):
         )
         entries.append(_Entry("failures", "the ranked failure clusters", self._failures))
         entries.append(
+            _Entry("position bias", "does the judge's winner change with the order?", self._bias)
+        )
+        entries.append(
+            _Entry(
+                "judge agreement",
+                "judge vs human: kappa, interval, confusion, disagreements",
+                self._agreement,
+            )
+        )
+        if hasattr(self.screen, "action_export_tasks"):
+            entries.append(
+                _Entry(
+                    "export as regression tasks",
+                    "the trial, cluster or list on screen, appended to regression/tasks.jsonl",
+                    self._export,
+                )
+            )
+        entries.append(
             _Entry(
                 "all trials", "every trial, filterable and searchable", partial(self._trials, None)
             )
@@ -152,6 +170,20 @@ class ReviewerCommands(Provider):
                     screen.action_reload()
 
         self.app.push_screen(ImportModal(), done)
+
+    def _export(self) -> None:
+        screen: Any = self.screen
+        screen.action_export_tasks()
+
+    def _agreement(self) -> None:
+        from reviewer.tui.screens.agreement import AgreementScreen
+
+        self.app.push_screen(AgreementScreen())
+
+    def _bias(self) -> None:
+        from reviewer.tui.screens.bias import BiasScreen
+
+        self.app.push_screen(BiasScreen())
 
     def _failures(self) -> None:
         from reviewer.tui.screens.failures import FailuresScreen

@@ -13,6 +13,7 @@ from textual.widgets import DataTable, Footer, Header, Input, ProgressBar, Stati
 from textual.worker import get_current_worker
 
 from reviewer.store.clusters import ClusterRow
+from reviewer.tui.export_action import ExportMixin, ExportScope
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 
@@ -58,7 +59,7 @@ class RenameModal(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-class FailuresScreen(ReviewerScreen):
+class FailuresScreen(ExportMixin, ReviewerScreen):
     BINDINGS = [
         Binding("enter", "open", "Trials", id="failures.open"),
         Binding("r", "rename", "Rename", id="failures.rename"),
@@ -67,6 +68,7 @@ class FailuresScreen(ReviewerScreen):
         Binding("s", "split", "Split", id="failures.split"),
         Binding("C", "recluster", "Re-cluster", id="failures.recluster"),
         Binding("X", "cancel", "Cancel clustering", id="failures.cancel", show=False),
+        Binding("T", "export_tasks", "Export tasks", id="failures.export"),
         Binding("escape", "back", "Back", id="failures.back"),
     ]
 
@@ -183,6 +185,11 @@ class FailuresScreen(ReviewerScreen):
             self.app.push_screen(
                 TrialsScreen(TrialFilter(cluster_id=r.id), title=f"Cluster: {r.name}")
             )
+
+    def action_export_tasks(self) -> None:
+        """The cluster under the cursor, as regression tasks."""
+        r = self._current()
+        self.start_export(None if r is None else ExportScope(f"cluster {r.name}", cluster=r.id))
 
     def action_back(self) -> None:
         self.app.pop_screen()

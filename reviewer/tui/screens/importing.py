@@ -105,6 +105,11 @@ class ImportModal(ModalScreen[bool]):
             f"imported {summary.added} trials ({len(summary.runs)} runs, {len(summary.tasks)} tasks); "
             f"{summary.already} already stored; {len(summary.skipped)} records skipped"
         )
+        from reviewer.importer import pairs_summary
+
+        pairs = pairs_summary(summary, check=False)
+        if pairs:
+            text += "\n" + pairs
         if problems:
             text += "\n" + "\n".join(str(p) for p in problems[:5])
         self.post_message(ImportDone(text))

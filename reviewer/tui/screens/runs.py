@@ -47,6 +47,8 @@ class RunsScreen(ReviewerScreen):
         Binding("f", "failures", "Failures", id="runs.failures"),
         Binding("t", "trials", "Trials", id="runs.trials"),
         Binding("L", "label", "Label", id="runs.label"),
+        # off the footer, which is full at 100 columns; `?` and the palette list it
+        Binding("A", "agreement", "Judge agreement", id="runs.agreement", show=False),
         Binding("i", "import", "Import", id="runs.import"),
         Binding("R", "reload", "Reload", id="runs.reload"),
     ]
@@ -203,6 +205,11 @@ class RunsScreen(ReviewerScreen):
                 self.action_reload()
 
         self.app.push_screen(ImportModal(), done)
+
+    def action_agreement(self) -> None:
+        from reviewer.tui.screens.agreement import AgreementScreen
+
+        self.app.push_screen(AgreementScreen())
 
     def action_label(self) -> None:
         from reviewer.tui.screens.queues import QueuesScreen

@@ -21,6 +21,7 @@ from textual.notifications import SeverityLevel
 from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
 
+from reviewer.tui.export_action import ExportMixin, ExportScope
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.transcript import TranscriptView
@@ -162,7 +163,7 @@ def judge_text(verdicts: list[VerdictLike]) -> Text:
     return out
 
 
-class TranscriptScreen(ReviewerScreen):
+class TranscriptScreen(ExportMixin, ReviewerScreen):
     """A trial's transcript; opened from a list, ``n`` / ``p`` step through that list."""
 
     BINDINGS = [
@@ -170,6 +171,7 @@ class TranscriptScreen(ReviewerScreen):
         Binding("p,k", "step(-1)", "Prev trial", show=False, id="transcript.prev"),
         Binding("o", "open_record(False)", "Pager", id="transcript.pager"),
         Binding("O", "open_record(True)", "Editor", show=False, id="transcript.editor"),
+        Binding("T", "export_tasks", "Export task", show=False, id="transcript.export"),
         Binding("escape", "app.pop_screen", "Back", id="transcript.back"),
     ]
 
@@ -252,6 +254,10 @@ class TranscriptScreen(ReviewerScreen):
 
     def on_transcript_view_judge_toggled(self, message: TranscriptView.JudgeToggled) -> None:
         self.query_one("#transcript-judge", Static).display = message.shown
+
+    def action_export_tasks(self) -> None:
+        """This trial, as a regression task."""
+        self.start_export(ExportScope("this trial", trial_ids=(self.trial_id,)))
 
     def action_step(self, step: int) -> None:
         self.load(self.trial_id, step)

@@ -15,6 +15,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 from textual.worker import get_current_worker
 
 from reviewer.store.trial_list import FilterSequence, Page, SearchError, TrialFilter, TrialRow
+from reviewer.tui.export_action import ExportMixin, ExportScope
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import money, num
@@ -126,7 +127,7 @@ def _cells(r: TrialRow) -> list[Text]:
     ]
 
 
-class TrialsScreen(ReviewerScreen):
+class TrialsScreen(ExportMixin, ReviewerScreen):
     BINDINGS = [
         Binding("slash", "focus_search", "Search", id="trials.search"),
         Binding("o", "cycle('outcome')", "Outcome", id="trials.outcome"),
@@ -137,6 +138,7 @@ class TrialsScreen(ReviewerScreen):
         Binding("right_square_bracket", "turn(1)", "Next page", id="trials.next_page"),
         Binding("left_square_bracket", "turn(-1)", "Prev page", id="trials.prev_page"),
         Binding("r", "reload", "Reload", id="trials.reload", show=False),
+        Binding("T", "export_tasks", "Export tasks", show=False, id="trials.export"),
         Binding("escape", "back", "Back", id="trials.back"),
     ]
 
@@ -307,6 +309,10 @@ class TrialsScreen(ReviewerScreen):
             self.query_one(TrialTable).focus()
         else:
             self.app.pop_screen()
+
+    def action_export_tasks(self) -> None:
+        """Every trial of the list with its current filters, as regression tasks."""
+        self.start_export(ExportScope("this list", filter=self.filter))
 
     def action_reload(self) -> None:
         self._reload()

@@ -1,0 +1,97 @@
+"""`reviewer agreement`: how far the judge agrees with the humans, and whether it can be trusted."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from reviewer.commands.common import echo_json, fail, open_store
+
+
+def register(group: click.Group) -> None:
+    group.add_command(agreement)
+
+
+@click.command()
+@click.option(
+    "--judge", default=None, help="Judge id (default: the most verdicts on labeled trials)."
+)
+@click.option(
+    "--labeler",
+    default=None,
+    help="Compare the judge with this labeler (default: reviewer --labeler, else the one with "
+    "the most labels the judge graded).",
+)
+@click.option(
+    "--rubric",
+    "rubric",
+    default=None,
+    metavar="REF",
+    help="Rubric name@version of the labels (default: the latest used).",
+)
+@click.option(
+    "--threshold",
+    type=click.FloatRange(-1, 1),
+    default=None,
+    help="Kappa lower bound for 'trusted' (default: [judge] trust_threshold, else 0.6).",
+)
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap interval."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_context
+def agreement(
+    ctx: click.Context,
+    judge: str | None,
+    labeler: str | None,
+    rubric: str | None,
+    threshold: float | None,
+    seed: int,
+    as_json: bool,
+) -> None:
+    """Judge vs human agreement on trials with both a label and a verdict.
+
+    Cohen's kappa with a 95% interval (analytic and seeded bootstrap), the confusion matrix, the
+    judge's TPR / TNR (pass is positive), the majority baseline, the Landis & Koch band, the
+    human-vs-human ceiling, per-criterion agreement and the list of disagreements. The judge is
+    trusted only when the kappa interval's lower bound reaches the threshold.
+    """
+    from reviewer.calibration.report import build_report
+    from reviewer.store.agreement_data import UnknownScope, gather_agreement
+    from reviewer.text import visible
+
+    limit = _threshold(threshold)
+    labeler = labeler or (ctx.obj or {}).get("labeler")
+    db = open_store(ctx)
+    try:
+        data = gather_agreement(db, judge=judge, labeler=labeler, rubric=rubric)
+    except UnknownScope as e:
+        fail(visible(e, single_line=True))
+    finally:
+        db.close()
+    report = build_report(data, threshold=limit, seed=seed)
+    if not as_json:
+        click.echo(report.render())
+        return
+    echo_json(report.to_dict())
+    for note in report.notes:
+        click.echo(f"reviewer: {note}", err=True)
+
+
+def _threshold(override: float | None) -> float:
+    """--threshold, else the config's [judge] trust_threshold, else the default; one-line errors."""
+    from reviewer.calibration.report import trust_threshold
+    from reviewer.config import ConfigError, load_config
+
+    if override is not None:
+        return override
+    cfg: Any
+    try:
+        cfg = load_config()
+    except ConfigError as e:
+        fail(str(e))
+    try:
+        return trust_threshold(cfg.judge)
+    except ValueError as e:
+        fail(f"{', '.join(map(str, cfg.sources)) or 'config'}: {e}")

@@ -1,0 +1,213 @@
+"""`reviewer export` as a library call: select, build, redact, and write one task file atomically."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from reviewer.export.files import FILE_NAMES, ExportError, existing_ids, resolve_out, write_atomic
+from reviewer.export.redact import Redactor
+from reviewer.export.select import Candidate, Selection, select
+from reviewer.export.tasks import RuleInfo, TaskContext, build_task, candidate_task_id, to_inspect
+from reviewer.models import Rubric
+
+FORMATS = tuple(FILE_NAMES)
+#: Values that identify rather than describe: never redacted, so ids and provenance stay exact.
+_KEEP = frozenset({"format", "id", "trial_id", "labeled_at"})
+
+
+class NothingToExport(ExportError):
+    """The selection chose no trial."""
+
+
+@dataclass(frozen=True)
+class ClusterCount:
+    id: str
+    name: str
+    tasks: int
+
+
+@dataclass
+class ExportSummary:
+    """What an export wrote: the file, how many tasks were added or already there, from which clusters."""
+
+    path: Path
+    format: str
+    selected: int
+    written: int
+    already: int
+    total: int
+    ids: list[str] = field(default_factory=list)
+    clusters: list[ClusterCount] = field(default_factory=list)
+    unclustered: int = 0
+    sources: dict[str, int] = field(default_factory=dict)
+    redacted: dict[str, int] | None = None
+    redaction: str | None = None  # "3 secrets (2 api keys, 1 email)"
+
+    def lines(self) -> list[str]:
+        """The summary as text lines (plain strings; names come from the data)."""
+        n = self.written
+        head = f"exported {n} task{_s(n)} to {self.path} ({self.format})"
+        if n:
+            head += f" from {len(self.clusters)} cluster{_s(len(self.clusters))}"
+        if self.already:
+            head += f"; {self.already} already in the file, {self.total} in all"
+        out = [head]
+        out.extend(f"  {c.tasks} from {c.name} [{c.id}]" for c in self.clusters)
+        if self.unclustered:
+            out.append(f"  {self.unclustered} in no cluster")
+        if self.redaction is not None:
+            out.append(f"redacted {self.redaction}")
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": str(self.path),
+            "format": self.format,
+            "selected": self.selected,
+            "written": self.written,
+            "already": self.already,
+            "total": self.total,
+            "ids": self.ids,
+            "clusters": [{"id": c.id, "name": c.name, "tasks": c.tasks} for c in self.clusters],
+            "unclustered": self.unclustered,
+            "sources": self.sources,
+            "redacted": self.redacted,
+        }
+
+
+def _s(n: int) -> str:
+    return "" if n == 1 else "s"
+
+
+def export_tasks(
+    db: sqlite_utils.Database,
+    selection: Selection,
+    out: str | Path | None = None,
+    fmt: str = "native",
+    *,
+    force: bool = False,
+    append: bool = False,
+    redact: bool = False,
+) -> ExportSummary:
+    """Export the selected failures as tasks to ``out`` (see ``resolve_out``).
+
+    Raises ExportError (NothingToExport among them) or SelectionError with a one-line message."""
+    if fmt not in FILE_NAMES:
+        raise ExportError(f"unknown format {fmt!r}; formats: {', '.join(FORMATS)}")
+    if force and append:
+        raise ExportError("--force replaces the file and --append adds to it; give one of them")
+    path = resolve_out(out, fmt)
+    candidates = select(db, selection)
+    if not candidates:
+        raise NothingToExport(nothing_message(selection))
+    exists = path.exists()
+    if exists and not (force or append):
+        raise ExportError(f"{path} exists; --append adds the new tasks to it, --force replaces it")
+    old = existing_ids(path, fmt) if append and exists else []
+    known = set(old)
+    new = [c for c in candidates if candidate_task_id(c) not in known]
+    redactor = Redactor() if redact else None
+    if new or not exists or not append:
+        lines = _lines(db, new, fmt, redactor, _rule_infos(db))
+        write_atomic(path, lines, keep_existing=append and exists)
+    return _summary(path, fmt, candidates, new, old, redactor)
+
+
+def nothing_message(sel: Selection) -> str:
+    """Why the selection is empty, and the option that widens it."""
+    what = "no trial is labeled fail by " + (repr(sel.labeler) if sel.labeler else "a human")
+    if sel.include_judge:
+        what += " or failed by a judge without a human saying pass"
+    where = []
+    if sel.runs:
+        where.append("in run " + ", ".join(sel.runs))
+    if sel.cluster:
+        where.append(f"in cluster {sel.cluster}")
+    if sel.trial_ids is not None:
+        where.append("among the chosen trials")
+    hint = "" if sel.include_judge else "; --judge-fails adds judge fails no human contradicted"
+    return f"nothing to export: {' '.join([what, *where])}{hint}"
+
+
+def _rule_infos(db: sqlite_utils.Database) -> dict[str, RuleInfo]:
+    from reviewer.metrics.rules import RuleError
+    from reviewer.store.violations import active_rules
+
+    try:
+        active = active_rules(db)
+    except RuleError:
+        return {}
+    if active is None:
+        return {}
+    return {
+        r.id: RuleInfo(r.description or None, json.loads(json.dumps(r.to_dict(), default=str)))
+        for r in active.rules
+    }
+
+
+def _lines(
+    db: sqlite_utils.Database,
+    candidates: Sequence[Candidate],
+    fmt: str,
+    redactor: Redactor | None,
+    rules: dict[str, RuleInfo],
+) -> Iterator[str]:
+    """One JSON line per task, built as it is written (so a failure midway writes nothing)."""
+    from reviewer.store.export_select import rubric_by_ref, violation_rows
+    from reviewer.store.trials import load_trial
+
+    rubrics: dict[str, Rubric | None] = {}
+    for c in candidates:
+        trial = load_trial(db, c.key.trial_id)
+        if trial is None:
+            raise ExportError(f"trial {c.key.trial_id} left the database during the export")
+        ref = c.label.rubric if c.label else None
+        if ref is not None and ref not in rubrics:
+            rubrics[ref] = rubric_by_ref(db, ref)
+        ctx = TaskContext(
+            violation_rows(db, c.key.trial_id), rubrics.get(ref) if ref else None, rules
+        )
+        task = build_task(c, trial, ctx)
+        if redactor is not None:
+            task = redactor.record(task, _KEEP)
+        record = to_inspect(task) if fmt == "inspect" else task
+        yield json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def _summary(
+    path: Path,
+    fmt: str,
+    candidates: Sequence[Candidate],
+    new: Sequence[Candidate],
+    old: Sequence[str],
+    redactor: Redactor | None,
+) -> ExportSummary:
+    counts: Counter[tuple[str, str]] = Counter()
+    for c in new:
+        if c.cluster is not None:
+            counts[(c.cluster.cluster_id, c.cluster.cluster_name)] += 1
+    clusters = [
+        ClusterCount(cid, name, n)
+        for (cid, name), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
+    return ExportSummary(
+        path=path,
+        format=fmt,
+        selected=len(candidates),
+        written=len(new),
+        already=len(candidates) - len(new),
+        total=len(old) + len(new),
+        ids=[candidate_task_id(c) for c in new],
+        clusters=clusters,
+        unclustered=sum(1 for c in new if c.cluster is None),
+        sources=dict(sorted(Counter(c.source for c in new).items())),
+        redacted=None if redactor is None else dict(sorted(redactor.counts.items())),
+        redaction=None if redactor is None else redactor.summary(),
+    )

@@ -1,0 +1,124 @@
+"""Which trials become regression tasks: human fails, optionally uncontradicted judge fails, one per
+cluster when asked, always in one stable order (run, task, trial)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import sqlite_utils
+
+from reviewer.models import Label
+from reviewer.store.export_select import (
+    JudgeVerdict,
+    Membership,
+    TrialKey,
+    cluster_ids,
+    human_labels,
+    human_passes,
+    latest_verdicts,
+    memberships,
+    trial_keys,
+)
+from reviewer.store.queries import run_names
+
+
+class SelectionError(ValueError):
+    """A selection that names something the database does not hold (a run, a cluster)."""
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What to export. Empty ``runs`` means every run; ``trial_ids`` narrows to a trial or a list."""
+
+    runs: tuple[str, ...] = ()
+    cluster: str | None = None
+    labeler: str | None = None
+    include_judge: bool = False
+    one_per_cluster: bool = False
+    trial_ids: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A trial chosen for export and why: a human's fail label, or a judge's fail verdict."""
+
+    key: TrialKey
+    source: str  # human | judge
+    label: Label | None
+    verdict: JudgeVerdict | None
+    cluster: Membership | None
+
+    @property
+    def sort_key(self) -> tuple[str, str, int, str]:
+        return (self.key.run, self.key.task_id, self.key.trial, self.key.trial_id)
+
+
+def resolve_cluster(db: sqlite_utils.Database, ref: str) -> str:
+    """A cluster id from an id, a unique id prefix, or a rank as `reviewer cluster` prints it."""
+    ids = cluster_ids(db)
+    if not ids:
+        raise SelectionError("no clustering stored yet; run `reviewer cluster` first")
+    if ref in ids:
+        return ref
+    if ref.isdigit() and 1 <= int(ref) <= len(ids):
+        return ids[int(ref) - 1]
+    matches = [c for c in ids if c.startswith(ref)]
+    if len(matches) == 1:
+        return matches[0]
+    shown = ", ".join(ids[:8]) + (" …" if len(ids) > 8 else "")
+    why = "matches several clusters" if matches else "is not a cluster id, prefix or rank"
+    raise SelectionError(f"--cluster {ref!r} {why}; clusters: {shown}")
+
+
+def _check_runs(db: sqlite_utils.Database, runs: Sequence[str]) -> None:
+    known = run_names(db)
+    for r in runs:
+        if r not in known:
+            raise SelectionError(f"no run named {r!r}; runs: {', '.join(known) or 'none'}")
+
+
+def select(db: sqlite_utils.Database, sel: Selection) -> list[Candidate]:
+    """The trials to export, in (run, task, trial) order. Raises SelectionError for unknown names."""
+    _check_runs(db, sel.runs)
+    cluster = resolve_cluster(db, sel.cluster) if sel.cluster is not None else None
+    labels = human_labels(db, sel.labeler)
+    verdicts = latest_verdicts(db)
+    sources = {tid: "human" for tid, label in labels.items() if label.verdict == "fail"}
+    if sel.include_judge:
+        passed = human_passes(db)
+        for tid, v in verdicts.items():
+            if v.verdict == "fail" and tid not in sources and tid not in passed:
+                sources[tid] = "judge"
+    if sel.trial_ids is not None:
+        wanted = set(sel.trial_ids)
+        sources = {tid: s for tid, s in sources.items() if tid in wanted}
+    keys = trial_keys(db, sources, sel.runs or None)
+    members = memberships(db)
+    chosen = [
+        Candidate(
+            key=key,
+            source=sources[tid],
+            label=labels.get(tid) if sources[tid] == "human" else None,
+            verdict=verdicts.get(tid),
+            cluster=members.get(tid),
+        )
+        for tid, key in keys.items()
+    ]
+    if cluster is not None:
+        chosen = [c for c in chosen if c.cluster is not None and c.cluster.cluster_id == cluster]
+    chosen.sort(key=lambda c: c.sort_key)
+    return one_per_cluster(chosen) if sel.one_per_cluster else chosen
+
+
+def one_per_cluster(candidates: Sequence[Candidate]) -> list[Candidate]:
+    """One task per cluster: its representative when chosen, else its first; unclustered all stay."""
+    picked: dict[str, Candidate] = {}
+    for c in candidates:
+        if c.cluster is None:
+            continue
+        cid = c.cluster.cluster_id
+        if cid not in picked or c.key.trial_id == c.cluster.representative:
+            picked[cid] = c
+    keep = {id(c) for c in picked.values()}
+    return [c for c in candidates if c.cluster is None or id(c) in keep]

@@ -1,0 +1,388 @@
+"""Position bias of a pairwise judge: each pair judged in order AB and in order BA (MT-Bench layout).
+
+Winners arrive mapped back to the pair's own names (``a``, ``b``, ``tie``, ``None`` for a missing or
+unparseable verdict). In order AB ``a`` is shown first, in order BA ``b`` is, so a pair is
+
+- *consistent*: the same winner in both orders (a tie in both counts),
+- *biased toward first*: AB says ``a`` and BA says ``b`` (the first-shown answer wins both times),
+- *biased toward second*: AB says ``b`` and BA says ``a``,
+- *other inconsistent*: a tie in exactly one order,
+- *error*: a verdict is missing in either order.
+
+Pure statistics over plain values; kappa comes from :mod:`reviewer.calibration.kappa`. Degenerate
+inputs give ``None`` figures with an explanation, never NaN.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+from reviewer.calibration.kappa import cohen_kappa, landis_koch
+from reviewer.text import visible
+
+__all__ = [
+    "CATEGORIES",
+    "CATEGORY_NAMES",
+    "WINNERS",
+    "Aggregate",
+    "BiasReport",
+    "FirstSlot",
+    "JudgeBias",
+    "PairVerdicts",
+    "VsHuman",
+    "bias_report",
+    "classify",
+    "judge_bias",
+    "render_bias",
+    "surviving_winner",
+    "vs_human",
+    "wilson_interval",
+]
+
+WINNERS = ("a", "b", "tie")
+CATEGORIES = ("consistent", "biased_first", "biased_second", "other_inconsistent", "error")
+CATEGORY_NAMES = {
+    "consistent": "consistent",
+    "biased_first": "biased toward first",
+    "biased_second": "biased toward second",
+    "other_inconsistent": "other inconsistent",
+    "error": "error",
+}
+_Z95 = 1.959963984540054
+
+
+class PairVerdicts(Protocol):
+    """What the statistics read of a pair judgement (``reviewer.store.pairs.PairRow`` is one)."""
+
+    @property
+    def pair_id(self) -> str: ...
+    @property
+    def judge(self) -> str: ...
+    @property
+    def order_ab(self) -> str | None: ...
+    @property
+    def order_ba(self) -> str | None: ...
+    @property
+    def human(self) -> str | None: ...
+
+
+def _winner(value: str | None) -> str | None:
+    return value if value in WINNERS else None
+
+
+def classify(order_ab: str | None, order_ba: str | None) -> str:
+    """The MT-Bench category of one pair's two mapped-back verdicts (one of :data:`CATEGORIES`)."""
+    ab, ba = _winner(order_ab), _winner(order_ba)
+    if ab is None or ba is None:
+        return "error"
+    if ab == ba:
+        return "consistent"
+    if (ab, ba) == ("a", "b"):
+        return "biased_first"
+    if (ab, ba) == ("b", "a"):
+        return "biased_second"
+    return "other_inconsistent"
+
+
+def surviving_winner(order_ab: str | None, order_ba: str | None) -> str:
+    """The aggregate rule: a win counts only if it survives the swap, else the pair is a tie."""
+    if classify(order_ab, order_ba) != "consistent":
+        return "tie"
+    return _winner(order_ab) or "tie"
+
+
+def wilson_interval(k: int, n: int, z: float = _Z95) -> tuple[float, float] | None:
+    """Wilson score interval of a proportion k / n; ``None`` when n is 0."""
+    if n <= 0:
+        return None
+    p = k / n
+    den = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / den
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+@dataclass
+class FirstSlot:
+    """How often the answer shown first wins a single-order verdict that picks a winner."""
+
+    wins: int
+    decided: int  # single-order verdicts that are a or b (ties and errors left out)
+    ties: int
+    errors: int
+    rate: float | None = None
+    ci: tuple[float, float] | None = None
+    explanation: str | None = None
+
+
+@dataclass
+class VsHuman:
+    """The judge's winners against the human preference over one scope (3 classes: a, b, tie)."""
+
+    scope: str
+    n: int
+    correct: int = 0
+    accuracy: float | None = None
+    kappa: float | None = None
+    band: str | None = None
+    left_out: int = 0  # pairs with a human preference that are not in this scope
+    explanation: str | None = None
+
+
+@dataclass
+class Aggregate:
+    """Winners under the swap rule; ``from_inconsistent`` / ``from_error`` say where the ties came from."""
+
+    a: int = 0
+    b: int = 0
+    tie: int = 0
+    from_inconsistent: int = 0
+    from_error: int = 0
+
+
+@dataclass
+class JudgeBias:
+    """One judge's position-bias figures."""
+
+    judge: str
+    n: int
+    counts: dict[str, int]
+    first_slot: FirstSlot
+    vs_human: list[VsHuman]
+    aggregate: Aggregate
+    n_human: int
+    inconsistent: list[tuple[str, str]] = field(default_factory=list)  # (pair id, category)
+
+    def pct(self, category: str) -> float | None:
+        return 100 * self.counts[category] / self.n if self.n else None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["counts"] = {c: {"n": self.counts[c], "pct": self.pct(c)} for c in CATEGORIES}
+        d["inconsistent"] = [{"pair_id": p, "category": c} for p, c in self.inconsistent]
+        return _clean(d)
+
+
+@dataclass
+class BiasReport:
+    judges: list[JudgeBias]
+    explanation: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "judges": [j.to_dict() for j in self.judges],
+            "categories": list(CATEGORIES),
+            "explanation": self.explanation,
+        }
+
+
+def bias_report(pairs: Iterable[PairVerdicts], judge: str | None = None) -> BiasReport:
+    """Figures per judge (or for ``judge`` only), judges in name order."""
+    by_judge: dict[str, list[PairVerdicts]] = {}
+    for p in pairs:
+        if judge is None or p.judge == judge:
+            by_judge.setdefault(p.judge, []).append(p)
+    report = BiasReport([judge_bias(name, by_judge[name]) for name in sorted(by_judge)])
+    if not report.judges:
+        report.explanation = (
+            f"no pair judgements of judge {judge!r}"
+            if judge is not None
+            else "no pair judgements: import a pairs JSONL file or run the pairwise judge"
+        )
+    return report
+
+
+def judge_bias(judge: str, pairs: Sequence[PairVerdicts]) -> JudgeBias:
+    """One judge's consistency table, first-slot win rate, agreement with humans and aggregate."""
+    cats = [classify(p.order_ab, p.order_ba) for p in pairs]
+    counts = Counter(cats)
+    return JudgeBias(
+        judge=judge,
+        n=len(pairs),
+        counts={c: counts.get(c, 0) for c in CATEGORIES},
+        first_slot=_first_slot(pairs),
+        vs_human=_vs_human_all(pairs, cats),
+        aggregate=_aggregate(pairs, cats),
+        n_human=sum(1 for p in pairs if _winner(p.human) is not None),
+        inconsistent=[
+            (p.pair_id, c) for p, c in zip(pairs, cats, strict=True) if c != "consistent"
+        ],
+    )
+
+
+def _first_slot(pairs: Sequence[PairVerdicts]) -> FirstSlot:
+    wins = decided = ties = errors = 0
+    for p in pairs:
+        for value, first in ((p.order_ab, "a"), (p.order_ba, "b")):
+            w = _winner(value)
+            if w is None:
+                errors += 1
+            elif w == "tie":
+                ties += 1
+            else:
+                decided += 1
+                wins += w == first
+    out = FirstSlot(wins=wins, decided=decided, ties=ties, errors=errors)
+    if decided:
+        out.rate = wins / decided
+        out.ci = wilson_interval(wins, decided)
+    else:
+        out.explanation = "no single-order verdict picked a winner (all ties or errors)"
+    return out
+
+
+def _vs_human_all(pairs: Sequence[PairVerdicts], cats: Sequence[str]) -> list[VsHuman]:
+    human = [_winner(p.human) for p in pairs]
+    scopes: list[tuple[str, list[str | None]]] = [
+        ("order AB", [_winner(p.order_ab) for p in pairs]),
+        ("order BA", [_winner(p.order_ba) for p in pairs]),
+        (
+            "swap-consistent",
+            [
+                _winner(p.order_ab) if c == "consistent" else None
+                for p, c in zip(pairs, cats, strict=True)
+            ],
+        ),
+        ("swap-surviving", [surviving_winner(p.order_ab, p.order_ba) for p in pairs]),
+    ]
+    return [vs_human(scope, judged, human) for scope, judged in scopes]
+
+
+def vs_human(scope: str, judged: Sequence[str | None], human: Sequence[str | None]) -> VsHuman:
+    """Accuracy and Cohen's kappa of ``judged`` against ``human`` where both have a winner."""
+    both = [(j, h) for j, h in zip(judged, human, strict=True) if j is not None and h is not None]
+    n_human = sum(1 for h in human if h is not None)
+    out = VsHuman(scope=scope, n=len(both), left_out=n_human - len(both))
+    if not n_human:
+        out.explanation = "no pair has a human preference"
+        return out
+    if not both:
+        out.explanation = "no pair with a human preference has a judge winner here"
+        return out
+    out.correct = sum(j == h for j, h in both)
+    out.accuracy = out.correct / len(both)
+    js, hs = [j for j, _ in both], [h for _, h in both]
+    out.kappa = cohen_kappa(hs, js, labels=WINNERS) if len(both) >= 2 else None
+    if out.kappa is not None:
+        out.band = landis_koch(out.kappa)
+    out.explanation = _kappa_note(hs, js, out.kappa)
+    return out
+
+
+def _kappa_note(human: Sequence[str], judge: Sequence[str], kappa: float | None) -> str | None:
+    """Why kappa is missing or means little, or None when the input is ordinary."""
+    if len(human) < 2:
+        return f"kappa needs at least 2 pairs, n = {len(human)}"
+    sh, sj = set(human), set(judge)
+    if kappa is None:
+        return f"kappa is undefined: judge and human always say {next(iter(sh))!r}"
+    for name, s in (("human", sh), ("judge", sj)):
+        if len(s) == 1:
+            return (
+                f"every {name} winner is {next(iter(s))!r}, so kappa is 0 whatever the other says"
+            )
+    return None
+
+
+def _aggregate(pairs: Sequence[PairVerdicts], cats: Sequence[str]) -> Aggregate:
+    agg = Aggregate()
+    for p, c in zip(pairs, cats, strict=True):
+        w = surviving_winner(p.order_ab, p.order_ba)
+        setattr(agg, w, getattr(agg, w) + 1)
+        if c == "error":
+            agg.from_error += 1
+        elif c != "consistent":
+            agg.from_inconsistent += 1
+    return agg
+
+
+# --- rendering -----------------------------------------------------------------------------------
+
+
+def render_bias(report: BiasReport) -> str:
+    """The report as plain text (no markup): the MT-Bench table, then each judge's figures."""
+    if not report.judges:
+        return f"position bias: {report.explanation}"
+    lines = ["Position bias (each pair judged in order AB and in order BA)", *_table(report.judges)]
+    for j in report.judges:
+        lines += ["", *_details(j)]
+    return "\n".join(lines)
+
+
+def _count(j: JudgeBias, category: str) -> str:
+    pct = j.pct(category)
+    return f"{j.counts[category]} ({pct:.1f}%)" if pct is not None else "0"
+
+
+def _table(judges: Sequence[JudgeBias]) -> list[str]:
+    names = [_name(j.judge) for j in judges]
+    w = max(5, *(len(n) for n in names))
+    heads = [CATEGORY_NAMES[c] for c in CATEGORIES]
+    cells = [[_count(j, c) for c in CATEGORIES] for j in judges]
+    widths = [max(len(h), *(len(row[i]) for row in cells)) for i, h in enumerate(heads)]
+    lines = [
+        f"{'judge':<{w}}  {'pairs':>5}  "
+        + "  ".join(h.rjust(x) for h, x in zip(heads, widths, strict=True))
+    ]
+    for name, j, row in zip(names, judges, cells, strict=True):
+        body = "  ".join(c.rjust(x) for c, x in zip(row, widths, strict=True))
+        lines.append(f"{name:<{w}}  {j.n:>5}  {body}")
+    return lines
+
+
+def _details(j: JudgeBias) -> list[str]:
+    lines = [_name(j.judge), *_first_slot_lines(j.first_slot)]
+    if j.n_human:
+        lines.append(f"  vs human preference ({j.n_human} pairs with one; classes a, b, tie)")
+        lines.append(f"    {'scope':<16}{'n':>6}  {'accuracy':>8}  {'kappa':>7}")
+        lines += [_human_line(v) for v in j.vs_human]
+    else:
+        lines.append("  vs human preference: no pair has a human preference")
+    a = j.aggregate
+    lines += [
+        "  swap-surviving winners (a win counts only if it survives the swap, else tie)",
+        f"    a {a.a}  b {a.b}  tie {a.tie}  ({a.from_inconsistent} ties from inconsistent pairs, "
+        f"{a.from_error} from errors)",
+    ]
+    return lines
+
+
+def _first_slot_lines(f: FirstSlot) -> list[str]:
+    head = "  first-slot win rate"
+    if f.rate is None or f.ci is None:
+        return [f"{head}: n/a ({f.explanation})"]
+    return [
+        f"{head} {f.rate:.3f}, 95% CI {f.ci[0]:.3f} .. {f.ci[1]:.3f} (Wilson)",
+        f"    {f.wins} / {f.decided} single-order verdicts with a winner; "
+        f"{f.ties} ties and {f.errors} errors left out",
+    ]
+
+
+def _human_line(v: VsHuman) -> str:
+    acc = "n/a" if v.accuracy is None else f"{v.accuracy:.3f}"
+    kappa = "n/a" if v.kappa is None else f"{v.kappa:.3f}"
+    band = f" ({v.band})" if v.band else ""
+    line = f"    {v.scope:<16}{v.n:>6}  {acc:>8}  {kappa:>7}{band}"
+    notes = [f"{v.left_out} left out"] if v.left_out else []
+    if v.explanation:
+        notes.append(v.explanation)
+    return f"{line}  [{'; '.join(notes)}]" if notes else line
+
+
+def _name(judge: str) -> str:
+    return visible(judge, single_line=True)
+
+
+def _clean(x: Any) -> Any:
+    """JSON-ready: tuples as lists, any non-finite float as ``None``."""
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {k: _clean(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_clean(v) for v in x]
+    return x

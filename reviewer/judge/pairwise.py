@@ -1,0 +1,74 @@
+"""Pairwise judging for position bias: every pair is asked twice, in order AB and in order BA.
+
+In order AB the pair's ``a`` trial is shown first (as A); in order BA its ``b`` trial is. The judge's
+``A`` / ``B`` answer is mapped back to the pair's own a / b before it is stored, so a judge without
+position bias gives the same stored winner in both orders. Both orders go through the same runner as
+single-trial grading: the cache, the concurrency bound, retries, the cost cap and Message Batches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import sqlite_utils
+
+from reviewer.judge.pairs import SampledPair
+from reviewer.judge.prompt import cache_key, preference_params
+from reviewer.judge.runner import Job, Outcome, register_sink
+from reviewer.judge.settings import JudgeSettings
+from reviewer.models import Rubric
+from reviewer.store.pairs import record_order
+from reviewer.store.trials import load_trial
+
+ORDERS = ("ab", "ba")
+
+
+def map_winner(order: str, winner: str) -> str | None:
+    """The judge's A / B / tie in ``order`` as the pair's a / b / tie; None for an error."""
+    if winner == "tie":
+        return "tie"
+    if winner not in ("A", "B"):
+        return None
+    first_is_a = order == "ab"
+    return "a" if (winner == "A") == first_is_a else "b"
+
+
+def preference_jobs(
+    db: sqlite_utils.Database,
+    pairs: Sequence[SampledPair],
+    rubric: Rubric,
+    settings: JudgeSettings,
+) -> Iterator[Job]:
+    """Two jobs per pair (order AB, then BA); pairs whose trials left the store are passed over."""
+    judge = settings.judge_id(rubric.ref, kind="pair")
+    for p in pairs:
+        a, b = load_trial(db, p.a_trial), load_trial(db, p.b_trial)
+        if a is None or b is None:
+            continue
+        meta = {"task_id": p.task_id, "a_trial": p.a_trial, "b_trial": p.b_trial}
+        for order in ORDERS:
+            first, second = (a, b) if order == "ab" else (b, a)
+            params = preference_params(first, second, rubric, settings)
+            yield Job(
+                "preference", p.pair_id, judge, rubric.ref, cache_key(params), params, order, meta
+            )
+
+
+def store_preference(db: sqlite_utils.Database, o: Outcome) -> None:
+    j = o.job
+    order = j.order or "ab"
+    record_order(
+        db,
+        pair_id=j.target,
+        judge=j.judge,
+        order=order,
+        winner=None if o.is_error else map_winner(order, o.value),
+        rationale=o.rationale,
+        task_id=j.meta.get("task_id"),
+        a_trial=str(j.meta.get("a_trial", "")),
+        b_trial=str(j.meta.get("b_trial", "")),
+        source={"api": "judge", "cache": "judge-cache", "batch": "judge-batch"}[o.source],
+    )
+
+
+register_sink("preference", store_preference)

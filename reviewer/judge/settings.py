@@ -1,0 +1,206 @@
+"""Judge settings: model, sampling parameters, prompt version, concurrency, retries, prices.
+
+Read from ``[judge]`` in reviewer.toml (or the user config) and overridden by command-line options::
+
+    [judge]
+    model = "claude-sonnet-4-5"
+    # temperature = 0.0          # not sent unless set: API version 2026-10-21 refuses sampling
+    #                            # parameters; set it only for an endpoint that accepts it
+    max_tokens = 1024
+    prompt_version = "v1"          # part of the judge id; change it when you change instructions
+    instructions = "judge.txt"     # optional extra instructions appended to the judge's prompt
+    concurrency = 8
+    max_retries = 4                # the SDK's own retries (429, 5xx, overloaded, timeouts)
+    timeout_s = 120
+    max_chars = 60000              # transcript budget before trimming (see prompt.py)
+    trust_threshold = 0.6          # kappa lower bound the agreement report needs to trust a judge
+    [judge.prices]                 # USD per million tokens; overrides and adds to the defaults
+    "claude-sonnet-4-5" = { input = 3.0, output = 15.0 }
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+DEFAULT_MODEL = "claude-sonnet-4-5"
+PROMPT_VERSION = "v1"
+#: Message Batches are billed at half the price of the same request made directly.
+BATCH_DISCOUNT = 0.5
+
+#: USD per million input / output tokens (Anthropic's list prices; override in [judge.prices]).
+DEFAULT_PRICES: dict[str, tuple[float, float]] = {
+    "claude-opus-4-5": (5.0, 25.0),
+    "claude-opus-4-1": (15.0, 75.0),
+    "claude-opus-4-0": (15.0, 75.0),
+    "claude-sonnet-4-5": (3.0, 15.0),
+    "claude-sonnet-4-0": (3.0, 15.0),
+    "claude-3-7-sonnet-latest": (3.0, 15.0),
+    "claude-haiku-4-5": (1.0, 5.0),
+    "claude-3-5-haiku-latest": (0.8, 4.0),
+}
+
+_KNOWN = {
+    "model",
+    "temperature",
+    "max_tokens",
+    "prompt_version",
+    "instructions",
+    "concurrency",
+    "max_retries",
+    "timeout_s",
+    "max_chars",
+    "trust_threshold",
+    "prices",
+    "max_cost",
+}
+
+
+class JudgeConfigError(ValueError):
+    """A [judge] setting that cannot be used; the message names the setting and the reason."""
+
+
+@dataclass(frozen=True)
+class Prices:
+    input_per_mtok: float
+    output_per_mtok: float
+
+    def cost(self, input_tokens: int, output_tokens: int, *, batch: bool = False) -> float:
+        usd = (input_tokens * self.input_per_mtok + output_tokens * self.output_per_mtok) / 1e6
+        return usd * BATCH_DISCOUNT if batch else usd
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    model: str = DEFAULT_MODEL
+    temperature: float | None = None
+    max_tokens: int = 1024
+    prompt_version: str = PROMPT_VERSION
+    instructions: str = ""
+    concurrency: int = 8
+    max_retries: int = 4
+    timeout_s: float = 120.0
+    max_chars: int = 60_000
+    max_cost: float | None = None
+    trust_threshold: float = 0.6
+    prices: Mapping[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_PRICES))
+
+    def price(self) -> Prices | None:
+        """The price of this model: an exact entry, else the longest known prefix (dated ids)."""
+        if self.model in self.prices:
+            return Prices(*self.prices[self.model])
+        best = max((m for m in self.prices if self.model.startswith(m)), key=len, default=None)
+        return Prices(*self.prices[best]) if best else None
+
+    @property
+    def version_tag(self) -> str:
+        """The prompt version, plus a digest of any extra instructions (they change the prompt)."""
+        if not self.instructions:
+            return self.prompt_version
+        digest = hashlib.sha256(self.instructions.encode()).hexdigest()[:8]
+        return f"{self.prompt_version}+{digest}"
+
+    def judge_id(self, rubric_ref: str, kind: str = "verdict") -> str:
+        """``model/prompt version/rubric`` — recorded with every verdict; pairwise judges add ``pair``."""
+        base = f"{self.model}/{self.version_tag}/{rubric_ref}"
+        return base if kind == "verdict" else f"{base}/pair"
+
+    def with_overrides(self, **values: Any) -> JudgeSettings:
+        return replace(self, **{k: v for k, v in values.items() if v is not None})
+
+
+def settings_from_config(judge: Mapping[str, Any], base_dir: Path | None = None) -> JudgeSettings:
+    """Settings from a config's [judge] table, with one-line errors for values that cannot be used."""
+    unknown = set(judge) - _KNOWN
+    if unknown:
+        raise JudgeConfigError(
+            f"[judge]: unknown setting {sorted(unknown)[0]!r}; known: {', '.join(sorted(_KNOWN))}"
+        )
+    values: dict[str, Any] = {}
+    for key, kind in (
+        ("model", str),
+        ("prompt_version", str),
+        ("temperature", float),
+        ("timeout_s", float),
+        ("trust_threshold", float),
+        ("max_cost", float),
+        ("max_tokens", int),
+        ("concurrency", int),
+        ("max_retries", int),
+        ("max_chars", int),
+    ):
+        if key in judge:
+            values[key] = _typed(key, judge[key], kind)
+    if "instructions" in judge:
+        values["instructions"] = _instructions(judge["instructions"], base_dir)
+    if "prices" in judge:
+        values["prices"] = {**DEFAULT_PRICES, **_prices(judge["prices"])}
+    settings = JudgeSettings(**values)
+    validate(settings)
+    return settings
+
+
+def validate(s: JudgeSettings) -> None:
+    if not s.model.strip():
+        raise JudgeConfigError("judge model must not be empty")
+    if s.temperature is not None and not 0.0 <= s.temperature <= 1.0:
+        raise JudgeConfigError(f"temperature must be between 0 and 1, got {s.temperature:g}")
+    if s.max_tokens < 16:
+        raise JudgeConfigError(f"max_tokens must be at least 16, got {s.max_tokens}")
+    if s.concurrency < 1:
+        raise JudgeConfigError(f"concurrency must be at least 1, got {s.concurrency}")
+    if s.max_retries < 0:
+        raise JudgeConfigError(f"max_retries must be 0 or more, got {s.max_retries}")
+    if s.timeout_s <= 0:
+        raise JudgeConfigError(f"timeout_s must be positive, got {s.timeout_s:g}")
+    if s.max_chars < 2000:
+        raise JudgeConfigError(f"max_chars must be at least 2000, got {s.max_chars}")
+    if s.max_cost is not None and s.max_cost <= 0:
+        raise JudgeConfigError(f"max cost must be positive, got {s.max_cost:g}")
+    if not s.prompt_version.strip() or "/" in s.prompt_version:
+        raise JudgeConfigError("prompt_version must be a non-empty string without '/'")
+
+
+def _typed(key: str, value: Any, kind: type) -> Any:
+    if kind is float and isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if kind is int and isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if kind is str and isinstance(value, str):
+        return value.strip()
+    names = {float: "a number", int: "an integer", str: "a string"}
+    raise JudgeConfigError(f"[judge] {key} must be {names[kind]}, got {value!r}")
+
+
+def _instructions(value: Any, base_dir: Path | None) -> str:
+    if not isinstance(value, str):
+        raise JudgeConfigError("[judge] instructions must be a file name or the text itself")
+    path = (base_dir or Path.cwd()) / value
+    if "\n" not in value and len(value) < 255 and path.is_file():
+        try:
+            return path.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as e:
+            raise JudgeConfigError(f"{path}: cannot read the judge instructions: {e}") from e
+    return value.strip()
+
+
+def _prices(table: Any) -> dict[str, tuple[float, float]]:
+    if not isinstance(table, dict):
+        raise JudgeConfigError(
+            "[judge.prices] maps a model to {input = USD, output = USD} per MTok"
+        )
+    out: dict[str, tuple[float, float]] = {}
+    for model, entry in table.items():
+        ok = isinstance(entry, dict) and all(
+            isinstance(entry.get(k), int | float) and not isinstance(entry.get(k), bool)
+            for k in ("input", "output")
+        )
+        if not ok:
+            raise JudgeConfigError(
+                f"[judge.prices] {model!r} must be {{input = USD, output = USD}} per million tokens"
+            )
+        out[model] = (float(entry["input"]), float(entry["output"]))
+    return out

@@ -1,0 +1,152 @@
+"""The reads behind `reviewer export`: which trials carry a human or judge fail, with their context.
+
+Labels are resolved with ``current_labels`` (the latest standing label per trial and labeler); a
+trial's *human* label is the most recent of those across labelers, the one the trials list shows.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import sqlite_utils
+
+from reviewer.models import Criterion, Label, Rubric
+from reviewer.store.labels import current_labels
+from reviewer.store.trial_filter import TrialFilter
+
+
+@dataclass(frozen=True)
+class TrialKey:
+    """Where a stored trial sits: the readable key a task's provenance names."""
+
+    trial_id: str
+    seq: int
+    run: str
+    task_id: str
+    trial: int
+
+
+@dataclass(frozen=True)
+class JudgeVerdict:
+    """The latest verdict any judge gave a trial."""
+
+    judge: str
+    verdict: str
+    rationale: str | None
+    rubric: str | None
+
+
+@dataclass(frozen=True)
+class Membership:
+    """A trial's cluster in the newest clustering, with the signature stored for it."""
+
+    cluster_id: str
+    cluster_name: str
+    signature: str | None
+    representative: str | None
+
+
+def human_labels(db: sqlite_utils.Database, labeler: str | None = None) -> dict[str, Label]:
+    """trial id -> its most recent standing label (of ``labeler`` when given)."""
+    out: dict[str, Label] = {}
+    for (trial_id, _), label in current_labels(db, labeler).items():
+        kept = out.get(trial_id)
+        if kept is None or (label.at, label.labeler) > (kept.at, kept.labeler):
+            out[trial_id] = label
+    return out
+
+
+def human_passes(db: sqlite_utils.Database) -> set[str]:
+    """Trials some labeler's standing label calls pass: a judge's fail there is contradicted."""
+    return {tid for (tid, _), label in current_labels(db).items() if label.verdict == "pass"}
+
+
+def latest_verdicts(db: sqlite_utils.Database) -> dict[str, JudgeVerdict]:
+    """trial id -> the latest verdict of any judge."""
+    rows = db.execute(
+        "SELECT trial_id, judge, verdict, rationale, rubric FROM ("
+        "SELECT v.*, ROW_NUMBER() OVER (PARTITION BY v.trial_id "
+        "ORDER BY v.created_at DESC, v.id DESC) AS n FROM verdicts v) WHERE n = 1"
+    ).fetchall()
+    return {r[0]: JudgeVerdict(r[1], r[2], r[3], r[4]) for r in rows}
+
+
+def trial_keys(
+    db: sqlite_utils.Database, ids: Iterable[str], runs: Sequence[str] | None = None
+) -> dict[str, TrialKey]:
+    """The keys of the stored trials among ``ids`` (of ``runs`` when given)."""
+    wanted = sorted(set(ids))
+    out: dict[str, TrialKey] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        sql = f"SELECT id, seq, run, task_id, trial FROM trials WHERE id IN ({','.join('?' * len(chunk))})"
+        params: list[Any] = list(chunk)
+        if runs:
+            sql += f" AND run IN ({','.join('?' * len(runs))})"
+            params.extend(runs)
+        for r in db.execute(sql, params).fetchall():
+            out[r[0]] = TrialKey(r[0], int(r[1]), r[2], r[3], int(r[4]))
+    return out
+
+
+def memberships(db: sqlite_utils.Database) -> dict[str, Membership]:
+    """trial id -> its cluster in the newest clustering (human names win over generated ones)."""
+    rows = db.execute(
+        "SELECT m.trial_id, m.cluster_id, COALESCE(n.name, c.name), m.signature, c.representative "
+        "FROM cluster_members m "
+        "JOIN clusters c ON c.clustering_id = m.clustering_id AND c.id = m.cluster_id "
+        "LEFT JOIN cluster_names n ON n.cluster_id = m.cluster_id "
+        "WHERE m.clustering_id = (SELECT MAX(id) FROM clusterings)"
+    ).fetchall()
+    return {r[0]: Membership(r[1], r[2], r[3], r[4]) for r in rows}
+
+
+def cluster_ids(db: sqlite_utils.Database) -> list[str]:
+    """The cluster ids of the newest clustering, biggest first."""
+    return [
+        r[0]
+        for r in db.execute(
+            "SELECT id FROM clusters WHERE clustering_id = (SELECT MAX(id) FROM clusterings) "
+            "ORDER BY size DESC, rank"
+        ).fetchall()
+    ]
+
+
+def violation_rows(db: sqlite_utils.Database, trial_id: str) -> list[tuple[str, str, str]]:
+    """(rule id, severity, detail) of every rule the trial broke, first occurrence first."""
+    return [
+        (r[0], r[1], r[2] or "")
+        for r in db.execute(
+            "SELECT rule_id, severity, detail FROM violations WHERE trial_id = ? "
+            "ORDER BY COALESCE(message_index, 1e9), rule_id",
+            [trial_id],
+        ).fetchall()
+    ]
+
+
+def rubric_by_ref(db: sqlite_utils.Database, ref: str) -> Rubric | None:
+    """The rubric recorded under name@version, if labels were given under it."""
+    row = db.execute("SELECT definition FROM rubrics WHERE ref = ?", [ref]).fetchone()
+    if row is None:
+        return None
+    d = json.loads(row[0])
+    criteria = [Criterion(**c) for c in d.pop("criteria", [])]
+    return Rubric(criteria=criteria, **d)
+
+
+def filter_ids(db: sqlite_utils.Database, f: TrialFilter, limit: int = 100_000) -> list[str]:
+    """Every trial id a trials-list filter shows (up to ``limit``), in list order."""
+    from reviewer.store.trial_list import page
+
+    ids: list[str] = []
+    after: int | None = None
+    while len(ids) < limit:
+        p = page(db, f, after_seq=after, limit=min(1000, limit - len(ids)))
+        if not p.rows:
+            break
+        ids.extend(r.id for r in p.rows)
+        after = p.rows[-1].seq
+    return ids

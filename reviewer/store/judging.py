@@ -1,0 +1,213 @@
+"""SQL for `reviewer judge`: the response cache, verdicts it writes, the trials it selects, batches.
+
+The API key is never passed to anything here: the cache holds the request parameters (model, prompt,
+tools, sampling) and the reply body, nothing from the HTTP headers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import sqlite_utils
+
+from reviewer.store.labels import now_at
+
+
+@dataclass(frozen=True)
+class CachedReply:
+    body: str
+    created_at: str
+
+
+def cache_get(db: sqlite_utils.Database, key: str) -> CachedReply | None:
+    row = db.execute("SELECT response, created_at FROM judge_cache WHERE key = ?", [key]).fetchone()
+    return CachedReply(row[0], row[1]) if row else None
+
+
+def cache_put(db: sqlite_utils.Database, key: str, params: dict[str, Any], body: str) -> None:
+    db.execute(
+        "INSERT OR REPLACE INTO judge_cache (key, model, request, response, created_at) "
+        "VALUES (?, ?, ?, ?, ?)",
+        [key, params.get("model", ""), json.dumps(params, ensure_ascii=False), body, now_at()],
+    )
+
+
+def cache_drop(db: sqlite_utils.Database, keys: Iterable[str]) -> None:
+    db.conn.executemany("DELETE FROM judge_cache WHERE key = ?", [(k,) for k in keys])
+
+
+@dataclass(frozen=True)
+class VerdictWrite:
+    trial_id: str
+    judge: str
+    verdict: str
+    rationale: str
+    model: str
+    rubric: str
+    input_tokens: int | None
+    output_tokens: int | None
+    cost_usd: float | None
+    raw: str
+    source: str
+    cache_key: str
+    latency_s: float | None
+
+
+def write_verdict(db: sqlite_utils.Database, v: VerdictWrite) -> None:
+    """One judge's verdict on one trial; a new verdict of the same judge replaces the old one."""
+    db.execute(
+        "INSERT INTO verdicts (trial_id, judge, verdict, rationale, model, rubric, input_tokens, "
+        "output_tokens, cost_usd, raw, source, created_at, cache_key, latency_s) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (trial_id, judge) DO UPDATE SET verdict = excluded.verdict, "
+        "rationale = excluded.rationale, model = excluded.model, rubric = excluded.rubric, "
+        "input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens, "
+        "cost_usd = excluded.cost_usd, raw = excluded.raw, source = excluded.source, "
+        "created_at = excluded.created_at, cache_key = excluded.cache_key, "
+        "latency_s = excluded.latency_s",
+        [
+            v.trial_id,
+            v.judge,
+            v.verdict,
+            v.rationale,
+            v.model,
+            v.rubric,
+            v.input_tokens,
+            v.output_tokens,
+            v.cost_usd,
+            v.raw,
+            v.source,
+            now_at(),
+            v.cache_key,
+            v.latency_s,
+        ],
+    )
+
+
+def judged(db: sqlite_utils.Database, judge: str, *, errors: bool = False) -> set[str]:
+    """Trials this judge has a verdict on (``errors``: only its ``error`` verdicts)."""
+    cond = "verdict = 'error'" if errors else "verdict != 'error'"
+    rows = db.execute(f"SELECT trial_id FROM verdicts WHERE judge = ? AND {cond}", [judge])
+    return {r[0] for r in rows.fetchall()}
+
+
+def error_cache_keys(db: sqlite_utils.Database, judge: str) -> list[str]:
+    rows = db.execute(
+        "SELECT cache_key FROM verdicts WHERE judge = ? AND verdict = 'error' "
+        "AND cache_key IS NOT NULL",
+        [judge],
+    )
+    return [r[0] for r in rows.fetchall()]
+
+
+def select_trials(
+    db: sqlite_utils.Database,
+    runs: Sequence[str] = (),
+    *,
+    labeled: bool = False,
+    queue: str | None = None,
+    trial_ids: Sequence[str] | None = None,
+    limit: int | None = None,
+) -> list[str]:
+    """Trial ids to judge, in a stable order (run, task, trial)."""
+    where: list[str] = []
+    params: list[Any] = []
+    if runs:
+        where.append(f"t.run IN ({','.join('?' * len(runs))})")
+        params += list(runs)
+    if labeled:
+        where.append("t.id IN (SELECT trial_id FROM labels WHERE retracted = 0)")
+    if queue is not None:
+        where.append("t.id IN (SELECT trial_id FROM queue_items WHERE queue = ?)")
+        params.append(queue)
+    if trial_ids is not None:
+        ids = list(trial_ids)
+        if not ids:
+            return []
+        where.append(f"t.id IN ({','.join('?' * len(ids))})")
+        params += ids
+    sql = "SELECT t.id FROM trials t"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    sql += " ORDER BY t.run, t.task_id, t.trial, t.seq"
+    if limit is not None:
+        sql += f" LIMIT {int(limit)}"
+    return [r[0] for r in db.execute(sql, params).fetchall()]
+
+
+def queue_names(db: sqlite_utils.Database) -> list[str]:
+    return [r[0] for r in db.execute("SELECT name FROM queues ORDER BY name").fetchall()]
+
+
+# --- Message Batches ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BatchRow:
+    id: str
+    kind: str
+    judge: str
+    model: str
+    n_requests: int
+    status: str
+    submitted_at: str
+
+
+def add_batch(
+    db: sqlite_utils.Database,
+    batch_id: str,
+    kind: str,
+    judge: str,
+    model: str,
+    items: Sequence[tuple[str, str, dict[str, Any]]],
+) -> None:
+    """Record a submitted batch and its items (custom id, cache key, job) in one transaction."""
+    with db.conn:
+        db.execute(
+            "INSERT INTO judge_batches (id, kind, judge, model, n_requests, status, submitted_at) "
+            "VALUES (?, ?, ?, ?, ?, 'submitted', ?)",
+            [batch_id, kind, judge, model, len(items), now_at()],
+        )
+        db.conn.executemany(
+            "INSERT INTO judge_batch_items (batch_id, custom_id, cache_key, job) VALUES (?, ?, ?, ?)",
+            [(batch_id, cid, key, json.dumps(job, ensure_ascii=False)) for cid, key, job in items],
+        )
+
+
+def open_batches(db: sqlite_utils.Database) -> list[BatchRow]:
+    rows = db.execute(
+        "SELECT id, kind, judge, model, n_requests, status, submitted_at FROM judge_batches "
+        "WHERE collected_at IS NULL ORDER BY submitted_at, id"
+    ).fetchall()
+    return [BatchRow(*r) for r in rows]
+
+
+def batch_items(db: sqlite_utils.Database, batch_id: str) -> dict[str, tuple[str, dict[str, Any]]]:
+    rows = db.execute(
+        "SELECT custom_id, cache_key, job FROM judge_batch_items WHERE batch_id = ?", [batch_id]
+    ).fetchall()
+    return {r[0]: (r[1], json.loads(r[2])) for r in rows}
+
+
+def set_batch_status(
+    db: sqlite_utils.Database, batch_id: str, status: str, *, collected: bool = False
+) -> None:
+    if collected:
+        db.execute(
+            "UPDATE judge_batches SET status = ?, collected_at = ? WHERE id = ?",
+            [status, now_at(), batch_id],
+        )
+    else:
+        db.execute("UPDATE judge_batches SET status = ? WHERE id = ?", [status, batch_id])
+
+
+def pending_batch_keys(db: sqlite_utils.Database) -> set[str]:
+    """Cache keys already submitted in a batch that is not collected yet (not to be sent twice)."""
+    rows = db.execute(
+        "SELECT i.cache_key FROM judge_batch_items i JOIN judge_batches b ON b.id = i.batch_id "
+        "WHERE b.collected_at IS NULL"
+    ).fetchall()
+    return {r[0] for r in rows}

@@ -1,0 +1,186 @@
+"""Judge vs human agreement: the report of `reviewer agreement` and its disagreements, one Enter from
+their transcripts. ``r`` reloads (verdicts keep arriving while the judge runs); ``j`` / ``l`` / ``v``
+step through the judges, labelers and rubric versions."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.widgets import DataTable, Footer, Header, Static
+
+from reviewer.tui.safe import clean, safe_text
+from reviewer.tui.screens.base import ReviewerScreen
+from reviewer.tui.widgets.cells import cursor_key
+
+if TYPE_CHECKING:
+    from reviewer.calibration.report import AgreementReport
+
+
+class AgreementLoaded(Message):
+    """A freshly computed report, or the one-line reason there is none."""
+
+    def __init__(self, report: AgreementReport | None, problem: str | None = None) -> None:
+        super().__init__()
+        self.report = report
+        self.problem = problem
+
+
+class AgreementScreen(ReviewerScreen):
+    """The agreement report over a table of the trials where the judge and the human differ."""
+
+    BINDINGS = [
+        Binding("enter", "open", "Transcript", id="agreement.open"),
+        Binding("r", "reload", "Reload", id="agreement.reload"),
+        Binding("j", "next_judge", "Next judge", id="agreement.judge"),
+        Binding("l", "next_labeler", "Next labeler", id="agreement.labeler"),
+        Binding("v", "next_rubric", "Next rubric version", id="agreement.rubric"),
+        Binding("escape", "app.pop_screen", "Back", id="agreement.back"),
+    ]
+
+    DEFAULT_CSS = """
+    AgreementScreen #agreement-body { height: 2fr; padding: 0 1; }
+    AgreementScreen #disagreements { height: 1fr; }
+    """
+
+    def __init__(
+        self, judge: str | None = None, labeler: str | None = None, rubric: str | None = None
+    ) -> None:
+        super().__init__()
+        self.judge, self.labeler, self.rubric = judge, labeler, rubric
+        self.report: AgreementReport | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("Judge agreement", classes="title")
+        with VerticalScroll(id="agreement-body"):
+            yield Static("loading…", id="agreement-report")
+        yield DataTable(id="disagreements", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="agreement-status", classes="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#disagreements", DataTable)
+        for key, label in (
+            ("trial", "trial"),
+            ("run", "run"),
+            ("task", "task"),
+            ("n", Text("#", justify="right")),
+            ("human", "human"),
+            ("judge", "judge"),
+            ("why", "judge rationale"),
+        ):
+            table.add_column(label, key=key)
+        self.action_reload()
+
+    def action_reload(self) -> None:
+        self.query_one("#agreement-status", Static).update("computing…")
+        self.load(self.judge, self.labeler, self.rubric)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="agreement-load")
+    def load(self, judge: str | None, labeler: str | None, rubric: str | None) -> None:
+        from reviewer.calibration.report import build_report
+        from reviewer.store.agreement_data import UnknownScope, gather_agreement
+
+        threshold, problem = _threshold()
+        db = self.app.open_db()  # type: ignore[attr-defined]
+        try:
+            data = gather_agreement(db, judge=judge, labeler=labeler, rubric=rubric)
+        except UnknownScope as e:
+            self.post_message(AgreementLoaded(None, str(e)))
+            return
+        finally:
+            db.close()
+        self.post_message(AgreementLoaded(build_report(data, threshold=threshold), problem))
+
+    def on_agreement_loaded(self, message: AgreementLoaded) -> None:
+        status = self.query_one("#agreement-status", Static)
+        if message.report is None:
+            status.update(safe_text(message.problem or "", single_line=True))
+            return
+        self.report = message.report
+        self.query_one("#agreement-report", Static).update(
+            Text(clean(message.report.render(disagreements=False)))
+        )
+        self._fill_table(message.report)
+        n = len(message.report.disagreements)
+        line = f"{n} disagreement{'' if n == 1 else 's'} · Enter: transcript · r reload"
+        line += " · j judge · l labeler · v rubric version"
+        if message.problem:
+            line = f"{message.problem} · {line}"
+        status.update(safe_text(line, single_line=True))
+
+    def _fill_table(self, report: AgreementReport) -> None:
+        table = self.query_one("#disagreements", DataTable)
+        table.clear()
+        for d in report.disagreements:
+            table.add_row(
+                safe_text(d.trial_id, single_line=True),
+                safe_text(d.run, single_line=True, limit=24),
+                safe_text(d.task_id, single_line=True, limit=28),
+                Text(str(d.trial), justify="right"),
+                Text(d.human, style="green" if d.human == "pass" else "red"),
+                Text(d.judge, style="green" if d.judge == "pass" else "red"),
+                safe_text(d.rationale, single_line=True, limit=80),
+                key=d.trial_id,
+            )
+        if table.row_count:
+            table.focus()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if event.row_key.value is not None:
+            self._open(str(event.row_key.value))
+
+    def action_open(self) -> None:
+        trial_id = cursor_key(self.query_one("#disagreements", DataTable))
+        if trial_id is not None:
+            self._open(trial_id)
+
+    def _open(self, trial_id: str) -> None:
+        from reviewer.tui.nav import ListSequence
+        from reviewer.tui.screens.transcript import TranscriptScreen
+
+        ids = [d.trial_id for d in self.report.disagreements] if self.report else [trial_id]
+        self.app.push_screen(TranscriptScreen(trial_id, ListSequence(ids)))
+
+    def action_next_judge(self) -> None:
+        if self.report is not None:
+            self.judge = self._step(list(self.report.data.judges), self.report.data.judge, "judge")
+            self.action_reload()
+
+    def action_next_labeler(self) -> None:
+        if self.report is not None:
+            data = self.report.data
+            self.labeler = self._step(list(data.labelers), data.labeler, "labeler")
+            self.action_reload()
+
+    def action_next_rubric(self) -> None:
+        if self.report is not None:
+            data = self.report.data
+            refs = sorted({*data.other_rubrics, *([data.rubric] if data.rubric else [])})
+            self.rubric = self._step(refs, data.rubric, "rubric version")
+            self.action_reload()
+
+    def _step(self, options: list[str], current: str | None, what: str) -> str | None:
+        """The option after ``current`` (wrapping); ``current`` itself when there is no other."""
+        if len(options) < 2:
+            self.notify(f"there is no other {what} to compare", severity="warning")
+            return current
+        i = options.index(current) if current in options else -1
+        return options[(i + 1) % len(options)]
+
+
+def _threshold() -> tuple[float, str | None]:
+    """The configured trust threshold, or the default with the reason when the config is unusable."""
+    from reviewer.calibration.report import DEFAULT_THRESHOLD, trust_threshold
+    from reviewer.config import ConfigError, load_config
+
+    try:
+        return trust_threshold(load_config().judge), None
+    except (ConfigError, ValueError) as e:
+        return DEFAULT_THRESHOLD, f"threshold {DEFAULT_THRESHOLD} used: {e}"

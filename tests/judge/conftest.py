@@ -1,0 +1,47 @@
+"""A store with the sample runs in it, and the Messages API stand-in the SDK is pointed at."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import sqlite_utils
+
+from reviewer.judge.standin import StandIn
+from reviewer.store.db import open_db
+
+SAMPLE_RUNS = Path(__file__).resolve().parents[2] / "sample_runs"
+API_KEY = "fake-test-key-" + "never-stored-0123456789"
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    from reviewer.importer import import_paths
+
+    path = tmp_path / "reviewer.db"
+    db = open_db(path)
+    import_paths(db, [SAMPLE_RUNS / "support-v1.jsonl"])
+    db.close()
+    return path
+
+
+@pytest.fixture
+def db(db_path: Path) -> Iterator[sqlite_utils.Database]:
+    d = open_db(db_path)
+    yield d
+    d.close()
+
+
+@pytest.fixture
+def standin(monkeypatch: pytest.MonkeyPatch) -> Iterator[StandIn]:
+    server = StandIn().start()
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", API_KEY)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def api_key() -> str:
+    return API_KEY

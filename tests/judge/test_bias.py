@@ -1,0 +1,323 @@
+"""Position-bias statistics: the MT-Bench categories, first-slot win rate, agreement with humans, the
+swap rule, degenerate inputs, and LLMBar's published MT-Bench counts (fixture and corpus)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from reviewer.cli import cli
+from reviewer.ingest.pairs import read_pairs
+from reviewer.judge.bias import (
+    bias_report,
+    classify,
+    judge_bias,
+    render_bias,
+    surviving_winner,
+    wilson_interval,
+)
+from tests.conftest import FIXTURES, corpus
+from tests.fixtures.llmbar.convert import CORPUS, JUDGES, pair_lines
+
+FIXTURE = FIXTURES / "llmbar" / "mtbench_pairs.jsonl"
+GPT4, CHATGPT = JUDGES
+
+#: LLMBar MT-Bench, Vanilla_NoRules: consistent, biased toward first, biased toward second, error.
+EXPECTED = {GPT4: (174, 15, 11, 0), CHATGPT: (115, 83, 2, 0)}
+#: LLMBar statistics.json: correct_False, correct_True, correct_both (all of 200).
+EXPECTED_CORRECT = {GPT4: (159, 165, 149), CHATGPT: (140, 145, 100)}
+
+
+@dataclass
+class P:
+    pair_id: str
+    judge: str
+    order_ab: str | None
+    order_ba: str | None
+    human: str | None = None
+
+
+def pairs(*verdicts: tuple[str | None, str | None, str | None], judge: str = "j") -> list[P]:
+    return [P(f"p{i}", judge, ab, ba, h) for i, (ab, ba, h) in enumerate(verdicts)]
+
+
+def counts(report_judge: object) -> tuple[int, ...]:
+    c = report_judge.counts  # type: ignore[attr-defined]
+    return (c["consistent"], c["biased_first"], c["biased_second"], c["error"])
+
+
+# --- categories ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("ab", "ba", "category"),
+    [
+        ("a", "a", "consistent"),
+        ("b", "b", "consistent"),
+        ("tie", "tie", "consistent"),
+        ("a", "b", "biased_first"),  # a wins shown first, b wins shown first
+        ("b", "a", "biased_second"),
+        ("a", "tie", "other_inconsistent"),
+        ("tie", "b", "other_inconsistent"),
+        (None, "a", "error"),
+        ("a", None, "error"),
+        (None, None, "error"),
+        ("A", "a", "error"),  # not mapped back: not a verdict
+    ],
+)
+def test_classify(ab: str | None, ba: str | None, category: str) -> None:
+    assert classify(ab, ba) == category
+
+
+def test_surviving_winner_keeps_only_wins_that_survive_the_swap() -> None:
+    assert surviving_winner("a", "a") == "a"
+    assert surviving_winner("b", "b") == "b"
+    assert surviving_winner("tie", "tie") == "tie"
+    assert surviving_winner("a", "b") == "tie"
+    assert surviving_winner("a", "tie") == "tie"
+    assert surviving_winner(None, "a") == "tie"
+
+
+def test_wilson_interval() -> None:
+    low, high = wilson_interval(0, 10)  # type: ignore[misc]
+    assert low == 0.0 and high == pytest.approx(0.2775, abs=1e-4)
+    low, high = wilson_interval(5, 10)  # type: ignore[misc]
+    assert (low, high) == (pytest.approx(0.2366, abs=1e-4), pytest.approx(0.7634, abs=1e-4))
+    assert wilson_interval(0, 0) is None
+
+
+def test_counts_first_slot_and_aggregate() -> None:
+    j = judge_bias(
+        "j",
+        pairs(
+            ("a", "a", "a"),  # consistent, first wins AB, second wins BA
+            ("a", "b", "b"),  # biased toward first: first wins both
+            ("b", "a", "a"),  # biased toward second
+            ("tie", "tie", "tie"),  # consistent tie
+            ("a", "tie", "a"),  # other inconsistent
+            (None, "b", None),  # error
+        ),
+    )
+    assert j.n == 6
+    assert j.counts == {
+        "consistent": 2,
+        "biased_first": 1,
+        "biased_second": 1,
+        "other_inconsistent": 1,
+        "error": 1,
+    }
+    assert j.pct("consistent") == pytest.approx(100 * 2 / 6)
+    # single-order verdicts with a winner: AB a,a,b,a -> first wins 3; BA a,b,a,b -> first (b) wins 2
+    assert (j.first_slot.wins, j.first_slot.decided) == (5, 8)
+    assert (j.first_slot.ties, j.first_slot.errors) == (3, 1)
+    assert j.first_slot.rate == pytest.approx(5 / 8)
+    assert j.aggregate.a == 1 and j.aggregate.b == 0 and j.aggregate.tie == 5
+    assert (j.aggregate.from_inconsistent, j.aggregate.from_error) == (3, 1)
+    assert [c for _, c in j.inconsistent] == [
+        "biased_first",
+        "biased_second",
+        "other_inconsistent",
+        "error",
+    ]
+
+
+def test_agreement_with_humans_per_order_and_on_the_consistent_subset() -> None:
+    j = judge_bias(
+        "j",
+        pairs(
+            ("a", "a", "a"),
+            ("b", "b", "b"),
+            ("a", "b", "b"),
+            ("b", "b", "a"),
+            (None, "a", "a"),
+            ("a", "a", None),
+        ),
+    )
+    scopes = {v.scope: v for v in j.vs_human}
+    ab, ba = scopes["order AB"], scopes["order BA"]
+    assert (ab.n, ab.correct, ab.left_out) == (4, 2, 1)  # the error in AB is left out
+    assert (ba.n, ba.correct) == (5, 4)
+    consistent = scopes["swap-consistent"]
+    assert (consistent.n, consistent.correct) == (3, 2)  # (b, b) against human a is wrong
+    assert consistent.left_out == 2  # the biased pair and the error
+    assert consistent.kappa == pytest.approx(0.4) and consistent.band == "fair"
+    surviving = scopes["swap-surviving"]
+    assert surviving.n == 5  # every pair with a human preference, inconsistent ones as ties
+    assert j.n_human == 5
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "scope", "needle"),
+    [
+        ([("a", "a", None), ("b", "b", None)], "order AB", "no pair has a human preference"),
+        ([(None, None, "a"), (None, None, "b")], "order AB", "no pair with a human preference"),
+        ([("a", "a", "a")], "order AB", "at least 2 pairs"),
+        ([("a", "a", "a"), ("a", "a", "a")], "order AB", "undefined"),
+        ([("a", "a", "a"), ("a", "a", "b")], "order AB", "every judge winner is 'a'"),
+    ],
+)
+def test_degenerate_cases_explain_and_never_give_nan(
+    verdicts: list[tuple[str | None, str | None, str | None]], scope: str, needle: str
+) -> None:
+    report = bias_report(pairs(*verdicts))
+    v = next(v for v in report.judges[0].vs_human if v.scope == scope)
+    assert v.explanation is not None and needle in v.explanation
+    json.dumps(report.to_dict(), allow_nan=False)
+    assert "nan" not in render_bias(report).lower()
+
+
+def test_no_pairs_and_a_judge_without_pairs() -> None:
+    assert bias_report([]).judges == []
+    assert "no pair judgements" in render_bias(bias_report([]))
+    only_errors = bias_report(pairs((None, None, None)))
+    assert only_errors.judges[0].first_slot.rate is None
+    assert "n/a" in render_bias(only_errors)
+    json.dumps(only_errors.to_dict(), allow_nan=False)
+    assert "'x'" in (bias_report(pairs(("a", "a", None)), judge="x").explanation or "")
+
+
+def test_render_is_an_mtbench_table_with_counts_and_percentages() -> None:
+    text = render_bias(bias_report(pairs(("a", "a", "a"), ("a", "b", "a"), ("b", "a", "b"))))
+    header = text.splitlines()[1]
+    for column in (
+        "consistent",
+        "biased toward first",
+        "biased toward second",
+        "other inconsistent",
+        "error",
+    ):
+        assert column in header
+    assert "1 (33.3%)" in text.splitlines()[2]
+    assert "first-slot win rate" in text and "95% CI" in text
+    assert "swap-surviving winners" in text
+
+
+def test_judge_names_are_shown_literally() -> None:
+    text = render_bias(bias_report(pairs(("a", "a", None), judge="evil\x1b[31m[red]x[/]")))
+    assert "\x1b" not in text and "␛[31m[red]x[/]" in text
+
+
+# --- LLMBar MT-Bench -----------------------------------------------------------------------------
+
+
+def _report_of(records: list[object]) -> dict[str, object]:
+    return {j.judge: j for j in bias_report(records).judges}  # type: ignore[arg-type]
+
+
+def test_llmbar_fixture_gives_the_published_counts() -> None:
+    records, skips = read_pairs(FIXTURE)
+    assert not skips and len(records) == 400
+    by_judge = _report_of(records)  # type: ignore[arg-type]
+    for judge, expected in EXPECTED.items():
+        j = by_judge[judge]
+        assert j.n == 200  # type: ignore[attr-defined]
+        assert counts(j) == expected
+        assert j.counts["other_inconsistent"] == 0  # type: ignore[attr-defined]
+
+
+def test_llmbar_fixture_accuracy_matches_llmbar_statistics() -> None:
+    records, _ = read_pairs(FIXTURE)
+    for judge, (ab, ba, both) in EXPECTED_CORRECT.items():
+        j = _report_of(records)[judge]  # type: ignore[arg-type]
+        scopes = {v.scope: v for v in j.vs_human}  # type: ignore[attr-defined]
+        assert (scopes["order AB"].correct, scopes["order AB"].n) == (ab, 200)
+        assert (scopes["order BA"].correct, scopes["order BA"].n) == (ba, 200)
+        assert scopes["swap-consistent"].correct == both
+    gpt4 = {v.scope: v for v in _report_of(records)[GPT4].vs_human}  # type: ignore[attr-defined]
+    # Cohen's kappa of judge vs the human label (not LLMBar's mis-encoded kappa_* fields)
+    assert gpt4["order AB"].kappa == pytest.approx(0.5899, abs=1e-4)
+    assert gpt4["order BA"].kappa == pytest.approx(0.6501, abs=1e-4)
+    chatgpt = _report_of(records)[CHATGPT]
+    assert (chatgpt.first_slot.wins, chatgpt.first_slot.decided) == (281, 400)  # type: ignore[attr-defined]
+
+
+def test_the_fixture_is_what_convert_writes_from_the_corpus() -> None:
+    corpus("judge", "llmbar", "Processed", "MT-Bench", "dataset.json")
+    lines = FIXTURE.read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line) for line in lines] == list(pair_lines(CORPUS))
+
+
+def test_llmbar_corpus_gives_the_published_counts() -> None:
+    path = corpus("judge", "llmbar", "llmbar_verdicts.csv")
+    names = {"1": "a", "2": "b", "": None}
+    rows: list[P] = []
+    with path.open(encoding="utf-8", newline="") as f:
+        for r in csv.DictReader(f):
+            if r["subset"] == "Processed/MT-Bench" and r["evaluator"] in EXPECTED:
+                rows.append(
+                    P(
+                        r["item"],
+                        r["evaluator"],
+                        names[r["order1_winner"]],
+                        names[r["order2_winner"]],
+                        names[r["label"]],
+                    )
+                )
+    by_judge = _report_of(rows)  # type: ignore[arg-type]
+    for judge, expected in EXPECTED.items():
+        assert counts(by_judge[judge]) == expected
+    stats = json.loads(corpus("judge", "llmbar", "llmbar_statistics.json").read_text())
+    for judge in EXPECTED:
+        equal = stats[f"Processed/MT-Bench/evaluators/{judge}"]["equal"]
+        assert equal.startswith(f"{EXPECTED[judge][0]} / 200")
+
+
+# --- the command ---------------------------------------------------------------------------------
+
+
+def _imported(tmp_path: Path) -> Path:
+    db = tmp_path / "b.db"
+    result = CliRunner().invoke(cli, ["--db", str(db), "import", str(FIXTURE)])
+    assert result.exit_code == 0, result.output
+    return db
+
+
+def test_bias_command_reports_the_fixture(tmp_path: Path) -> None:
+    db = _imported(tmp_path)
+    result = CliRunner().invoke(cli, ["--db", str(db), "bias"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    gpt4 = next(line for line in lines if line.startswith(GPT4))
+    assert "174 (87.0%)" in gpt4 and "15 (7.5%)" in gpt4 and "11 (5.5%)" in gpt4
+    chatgpt = next(line for line in lines if line.startswith(CHATGPT))
+    assert "115 (57.5%)" in chatgpt and "83 (41.5%)" in chatgpt and "2 (1.0%)" in chatgpt
+    assert "not consistent" in result.stderr
+
+
+def test_bias_command_json_and_one_judge(tmp_path: Path) -> None:
+    db = _imported(tmp_path)
+    result = CliRunner().invoke(cli, ["--db", str(db), "bias", "--judge", CHATGPT, "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    (j,) = data["judges"]
+    assert j["judge"] == CHATGPT
+    assert {k: v["n"] for k, v in j["counts"].items()} == {
+        "consistent": 115,
+        "biased_first": 83,
+        "biased_second": 2,
+        "other_inconsistent": 0,
+        "error": 0,
+    }
+    assert Counter(p["category"] for p in j["inconsistent"]) == {
+        "biased_first": 83,
+        "biased_second": 2,
+    }
+    assert j["first_slot"]["ci"][0] < j["first_slot"]["rate"] < j["first_slot"]["ci"][1]
+
+
+def test_bias_command_errors(tmp_path: Path) -> None:
+    empty = CliRunner().invoke(cli, ["--db", str(tmp_path / "e.db"), "bias"])
+    assert empty.exit_code == 1 and "no pair judgements stored" in empty.stderr
+    db = _imported(tmp_path)
+    unknown = CliRunner().invoke(cli, ["--db", str(db), "bias", "--judge", "nope"])
+    assert unknown.exit_code == 1 and GPT4 in unknown.stderr
+    run = CliRunner().invoke(cli, ["--db", str(db), "bias", "--pairs", "5", "--seed", "1"])
+    # the imported pairs' trials are not in this store, so there is nothing to sample
+    assert run.exit_code == 1 and "no pairs to judge" in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1

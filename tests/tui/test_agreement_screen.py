@@ -1,0 +1,162 @@
+"""The agreement screen: the report, its disagreements one Enter from the transcript, reload, palette."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from textual.widgets import DataTable, Static
+
+from reviewer.cli import cli
+from reviewer.store import open_db
+from reviewer.store.labels import add_label
+from reviewer.tui.app import ReviewerApp
+from reviewer.tui.screens.agreement import AgreementScreen
+from reviewer.tui.screens.transcript import TranscriptScreen
+from tests.conftest import SAMPLE_RUNS
+
+SIZE = (120, 40)
+HOSTILE = "[red]x[/] \x1b[31mred [/foo]"
+
+
+@pytest.fixture
+def labeled_db(tmp_path: Path) -> Path:
+    """The sample runs, ana's labels = the harness outcome on 40 trials, one hostile rationale."""
+    path = tmp_path / "s.db"
+    result = CliRunner().invoke(cli, ["--db", str(path), "import", str(SAMPLE_RUNS)])
+    assert result.exit_code == 0, result.stderr
+    db = open_db(path)
+    try:
+        rows = db.conn.execute("SELECT id, success FROM trials ORDER BY seq LIMIT 40").fetchall()
+        for tid, ok in rows:
+            add_label(db, tid, "ana", "pass" if ok else "fail", rubric_ref="support-policy@1")
+        db.conn.execute(
+            "UPDATE verdicts SET verdict = CASE verdict WHEN 'pass' THEN 'fail' ELSE 'pass' END, "
+            "rationale = ? WHERE trial_id = ?",
+            [HOSTILE, rows[0][0]],
+        )
+        db.conn.commit()
+    finally:
+        db.close()
+    return path
+
+
+async def settle(app: ReviewerApp, pilot: Any) -> None:
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def report_text(app: ReviewerApp) -> str:
+    return str(app.screen.query_one("#agreement-report", Static).render())
+
+
+def table(app: ReviewerApp) -> DataTable[Any]:
+    return app.screen.query_one("#disagreements", DataTable)
+
+
+async def test_report_shows_and_enter_opens_the_disagreement(labeled_db: Path) -> None:
+    app = ReviewerApp(db_path=labeled_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("A")
+        await settle(app, pilot)
+        assert isinstance(app.screen, AgreementScreen)
+        text = report_text(app)
+        assert "Cohen's kappa" in text and "human    ana" in text
+        assert "judge is trusted" in text or "judge is not trusted" in text
+        t = table(app)
+        assert t.row_count == len(app.screen.report.disagreements) > 0  # type: ignore[union-attr]
+        first = str(t.coordinate_to_cell_key(t.cursor_coordinate).row_key.value)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, TranscriptScreen)
+        assert app.screen.trial_id == first
+        assert app.screen.sequence is not None
+        assert app.screen.sequence.position(None, first) == (1, t.row_count)  # type: ignore[arg-type]
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert isinstance(app.screen, AgreementScreen)
+
+
+async def test_untrusted_rationale_is_shown_literally(labeled_db: Path) -> None:
+    app = ReviewerApp(db_path=labeled_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.push_screen(AgreementScreen())
+        await settle(app, pilot)
+        cells = [str(c) for i in range(table(app).row_count) for c in table(app).get_row_at(i)]
+        hostile = [c for c in cells if "[red]x[/]" in c]
+        assert hostile and "\x1b" not in hostile[0] and "[/foo]" in hostile[0]
+
+
+async def test_r_reloads_as_new_labels_arrive(labeled_db: Path) -> None:
+    app = ReviewerApp(db_path=labeled_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.push_screen(AgreementScreen())
+        await settle(app, pilot)
+        assert "trials with both     40" in report_text(app)
+        db = open_db(labeled_db)
+        try:
+            row = db.conn.execute("SELECT id FROM trials ORDER BY seq LIMIT 1 OFFSET 50").fetchone()
+            add_label(db, row[0], "ana", "pass", rubric_ref="support-policy@1")
+        finally:
+            db.close()
+        await pilot.press("r")
+        await settle(app, pilot)
+        assert "trials with both     41" in report_text(app)
+
+
+async def test_palette_opens_judge_agreement(labeled_db: Path) -> None:
+    app = ReviewerApp(db_path=labeled_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"judge agreement")
+        await settle(app, pilot)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, AgreementScreen)
+        assert "Judge vs human agreement" in report_text(app)
+
+
+async def test_an_empty_database_explains_itself(tmp_path: Path) -> None:
+    app = ReviewerApp(db_path=tmp_path / "empty.db")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.push_screen(AgreementScreen())
+        await settle(app, pilot)
+        assert "no pass/fail labels yet" in report_text(app)
+        assert table(app).row_count == 0
+        await pilot.press("j")
+        await settle(app, pilot)
+        assert isinstance(app.screen, AgreementScreen)
+
+
+async def test_j_switches_to_the_next_judge(labeled_db: Path) -> None:
+    db = open_db(labeled_db)
+    try:
+        for (tid,) in db.conn.execute("SELECT id FROM trials ORDER BY seq LIMIT 5").fetchall():
+            db.conn.execute(
+                "INSERT INTO verdicts (trial_id, judge, verdict, source, created_at) "
+                "VALUES (?, 'second-judge', 'pass', 'test', '2025-01-01T00:00:00')",
+                [tid],
+            )
+        db.conn.commit()
+    finally:
+        db.close()
+    app = ReviewerApp(db_path=labeled_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.push_screen(AgreementScreen())
+        await settle(app, pilot)
+        assert "judge    claude-sonnet-4-5:support-policy@1" in report_text(app)
+        await pilot.press("j")
+        await settle(app, pilot)
+        assert "judge    second-judge" in report_text(app)
+        assert "trials with both     5" in report_text(app)

@@ -1,0 +1,136 @@
+"""Export as regression tasks from the app: the transcript's trial, the cluster under the cursor and
+the trials list, appended to regression/tasks.jsonl by a worker; the summary comes as a notification."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from textual.widgets import DataTable
+
+from reviewer.cli import cli
+from reviewer.store import open_db
+from reviewer.store.labels import add_label
+from reviewer.store.trial_list import TrialFilter, clear_cache
+from reviewer.tui.app import ReviewerApp
+from reviewer.tui.screens.failures import FailuresScreen
+from reviewer.tui.screens.transcript import TranscriptScreen
+from reviewer.tui.screens.trials import TrialsScreen
+from tests.conftest import SAMPLE_RUNS
+
+SIZE = (120, 32)
+TASKS = Path("regression/tasks.jsonl")  # relative to the test's cwd, tmp_path
+
+
+@pytest.fixture
+def db_and_ids(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """The sample runs, clustered; one failure labeled fail, with a note holding markup."""
+    db_path = tmp_path / "s.db"
+    for args in (["import", str(SAMPLE_RUNS)], ["cluster"]):
+        result = CliRunner().invoke(cli, ["--db", str(db_path), *args])
+        assert result.exit_code == 0, result.stderr
+    db = open_db(db_path)
+    try:
+        failed = db.execute(
+            "SELECT id FROM trials WHERE success = 0 AND run = 'support-v1' ORDER BY seq"
+        ).fetchall()
+        passed = db.execute(
+            "SELECT t.id FROM trials t JOIN verdicts v ON v.trial_id = t.id "
+            "WHERE t.success = 1 AND v.verdict = 'pass' ORDER BY t.seq LIMIT 1"
+        ).fetchone()
+        add_label(db, failed[0][0], "ana", "fail", note="[red]x[/] must not happen")
+    finally:
+        db.close()
+    clear_cache()
+    return db_path, {"labeled": failed[0][0], "passed": passed[0]}
+
+
+def tasks() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in TASKS.read_text(encoding="utf-8").splitlines()]
+
+
+def messages(app: ReviewerApp) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+async def settle(app: ReviewerApp, pilot: Any) -> None:
+    for _ in range(2):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+
+
+async def test_export_this_trial_from_the_transcript(
+    db_and_ids: tuple[Path, dict[str, str]],
+) -> None:
+    db_path, ids = db_and_ids
+    app = ReviewerApp(db_path=db_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.push_screen(TranscriptScreen(ids["labeled"]))
+        await settle(app, pilot)
+        await pilot.press("T")
+        await settle(app, pilot)
+        (task,) = tasks()
+        assert task["provenance"]["trial_id"] == ids["labeled"]
+        assert task["expected"]["note"] == "[red]x[/] must not happen"
+        assert any(m.startswith("exported 1 task to regression/tasks.jsonl") for m in messages(app))
+        await pilot.press("T")  # again: appended, nothing new
+        await settle(app, pilot)
+        assert len(tasks()) == 1
+        assert any("1 already in the file, 1 in all" in m for m in messages(app))
+        app.push_screen(TranscriptScreen(ids["passed"]))
+        await settle(app, pilot)
+        await pilot.press("T")
+        await settle(app, pilot)
+        assert any(m.startswith("Nothing to export from this trial") for m in messages(app))
+        assert isinstance(app.screen, TranscriptScreen)  # no error modal
+
+
+async def test_export_the_cluster_under_the_cursor(db_and_ids: tuple[Path, dict[str, str]]) -> None:
+    db_path, _ = db_and_ids
+    app = ReviewerApp(db_path=db_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.push_screen(FailuresScreen())
+        await settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, FailuresScreen)
+        table = screen.query_one("#clusters", DataTable)
+        table.move_cursor(row=1)
+        await pilot.pause()
+        cluster = screen.rows[1]
+        await pilot.press("T")
+        await settle(app, pilot)
+        exported = tasks()
+        assert exported and {t["provenance"]["cluster"]["id"] for t in exported} == {cluster.id}
+        assert any(f"from {cluster.name} [{cluster.id}]" in m for m in messages(app))
+
+
+async def test_export_the_filtered_list_and_from_the_palette(
+    db_and_ids: tuple[Path, dict[str, str]],
+) -> None:
+    db_path, ids = db_and_ids
+    app = ReviewerApp(db_path=db_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.push_screen(TrialsScreen(TrialFilter(run="support-v2", outcome="fail")))
+        await settle(app, pilot)
+        await pilot.press("T")
+        await settle(app, pilot)
+        first = tasks()
+        assert first and {t["provenance"]["run"] for t in first} == {"support-v2"}
+        app.push_screen(TranscriptScreen(ids["labeled"]))
+        await settle(app, pilot)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"export as regression tasks")
+        await settle(app, pilot)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, TranscriptScreen)
+        after = tasks()
+        assert after[: len(first)] == first
+        assert [t["provenance"]["trial_id"] for t in after[len(first) :]] == [ids["labeled"]]
