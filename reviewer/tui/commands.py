@@ -75,6 +75,14 @@ class ReviewerCommands(Provider):
         entries.append(
             _Entry("position bias", "does the judge's winner change with the order?", self._bias)
         )
+        tid = getattr(self.screen, "trial_id", None)
+        entries.append(
+            _Entry(
+                "judge this trial" if isinstance(tid, str) else "judge every unjudged trial",
+                "run the LLM judge (ANTHROPIC_API_KEY); progress, cost, Esc cancels",
+                partial(self._judge, [tid] if isinstance(tid, str) else None),
+            )
+        )
         entries.append(
             _Entry(
                 "judge agreement",
@@ -96,6 +104,11 @@ class ReviewerCommands(Provider):
             )
         )
         return entries
+
+    def _judge(self, trial_ids: list[str] | None) -> None:
+        from reviewer.tui.screens.judging import JudgeScreen
+
+        self.app.push_screen(JudgeScreen(trial_ids))
 
     async def discover(self) -> Hits:
         for e in self.entries[:40]:

@@ -1,0 +1,95 @@
+"""Run the LLM judge from the app: a progress bar, the running cost, Esc to cancel.
+
+Verdicts are stored one by one as they arrive (the runner commits each), so every other screen shows
+them when it next reads; the screen underneath is refreshed when the run ends.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import ProgressBar, Static
+
+
+class JudgeScreen(ModalScreen[None]):
+    """Judges ``trial_ids`` (None: every trial this judge has not graded yet)."""
+
+    BINDINGS = [Binding("escape,x", "cancel", "Cancel", id="judge.cancel")]
+
+    def __init__(self, trial_ids: list[str] | None = None) -> None:
+        super().__init__()
+        self.trial_ids = trial_ids
+        self.cancel_event = threading.Event()
+        self.finished = False
+        self.summary = ""
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="judge-box"):
+            yield Static(Text("Judging…"), id="judge-title")
+            yield ProgressBar(id="judge-progress", show_eta=False)
+            yield Static(Text("starting"), id="judge-status")
+            yield Static(Text("Esc cancels (every verdict received is kept)", style="dim"))
+
+    def on_mount(self) -> None:
+        self.run_judge()
+
+    def action_cancel(self) -> None:
+        if self.finished:
+            self.dismiss(None)
+            return
+        self.cancel_event.set()
+        self.query_one("#judge-status", Static).update(Text("cancelling…"))
+
+    def _progress(self, stats: Any, outcome: Any) -> None:
+        self.app.call_from_thread(self._show, stats)
+
+    def _show(self, stats: Any) -> None:
+        bar = self.query_one("#judge-progress", ProgressBar)
+        bar.update(total=max(stats.total, 1), progress=stats.done)
+        cost = f"${stats.cost_usd:.4f}" if stats.cost_known else "cost unknown"
+        line = f"{stats.done} / {stats.total} judged · {cost} · {stats.errors} errors"
+        self.query_one("#judge-status", Static).update(Text(line))
+
+    @work(thread=True, exclusive=True, group="judge-run")
+    def run_judge(self) -> None:
+        from reviewer.config import load_config
+        from reviewer.judge.jobs import verdict_jobs
+        from reviewer.judge.runner import JudgeAbort, Runner
+        from reviewer.judge.service import Selection, load_settings, pick_rubric, plan, summary_line
+
+        app: Any = self.app
+        db = app.open_db()
+        try:
+            cfg = load_config()
+            settings = load_settings(cfg)
+            rubric = pick_rubric(db, cfg.rubric)
+            judge = settings.judge_id(rubric.ref)
+            sel = Selection(trial_ids=self.trial_ids, only_unjudged=self.trial_ids is None)
+            ids = plan(db, judge, sel)
+            title = f"Judging {len(ids)} trials with {judge}"
+            app.call_from_thread(self.query_one("#judge-title", Static).update, Text(title))
+            runner = Runner(db, settings, on_progress=self._progress, cancel=self.cancel_event)
+            stats = runner.run(verdict_jobs(db, ids, rubric, settings), len(ids))
+            self.summary = summary_line(judge, stats)
+        except (JudgeAbort, ValueError, OSError) as e:
+            self.summary = f"judge: {e}"
+        finally:
+            db.close()
+        app.call_from_thread(self._done)
+
+    def _done(self) -> None:
+        self.finished = True
+        self.query_one("#judge-status", Static).update(Text(self.summary))
+        self.app.notify(Text(self.summary).plain, markup=False, timeout=8)
+        below = self.app.screen_stack[-2] if len(self.app.screen_stack) > 1 else None
+        refresh = getattr(below, "action_refresh", None) or getattr(below, "reload", None)
+        if callable(refresh):
+            refresh()
+        self.query_one("#judge-title", Static).update(Text("Done — Esc closes"))
