@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import re
+from typing import Any
 
 _BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 _INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff" + _BIDI
@@ -29,3 +31,14 @@ def visible(s: object, *, single_line: bool = False) -> str:
     if single_line:
         text = text.replace("\n", " ⏎ ")
     return text
+
+
+def json_ready(x: Any) -> Any:
+    """A report's dict made JSON-ready: tuples as lists, any non-finite float as ``None``."""
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {k: json_ready(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [json_ready(v) for v in x]
+    return x

@@ -6,7 +6,6 @@ Pure statistics over plain values: the caller collects the pairs from the store.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from itertools import combinations
@@ -22,6 +21,7 @@ from reviewer.calibration.kappa import (
     krippendorff_alpha,
     landis_koch,
 )
+from reviewer.text import json_ready
 
 __all__ = [
     "CONFUSION_KEYS",
@@ -111,7 +111,7 @@ class Agreement:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return _clean({**asdict(self), "verdict": self.verdict_line})
+        return json_ready({**asdict(self), "verdict": self.verdict_line})
 
 
 def judge_agreement(
@@ -185,7 +185,7 @@ class PairAgreement:
     explanation: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return _clean(asdict(self))
+        return json_ready(asdict(self))
 
 
 @dataclass
@@ -212,7 +212,7 @@ class HumanAgreement:
         return self.fleiss
 
     def to_dict(self) -> dict[str, Any]:
-        return _clean({**asdict(self), "ceiling": self.ceiling})
+        return json_ready({**asdict(self), "ceiling": self.ceiling})
 
 
 def human_agreement(labels_by_labeler: Mapping[str, Mapping[str, Hashable]]) -> HumanAgreement:
@@ -397,14 +397,3 @@ def _f(x: float | None) -> str:
 
 def _ci(ci: tuple[float, float]) -> str:
     return f"{ci[0]:.3f} .. {ci[1]:.3f}"
-
-
-def _clean(x: Any) -> Any:
-    """JSON-ready: tuples as lists, any non-finite float as ``None``."""
-    if isinstance(x, float):
-        return x if math.isfinite(x) else None
-    if isinstance(x, dict):
-        return {k: _clean(v) for k, v in x.items()}
-    if isinstance(x, list | tuple):
-        return [_clean(v) for v in x]
-    return x

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from reviewer.models import Message, Skip, ToolCall, Trial
@@ -20,6 +21,22 @@ class IngestError(Exception):
         self.reason = reason
         where = f"{file}:{line}" if line is not None else file
         super().__init__(f"{where}: {reason}")
+
+
+def jsonl_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """(line number, stripped line) of every non-blank line of a JSONL file, a leading BOM dropped;
+    IngestError when the file cannot be opened."""
+    try:
+        fh = path.open("rb")
+    except OSError as exc:
+        raise IngestError(str(path), f"cannot read: {exc.strerror or exc}") from None
+    with fh:
+        for lineno, raw in enumerate(fh, start=1):
+            line = raw.strip()
+            if lineno == 1:
+                line = line.removeprefix(b"\xef\xbb\xbf")
+            if line:
+                yield lineno, line
 
 
 def canonical(obj: Any) -> bytes:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from reviewer.ingest.base import IngestError, Record, as_text, openai_messages
+from reviewer.ingest.base import Record, as_text, jsonl_lines, openai_messages
 from reviewer.models import Skip, Trial, TrialError, Usage
 
 NAME = "openai-chat"
@@ -50,17 +50,8 @@ def sniff(path: Path, head: bytes) -> bool:
 def parse(path: Path) -> Iterator[Record]:
     """One Trial per line; a bad line becomes a Skip naming its line number."""
     file = str(path)
-    try:
-        fh = path.open("rb")
-    except OSError as exc:
-        raise IngestError(file, f"cannot read: {exc.strerror or exc}") from None
-    with fh:
-        for lineno, raw in enumerate(fh, start=1):
-            line = raw.strip()
-            if lineno == 1:
-                line = line.removeprefix(b"\xef\xbb\xbf")
-            if line:
-                yield parse_line(line, file, lineno)
+    for lineno, line in jsonl_lines(path):
+        yield parse_line(line, file, lineno)
 
 
 def parse_line(line: bytes, file: str, lineno: int) -> Record:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reviewer.ingest.base import IngestError
+from reviewer.ingest.base import jsonl_lines
 from reviewer.models import Skip
 
 NAME = "pairs"
@@ -72,17 +72,8 @@ def sniff(path: Path, head: bytes) -> bool:
 def parse(path: Path) -> Iterator[PairLine]:
     """One PairRecord per line; a bad line becomes a Skip naming its line number."""
     file = str(path)
-    try:
-        fh = path.open("rb")
-    except OSError as exc:
-        raise IngestError(file, f"cannot read: {exc.strerror or exc}") from None
-    with fh:
-        for lineno, raw in enumerate(fh, start=1):
-            line = raw.strip()
-            if lineno == 1:
-                line = line.removeprefix(b"\xef\xbb\xbf")
-            if line:
-                yield parse_line(line, file, lineno)
+    for lineno, line in jsonl_lines(path):
+        yield parse_line(line, file, lineno)
 
 
 def read_pairs(path: Path) -> tuple[list[PairRecord], list[Skip]]:

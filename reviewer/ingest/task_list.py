@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from reviewer.export.schema import FORMAT, problems
-from reviewer.ingest.base import IngestError, Record
+from reviewer.ingest.base import IngestError, Record, jsonl_lines
 from reviewer.models import Skip
 
 NAME = "task-list"
@@ -58,24 +58,17 @@ def read_tasks(path: Path) -> tuple[list[TaskEntry], list[Skip]]:
     tasks: list[TaskEntry] = []
     skips: list[Skip] = []
     first_line: dict[str, int] = {}
-    try:
-        fh = path.open("rb")
-    except OSError as e:
-        raise IngestError(name, f"cannot read: {e.strerror or e}") from e
-    with fh:
-        for lineno, raw in enumerate(fh, 1):
-            if not raw.strip():
-                continue
-            entry = _entry(raw, name, lineno)
-            if isinstance(entry, Skip):
-                skips.append(entry)
-            elif entry.id in first_line:
-                skips.append(
-                    Skip(name, lineno, f"repeats task {entry.id} of line {first_line[entry.id]}")
-                )
-            else:
-                first_line[entry.id] = lineno
-                tasks.append(entry)
+    for lineno, raw in jsonl_lines(path):
+        entry = _entry(raw, name, lineno)
+        if isinstance(entry, Skip):
+            skips.append(entry)
+        elif entry.id in first_line:
+            skips.append(
+                Skip(name, lineno, f"repeats task {entry.id} of line {first_line[entry.id]}")
+            )
+        else:
+            first_line[entry.id] = lineno
+            tasks.append(entry)
     return tasks, skips
 
 

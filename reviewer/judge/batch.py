@@ -12,7 +12,6 @@ a request the API refused outright is stored as an ``error`` outcome. Batches ar
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
@@ -23,9 +22,9 @@ import sqlite_utils
 from reviewer.judge.runner import (
     Job,
     JudgeAbort,
-    NoApiKey,
     Outcome,
     outcome_from_body,
+    require_key,
     store_outcome,
 )
 from reviewer.judge.settings import JudgeSettings
@@ -44,11 +43,7 @@ MAX_PER_BATCH = 10_000
 def make_sync_client(settings: JudgeSettings) -> Any:
     import anthropic
 
-    if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
-        raise NoApiKey(
-            "ANTHROPIC_API_KEY is not set (set ANTHROPIC_BASE_URL too for another "
-            "Anthropic-compatible endpoint)"
-        )
+    require_key()
     return anthropic.Anthropic(max_retries=settings.max_retries, timeout=settings.timeout_s)
 
 

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from reviewer.calibration.kappa import cohen_kappa, landis_koch
-from reviewer.text import visible
+from reviewer.text import json_ready, visible
 
 __all__ = [
     "CATEGORIES",
@@ -164,7 +164,7 @@ class JudgeBias:
         d = asdict(self)
         d["counts"] = {c: {"n": self.counts[c], "pct": self.pct(c)} for c in CATEGORIES}
         d["inconsistent"] = [{"pair_id": p, "category": c} for p, c in self.inconsistent]
-        return _clean(d)
+        return json_ready(d)
 
 
 @dataclass
@@ -375,14 +375,3 @@ def _human_line(v: VsHuman) -> str:
 
 def _name(judge: str) -> str:
     return visible(judge, single_line=True)
-
-
-def _clean(x: Any) -> Any:
-    """JSON-ready: tuples as lists, any non-finite float as ``None``."""
-    if isinstance(x, float):
-        return x if math.isfinite(x) else None
-    if isinstance(x, dict):
-        return {k: _clean(v) for k, v in x.items()}
-    if isinstance(x, list | tuple):
-        return [_clean(v) for v in x]
-    return x

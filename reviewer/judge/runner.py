@@ -262,17 +262,22 @@ def sdk_args(params: dict[str, Any]) -> dict[str, Any]:
 # --- the runner ---------------------------------------------------------------------------------
 
 
-def make_client(settings: JudgeSettings) -> Any:
-    """The SDK's async client; it reads ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL itself."""
+def require_key() -> None:
+    """NoApiKey unless the environment holds a key (the SDK reads it, and ANTHROPIC_BASE_URL, itself)."""
     import os
-
-    import anthropic
 
     if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
         raise NoApiKey(
             "ANTHROPIC_API_KEY is not set (set ANTHROPIC_BASE_URL too for another "
             "Anthropic-compatible endpoint)"
         )
+
+
+def make_client(settings: JudgeSettings) -> Any:
+    """The SDK's async client."""
+    import anthropic
+
+    require_key()
     return anthropic.AsyncAnthropic(max_retries=settings.max_retries, timeout=settings.timeout_s)
 
 
