@@ -18,12 +18,41 @@ from reviewer.store.judging import cache_drop, error_cache_keys, judged, select_
 
 def load_settings(cfg: Any, **overrides: Any) -> JudgeSettings:
     """[judge] of the config with the command-line overrides; JudgeConfigError on bad values."""
-    from reviewer.judge.settings import validate
+    from reviewer.judge.settings import JudgeConfigError, validate
 
-    base = cfg.sources[-1].parent if getattr(cfg, "sources", None) else None
-    settings = settings_from_config(cfg.judge, base).with_overrides(**overrides)
+    sources = list(getattr(cfg, "sources", None) or [])
+    base = sources[-1].parent if sources else None
+    try:
+        settings = settings_from_config(cfg.judge, base)
+    except JudgeConfigError as e:
+        raise JudgeConfigError(f"{_where(sources, str(e))}: {e}") from e
+    settings = settings.with_overrides(**overrides)
     validate(settings)
     return settings
+
+
+def _where(sources: Sequence[Path], message: str) -> str:
+    """``file:line`` of the [judge] setting a message names, in the config file that sets it."""
+    import re
+
+    from reviewer.judge.settings import KNOWN_SETTINGS
+
+    named = [k for k in KNOWN_SETTINGS if re.search(rf"\b{k}\b", message)]
+    for path in reversed(sources):
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            continue
+        in_judge = False
+        for n, line in enumerate(lines, 1):
+            head = line.strip()
+            if head.startswith("["):
+                in_judge = head.startswith("[judge")
+            elif in_judge and any(re.match(rf'"?{k}"?\s*=', head) for k in named):
+                return f"{path}:{n}"
+        if any(ln.strip().startswith("[judge") for ln in lines):
+            return str(path)
+    return str(sources[-1]) if sources else "config"
 
 
 def pick_rubric(db: sqlite_utils.Database, configured: Path | None) -> Rubric:

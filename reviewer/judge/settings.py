@@ -43,7 +43,7 @@ DEFAULT_PRICES: dict[str, tuple[float, float]] = {
     "claude-3-5-haiku-latest": (0.8, 4.0),
 }
 
-_KNOWN = {
+KNOWN_SETTINGS = {
     "model",
     "temperature",
     "max_tokens",
@@ -114,10 +114,10 @@ class JudgeSettings:
 
 def settings_from_config(judge: Mapping[str, Any], base_dir: Path | None = None) -> JudgeSettings:
     """Settings from a config's [judge] table, with one-line errors for values that cannot be used."""
-    unknown = set(judge) - _KNOWN
+    unknown = set(judge) - KNOWN_SETTINGS
     if unknown:
         raise JudgeConfigError(
-            f"[judge]: unknown setting {sorted(unknown)[0]!r}; known: {', '.join(sorted(_KNOWN))}"
+            f"[judge]: unknown setting {sorted(unknown)[0]!r}; known: {', '.join(sorted(KNOWN_SETTINGS))}"
         )
     values: dict[str, Any] = {}
     for key, kind in (

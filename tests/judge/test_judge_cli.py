@@ -90,7 +90,10 @@ def test_refused_key_and_bad_settings_are_one_line(db_path: Path, standin: Stand
     Path("reviewer.toml").write_text('[judge]\nconcurrency = "lots"\n')
     r = invoke(db_path, "--limit", "2")
     assert r.exit_code == 1
-    assert r.stderr.strip() == "reviewer: [judge] concurrency must be an integer, got 'lots'"
+    where = Path("reviewer.toml").resolve()
+    assert r.stderr.strip() == (
+        f"reviewer: {where}:2: [judge] concurrency must be an integer, got 'lots'"
+    )
 
 
 def test_cost_cap_exits_3_and_says_so(db_path: Path, standin: StandIn) -> None:

@@ -22,6 +22,14 @@ class JudgeScreen(ModalScreen[None]):
     """Judges ``trial_ids`` (None: every trial this judge has not graded yet)."""
 
     BINDINGS = [Binding("escape,x", "cancel", "Cancel", id="judge.cancel")]
+    DEFAULT_CSS = """
+    JudgeScreen { align: center middle; }
+    JudgeScreen #judge-box {
+        width: 84; height: auto; padding: 1 2; border: round $accent; background: $surface;
+    }
+    JudgeScreen #judge-progress { margin: 1 0; }
+    JudgeScreen #judge-hint { color: $text-muted; }
+    """
 
     def __init__(self, trial_ids: list[str] | None = None) -> None:
         super().__init__()
@@ -35,7 +43,7 @@ class JudgeScreen(ModalScreen[None]):
             yield Static(Text("Judging…"), id="judge-title")
             yield ProgressBar(id="judge-progress", show_eta=False)
             yield Static(Text("starting"), id="judge-status")
-            yield Static(Text("Esc cancels (every verdict received is kept)", style="dim"))
+            yield Static(Text("Esc cancels (every verdict received is kept)"), id="judge-hint")
 
     def on_mount(self) -> None:
         self.run_judge()
@@ -75,6 +83,8 @@ class JudgeScreen(ModalScreen[None]):
             ids = plan(db, judge, sel)
             title = f"Judging {len(ids)} trials with {judge}"
             app.call_from_thread(self.query_one("#judge-title", Static).update, Text(title))
+            bar = self.query_one("#judge-progress", ProgressBar)
+            app.call_from_thread(bar.update, total=max(len(ids), 1), progress=0)
             runner = Runner(db, settings, on_progress=self._progress, cancel=self.cancel_event)
             stats = runner.run(verdict_jobs(db, ids, rubric, settings), len(ids))
             self.summary = summary_line(judge, stats)
@@ -92,4 +102,8 @@ class JudgeScreen(ModalScreen[None]):
         refresh = getattr(below, "action_refresh", None) or getattr(below, "reload", None)
         if callable(refresh):
             refresh()
-        self.query_one("#judge-title", Static).update(Text("Done — Esc closes"))
+        bar = self.query_one("#judge-progress", ProgressBar)
+        if bar.total is None:
+            bar.update(total=1, progress=0)
+        self.query_one("#judge-title", Static).update(Text("Done"))
+        self.query_one("#judge-hint", Static).update(Text("Esc closes"))
