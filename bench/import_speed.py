@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from reviewer.importer import import_paths
-from reviewer.store import open_db
+from reviewer.store import open_store
 
 WORDS = (
     "order refund shipped delivered customer policy address cancel return item damaged verify email "
@@ -95,7 +95,7 @@ def main() -> None:
                         n += 1
             baselines.append(time.perf_counter() - t0)
 
-            db = open_db(root / f"bench{attempt}.db")
+            db = open_store(root / f"bench{attempt}.db")
             t0 = time.perf_counter()
             summary = import_paths(db, [str(root / "runs")])
             imports.append(time.perf_counter() - t0)

@@ -27,7 +27,7 @@ from reviewer.importer import import_paths
 from reviewer.judge.jobs import BUILTIN_RUBRIC, verdict_jobs
 from reviewer.judge.runner import Runner
 from reviewer.judge.settings import JudgeSettings
-from reviewer.store.db import open_db
+from reviewer.store.db import open_store
 from reviewer.store.judging import select_trials
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_runs" / "support-v1.jsonl"
@@ -44,7 +44,7 @@ def make_store(folder: Path, n: int) -> Path:
             rec["task_id"] = f"{rec['task_id']}-{i:05d}"
             fh.write(json.dumps(rec) + "\n")
     path = folder / "bench.db"
-    db = open_db(path)
+    db = open_store(path)
     import_paths(db, [src])
     db.close()
     return path
@@ -85,7 +85,7 @@ def main() -> None:
         os.environ["ANTHROPIC_BASE_URL"] = url
         os.environ["ANTHROPIC_API_KEY"] = "fake-key-for-the-stand-in"
         warm = args.concurrency
-        db = open_db(make_store(Path(tmp), args.n + warm))
+        db = open_store(make_store(Path(tmp), args.n + warm))
         everything = select_trials(db)
         ids, warm_ids = everything[:-warm], everything[-warm:]
         settings = JudgeSettings(concurrency=args.concurrency)

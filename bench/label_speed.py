@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 def make_db(root: Path, n: int) -> Path:
     from reviewer.calibration.sampling import make_queue
     from reviewer.importer import import_paths
-    from reviewer.store import open_db
+    from reviewer.store import open_store
 
     path = root / "runs.jsonl"
     with path.open("w") as fh:
@@ -54,7 +54,7 @@ def make_db(root: Path, n: int) -> Path:
             }
             fh.write(json.dumps(rec) + "\n")
     db_path = root / "bench.db"
-    db = open_db(db_path)
+    db = open_store(db_path)
     import_paths(db, [str(path)])
     make_queue(db, "bench", n, seed=0, labeler="bench")
     db.close()

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import sqlite_utils
 
-from reviewer.store import open_db
+from reviewer.store import open_store
 from reviewer.store.trial_list import TrialFilter, clear_cache, count, page
 from reviewer.store.writer import rebuild_task_stats
 
@@ -32,7 +32,7 @@ NOW = "2025-01-01T00:00:00+00:00"
 def build(path: Path, n: int, seed: int = 7) -> None:
     """``n`` trials over 10 runs, 10 trials per task; every 50th trial mentions 'zebrafish'."""
     rng = random.Random(seed)
-    db = open_db(path)
+    db = open_store(path)
     runs = [f"run-{i}" for i in range(10)]
     per_run = max(1, n // len(runs))
     trials, fts, verdicts, labels, violations, members = [], [], [], [], [], []
@@ -182,7 +182,7 @@ def main() -> None:
                 start = time.perf_counter()
                 build(path, n)
                 print(f"built {n:,} trials in {time.perf_counter() - start:.1f}s", flush=True)
-        dbs = {n: open_db(p) for n, p in paths.items()}
+        dbs = {n: open_store(p) for n, p in paths.items()}
         clear_cache()
         small = timings(dbs[args.small], args.repeat, args.limit)
         big = timings(dbs[args.trials], args.repeat, args.limit)

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from trial_list_speed import build  # noqa: E402
 
-from reviewer.store import open_db  # noqa: E402
+from reviewer.store import open_store  # noqa: E402
 from reviewer.store.writer import rebuild_task_stats  # noqa: E402
 
 
@@ -53,7 +53,7 @@ def add_long_transcript(path: Path, n_messages: int = 2000) -> str:
                 }
             )
     record = json.dumps({"task_id": "long", "outcome": {"passed": False}, "messages": messages})
-    db = open_db(path)
+    db = open_store(path)
     with db.atomic():
         seq = db.execute("SELECT MAX(seq) + 1 FROM trials").fetchone()[0]
         db.execute(
@@ -93,7 +93,7 @@ async def measure(path: Path, steps: int = 20) -> dict[str, float]:
         out["open 2,000-message transcript"] = time.perf_counter() - t0
         await pilot.press("escape")
 
-        db = open_db(path)
+        db = open_store(path)
         first = db.execute("SELECT id FROM trials ORDER BY seq LIMIT 1").fetchone()[0]
         db.close()
         app.push_screen(TranscriptScreen(first, FilterSequence(TrialFilter())))

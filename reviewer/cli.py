@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from reviewer.commands.common import echo_json, fail, open_store
+from reviewer.commands.common import cli_store, echo_json, fail
 
 # The default database, relative to where reviewer runs (keep in step with store.db.DEFAULT_DB).
 DEFAULT_DB = "reviewer.db"
@@ -77,7 +77,7 @@ def cli(ctx: click.Context, db_path: str, labeler: str | None) -> None:
 @click.pass_context
 def open_cmd(ctx: click.Context, paths: Sequence[str]) -> None:
     """Import PATHS (if any) and open the TUI."""
-    db = open_store(ctx)
+    db = cli_store(ctx)
     if paths:
         summary = _run_import(db, paths, run=None, check=False)
         if not summary.ok and summary.added + summary.already == 0:
@@ -137,7 +137,7 @@ def import_cmd(
     Folders are walked. Importing the same file twice adds nothing. Pair judgements JSONL (judge
     verdicts on pairs in both orders, for `reviewer bias`) is read too.
     """
-    db = None if check else open_store(ctx)
+    db = None if check else cli_store(ctx)
     summary = _run_import(db, paths, run=run, check=check, quiet_json=as_json)
     if as_json:
         echo_json(_summary_json(summary, check))

@@ -13,11 +13,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import sqlite_utils
-
 from reviewer import ingest
 from reviewer.ingest.base import IngestError
 from reviewer.models import Skip, Trial
+from reviewer.store.db import Store
 from reviewer.store.writer import Pending, RunIndex, ensure_run, next_seq, write_batch
 
 SUFFIXES = {".jsonl", ".ndjson", ".json", ".eval"}
@@ -155,7 +154,7 @@ Progress = Callable[[str, int], None]  # (file name, records so far in this file
 
 
 def import_paths(
-    db: sqlite_utils.Database | None,
+    db: Store | None,
     paths: Sequence[str | Path],
     *,
     run: str | None = None,
@@ -175,7 +174,7 @@ def import_paths(
 
 
 def import_file(
-    db: sqlite_utils.Database | None,
+    db: Store | None,
     path: Path,
     *,
     run: str | None = None,
@@ -202,7 +201,7 @@ def import_file(
         if check or db is None:
             _check_file(fmt.parse(path), result, run, default_run, progress)
         else:
-            with db.atomic():
+            with db.transaction():
                 _write_file(db, fmt.parse(path), result, run, default_run, progress)
                 db.execute(
                     "INSERT INTO imports (file, format, added, already, skipped, at) VALUES (?, ?, ?, ?, ?, ?)",
@@ -231,7 +230,7 @@ def _list_tasks(fmt: ModuleType, path: Path, result: FileResult) -> FileResult:
 
 
 def _import_pairs(
-    db: sqlite_utils.Database | None, fmt: ModuleType, path: Path, result: FileResult, check: bool
+    db: Store | None, fmt: ModuleType, path: Path, result: FileResult, check: bool
 ) -> FileResult:
     """A pair-judgement file: every line checked; unless checking, written in one transaction."""
     from reviewer.store.pairs import PairCounts, write_pair_records
@@ -244,7 +243,7 @@ def _import_pairs(
     if check or db is None:
         result.pairs = PairCounts(checked=len(records), judges={r.judge for r in records})
         return result
-    with db.atomic():
+    with db.transaction():
         counts = result.pairs = write_pair_records(db, records)
         db.execute(
             "INSERT INTO imports (file, format, added, already, skipped, at) VALUES (?, ?, ?, ?, ?, ?)",
@@ -280,7 +279,7 @@ def pairs_summary(summary: ImportSummary, check: bool) -> str | None:
 
 
 def _write_file(
-    db: sqlite_utils.Database,
+    db: Store,
     records: Iterable[ingest.Record],
     result: FileResult,
     run_override: str | None,

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from reviewer.cli import cli
-from reviewer.store import open_db
+from reviewer.store import open_store
 from reviewer.store.labels import add_label
 from tests.conftest import SAMPLE_RUNS
 
@@ -26,7 +26,7 @@ def labeled_db() -> str:
     """The sample runs with 40 labels by ana (the harness outcome) and 20 by bo."""
     code, _, err = invoke("--db", "s.db", "import", str(SAMPLE_RUNS))
     assert code == 0, err
-    db = open_db("s.db")
+    db = open_store("s.db")
     try:
         rows = db.conn.execute("SELECT id, success FROM trials ORDER BY seq LIMIT 40").fetchall()
         for i, (tid, ok) in enumerate(rows):

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from reviewer.cli import cli
-from reviewer.store import open_db
+from reviewer.store import open_store
 from reviewer.store.clusters import (
     cluster_members,
     latest_clusters,
@@ -79,11 +79,11 @@ def test_cluster_one_run_and_no_failures(sample_db: str, tmp_path: Path) -> None
 
 def test_rename_survives_reclustering_and_merge_split(sample_db: str) -> None:
     invoke("--db", sample_db, "cluster")
-    db = open_db(sample_db)
+    db = open_store(sample_db)
     rows = latest_clusters(db)
     rename_cluster(db, rows[0].id, "Cancelled shipped orders")
     invoke("--db", sample_db, "cluster")
-    db = open_db(sample_db)
+    db = open_store(sample_db)
     rows = latest_clusters(db)
     named = [r for r in rows if r.renamed]
     assert [r.name for r in named] == ["Cancelled shipped orders"]
@@ -106,7 +106,7 @@ def test_sample_clusters_match_the_generators_failure_modes(sample_db: str) -> N
 
     truth_by_run = json.loads((SAMPLE_RUNS / "ground_truth.json").read_text())
     data = json.loads(invoke("--db", sample_db, "cluster", "--json")[1])
-    db = open_db(sample_db)
+    db = open_store(sample_db)
     where = {
         r[0]: (r[1], f"{r[2]}/{r[3]}")
         for r in db.execute("SELECT id, run, task_id, trial FROM trials")

@@ -95,9 +95,11 @@ def test_rules_command_lists_sets_and_rejects(sample_db: str, tmp_path: Path) ->
     data = json.loads(invoke("--db", sample_db, "rules", "--json")[1])
     assert [r["id"] for r in data["rules"]] == ["tight"]
     assert "no-cancel-after-shipped" not in data["violations"]
-    from reviewer.store import open_db
+    from reviewer.store import open_store
 
-    (over,) = open_db(sample_db).execute("SELECT COUNT(*) FROM trials WHERE steps > 3").fetchone()
+    (over,) = (
+        open_store(sample_db).execute("SELECT COUNT(*) FROM trials WHERE steps > 3").fetchone()
+    )
     assert 0 < over < 88
     assert sum(data["violations"]["tight"].values()) == over
 

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from reviewer import importer
 from reviewer.cli import cli
 from reviewer.ingest.base import IngestError
-from reviewer.store import open_db
+from reviewer.store import open_store
 from tests.conftest import native_trial, write_jsonl
 
 
@@ -21,7 +21,7 @@ def run_cli(*args: str) -> tuple[int, str, str]:
 
 
 def count(db_path: Path, table: str = "trials") -> int:
-    db = open_db(db_path)
+    db = open_store(db_path)
     try:
         return int(db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
     finally:
@@ -37,7 +37,7 @@ def test_import_native_and_again_adds_nothing(tmp_path: Path) -> None:
     assert code == 0, err
     assert "imported 3 trials (1 run, 2 tasks)" in err
     assert count(Path("x.db")) == 3
-    db = open_db("x.db")
+    db = open_store("x.db")
     assert [r[0] for r in db.execute("SELECT n_messages FROM trials")] == [5, 5, 5]
     code, _, err = run_cli("--db", "x.db", "import", str(f))
     assert code == 0
@@ -49,7 +49,7 @@ def test_trial_numbers_default_to_order_within_run_and_task(tmp_path: Path) -> N
     recs = [native_trial("a", passed=p, latency_s=i) for i, p in enumerate([True, False, True])]
     f = write_jsonl(tmp_path / "r.jsonl", recs)
     run_cli("--db", "x.db", "import", str(f))
-    db = open_db("x.db")
+    db = open_store("x.db")
     rows = db.execute("SELECT trial, success FROM trials ORDER BY trial").fetchall()
     assert rows == [(1, 1), (2, 0), (3, 1)]
 
@@ -59,7 +59,7 @@ def test_stable_ids_do_not_depend_on_the_database(tmp_path: Path) -> None:
     run_cli("--db", "one.db", "import", str(f))
     run_cli("--db", "two.db", "import", str(f))
     ids = [
-        sorted(r[0] for r in open_db(p).execute("SELECT id FROM trials"))
+        sorted(r[0] for r in open_store(p).execute("SELECT id FROM trials"))
         for p in ("one.db", "two.db")
     ]
     assert ids[0] == ids[1] and len(ids[0]) == 2
@@ -139,7 +139,7 @@ def test_a_single_20_mb_message_imports(tmp_path: Path) -> None:
     f = write_jsonl(tmp_path / "r.jsonl", [big])
     code, _, err = run_cli("--db", "x.db", "import", str(f))
     assert code == 0, err
-    db = open_db("x.db")
+    db = open_store("x.db")
     (record,) = db.execute("SELECT record FROM trials").fetchone()
     assert len(json.loads(record)["messages"][1]["content"]) == 5 * 4 * 1024 * 1024
 
@@ -153,7 +153,7 @@ def test_directory_is_walked_and_unknown_files_are_ignored(tmp_path: Path) -> No
     code, _, err = run_cli("--db", "x.db", "import", str(d))
     assert code == 0, err
     assert "ignored" in err
-    db = open_db("x.db")
+    db = open_store("x.db")
     assert sorted(r[0] for r in db.execute("SELECT name FROM runs")) == ["v1", "v2"]
 
 
@@ -183,7 +183,7 @@ def test_a_file_that_fails_halfway_leaves_the_database_as_it_was(
     assert f"{many}:4001: device went away" in err
     after = (count(Path("x.db")), count(Path("x.db"), "verdicts"), count(Path("x.db"), "runs"))
     assert after == before
-    db = open_db("x.db")
+    db = open_store("x.db")
     assert (
         db.execute("SELECT COUNT(*) FROM trials_fts WHERE trials_fts MATCH 'support'").fetchone()[0]
         == 1
@@ -215,7 +215,7 @@ def test_run_override_and_json_summary(tmp_path: Path) -> None:
 def test_fts_finds_message_text(tmp_path: Path) -> None:
     f = write_jsonl(tmp_path / "r.jsonl", [native_trial("a")])
     run_cli("--db", "x.db", "import", str(f))
-    db = open_db("x.db")
+    db = open_store("x.db")
     hits = db.execute("SELECT rowid FROM trials_fts WHERE trials_fts MATCH 'refunded'").fetchall()
     assert len(hits) == 1
     assert (
@@ -241,7 +241,7 @@ def test_task_stats_follow_imports(tmp_path: Path) -> None:
     write_jsonl(tmp_path / "b.jsonl", [native_trial("a", passed=False, latency_s=1.0)])
     run_cli("--db", "x.db", "import", str(tmp_path / "a.jsonl"))
     run_cli("--db", "x.db", "import", str(tmp_path / "b.jsonl"), str(tmp_path / "a.jsonl"))
-    db = open_db("x.db")
+    db = open_store("x.db")
     assert task_counts(db, "r1") == [("a", 2, 1), ("b", 1, 0)]
     assert sorted(count_groups(db, "r1")) == [(1, 0, 1), (2, 1, 1)]
     (run,) = list_runs(db)

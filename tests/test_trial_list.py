@@ -10,7 +10,7 @@ import pytest
 import sqlite_utils
 
 from reviewer.importer import import_paths
-from reviewer.store import open_db, trial_list
+from reviewer.store import open_store, trial_list
 from reviewer.store.trial_list import (
     FilterSequence,
     SearchError,
@@ -52,7 +52,7 @@ def db(tmp_path: Path) -> Iterator[sqlite_utils.Database]:
     ]
     f = write_jsonl(tmp_path / "runs.jsonl", recs)
     path = tmp_path / "t.db"
-    database = open_db(path)
+    database = open_store(path)
     summary = import_paths(database, [f])
     assert summary.added == 6, summary
     clear_cache()
@@ -275,7 +275,7 @@ def big(tmp_path: Path) -> Iterator[sqlite_utils.Database]:
         for i in range(53)
     ]
     f = write_jsonl(tmp_path / "big.jsonl", recs)
-    database = open_db(tmp_path / "big.db")
+    database = open_store(tmp_path / "big.db")
     import_paths(database, [f])
     clear_cache()
     yield database

@@ -14,8 +14,7 @@ import random
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import sqlite_utils
-
+from reviewer.store.db import Store
 from reviewer.store.labels import labeled_trial_ids
 from reviewer.store.queues import (
     Candidate,
@@ -131,7 +130,7 @@ def _draw(
 
 
 def make_queue(
-    db: sqlite_utils.Database,
+    db: Store,
     name: str,
     n: int,
     seed: int = 0,

@@ -6,17 +6,16 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from reviewer.clustering.signature import FailureDoc, evidence_of
+from reviewer.store.db import Store
 
 if TYPE_CHECKING:
-    import sqlite_utils
-
     from reviewer.clustering.cluster import ClusteringResult
 
 Progress = Callable[[str, int, int | None], None]  # (stage, done, total)
 
 
 def failure_docs(
-    db: sqlite_utils.Database,
+    db: Store,
     run: str | None = None,
     ids: list[str] | None = None,
     progress: Progress | None = None,
@@ -55,7 +54,7 @@ def failure_docs(
 
 
 def recluster(
-    db: sqlite_utils.Database,
+    db: Store,
     run: str | None = None,
     seed: int = 0,
     progress: Progress | None = None,
@@ -98,7 +97,7 @@ def split_groups(docs: list[FailureDoc], seed: int = 0) -> list[list[str]]:
     return sorted(groups, key=lambda g: (-len(g), g[0] if g else ""))
 
 
-def _name_rule_clusters(db: sqlite_utils.Database, clusters: list[Any]) -> list[Any]:
+def _name_rule_clusters(db: Store, clusters: list[Any]) -> list[Any]:
     """A cluster named after a broken rule says what the rule forbids, in the rule's own words."""
     import dataclasses
 

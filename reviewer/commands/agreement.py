@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from reviewer.commands.common import echo_json, fail, open_store
+from reviewer.commands.common import cli_store, echo_json, fail
 
 
 def register(group: click.Group) -> None:
@@ -63,7 +63,7 @@ def agreement(
 
     limit = _threshold(threshold)
     labeler = labeler or (ctx.obj or {}).get("labeler")
-    db = open_store(ctx)
+    db = cli_store(ctx)
     try:
         data = gather_agreement(db, judge=judge, labeler=labeler, rubric=rubric)
     except UnknownScope as e:

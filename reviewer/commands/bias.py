@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from reviewer.commands.common import echo_json, fail, open_store
+from reviewer.commands.common import cli_store, echo_json, fail
 
 
 def register(group: click.Group) -> None:
@@ -75,7 +75,7 @@ def bias(
     under "a win counts only if it survives the swap". Pair judgements come from `reviewer import`
     of a pairs JSONL file, or from --pairs.
     """
-    db = open_store(ctx)
+    db = cli_store(ctx)
     incomplete = False
     try:
         if n_pairs is not None:

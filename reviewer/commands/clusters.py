@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from reviewer.commands.common import echo_json, fail, open_store, require_runs
+from reviewer.commands.common import cli_store, echo_json, fail, require_runs
 
 
 def register(group: click.Group) -> None:
@@ -36,7 +36,7 @@ def cluster(ctx: click.Context, run: str | None, seed: int, stored: bool, as_jso
     from reviewer.clustering.run import recluster
     from reviewer.store.clusters import clustering_info, latest_clustering_id, latest_clusters
 
-    db = open_store(ctx)
+    db = cli_store(ctx)
     require_runs(db, ctx, [run] if run else [])
     if not stored:
         progress = None

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
+
+if TYPE_CHECKING:
+    from reviewer.store.db import Store
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
@@ -14,12 +17,13 @@ def fail(message: str, code: int = 1) -> NoReturn:
     sys.exit(code)
 
 
-def open_store(ctx: click.Context) -> Any:
-    from reviewer.store.db import StoreError, open_db
+def cli_store(ctx: click.Context) -> Store:
+    """The database named by ``--db``, opened and migrated; a one-line failure when it is not ours."""
+    from reviewer.store.db import StoreError, open_store
 
     path = ctx.obj["db"]
     try:
-        return open_db(path)
+        return open_store(path)
     except StoreError as e:
         fail(str(e))
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from reviewer.commands.common import echo_json, fail, open_store, require_runs
+from reviewer.commands.common import cli_store, echo_json, fail, require_runs
 
 
 def register(group: click.Group) -> None:
@@ -77,7 +77,7 @@ def export(
     from reviewer.export.run import export_tasks
     from reviewer.export.select import Selection, SelectionError
 
-    db = open_store(ctx)
+    db = cli_store(ctx)
     require_runs(db, ctx, list(runs))
     selection = Selection(
         runs=tuple(runs),

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from reviewer.commands.common import echo_json, fail, open_store
+from reviewer.commands.common import cli_store, echo_json, fail
 
 #: Exit status when the run ended with trials left (cost cap, failed requests, interrupted).
 EXIT_INCOMPLETE = 3
@@ -90,7 +90,7 @@ def judge(ctx: click.Context, **opts: Any) -> None:
             concurrency=opts["concurrency"],
             max_cost=opts["max_cost"],
         )
-        db = open_store(ctx)
+        db = cli_store(ctx)
         configured = Path(opts["rubric_path"]) if opts["rubric_path"] else cfg.rubric
         rubric = pick_rubric(db, configured)
     except (ConfigError, JudgeConfigError, RubricError, RubricVersionError, OSError) as e:

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from reviewer.commands.common import echo_json, fail, open_store, require_runs
+from reviewer.commands.common import cli_store, echo_json, fail, require_runs
 
 _MAX_SKIPS_SHOWN = 20
 
@@ -84,7 +84,7 @@ def sample(
     from reviewer.store.queues import QueueExists, judge_ids, queue_progress
 
     who = _config().labeler_name(labeler or (ctx.obj or {}).get("labeler"))
-    db = open_store(ctx)
+    db = cli_store(ctx)
     require_runs(db, ctx, [run] if run else [])
     if judge is not None:
         known = judge_ids(db)
@@ -157,7 +157,7 @@ def queues(ctx: click.Context, labeler: str | None, as_json: bool) -> None:
     """Calibration queues with their progress, e.g. 23 / 50."""
     from reviewer.store.queues import list_queues, queue_progress
 
-    db = open_store(ctx)
+    db = cli_store(ctx)
     rows: list[dict[str, Any]] = []
     for q in list_queues(db):
         who = labeler or q.labeler
@@ -213,7 +213,7 @@ def labels_export(ctx: click.Context, file: str, labeler: str | None) -> None:
     """Write every label and undo, oldest first, to FILE (- for stdout)."""
     from reviewer.labeling.io import LabelFileError, export_labels
 
-    db = open_store(ctx)
+    db = cli_store(ctx)
     try:
         count = export_labels(db, sys.stdout if file == "-" else file, labeler)
     except LabelFileError as e:
@@ -230,7 +230,7 @@ def labels_import(ctx: click.Context, file: str, as_json: bool) -> None:
     """Merge labels from FILE (- for stdin); labels already stored are not added again."""
     from reviewer.labeling.io import LabelFileError, import_labels
 
-    db = open_store(ctx)
+    db = cli_store(ctx)
     try:
         result = import_labels(db, file)
     except LabelFileError as e:
@@ -298,7 +298,7 @@ def _check_version(ctx: click.Context, r: Any) -> None:
 
     if not Path(ctx.obj["db"]).is_file():
         return
-    stored = stored_rubric_digest(open_store(ctx), r.ref)
+    stored = stored_rubric_digest(cli_store(ctx), r.ref)
     if stored is not None and stored != r.digest:
         fail(
             f"rubric {_plain(r.ref)} differs from the one labels were given under "

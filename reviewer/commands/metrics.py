@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from reviewer.commands.common import echo_json, fail, open_store, parse_ks, require_runs
+from reviewer.commands.common import cli_store, echo_json, fail, parse_ks, require_runs
 
 
 def register(group: click.Group) -> None:
@@ -54,7 +54,7 @@ def report(
     from reviewer.store.trials import trial_stats
 
     ks = parse_ks(k)
-    db = open_store(ctx)
+    db = cli_store(ctx)
     selected = require_runs(db, ctx, list(runs))
     rule_ids = _rule_ids(db)
     out: list[dict[str, Any]] = []
@@ -121,7 +121,7 @@ def compare(
 
     if k is not None and k < 1:
         raise click.BadParameter("k must be 1 or more", param_hint="--k")
-    db = open_store(ctx)
+    db = cli_store(ctx)
     require_runs(db, ctx, [old, new])
     try:
         active = active_rules(db)
@@ -182,12 +182,12 @@ def rules(ctx: click.Context, file: str | None, check: bool, as_json: bool) -> N
         if check:
             click.echo(f"{file}: {len(parsed)} rules OK", err=True)
             return
-        db = open_store(ctx)
+        db = cli_store(ctx)
         _, changed = set_rules(db, file, text)
         click.echo(
             f"rules: {len(parsed)} from {file}" + ("" if changed else " (unchanged)"), err=True
         )
-    db = open_store(ctx)
+    db = cli_store(ctx)
     try:
         active = active_rules(db)
     except RuleError as e:

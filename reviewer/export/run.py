@@ -9,13 +9,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import sqlite_utils
-
 from reviewer.export.files import FILE_NAMES, ExportError, existing_ids, resolve_out, write_atomic
 from reviewer.export.redact import Redactor
 from reviewer.export.select import Candidate, Selection, select
 from reviewer.export.tasks import RuleInfo, TaskContext, build_task, candidate_task_id, to_inspect
 from reviewer.models import Rubric
+from reviewer.store.db import Store
 
 FORMATS = tuple(FILE_NAMES)
 #: Values that identify rather than describe: never redacted, so ids and provenance stay exact.
@@ -87,7 +86,7 @@ def _s(n: int) -> str:
 
 
 def export_tasks(
-    db: sqlite_utils.Database,
+    db: Store,
     selection: Selection,
     out: str | Path | None = None,
     fmt: str = "native",
@@ -136,7 +135,7 @@ def nothing_message(sel: Selection) -> str:
     return f"nothing to export: {' '.join([what, *where])}{hint}"
 
 
-def _rule_infos(db: sqlite_utils.Database) -> dict[str, RuleInfo]:
+def _rule_infos(db: Store) -> dict[str, RuleInfo]:
     from reviewer.metrics.rules import RuleError
     from reviewer.store.violations import active_rules
 
@@ -153,7 +152,7 @@ def _rule_infos(db: sqlite_utils.Database) -> dict[str, RuleInfo]:
 
 
 def _lines(
-    db: sqlite_utils.Database,
+    db: Store,
     candidates: Sequence[Candidate],
     fmt: str,
     redactor: Redactor | None,

@@ -6,9 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import sqlite_utils
-
 from reviewer.models import Label
+from reviewer.store.db import Store
 from reviewer.store.export_select import (
     JudgeVerdict,
     Membership,
@@ -54,7 +53,7 @@ class Candidate:
         return (self.key.run, self.key.task_id, self.key.trial, self.key.trial_id)
 
 
-def resolve_cluster(db: sqlite_utils.Database, ref: str) -> str:
+def resolve_cluster(db: Store, ref: str) -> str:
     """A cluster id from an id, a unique id prefix, or a rank as `reviewer cluster` prints it."""
     ids = cluster_ids(db)
     if not ids:
@@ -71,14 +70,14 @@ def resolve_cluster(db: sqlite_utils.Database, ref: str) -> str:
     raise SelectionError(f"--cluster {ref!r} {why}; clusters: {shown}")
 
 
-def _check_runs(db: sqlite_utils.Database, runs: Sequence[str]) -> None:
+def _check_runs(db: Store, runs: Sequence[str]) -> None:
     known = run_names(db)
     for r in runs:
         if r not in known:
             raise SelectionError(f"no run named {r!r}; runs: {', '.join(known) or 'none'}")
 
 
-def select(db: sqlite_utils.Database, sel: Selection) -> list[Candidate]:
+def select(db: Store, sel: Selection) -> list[Candidate]:
     """The trials to export, in (run, task, trial) order. Raises SelectionError for unknown names."""
     _check_runs(db, sel.runs)
     cluster = resolve_cluster(db, sel.cluster) if sel.cluster is not None else None

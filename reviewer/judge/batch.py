@@ -17,8 +17,6 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-import sqlite_utils
-
 from reviewer.judge.runner import (
     Job,
     JudgeAbort,
@@ -28,6 +26,7 @@ from reviewer.judge.runner import (
     store_outcome,
 )
 from reviewer.judge.settings import JudgeSettings
+from reviewer.store.db import Store
 from reviewer.store.judging import (
     add_batch,
     batch_items,
@@ -102,7 +101,7 @@ def _estimate(job: Job, settings: JudgeSettings) -> float:
 
 
 def submit(
-    db: sqlite_utils.Database,
+    db: Store,
     jobs: Iterable[Job],
     settings: JudgeSettings,
     *,
@@ -155,12 +154,12 @@ def submit(
     return out
 
 
-def has_open_batches(db: sqlite_utils.Database) -> bool:
+def has_open_batches(db: Store) -> bool:
     return bool(open_batches(db))
 
 
 def collect(
-    db: sqlite_utils.Database,
+    db: Store,
     settings: JudgeSettings,
     *,
     client_factory: Callable[[JudgeSettings], Any] = make_sync_client,

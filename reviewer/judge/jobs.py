@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-import sqlite_utils
-
 from reviewer.judge.prompt import cache_key, verdict_params
 from reviewer.judge.runner import Job
 from reviewer.judge.settings import JudgeSettings
 from reviewer.models import Criterion, Rubric
+from reviewer.store.db import Store
 from reviewer.store.trials import load_trial
 
 #: Used when no rubric is configured, found beside the imported runs, or stored.
@@ -36,7 +35,7 @@ def verdict_job(trial_id: str, params: dict[str, object], judge: str, rubric: Ru
 
 
 def verdict_jobs(
-    db: sqlite_utils.Database, trial_ids: Sequence[str], rubric: Rubric, settings: JudgeSettings
+    db: Store, trial_ids: Sequence[str], rubric: Rubric, settings: JudgeSettings
 ) -> Iterator[Job]:
     """One job per trial (trials that vanished from the store are passed over)."""
     judge = settings.judge_id(rubric.ref)

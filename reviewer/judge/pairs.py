@@ -20,8 +20,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import sqlite_utils
-
+from reviewer.store.db import Store
 from reviewer.store.pairs import PairCandidate, pair_candidates
 
 __all__ = ["MODES", "SampledPair", "make_pair_id", "sample_pairs"]
@@ -46,7 +45,7 @@ def make_pair_id(mode: str, a_trial: str, b_trial: str) -> str:
 
 
 def sample_pairs(
-    db: sqlite_utils.Database,
+    db: Store,
     n: int,
     seed: int = 0,
     runs: tuple[str, str] | None = None,

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-import sqlite_utils
-
 from reviewer.judge.pairs import SampledPair
 from reviewer.judge.prompt import cache_key, preference_params
 from reviewer.judge.runner import Job, Outcome, register_sink
 from reviewer.judge.settings import JudgeSettings
 from reviewer.models import Rubric
+from reviewer.store.db import Store
 from reviewer.store.pairs import record_order
 from reviewer.store.trials import load_trial
 
@@ -34,7 +33,7 @@ def map_winner(order: str, winner: str) -> str | None:
 
 
 def preference_jobs(
-    db: sqlite_utils.Database,
+    db: Store,
     pairs: Sequence[SampledPair],
     rubric: Rubric,
     settings: JudgeSettings,
@@ -54,7 +53,7 @@ def preference_jobs(
             )
 
 
-def store_preference(db: sqlite_utils.Database, o: Outcome) -> None:
+def store_preference(db: Store, o: Outcome) -> None:
     j = o.job
     order = j.order or "ab"
     record_order(

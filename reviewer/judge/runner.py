@@ -23,10 +23,9 @@ from collections.abc import Callable, Iterable, Sized
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import sqlite_utils
-
 from reviewer.judge.prompt import PREFERENCE_TOOL, VERDICT_TOOL, prompt_chars
 from reviewer.judge.settings import JudgeSettings
+from reviewer.store.db import Store
 from reviewer.store.judging import VerdictWrite, cache_get, cache_put, write_verdict
 
 KINDS = {"verdict": VERDICT_TOOL, "preference": PREFERENCE_TOOL}
@@ -199,10 +198,10 @@ def outcome_from_body(
 
 # --- storing outcomes ---------------------------------------------------------------------------
 
-Sink = Callable[[sqlite_utils.Database, Outcome], None]
+Sink = Callable[[Store, Outcome], None]
 
 
-def store_verdict(db: sqlite_utils.Database, o: Outcome) -> None:
+def store_verdict(db: Store, o: Outcome) -> None:
     j = o.job
     write_verdict(
         db,
@@ -237,10 +236,10 @@ def _sink(kind: str) -> Sink:
     return SINKS[kind]
 
 
-def store_outcome(db: sqlite_utils.Database, o: Outcome) -> None:
+def store_outcome(db: Store, o: Outcome) -> None:
     """The reply in the cache and the outcome in its table, in one transaction."""
     sink = _sink(o.job.kind)
-    with db.conn:
+    with db.transaction():
         if o.cacheable and o.source != "cache":
             cache_put(db, o.job.key, o.job.params, o.raw)
         sink(db, o)
@@ -289,7 +288,7 @@ class Runner:
 
     def __init__(
         self,
-        db: sqlite_utils.Database,
+        db: Store,
         settings: JudgeSettings,
         *,
         client_factory: Callable[[JudgeSettings], Any] = make_client,

@@ -7,12 +7,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import sqlite_utils
-
 from reviewer.judge.jobs import BUILTIN_RUBRIC
 from reviewer.judge.runner import RunStats
 from reviewer.judge.settings import JudgeSettings, settings_from_config
 from reviewer.models import Rubric
+from reviewer.store.db import Store
 from reviewer.store.judging import cache_drop, error_cache_keys, judged, select_trials
 
 
@@ -55,7 +54,7 @@ def _where(sources: Sequence[Path], message: str) -> str:
     return str(sources[-1]) if sources else "config"
 
 
-def pick_rubric(db: sqlite_utils.Database, configured: Path | None) -> Rubric:
+def pick_rubric(db: Store, configured: Path | None) -> Rubric:
     """The configured rubric, else the one stored last (labels were given under it), else built in."""
     from reviewer.labeling.rubric import load_rubric
     from reviewer.store.labels import ensure_rubric_version
@@ -79,7 +78,7 @@ class Selection:
     limit: int | None = None
 
 
-def plan(db: sqlite_utils.Database, judge: str, sel: Selection) -> list[str]:
+def plan(db: Store, judge: str, sel: Selection) -> list[str]:
     """The trial ids to send, in a stable order.
 
     ``only_unjudged`` leaves out trials this judge already gave pass or fail. ``retry_errors`` keeps
@@ -89,7 +88,7 @@ def plan(db: sqlite_utils.Database, judge: str, sel: Selection) -> list[str]:
     if sel.retry_errors:
         errored = judged(db, judge, errors=True)
         ids = [t for t in ids if t in errored]
-        with db.conn:
+        with db.transaction():
             cache_drop(db, error_cache_keys(db, judge))
     elif sel.only_unjudged:
         done = judged(db, judge)

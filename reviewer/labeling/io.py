@@ -20,9 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-import sqlite_utils
-
 from reviewer.models import Label
+from reviewer.store.db import Store
 from reviewer.store.labels import (
     VERDICTS,
     find_trial_id,
@@ -64,7 +63,7 @@ def label_json(
 
 
 def export_labels(
-    db: sqlite_utils.Database, path_or_stream: str | Path | IO[str], labeler: str | None = None
+    db: Store, path_or_stream: str | Path | IO[str], labeler: str | None = None
 ) -> int:
     """Write every label and retraction (of ``labeler``), oldest first; returns the line count."""
     if isinstance(path_or_stream, str | Path):
@@ -76,7 +75,7 @@ def export_labels(
     return _write(db, path_or_stream, labeler)
 
 
-def _write(db: sqlite_utils.Database, out: IO[str], labeler: str | None) -> int:
+def _write(db: Store, out: IO[str], labeler: str | None) -> int:
     count = 0
     for label, run, task_id, trial in iter_label_rows(db, labeler):
         out.write(json.dumps(label_json(label, run, task_id, trial), ensure_ascii=False) + "\n")
@@ -84,7 +83,7 @@ def _write(db: sqlite_utils.Database, out: IO[str], labeler: str | None) -> int:
     return count
 
 
-def import_labels(db: sqlite_utils.Database, path: str | Path | IO[bytes]) -> ImportResult:
+def import_labels(db: Store, path: str | Path | IO[bytes]) -> ImportResult:
     """Merge a labels file (or ``-`` for stdin) into the database in one transaction."""
     if path == "-":
         name = "<stdin>"
@@ -146,7 +145,7 @@ def _lines(path: str | Path | IO[bytes], name: str) -> Iterator[tuple[int, str |
             stream.close()
 
 
-def _label_of(db: sqlite_utils.Database, obj: Any) -> Label | str:
+def _label_of(db: Store, obj: Any) -> Label | str:
     """The label a line holds, or why it cannot be used."""
     if not isinstance(obj, dict):
         return f"expected a JSON object, got {type(obj).__name__}"
@@ -192,7 +191,7 @@ def _label_of(db: sqlite_utils.Database, obj: Any) -> Label | str:
     )
 
 
-def _resolve(db: sqlite_utils.Database, obj: dict[str, Any]) -> tuple[str | None, str]:
+def _resolve(db: Store, obj: dict[str, Any]) -> tuple[str | None, str]:
     """(the stored trial id, "") or (None, why there is none)."""
     ref = obj.get("trial")
     stored = obj.get("trial_id")

@@ -1,5 +1,5 @@
 """The only package that speaks SQL: opening the database, its schema, and the queries."""
 
-from reviewer.store.db import DEFAULT_DB, open_db
+from reviewer.store.db import DEFAULT_DB, open_store
 
-__all__ = ["DEFAULT_DB", "open_db"]
+__all__ = ["DEFAULT_DB", "open_store"]

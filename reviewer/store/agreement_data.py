@@ -12,9 +12,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-import sqlite_utils
-
 from reviewer.models import Label
+from reviewer.store.db import Store
 from reviewer.store.labels import current_labels, labelers
 from reviewer.store.queues import judge_ids
 
@@ -79,7 +78,7 @@ class AgreementData:
 
 
 def gather_agreement(
-    db: sqlite_utils.Database,
+    db: Store,
     judge: str | None = None,
     labeler: str | None = None,
     rubric: str | None = None,
@@ -127,7 +126,7 @@ def gather_agreement(
     return data
 
 
-def _check_labeler(db: sqlite_utils.Database, labeler: str | None) -> None:
+def _check_labeler(db: Store, labeler: str | None) -> None:
     if labeler is not None and labeler not in (known := labelers(db)):
         raise UnknownScope(
             f"no labels by {labeler!r}; labelers: {', '.join(map(repr, known)) or 'none'}"
@@ -139,7 +138,7 @@ def _ref_name(ref: str | None) -> str:
 
 
 def _rubric_scope(
-    db: sqlite_utils.Database, standing: dict[tuple[str, str], Label], rubric: str | None
+    db: Store, standing: dict[tuple[str, str], Label], rubric: str | None
 ) -> tuple[str | None, dict[tuple[str, str], Label]]:
     """The rubric version to compute on and the current labels under it (versions never mixed)."""
     refs = Counter(_ref_name(lab.rubric) for lab in standing.values())
@@ -156,9 +155,7 @@ def _rubric_scope(
     return rubric, current_labels(db, rubric=rubric)
 
 
-def _choose_judge(
-    db: sqlite_utils.Database, judge: str | None, counts: dict[str, int]
-) -> str | None:
+def _choose_judge(db: Store, judge: str | None, counts: dict[str, int]) -> str | None:
     if judge is not None:
         known = judge_ids(db)
         if judge not in known:
@@ -202,7 +199,7 @@ def _pair_up(
             data.pairs[lab.trial_id] = (lab.verdict, verdict)
 
 
-def judge_counts(db: sqlite_utils.Database, trial_ids: Iterable[str]) -> dict[str, int]:
+def judge_counts(db: Store, trial_ids: Iterable[str]) -> dict[str, int]:
     """judge id -> latest verdicts that are not errors on ``trial_ids``, most first (then by id)."""
     sql = (
         f"SELECT judge, SUM(verdict != 'error') AS ok, COUNT(*) AS n FROM ({_LATEST}) "
@@ -213,7 +210,7 @@ def judge_counts(db: sqlite_utils.Database, trial_ids: Iterable[str]) -> dict[st
 
 
 def latest_verdicts(
-    db: sqlite_utils.Database, judge: str | None, trial_ids: Iterable[str]
+    db: Store, judge: str | None, trial_ids: Iterable[str]
 ) -> dict[str, tuple[str, str | None]]:
     """trial id -> (verdict, rationale) of the judge's latest verdict on each of ``trial_ids``."""
     if judge is None:
@@ -224,7 +221,7 @@ def latest_verdicts(
 
 
 def trial_infos(
-    db: sqlite_utils.Database,
+    db: Store,
     trial_ids: Iterable[str],
     verdicts: dict[str, tuple[str, str | None]],
 ) -> dict[str, TrialInfo]:
@@ -241,7 +238,7 @@ def trial_infos(
     return out
 
 
-def rubric_criteria(db: sqlite_utils.Database, ref: str | None) -> list[str]:
+def rubric_criteria(db: Store, ref: str | None) -> list[str]:
     """The criterion ids of a recorded rubric version, in the rubric's order; [] when unknown."""
     if ref is None:
         return []

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-import sqlite_utils
+from reviewer.store.db import Store
 
 if TYPE_CHECKING:
     from reviewer.clustering.cluster import ClusteringResult
@@ -45,7 +45,7 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def previous_members(db: sqlite_utils.Database, scope: str) -> dict[str, list[str]]:
+def previous_members(db: Store, scope: str) -> dict[str, list[str]]:
     """cluster id -> member trial ids of the latest clustering of ``scope`` (for stable ids)."""
     row = db.execute("SELECT MAX(id) FROM clusterings WHERE scope = ?", [scope]).fetchone()
     if row is None or row[0] is None:
@@ -59,7 +59,7 @@ def previous_members(db: sqlite_utils.Database, scope: str) -> dict[str, list[st
 
 
 def save_clustering(
-    db: sqlite_utils.Database,
+    db: Store,
     scope: str,
     result: ClusteringResult,
     id_map: dict[str, str] | None = None,
@@ -68,7 +68,7 @@ def save_clustering(
     """Replace ``scope``'s clustering with ``result``; ``id_map`` renames new ids to matching old ones."""
     id_map = id_map or {}
     signatures = signatures or {}
-    with db.atomic():
+    with db.transaction():
         old = [
             r[0]
             for r in db.execute("SELECT id FROM clusterings WHERE scope = ?", [scope]).fetchall()
@@ -87,7 +87,7 @@ def save_clustering(
 
 
 def _write_clusters(
-    db: sqlite_utils.Database,
+    db: Store,
     clustering_id: int,
     clusters: Sequence[Any],
     id_map: dict[str, str],
@@ -117,12 +117,12 @@ def _write_clusters(
         )
 
 
-def latest_clustering_id(db: sqlite_utils.Database) -> int | None:
+def latest_clustering_id(db: Store) -> int | None:
     row = db.execute("SELECT MAX(id) FROM clusterings").fetchone()
     return None if row is None or row[0] is None else int(row[0])
 
 
-def clustering_info(db: sqlite_utils.Database, clustering_id: int) -> dict[str, Any]:
+def clustering_info(db: Store, clustering_id: int) -> dict[str, Any]:
     row = db.execute(
         "SELECT scope, params, created_at, n_failures FROM clusterings WHERE id = ?",
         [clustering_id],
@@ -137,9 +137,7 @@ def clustering_info(db: sqlite_utils.Database, clustering_id: int) -> dict[str, 
     }
 
 
-def latest_clusters(
-    db: sqlite_utils.Database, clustering_id: int | None = None
-) -> list[ClusterRow]:
+def latest_clusters(db: Store, clustering_id: int | None = None) -> list[ClusterRow]:
     """The clusters of the newest clustering (or ``clustering_id``), ranked by size."""
     cid = clustering_id if clustering_id is not None else latest_clustering_id(db)
     if cid is None:
@@ -171,9 +169,7 @@ def latest_clusters(
     ]
 
 
-def cluster_members(
-    db: sqlite_utils.Database, cluster_id: str, clustering_id: int | None = None
-) -> list[str]:
+def cluster_members(db: Store, cluster_id: str, clustering_id: int | None = None) -> list[str]:
     cid = clustering_id if clustering_id is not None else latest_clustering_id(db)
     return [
         r[0]
@@ -185,7 +181,7 @@ def cluster_members(
     ]
 
 
-def cluster_of(db: sqlite_utils.Database, trial_id: str) -> str | None:
+def cluster_of(db: Store, trial_id: str) -> str | None:
     cid = latest_clustering_id(db)
     row = db.execute(
         "SELECT cluster_id FROM cluster_members WHERE clustering_id = ? AND trial_id = ?",
@@ -194,10 +190,10 @@ def cluster_of(db: sqlite_utils.Database, trial_id: str) -> str | None:
     return None if row is None else str(row[0])
 
 
-def rename_cluster(db: sqlite_utils.Database, cluster_id: str, name: str) -> None:
+def rename_cluster(db: Store, cluster_id: str, name: str) -> None:
     """A human name for a cluster, kept by id across re-clustering; an empty name restores the generated one."""
     name = " ".join(name.split())
-    with db.atomic():
+    with db.transaction():
         if name:
             db.execute(
                 "INSERT INTO cluster_names (cluster_id, name, at) VALUES (?, ?, ?) "
@@ -208,14 +204,14 @@ def rename_cluster(db: sqlite_utils.Database, cluster_id: str, name: str) -> Non
             db.execute("DELETE FROM cluster_names WHERE cluster_id = ?", [cluster_id])
 
 
-def merge_clusters(db: sqlite_utils.Database, into: str, others: Sequence[str]) -> None:
+def merge_clusters(db: Store, into: str, others: Sequence[str]) -> None:
     """Move every member of ``others`` into ``into`` (in the newest clustering)."""
     cid = latest_clustering_id(db)
     others = [o for o in others if o != into]
     if cid is None or not others:
         return
     marks = ",".join("?" * len(others))
-    with db.atomic():
+    with db.transaction():
         db.execute(
             f"UPDATE cluster_members SET cluster_id = ? WHERE clustering_id = ? AND cluster_id IN ({marks})",
             [into, cid, *others],
@@ -245,7 +241,7 @@ def merge_clusters(db: sqlite_utils.Database, into: str, others: Sequence[str]) 
 
 
 def split_cluster(
-    db: sqlite_utils.Database,
+    db: Store,
     cluster_id: str,
     groups: Sequence[Sequence[str]],
     names: Sequence[str],
@@ -259,7 +255,7 @@ def split_cluster(
     if cid is None or row is None or len(groups) < 2:
         return [cluster_id]
     ids = [cluster_id]
-    with db.atomic():
+    with db.transaction():
         for group, name in zip(groups[1:], names[1:], strict=False):
             new_id = "split-" + hashlib.sha256("\0".join(sorted(group)).encode()).hexdigest()[:12]
             ids.append(new_id)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import sqlite_utils
@@ -18,8 +20,47 @@ class StoreError(Exception):
     """The database file cannot be opened or is not ours."""
 
 
-def open_db(path: str | Path = DEFAULT_DB, *, migrate: bool = True) -> sqlite_utils.Database:
-    """One connection for the calling thread; open another in each worker thread."""
+class Store(sqlite_utils.Database):
+    """One connection to a reviewer database, for the thread that opened it.
+
+    ``with open_store(path) as db:`` opens it and closes it; ``db.transaction()`` is the one way to
+    group writes.
+    """
+
+    path: Path
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[Store]:
+        """Writes that land together or not at all.
+
+        The outermost call takes the write lock up front (``BEGIN IMMEDIATE``), so a second writer
+        waits for the busy timeout instead of failing on its first write; a nested call is a savepoint
+        that rolls back alone.
+        """
+        conn = self.conn
+        if conn.in_transaction:
+            with self.atomic():
+                yield self
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self
+        except BaseException:
+            if conn.in_transaction:
+                conn.rollback()
+            raise
+        conn.commit()
+
+
+def open_store(path: str | Path = DEFAULT_DB, *, migrate: bool = True) -> Store:
+    """One connection for the calling thread (WAL, busy timeout, schema up to date); open another in
+    each worker thread. Use it as a context manager to close it."""
     path = Path(path)
     try:
         if path.parent and not path.parent.exists():
@@ -29,7 +70,8 @@ def open_db(path: str | Path = DEFAULT_DB, *, migrate: bool = True) -> sqlite_ut
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
-        db = sqlite_utils.Database(conn)
+        db = Store(conn)
+        db.path = path
         if migrate:
             migrations.apply(db)
     except sqlite3.DatabaseError as e:

@@ -11,9 +11,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import sqlite_utils
-
 from reviewer.models import Criterion, Label, Rubric
+from reviewer.store.db import Store
 from reviewer.store.labels import current_labels
 from reviewer.store.trial_filter import TrialFilter
 
@@ -49,7 +48,7 @@ class Membership:
     representative: str | None
 
 
-def human_labels(db: sqlite_utils.Database, labeler: str | None = None) -> dict[str, Label]:
+def human_labels(db: Store, labeler: str | None = None) -> dict[str, Label]:
     """trial id -> its most recent standing label (of ``labeler`` when given)."""
     out: dict[str, Label] = {}
     for (trial_id, _), label in current_labels(db, labeler).items():
@@ -59,12 +58,12 @@ def human_labels(db: sqlite_utils.Database, labeler: str | None = None) -> dict[
     return out
 
 
-def human_passes(db: sqlite_utils.Database) -> set[str]:
+def human_passes(db: Store) -> set[str]:
     """Trials some labeler's standing label calls pass: a judge's fail there is contradicted."""
     return {tid for (tid, _), label in current_labels(db).items() if label.verdict == "pass"}
 
 
-def latest_verdicts(db: sqlite_utils.Database) -> dict[str, JudgeVerdict]:
+def latest_verdicts(db: Store) -> dict[str, JudgeVerdict]:
     """trial id -> the latest verdict of any judge."""
     rows = db.execute(
         "SELECT trial_id, judge, verdict, rationale, rubric FROM ("
@@ -75,7 +74,7 @@ def latest_verdicts(db: sqlite_utils.Database) -> dict[str, JudgeVerdict]:
 
 
 def trial_keys(
-    db: sqlite_utils.Database, ids: Iterable[str], runs: Sequence[str] | None = None
+    db: Store, ids: Iterable[str], runs: Sequence[str] | None = None
 ) -> dict[str, TrialKey]:
     """The keys of the stored trials among ``ids`` (of ``runs`` when given)."""
     wanted = sorted(set(ids))
@@ -92,7 +91,7 @@ def trial_keys(
     return out
 
 
-def memberships(db: sqlite_utils.Database) -> dict[str, Membership]:
+def memberships(db: Store) -> dict[str, Membership]:
     """trial id -> its cluster in the newest clustering (human names win over generated ones)."""
     rows = db.execute(
         "SELECT m.trial_id, m.cluster_id, COALESCE(n.name, c.name), m.signature, c.representative "
@@ -104,7 +103,7 @@ def memberships(db: sqlite_utils.Database) -> dict[str, Membership]:
     return {r[0]: Membership(r[1], r[2], r[3], r[4]) for r in rows}
 
 
-def cluster_ids(db: sqlite_utils.Database) -> list[str]:
+def cluster_ids(db: Store) -> list[str]:
     """The cluster ids of the newest clustering, biggest first."""
     return [
         r[0]
@@ -115,7 +114,7 @@ def cluster_ids(db: sqlite_utils.Database) -> list[str]:
     ]
 
 
-def violation_rows(db: sqlite_utils.Database, trial_id: str) -> list[tuple[str, str, str]]:
+def violation_rows(db: Store, trial_id: str) -> list[tuple[str, str, str]]:
     """(rule id, severity, detail) of every rule the trial broke, first occurrence first."""
     return [
         (r[0], r[1], r[2] or "")
@@ -127,7 +126,7 @@ def violation_rows(db: sqlite_utils.Database, trial_id: str) -> list[tuple[str, 
     ]
 
 
-def rubric_by_ref(db: sqlite_utils.Database, ref: str) -> Rubric | None:
+def rubric_by_ref(db: Store, ref: str) -> Rubric | None:
     """The rubric recorded under name@version, if labels were given under it."""
     row = db.execute("SELECT definition FROM rubrics WHERE ref = ?", [ref]).fetchone()
     if row is None:
@@ -137,7 +136,7 @@ def rubric_by_ref(db: sqlite_utils.Database, ref: str) -> Rubric | None:
     return Rubric(criteria=criteria, **d)
 
 
-def filter_ids(db: sqlite_utils.Database, f: TrialFilter, limit: int = 100_000) -> list[str]:
+def filter_ids(db: Store, f: TrialFilter, limit: int = 100_000) -> list[str]:
     """Every trial id a trials-list filter shows (up to ``limit``), in list order."""
     from reviewer.store.trial_list import page
 

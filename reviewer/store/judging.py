@@ -11,8 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import sqlite_utils
-
+from reviewer.store.db import Store
 from reviewer.store.labels import now_at
 
 
@@ -22,12 +21,12 @@ class CachedReply:
     created_at: str
 
 
-def cache_get(db: sqlite_utils.Database, key: str) -> CachedReply | None:
+def cache_get(db: Store, key: str) -> CachedReply | None:
     row = db.execute("SELECT response, created_at FROM judge_cache WHERE key = ?", [key]).fetchone()
     return CachedReply(row[0], row[1]) if row else None
 
 
-def cache_put(db: sqlite_utils.Database, key: str, params: dict[str, Any], body: str) -> None:
+def cache_put(db: Store, key: str, params: dict[str, Any], body: str) -> None:
     db.execute(
         "INSERT OR REPLACE INTO judge_cache (key, model, request, response, created_at) "
         "VALUES (?, ?, ?, ?, ?)",
@@ -35,7 +34,7 @@ def cache_put(db: sqlite_utils.Database, key: str, params: dict[str, Any], body:
     )
 
 
-def cache_drop(db: sqlite_utils.Database, keys: Iterable[str]) -> None:
+def cache_drop(db: Store, keys: Iterable[str]) -> None:
     db.conn.executemany("DELETE FROM judge_cache WHERE key = ?", [(k,) for k in keys])
 
 
@@ -56,7 +55,7 @@ class VerdictWrite:
     latency_s: float | None
 
 
-def write_verdict(db: sqlite_utils.Database, v: VerdictWrite) -> None:
+def write_verdict(db: Store, v: VerdictWrite) -> None:
     """One judge's verdict on one trial; a new verdict of the same judge replaces the old one."""
     db.execute(
         "INSERT INTO verdicts (trial_id, judge, verdict, rationale, model, rubric, input_tokens, "
@@ -87,14 +86,14 @@ def write_verdict(db: sqlite_utils.Database, v: VerdictWrite) -> None:
     )
 
 
-def judged(db: sqlite_utils.Database, judge: str, *, errors: bool = False) -> set[str]:
+def judged(db: Store, judge: str, *, errors: bool = False) -> set[str]:
     """Trials this judge has a verdict on (``errors``: only its ``error`` verdicts)."""
     cond = "verdict = 'error'" if errors else "verdict != 'error'"
     rows = db.execute(f"SELECT trial_id FROM verdicts WHERE judge = ? AND {cond}", [judge])
     return {r[0] for r in rows.fetchall()}
 
 
-def error_cache_keys(db: sqlite_utils.Database, judge: str) -> list[str]:
+def error_cache_keys(db: Store, judge: str) -> list[str]:
     rows = db.execute(
         "SELECT cache_key FROM verdicts WHERE judge = ? AND verdict = 'error' "
         "AND cache_key IS NOT NULL",
@@ -104,7 +103,7 @@ def error_cache_keys(db: sqlite_utils.Database, judge: str) -> list[str]:
 
 
 def select_trials(
-    db: sqlite_utils.Database,
+    db: Store,
     runs: Sequence[str] = (),
     *,
     labeled: bool = False,
@@ -138,7 +137,7 @@ def select_trials(
     return [r[0] for r in db.execute(sql, params).fetchall()]
 
 
-def queue_names(db: sqlite_utils.Database) -> list[str]:
+def queue_names(db: Store) -> list[str]:
     return [r[0] for r in db.execute("SELECT name FROM queues ORDER BY name").fetchall()]
 
 
@@ -157,7 +156,7 @@ class BatchRow:
 
 
 def add_batch(
-    db: sqlite_utils.Database,
+    db: Store,
     batch_id: str,
     kind: str,
     judge: str,
@@ -165,7 +164,7 @@ def add_batch(
     items: Sequence[tuple[str, str, dict[str, Any]]],
 ) -> None:
     """Record a submitted batch and its items (custom id, cache key, job) in one transaction."""
-    with db.conn:
+    with db.transaction():
         db.execute(
             "INSERT INTO judge_batches (id, kind, judge, model, n_requests, status, submitted_at) "
             "VALUES (?, ?, ?, ?, ?, 'submitted', ?)",
@@ -177,7 +176,7 @@ def add_batch(
         )
 
 
-def open_batches(db: sqlite_utils.Database) -> list[BatchRow]:
+def open_batches(db: Store) -> list[BatchRow]:
     rows = db.execute(
         "SELECT id, kind, judge, model, n_requests, status, submitted_at FROM judge_batches "
         "WHERE collected_at IS NULL ORDER BY submitted_at, id"
@@ -185,16 +184,14 @@ def open_batches(db: sqlite_utils.Database) -> list[BatchRow]:
     return [BatchRow(*r) for r in rows]
 
 
-def batch_items(db: sqlite_utils.Database, batch_id: str) -> dict[str, tuple[str, dict[str, Any]]]:
+def batch_items(db: Store, batch_id: str) -> dict[str, tuple[str, dict[str, Any]]]:
     rows = db.execute(
         "SELECT custom_id, cache_key, job FROM judge_batch_items WHERE batch_id = ?", [batch_id]
     ).fetchall()
     return {r[0]: (r[1], json.loads(r[2])) for r in rows}
 
 
-def set_batch_status(
-    db: sqlite_utils.Database, batch_id: str, status: str, *, collected: bool = False
-) -> None:
+def set_batch_status(db: Store, batch_id: str, status: str, *, collected: bool = False) -> None:
     if collected:
         db.execute(
             "UPDATE judge_batches SET status = ?, collected_at = ? WHERE id = ?",
@@ -204,7 +201,7 @@ def set_batch_status(
         db.execute("UPDATE judge_batches SET status = ? WHERE id = ?", [status, batch_id])
 
 
-def pending_batch_keys(db: sqlite_utils.Database) -> set[str]:
+def pending_batch_keys(db: Store) -> set[str]:
     """Cache keys already submitted in a batch that is not collected yet (not to be sent twice)."""
     rows = db.execute(
         "SELECT i.cache_key FROM judge_batch_items i JOIN judge_batches b ON b.id = i.batch_id "

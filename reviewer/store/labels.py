@@ -13,14 +13,12 @@ import json
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import sqlite_utils
-
 from reviewer.models import Label, Rubric
+from reviewer.store.db import Store
 
 VERDICTS = ("pass", "fail", "skip")
 _COLUMNS = "trial_id, labeler, verdict, criteria, note, rubric, at, retracted, queue"
@@ -63,23 +61,6 @@ def normalize_at(value: str) -> str:
     return format_at(datetime.fromisoformat(value.strip()))
 
 
-@contextmanager
-def write_transaction(db: sqlite_utils.Database) -> Iterator[None]:
-    """A transaction that holds the write lock from its first statement (joins an open one)."""
-    conn = db.conn
-    if conn.in_transaction:
-        yield
-        return
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
-
-
 def _row_label(row: Any) -> Label:
     return Label(
         trial_id=row[0],
@@ -109,7 +90,7 @@ def _params(label: Label) -> list[Any]:
 
 
 def add_label(
-    db: sqlite_utils.Database,
+    db: Store,
     trial_id: str,
     labeler: str,
     verdict: str,
@@ -136,7 +117,7 @@ def add_label(
     )
     for _ in range(5):
         try:
-            with write_transaction(db):
+            with db.transaction():
                 db.conn.execute(_INSERT, _params(label))
             return label
         except sqlite3.IntegrityError as e:
@@ -148,7 +129,7 @@ def add_label(
     raise ValueError(f"could not find a free time for a label of {trial_id}")
 
 
-def undo_last(db: sqlite_utils.Database, labeler: str, queue: str | None = None) -> Label | None:
+def undo_last(db: Store, labeler: str, queue: str | None = None) -> Label | None:
     """Retract the labeler's latest effective label (in ``queue`` when given); None if there is none.
 
     Returns the retraction row. Reads the database, so it works the same after a restart.
@@ -158,7 +139,7 @@ def undo_last(db: sqlite_utils.Database, labeler: str, queue: str | None = None)
     if queue is not None:
         where += " AND l.queue = ?"
         args.append(queue)
-    with write_transaction(db):
+    with db.transaction():
         row = db.conn.execute(
             f"{_SELECT} WHERE {where} ORDER BY l.at DESC, l.id DESC LIMIT 1", args
         ).fetchone()
@@ -171,7 +152,7 @@ def undo_last(db: sqlite_utils.Database, labeler: str, queue: str | None = None)
 
 
 def current_labels(
-    db: sqlite_utils.Database, labeler: str | None = None, rubric: str | None = None
+    db: Store, labeler: str | None = None, rubric: str | None = None
 ) -> dict[tuple[str, str], Label]:
     """(trial id, labeler) -> the latest effective label; with ``rubric``, the latest under that
     name@version (so versions are never mixed)."""
@@ -195,7 +176,7 @@ def current_labels(
     return out
 
 
-def standing_labels(db: sqlite_utils.Database, trial_id: str) -> dict[str, Label]:
+def standing_labels(db: Store, trial_id: str) -> dict[str, Label]:
     """labeler -> their standing label on one trial (the latest one not retracted)."""
     out: dict[str, Label] = {}
     for row in db.conn.execute(
@@ -206,7 +187,7 @@ def standing_labels(db: sqlite_utils.Database, trial_id: str) -> dict[str, Label
     return out
 
 
-def history(db: sqlite_utils.Database, trial_id: str) -> list[Label]:
+def history(db: Store, trial_id: str) -> list[Label]:
     """Every label and retraction of one trial, by every labeler, oldest first."""
     rows = db.conn.execute(
         f"{_SELECT} WHERE l.trial_id = ? ORDER BY l.at, l.retracted, l.id", [trial_id]
@@ -214,7 +195,7 @@ def history(db: sqlite_utils.Database, trial_id: str) -> list[Label]:
     return [_row_label(r) for r in rows]
 
 
-def labeled_trial_ids(db: sqlite_utils.Database, labeler: str) -> set[str]:
+def labeled_trial_ids(db: Store, labeler: str) -> set[str]:
     """Trials the labeler has a current label for (pass, fail or skip)."""
     rows = db.conn.execute(
         f"SELECT DISTINCT l.trial_id FROM labels l WHERE l.labeler = ? AND {EFFECTIVE}",
@@ -223,11 +204,11 @@ def labeled_trial_ids(db: sqlite_utils.Database, labeler: str) -> set[str]:
     return {r[0] for r in rows}
 
 
-def labelers(db: sqlite_utils.Database) -> list[str]:
+def labelers(db: Store) -> list[str]:
     return [r[0] for r in db.conn.execute("SELECT DISTINCT labeler FROM labels ORDER BY labeler")]
 
 
-def rubric_counts(db: sqlite_utils.Database, labeler: str | None = None) -> dict[str | None, int]:
+def rubric_counts(db: Store, labeler: str | None = None) -> dict[str | None, int]:
     """rubric name@version -> how many current labels were given under it."""
     counts: dict[str | None, int] = {}
     for label in current_labels(db, labeler).values():
@@ -235,14 +216,14 @@ def rubric_counts(db: sqlite_utils.Database, labeler: str | None = None) -> dict
     return counts
 
 
-def ensure_rubric_version(db: sqlite_utils.Database, rubric: Rubric) -> bool:
+def ensure_rubric_version(db: Store, rubric: Rubric) -> bool:
     """Record ``rubric`` under its name@version; True when it is new.
 
     Raises RubricVersionError when that name@version was recorded with other criteria or pass rule,
     so labels under two different rubrics never share one version.
     """
     definition = json.dumps(asdict(rubric), sort_keys=True, ensure_ascii=False)
-    with write_transaction(db):
+    with db.transaction():
         row = db.conn.execute("SELECT digest FROM rubrics WHERE ref = ?", [rubric.ref]).fetchone()
         if row is None:
             db.conn.execute(
@@ -259,7 +240,7 @@ def ensure_rubric_version(db: sqlite_utils.Database, rubric: Rubric) -> bool:
 
 
 def iter_label_rows(
-    db: sqlite_utils.Database, labeler: str | None = None
+    db: Store, labeler: str | None = None
 ) -> Iterator[tuple[Label, str | None, str | None, int | None]]:
     """Every label and retraction, oldest first, with its trial's (run, task id, trial number)."""
     where, args = ("WHERE l.labeler = ?", [labeler]) if labeler is not None else ("", [])
@@ -273,7 +254,7 @@ def iter_label_rows(
 
 
 def find_trial_id(
-    db: sqlite_utils.Database,
+    db: Store,
     trial_id: str | None = None,
     run: str | None = None,
     task_id: str | None = None,
@@ -294,18 +275,18 @@ def find_trial_id(
     return None
 
 
-def merge_labels(db: sqlite_utils.Database, labels: Sequence[Label]) -> list[bool]:
+def merge_labels(db: Store, labels: Sequence[Label]) -> list[bool]:
     """Insert what is not stored yet, keyed by (trial, labeler, at, retracted), in one transaction;
     per label, whether it was added."""
     added: list[bool] = []
-    with write_transaction(db):
+    with db.transaction():
         for label in labels:
             cur = db.conn.execute(_INSERT.replace("INSERT", "INSERT OR IGNORE", 1), _params(label))
             added.append(cur.rowcount == 1)
     return added
 
 
-def stored_rubric_digest(db: sqlite_utils.Database, ref: str) -> str | None:
+def stored_rubric_digest(db: Store, ref: str) -> str | None:
     """The digest recorded for a rubric name@version, if labels were ever given under it."""
     row = db.conn.execute("SELECT digest FROM rubrics WHERE ref = ?", [ref]).fetchone()
     return None if row is None else str(row[0])

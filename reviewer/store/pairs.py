@@ -18,10 +18,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import sqlite_utils
-
 from reviewer.ingest.pairs import PairRecord, TrialRef
-from reviewer.store.labels import find_trial_id, now_at, write_transaction
+from reviewer.store.db import Store
+from reviewer.store.labels import find_trial_id, now_at
 
 WINNERS = ("a", "b", "tie")
 ORDERS = ("ab", "ba")
@@ -95,7 +94,7 @@ def ref_text(ref: TrialRef) -> str:
     )
 
 
-def resolve_ref(db: sqlite_utils.Database, ref: TrialRef | None) -> str | None:
+def resolve_ref(db: Store, ref: TrialRef | None) -> str | None:
     """The stored trial id a reference (or a stored ``a_trial`` / ``b_trial`` text) names, if any."""
     if ref is None:
         return None
@@ -118,7 +117,7 @@ def resolve_ref(db: sqlite_utils.Database, ref: TrialRef | None) -> str | None:
     return find_trial_id(db, None, run, task_id, trial)
 
 
-def stored_ref(db: sqlite_utils.Database, ref: TrialRef) -> tuple[str, bool]:
+def stored_ref(db: Store, ref: TrialRef) -> tuple[str, bool]:
     """(what to store for ``ref``, whether it resolved to a stored trial)."""
     found = resolve_ref(db, ref)
     return (found, True) if found is not None else (ref_text(ref), False)
@@ -153,11 +152,11 @@ def _check(row: PairRow) -> None:
         raise ValueError("a pair judgement needs a pair_id and a judge")
 
 
-def upsert_pairs(db: sqlite_utils.Database, rows: Iterable[PairRow]) -> PairCounts:
+def upsert_pairs(db: Store, rows: Iterable[PairRow]) -> PairCounts:
     """Write ``rows`` in one transaction (joining an open one); a row of a stored (pair, judge) replaces
     it, and an identical one is counted as already stored and left alone."""
     counts = PairCounts()
-    with write_transaction(db):
+    with db.transaction():
         for row in rows:
             _check(row)
             counts.judges.add(row.judge)
@@ -177,7 +176,7 @@ def upsert_pairs(db: sqlite_utils.Database, rows: Iterable[PairRow]) -> PairCoun
 
 
 def write_pair_records(
-    db: sqlite_utils.Database, records: Iterable[PairRecord], source: str = "import"
+    db: Store, records: Iterable[PairRecord], source: str = "import"
 ) -> PairCounts:
     """Resolve the references of parsed pair lines and upsert them in one transaction."""
     rows: list[PairRow] = []
@@ -207,7 +206,7 @@ def write_pair_records(
 
 
 def record_order(
-    db: sqlite_utils.Database,
+    db: Store,
     *,
     pair_id: str,
     judge: str,
@@ -240,14 +239,14 @@ def record_order(
 # --- reading -------------------------------------------------------------------------------------
 
 
-def get_pair(db: sqlite_utils.Database, pair_id: str, judge: str) -> PairRow | None:
+def get_pair(db: Store, pair_id: str, judge: str) -> PairRow | None:
     row = db.conn.execute(
         f"SELECT {_COLUMNS} FROM pairs WHERE pair_id = ? AND judge = ?", [pair_id, judge]
     ).fetchone()
     return None if row is None else PairRow(*row)
 
 
-def pair_rows(db: sqlite_utils.Database, judge: str | None = None) -> list[PairRow]:
+def pair_rows(db: Store, judge: str | None = None) -> list[PairRow]:
     """Every stored pair judgement (of ``judge``), by judge then pair id."""
     where, args = ("WHERE judge = ?", [judge]) if judge is not None else ("", [])
     rows = db.conn.execute(
@@ -256,7 +255,7 @@ def pair_rows(db: sqlite_utils.Database, judge: str | None = None) -> list[PairR
     return [PairRow(*r) for r in rows]
 
 
-def pair_judges(db: sqlite_utils.Database) -> list[str]:
+def pair_judges(db: Store) -> list[str]:
     """Every judge with a stored pair judgement."""
     return [r[0] for r in db.conn.execute("SELECT DISTINCT judge FROM pairs ORDER BY judge")]
 
@@ -277,7 +276,7 @@ class PairCandidate:
 
 
 def pair_candidates(
-    db: sqlite_utils.Database, runs: Sequence[str] | None = None, judge: str | None = None
+    db: Store, runs: Sequence[str] | None = None, judge: str | None = None
 ) -> list[PairCandidate]:
     """Every trial (of ``runs``) with its latest verdict (of ``judge``, else of any judge), by id."""
     judge_clause = "WHERE v.judge = ?" if judge is not None else ""

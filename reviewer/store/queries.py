@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import sqlite_utils
-
 from reviewer.models import Criterion, Rubric
+from reviewer.store.db import Store
 
 
 @dataclass
@@ -20,7 +19,7 @@ class RunRow:
     source: str | None
 
 
-def list_runs(db: sqlite_utils.Database) -> list[RunRow]:
+def list_runs(db: Store) -> list[RunRow]:
     rows = db.execute(
         """
         SELECT r.name, COUNT(s.task_id), COALESCE(SUM(s.n), 0), COALESCE(SUM(s.c), 0),
@@ -32,7 +31,7 @@ def list_runs(db: sqlite_utils.Database) -> list[RunRow]:
     return [RunRow(*row) for row in rows]
 
 
-def count_groups(db: sqlite_utils.Database, run: str) -> list[tuple[int, int, int]]:
+def count_groups(db: Store, run: str) -> list[tuple[int, int, int]]:
     """(n, c, how many tasks) of ``run``: all that run-level pass@k / pass^k averages need."""
     return [
         (int(n), int(c), int(times))
@@ -42,11 +41,11 @@ def count_groups(db: sqlite_utils.Database, run: str) -> list[tuple[int, int, in
     ]
 
 
-def run_names(db: sqlite_utils.Database) -> list[str]:
+def run_names(db: Store) -> list[str]:
     return [r[0] for r in db.execute("SELECT name FROM runs ORDER BY imported_at, name").fetchall()]
 
 
-def task_counts(db: sqlite_utils.Database, run: str) -> list[tuple[str, int, int]]:
+def task_counts(db: Store, run: str) -> list[tuple[str, int, int]]:
     """(task_id, n, c) for every task of ``run``, in first-seen order."""
     rows = db.execute(
         "SELECT task_id, n, c FROM task_stats WHERE run = ? ORDER BY first_seq", [run]
@@ -54,7 +53,7 @@ def task_counts(db: sqlite_utils.Database, run: str) -> list[tuple[str, int, int
     return [(r[0], int(r[1]), int(r[2])) for r in rows]
 
 
-def task_outcomes(db: sqlite_utils.Database, run: str) -> dict[str, list[bool]]:
+def task_outcomes(db: Store, run: str) -> dict[str, list[bool]]:
     """Trial outcomes per task, in trial order (for outcome strips)."""
     out: dict[str, list[bool]] = {}
     for task_id, success in db.execute(
@@ -64,7 +63,7 @@ def task_outcomes(db: sqlite_utils.Database, run: str) -> dict[str, list[bool]]:
     return out
 
 
-def count_trials(db: sqlite_utils.Database) -> int:
+def count_trials(db: Store) -> int:
     return int(db.execute("SELECT COUNT(*) FROM trials").fetchone()[0])
 
 
@@ -79,7 +78,7 @@ class VerdictRow:
     created_at: str
 
 
-def verdicts_for(db: sqlite_utils.Database, trial_id: str) -> list[VerdictRow]:
+def verdicts_for(db: Store, trial_id: str) -> list[VerdictRow]:
     """Every judge's verdict on one trial, newest first."""
     rows = db.execute(
         "SELECT judge, verdict, rationale, model, rubric, source, created_at FROM verdicts "
@@ -119,7 +118,7 @@ _HEADER_COLUMNS = (
 )
 
 
-def trial_header(db: sqlite_utils.Database, trial_id: str) -> TrialHeader | None:
+def trial_header(db: Store, trial_id: str) -> TrialHeader | None:
     row = db.execute(f"SELECT {_HEADER_COLUMNS} FROM trials WHERE id = ?", [trial_id]).fetchone()
     if row is None:
         return None
@@ -128,7 +127,7 @@ def trial_header(db: sqlite_utils.Database, trial_id: str) -> TrialHeader | None
     return TrialHeader(*values)
 
 
-def record_of(db: sqlite_utils.Database, trial_id: str) -> str | None:
+def record_of(db: Store, trial_id: str) -> str | None:
     """The stored native JSON record of a trial (for $PAGER / $EDITOR)."""
     row = db.execute("SELECT record FROM trials WHERE id = ?", [trial_id]).fetchone()
     return None if row is None else str(row[0])
@@ -144,7 +143,7 @@ class TaskRow:
     outcomes: list[bool]
 
 
-def task_table(db: sqlite_utils.Database, run: str) -> list[TaskRow]:
+def task_table(db: Store, run: str) -> list[TaskRow]:
     """Per-task counts, average steps and cost, and the outcome of every trial in trial order."""
     rows = db.execute(
         """
@@ -161,7 +160,7 @@ def task_table(db: sqlite_utils.Database, run: str) -> list[TaskRow]:
     ]
 
 
-def latest_rubric(db: sqlite_utils.Database) -> Rubric | None:
+def latest_rubric(db: Store) -> Rubric | None:
     """The rubric recorded most recently (by the first label under it or an import), if any."""
     import json
 

@@ -11,9 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import sqlite_utils
-
-from reviewer.store.labels import EFFECTIVE, now_at, write_transaction
+from reviewer.store.db import Store
+from reviewer.store.labels import EFFECTIVE, now_at
 
 
 @dataclass
@@ -60,9 +59,7 @@ class NoSuchQueue(KeyError):
         return f"no queue named {self.args[0]!r}"
 
 
-def candidates(
-    db: sqlite_utils.Database, run: str | None = None, judge: str | None = None
-) -> list[Candidate]:
+def candidates(db: Store, run: str | None = None, judge: str | None = None) -> list[Candidate]:
     """Every trial (of ``run``) in seq order with its stratum.
 
     The verdict is the latest one (by time) of any judge, or of ``judge`` when given.
@@ -106,20 +103,20 @@ def candidates(
     ]
 
 
-def judge_ids(db: sqlite_utils.Database) -> list[str]:
+def judge_ids(db: Store) -> list[str]:
     """Every judge with a stored verdict."""
     return [r[0] for r in db.conn.execute("SELECT DISTINCT judge FROM verdicts ORDER BY judge")]
 
 
-def queue_exists(db: sqlite_utils.Database, name: str) -> bool:
+def queue_exists(db: Store, name: str) -> bool:
     return db.conn.execute("SELECT 1 FROM queues WHERE name = ?", [name]).fetchone() is not None
 
 
-def save_queue(db: sqlite_utils.Database, queue: Queue, *, replace: bool = False) -> Queue:
+def save_queue(db: Store, queue: Queue, *, replace: bool = False) -> Queue:
     """Store ``queue`` (its items in position order) in one transaction."""
     if not queue.created_at:
         queue.created_at = now_at()
-    with write_transaction(db):
+    with db.transaction():
         if queue_exists(db, queue.name):
             if not replace:
                 raise QueueExists(queue.name)
@@ -146,16 +143,16 @@ def save_queue(db: sqlite_utils.Database, queue: Queue, *, replace: bool = False
     return queue
 
 
-def delete_queue(db: sqlite_utils.Database, name: str) -> bool:
+def delete_queue(db: Store, name: str) -> bool:
     """Remove a queue (its labels stay). False when there was none."""
-    with write_transaction(db):
+    with db.transaction():
         if not queue_exists(db, name):
             return False
         _delete(db, name)
     return True
 
 
-def _delete(db: sqlite_utils.Database, name: str) -> None:
+def _delete(db: Store, name: str) -> None:
     db.conn.execute("DELETE FROM queue_items WHERE queue = ?", [name])
     db.conn.execute("DELETE FROM queues WHERE name = ?", [name])
 
@@ -174,14 +171,14 @@ def _queue_row(row: Sequence[Any]) -> Queue:
 _QUEUE_SQL = "SELECT name, labeler, seed, params, created_at, split FROM queues"
 
 
-def list_queues(db: sqlite_utils.Database) -> list[Queue]:
+def list_queues(db: Store) -> list[Queue]:
     """Every queue, oldest first, without its items."""
     return [
         _queue_row(r) for r in db.conn.execute(f"{_QUEUE_SQL} ORDER BY created_at, name").fetchall()
     ]
 
 
-def get_queue(db: sqlite_utils.Database, name: str) -> Queue:
+def get_queue(db: Store, name: str) -> Queue:
     """One queue with its items; raises NoSuchQueue."""
     row = db.conn.execute(f"{_QUEUE_SQL} WHERE name = ?", [name]).fetchone()
     if row is None:
@@ -191,7 +188,7 @@ def get_queue(db: sqlite_utils.Database, name: str) -> Queue:
     return queue
 
 
-def queue_items(db: sqlite_utils.Database, name: str) -> list[QueueItem]:
+def queue_items(db: Store, name: str) -> list[QueueItem]:
     """The queue's trials in queue order."""
     rows = db.conn.execute(
         "SELECT q.position, q.trial_id, q.split, q.judge_verdict, q.cluster_id, t.run, t.task_id, t.trial "
@@ -214,9 +211,7 @@ def queue_items(db: sqlite_utils.Database, name: str) -> list[QueueItem]:
     ]
 
 
-def queue_progress(
-    db: sqlite_utils.Database, name: str, labeler: str | None = None
-) -> tuple[int, int, int | None]:
+def queue_progress(db: Store, name: str, labeler: str | None = None) -> tuple[int, int, int | None]:
     """(done, total, next position): done counts items with a current label by ``labeler`` (the
     queue's own labeler by default), given in any queue; next is the first item without one."""
     if labeler is None:

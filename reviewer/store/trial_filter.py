@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
-import sqlite_utils
+from reviewer.store.db import Store
 
 Outcome = Literal["pass", "fail"]
 VerdictFilter = Literal["pass", "fail", "error", "none"]
@@ -86,7 +86,7 @@ _LABEL_ORDER = "ORDER BY trial_id, labeler, at, retracted, id"
 
 
 def standing_labels(
-    db: sqlite_utils.Database, trial_ids: Sequence[str], labeler: str | None = None
+    db: Store, trial_ids: Sequence[str], labeler: str | None = None
 ) -> dict[str, str | None]:
     """The label each of ``trial_ids`` shows (latest standing one, of ``labeler`` when given)."""
     if not trial_ids:
@@ -103,7 +103,7 @@ _labels_lock = threading.Lock()
 _labels_memo: dict[tuple[Any, ...], dict[str, str | None]] = {}
 
 
-def _all_standing_labels(db: sqlite_utils.Database, labeler: str | None) -> dict[str, str | None]:
+def _all_standing_labels(db: Store, labeler: str | None) -> dict[str, str | None]:
     """Every trial's standing label, kept until the data changes (labels are few next to trials)."""
     version = data_version(db)
     key = (version, labeler)
@@ -137,7 +137,7 @@ class Sql:
         return " AND ".join(self.terms) if self.terms else "1"
 
 
-def conditions(db: sqlite_utils.Database, f: TrialFilter, *, correlated: bool) -> Sql:
+def conditions(db: Store, f: TrialFilter, *, correlated: bool) -> Sql:
     """The filter on ``trials t`` without search. ``correlated`` checks verdicts and violations per row
     (right when scanning in seq order and stopping at a page); otherwise as sets (right for counts and
     for lists so short that sorting them is cheaper than scanning for them)."""
@@ -184,7 +184,7 @@ def conditions(db: sqlite_utils.Database, f: TrialFilter, *, correlated: bool) -
     return q
 
 
-def data_version(db: sqlite_utils.Database) -> tuple[Any, ...] | None:
+def data_version(db: Store) -> tuple[Any, ...] | None:
     """What counts and label sets depend on. The tables are append-only (rules and clusterings are replaced by new
     rows), so their top rowids change whenever a count could. None for in-memory databases."""
     files = [r[2] for r in db.execute("PRAGMA database_list").fetchall() if r[1] == "main"]

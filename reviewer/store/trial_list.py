@@ -14,8 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-import sqlite_utils
-
+from reviewer.store.db import Store
 from reviewer.store.search_query import SearchError, match_query
 from reviewer.store.trial_filter import (
     LATEST_VERDICT,
@@ -79,7 +78,7 @@ class Page:
         return self.first_index > 0
 
 
-def _run(db: sqlite_utils.Database, f: TrialFilter, sql: str, params: Sequence[Any]) -> list[Any]:
+def _run(db: Store, f: TrialFilter, sql: str, params: Sequence[Any]) -> list[Any]:
     try:
         return db.execute(sql, list(params)).fetchall()
     except sqlite3.OperationalError as e:
@@ -108,7 +107,7 @@ def clear_cache() -> None:
     clear_label_memo()
 
 
-def _count(db: sqlite_utils.Database, f: TrialFilter, before: int | None = None) -> int:
+def _count(db: Store, f: TrialFilter, before: int | None = None) -> int:
     """Trials matching ``f`` (with ``seq < before`` when given)."""
     match = _match(f)
     rest = replace(f, search=None)
@@ -135,7 +134,7 @@ def _count(db: sqlite_utils.Database, f: TrialFilter, before: int | None = None)
     return int(_run(db, f, sql, params)[0][0])
 
 
-def _cached_count(db: sqlite_utils.Database, f: TrialFilter, before: int | None = None) -> int:
+def _cached_count(db: Store, f: TrialFilter, before: int | None = None) -> int:
     version = data_version(db)
     if version is None:
         return _count(db, f, before)
@@ -152,7 +151,7 @@ def _cached_count(db: sqlite_utils.Database, f: TrialFilter, before: int | None 
     return n
 
 
-def count(db: sqlite_utils.Database, f: TrialFilter, *, cached: bool = True) -> int:
+def count(db: Store, f: TrialFilter, *, cached: bool = True) -> int:
     """How many trials match ``f``; SearchError for an invalid search."""
     return _cached_count(db, f) if cached else _count(db, f)
 
@@ -167,7 +166,7 @@ def _prefer_set(total: int, n: int, limit: int) -> bool:
 
 
 def _slice(
-    db: sqlite_utils.Database,
+    db: Store,
     f: TrialFilter,
     *,
     after: int | None = None,
@@ -201,7 +200,7 @@ def _slice(
     return [(int(s), str(i)) for s, i in _run(db, f, sql, [*q.params, limit])]
 
 
-def _rows(db: sqlite_utils.Database, f: TrialFilter, seqs: Sequence[int]) -> list[TrialRow]:
+def _rows(db: Store, f: TrialFilter, seqs: Sequence[int]) -> list[TrialRow]:
     """The list columns of the trials ``seqs`` (a page), in seq order."""
     if not seqs:
         return []
@@ -238,7 +237,7 @@ def _rows(db: sqlite_utils.Database, f: TrialFilter, seqs: Sequence[int]) -> lis
 
 
 def page(
-    db: sqlite_utils.Database,
+    db: Store,
     f: TrialFilter,
     after_seq: int | None = None,
     before_seq: int | None = None,
@@ -270,12 +269,12 @@ def page(
     return Page(rows, total, first)
 
 
-def _seq_of(db: sqlite_utils.Database, trial_id: str) -> int | None:
+def _seq_of(db: Store, trial_id: str) -> int | None:
     row = db.execute("SELECT seq FROM trials WHERE id = ?", [trial_id]).fetchone()
     return None if row is None else int(row[0])
 
 
-def neighbour(db: sqlite_utils.Database, f: TrialFilter, trial_id: str, step: int) -> str | None:
+def neighbour(db: Store, f: TrialFilter, trial_id: str, step: int) -> str | None:
     """The trial ``step`` places after (negative: before) ``trial_id`` in the list, None past an end."""
     seq = _seq_of(db, trial_id)
     if seq is None:
@@ -289,7 +288,7 @@ def neighbour(db: sqlite_utils.Database, f: TrialFilter, trial_id: str, step: in
     return hits[-1][1] if len(hits) == abs(step) else None
 
 
-def position(db: sqlite_utils.Database, f: TrialFilter, trial_id: str) -> tuple[int, int] | None:
+def position(db: Store, f: TrialFilter, trial_id: str) -> tuple[int, int] | None:
     """(1-based position, total) of ``trial_id`` in the list, or None when it is not in it."""
     seq = _seq_of(db, trial_id)
     if seq is None or not _slice(db, f, after=seq - 1, before=seq + 1, limit=1):
@@ -303,8 +302,8 @@ class FilterSequence:
     def __init__(self, f: TrialFilter) -> None:
         self.filter = f
 
-    def neighbour(self, db: sqlite_utils.Database, trial_id: str, step: int) -> str | None:
+    def neighbour(self, db: Store, trial_id: str, step: int) -> str | None:
         return neighbour(db, self.filter, trial_id, step)
 
-    def position(self, db: sqlite_utils.Database, trial_id: str) -> tuple[int, int] | None:
+    def position(self, db: Store, trial_id: str) -> tuple[int, int] | None:
         return position(db, self.filter, trial_id)

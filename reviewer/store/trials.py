@@ -6,11 +6,10 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import sqlite_utils
-
 from reviewer.ingest.native import trial_from_dict
 from reviewer.metrics.distributions import TrialStats
 from reviewer.models import Trial
+from reviewer.store.db import Store
 
 _SELECT = "SELECT id, seq, run, task_id, trial, record FROM trials"
 
@@ -23,13 +22,13 @@ def _to_trial(row: Sequence[Any]) -> Trial:
     return trial
 
 
-def load_trial(db: sqlite_utils.Database, trial_id: str) -> Trial | None:
+def load_trial(db: Store, trial_id: str) -> Trial | None:
     row = db.execute(f"{_SELECT} WHERE id = ?", [trial_id]).fetchone()
     return None if row is None else _to_trial(row)
 
 
 def iter_trials(
-    db: sqlite_utils.Database,
+    db: Store,
     *,
     run: str | None = None,
     ids: Sequence[str] | None = None,
@@ -62,7 +61,7 @@ def iter_trials(
         last = rows[-1][1]
 
 
-def trial_stats(db: sqlite_utils.Database, run: str) -> list[TrialStats]:
+def trial_stats(db: Store, run: str) -> list[TrialStats]:
     """Per-trial numbers of ``run`` with the ids of the rules each trial broke."""
     broken: dict[str, set[str]] = {}
     for tid, rule_id in db.execute(

@@ -12,9 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-import sqlite_utils
-
 from reviewer.metrics.rules import Rule, Violation, check_trial, parse_rules
+from reviewer.store.db import Store
 from reviewer.store.trials import iter_trials
 
 
@@ -25,7 +24,7 @@ class ActiveRules:
     rules: list[Rule]
 
 
-def active_rules(db: sqlite_utils.Database) -> ActiveRules | None:
+def active_rules(db: Store) -> ActiveRules | None:
     row = db.execute("SELECT source, rules FROM rule_sets ORDER BY id DESC LIMIT 1").fetchone()
     if row is None:
         return None
@@ -34,7 +33,7 @@ def active_rules(db: sqlite_utils.Database) -> ActiveRules | None:
 
 
 def set_rules(
-    db: sqlite_utils.Database, source: str, text: str, progress: Callable[[int], None] | None = None
+    db: Store, source: str, text: str, progress: Callable[[int], None] | None = None
 ) -> tuple[ActiveRules, bool]:
     """Make ``text`` the active rules (RuleError if invalid); returns (rules, changed)."""
     rules = parse_rules(text, file=source)
@@ -42,7 +41,7 @@ def set_rules(
     current = db.execute("SELECT digest, source FROM rule_sets ORDER BY id DESC LIMIT 1").fetchone()
     if current is not None and current[0] == digest and current[1] == source:
         return ActiveRules(source, text, rules), False
-    with db.atomic():
+    with db.transaction():
         db.execute(
             "INSERT INTO rule_sets (source, digest, rules, applied_at) VALUES (?, ?, ?, ?)",
             [source, digest, text, datetime.now(UTC).isoformat(timespec="seconds")],
@@ -52,17 +51,17 @@ def set_rules(
     return ActiveRules(source, text, rules), True
 
 
-def check_new_trials(db: sqlite_utils.Database, trial_ids: Sequence[str]) -> int:
+def check_new_trials(db: Store, trial_ids: Sequence[str]) -> int:
     """Apply the active rules to freshly imported trials; returns how many violations were found."""
     active = active_rules(db)
     if active is None or not trial_ids:
         return 0
-    with db.atomic():
+    with db.transaction():
         return _check(db, active.rules, trial_ids, None)
 
 
 def _check(
-    db: sqlite_utils.Database,
+    db: Store,
     rules: Sequence[Rule],
     ids: Sequence[str] | None,
     progress: Callable[[int], None] | None,
@@ -79,7 +78,7 @@ def _check(
     return found + _flush(db, rows)
 
 
-def _flush(db: sqlite_utils.Database, rows: list[tuple[str, str, str, int | None, str]]) -> int:
+def _flush(db: Store, rows: list[tuple[str, str, str, int | None, str]]) -> int:
     n = len(rows)
     if rows:
         db.conn.executemany(
@@ -90,7 +89,7 @@ def _flush(db: sqlite_utils.Database, rows: list[tuple[str, str, str, int | None
     return n
 
 
-def trial_violations(db: sqlite_utils.Database, trial_id: str) -> list[Violation]:
+def trial_violations(db: Store, trial_id: str) -> list[Violation]:
     return [
         Violation(rule_id=r[0], severity=r[1], message_index=r[2], detail=r[3] or "")
         for r in db.execute(
@@ -101,7 +100,7 @@ def trial_violations(db: sqlite_utils.Database, trial_id: str) -> list[Violation
     ]
 
 
-def violation_counts(db: sqlite_utils.Database) -> dict[str, dict[str, int]]:
+def violation_counts(db: Store) -> dict[str, dict[str, int]]:
     """rule id -> run -> number of trials breaking it."""
     out: dict[str, dict[str, int]] = {}
     for rule_id, run, n in db.execute(

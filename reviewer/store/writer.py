@@ -7,10 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import sqlite_utils
-
 from reviewer.ingest.native import record_text
 from reviewer.models import Trial
+from reviewer.store.db import Store
 
 _TRIAL_COLUMNS = (
     "seq id run task_id trial success passed reward reason n_messages assistant_turns tool_calls "
@@ -62,7 +61,7 @@ class Pending:
 class RunIndex:
     """What the database holds for one run: (task, trial) -> (id, source file), and the top trial numbers."""
 
-    def __init__(self, db: sqlite_utils.Database, run: str) -> None:
+    def __init__(self, db: Store, run: str) -> None:
         self.by_slot: dict[tuple[str, int], tuple[str, str | None]] = {}
         self.ids: set[str] = set()
         self.max_trial: dict[str, int] = {}
@@ -78,21 +77,19 @@ class RunIndex:
             self.max_trial[task_id] = trial_no
 
 
-def next_seq(db: sqlite_utils.Database) -> int:
+def next_seq(db: Store) -> int:
     row = db.execute("SELECT COALESCE(MAX(seq), 0) FROM trials").fetchone()
     return int(row[0]) + 1
 
 
-def ensure_run(db: sqlite_utils.Database, run: str, source: str, fmt: str, now: str) -> None:
+def ensure_run(db: Store, run: str, source: str, fmt: str, now: str) -> None:
     db.execute(
         "INSERT OR IGNORE INTO runs (name, source, format, imported_at) VALUES (?, ?, ?, ?)",
         [run, source, fmt, now],
     )
 
 
-def write_batch(
-    db: sqlite_utils.Database, batch: Sequence[Pending], seq: int, source_file: str, now: str
-) -> int:
+def write_batch(db: Store, batch: Sequence[Pending], seq: int, source_file: str, now: str) -> int:
     """Insert ``batch`` inside the caller's transaction; returns the next free seq."""
     trial_rows: list[tuple[Any, ...]] = []
     fts_rows: list[tuple[int, str]] = []
@@ -168,9 +165,9 @@ def write_batch(
     return seq
 
 
-def rebuild_task_stats(db: sqlite_utils.Database) -> None:
+def rebuild_task_stats(db: Store) -> None:
     """Recompute the per-task counts from the trials (for data written without ``write_batch``)."""
-    with db.atomic():
+    with db.transaction():
         db.execute("DELETE FROM task_stats")
         db.execute(
             "INSERT INTO task_stats (run, task_id, n, c, steps_sum, cost_sum, cost_n, first_seq) "

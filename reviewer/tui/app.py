@@ -13,9 +13,8 @@ from reviewer.tui.commands import ReviewerCommands
 from reviewer.tui.screens.runs import RunsScreen
 
 if TYPE_CHECKING:
-    from sqlite_utils import Database
-
     from reviewer.models import Rubric
+    from reviewer.store.db import Store
 
 
 def _login_name() -> str:
@@ -51,12 +50,12 @@ class ReviewerApp(App[None]):
         self._migrated = False
         self.rubric = rubric
 
-    def open_db(self) -> Database:
+    def open_store(self) -> Store:
         """A fresh connection for the calling (worker) thread; the caller closes it."""
-        from reviewer.store import open_db
+        from reviewer.store import open_store
 
         # migrations run on the first open only; later worker connections skip the check
-        db = open_db(self.db_path, migrate=not self._migrated)
+        db = open_store(self.db_path, migrate=not self._migrated)
         self._migrated = True
         return db
 

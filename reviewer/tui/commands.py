@@ -11,6 +11,7 @@ from typing import Any
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from reviewer.tui.safe import clean
+from reviewer.tui.screens.base import store_of
 
 
 @dataclass
@@ -29,10 +30,8 @@ class ReviewerCommands(Provider):
     def _load(self) -> list[_Entry]:
         from reviewer.store.queries import list_runs, task_table
 
-        app: Any = self.app
-        db = app.open_db()
         entries: list[_Entry] = []
-        try:
+        with store_of(self.app) as db:
             runs = [r.name for r in list_runs(db)]
             for run in runs:
                 entries.append(
@@ -66,8 +65,6 @@ class ReviewerCommands(Provider):
                         partial(self._compare, runs[-2], runs[-1]),
                     )
                 )
-        finally:
-            db.close()
         entries.append(
             _Entry("re-cluster failures", "cluster every failed trial again", self._recluster)
         )
@@ -131,15 +128,11 @@ class ReviewerCommands(Provider):
                 )
 
     def _trials_by_prefix(self, prefix: str) -> list[tuple[str, str]]:
-        app: Any = self.app
-        db = app.open_db()
-        try:
+        with store_of(self.app) as db:
             rows = db.execute(
                 "SELECT id, run, task_id, trial FROM trials WHERE id >= ? AND id < ? ORDER BY id LIMIT 10",
                 [prefix, prefix + "g"],
             ).fetchall()
-        finally:
-            db.close()
         return [(r[0], f"{r[1]} / {r[2]} #{r[3]}") for r in rows]
 
     def _run(self, run: str) -> None:

@@ -90,11 +90,8 @@ class ExportMixin(_Base):
         )
 
     def _export_worker(self, scope: ExportScope) -> None:
-        db = self.app.open_db()  # type: ignore[attr-defined]
-        try:
+        with self.store() as db:
             text, severity = run_export(db, scope)
-        finally:
-            db.close()
         self.post_message(ExportFinished(text, severity))
 
     def on_export_finished(self, message: ExportFinished) -> None:

@@ -6,17 +6,17 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from sqlite_utils import Database
+    from reviewer.store.db import Store
 
 
 class TrialSequence(Protocol):
     """An ordered list of trials, possibly huge; asked from a worker thread with that thread's connection."""
 
-    def neighbour(self, db: Database, trial_id: str, step: int) -> str | None:
+    def neighbour(self, db: Store, trial_id: str, step: int) -> str | None:
         """The trial ``step`` places after (negative: before) ``trial_id``, or None past either end."""
         ...
 
-    def position(self, db: Database, trial_id: str) -> tuple[int, int] | None:
+    def position(self, db: Store, trial_id: str) -> tuple[int, int] | None:
         """(1-based position of ``trial_id``, total), or None when unknown."""
         ...
 
@@ -28,13 +28,13 @@ class ListSequence:
         self.ids = list(ids)
         self._index = {tid: i for i, tid in enumerate(self.ids)}
 
-    def neighbour(self, db: Database, trial_id: str, step: int) -> str | None:
+    def neighbour(self, db: Store, trial_id: str, step: int) -> str | None:
         i = self._index.get(trial_id)
         if i is None:
             return None
         j = i + step
         return self.ids[j] if 0 <= j < len(self.ids) else None
 
-    def position(self, db: Database, trial_id: str) -> tuple[int, int] | None:
+    def position(self, db: Store, trial_id: str) -> tuple[int, int] | None:
         i = self._index.get(trial_id)
         return None if i is None else (i + 1, len(self.ids))

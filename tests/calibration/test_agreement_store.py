@@ -19,7 +19,7 @@ from reviewer.calibration.agreement import (
 from reviewer.calibration.kappa import cohen_kappa
 from reviewer.calibration.report import build_report, first_line, trust_threshold
 from reviewer.cli import cli
-from reviewer.store import open_db
+from reviewer.store import open_store
 from reviewer.store.agreement_data import UnknownScope, gather_agreement
 from reviewer.store.labels import add_label, undo_last
 from tests.conftest import SAMPLE_RUNS
@@ -33,7 +33,7 @@ def db(tmp_path: Path) -> Iterator[Any]:
     path = tmp_path / "s.db"
     result = CliRunner().invoke(cli, ["--db", str(path), "import", str(SAMPLE_RUNS)])
     assert result.exit_code == 0, result.stderr
-    store = open_db(path)
+    store = open_store(path)
     yield store
     store.close()
 
@@ -180,7 +180,7 @@ def test_tiny_or_no_overlap_is_explained(db: Any, n: int) -> None:
 
 
 def test_an_empty_store_says_what_is_missing(tmp_path: Path) -> None:
-    store = open_db(tmp_path / "empty.db")
+    store = open_store(tmp_path / "empty.db")
     try:
         report = build_report(gather_agreement(store))
     finally:

@@ -18,7 +18,7 @@ from reviewer.clustering.cluster import ClusteringResult
 from reviewer.clustering.naming import FailureCluster
 from reviewer.importer import import_paths
 from reviewer.labeling.rubric import load_rubric
-from reviewer.store import open_db
+from reviewer.store import open_store
 from reviewer.store.clusters import save_clustering
 from reviewer.store.labels import add_label, ensure_rubric_version
 from tests.conftest import SAMPLE_RUNS, native_trial, write_jsonl
@@ -48,7 +48,7 @@ def build(
             rec["judge"] = {"verdict": spec.judge, "model": "m", "rationale": f"judge on {i}"}
         rec.update(spec.extra or {})
         records.append(rec)
-    db = open_db(path)
+    db = open_store(path)
     summary = import_paths(db, [write_jsonl(path.with_name(f"{path.stem}-source.jsonl"), records)])
     assert summary.added == len(specs), summary.skipped
     ids = [r[0] for r in db.execute("SELECT id FROM trials WHERE run = ? ORDER BY trial", [run])]
@@ -120,7 +120,7 @@ def sample_db(tmp_path: Path) -> Path:
     assert code == 0, err
     code, _, err = invoke("--db", str(db_path), "cluster")
     assert code == 0, err
-    db = open_db(db_path)
+    db = open_store(db_path)
     try:
         rubric = load_rubric(SAMPLE_RUNS / "rubric.toml")
         ensure_rubric_version(db, rubric)

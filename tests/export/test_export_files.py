@@ -11,13 +11,13 @@ import reviewer.export.run as run_mod
 from reviewer.export.files import ExportError, existing_ids, resolve_out, write_atomic
 from reviewer.export.run import NothingToExport, export_tasks
 from reviewer.export.select import Selection
-from reviewer.store import open_db
+from reviewer.store import open_store
 from reviewer.store.labels import add_label
 from tests.export.conftest import BuildDb, Spec, read_lines
 
 
 def test_same_selection_gives_byte_identical_files(tmp_path: Path, sample_db: Path) -> None:
-    db = open_db(sample_db)
+    db = open_store(sample_db)
     for fmt in ("native", "inspect"):
         a = export_tasks(db, Selection(include_judge=True), tmp_path / f"a-{fmt}.jsonl", fmt)
         b = export_tasks(db, Selection(include_judge=True), tmp_path / f"b-{fmt}.jsonl", fmt)

@@ -15,7 +15,7 @@ from reviewer.export.run import export_tasks
 from reviewer.export.schema import FORMAT, problems, schema_text
 from reviewer.export.select import Selection
 from reviewer.export.tasks import task_id
-from reviewer.store import open_db
+from reviewer.store import open_store
 from reviewer.store.labels import add_label
 from reviewer.store.violations import set_rules
 from tests.export.conftest import BuildDb, Spec, read_lines
@@ -167,7 +167,7 @@ def test_a_trial_without_a_user_turn_keeps_its_system_prompt(
 
 
 def test_every_sample_export_line_validates(tmp_path: Path, sample_db: Path) -> None:
-    db = open_db(sample_db)
+    db = open_store(sample_db)
     export_tasks(db, Selection(include_judge=True), tmp_path / "all.jsonl")
     export_tasks(db, Selection(), tmp_path / "red.jsonl", redact=True)
     records = read_lines(tmp_path / "all.jsonl")
@@ -182,7 +182,7 @@ def test_every_sample_export_line_validates(tmp_path: Path, sample_db: Path) -> 
 
 
 def test_inspect_samples(tmp_path: Path, sample_db: Path) -> None:
-    db = open_db(sample_db)
+    db = open_store(sample_db)
     export_tasks(db, Selection(), tmp_path / "n.jsonl")
     export_tasks(db, Selection(), tmp_path / "i.jsonl", "inspect")
     native, samples = read_lines(tmp_path / "n.jsonl"), read_lines(tmp_path / "i.jsonl")
@@ -196,7 +196,7 @@ def test_inspect_samples(tmp_path: Path, sample_db: Path) -> None:
 
 def test_inspect_json_dataset_loads_the_export(tmp_path: Path, sample_db: Path) -> None:
     dataset_mod = pytest.importorskip("inspect_ai.dataset")
-    db = open_db(sample_db)
+    db = open_store(sample_db)
     export_tasks(db, Selection(include_judge=True), tmp_path / "inspect.jsonl", "inspect")
     dataset = dataset_mod.json_dataset(str(tmp_path / "inspect.jsonl"))
     samples = list(dataset)

@@ -12,7 +12,7 @@ from reviewer import ingest
 from reviewer.cli import cli
 from reviewer.ingest.pairs import PairRecord, parse, read_pairs
 from reviewer.models import Skip
-from reviewer.store import open_db
+from reviewer.store import open_store
 from reviewer.store.pairs import get_pair, pair_rows, resolve_ref
 from tests.conftest import native_trial, write_jsonl
 
@@ -102,7 +102,7 @@ def test_parse_yields_records_and_skips(tmp_path: Path) -> None:
 def test_import_resolves_refs_to_stored_trials(tmp_path: Path) -> None:
     db_path = tmp_path / "x.db"
     assert invoke(db_path, "import", str(trials_file(tmp_path))).exit_code == 0
-    db = open_db(db_path)
+    db = open_store(db_path)
     ids = [r[0] for r in db.execute("SELECT id FROM trials ORDER BY trial").fetchall()]
     f = write_jsonl(
         tmp_path / "pairs.jsonl",
@@ -125,7 +125,7 @@ def test_refs_to_trials_not_stored_are_kept_and_resolve_later(tmp_path: Path) ->
     result = invoke(db_path, "import", str(f))
     assert result.exit_code == 0, result.output
     assert "4 trial refs not in the store" in result.stderr
-    db = open_db(db_path)
+    db = open_store(db_path)
     p1 = get_pair(db, "p1", "claude/v1/pair")
     assert p1 is not None and json.loads(p1.a_trial or "") == REF_A
     assert get_pair(db, "p2", "claude/v1/pair").a_trial == "abc"  # type: ignore[union-attr]
@@ -145,7 +145,7 @@ def test_reimport_adds_nothing_and_a_changed_line_replaces(tmp_path: Path) -> No
     changed = invoke(db_path, "import", "--json", str(f))
     assert changed.exit_code == 0 and "1 updated" in changed.stderr
     assert json.loads(changed.stdout)["pairs"] == 1
-    (row,) = pair_rows(open_db(db_path))
+    (row,) = pair_rows(open_store(db_path))
     assert (row.order_ab, row.order_ba, row.rationale_ba) == ("a", "a", "changed my mind")
     assert row.source == "import"
 
@@ -156,7 +156,7 @@ def test_check_writes_nothing(tmp_path: Path) -> None:
     result = invoke(db_path, "import", "--check", str(f))
     assert result.exit_code == 0, result.output
     assert "2 valid pair judgements (1 judge)" in result.stderr
-    assert not db_path.exists() or pair_rows(open_db(db_path)) == []
+    assert not db_path.exists() or pair_rows(open_store(db_path)) == []
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps(line()) + "\n" + json.dumps(line(pair_id="x", human="B")) + "\n")
     assert invoke(db_path, "import", "--check", str(bad)).exit_code == 1

@@ -9,7 +9,7 @@ import pytest
 import sqlite_utils
 
 from reviewer.judge.standin import StandIn
-from reviewer.store.db import open_db
+from reviewer.store.db import open_store
 
 SAMPLE_RUNS = Path(__file__).resolve().parents[2] / "sample_runs"
 API_KEY = "fake-test-key-" + "never-stored-0123456789"
@@ -20,7 +20,7 @@ def db_path(tmp_path: Path) -> Path:
     from reviewer.importer import import_paths
 
     path = tmp_path / "reviewer.db"
-    db = open_db(path)
+    db = open_store(path)
     import_paths(db, [SAMPLE_RUNS / "support-v1.jsonl"])
     db.close()
     return path
@@ -28,7 +28,7 @@ def db_path(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def db(db_path: Path) -> Iterator[sqlite_utils.Database]:
-    d = open_db(db_path)
+    d = open_store(db_path)
     yield d
     d.close()
 

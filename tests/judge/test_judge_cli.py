@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from reviewer.cli import cli
 from reviewer.judge.standin import StandIn, error_reply
-from reviewer.store.db import open_db
+from reviewer.store.db import open_store
 
 JUDGE = "claude-sonnet-4-5/v1/task-success@builtin-1"
 
@@ -26,7 +26,7 @@ def invoke(db_path: Path, *args: str) -> Any:
 
 
 def judged_count(db_path: Path) -> int:
-    db = open_db(db_path)
+    db = open_store(db_path)
     try:
         return db.execute(
             "SELECT COUNT(*) FROM verdicts WHERE judge = ? AND verdict != 'error'", [JUDGE]
@@ -137,7 +137,7 @@ def test_resume_after_a_kill(db_path: Path, tmp_path: Path, api_key: str) -> Non
             time.sleep(0.02)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)
-        db = open_db(db_path)
+        db = open_store(db_path)
         kept = db.execute("SELECT COUNT(*) FROM judge_cache").fetchone()[0]
         db.close()
         assert 4 <= kept < 40
@@ -171,7 +171,7 @@ def test_batch_submit_restart_collect(db_path: Path, standin: StandIn) -> None:
     got = json.loads(r.stdout)["collected"]
     assert got["stored"] == 40
     assert judged_count(db_path) == 40
-    db = open_db(db_path)
+    db = open_store(db_path)
     sources = {r[0] for r in db.execute("SELECT source FROM verdicts WHERE judge = ?", [JUDGE])}
     db.close()
     assert sources == {"judge-batch"}
@@ -183,7 +183,7 @@ def test_batch_submit_restart_collect(db_path: Path, standin: StandIn) -> None:
 
 def test_batch_results_are_half_price(db_path: Path, standin: StandIn) -> None:
     invoke(db_path, "--limit", "1")
-    db = open_db(db_path)
+    db = open_store(db_path)
     direct = db.execute("SELECT cost_usd FROM verdicts WHERE judge = ?", [JUDGE]).fetchone()[0]
     db.execute("DELETE FROM judge_cache")
     db.execute("DELETE FROM verdicts WHERE judge = ?", [JUDGE])
@@ -191,7 +191,7 @@ def test_batch_results_are_half_price(db_path: Path, standin: StandIn) -> None:
     db.close()
     invoke(db_path, "--limit", "1", "--batch")
     invoke(db_path, "--collect")
-    db = open_db(db_path)
+    db = open_store(db_path)
     batch = db.execute("SELECT cost_usd FROM verdicts WHERE judge = ?", [JUDGE]).fetchone()[0]
     db.close()
     assert batch == pytest.approx(direct / 2)

@@ -10,7 +10,7 @@ import sqlite_utils
 
 from reviewer.importer import import_paths
 from reviewer.judge.pairs import make_pair_id, sample_pairs
-from reviewer.store import open_db
+from reviewer.store import open_store
 from tests.conftest import native_trial, write_jsonl
 
 TASKS = [f"task{i}" for i in range(6)]
@@ -40,7 +40,7 @@ def db(tmp_path: Path) -> sqlite_utils.Database:
     ]
     # a task with passes only: no pass/fail pair
     records += [trial("old", "all-pass", no, passed=True) for no in (1, 2)]
-    database = open_db(tmp_path / "s.db")
+    database = open_store(tmp_path / "s.db")
     summary = import_paths(database, [write_jsonl(tmp_path / "runs.jsonl", records)])
     assert summary.added == len(records)
     return database

@@ -19,7 +19,7 @@ from reviewer.judge.pairwise import map_winner, preference_jobs
 from reviewer.judge.runner import Runner
 from reviewer.judge.settings import JudgeSettings
 from reviewer.judge.standin import Reply, StandIn, error_reply, text_reply, tool_reply
-from reviewer.store.db import open_db
+from reviewer.store.db import open_store
 from reviewer.store.pairs import pair_rows
 
 SAMPLE_RUNS = Path(__file__).resolve().parents[2] / "sample_runs"
@@ -61,7 +61,7 @@ def planted(share_first: float, ties: float = 0.0) -> Any:
 def both_runs(tmp_path: Path) -> sqlite_utils.Database:
     from reviewer.importer import import_paths
 
-    db = open_db(tmp_path / "pairs.db")
+    db = open_store(tmp_path / "pairs.db")
     import_paths(db, [SAMPLE_RUNS / "support-v1.jsonl", SAMPLE_RUNS / "support-v2.jsonl"])
     return db
 
@@ -152,7 +152,7 @@ def test_bias_cli_runs_the_pairs_then_reports(tmp_path: Path, standin: StandIn) 
     from reviewer.importer import import_paths
 
     path = tmp_path / "cli.db"
-    db = open_db(path)
+    db = open_store(path)
     import_paths(db, [SAMPLE_RUNS / "support-v1.jsonl", SAMPLE_RUNS / "support-v2.jsonl"])
     db.close()
     standin.policy = planted(1.0)  # always the first shown

@@ -11,7 +11,7 @@ import sqlite_utils
 from reviewer.clustering.cluster import ClusteringResult
 from reviewer.clustering.naming import FailureCluster
 from reviewer.importer import import_paths
-from reviewer.store import open_db
+from reviewer.store import open_store
 from reviewer.store.clusters import save_clustering
 from tests.conftest import native_trial, write_jsonl
 
@@ -33,7 +33,7 @@ def build(
             rec["judge"] = {"verdict": verdict, "model": "m"}
         records.append(rec)
     src = write_jsonl(path.with_suffix(".jsonl"), records[::-1] if reverse else records)
-    db = open_db(path)
+    db = open_store(path)
     summary = import_paths(db, [src])
     assert summary.added == len(specs), summary.skipped
     clusters: dict[str, list[str]] = {}

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewer.store import open_db
+from reviewer.store import open_store
 from reviewer.store.labels import current_labels, history
 from reviewer.store.queues import candidates
 from tests.conftest import REPO
@@ -20,12 +20,12 @@ LABELS_EACH = 200
 
 CHILD = """
 import os, sys, time
-from reviewer.store import open_db
+from reviewer.store import open_store
 from reviewer.store.labels import add_label, undo_last
 
 db_path, labeler, go = sys.argv[1], sys.argv[2], sys.argv[3]
 ids = sys.argv[4].split(",")
-db = open_db(db_path)
+db = open_store(db_path)
 open(go + "." + str(os.getpid()), "w").close()  # ready
 deadline = time.monotonic() + 60
 while not os.path.exists(go):
@@ -80,7 +80,7 @@ def test_two_processes_label_at_once(
     for p, (_, err) in zip(procs, results, strict=True):
         assert p.returncode == 0, err
         assert "locked" not in err
-    check = open_db(tmp_path / "t.db")
+    check = open_store(tmp_path / "t.db")
     total = check.execute("SELECT COUNT(*) FROM labels WHERE retracted = 0").fetchone()[0]
     undos = check.execute("SELECT COUNT(*) FROM labels WHERE retracted = 1").fetchone()[0]
     per_process_undos = LABELS_EACH // 50

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from reviewer.cli import cli
-from reviewer.store import open_db
+from reviewer.store import open_store
 from reviewer.store.labels import add_label, ensure_rubric_version
 from reviewer.store.queues import queue_items
 from tests.conftest import SAMPLE_RUNS
@@ -40,9 +40,9 @@ def test_sample_makes_a_balanced_queue(sample_db: str) -> None:
     assert s["clusters_covered"] == s["clusters_total"] > 1
     code, out2, _ = invoke("--db", sample_db, "sample", "--labeler", "ana", "--name", "b", "--json")
     assert code == 0
-    items = queue_items(open_db(sample_db), "ana-s0")
+    items = queue_items(open_store(sample_db), "ana-s0")
     assert [it.trial_id for it in items] == [
-        it.trial_id for it in queue_items(open_db(sample_db), "b")
+        it.trial_id for it in queue_items(open_store(sample_db), "b")
     ]
 
 
@@ -88,7 +88,7 @@ def test_sample_errors_are_one_line(sample_db: str) -> None:
     assert code == 1 and err.startswith("reviewer: no verdicts by judge 'gpt-9'; judges: ")
     code, out, err = invoke("--db", sample_db, "sample", "--n", "100", "--labeler", "ana")
     assert code == 0 and "only 88 unlabeled trials left" in err
-    db = open_db(sample_db)
+    db = open_store(sample_db)
     for it in queue_items(db, "ana-s0"):
         add_label(db, it.trial_id, "ana", "skip")
     code, out, err = invoke("--db", sample_db, "sample", "--labeler", "ana", "--name", "more")
@@ -109,7 +109,7 @@ def test_queues_show_progress(sample_db: str) -> None:
     code, out, err = invoke("--db", sample_db, "queues")
     assert code == 0 and out == "" and "no queues yet" in err
     invoke("--db", sample_db, "sample", "--n", "50", "--labeler", "ana")
-    db = open_db(sample_db)
+    db = open_store(sample_db)
     items = queue_items(db, "ana-s0")
     for it in items[:23]:
         add_label(db, it.trial_id, "ana", "pass", queue="ana-s0")
@@ -130,7 +130,7 @@ def test_queues_show_progress(sample_db: str) -> None:
 
 
 def test_labels_export_and_import(sample_db: str, tmp_path: Path) -> None:
-    db = open_db(sample_db)
+    db = open_store(sample_db)
     trial = db.execute("SELECT id FROM trials ORDER BY seq LIMIT 1").fetchone()[0]
     add_label(db, trial, "ana", "fail", {"looked_up": False}, "no lookup", "support-policy@1")
     code, out, err = invoke("--db", sample_db, "labels", "export", "-")
@@ -188,7 +188,7 @@ def test_rubric_show_check_and_errors(tmp_path: Path) -> None:
 def test_rubric_edited_without_a_version_bump_is_refused(tmp_path: Path) -> None:
     from reviewer.labeling.rubric import load_rubric
 
-    db = open_db("r.db")
+    db = open_store("r.db")
     ensure_rubric_version(db, load_rubric(SAMPLE_RUNS / "rubric.toml"))
     db.close()
     text = (SAMPLE_RUNS / "rubric.toml").read_text(encoding="utf-8")

@@ -9,7 +9,7 @@ import pytest
 import sqlite_utils
 
 from reviewer.models import Criterion, Rubric
-from reviewer.store import open_db
+from reviewer.store import open_store
 from reviewer.store.labels import (
     RubricVersionError,
     add_label,
@@ -39,7 +39,7 @@ def row_count(db: sqlite_utils.Database) -> int:
 def test_a_label_is_committed_at_once(db: sqlite_utils.Database, tmp_path: Path) -> None:
     a = ids(db)[0]
     label = add_label(db, a, "ana", "pass", {"x": True}, "fine", "p@1")
-    other = open_db(tmp_path / "t.db")  # a second connection sees it without any commit call
+    other = open_store(tmp_path / "t.db")  # a second connection sees it without any commit call
     assert current_labels(other)[(a, "ana")] == label
     assert label.at.endswith("+00:00") and len(label.at.split(".")[1]) == len("123456+00:00")
 
@@ -87,11 +87,11 @@ def test_undo_after_reopening_the_database(db: sqlite_utils.Database, tmp_path: 
     add_label(db, a, "ana", "pass")
     add_label(db, b, "ana", "fail")
     db.close()
-    again = open_db(tmp_path / "t.db")
+    again = open_store(tmp_path / "t.db")
     undone = undo_last(again, "ana")
     assert undone is not None and undone.trial_id == b
     again.close()
-    third = open_db(tmp_path / "t.db")
+    third = open_store(tmp_path / "t.db")
     assert set(current_labels(third)) == {(a, "ana")}
     assert labeled_trial_ids(third, "ana") == {a}
 

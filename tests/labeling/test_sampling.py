@@ -17,7 +17,7 @@ from reviewer.calibration.sampling import (
     queue_summary,
     stratified_sample,
 )
-from reviewer.store import open_db
+from reviewer.store import open_store
 from reviewer.store.labels import add_label, undo_last
 from reviewer.store.queues import (
     Candidate,
@@ -118,7 +118,7 @@ def test_the_order_is_shuffled_but_stable(build_db: BuildDb, tmp_path: Path) -> 
     verdicts = [it.verdict for it in q.items]
     assert verdicts != sorted(verdicts)  # not all fails first
     db.close()
-    again = open_db(tmp_path / "t.db")
+    again = open_store(tmp_path / "t.db")
     assert [it.trial_id for it in queue_items(again, "q")] == [it.trial_id for it in q.items]
     assert [x.name for x in list_queues(again)] == ["q"]
 
@@ -168,7 +168,7 @@ def test_progress_resumes_at_the_first_unlabeled_item(build_db: BuildDb, tmp_pat
     add_label(db, q.items[4].trial_id, "ana", "skip", queue="q")
     add_label(db, q.items[3].trial_id, "ben", "pass")
     db.close()
-    again = open_db(tmp_path / "t.db")
+    again = open_store(tmp_path / "t.db")
     assert queue_progress(again, "q") == (4, 10, 4)
     assert queue_progress(again, "q", "ben") == (1, 10, 1)
     undo_last(again, "ana", queue="q")

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from textual.widgets import DataTable, Static
 
 from reviewer.cli import cli
-from reviewer.store import open_db
+from reviewer.store import open_store
 from reviewer.store.labels import add_label
 from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.agreement import AgreementScreen
@@ -27,7 +27,7 @@ def labeled_db(tmp_path: Path) -> Path:
     path = tmp_path / "s.db"
     result = CliRunner().invoke(cli, ["--db", str(path), "import", str(SAMPLE_RUNS)])
     assert result.exit_code == 0, result.stderr
-    db = open_db(path)
+    db = open_store(path)
     try:
         rows = db.conn.execute("SELECT id, success FROM trials ORDER BY seq LIMIT 40").fetchall()
         for tid, ok in rows:
@@ -100,7 +100,7 @@ async def test_r_reloads_as_new_labels_arrive(labeled_db: Path) -> None:
         app.push_screen(AgreementScreen())
         await settle(app, pilot)
         assert "trials with both     40" in report_text(app)
-        db = open_db(labeled_db)
+        db = open_store(labeled_db)
         try:
             row = db.conn.execute("SELECT id FROM trials ORDER BY seq LIMIT 1 OFFSET 50").fetchone()
             add_label(db, row[0], "ana", "pass", rubric_ref="support-policy@1")
@@ -139,7 +139,7 @@ async def test_an_empty_database_explains_itself(tmp_path: Path) -> None:
 
 
 async def test_j_switches_to_the_next_judge(labeled_db: Path) -> None:
-    db = open_db(labeled_db)
+    db = open_store(labeled_db)
     try:
         for (tid,) in db.conn.execute("SELECT id FROM trials ORDER BY seq LIMIT 5").fetchall():
             db.conn.execute(

@@ -258,7 +258,7 @@ async def test_a_cancelled_import_rolls_back_the_file_being_read(tmp_path: Path)
         await pilot.press("escape")  # cancel while it runs
         await settle(app, pilot)
         assert app.is_running
-        from reviewer.store import open_db
+        from reviewer.store import open_store
 
-        n = open_db(tmp_path / "new.db").execute("SELECT COUNT(*) FROM trials").fetchone()[0]
+        n = open_store(tmp_path / "new.db").execute("SELECT COUNT(*) FROM trials").fetchone()[0]
         assert n in (0, 6000)  # never half a file

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from textual.widgets import DataTable
 
 from reviewer.cli import cli
-from reviewer.store import open_db
+from reviewer.store import open_store
 from reviewer.store.labels import add_label
 from reviewer.store.trial_list import TrialFilter, clear_cache
 from reviewer.tui.app import ReviewerApp
@@ -32,7 +32,7 @@ def db_and_ids(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     for args in (["import", str(SAMPLE_RUNS)], ["cluster"]):
         result = CliRunner().invoke(cli, ["--db", str(db_path), *args])
         assert result.exit_code == 0, result.stderr
-    db = open_db(db_path)
+    db = open_store(db_path)
     try:
         failed = db.execute(
             "SELECT id FROM trials WHERE success = 0 AND run = 'support-v1' ORDER BY seq"

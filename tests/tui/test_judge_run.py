@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from reviewer.judge.standin import StandIn
-from reviewer.store.db import open_db
+from reviewer.store.db import open_store
 from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.judging import JudgeScreen
 
@@ -20,14 +20,14 @@ def db_path(tmp_path: Path) -> Path:
     from reviewer.importer import import_paths
 
     path = tmp_path / "r.db"
-    db = open_db(path)
+    db = open_store(path)
     import_paths(db, [SAMPLE])
     db.close()
     return path
 
 
 def _judged(path: Path) -> int:
-    db = open_db(path)
+    db = open_store(path)
     try:
         return db.execute("SELECT COUNT(*) FROM verdicts WHERE source LIKE 'judge%'").fetchone()[0]
     finally:

@@ -15,7 +15,7 @@ from textual.widgets import Static
 from reviewer.calibration.sampling import make_queue
 from reviewer.cli import cli
 from reviewer.labeling.rubric import load_rubric
-from reviewer.store import open_db
+from reviewer.store import open_store
 from reviewer.store.labels import current_labels
 from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.label import LabelScreen, NoteModal
@@ -29,7 +29,7 @@ def queued_db(tmp_path: Path) -> Path:
     path = tmp_path / "s.db"
     result = CliRunner().invoke(cli, ["--db", str(path), "import", str(SAMPLE_RUNS)])
     assert result.exit_code == 0, result.stderr
-    db = open_db(path)
+    db = open_store(path)
     make_queue(db, "q", 12, seed=1, labeler="ana")
     make_queue(db, "q2", 12, seed=2, labeler="bo")
     db.close()
@@ -75,14 +75,14 @@ async def test_one_key_per_trial_blind_judge_and_undo(queued_db: Path) -> None:
         assert "1 / 12" in text_of(app, "#label-title")
         await pilot.press("f")
         await wait_until(pilot, lambda: len(screen.state.done) == 2)  # type: ignore[union-attr]
-        labels = current_labels(open_db(queued_db), "ana")
+        labels = current_labels(open_store(queued_db), "ana")
         assert labels[(first, "ana")].verdict == "pass"
         assert labels[(first, "ana")].criteria == {"looked_up": False}
         assert labels[(first, "ana")].rubric == "support-policy@1"
         assert len(labels) == 2
         await pilot.press("u")  # undo the fail: back to that trial, one label left
         await wait_until(pilot, lambda: len(screen.state.done) == 1)  # type: ignore[union-attr]
-        assert len(current_labels(open_db(queued_db), "ana")) == 1
+        assert len(current_labels(open_store(queued_db), "ana")) == 1
         assert screen.mine is None
         await pilot.press("s")
         await wait_until(pilot, lambda: len(screen.state.done) == 2)  # type: ignore[union-attr]
@@ -110,7 +110,7 @@ async def test_note_is_kept_with_the_label(queued_db: Path) -> None:
         await pilot.pause()
         await pilot.press("f")
         await wait_until(pilot, lambda: len(screen.state.done) == 1)  # type: ignore[union-attr]
-        label = current_labels(open_db(queued_db), "ana")[(trial, "ana")]
+        label = current_labels(open_store(queued_db), "ana")[(trial, "ana")]
         assert label.note == "refund went to the wrong card\n[b]second line[/b]"
 
 
@@ -153,7 +153,7 @@ def test_sigkill_in_the_middle_loses_no_label(queued_db: Path) -> None:
             break
     proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL
-    stored = {tid for tid, who in current_labels(open_db(queued_db), "ana")}
+    stored = {tid for tid, who in current_labels(open_store(queued_db), "ana")}
     assert set(seen) <= stored
 
 
@@ -165,7 +165,7 @@ def test_two_app_processes_label_the_same_database_at_once(queued_db: Path) -> N
     assert a.returncode == 0, err_a[-2000:]
     assert b.returncode == 0, err_b[-2000:]
     assert "locked" not in err_a + err_b
-    labels = current_labels(open_db(queued_db))
+    labels = current_labels(open_store(queued_db))
     assert sum(1 for (_, who) in labels if who == "ana") == 12
     assert sum(1 for (_, who) in labels if who == "bo") == 12
     assert out_a.count("labeled") == 12 and out_b.count("labeled") == 12

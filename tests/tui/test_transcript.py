@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from textual.pilot import Pilot
 
 from reviewer.cli import cli
-from reviewer.store import open_db
+from reviewer.store import open_store
 from reviewer.tui.app import ReviewerApp
 from reviewer.tui.nav import ListSequence
 from reviewer.tui.screens.error import ErrorModal
@@ -90,7 +90,7 @@ def make_db(tmp_path: Path, records: list[dict[str, Any]], rules: bool = False) 
 
 
 def trial_ids(db_path: Path) -> list[str]:
-    db = open_db(db_path)
+    db = open_store(db_path)
     try:
         return [r[0] for r in db.execute("SELECT id FROM trials ORDER BY seq").fetchall()]
     finally:

@@ -9,7 +9,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
 from reviewer.importer import import_paths
-from reviewer.store import open_db
+from reviewer.store import open_store
 from reviewer.store.trial_list import FilterSequence, TrialFilter, clear_cache
 from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.trials import TrialsScreen, TrialTable
@@ -28,7 +28,7 @@ def make_db(tmp_path: Path) -> Path:
         rec["messages"].append({"role": "assistant", "content": f"{words} cancel_order"})
         recs.append(rec)
     f = write_jsonl(tmp_path / "support.jsonl", recs)
-    db = open_db(tmp_path / "x.db")
+    db = open_store(tmp_path / "x.db")
     try:
         assert import_paths(db, [f]).added == N
     finally:

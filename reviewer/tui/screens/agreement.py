@@ -88,14 +88,12 @@ class AgreementScreen(ReviewerScreen):
         from reviewer.store.agreement_data import UnknownScope, gather_agreement
 
         threshold, problem = _threshold()
-        db = self.app.open_db()  # type: ignore[attr-defined]
-        try:
-            data = gather_agreement(db, judge=judge, labeler=labeler, rubric=rubric)
-        except UnknownScope as e:
-            self.post_message(AgreementLoaded(None, str(e)))
-            return
-        finally:
-            db.close()
+        with self.store() as db:
+            try:
+                data = gather_agreement(db, judge=judge, labeler=labeler, rubric=rubric)
+            except UnknownScope as e:
+                self.post_message(AgreementLoaded(None, str(e)))
+                return
         self.post_message(AgreementLoaded(build_report(data, threshold=threshold), problem))
 
     def on_agreement_loaded(self, message: AgreementLoaded) -> None:

@@ -4,7 +4,7 @@ Enter opens a pair side by side (A | B) with the judge's rationale for each orde
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import work
@@ -20,7 +20,6 @@ from reviewer.tui.widgets.transcript import TranscriptView
 
 if TYPE_CHECKING:
     from reviewer.store.pairs import PairRow
-    from reviewer.tui.app import ReviewerApp
     from reviewer.tui.screens.transcript import TrialPayload
 
 #: Inconsistent pair judgements listed at most (the report counts them all).
@@ -90,11 +89,8 @@ class BiasScreen(ReviewerScreen):
         from reviewer.judge.bias import CATEGORY_NAMES, bias_report, classify, render_bias
         from reviewer.store.pairs import pair_rows
 
-        db = cast("ReviewerApp", self.app).open_db()
-        try:
+        with self.store() as db:
             rows = pair_rows(db, self.judge)
-        finally:
-            db.close()
         report = bias_report(rows, self.judge)
         lines = [
             PairLine(
@@ -241,15 +237,12 @@ class PairScreen(ReviewerScreen):
         from reviewer.store.pairs import get_pair, resolve_ref
         from reviewer.tui.screens.transcript import load_payload
 
-        db = cast("ReviewerApp", self.app).open_db()
-        try:
+        with self.store() as db:
             row = get_pair(db, self.pair_id, self.judge)
             payloads: list[TrialPayload | None] = []
             for ref in (row.a_trial, row.b_trial) if row is not None else ():
                 tid = resolve_ref(db, ref)
                 payloads.append(load_payload(db, tid, None) if tid is not None else None)
-        finally:
-            db.close()
         a, b = payloads if row is not None else (None, None)
         self.post_message(PairLoaded(row, a, b))
 

@@ -65,8 +65,7 @@ class CompareScreen(ReviewerScreen):
         from reviewer.store.trials import trial_stats
         from reviewer.store.violations import active_rules
 
-        db = self.app.open_db()  # type: ignore[attr-defined]
-        try:
+        with self.store() as db:
             active = active_rules(db)
             cmp = compare_runs(
                 trial_stats(db, self.old),
@@ -79,8 +78,6 @@ class CompareScreen(ReviewerScreen):
                 r: passk_curve([(n, c) for _, n, c in task_counts(db, r)])
                 for r in (self.old, self.new)
             }
-        finally:
-            db.close()
         self.post_message(ComparisonReady(comparison_lines(cmp), plot_passk(curves)))
 
     def on_comparison_ready(self, message: ComparisonReady) -> None:

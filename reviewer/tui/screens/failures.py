@@ -106,13 +106,10 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
     def load(self) -> None:
         from reviewer.store.clusters import clustering_info, latest_clustering_id, latest_clusters
 
-        db = self.app.open_db()  # type: ignore[attr-defined]
-        try:
+        with self.store() as db:
             cid = latest_clustering_id(db)
             rows = latest_clusters(db, cid) if cid is not None else []
             info = clustering_info(db, cid) if cid is not None else {}
-        finally:
-            db.close()
         self.post_message(ClustersLoaded(rows, info))
 
     def on_clusters_loaded(self, message: ClustersLoaded) -> None:
@@ -241,8 +238,7 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
     def edit(self, kind: str, cluster_id: str, arg: object) -> None:
         from reviewer.store import clusters as store
 
-        db = self.app.open_db()  # type: ignore[attr-defined]
-        try:
+        with self.store() as db:
             if kind == "rename":
                 store.rename_cluster(db, cluster_id, str(arg))
             elif kind == "merge":
@@ -259,8 +255,6 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
                 else:
                     names = [_group_name(db, g) for g in groups]
                     store.split_cluster(db, cluster_id, groups, names)
-        finally:
-            db.close()
         self.load()
 
     def action_recluster(self) -> None:
@@ -285,13 +279,12 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
         def progress(stage: str, done: int, total: int | None) -> None:
             self.post_message(ClusterProgress(stage, done, total))
 
-        db = self.app.open_db()  # type: ignore[attr-defined]
         try:
-            recluster(db, progress=progress, cancelled=lambda: worker.is_cancelled)
+            with self.store() as db:
+                recluster(db, progress=progress, cancelled=lambda: worker.is_cancelled)
         except InterruptedError:
             pass
         finally:
-            db.close()
             self.post_message(ClusterProgress("done", 1, 1))
         self.load()
 

@@ -14,6 +14,7 @@ from textual.widgets import Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from reviewer.tui.safe import safe_text
+from reviewer.tui.screens.base import StoreAccess
 
 if TYPE_CHECKING:
     from reviewer.tui.app import ReviewerApp
@@ -34,7 +35,7 @@ class ImportDone(Message):
         self.summary = summary
 
 
-class ImportModal(ModalScreen[bool]):
+class ImportModal(StoreAccess, ModalScreen[bool]):
     """Path in, import in a worker, summary out; the screens below reload when it closes."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel / close", id="import.cancel")]
@@ -94,12 +95,9 @@ class ImportModal(ModalScreen[bool]):
             done[0] += 1
             self.post_message(ImportProgress("", 0, done[0], len(files)))
 
-        db = self._app().open_db()
-        try:
+        with self.store() as db:
             summary = import_paths(db, [path], progress=progress, on_file=on_file)
             check_new_trials(db, summary.new_ids)
-        finally:
-            db.close()
         problems = [f.error for f in summary.files if f.error and not f.ignored] + summary.errors
         text = (
             f"imported {summary.added} trials ({len(summary.runs)} runs, {len(summary.tasks)} tasks); "

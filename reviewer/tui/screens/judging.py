@@ -17,8 +17,10 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import ProgressBar, Static
 
+from reviewer.tui.screens.base import StoreAccess
 
-class JudgeScreen(ModalScreen[None]):
+
+class JudgeScreen(StoreAccess, ModalScreen[None]):
     """Judges ``trial_ids`` (None: every trial this judge has not graded yet)."""
 
     BINDINGS = [Binding("escape,x", "cancel", "Cancel", id="judge.cancel")]
@@ -73,25 +75,23 @@ class JudgeScreen(ModalScreen[None]):
         from reviewer.judge.service import Selection, load_settings, pick_rubric, plan, summary_line
 
         app: Any = self.app
-        db = app.open_db()
-        try:
-            cfg = load_config()
-            settings = load_settings(cfg)
-            rubric = pick_rubric(db, cfg.rubric)
-            judge = settings.judge_id(rubric.ref)
-            sel = Selection(trial_ids=self.trial_ids, only_unjudged=self.trial_ids is None)
-            ids = plan(db, judge, sel)
-            title = f"Judging {len(ids)} trials with {judge}"
-            app.call_from_thread(self.query_one("#judge-title", Static).update, Text(title))
-            bar = self.query_one("#judge-progress", ProgressBar)
-            app.call_from_thread(bar.update, total=max(len(ids), 1), progress=0)
-            runner = Runner(db, settings, on_progress=self._progress, cancel=self.cancel_event)
-            stats = runner.run(verdict_jobs(db, ids, rubric, settings), len(ids))
-            self.summary = summary_line(judge, stats)
-        except (JudgeAbort, ValueError, OSError) as e:
-            self.summary = f"judge: {e}"
-        finally:
-            db.close()
+        with self.store() as db:
+            try:
+                cfg = load_config()
+                settings = load_settings(cfg)
+                rubric = pick_rubric(db, cfg.rubric)
+                judge = settings.judge_id(rubric.ref)
+                sel = Selection(trial_ids=self.trial_ids, only_unjudged=self.trial_ids is None)
+                ids = plan(db, judge, sel)
+                title = f"Judging {len(ids)} trials with {judge}"
+                app.call_from_thread(self.query_one("#judge-title", Static).update, Text(title))
+                bar = self.query_one("#judge-progress", ProgressBar)
+                app.call_from_thread(bar.update, total=max(len(ids), 1), progress=0)
+                runner = Runner(db, settings, on_progress=self._progress, cancel=self.cancel_event)
+                stats = runner.run(verdict_jobs(db, ids, rubric, settings), len(ids))
+                self.summary = summary_line(judge, stats)
+            except (JudgeAbort, ValueError, OSError) as e:
+                self.summary = f"judge: {e}"
         app.call_from_thread(self._done)
 
     def _done(self) -> None:

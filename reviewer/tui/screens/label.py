@@ -173,13 +173,10 @@ class LabelScreen(ReviewerScreen):
         from reviewer.store.labels import labeled_trial_ids
         from reviewer.store.queues import queue_items, queue_progress
 
-        db = self._app().open_db()
-        try:
+        with self.store() as db:
             items = queue_items(db, self.queue_name)
             done = labeled_trial_ids(db, self.labeler) & {i.trial_id for i in items}
             _, _, next_pos = queue_progress(db, self.queue_name, self.labeler)
-        finally:
-            db.close()
         state = QueueState(self.queue_name, self.labeler, items, self.rubric, done)
         start = next(
             (i for i, it in enumerate(items) if it.position == next_pos), max(0, len(items) - 1)
@@ -200,12 +197,9 @@ class LabelScreen(ReviewerScreen):
 
         assert self.state is not None
         trial_id = self.state.items[index].trial_id
-        db = self._app().open_db()
-        try:
+        with self.store() as db:
             payload = load_payload(db, trial_id, None, blind=True)
             labels = standing_labels(db, trial_id)
-        finally:
-            db.close()
         if payload is None:
             return None
         mine = labels.pop(self.labeler, None)
@@ -261,8 +255,7 @@ class LabelScreen(ReviewerScreen):
         """One thread writes every label in the order given, each committed before the next."""
         from reviewer.store.labels import add_label, undo_last
 
-        db = self._app().open_db()
-        try:
+        with self.store() as db:
             while True:
                 op = self._writes.get()
                 if op is None:
@@ -279,8 +272,6 @@ class LabelScreen(ReviewerScreen):
                         )
                 except Exception as e:  # reported in the modal; the queue keeps going
                     self.post_message(WriteFailed(e))
-        finally:
-            db.close()
 
     def action_label(self, verdict: str) -> None:
         if self.payload is None or self.state is None:

@@ -58,14 +58,11 @@ class QueuesScreen(ReviewerScreen):
     def load(self) -> None:
         from reviewer.store.queues import list_queues, queue_progress
 
-        db = self._app().open_db()
-        try:
+        with self.store() as db:
             rows = []
             for q in list_queues(db):
                 done, total, _ = queue_progress(db, q.name, self._app().labeler)
                 rows.append((q.name, q.labeler, done, total, q.created_at[:16].replace("T", " ")))
-        finally:
-            db.close()
         self.post_message(QueuesLoaded(rows))
 
     def on_queues_loaded(self, message: QueuesLoaded) -> None:
@@ -114,8 +111,7 @@ class QueuesScreen(ReviewerScreen):
         from reviewer.store.queues import list_queues
 
         app = self._app()
-        db = app.open_db()
-        try:
+        with self.store() as db:
             taken = {q.name for q in list_queues(db)}
             base = f"{self.run or 'all'}-{app.labeler}"
             name = (
@@ -124,7 +120,5 @@ class QueuesScreen(ReviewerScreen):
                 else next(f"{base}-{i}" for i in range(2, 10_000) if f"{base}-{i}" not in taken)
             )
             queue: Any = make_queue(db, name, 50, seed=0, run=self.run, labeler=app.labeler)
-        finally:
-            db.close()
         self.app.call_from_thread(self.notify, f"Queue {name}: {len(queue.items)} trials sampled.")
         self.load()

@@ -92,8 +92,7 @@ class RunsScreen(ReviewerScreen):
         from reviewer.metrics.passk import average_passk, default_ks
         from reviewer.store.queries import count_groups, list_runs
 
-        db = self.app.open_db()  # type: ignore[attr-defined]
-        try:
+        with self.store() as db:
             rows = []
             for r in list_runs(db):
                 groups = count_groups(db, r.name)
@@ -111,8 +110,6 @@ class RunsScreen(ReviewerScreen):
                         (r.imported_at or "")[:16].replace("T", " "),
                     )
                 )
-        finally:
-            db.close()
         self.post_message(RunsLoaded(rows))
 
     def on_runs_loaded(self, message: RunsLoaded) -> None:

@@ -67,11 +67,8 @@ class TasksScreen(ReviewerScreen):
         from reviewer.metrics.passk import default_ks
         from reviewer.store.queries import task_table
 
-        db = self.app.open_db()  # type: ignore[attr-defined]
-        try:
+        with self.store() as db:
             rows = task_table(db, self.run)
-        finally:
-            db.close()
         self.post_message(TasksLoaded(default_ks(r.n for r in rows)[-1], rows))
 
     def on_tasks_loaded(self, message: TasksLoaded) -> None:

@@ -28,10 +28,9 @@ from reviewer.tui.widgets.transcript import TranscriptView
 from reviewer.tui.widgets.transcript_render import VERDICT_STYLES, Block, VerdictLike
 
 if TYPE_CHECKING:
-    from sqlite_utils import Database
-
     from reviewer.metrics.rules import Violation
     from reviewer.models import Trial
+    from reviewer.store.db import Store
     from reviewer.store.queries import TrialHeader
     from reviewer.tui.app import ReviewerApp
     from reviewer.tui.nav import TrialSequence
@@ -71,7 +70,7 @@ class RecordReady(Message):
 
 
 def load_payload(
-    db: Database, trial_id: str, sequence: TrialSequence | None, *, blind: bool = False
+    db: Store, trial_id: str, sequence: TrialSequence | None, *, blind: bool = False
 ) -> TrialPayload | None:
     """Read one trial with its violations and verdicts and build its block index (worker thread).
 
@@ -213,8 +212,7 @@ class TranscriptScreen(ExportMixin, ReviewerScreen):
     def load(self, trial_id: str, step: int = 0) -> None:
         """Load ``trial_id``, or the trial ``step`` places from it in the sequence."""
         worker = get_current_worker()
-        db = self._app().open_db()
-        try:
+        with self.store() as db:
             if step:
                 if self.sequence is None:
                     self.post_message(TranscriptNotice("this trial was not opened from a list"))
@@ -226,8 +224,6 @@ class TranscriptScreen(ExportMixin, ReviewerScreen):
                     return
                 trial_id = target
             payload = load_payload(db, trial_id, self.sequence)
-        finally:
-            db.close()
         if worker.is_cancelled:
             return
         if payload is None:
@@ -272,11 +268,8 @@ class TranscriptScreen(ExportMixin, ReviewerScreen):
         """The stored record, pretty-printed, in a temp file for the external program."""
         from reviewer.store.queries import record_of
 
-        db = self._app().open_db()
-        try:
+        with self.store() as db:
             record = record_of(db, trial_id)
-        finally:
-            db.close()
         if record is None:
             self.post_message(TranscriptNotice(f"trial {trial_id} has no stored record", "error"))
             return

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal
 
 from rich.text import Text
 from textual import work
@@ -21,7 +21,7 @@ from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import money, num
 
 if TYPE_CHECKING:
-    from reviewer.tui.app import ReviewerApp
+    pass
 
 PAGE_SIZE = 200
 _CYCLES: dict[str, list[Any]] = {
@@ -199,21 +199,19 @@ class TrialsScreen(ExportMixin, ReviewerScreen):
         from reviewer.store.trial_list import page
 
         worker = get_current_worker()
-        db = cast("ReviewerApp", self.app).open_db()
-        try:
-            result = page(
-                db,
-                request.filter,
-                after_seq=request.after_seq,
-                before_seq=request.before_seq,
-                limit=PAGE_SIZE,
-                known_before=request.known_before,
-            )
-        except SearchError as e:
-            self.post_message(PageFailed(request, str(e)))
-            return
-        finally:
-            db.close()
+        with self.store() as db:
+            try:
+                result = page(
+                    db,
+                    request.filter,
+                    after_seq=request.after_seq,
+                    before_seq=request.before_seq,
+                    limit=PAGE_SIZE,
+                    known_before=request.known_before,
+                )
+            except SearchError as e:
+                self.post_message(PageFailed(request, str(e)))
+                return
         if not worker.is_cancelled:
             self.post_message(PageLoaded(request, result))
 
