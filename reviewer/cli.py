@@ -11,7 +11,13 @@ from typing import Any
 
 import click
 
-from reviewer.commands.common import cli_store, echo_json, fail
+from reviewer.commands.common import (
+    cli_store,
+    echo_json,
+    fail,
+    no_such_command,
+    share_group_options,
+)
 
 # The default database, relative to where reviewer runs (keep in step with store.db.DEFAULT_DB).
 DEFAULT_DB = "reviewer.db"
@@ -20,20 +26,41 @@ _MAX_SKIPS_SHOWN = 20
 
 
 class ReviewerGroup(click.Group):
-    """`reviewer PATHS...` (no subcommand) means: import PATHS and open the TUI."""
+    """`reviewer PATHS...` (no subcommand) means: import PATHS and open the TUI.
+
+    Every command, nested ones included, also takes the group's `--db` and `--labeler` after its name.
+    """
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        share_group_options(cmd)
+        super().add_command(cmd, name)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        import os
+
+        for cmd in self.commands.values():
+            share_group_options(cmd)  # commands added to a subgroup after registration
         args = list(args)
+        takes_value = {
+            opt
+            for p in self.get_params(ctx)
+            if isinstance(p, click.Option) and not p.is_flag and not p.count
+            for opt in p.opts
+        }
         i = 0
         while i < len(args):
             a = args[i]
-            if a in ("--db", "--labeler"):
+            if a in takes_value:
                 i += 2
                 continue
             if a.startswith("-"):
                 i += 1
                 continue
-            if a not in self.commands:
+            if self.get_command(ctx, a) is None:
+                if not os.path.exists(a):
+                    visible = [n for n, c in self.commands.items() if not c.hidden]
+                    click.echo(no_such_command(a, visible), err=True)
+                    ctx.exit(2)
                 args.insert(i, "open")
             break
         return super().parse_args(ctx, args)
@@ -56,14 +83,17 @@ class ReviewerGroup(click.Group):
 @click.option(
     "--labeler",
     default=None,
-    help="Who is labeling (default: the config's labeler, else the login name).",
+    envvar="REVIEWER_LABELER",
+    help="Who is labeling (default: the config's labeler, else the login name). Before or after "
+    "the command, unless the command has its own --labeler.",
 )
 @click.version_option(package_name="reviewer")
 @click.pass_context
 def cli(ctx: click.Context, db_path: str, labeler: str | None) -> None:
     """Evaluate AI agents from the terminal: pass^k, failure clusters, judge calibration.
 
-    With PATHS and no command, import PATHS and open the app.
+    With PATHS and no command, import PATHS and open the app. --db and --labeler may also follow the
+    command (reviewer report --db runs.db); REVIEWER_DB and REVIEWER_LABELER set them too.
     """
     ctx.ensure_object(dict)
     ctx.obj["db"] = db_path

@@ -23,6 +23,7 @@ def isolated_machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
     for var in (
         "REVIEWER_DB",
+        "REVIEWER_LABELER",
         "REVIEWER_CONFIG",
         "ANTHROPIC_API_KEY",
         "ANTHROPIC_BASE_URL",
