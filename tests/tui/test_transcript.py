@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+import time
+from collections.abc import Callable
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
@@ -355,17 +357,33 @@ async def test_twenty_megabyte_message_opens(tmp_path: Path, shape: str) -> None
         view = await open_transcript(app, pilot, trial_ids(db)[0])
         assert view.line_count < 100
         await pilot.press("end")
-        await pilot.pause()
-        assert any("press e to expand" in line for line in view.visible_lines())
+        await until(
+            app, pilot, lambda: any("press e to expand" in ln for ln in view.visible_lines())
+        )
         await pilot.press("E")
-        await pilot.pause()
-        assert view.line_count > 100_000
+        await until(app, pilot, lambda: view.line_count > 100_000)
         await pilot.press("end")
-        await pilot.pause()
-        assert any("word" in line or "text" in line for line in view.visible_lines())
+        await until(
+            app,
+            pilot,
+            lambda: any("word" in ln or "text" in ln for ln in view.visible_lines()),
+        )
         # the huge block has only the chunks around the top and the end rendered
         assert view.cache_size < 2 * len(view.blocks)
         assert view.render_row(view.line_count - 1).cell_length <= view.size.width
+
+
+async def until(
+    app: ReviewerApp, pilot: Pilot[None], condition: Callable[[], bool], timeout: float = 30.0
+) -> None:
+    """Wait for the workers, then poll CONDITION between refreshes; fail after TIMEOUT seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        if condition():
+            return
+        assert time.monotonic() < deadline, f"not true after {timeout} s: {condition}"
 
 
 INJECTIONS = [
