@@ -33,12 +33,14 @@ def isolated_machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
 
 
-def corpus(*parts: str) -> Path:
-    """A file of ../shared/corpora, or a clean skip when the corpora are not beside the checkout."""
-    path = CORPORA.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"corpus not available: {'/'.join(parts)}")
-    return path
+def real_data(fixture: Path, *corpus_parts: str) -> list[Any]:
+    """Test parameters: the attributed subset in tests/fixtures, plus the full corpus file when
+    ../shared/corpora is beside the checkout. A fresh clone runs the subset and skips nothing."""
+    params = [pytest.param(fixture, id="fixture")]
+    full = CORPORA.joinpath(*corpus_parts)
+    if full.exists():
+        params.append(pytest.param(full, id="corpus"))
+    return params
 
 
 def native_trial(task_id: str = "t1", passed: bool = True, **extra: Any) -> dict[str, Any]:

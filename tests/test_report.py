@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from math import comb
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from reviewer.cli import cli
-from tests.conftest import SAMPLE_RUNS, corpus, native_trial, write_jsonl
+from tests.conftest import FIXTURES, SAMPLE_RUNS, native_trial, real_data, write_jsonl
 
 EXAMPLE = """\
 task                  pass@1  pass@4  pass^4
@@ -56,19 +57,50 @@ def test_sample_runs_match_the_example() -> None:
     assert out.startswith(EXAMPLE + "\n")
 
 
-def test_tau_bench_published_pass_hat_k() -> None:
-    path = corpus("tau-bench", "gpt-4o-airline.json")
+TAU_SUBSET = FIXTURES / "tau_bench" / "gpt-4o-airline-5-tasks.json"
+# file -> (import line, tasks, pass^1..4, pass@1..4); the full file's are tau-bench's published numbers
+TAU_EXPECTED = {
+    TAU_SUBSET.name: (
+        "imported 20 trials (1 run, 5 tasks)",
+        5,
+        [0.450, 0.267, 0.200, 0.200],
+        [0.450, 0.633, 0.750, 0.800],
+    ),
+    "gpt-4o-airline.json": (
+        "imported 200 trials (1 run, 50 tasks)",
+        50,
+        [0.420, 0.273, 0.220, 0.200],
+        [0.420, 0.567, 0.660, 0.720],
+    ),
+}
+
+
+def _by_hand(path: Path, k: int) -> tuple[float, float]:
+    """pass^k and pass@k averaged over tasks, straight from the file's rewards (n = 4 per task)."""
+    passed: dict[object, list[bool]] = {}
+    for rec in json.loads(path.read_text()):
+        passed.setdefault(rec["task_id"], []).append(rec["reward"] >= 1 - 1e-6)
+    hat = [comb(sum(p), k) / comb(len(p), k) for p in passed.values()]
+    at = [1 - comb(len(p) - sum(p), k) / comb(len(p), k) for p in passed.values()]
+    return sum(hat) / len(hat), sum(at) / len(at)
+
+
+@pytest.mark.parametrize("path", real_data(TAU_SUBSET, "tau-bench", "gpt-4o-airline.json"))
+def test_tau_bench_published_pass_hat_k(path: Path) -> None:
+    imported, tasks, published_hat, published_at = TAU_EXPECTED[path.name]
     code, _, err = invoke("--db", "x.db", "import", str(path))
     assert code == 0, err
-    assert "imported 200 trials (1 run, 50 tasks)" in err
+    assert imported in err
     code, out, _ = invoke("--db", "x.db", "report", "--k", "1,2,3,4", "--json")
     assert code == 0
     (run,) = json.loads(out)["runs"]
-    assert len(run["tasks"]) == 50 and {t["n"] for t in run["tasks"]} == {4}
+    assert len(run["tasks"]) == tasks and {t["n"] for t in run["tasks"]} == {4}
     hat = [round(run["average"]["pass_hat_k"][str(k)], 3) for k in (1, 2, 3, 4)]
     at = [round(run["average"]["pass_at_k"][str(k)], 3) for k in (1, 2, 3, 4)]
-    assert hat == [0.420, 0.273, 0.220, 0.200]
-    assert at == [0.420, 0.567, 0.660, 0.720]
+    assert hat == published_hat
+    assert at == published_at
+    for k in (1, 2, 3, 4):
+        assert (hat[k - 1], at[k - 1]) == tuple(round(x, 3) for x in _by_hand(path, k))
 
 
 def test_default_k_and_json_shape(tmp_path: Path) -> None:
@@ -119,7 +151,7 @@ def test_report_errors_are_one_line(tmp_path: Path) -> None:
 
 def test_inspect_logs_in_both_forms_give_inspects_numbers() -> None:
     for name in ("support.eval", "support.json"):
-        path = corpus("inspect", name)
+        path = FIXTURES / "inspect" / name
         code, _, err = invoke("--db", f"{name}.db", "import", str(path))
         assert code == 0, err
         code, out, _ = invoke("--db", f"{name}.db", "report", "--k", "1,2,4", "--json")

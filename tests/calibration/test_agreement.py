@@ -21,7 +21,8 @@ from reviewer.calibration.agreement import (
     render_agreement,
 )
 
-PANDALM = Path(__file__).resolve().parents[2].parent / "shared" / "corpora" / "judge" / "pandalm"
+# PandaLM's labels, copied whole (37 KB, labels only) into tests/fixtures/pandalm; see SOURCE.md there
+PANDALM = Path(__file__).resolve().parents[1] / "fixtures" / "pandalm"
 
 
 def pairs_from(counts: dict[tuple[str, str], int]) -> list[Pair]:
@@ -273,8 +274,6 @@ def test_three_labelers_with_missing_labels() -> None:
 
 def test_pandalm_annotators_through_human_agreement() -> None:
     path = PANDALM / "pandalm_labels.csv"
-    if not path.exists():
-        pytest.skip(f"corpus not available: {path}")
     with path.open(newline="") as f:
         rows = list(csv.DictReader(f))
     labels = {f"annotator{i}": {r["idx"]: r[f"annotator{i}"] for r in rows} for i in (1, 2, 3)}

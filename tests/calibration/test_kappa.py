@@ -23,7 +23,8 @@ from reviewer.calibration.kappa import (
     landis_koch,
 )
 
-PANDALM = Path(__file__).resolve().parents[2].parent / "shared" / "corpora" / "judge" / "pandalm"
+# PandaLM's labels, copied whole (37 KB, labels only) into tests/fixtures/pandalm; see SOURCE.md there
+PANDALM = Path(__file__).resolve().parents[1] / "fixtures" / "pandalm"
 
 # 50 items, rows = rater A (yes, no), columns = rater B (yes, no)
 EXAMPLE = [[20, 5], [10, 15]]
@@ -41,8 +42,6 @@ def expand(table: list[list[int]]) -> tuple[list[int], list[int]]:
 
 def pandalm_annotators() -> list[list[str]]:
     path = PANDALM / "pandalm_labels.csv"
-    if not path.exists():
-        pytest.skip(f"corpus not available: {path}")
     with path.open(newline="") as f:
         rows = list(csv.DictReader(f))
     return [[r[f"annotator{i}"] for r in rows] for i in (1, 2, 3)]

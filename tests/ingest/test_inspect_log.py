@@ -14,7 +14,6 @@ from reviewer.ingest import inspect_log, openai_chat, tau2_bench, tau_bench
 from reviewer.ingest.base import IngestError
 from reviewer.models import Skip, Trial
 
-CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "corpora"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 EXPECTED = {
     "refund_simple": 4,
@@ -25,10 +24,8 @@ EXPECTED = {
 
 
 def real(name: str) -> Path:
-    path = CORPORA / "inspect" / name
-    if not path.exists():
-        pytest.skip(f"corpus not available: inspect/{name}")
-    return path
+    """A log written by Inspect AI itself, copied whole into tests/fixtures/inspect (see SOURCE.md)."""
+    return FIXTURES / "inspect" / name
 
 
 def head(path: Path) -> bytes:
@@ -266,7 +263,7 @@ def test_sniff_own_formats_and_not_the_others(tmp_path: Path) -> None:
     renamed.write_bytes(real("support.eval").read_bytes())
     assert inspect_log.sniff(renamed, head(renamed))
     others = [FIXTURES / "tau2" / "airline-small.json", FIXTURES / "openai_chat" / "support.jsonl"]
-    others += [p for p in (CORPORA / "tau-bench" / "gpt-4o-airline.json",) if p.exists()]
+    others += [FIXTURES / "tau_bench" / "gpt-4o-airline-5-tasks.json"]
     for other in others:
         assert not inspect_log.sniff(other, head(other)), other
     plain_zip = repack({"data.csv": b"a,b\n"}, tmp_path / "data.zip")

@@ -12,7 +12,6 @@ from reviewer.ingest import inspect_log, openai_chat, tau2_bench, tau_bench
 from reviewer.ingest.base import IngestError
 from reviewer.models import Skip, Trial
 
-CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "corpora"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 FIXTURE = FIXTURES / "openai_chat" / "support.jsonl"
 
@@ -146,14 +145,11 @@ def test_sniff_own_format_and_not_the_others(tmp_path: Path) -> None:
     for mod in (tau_bench, tau2_bench, inspect_log):
         assert not mod.sniff(FIXTURE, head(FIXTURE)), mod.NAME
     others = [FIXTURES / "tau2" / "airline-small.json"]
+    real = FIXTURES
     others += [
-        p
-        for p in (
-            CORPORA / "tau-bench" / "gpt-4o-airline.json",
-            CORPORA / "inspect" / "support.json",
-            CORPORA / "inspect" / "support.eval",
-        )
-        if p.exists()
+        real / "tau_bench" / "gpt-4o-airline-5-tasks.json",
+        real / "inspect" / "support.json",
+        real / "inspect" / "support.eval",
     ]
     for other in others:
         assert not openai_chat.sniff(other, head(other)), other

@@ -13,7 +13,6 @@ from reviewer.ingest import inspect_log, openai_chat, tau2_bench, tau_bench
 from reviewer.ingest.base import IngestError, canonical
 from reviewer.models import Skip, Trial
 
-CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "corpora"
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "tau2" / "airline-small.json"
 
 
@@ -225,14 +224,11 @@ def test_sniff_own_format_and_not_the_others(tmp_path: Path) -> None:
         assert not mod.sniff(FIXTURE, head(FIXTURE)), mod.NAME
         assert not mod.sniff(big, head(big)), mod.NAME
     others = [Path(__file__).resolve().parents[1] / "fixtures" / "openai_chat" / "support.jsonl"]
+    real = Path(__file__).resolve().parents[1] / "fixtures"
     others += [
-        p
-        for p in (
-            CORPORA / "tau-bench" / "gpt-4o-airline.json",
-            CORPORA / "inspect" / "support.json",
-            CORPORA / "inspect" / "support.eval",
-        )
-        if p.exists()
+        real / "tau_bench" / "gpt-4o-airline-5-tasks.json",
+        real / "inspect" / "support.json",
+        real / "inspect" / "support.eval",
     ]
     for other in others:
         assert not tau2_bench.sniff(other, head(other)), other

@@ -5,23 +5,50 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from reviewer.ingest import inspect_log, openai_chat, tau2_bench, tau_bench
 from reviewer.ingest.base import IngestError, canonical
 from reviewer.models import Skip, Trial
+from tests.conftest import real_data
 
-CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "corpora"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-REAL = CORPORA / "tau-bench" / "gpt-4o-airline.json"
+SUBSET = FIXTURES / "tau_bench" / "gpt-4o-airline-5-tasks.json"
+
+# What each file holds: the 5-task subset (pinned by hand from the file) and the full corpus file.
+FACTS: dict[str, dict[str, Any]] = {
+    SUBSET.name: {
+        "records": 20,
+        "tasks": 5,
+        "successes": 9,
+        "calls": 100,
+        "no_reward": 1,
+        "outputs_missing": 4,
+        "termination": {"user stop": 16, "transfer to human": 3, "max steps": 1},
+    },
+    "gpt-4o-airline.json": {
+        "records": 200,
+        "tasks": 50,
+        "successes": 84,  # tau-bench's published 0.42 pass^1 for gpt-4o on airline
+        "calls": 500,
+        "no_reward": 5,
+        "outputs_missing": 10,
+        "termination": {"user stop": 147, "transfer to human": 48, "max steps": 5},
+    },
+}
+
+
+@pytest.fixture(scope="module", params=real_data(SUBSET, "tau-bench", "gpt-4o-airline.json"))
+def real(request: pytest.FixtureRequest) -> Path:
+    path: Path = request.param
+    return path
 
 
 @pytest.fixture(scope="module")
-def trials() -> list[Trial]:
-    if not REAL.exists():
-        pytest.skip("corpus not available: tau-bench/gpt-4o-airline.json")
-    records = list(tau_bench.parse(REAL))
+def trials(real: Path) -> list[Trial]:
+    records = list(tau_bench.parse(real))
     assert all(isinstance(r, Trial) for r in records)
     return [r for r in records if isinstance(r, Trial)]
 
@@ -31,27 +58,30 @@ def head(path: Path) -> bytes:
         return fh.read(64 * 1024)
 
 
-def test_real_file_is_50_tasks_by_4_trials(trials: list[Trial]) -> None:
-    assert len(trials) == 200
+def test_real_file_is_tasks_by_4_trials(real: Path, trials: list[Trial]) -> None:
+    facts = FACTS[real.name]
+    assert len(trials) == facts["records"]
     per_task = Counter(t.task_id for t in trials)
-    assert len(per_task) == 50
+    assert len(per_task) == facts["tasks"]
     assert set(per_task.values()) == {4}
     assert all(isinstance(t.task_id, str) for t in trials)
     assert {t.trial for t in trials} == {0, 1, 2, 3}
     assert trials[0].task_id == "0"
-    assert [t.source_line for t in trials] == list(range(1, 201))
+    assert [t.source_line for t in trials] == list(range(1, facts["records"] + 1))
 
 
-def test_real_file_pass_rate_is_42_percent(trials: list[Trial]) -> None:
+def test_real_file_pass_rate(real: Path, trials: list[Trial]) -> None:
     successes = Counter(t.task_id for t in trials if t.success)
-    assert sum(successes.values()) == 84 == round(0.42 * 200)
+    raw = json.loads(real.read_text())
+    assert sum(successes.values()) == FACTS[real.name]["successes"]
+    assert sum(successes.values()) == sum(r["reward"] >= 1 - 1e-6 for r in raw)
     assert all(t.passed is None for t in trials)
     assert {t.reward for t in trials} == {0.0, 1.0}
 
 
-def test_tool_call_arguments_are_parsed_to_dicts(trials: list[Trial]) -> None:
+def test_tool_call_arguments_are_parsed_to_dicts(real: Path, trials: list[Trial]) -> None:
     calls = [c for t in trials for m in t.messages for c in m.tool_calls]
-    assert len(calls) > 500
+    assert len(calls) > FACTS[real.name]["calls"]
     assert all(isinstance(c.arguments, dict) for c in calls)
     first = next(c for m in trials[0].messages for c in m.tool_calls)
     assert first.name == "get_user_details"
@@ -60,41 +90,42 @@ def test_tool_call_arguments_are_parsed_to_dicts(trials: list[Trial]) -> None:
     assert results and all(m.tool_call_id and m.name for m in results)
 
 
-def test_instruction_metadata_and_fingerprint(trials: list[Trial]) -> None:
+def test_instruction_metadata_and_fingerprint(real: Path, trials: list[Trial]) -> None:
     t = trials[0]
     assert t.instruction is not None and t.instruction.startswith("You are mia_li_3668.")
     assert t.metadata["task"]["actions"][0]["name"] == "book_reservation"
     assert t.metadata["source"] == "user"
     assert t.metadata["reward_info"]["info"]["r_actions"] == 0.0
     assert isinstance(t.metadata["user_cost"], float)
-    raw = json.loads(REAL.read_text())
+    raw = json.loads(real.read_text())
     assert t.fingerprint == canonical(raw[0])
-    assert len({x.fingerprint for x in trials}) == 200
+    assert len({x.fingerprint for x in trials}) == FACTS[real.name]["records"]
 
 
-def test_reasons_come_from_reward_info(trials: list[Trial]) -> None:
+def test_reasons_come_from_reward_info(real: Path, trials: list[Trial]) -> None:
+    facts = FACTS[real.name]
     assert all(t.reason is None for t in trials if t.success)
     assert all(t.reason for t in trials if not t.success)
     assert trials[0].reason == "actions did not match expected (expected writes: book_reservation)"
     reasons = Counter(t.reason for t in trials if not t.success)
-    assert reasons["no reward computed: the episode did not finish"] == 5
+    assert reasons["no reward computed: the episode did not finish"] == facts["no_reward"]
     assert reasons["actions did not match expected (expected no database writes)"] > 0
     outputs = [r for r in reasons if r and r.startswith("outputs missing: ")]
-    assert outputs and sum(reasons[r] for r in outputs) == 10
+    assert outputs and sum(reasons[r] for r in outputs) == facts["outputs_missing"]
 
 
-def test_termination_is_inferred(trials: list[Trial]) -> None:
+def test_termination_is_inferred(real: Path, trials: list[Trial]) -> None:
     causes = Counter(t.termination for t in trials)
-    assert causes == {"user stop": 147, "transfer to human": 48, "max steps": 5}
+    assert causes == FACTS[real.name]["termination"]
     stopped = next(t for t in trials if t.termination == "user stop")
     assert "###STOP###" in stopped.messages[-1].content
 
 
 def test_streaming_reader_agrees_with_small_chunks(
-    trials: list[Trial], monkeypatch: pytest.MonkeyPatch
+    real: Path, trials: list[Trial], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(tau_bench, "_CHUNK", 97)
-    again = [r for r in tau_bench.parse(REAL) if isinstance(r, Trial)]
+    again = [r for r in tau_bench.parse(real) if isinstance(r, Trial)]
     assert [t.fingerprint for t in again] == [t.fingerprint for t in trials]
 
 
@@ -155,22 +186,16 @@ def test_whole_file_problems_raise(tmp_path: Path, text: str, reason: str) -> No
         list(tau_bench.parse(path))
 
 
-def test_sniff_own_format_and_not_the_others(tmp_path: Path) -> None:
-    if REAL.exists():
-        assert tau_bench.sniff(REAL, head(REAL))
+def test_sniff_own_format_and_not_the_others(tmp_path: Path, real: Path) -> None:
+    assert tau_bench.sniff(real, head(real))
     small = tmp_path / "small.json"
     small.write_text(
         json.dumps([{"task_id": 0, "reward": 1.0, "info": {}, "traj": [], "trial": 0}])
     )
     assert tau_bench.sniff(small, head(small))
     others = [FIXTURES / "tau2" / "airline-small.json", FIXTURES / "openai_chat" / "support.jsonl"]
-    others += [
-        p
-        for p in (CORPORA / "inspect" / "support.json", CORPORA / "inspect" / "support.eval")
-        if p.exists()
-    ]
+    others += [FIXTURES / "inspect" / "support.json", FIXTURES / "inspect" / "support.eval"]
     for other in others:
         assert not tau_bench.sniff(other, head(other)), other
-    if REAL.exists():
-        for mod in (tau2_bench, inspect_log, openai_chat):
-            assert not mod.sniff(REAL, head(REAL)), mod.NAME
+    for mod in (tau2_bench, inspect_log, openai_chat):
+        assert not mod.sniff(real, head(real)), mod.NAME

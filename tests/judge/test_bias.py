@@ -22,10 +22,11 @@ from reviewer.judge.bias import (
     surviving_winner,
     wilson_interval,
 )
-from tests.conftest import FIXTURES, corpus
+from tests.conftest import FIXTURES, real_data
 from tests.fixtures.llmbar.convert import CORPUS, JUDGES, pair_lines
 
-FIXTURE = FIXTURES / "llmbar" / "mtbench_pairs.jsonl"
+LLMBAR = FIXTURES / "llmbar"
+FIXTURE = LLMBAR / "mtbench_pairs.jsonl"
 GPT4, CHATGPT = JUDGES
 
 #: LLMBar MT-Bench, Vanilla_NoRules: consistent, biased toward first, biased toward second, error.
@@ -237,15 +238,42 @@ def test_llmbar_fixture_accuracy_matches_llmbar_statistics() -> None:
     assert (chatgpt.first_slot.wins, chatgpt.first_slot.decided) == (281, 400)  # type: ignore[attr-defined]
 
 
-def test_the_fixture_is_what_convert_writes_from_the_corpus() -> None:
-    corpus("judge", "llmbar", "Processed", "MT-Bench", "dataset.json")
-    lines = FIXTURE.read_text(encoding="utf-8").splitlines()
-    assert [json.loads(line) for line in lines] == list(pair_lines(CORPUS))
+_WINNERS = {"1": "a", "2": "b", "": None}
 
 
-def test_llmbar_corpus_gives_the_published_counts() -> None:
-    path = corpus("judge", "llmbar", "llmbar_verdicts.csv")
-    names = {"1": "a", "2": "b", "": None}
+@pytest.mark.parametrize(
+    "source",
+    real_data(LLMBAR / "llmbar_verdicts.csv", "judge", "llmbar", "Processed", "MT-Bench"),
+)
+def test_the_fixture_is_what_llmbar_says(source: Path) -> None:
+    """The pairs fixture matches LLMBar: its verdict table here, and convert.py on the corpus there."""
+    lines = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines()]
+    if source.is_dir():
+        assert lines == list(pair_lines(CORPUS))
+        return
+    with source.open(encoding="utf-8", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["subset"] == "Processed/MT-Bench"]
+    from_table = sorted(
+        (
+            r["evaluator"],
+            f"mtb-{int(r['item']):03d}",
+            _WINNERS[r["order1_winner"]],
+            _WINNERS[r["order2_winner"]],
+            _WINNERS[r["label"]],
+        )
+        for r in rows
+        if r["evaluator"] in JUDGES
+    )
+    from_fixture = sorted(
+        (p["judge"], p["pair_id"], p["order_ab"], p["order_ba"], p["human"]) for p in lines
+    )
+    assert len(from_fixture) == 400 and from_fixture == from_table
+
+
+@pytest.mark.parametrize(
+    "path", real_data(LLMBAR / "llmbar_verdicts.csv", "judge", "llmbar", "llmbar_verdicts.csv")
+)
+def test_llmbar_gives_the_published_counts(path: Path) -> None:
     rows: list[P] = []
     with path.open(encoding="utf-8", newline="") as f:
         for r in csv.DictReader(f):
@@ -254,15 +282,15 @@ def test_llmbar_corpus_gives_the_published_counts() -> None:
                     P(
                         r["item"],
                         r["evaluator"],
-                        names[r["order1_winner"]],
-                        names[r["order2_winner"]],
-                        names[r["label"]],
+                        _WINNERS[r["order1_winner"]],
+                        _WINNERS[r["order2_winner"]],
+                        _WINNERS[r["label"]],
                     )
                 )
     by_judge = _report_of(rows)  # type: ignore[arg-type]
     for judge, expected in EXPECTED.items():
         assert counts(by_judge[judge]) == expected
-    stats = json.loads(corpus("judge", "llmbar", "llmbar_statistics.json").read_text())
+    stats = json.loads(path.with_name("llmbar_statistics.json").read_text())
     for judge in EXPECTED:
         equal = stats[f"Processed/MT-Bench/evaluators/{judge}"]["equal"]
         assert equal.startswith(f"{EXPECTED[judge][0]} / 200")
