@@ -12,8 +12,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from reviewer.importer import import_paths
 from reviewer.store import open_store
+from reviewer.workflows.imports import import_paths
 
 WORDS = (
     "order refund shipped delivered customer policy address cancel return item damaged verify email "

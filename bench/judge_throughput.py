@@ -23,12 +23,12 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from reviewer.importer import import_paths
 from reviewer.judge.jobs import BUILTIN_RUBRIC, verdict_jobs
 from reviewer.judge.runner import Runner
 from reviewer.judge.settings import JudgeSettings
 from reviewer.store.db import open_store
 from reviewer.store.judging import select_trials
+from reviewer.workflows.imports import import_paths
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_runs" / "support-v1.jsonl"
 

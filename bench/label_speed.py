@@ -20,8 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 def make_db(root: Path, n: int) -> Path:
     from reviewer.calibration.sampling import make_queue
-    from reviewer.importer import import_paths
     from reviewer.store import open_store
+    from reviewer.workflows.imports import import_paths
 
     path = root / "runs.jsonl"
     with path.open("w") as fh:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -115,6 +117,52 @@ class Trial:
         return sum(1 for m in self.messages if m.role == "tool" and m.is_error)
 
 
+@dataclass(frozen=True, slots=True)
+class TrialStats:
+    """The numbers of one trial that metrics need; ``violations`` holds the ids of rules it broke."""
+
+    task_id: str
+    success: bool
+    steps: int
+    cost_usd: float | None
+    latency_s: float | None
+    tool_calls: int
+    tool_errors: int
+    violations: AbstractSet[str] = frozenset()
+
+    @classmethod
+    def from_trial(cls, trial: Trial, violations: Iterable[str] = ()) -> TrialStats:
+        """Stats of ``trial``; pass ``{v.rule_id for v in check_trial(trial, rules)}`` as violations."""
+        return cls(
+            task_id=trial.task_id,
+            success=trial.success,
+            steps=trial.steps,
+            cost_usd=trial.usage.cost_usd,
+            latency_s=trial.latency_s,
+            tool_calls=trial.tool_call_count,
+            tool_errors=trial.tool_errors,
+            violations=frozenset(violations),
+        )
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One breach of a rule in one trial. ``message_index`` indexes ``trial.messages``; None is trial-level."""
+
+    rule_id: str
+    severity: str
+    message_index: int | None
+    detail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rule_id": self.rule_id,
+            "severity": self.severity,
+            "message_index": self.message_index,
+            "detail": self.detail,
+        }
+
+
 @dataclass
 class Skip:
     """A record an importer could not use, with the place and the reason."""
@@ -194,3 +242,37 @@ class Cluster:
     terms: list[str] = field(default_factory=list)
     trial_ids: list[str] = field(default_factory=list)
     representative: str | None = None
+
+
+#: A reference to a trial: ``{"run", "task_id", "trial"}`` or a stored trial id string.
+TrialRef = str | dict[str, Any]
+
+
+@dataclass
+class PairRecord:
+    """One line of a pair-judgement file: a judge's verdicts on a pair, references not yet resolved."""
+
+    pair_id: str
+    judge: str
+    a: TrialRef
+    b: TrialRef
+    order_ab: str | None
+    order_ba: str | None
+    human: str | None = None
+    task_id: str | None = None
+    rationale_ab: str | None = None
+    rationale_ba: str | None = None
+    source_line: int | None = None
+
+
+@dataclass(frozen=True)
+class TaskEntry:
+    """One valid task of a regression task list (``reviewer export``): its id and where it came from."""
+
+    id: str
+    run: str
+    task_id: str
+    trial: int
+    source: str
+    cluster: str | None
+    line: int

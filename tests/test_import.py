@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from reviewer import importer
 from reviewer.cli import cli
 from reviewer.ingest.base import IngestError
+from reviewer.ingest.files import default_run_name
 from reviewer.store import open_store
-from tests.conftest import native_trial, write_jsonl
+from tests.conftest import SAMPLE_RUNS, native_trial, write_jsonl
 
 
 def run_cli(*args: str) -> tuple[int, str, str]:
@@ -227,8 +227,8 @@ def test_fts_finds_message_text(tmp_path: Path) -> None:
 
 
 def test_default_run_name() -> None:
-    assert importer.default_run_name(Path("a/support-v1.jsonl")) == "support-v1"
-    assert importer.default_run_name(Path("a/support-v1/results.json")) == "support-v1"
+    assert default_run_name(Path("a/support-v1.jsonl")) == "support-v1"
+    assert default_run_name(Path("a/support-v1/results.json")) == "support-v1"
 
 
 def test_task_stats_follow_imports(tmp_path: Path) -> None:
@@ -249,3 +249,80 @@ def test_task_stats_follow_imports(tmp_path: Path) -> None:
     before = task_counts(db, "r1")
     rebuild_task_stats(db)
     assert task_counts(db, "r1") == before
+
+
+def test_the_import_workflow_applies_a_folders_rules_and_rubric(tmp_path: Path) -> None:
+    from reviewer.store.queries import latest_rubric
+    from reviewer.store.violations import rule_set_count, violation_total
+    from reviewer.workflows.imports import import_paths
+
+    with open_store(tmp_path / "x.db") as db:
+        summary = import_paths(db, [SAMPLE_RUNS])
+        assert (summary.added, summary.rules_count, summary.problems) == (88, 3, [])
+        assert summary.rules_file == str(SAMPLE_RUNS / "rules.toml")
+        assert summary.rubric is not None and summary.rubric_file == str(
+            SAMPLE_RUNS / "rubric.toml"
+        )
+        assert (rule_set_count(db), violation_total(db)) == (1, 13)
+        rubric = latest_rubric(db)
+        assert rubric is not None and rubric.ref == summary.rubric.ref
+        # the same rules again: nothing to set, the new trials (none) are checked against them
+        again = import_paths(db, [SAMPLE_RUNS])
+        assert (again.added, again.rules_file, again.violations) == (0, None, 0)
+        assert (rule_set_count(db), violation_total(db)) == (1, 13)
+
+
+def test_new_trials_are_checked_against_the_active_rules(tmp_path: Path) -> None:
+    from reviewer.workflows.imports import import_paths
+
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / "rules.toml").write_text(
+        '[[rule]]\nid = "no-lookups"\ntype = "forbid_tool"\ntool = "get_order"\n', encoding="utf-8"
+    )
+    write_jsonl(folder / "a.jsonl", [native_trial("a")])
+    later = write_jsonl(tmp_path / "b.jsonl", [native_trial("b"), native_trial("c")])
+    with open_store(tmp_path / "x.db") as db:
+        assert import_paths(db, [folder]).rules_count == 1
+        summary = import_paths(db, [later])
+        assert (summary.rules_file, summary.violations) == (None, 2)
+        assert summary.rule_lines() == ["rules: 2 violations in the new trials"]
+
+
+def test_a_broken_rules_or_rubric_file_is_one_problem_line_and_the_trials_still_import(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / "rules.toml").write_text('[[rule]]\nid = "x"\ntype = "nope"\n', encoding="utf-8")
+    (folder / "rubric.toml").write_text("not [ toml", encoding="utf-8")
+    write_jsonl(folder / "a.jsonl", [native_trial("a")])
+    code, _, err = run_cli("--db", "x.db", "import", str(folder))
+    assert code == 0, err
+    assert "imported 1 trial (1 run, 1 task)" in err
+    assert f"reviewer: rules not applied: {folder / 'rules.toml'}:3:" in err
+    assert f"reviewer: {folder / 'rubric.toml'}" in err
+    assert "Traceback" not in err
+
+
+def test_cancelling_rolls_back_the_file_being_read_and_keeps_the_ones_before(
+    tmp_path: Path,
+) -> None:
+    from reviewer.workflows.imports import import_paths
+
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    write_jsonl(folder / "a.jsonl", [native_trial("a")])
+    write_jsonl(folder / "b.jsonl", [native_trial(f"t{i}") for i in range(5000)])
+    write_jsonl(folder / "c.jsonl", [native_trial("c")])
+    reports: list[int] = []
+    with open_store(tmp_path / "x.db") as db:
+        summary = import_paths(
+            db,
+            [folder],
+            progress=lambda _file, n: reports.append(n),
+            cancelled=lambda: bool(reports) and reports[-1] >= 2000,
+        )
+        assert summary.cancelled and [f.cancelled for f in summary.files] == [False, True]
+        assert summary.added == 1
+        assert db.execute("SELECT COUNT(*) FROM trials").fetchone()[0] == 1

@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 import sqlite_utils
 
-from reviewer.importer import import_paths
 from reviewer.store import open_store, trial_list
 from reviewer.store.trial_list import (
     FilterSequence,
@@ -22,6 +21,7 @@ from reviewer.store.trial_list import (
     page,
     position,
 )
+from reviewer.workflows.imports import import_paths
 from tests.conftest import native_trial, write_jsonl
 
 NOW = "2025-01-01T00:00:0{}+00:00"

@@ -101,8 +101,8 @@ def _name_rule_clusters(db: Store, clusters: list[Any]) -> list[Any]:
     """A cluster named after a broken rule says what the rule forbids, in the rule's own words."""
     import dataclasses
 
+    from reviewer.metrics.active_rules import active_rules
     from reviewer.metrics.rules import RuleError
-    from reviewer.store.violations import active_rules
 
     try:
         active = active_rules(db)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import click
 
@@ -96,49 +95,3 @@ def export(
         click.echo(_plain(line) if not line.startswith("  ") else "  " + _plain(line[2:]), err=True)
     if as_json:
         echo_json(summary.to_json())
-
-
-def task_lists_json(summary: Any) -> list[dict[str, Any]]:
-    """The task lists `reviewer import` read, for its --json summary."""
-    return [
-        {
-            "file": f.file,
-            "tasks": [
-                {
-                    "id": t.id,
-                    "run": t.run,
-                    "task_id": t.task_id,
-                    "trial": t.trial,
-                    "cluster": t.cluster,
-                }
-                for t in f.listed
-            ],
-            "runs": sorted({t.run for t in f.listed}),
-            "problems": len(f.skipped),
-        }
-        for f in summary.files
-        if f.listed is not None
-    ]
-
-
-def report_task_lists(summary: Any, *, as_json: bool = False) -> None:
-    """For each task list among the imported files: a count on stderr, the tasks on stdout."""
-    for f in summary.files:
-        if f.listed is None:
-            continue
-        runs = sorted({t.run for t in f.listed})
-        clusters = sorted({t.cluster for t in f.listed if t.cluster is not None})
-        click.echo(
-            _plain(
-                f"{f.file}: a regression task list with {len(f.listed)} task{'' if len(f.listed) == 1 else 's'} "
-                f"from run{'' if len(runs) == 1 else 's'} {', '.join(runs) or '-'} and "
-                f"{len(clusters)} cluster{'' if len(clusters) == 1 else 's'}, {len(f.skipped)} bad "
-                f"line{'' if len(f.skipped) == 1 else 's'}; tasks are listed, not imported"
-            ),
-            err=True,
-        )
-        if as_json:
-            continue
-        for t in f.listed:
-            where = _plain(f"{t.run}/{t.task_id}/{t.trial}")
-            click.echo(f"{_plain(t.id)}  {where}  {_plain(t.cluster or '-')}")

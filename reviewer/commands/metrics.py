@@ -19,8 +19,8 @@ def register(group: click.Group) -> None:
 
 
 def _rule_ids(db: Any) -> list[str]:
+    from reviewer.metrics.active_rules import active_rules
     from reviewer.metrics.rules import RuleError
-    from reviewer.store.violations import active_rules
 
     try:
         active = active_rules(db)
@@ -112,12 +112,12 @@ def compare(
     Tasks are matched by task_id; the per-task deltas follow, sorted by the largest pass^k drop, with a
     seeded paired bootstrap saying whether each overall difference is larger than noise.
     """
+    from reviewer.metrics.active_rules import active_rules
     from reviewer.metrics.compare import compare_runs, render_comparison
     from reviewer.metrics.plot import passk_curve, plot_passk
     from reviewer.metrics.rules import RuleError, severities
     from reviewer.store.queries import task_counts
     from reviewer.store.trials import trial_stats
-    from reviewer.store.violations import active_rules
 
     if k is not None and k < 1:
         raise click.BadParameter("k must be 1 or more", param_hint="--k")
@@ -166,8 +166,9 @@ def _env() -> dict[str, str]:
 def rules(ctx: click.Context, file: str | None, check: bool, as_json: bool) -> None:
     """Trajectory rules: with FILE, validate it and make it the active rules (violations recomputed);
     without, list the active rules and how many trials of each run break them."""
+    from reviewer.metrics.active_rules import active_rules, rules_json, set_rules
     from reviewer.metrics.rules import RuleError, parse_rules
-    from reviewer.store.violations import active_rules, rules_json, set_rules, violation_counts
+    from reviewer.store.violations import violation_counts
 
     if file is not None:
         path = Path(file)

@@ -2,6 +2,6 @@
 Inspect AI dataset JSONL.
 
 ``select`` chooses the trials, ``tasks`` builds one record per trial, ``redact`` masks secrets,
-``files`` writes atomically, and ``run.export_tasks`` ties them together. This module imports nothing,
-so the importer can read ``schema`` without pulling in the store.
+``files`` writes atomically, and ``run.export_tasks`` ties them together. The task format's check
+(``reviewer.ingest.task_schema``) lives below, where the importer reads task lists back.
 """

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from contextlib import suppress
 from pathlib import Path
 
-from reviewer.export.schema import FORMAT
+from reviewer.ingest.task_schema import FORMAT
 
 DEFAULT_DIR = "regression"
 FILE_NAMES = {"native": "tasks.jsonl", "inspect": "inspect.jsonl"}

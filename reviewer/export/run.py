@@ -136,8 +136,8 @@ def nothing_message(sel: Selection) -> str:
 
 
 def _rule_infos(db: Store) -> dict[str, RuleInfo]:
+    from reviewer.metrics.active_rules import active_rules
     from reviewer.metrics.rules import RuleError
-    from reviewer.store.violations import active_rules
 
     try:
         active = active_rules(db)

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reviewer.clustering.signature import evidence_of
-from reviewer.export.schema import FORMAT
 from reviewer.export.select import Candidate
+from reviewer.ingest.task_schema import FORMAT
 from reviewer.models import Rubric, Trial
 
 _SLUG_MAX = 40

@@ -1,21 +1,37 @@
-"""Importers, one module per input format, and the sniffing that picks one for a file.
+"""Input formats, one module per format, registered once in ``FORMATS``; sniffing picks one for a file.
 
-Every importer is a pure streaming parser: ``parse(path)`` yields Trials and Skips, never touches SQL.
+Every format satisfies :class:`reviewer.ingest.base.Format`: a pure streaming parser that never touches
+SQL. Adding a format is one new module and one line in ``FORMATS``.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 
-from reviewer.ingest.base import IngestError, Record
+from reviewer.ingest import (
+    inspect_log,
+    native,
+    openai_chat,
+    pairs,
+    task_list,
+    tau2_bench,
+    tau_bench,
+)
+from reviewer.ingest.base import Format, IngestError, Item
 
 HEAD_BYTES = 64 * 1024
 
-# Order matters: the more specific sniffers go first.
-_MODULES = ("inspect_log", "tau2_bench", "tau_bench", "pairs", "task_list", "native", "openai_chat")
+#: Every format reviewer reads. Order matters: the more specific sniffers go first.
+FORMATS: tuple[Format, ...] = (
+    inspect_log,
+    tau2_bench,
+    tau_bench,
+    pairs,
+    task_list,
+    native,
+    openai_chat,
+)
 
 FORMAT_NAMES = (
     "native JSONL (reviewer), tau-bench results JSON, tau2-bench results JSON, "
@@ -24,19 +40,19 @@ FORMAT_NAMES = (
 )
 
 
-def formats() -> list[ModuleType]:
-    return [importlib.import_module(f"reviewer.ingest.{name}") for name in _MODULES]
+def formats() -> list[Format]:
+    return list(FORMATS)
 
 
-def format_by_name(name: str) -> ModuleType:
-    for mod in formats():
-        if mod.NAME == name:
-            return mod
+def format_by_name(name: str) -> Format:
+    for fmt in FORMATS:
+        if fmt.NAME == name:
+            return fmt
     raise KeyError(name)
 
 
-def sniff(path: Path) -> ModuleType:
-    """The importer for ``path``; IngestError naming the formats we read when none fits."""
+def sniff(path: Path) -> Format:
+    """The format of ``path``; IngestError naming the formats we read when none fits."""
     try:
         with path.open("rb") as fh:
             head = fh.read(HEAD_BYTES)
@@ -44,14 +60,23 @@ def sniff(path: Path) -> ModuleType:
         raise IngestError(str(path), f"cannot read: {e.strerror or e}") from e
     if not head.strip():
         raise IngestError(str(path), "empty file")
-    for mod in formats():
-        if mod.sniff(path, head):
-            return mod
+    for fmt in FORMATS:
+        if fmt.sniff(path, head):
+            return fmt
     raise IngestError(str(path), f"unknown format; reviewer reads {FORMAT_NAMES}")
 
 
-def parse(path: Path) -> Iterator[Record]:
+def parse(path: Path) -> Iterator[Item]:
     return sniff(path).parse(path)
 
 
-__all__ = ["FORMAT_NAMES", "IngestError", "Record", "format_by_name", "formats", "parse", "sniff"]
+__all__ = [
+    "FORMATS",
+    "FORMAT_NAMES",
+    "Format",
+    "IngestError",
+    "format_by_name",
+    "formats",
+    "parse",
+    "sniff",
+]

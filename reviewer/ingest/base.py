@@ -1,15 +1,38 @@
-"""What every importer shares: the error type, the record stream and small coercion helpers."""
+"""What every input format shares: the Format protocol, the error type, the record stream and helpers."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, Protocol, runtime_checkable
 
-from reviewer.models import Message, Skip, ToolCall, Trial
+from reviewer.models import Message, PairRecord, Skip, TaskEntry, ToolCall, Trial
+from reviewer.record import as_text, looks_like_error, parse_arguments
 
 Record = Trial | Skip
+#: What a file holds: trials (stored), a regression task list (checked and listed), pair judgements.
+Kind = Literal["trials", "tasks", "pairs"]
+KINDS: tuple[Kind, ...] = ("trials", "tasks", "pairs")
+#: One item of a parsed file: a Trial, a TaskEntry or a PairRecord by the format's kind, or a Skip.
+Item = Trial | TaskEntry | PairRecord | Skip
+
+
+@runtime_checkable
+class Format(Protocol):
+    """An input format: one module with these names, listed once in ``reviewer.ingest.FORMATS``.
+
+    ``sniff`` looks at the first bytes of a file (cheap, no full parse); ``parse`` streams the file as
+    items of the format's ``KIND`` and Skips for the lines it cannot use, and raises IngestError only
+    for a problem that stops the whole file. Parsing never touches the store.
+    """
+
+    NAME: str
+    KIND: Kind
+
+    def sniff(self, path: Path, head: bytes) -> bool: ...
+
+    def parse(self, path: Path) -> Iterator[Item]: ...
 
 
 class IngestError(Exception):
@@ -46,38 +69,6 @@ def canonical(obj: Any) -> bytes:
     ).encode()
 
 
-def as_text(value: Any) -> str:
-    """Message content as plain text: strings as they are, lists of content parts joined, rest as JSON."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        parts = []
-        for part in value:
-            if isinstance(part, str):
-                parts.append(part)
-            elif isinstance(part, dict):
-                if isinstance(part.get("text"), str):
-                    parts.append(part["text"])
-                elif isinstance(part.get("reasoning"), str):
-                    parts.append(part["reasoning"])
-                else:
-                    parts.append(json.dumps(part, ensure_ascii=False, default=str))
-        return "\n".join(parts)
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def parse_arguments(raw: Any) -> Any:
-    """Tool-call arguments: OpenAI gives a JSON *string*; keep the raw text when it is not JSON."""
-    if isinstance(raw, str):
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return raw
-    return raw
-
-
 def openai_messages(raw: list[Any]) -> list[Message]:
     """Messages in OpenAI chat format (tau-bench ``traj``, OpenAI JSONL) as our Messages."""
     out: list[Message] = []
@@ -112,17 +103,12 @@ def openai_messages(raw: list[Any]) -> list[Message]:
     return out
 
 
-_ERROR_PREFIXES = ("error", "exception", "traceback", "failed", "failure")
-
-
-def looks_like_error(text: str) -> bool:
-    """A tool result that reads like an error even when the format has no error flag."""
-    head = text.lstrip()[:40].lower()
-    return head.startswith(_ERROR_PREFIXES)
-
-
 __all__ = [
+    "KINDS",
+    "Format",
     "IngestError",
+    "Item",
+    "Kind",
     "Record",
     "Iterator",
     "as_text",

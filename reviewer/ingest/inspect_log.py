@@ -14,10 +14,11 @@ from functools import cache
 from pathlib import Path
 from typing import IO, Any
 
-from reviewer.ingest.base import IngestError, Record, as_text, canonical, parse_arguments
+from reviewer.ingest.base import IngestError, Kind, Record, as_text, canonical, parse_arguments
 from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage, is_success
 
 NAME = "inspect"
+KIND: Kind = "trials"
 
 _ZIP_MAGIC = b"PK\x03\x04"
 _ZSTD = 93  # zip method id of Zstandard, which Inspect uses when INSPECT_USE_ZSTD is set

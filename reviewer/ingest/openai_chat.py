@@ -9,10 +9,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from reviewer.ingest.base import Record, as_text, jsonl_lines, openai_messages
+from reviewer.ingest.base import Kind, Record, as_text, jsonl_lines, openai_messages
 from reviewer.models import Skip, Trial, TrialError, Usage
 
 NAME = "openai-chat"
+KIND: Kind = "trials"
 
 _SUFFIXES = {".jsonl", ".json", ".ndjson"}
 _KEY = r'"{}"\s*:'

@@ -15,39 +15,18 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reviewer.ingest.base import jsonl_lines
-from reviewer.models import Skip
+from reviewer.ingest.base import Kind, jsonl_lines
+from reviewer.models import PairRecord, Skip
 
 NAME = "pairs"
-KIND = "pairs"  # not trials: the importer writes these to the pairs table
+KIND: Kind = "pairs"  # not trials: the import workflow writes these to the pairs table
 
 WINNERS = ("a", "b", "tie")
 _SUFFIXES = {".jsonl", ".ndjson", ".json"}
 _KEY = r'"{}"\s*:'
-
-TrialRef = str | dict[str, Any]
-
-
-@dataclass
-class PairRecord:
-    """One parsed line: a judge's verdicts on a pair, references not yet resolved."""
-
-    pair_id: str
-    judge: str
-    a: TrialRef
-    b: TrialRef
-    order_ab: str | None
-    order_ba: str | None
-    human: str | None = None
-    task_id: str | None = None
-    rationale_ab: str | None = None
-    rationale_ba: str | None = None
-    source_line: int | None = None
-
 
 PairLine = PairRecord | Skip
 
@@ -70,28 +49,31 @@ def sniff(path: Path, head: bytes) -> bool:
 
 
 def parse(path: Path) -> Iterator[PairLine]:
-    """One PairRecord per line; a bad line becomes a Skip naming its line number."""
+    """One PairRecord per line; a bad line, or a repeat of an earlier (pair_id, judge), becomes a Skip
+    naming its line number."""
     file = str(path)
+    seen: dict[tuple[str, str], int | None] = {}
     for lineno, line in jsonl_lines(path):
-        yield parse_line(line, file, lineno)
+        item = parse_line(line, file, lineno)
+        if isinstance(item, PairRecord):
+            key = (item.pair_id, item.judge)
+            if key in seen:
+                why = f"repeats pair {item.pair_id!r} of judge {item.judge!r} from line {seen[key]}"
+                item = Skip(file, lineno, why)
+            else:
+                seen[key] = lineno
+        yield item
 
 
 def read_pairs(path: Path) -> tuple[list[PairRecord], list[Skip]]:
     """Every good line of a file, and a Skip for each bad line or repeated (pair_id, judge)."""
     records: list[PairRecord] = []
     skips: list[Skip] = []
-    seen: dict[tuple[str, str], int | None] = {}
     for item in parse(path):
         if isinstance(item, Skip):
             skips.append(item)
-            continue
-        key = (item.pair_id, item.judge)
-        if key in seen:
-            why = f"repeats pair {item.pair_id!r} of judge {item.judge!r} from line {seen[key]}"
-            skips.append(Skip(str(path), item.source_line, why))
-            continue
-        seen[key] = item.source_line
-        records.append(item)
+        else:
+            records.append(item)
     return records, skips
 
 

@@ -1,37 +1,23 @@
 """A regression task list written by `reviewer export` (native task JSONL), read back and checked.
 
-A task list is not trials: ``KIND = "tasks"`` tells the importer to validate and report it, never to
-store it. ``parse`` therefore refuses; ``read_tasks`` is the reader.
+A task list is not trials: its kind is ``tasks``, so the import workflow validates and reports it and
+never stores it. ``parse`` yields one TaskEntry per valid line and a Skip for every other line.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reviewer.export.schema import FORMAT, problems
-from reviewer.ingest.base import IngestError, Record, jsonl_lines
-from reviewer.models import Skip
+from reviewer.ingest.base import Kind, jsonl_lines
+from reviewer.ingest.task_schema import FORMAT, problems
+from reviewer.models import Skip, TaskEntry
 
 NAME = "task-list"
-KIND = "tasks"
+KIND: Kind = "tasks"
 _MARK = b'"format"'
-
-
-@dataclass(frozen=True)
-class TaskEntry:
-    """One valid task of a task list: its id and where it came from."""
-
-    id: str
-    run: str
-    task_id: str
-    trial: int
-    source: str
-    cluster: str | None
-    line: int
 
 
 def sniff(path: Path, head: bytes) -> bool:
@@ -46,29 +32,30 @@ def sniff(path: Path, head: bytes) -> bool:
     return isinstance(obj, dict) and obj.get("format") == FORMAT
 
 
-def parse(path: Path) -> Iterator[Record]:
-    """Task lists hold no trials; the importer reports them with ``read_tasks`` instead."""
-    raise IngestError(str(path), "a regression task list (reviewer export), not trials")
-    yield  # pragma: no cover - makes this a generator like every other parse
-
-
-def read_tasks(path: Path) -> tuple[list[TaskEntry], list[Skip]]:
-    """Every valid task of the file, and a Skip naming the line and problem of every other line."""
+def parse(path: Path) -> Iterator[TaskEntry | Skip]:
+    """Every line as a TaskEntry, or a Skip naming its problem (a repeated task id included)."""
     name = str(path)
-    tasks: list[TaskEntry] = []
-    skips: list[Skip] = []
     first_line: dict[str, int] = {}
     for lineno, raw in jsonl_lines(path):
         entry = _entry(raw, name, lineno)
         if isinstance(entry, Skip):
-            skips.append(entry)
+            yield entry
         elif entry.id in first_line:
-            skips.append(
-                Skip(name, lineno, f"repeats task {entry.id} of line {first_line[entry.id]}")
-            )
+            yield Skip(name, lineno, f"repeats task {entry.id} of line {first_line[entry.id]}")
         else:
             first_line[entry.id] = lineno
-            tasks.append(entry)
+            yield entry
+
+
+def read_tasks(path: Path) -> tuple[list[TaskEntry], list[Skip]]:
+    """Every valid task of the file, and a Skip naming the line and problem of every other line."""
+    tasks: list[TaskEntry] = []
+    skips: list[Skip] = []
+    for item in parse(path):
+        if isinstance(item, Skip):
+            skips.append(item)
+        else:
+            tasks.append(item)
     return tasks, skips
 
 

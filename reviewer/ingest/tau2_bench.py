@@ -8,10 +8,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from reviewer.ingest.base import IngestError, Record, as_text, canonical, parse_arguments
+from reviewer.ingest.base import IngestError, Kind, Record, as_text, canonical, parse_arguments
 from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage
 
 NAME = "tau2-bench"
+KIND: Kind = "trials"
 
 _OBJECT_START = re.compile(rb"^\s*\{")
 #: Keys of tau2's ``info`` block, which is written before the (possibly huge) ``tasks`` list.

@@ -8,10 +8,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from reviewer.ingest.base import IngestError, Record, canonical, openai_messages
+from reviewer.ingest.base import IngestError, Kind, Record, canonical, openai_messages
 from reviewer.models import Message, Skip, Trial
 
 NAME = "tau-bench"
+KIND: Kind = "trials"
 
 _CHUNK = 1 << 20
 _WS = " \t\r\n"

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
-from reviewer.models import Trial
+from reviewer.models import TrialStats
 
 
 def percentile(values: Iterable[float], q: float) -> float:
@@ -83,34 +82,6 @@ class Summary:
             "missing": self.missing,
             "total": self.total,
         }
-
-
-@dataclass(frozen=True, slots=True)
-class TrialStats:
-    """The numbers of one trial that metrics need; ``violations`` holds the ids of rules it broke."""
-
-    task_id: str
-    success: bool
-    steps: int
-    cost_usd: float | None
-    latency_s: float | None
-    tool_calls: int
-    tool_errors: int
-    violations: AbstractSet[str] = frozenset()
-
-    @classmethod
-    def from_trial(cls, trial: Trial, violations: Iterable[str] = ()) -> TrialStats:
-        """Stats of ``trial``; pass ``{v.rule_id for v in check_trial(trial, rules)}`` as violations."""
-        return cls(
-            task_id=trial.task_id,
-            success=trial.success,
-            steps=trial.steps,
-            cost_usd=trial.usage.cost_usd,
-            latency_s=trial.latency_s,
-            tool_calls=trial.tool_call_count,
-            tool_errors=trial.tool_errors,
-            violations=frozenset(violations),
-        )
 
 
 @dataclass

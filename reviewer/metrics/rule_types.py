@@ -6,7 +6,20 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from reviewer.models import Violation
+
 SEVERITIES = ("forbidden", "policy", "budget")
+__all__ = [
+    "BUDGET_LIMITS",
+    "SEVERITIES",
+    "Budget",
+    "ForbidTool",
+    "RequireBefore",
+    "Rule",
+    "RuleError",
+    "Violation",
+]
+
 BUDGET_LIMITS = ("max_steps", "max_cost_usd", "max_latency_s", "max_tool_errors")
 
 
@@ -87,21 +100,3 @@ class Budget(Rule):
         for name in BUDGET_LIMITS:
             d[name] = getattr(self, name)
         return d
-
-
-@dataclass(frozen=True)
-class Violation:
-    """One breach of a rule in one trial. ``message_index`` indexes ``trial.messages``; None is trial-level."""
-
-    rule_id: str
-    severity: str
-    message_index: int | None
-    detail: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "rule_id": self.rule_id,
-            "severity": self.severity,
-            "message_index": self.message_index,
-            "detail": self.detail,
-        }

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reviewer.ingest.pairs import PairRecord, TrialRef
+from reviewer.models import PairRecord, TrialRef
 from reviewer.store.db import Store
 from reviewer.store.labels import find_trial_id, now_at
 

@@ -2,29 +2,33 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from reviewer.ingest.native import trial_from_dict
-from reviewer.metrics.distributions import TrialStats
-from reviewer.models import Trial
+from reviewer.models import Trial, TrialStats
+from reviewer.record import decode, native_text
 from reviewer.store.db import Store
 
 _SELECT = "SELECT id, seq, run, task_id, trial, record FROM trials"
 
 
 def _to_trial(row: Sequence[Any]) -> Trial:
-    tid, seq, run, task_id, trial_no, record = row
-    trial = trial_from_dict(json.loads(record))
-    # the stored columns are authoritative: the run may have been renamed at import (--run)
-    trial.run, trial.task_id, trial.trial = run, task_id, trial_no
-    return trial
+    _tid, _seq, run, task_id, trial_no, record = row
+    return decode(record, run=run, task_id=task_id, trial=trial_no)
 
 
 def load_trial(db: Store, trial_id: str) -> Trial | None:
+    """One stored trial, decoded once; its run, task and trial number come from the columns."""
     row = db.execute(f"{_SELECT} WHERE id = ?", [trial_id]).fetchone()
     return None if row is None else _to_trial(row)
+
+
+def native_record(db: Store, trial_id: str) -> str | None:
+    """A trial's stored record as one whole native JSON record, its identity from the columns."""
+    row = db.execute(
+        "SELECT run, task_id, trial, record FROM trials WHERE id = ?", [trial_id]
+    ).fetchone()
+    return None if row is None else native_text(row[3], run=row[0], task_id=row[1], trial=row[2])
 
 
 def iter_trials(

@@ -1,92 +1,66 @@
-"""The active trajectory rules and the violations they find, kept in the database.
+"""Rule sets and the violations they found, as kept in the database (reading and writing only).
 
-The rules text is stored with the database, so every command and the app see the same rules; setting new
-rules recomputes every trial's violations in one transaction.
+Parsing rules and checking trials against them is ``reviewer.metrics.active_rules``'s job; the store
+keeps the rules text, so every command and the app see the same rules.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
-from reviewer.metrics.rules import Rule, Violation, check_trial, parse_rules
+from reviewer.models import Violation
 from reviewer.store.db import Store
-from reviewer.store.trials import iter_trials
+
+ViolationRow = tuple[str, str, str, int | None, str]  # trial id, rule id, severity, message, detail
 
 
-@dataclass
-class ActiveRules:
+@dataclass(frozen=True)
+class RuleSet:
+    """The stored text of a rule set, where it came from and its digest."""
+
     source: str
     text: str
-    rules: list[Rule]
+    digest: str
 
 
-def active_rules(db: Store) -> ActiveRules | None:
-    row = db.execute("SELECT source, rules FROM rule_sets ORDER BY id DESC LIMIT 1").fetchone()
-    if row is None:
-        return None
-    source, text = row
-    return ActiveRules(source, text, parse_rules(text, file=source))
+def latest_rule_set(db: Store) -> RuleSet | None:
+    """The rule set applied last (the active one), if any."""
+    row = db.execute(
+        "SELECT source, rules, digest FROM rule_sets ORDER BY id DESC LIMIT 1"
+    ).fetchone()
+    return None if row is None else RuleSet(row[0], row[1], row[2])
 
 
-def set_rules(
-    db: Store, source: str, text: str, progress: Callable[[int], None] | None = None
-) -> tuple[ActiveRules, bool]:
-    """Make ``text`` the active rules (RuleError if invalid); returns (rules, changed)."""
-    rules = parse_rules(text, file=source)
-    digest = hashlib.sha256(text.encode()).hexdigest()
-    current = db.execute("SELECT digest, source FROM rule_sets ORDER BY id DESC LIMIT 1").fetchone()
-    if current is not None and current[0] == digest and current[1] == source:
-        return ActiveRules(source, text, rules), False
-    with db.transaction():
-        db.execute(
-            "INSERT INTO rule_sets (source, digest, rules, applied_at) VALUES (?, ?, ?, ?)",
-            [source, digest, text, datetime.now(UTC).isoformat(timespec="seconds")],
-        )
-        db.execute("DELETE FROM violations")
-        _check(db, rules, None, progress)
-    return ActiveRules(source, text, rules), True
+def add_rule_set(db: Store, rules: RuleSet, at: str) -> None:
+    """Record ``rules`` as the active rule set (inside the caller's transaction)."""
+    db.execute(
+        "INSERT INTO rule_sets (source, digest, rules, applied_at) VALUES (?, ?, ?, ?)",
+        [rules.source, rules.digest, rules.text, at],
+    )
 
 
-def check_new_trials(db: Store, trial_ids: Sequence[str]) -> int:
-    """Apply the active rules to freshly imported trials; returns how many violations were found."""
-    active = active_rules(db)
-    if active is None or not trial_ids:
-        return 0
-    with db.transaction():
-        return _check(db, active.rules, trial_ids, None)
+def clear_violations(db: Store) -> None:
+    db.execute("DELETE FROM violations")
 
 
-def _check(
-    db: Store,
-    rules: Sequence[Rule],
-    ids: Sequence[str] | None,
-    progress: Callable[[int], None] | None,
-) -> int:
-    rows: list[tuple[str, str, str, int | None, str]] = []
-    found = 0
-    for done, (tid, trial) in enumerate(iter_trials(db, ids=ids), 1):
-        for v in check_trial(trial, rules):
-            rows.append((tid, v.rule_id, v.severity, v.message_index, v.detail))
-        if len(rows) >= 1000:
-            found += _flush(db, rows)
-        if progress and done % 500 == 0:
-            progress(done)
-    return found + _flush(db, rows)
-
-
-def _flush(db: Store, rows: list[tuple[str, str, str, int | None, str]]) -> int:
-    n = len(rows)
+def add_violations(db: Store, rows: Sequence[ViolationRow]) -> int:
+    """Insert violation rows (inside the caller's transaction); returns how many."""
     if rows:
         db.conn.executemany(
-            "INSERT INTO violations (trial_id, rule_id, severity, message_index, detail) VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO violations (trial_id, rule_id, severity, message_index, detail) "
+            "VALUES (?, ?, ?, ?, ?)",
             rows,
         )
-        rows.clear()
-    return n
+    return len(rows)
+
+
+def violation_total(db: Store) -> int:
+    return int(db.execute("SELECT COUNT(*) FROM violations").fetchone()[0])
+
+
+def rule_set_count(db: Store) -> int:
+    return int(db.execute("SELECT COUNT(*) FROM rule_sets").fetchone()[0])
 
 
 def trial_violations(db: Store, trial_id: str) -> list[Violation]:
@@ -109,7 +83,3 @@ def violation_counts(db: Store) -> dict[str, dict[str, int]]:
     ).fetchall():
         out.setdefault(rule_id, {})[run] = n
     return out
-
-
-def rules_json(active: ActiveRules | None) -> list[dict[str, object]]:
-    return [] if active is None else [json.loads(json.dumps(r.to_dict())) for r in active.rules]

@@ -1,4 +1,5 @@
-"""Writing imported trials: rows holding each trial as a native JSON record, the FTS index, verdicts."""
+"""Writing imported trials: rows holding each trial as a native JSON record (its identity in columns
+only), the FTS index, verdicts, and the log of imported files."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from reviewer.ingest.native import record_text
 from reviewer.models import Trial
+from reviewer.record import encode
 from reviewer.store.db import Store
 
 _TRIAL_COLUMNS = (
@@ -125,7 +126,7 @@ def write_batch(db: Store, batch: Sequence[Pending], seq: int, source_file: str,
                 t.termination,
                 t.instruction,
                 json.dumps(t.metadata, ensure_ascii=False, default=str) if t.metadata else None,
-                record_text(t),
+                encode(t),
                 source_file,
                 t.source_line,
                 now,
@@ -163,6 +164,16 @@ def write_batch(db: Store, batch: Sequence[Pending], seq: int, source_file: str,
     if verdict_rows:
         conn.executemany(_VERDICT_SQL, verdict_rows)
     return seq
+
+
+def record_import(
+    db: Store, file: str, fmt: str, added: int, already: int, skipped: int, now: str
+) -> None:
+    """Log one imported file in ``imports`` (inside the caller's transaction)."""
+    db.execute(
+        "INSERT INTO imports (file, format, added, already, skipped, at) VALUES (?, ?, ?, ?, ?, ?)",
+        [file, fmt, added, already, skipped, now],
+    )
 
 
 def rebuild_task_stats(db: Store) -> None:

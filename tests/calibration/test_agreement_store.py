@@ -242,7 +242,7 @@ def test_criteria_agreement_is_human_vs_human_in_rubric_order(db: Any) -> None:
             rubric_ref=RUBRIC,
         )
     db.conn.execute(
-        "INSERT INTO rubrics (ref, digest, definition, first_seen) VALUES (?, 'x', ?, 'now')",
+        "INSERT OR REPLACE INTO rubrics (ref, digest, definition, first_seen) VALUES (?, 'x', ?, 'now')",
         [RUBRIC, json.dumps({"criteria": [{"id": "looked_up"}, {"id": "followed_policy"}]})],
     )
     db.conn.commit()

@@ -16,11 +16,11 @@ from click.testing import CliRunner
 from reviewer.cli import cli
 from reviewer.clustering.cluster import ClusteringResult
 from reviewer.clustering.naming import FailureCluster
-from reviewer.importer import import_paths
 from reviewer.labeling.rubric import load_rubric
 from reviewer.store import open_store
 from reviewer.store.clusters import save_clustering
 from reviewer.store.labels import add_label, ensure_rubric_version
+from reviewer.workflows.imports import import_paths
 from tests.conftest import SAMPLE_RUNS, native_trial, write_jsonl
 
 

@@ -12,12 +12,12 @@ import jsonschema
 import pytest
 
 from reviewer.export.run import export_tasks
-from reviewer.export.schema import FORMAT, problems, schema_text
 from reviewer.export.select import Selection
 from reviewer.export.tasks import task_id
+from reviewer.ingest.task_schema import FORMAT, problems, schema_text
+from reviewer.metrics.active_rules import set_rules
 from reviewer.store import open_store
 from reviewer.store.labels import add_label
-from reviewer.store.violations import set_rules
 from tests.export.conftest import BuildDb, Spec, read_lines
 
 SCHEMA = json.loads(schema_text())

@@ -17,7 +17,7 @@ API_KEY = "fake-test-key-" + "never-stored-0123456789"
 
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
-    from reviewer.importer import import_paths
+    from reviewer.workflows.imports import import_paths
 
     path = tmp_path / "reviewer.db"
     db = open_store(path)

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 import sqlite_utils
 
-from reviewer.importer import import_paths
 from reviewer.judge.pairs import make_pair_id, sample_pairs
 from reviewer.store import open_store
+from reviewer.workflows.imports import import_paths
 from tests.conftest import native_trial, write_jsonl
 
 TASKS = [f"task{i}" for i in range(6)]

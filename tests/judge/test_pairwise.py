@@ -59,7 +59,7 @@ def planted(share_first: float, ties: float = 0.0) -> Any:
 
 @pytest.fixture
 def both_runs(tmp_path: Path) -> sqlite_utils.Database:
-    from reviewer.importer import import_paths
+    from reviewer.workflows.imports import import_paths
 
     db = open_store(tmp_path / "pairs.db")
     import_paths(db, [SAMPLE_RUNS / "support-v1.jsonl", SAMPLE_RUNS / "support-v2.jsonl"])
@@ -149,7 +149,7 @@ def test_a_tie_in_one_order_only_is_other_inconsistent(
 
 
 def test_bias_cli_runs_the_pairs_then_reports(tmp_path: Path, standin: StandIn) -> None:
-    from reviewer.importer import import_paths
+    from reviewer.workflows.imports import import_paths
 
     path = tmp_path / "cli.db"
     db = open_store(path)

@@ -10,9 +10,9 @@ import sqlite_utils
 
 from reviewer.clustering.cluster import ClusteringResult
 from reviewer.clustering.naming import FailureCluster
-from reviewer.importer import import_paths
 from reviewer.store import open_store
 from reviewer.store.clusters import save_clustering
+from reviewer.workflows.imports import import_paths
 from tests.conftest import native_trial, write_jsonl
 
 #: (task id, judge verdict or None, cluster id or None) for one trial

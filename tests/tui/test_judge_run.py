@@ -17,7 +17,7 @@ SIZE = (110, 32)
 
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
-    from reviewer.importer import import_paths
+    from reviewer.workflows.imports import import_paths
 
     path = tmp_path / "r.db"
     db = open_store(path)

@@ -8,11 +8,11 @@ from typing import Any
 from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
-from reviewer.importer import import_paths
 from reviewer.store import open_store
 from reviewer.store.trial_list import FilterSequence, TrialFilter, clear_cache
 from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.trials import TrialsScreen, TrialTable
+from reviewer.workflows.imports import import_paths
 from tests.conftest import native_trial, write_jsonl
 
 N = 450

@@ -58,12 +58,12 @@ class CompareScreen(ReviewerScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="compare-load")
     def load(self) -> None:
+        from reviewer.metrics.active_rules import active_rules
         from reviewer.metrics.compare import compare_runs, comparison_lines
         from reviewer.metrics.plot import passk_curve, plot_passk
         from reviewer.metrics.rules import severities
         from reviewer.store.queries import task_counts
         from reviewer.store.trials import trial_stats
-        from reviewer.store.violations import active_rules
 
         with self.store() as db:
             active = active_rules(db)

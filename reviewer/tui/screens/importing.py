@@ -17,7 +17,9 @@ from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import StoreAccess
 
 if TYPE_CHECKING:
+    from reviewer.models import Rubric
     from reviewer.tui.app import ReviewerApp
+    from reviewer.workflows.imports import ImportSummary
 
 
 class ImportProgress(Message):
@@ -30,9 +32,35 @@ class ImportProgress(Message):
 
 
 class ImportDone(Message):
-    def __init__(self, summary: str) -> None:
+    def __init__(self, summary: str, rubric: Rubric | None = None) -> None:
         super().__init__()
         self.summary = summary
+        self.rubric = rubric
+
+
+def summary_text(summary: ImportSummary) -> str:
+    """What an import did, for the modal: counts, pair judgements, rules, rubric, the first problems."""
+    from reviewer.workflows.imports import pairs_summary
+
+    text = (
+        f"imported {summary.added} trials ({len(summary.runs)} runs, {len(summary.tasks)} tasks); "
+        f"{summary.already} already stored; {len(summary.skipped)} records skipped"
+    )
+    if summary.cancelled:
+        text = "cancelled: the file being read was rolled back; " + text
+    pairs = pairs_summary(summary, check=False)
+    if pairs:
+        text += "\n" + pairs
+    if summary.rules_file:
+        text += f"\nrules: {summary.rules_count} from {summary.rules_file}, checked on every trial"
+    elif summary.violations:
+        text += f"\nrules: {summary.violations} violations in the new trials"
+    if summary.rubric is not None:
+        text += f"\nrubric: {summary.rubric.ref} from {summary.rubric_file}"
+    problems = summary.problems
+    if problems:
+        text += "\n" + "\n".join(problems[:5])
+    return text
 
 
 class ImportModal(StoreAccess, ModalScreen[bool]):
@@ -79,16 +107,13 @@ class ImportModal(StoreAccess, ModalScreen[bool]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="import-run")
     def run_import(self, path: str) -> None:
-        from reviewer.importer import discover, import_paths
-        from reviewer.store.violations import check_new_trials
+        from reviewer.workflows.imports import discover, import_paths
 
         worker = get_current_worker()
         files, _ = discover([path])
         done = [0]
 
         def progress(name: str, records: int) -> None:
-            if worker.is_cancelled:
-                raise InterruptedError("import cancelled")
             self.post_message(ImportProgress(name, records, done[0], len(files)))
 
         def on_file(_result: object) -> None:
@@ -96,22 +121,15 @@ class ImportModal(StoreAccess, ModalScreen[bool]):
             self.post_message(ImportProgress("", 0, done[0], len(files)))
 
         with self.store() as db:
-            summary = import_paths(db, [path], progress=progress, on_file=on_file)
-            check_new_trials(db, summary.new_ids)
-        problems = [f.error for f in summary.files if f.error and not f.ignored] + summary.errors
-        text = (
-            f"imported {summary.added} trials ({len(summary.runs)} runs, {len(summary.tasks)} tasks); "
-            f"{summary.already} already stored; {len(summary.skipped)} records skipped"
-        )
-        from reviewer.importer import pairs_summary
-
-        pairs = pairs_summary(summary, check=False)
-        if pairs:
-            text += "\n" + pairs
-        if problems:
-            text += "\n" + "\n".join(str(p) for p in problems[:5])
-        self.post_message(ImportDone(text))
-        self.imported = summary.added > 0
+            summary = import_paths(
+                db,
+                [path],
+                progress=progress,
+                on_file=on_file,
+                cancelled=lambda: worker.is_cancelled,
+            )
+        self.post_message(ImportDone(summary_text(summary), summary.rubric))
+        self.imported = summary.added > 0 or summary.rules_file is not None
 
     def on_import_progress(self, message: ImportProgress) -> None:
         bar = self.query_one(ProgressBar)
@@ -125,6 +143,8 @@ class ImportModal(StoreAccess, ModalScreen[bool]):
 
     def on_import_done(self, message: ImportDone) -> None:
         self.running = False
+        if message.rubric is not None and self._app().rubric is None:
+            self._app().rubric = message.rubric
         self.query_one(ProgressBar).display = False
         self.query_one("#import-status", Static).update(safe_text(message.summary + "\nEsc closes"))
 

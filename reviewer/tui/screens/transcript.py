@@ -266,10 +266,10 @@ class TranscriptScreen(ExportMixin, ReviewerScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="transcript-record")
     def write_record(self, trial_id: str, editor: bool) -> None:
         """The stored record, pretty-printed, in a temp file for the external program."""
-        from reviewer.store.queries import record_of
+        from reviewer.store.trials import native_record
 
         with self.store() as db:
-            record = record_of(db, trial_id)
+            record = native_record(db, trial_id)
         if record is None:
             self.post_message(TranscriptNotice(f"trial {trial_id} has no stored record", "error"))
             return

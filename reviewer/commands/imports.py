@@ -1,0 +1,297 @@
+"""`reviewer import` and `reviewer PATHS` (open): parse arguments, run the import workflow, present it.
+
+stdout carries data (the --json summary, a task list's tasks); the summary lines go to stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from reviewer.commands.common import cli_store, echo_json, fail
+
+if TYPE_CHECKING:
+    from reviewer.models import Rubric
+    from reviewer.store.db import Store
+    from reviewer.workflows.imports import ImportSummary
+
+_MAX_SKIPS_SHOWN = 20
+
+
+def register(group: click.Group) -> None:
+    group.add_command(import_cmd)
+    group.add_command(open_cmd)
+
+
+@click.command("open", hidden=True)
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.pass_context
+def open_cmd(ctx: click.Context, paths: Sequence[str]) -> None:
+    """Import PATHS (if any) and open the TUI."""
+    db = cli_store(ctx)
+    summary = None
+    if paths:
+        summary = run_import(db, paths, run=None, check=False)
+        if not summary.ok and summary.added + summary.already == 0:
+            sys.exit(1)
+    from reviewer.config import ConfigError, load_config
+
+    try:
+        cfg = load_config()
+    except ConfigError as e:
+        fail(str(e))
+    rubric = _active_rubric(db, cfg.rubric, summary)
+    db.close()
+    from reviewer.tui.app import ReviewerApp
+
+    ReviewerApp(
+        db_path=ctx.obj["db"],
+        keymap=cfg.keys,
+        labeler=cfg.labeler_name(ctx.obj.get("labeler")),
+        rubric=rubric,
+    ).run()
+
+
+def _active_rubric(db: Store, configured: Any, summary: ImportSummary | None) -> Rubric | None:
+    """The config's rubric, else the rubric.toml of an imported folder, else the one stored last."""
+    from pathlib import Path
+
+    from reviewer.labeling.rubric import RubricError, load_rubric
+    from reviewer.store.labels import RubricVersionError, ensure_rubric_version
+    from reviewer.store.queries import latest_rubric
+
+    if configured and Path(configured).is_file():
+        try:
+            rubric = load_rubric(Path(configured))
+            ensure_rubric_version(db, rubric)
+            return rubric
+        except (RubricError, RubricVersionError) as e:
+            fail(str(e))
+    if summary is not None and summary.rubric_problem:
+        sys.exit(1)  # already said by the import's summary
+    if summary is not None and summary.rubric is not None:
+        return summary.rubric
+    return latest_rubric(db)
+
+
+@click.command("import")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option(
+    "--run", "run", default=None, help="Run name for every imported trial (default: from the file)."
+)
+@click.option("--check", is_flag=True, help="Validate only; write nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON on stdout.")
+@click.pass_context
+def import_cmd(
+    ctx: click.Context, paths: Sequence[str], run: str | None, check: bool, as_json: bool
+) -> None:
+    """Import transcripts: native JSONL, tau-bench, tau2-bench, Inspect AI logs, OpenAI chat JSONL.
+
+    Folders are walked; a folder's rules.toml becomes the active rules and its rubric.toml is
+    registered. Importing the same file twice adds nothing. Pair judgements JSONL (judge verdicts on
+    pairs in both orders, for `reviewer bias`) is read too.
+    """
+    db = None if check else cli_store(ctx)
+    summary = run_import(db, paths, run=run, check=check, quiet_json=as_json)
+    if as_json:
+        echo_json(summary_json(summary, check))
+    if check:
+        ok = summary.checked or summary.listed or summary.pairs
+        sys.exit(0 if ok and not summary.skipped and not summary.failed_files else 1)
+    if summary.added + summary.already == 0 and not summary.listed and not summary.pairs:
+        sys.exit(1)
+
+
+def run_import(
+    db: Store | None,
+    paths: Sequence[str],
+    *,
+    run: str | None,
+    check: bool,
+    quiet_json: bool = False,
+) -> ImportSummary:
+    """Run the import workflow with a progress bar on a terminal, then print what it did to stderr."""
+    from reviewer.workflows.imports import discover, import_paths
+
+    progress_cb = None
+    on_file = None
+    progress = None
+    if sys.stderr.isatty():
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        bar = progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[records]} records"),
+            console=Console(stderr=True),
+            transient=True,
+        )
+        files, _ = discover(paths)
+        task = bar.add_task("importing" if not check else "checking", total=len(files), records=0)
+
+        def progress_cb(name: str, count: int) -> None:
+            bar.update(task, description=_short(name), records=count)
+
+        def on_file(_result: object) -> None:
+            bar.advance(task)
+
+        bar.start()
+    try:
+        summary = import_paths(
+            db, paths, run=run, check=check, progress=progress_cb, on_file=on_file
+        )
+    finally:
+        if progress is not None:
+            progress.stop()
+    print_summary(summary, check)
+    report_task_lists(summary, as_json=quiet_json)
+    for line in summary.rule_lines():
+        _err(line + "\n")
+    if summary.rubric_problem:
+        _err(f"reviewer: {summary.rubric_problem}\n")
+    return summary
+
+
+def _short(name: str, width: int = 40) -> str:
+    return name if len(name) <= width else "…" + name[-(width - 1) :]
+
+
+def _err(text: str) -> None:
+    """Diagnostics go to stderr through click, so tests capture them."""
+    click.echo(text, err=True, nl=False)
+
+
+def print_summary(summary: ImportSummary, check: bool) -> None:
+    """The import's problems, skipped records and one summary line, on stderr."""
+    from reviewer.workflows.imports import pairs_summary
+
+    for e in summary.errors:
+        _err(f"reviewer: {e}\n")
+    for f in summary.files:
+        if f.error and not f.ignored:
+            _err(f"reviewer: {f.error}\n")
+        elif f.ignored:
+            _err(f"reviewer: ignored {f.file} (not a format reviewer reads)\n")
+    skips = summary.skipped
+    for s in skips[:_MAX_SKIPS_SHOWN]:
+        _err(f"{s}\n")
+    if len(skips) > _MAX_SKIPS_SHOWN:
+        _err(f"... and {len(skips) - _MAX_SKIPS_SHOWN} more skipped records\n")
+    pair_line = pairs_summary(summary, check)
+    if pair_line:
+        _err(pair_line + "\n")
+    read = [f for f in summary.files if f.format and not f.error and f.listed is None]
+    read = [f for f in read if f.pairs is None]
+    if not read and (summary.listed or pair_line):
+        return  # only task lists or pair judgements: told about above or by report_task_lists
+    runs, tasks = len(summary.runs), len(summary.tasks)
+    if check:
+        _err(
+            f"checked {len(read)} file{_s(len(read))}: {summary.checked} valid trial{_s(summary.checked)} "
+            f"({runs} run{_s(runs)}, {tasks} task{_s(tasks)}), {len(skips)} problem{_s(len(skips))}\n"
+        )
+        return
+    parts = [
+        f"imported {summary.added} trial{_s(summary.added)} ({runs} run{_s(runs)}, {tasks} task{_s(tasks)}) "
+        f"from {len(read)} file{_s(len(read))}"
+    ]
+    if summary.already:
+        parts.append(f"{summary.already} already stored")
+    parts.append(f"{len(skips)} skipped")
+    if summary.failed_files:
+        n = len([f for f in summary.failed_files if not f.ignored])
+        if n:
+            parts.append(f"{n} file{_s(n)} failed")
+    line = "; ".join(parts)
+    if summary.added == 0 and summary.already:
+        line = f"nothing new: all {summary.already} trials were already stored; " + "; ".join(
+            parts[2:]
+        )
+    _err(line + "\n")
+
+
+def summary_json(summary: ImportSummary, check: bool) -> dict[str, Any]:
+    return {
+        "check": check,
+        "added": summary.added,
+        "already": summary.already,
+        "valid": summary.checked if check else None,
+        "runs": sorted(summary.runs),
+        "tasks": len(summary.tasks),
+        "files": [
+            {
+                "file": f.file,
+                "format": f.format,
+                "added": f.added,
+                "already": f.already,
+                "skipped": len(f.skipped),
+                "error": f.error,
+            }
+            for f in summary.files
+        ],
+        "skipped": [{"file": s.file, "line": s.line, "reason": s.reason} for s in summary.skipped],
+        "errors": summary.errors,
+        "task_lists": task_lists_json(summary),
+        "pairs": summary.pairs,
+    }
+
+
+def _plain(s: object) -> str:
+    from reviewer.text import visible
+
+    return visible(s, single_line=True)
+
+
+def task_lists_json(summary: ImportSummary) -> list[dict[str, Any]]:
+    """The task lists `reviewer import` read, for its --json summary."""
+    return [
+        {
+            "file": f.file,
+            "tasks": [
+                {
+                    "id": t.id,
+                    "run": t.run,
+                    "task_id": t.task_id,
+                    "trial": t.trial,
+                    "cluster": t.cluster,
+                }
+                for t in f.listed
+            ],
+            "runs": sorted({t.run for t in f.listed}),
+            "problems": len(f.skipped),
+        }
+        for f in summary.files
+        if f.listed is not None
+    ]
+
+
+def report_task_lists(summary: ImportSummary, *, as_json: bool = False) -> None:
+    """For each task list among the imported files: a count on stderr, the tasks on stdout."""
+    for f in summary.files:
+        if f.listed is None:
+            continue
+        runs = sorted({t.run for t in f.listed})
+        clusters = sorted({t.cluster for t in f.listed if t.cluster is not None})
+        click.echo(
+            _plain(
+                f"{f.file}: a regression task list with {len(f.listed)} task{'' if len(f.listed) == 1 else 's'} "
+                f"from run{'' if len(runs) == 1 else 's'} {', '.join(runs) or '-'} and "
+                f"{len(clusters)} cluster{'' if len(clusters) == 1 else 's'}, {len(f.skipped)} bad "
+                f"line{'' if len(f.skipped) == 1 else 's'}; tasks are listed, not imported"
+            ),
+            err=True,
+        )
+        if as_json:
+            continue
+        for t in f.listed:
+            where = _plain(f"{t.run}/{t.task_id}/{t.trial}")
+            click.echo(f"{_plain(t.id)}  {where}  {_plain(t.cluster or '-')}")
+
+
+def _s(n: int) -> str:
+    return "" if n == 1 else "s"

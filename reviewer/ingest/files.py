@@ -1,0 +1,138 @@
+"""The pure parts of importing: which files a path names, a file's default run name, a trial's stable
+id, and ``--check`` validation of a trial stream (everything short of writing)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from reviewer.ingest.base import Item
+from reviewer.models import Skip, Trial
+
+SUFFIXES = {".jsonl", ".ndjson", ".json", ".eval"}
+#: Records between two progress reports (and trials per write batch).
+BATCH = 2000
+# Files named like this get their run name from their folder instead.
+_GENERIC_STEMS = {
+    "results",
+    "trials",
+    "log",
+    "logs",
+    "output",
+    "outputs",
+    "data",
+    "samples",
+    "eval",
+}
+
+Progress = Callable[[str, int], None]  # (file name, records so far in this file)
+
+
+def discover(paths: Iterable[str | Path]) -> tuple[list[tuple[Path, bool]], list[str]]:
+    """Files to import as (path, named_directly), and errors for paths that do not exist or hold nothing."""
+    found: list[tuple[Path, bool]] = []
+    errors: list[str] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            files = sorted(
+                f
+                for f in p.rglob("*")
+                if f.is_file()
+                and f.suffix.lower() in SUFFIXES
+                and not any(part.startswith(".") for part in f.relative_to(p).parts)
+            )
+            if not files:
+                errors.append(f"{p}: no files to import (looked for {', '.join(sorted(SUFFIXES))})")
+            found.extend((f, False) for f in files)
+        elif p.is_file():
+            found.append((p, True))
+        else:
+            errors.append(f"{p}: no such file or directory")
+    return found, errors
+
+
+def default_run_name(path: Path) -> str:
+    """The file name without its suffix, or its folder's name for generic names like results.json."""
+    stem = path.name
+    for suffix in (".jsonl", ".ndjson", ".json", ".eval"):
+        if stem.lower().endswith(suffix):
+            stem = stem[: -len(suffix)]
+            break
+    if stem.lower() in _GENERIC_STEMS and path.parent.name:
+        return path.parent.resolve().name
+    return stem
+
+
+def trial_id(run: str, trial: Trial) -> str:
+    """Stable content hash: the same record imported again gets the same id."""
+    h = hashlib.sha256()
+    h.update(run.encode())
+    h.update(b"\0")
+    h.update(trial.task_id.encode())
+    h.update(b"\0")
+    if trial.trial is not None:
+        h.update(str(trial.trial).encode())
+    h.update(b"\0")
+    h.update(trial.fingerprint)
+    return h.hexdigest()[:20]
+
+
+@dataclass
+class Checked:
+    """What validating one file of trials found: valid trials, their runs and tasks, and the Skips."""
+
+    trials: int = 0
+    runs: set[str] = field(default_factory=set)
+    tasks: set[tuple[str, str]] = field(default_factory=set)
+    skipped: list[Skip] = field(default_factory=list)
+
+
+def check_trials(
+    records: Iterable[Item],
+    file: str,
+    run_override: str | None,
+    default_run: str,
+    progress: Progress | None = None,
+) -> Checked:
+    """Validate a file's trials as an import would place them (repeats, taken trial numbers), writing
+    nothing."""
+    out = Checked()
+    seen: dict[str, int | None] = {}
+    slots: dict[tuple[str, str, int], int | None] = {}
+    count = 0
+    for rec in records:
+        count += 1
+        if isinstance(rec, Skip):
+            out.skipped.append(rec)
+            continue
+        if not isinstance(rec, Trial):
+            continue
+        run = run_override or rec.run or default_run
+        tid = trial_id(run, rec)
+        if tid in seen:
+            out.skipped.append(
+                Skip(file, rec.source_line, f"repeats the trial at line {seen[tid]}")
+            )
+            continue
+        seen[tid] = rec.source_line
+        if rec.trial is not None:
+            slot = (run, rec.task_id, rec.trial)
+            if slot in slots:
+                out.skipped.append(
+                    Skip(
+                        file,
+                        rec.source_line,
+                        f"trial {rec.trial} of task {rec.task_id!r} already given at line {slots[slot]}",
+                    )
+                )
+                continue
+            slots[slot] = rec.source_line
+        out.trials += 1
+        out.runs.add(run)
+        out.tasks.add((run, rec.task_id))
+        if progress and count % BATCH == 0:
+            progress(file, count)
+    return out

@@ -1,0 +1,408 @@
+"""The trial record codec: a Trial as the native JSON record and back, shared by ingest and store.
+
+A stored record holds everything about a trial except its identity: run, task and trial number live in
+the store's columns only, and :func:`decode` takes them from there. Records written by older versions
+still carry them; they are ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from json.decoder import scanstring  # type: ignore[attr-defined]
+from typing import Any
+
+from reviewer.models import Message, ToolCall, Trial, TrialError, Usage, Verdict
+
+ROLES = frozenset({"system", "user", "assistant", "tool"})
+#: The members of a native record that name the trial; the store keeps them in columns instead.
+IDENTITY = ("run", "task_id", "trial")
+_ERROR_PREFIXES = ("error", "exception", "traceback", "failed", "failure")
+
+
+class RecordError(ValueError):
+    """A record that does not follow the native format; the message says which field."""
+
+
+# --- small coercions every format uses -----------------------------------------------------------------
+
+
+def as_text(value: Any) -> str:
+    """Message content as plain text: strings as they are, lists of content parts joined, rest as JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        parts = []
+        for part in value:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, dict):
+                if isinstance(part.get("text"), str):
+                    parts.append(part["text"])
+                elif isinstance(part.get("reasoning"), str):
+                    parts.append(part["reasoning"])
+                else:
+                    parts.append(json.dumps(part, ensure_ascii=False, default=str))
+        return "\n".join(parts)
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def parse_arguments(raw: Any) -> Any:
+    """Tool-call arguments: OpenAI gives a JSON *string*; keep the raw text when it is not JSON."""
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+    return raw
+
+
+def looks_like_error(text: str) -> bool:
+    """A tool result that reads like an error even when the format has no error flag."""
+    head = text.lstrip()[:40].lower()
+    return head.startswith(_ERROR_PREFIXES)
+
+
+# --- reading a native record ---------------------------------------------------------------------------
+
+
+def trial_from_dict(obj: Any) -> Trial:
+    """A native record as a Trial, checking every field (RecordError names the first bad one)."""
+    if not isinstance(obj, dict):
+        raise RecordError(f"expected a JSON object, got {type(obj).__name__}")
+    task_id = obj.get("task_id")
+    if task_id is None or task_id == "":
+        raise RecordError("missing task_id")
+    if not isinstance(task_id, str | int):
+        raise RecordError("task_id must be a string")
+    raw_messages = obj.get("messages")
+    if not isinstance(raw_messages, list):
+        raise RecordError(
+            "missing messages (a list)" if raw_messages is None else "messages must be a list"
+        )
+    outcome = obj.get("outcome")
+    if not isinstance(outcome, dict):
+        raise RecordError("missing outcome (an object with passed or reward)")
+    passed = outcome.get("passed")
+    reward = outcome.get("reward")
+    if passed is None and reward is None:
+        raise RecordError("outcome needs passed or reward")
+    if passed is not None and not isinstance(passed, bool):
+        raise RecordError("outcome.passed must be true or false")
+    if reward is not None and (isinstance(reward, bool) or not isinstance(reward, int | float)):
+        raise RecordError("outcome.reward must be a number")
+    trial_no = obj.get("trial")
+    if trial_no is not None and (isinstance(trial_no, bool) or not isinstance(trial_no, int)):
+        raise RecordError("trial must be an integer")
+    run = obj.get("run")
+    if run is not None and not isinstance(run, str):
+        raise RecordError("run must be a string")
+    judge = obj.get("judge")
+    if isinstance(judge, dict) and judge.get("verdict") is not None:
+        v = str(judge.get("verdict")).lower()
+        if v not in ("pass", "fail", "error"):
+            raise RecordError(
+                f"judge.verdict must be pass, fail or error, got {judge.get('verdict')!r}"
+            )
+    trial = _build(obj, _messages(raw_messages, strict=True))
+    trial.task_id, trial.run, trial.trial = str(task_id), run, trial_no
+    return trial
+
+
+def decode(text: str | bytes, *, run: str, task_id: str, trial: int) -> Trial:
+    """A stored record as a Trial, its identity from the store's columns; no checks (it was checked
+    when it was imported)."""
+    obj = json.loads(text)
+    raw_messages = obj.get("messages")
+    out = _build(obj, _messages(raw_messages if isinstance(raw_messages, list) else [], False))
+    out.task_id, out.run, out.trial = task_id, run, trial
+    return out
+
+
+def native_text(text: str | bytes, *, run: str, task_id: str, trial: int) -> str:
+    """A stored record as the whole native record again, identity first (for $PAGER and $EDITOR)."""
+    obj = json.loads(text)
+    body = {k: v for k, v in obj.items() if k not in IDENTITY} if isinstance(obj, dict) else {}
+    return json.dumps(
+        {"run": run, "task_id": task_id, "trial": trial, **body}, ensure_ascii=False, default=str
+    )
+
+
+def _build(obj: dict[str, Any], messages: list[Message]) -> Trial:
+    """Every field but the identity, from a record whose shape is known to be right."""
+    outcome = obj.get("outcome")
+    outcome = outcome if isinstance(outcome, dict) else {}
+    passed = outcome.get("passed")
+    reward = outcome.get("reward")
+    judge = obj.get("judge")
+    verdict = None
+    if isinstance(judge, dict) and judge.get("verdict") is not None:
+        verdict = Verdict(
+            verdict=str(judge.get("verdict")).lower(),
+            judge=str(judge.get("id") or _judge_id(judge)),
+            rationale=as_text(judge.get("rationale")),
+            model=judge.get("model"),
+            rubric=judge.get("rubric"),
+            cost_usd=_num(judge.get("cost_usd")),
+        )
+    usage: dict[str, Any] = obj["usage"] if isinstance(obj.get("usage"), dict) else {}
+    err = obj.get("error")
+    error = None
+    if isinstance(err, dict):
+        error = TrialError(type=_str(err.get("type")), message=_str(err.get("message")))
+    elif isinstance(err, str):
+        error = TrialError(message=err)
+    metadata: dict[str, Any] = obj["metadata"] if isinstance(obj.get("metadata"), dict) else {}
+    return Trial(
+        task_id="",
+        messages=messages,
+        passed=passed if isinstance(passed, bool) else None,
+        reward=None if reward is None else float(reward),
+        reason=_str(outcome.get("reason")),
+        judge=verdict,
+        usage=Usage(
+            input_tokens=_int(usage.get("input_tokens")),
+            output_tokens=_int(usage.get("output_tokens")),
+            cost_usd=_num(usage.get("cost_usd")),
+        ),
+        latency_s=_num(obj.get("latency_s")),
+        error=error,
+        metadata=metadata,
+        instruction=_str(obj.get("instruction")),
+        termination=_str(obj.get("termination")),
+    )
+
+
+def _judge_id(judge: dict[str, Any]) -> str:
+    model = judge.get("model") or "imported"
+    rubric = judge.get("rubric")
+    return f"{model}:{rubric}" if rubric else str(model)
+
+
+def _messages(raw_messages: list[Any], strict: bool) -> list[Message]:
+    # The hot loop of every import: plain type checks and positional construction on purpose.
+    out: list[Message] = []
+    append = out.append
+    roles = ROLES
+    for i, m in enumerate(raw_messages):
+        if type(m) is not dict:
+            if strict:
+                raise RecordError(f"messages[{i}] must be an object")
+            continue
+        get = m.get
+        role = get("role")
+        if role not in roles:
+            if strict:
+                raise RecordError(
+                    f"messages[{i}].role must be one of system, user, assistant, tool; got {role!r}"
+                )
+            role = str(role)
+        raw_calls = get("tool_calls")
+        content = get("content")
+        if type(content) is not str:
+            content = as_text(content)
+        is_error = get("is_error")
+        if is_error is None:
+            is_error = role == "tool" and looks_like_error(content)
+        tool_call_id = get("tool_call_id")
+        if tool_call_id is not None and type(tool_call_id) is not str:
+            tool_call_id = _str(tool_call_id)
+        name = get("name")
+        if name is not None and type(name) is not str:
+            name = _str(name)
+        append(
+            Message(
+                role,
+                content,
+                _calls(raw_calls, i, strict) if raw_calls else [],
+                tool_call_id,
+                name,
+                bool(is_error),
+            )
+        )
+    return out
+
+
+def _calls(raw_calls: Any, i: int, strict: bool) -> list[ToolCall]:
+    if not isinstance(raw_calls, list):
+        if strict:
+            raise RecordError(f"messages[{i}].tool_calls must be a list")
+        return []
+    calls = []
+    for j, c in enumerate(raw_calls):
+        if type(c) is not dict or type(c.get("name")) is not str:
+            if strict:
+                raise RecordError(f"messages[{i}].tool_calls[{j}] needs a name")
+            continue
+        args = c.get("arguments")
+        if type(args) is str:
+            args = parse_arguments(args)
+        calls.append(ToolCall(c["name"], args, c.get("id")))
+    return calls
+
+
+def _str(v: Any) -> str | None:
+    if v is None:
+        return None
+    return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+
+
+def _num(v: Any) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return None
+    return float(v)
+
+
+def _int(v: Any) -> int | None:
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return None
+    return int(v)
+
+
+# --- writing a record ----------------------------------------------------------------------------------
+
+
+def trial_to_dict(trial: Trial) -> dict[str, Any]:
+    """A Trial as a native-format record; ``trial_from_dict`` reads it back to an equal Trial."""
+    rec: dict[str, Any] = {"task_id": trial.task_id}
+    if trial.run is not None:
+        rec["run"] = trial.run
+    if trial.trial is not None:
+        rec["trial"] = trial.trial
+    rec.update(_body(trial))
+    return rec
+
+
+def _body(trial: Trial) -> dict[str, Any]:
+    rec: dict[str, Any] = {}
+    outcome: dict[str, Any] = {}
+    if trial.passed is not None:
+        outcome["passed"] = trial.passed
+    if trial.reward is not None:
+        outcome["reward"] = trial.reward
+    if trial.passed is None and trial.reward is None:
+        outcome["passed"] = False
+    if trial.reason is not None:
+        outcome["reason"] = trial.reason
+    rec["outcome"] = outcome
+    messages = []
+    for m in trial.messages:
+        d: dict[str, Any] = {"role": m.role, "content": m.content}
+        if m.tool_calls:
+            d["tool_calls"] = [
+                {"id": c.id, "name": c.name, "arguments": c.arguments} for c in m.tool_calls
+            ]
+        if m.tool_call_id is not None:
+            d["tool_call_id"] = m.tool_call_id
+        if m.name is not None:
+            d["name"] = m.name
+        d["is_error"] = m.is_error
+        messages.append(d)
+    rec["messages"] = messages
+    if trial.judge is not None:
+        j = trial.judge
+        rec["judge"] = {
+            "verdict": j.verdict,
+            "rationale": j.rationale,
+            "model": j.model,
+            "rubric": j.rubric,
+        }
+        if j.judge:
+            rec["judge"]["id"] = j.judge
+    u = trial.usage
+    if u.input_tokens is not None or u.output_tokens is not None or u.cost_usd is not None:
+        rec["usage"] = {
+            "input_tokens": u.input_tokens,
+            "output_tokens": u.output_tokens,
+            "cost_usd": u.cost_usd,
+        }
+    if trial.latency_s is not None:
+        rec["latency_s"] = trial.latency_s
+    if trial.error is not None:
+        rec["error"] = {"type": trial.error.type, "message": trial.error.message}
+    if trial.instruction is not None:
+        rec["instruction"] = trial.instruction
+    if trial.termination is not None:
+        rec["termination"] = trial.termination
+    if trial.metadata:
+        rec["metadata"] = trial.metadata
+    return rec
+
+
+def encode(trial: Trial) -> str:
+    """The record the store keeps: the native record without run, task and trial (the columns hold
+    them). A record that arrived as native text keeps its own text, those members cut out."""
+    if trial.raw is not None:
+        present = [
+            k
+            for k, v in zip(IDENTITY, (trial.run, trial.task_id, trial.trial), strict=True)
+            if v is not None
+        ]
+        cut = _without_members(trial.raw, present)
+        if cut is not None:
+            return cut
+    return json.dumps(_body(trial), ensure_ascii=False, default=str)
+
+
+_WS = re.compile(r"[ \t\n\r]*")
+# An identity member with a plain value, at the front of the object: how harnesses write it.
+_LEADING = re.compile(
+    r'[ \t\n\r]*"(run|task_id|trial)"[ \t\n\r]*:[ \t\n\r]*(?:"(?:[^"\\]|\\.)*"|-?\d+|null)[ \t\n\r]*,'
+)
+_DECODER = json.JSONDecoder()
+
+
+def _ws(text: str, i: int) -> int:
+    m = _WS.match(text, i)
+    return m.end() if m else i
+
+
+def _without_members(text: str, keys: Iterable[str]) -> str | None:
+    """``text`` (one JSON object) with its top-level ``keys`` cut out, scanning only as far as the last
+    of them; None when that cannot be done by cutting (the caller re-serialises instead)."""
+    want = set(keys)
+    if not want:
+        return text
+    if text.startswith("{"):  # the fast path: the identity leads
+        i, left = 1, set(want)
+        while left and (m := _LEADING.match(text, i)) and m.group(1) in left:
+            left.discard(m.group(1))
+            i = m.end()
+        if not left:
+            return "{" + text[i:]
+    spans: list[tuple[int, int]] = []
+    try:
+        i = _ws(text, 0)
+        if text[i] != "{":
+            return None
+        i = _ws(text, i + 1)
+        while want:
+            start = i
+            if text[i] != '"':
+                return None
+            key, i = scanstring(text, i + 1)
+            i = _ws(text, i)
+            if text[i] != ":":
+                return None
+            _, i = _DECODER.raw_decode(text, _ws(text, i + 1))
+            i = _ws(text, i)
+            sep = text[i]
+            if key in want:
+                if sep != ",":
+                    return None  # the last member: cutting it would leave a dangling comma
+                want.discard(key)
+                spans.append((start, _ws(text, i + 1)))
+            if sep == "}":
+                return None  # a key not at the top level after all
+            i = _ws(text, i + 1)
+    except (ValueError, IndexError):
+        return None
+    out, last = [], 0
+    for a, b in spans:
+        out.append(text[last:a])
+        last = b
+    out.append(text[last:])
+    return "".join(out)

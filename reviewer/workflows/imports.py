@@ -1,0 +1,198 @@
+"""The import job, one function for the CLI and the app: import paths, make a folder's rules.toml the
+active rules, register a folder's rubric.toml, and check the new trials against the active rules."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from reviewer.ingest.files import Progress, discover
+from reviewer.models import Rubric, Skip
+from reviewer.store.db import Store
+from reviewer.workflows.import_files import FileResult, import_file
+
+__all__ = ["FileResult", "ImportSummary", "discover", "import_paths", "pairs_summary"]
+
+
+@dataclass
+class ImportSummary:
+    files: list[FileResult] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # problems not tied to one file's content
+    cancelled: bool = False  # the caller stopped it; the files before the one being read stay
+    rules_file: str | None = None  # a folder's rules.toml made the active rules by this import
+    rules_count: int = 0  # how many rules that file holds
+    violations: int = 0  # rule violations found in the new trials (rules already active)
+    rule_problems: list[str] = field(default_factory=list)
+    rubric: Rubric | None = None  # a folder's rubric.toml, registered by this import
+    rubric_file: str | None = None
+    rubric_problem: str | None = None
+
+    @property
+    def added(self) -> int:
+        return sum(f.added for f in self.files)
+
+    @property
+    def already(self) -> int:
+        return sum(f.already for f in self.files)
+
+    @property
+    def new_ids(self) -> list[str]:
+        return [i for f in self.files for i in f.new_ids]
+
+    @property
+    def skipped(self) -> list[Skip]:
+        return [s for f in self.files for s in f.skipped]
+
+    @property
+    def runs(self) -> set[str]:
+        return {r for f in self.files for r in f.runs}
+
+    @property
+    def tasks(self) -> set[tuple[str, str]]:
+        return {t for f in self.files for t in f.tasks}
+
+    @property
+    def failed_files(self) -> list[FileResult]:
+        return [f for f in self.files if f.error]
+
+    @property
+    def ok(self) -> bool:
+        """True when something was imported or was already there, and nothing failed outright."""
+        stored = self.added + self.already + self.pairs
+        return (stored > 0 or self.checked > 0) and not self.errors
+
+    @property
+    def pairs(self) -> int:
+        """Pair judgements written, already stored or (with --check) valid."""
+        return sum(f.pairs.total + f.pairs.checked for f in self.files if f.pairs is not None)
+
+    @property
+    def checked(self) -> int:
+        return sum(f.trials for f in self.files)
+
+    @property
+    def listed(self) -> int:
+        """How many tasks the task lists among the files hold (they are reported, not imported)."""
+        return sum(len(f.listed or ()) for f in self.files)
+
+    @property
+    def problems(self) -> list[str]:
+        """Every problem as one line: missing paths, files that failed, rules and rubric not applied."""
+        out = list(self.errors)
+        out += [f.error for f in self.files if f.error and not f.ignored]
+        out += self.rule_problems
+        if self.rubric_problem:
+            out.append(self.rubric_problem)
+        return out
+
+    def rule_lines(self) -> list[str]:
+        """What the import did with the rules, one line each (problems first, as they happened)."""
+        lines = [f"reviewer: {p}" for p in self.rule_problems]
+        if self.rules_file:
+            lines.append(
+                f"rules: {self.rules_count} from {self.rules_file}, checked on every trial"
+            )
+        elif self.violations:
+            lines.append(
+                f"rules: {self.violations} violation{'' if self.violations == 1 else 's'} in the new trials"
+            )
+        return lines
+
+
+def import_paths(
+    db: Store | None,
+    paths: Sequence[str | Path],
+    *,
+    run: str | None = None,
+    check: bool = False,
+    progress: Progress | None = None,
+    on_file: Callable[[FileResult], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> ImportSummary:
+    """Import (or with ``check`` / without a store, only validate) every file under ``paths``, then
+    apply a folder's rules.toml and rubric.toml and check the new trials against the active rules.
+
+    ``progress(file, records)`` reports within a file, ``on_file`` after each file; when ``cancelled()``
+    turns true the file being read is rolled back and the job stops (the files before it stay, and are
+    checked against the rules)."""
+    summary = ImportSummary()
+    files, summary.errors = discover(paths)
+    for path, direct in files:
+        if cancelled is not None and cancelled():
+            summary.cancelled = True
+            break
+        result = import_file(
+            db, path, run=run, check=check, progress=progress, direct=direct, cancelled=cancelled
+        )
+        summary.files.append(result)
+        summary.cancelled = result.cancelled
+        if on_file:
+            on_file(result)
+        if result.cancelled:
+            break
+    if db is not None and not check:
+        _apply_rules(db, paths, summary)
+        _register_rubric(db, paths, summary)
+    return summary
+
+
+def _folders(paths: Sequence[str | Path], name: str) -> list[Path]:
+    """``name`` in every folder among ``paths`` that holds one, in the order given."""
+    return [Path(p) / name for p in paths if Path(p).is_dir() and (Path(p) / name).is_file()]
+
+
+def _apply_rules(db: Store, paths: Sequence[str | Path], summary: ImportSummary) -> None:
+    """A folder's rules.toml becomes the active rules (every trial is checked against it); otherwise
+    the new trials are checked against the rules already active."""
+    from reviewer.metrics.active_rules import check_new_trials, set_rules
+    from reviewer.metrics.rules import RuleError
+
+    for rules_file in _folders(paths, "rules.toml"):
+        try:
+            active, changed = set_rules(db, str(rules_file), rules_file.read_text(encoding="utf-8"))
+        except (RuleError, OSError, UnicodeDecodeError) as e:
+            summary.rule_problems.append(f"rules not applied: {e}")
+            continue
+        if changed:
+            summary.rules_file, summary.rules_count = str(rules_file), len(active.rules)
+            return
+    try:
+        summary.violations = check_new_trials(db, summary.new_ids)
+    except RuleError as e:
+        summary.rule_problems.append(f"stored rules no longer load: {e}")
+
+
+def _register_rubric(db: Store, paths: Sequence[str | Path], summary: ImportSummary) -> None:
+    """The first folder's rubric.toml is recorded under its name@version (labels need it)."""
+    from reviewer.labeling.rubric import RubricError, load_rubric
+    from reviewer.store.labels import RubricVersionError, ensure_rubric_version
+
+    for rubric_file in _folders(paths, "rubric.toml")[:1]:
+        summary.rubric_file = str(rubric_file)
+        try:
+            rubric = load_rubric(rubric_file)
+            ensure_rubric_version(db, rubric)
+        except (RubricError, RubricVersionError) as e:
+            summary.rubric_problem = str(e)
+        else:
+            summary.rubric = rubric
+
+
+def pairs_summary(summary: ImportSummary, check: bool) -> str | None:
+    """One line about the pair-judgement files of an import, or None when there were none."""
+    files = [f.pairs for f in summary.files if f.pairs is not None]
+    if not files:
+        return None
+    judges = len({j for c in files for j in c.judges})
+    of = f"{judges} judge{'' if judges == 1 else 's'}"
+    if check:
+        return f"pairs: {sum(c.checked for c in files)} valid pair judgements ({of})"
+    added, updated = sum(c.added for c in files), sum(c.updated for c in files)
+    already, refs = sum(c.already for c in files), sum(c.unresolved_refs for c in files)
+    line = (
+        f"pairs: {added} pair judgements added, {updated} updated, {already} already stored ({of})"
+    )
+    if refs:
+        line += f"; {refs} trial refs not in the store, kept as given (they open once imported)"
+    return line

@@ -1,0 +1,56 @@
+"""The app's import and `reviewer import` run one workflow: same rules, violations and rubric."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+from textual.widgets import Static
+
+from reviewer.cli import cli
+from reviewer.store import open_store
+from reviewer.store.queries import latest_rubric, run_names
+from reviewer.store.violations import rule_set_count, violation_counts, violation_total
+from reviewer.tui.app import ReviewerApp
+from reviewer.tui.screens.importing import ImportModal
+from tests.conftest import SAMPLE_RUNS
+
+
+def what_import_stored(
+    db_path: Path,
+) -> tuple[int, int, dict[str, dict[str, int]], str | None, list[str]]:
+    """Rule sets, violations (in total and per rule and run), the rubric and the runs of a database."""
+    with open_store(db_path) as db:
+        rubric = latest_rubric(db)
+        return (
+            rule_set_count(db),
+            violation_total(db),
+            violation_counts(db),
+            None if rubric is None else rubric.ref,
+            run_names(db),
+        )
+
+
+async def test_importing_the_sample_folder_in_the_app_matches_the_cli(tmp_path: Path) -> None:
+    cli_db = tmp_path / "cli.db"
+    result = CliRunner().invoke(cli, ["--db", str(cli_db), "import", str(SAMPLE_RUNS)])
+    assert result.exit_code == 0, result.stderr
+    from_cli = what_import_stored(cli_db)
+    assert from_cli[:2] == (1, 13) and from_cli[3] is not None
+
+    app_db = tmp_path / "app.db"
+    app = ReviewerApp(db_path=app_db)
+    async with app.run_test(size=(120, 32)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.press("i")
+        await pilot.wait_for_scheduled_animations()
+        assert isinstance(app.screen, ImportModal)
+        await pilot.press(*str(SAMPLE_RUNS), "enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        status = str(app.screen.query_one("#import-status", Static).render())
+        assert "imported 88 trials (2 runs, 13 tasks)" in status
+        assert "rules: 3 from" in status and "rubric: " in status
+        assert app.rubric is not None and app.rubric.ref == from_cli[3]
+
+    assert what_import_stored(app_db) == from_cli
