@@ -192,14 +192,14 @@ class LabelScreen(ReviewerScreen):
         self.load_item(message.start)
 
     def _read_item(self, index: int) -> ItemLoaded | None:
-        from reviewer.store.labels import standing_labels
+        from reviewer.store.labels import standing_by_labeler
         from reviewer.tui.screens.transcript import load_payload
 
         assert self.state is not None
         trial_id = self.state.items[index].trial_id
         with self.store() as db:
             payload = load_payload(db, trial_id, None, blind=True)
-            labels = standing_labels(db, trial_id)
+            labels = standing_by_labeler(db, trial_id)
         if payload is None:
             return None
         mine = labels.pop(self.labeler, None)
