@@ -253,7 +253,7 @@ class LabelScreen(ReviewerScreen):
     @work(thread=True, exit_on_error=False, group="label-writer")
     def _writer(self) -> None:
         """One thread writes every label in the order given, each committed before the next."""
-        from reviewer.store.labels import add_label, undo_last
+        from reviewer.workflows.labels import give_label, undo_label
 
         with self.store() as db:
             while True:
@@ -264,11 +264,11 @@ class LabelScreen(ReviewerScreen):
                 try:
                     if kind == "label":
                         advance = bool(args.pop("advance"))
-                        label = add_label(db, **args)
+                        label = give_label(db, **args)
                         self.post_message(Committed("label", label, advance))
                     else:
                         self.post_message(
-                            Committed("undo", undo_last(db, self.labeler, self.queue_name), False)
+                            Committed("undo", undo_label(db, self.labeler, self.queue_name), False)
                         )
                 except Exception as e:  # reported in the modal; the queue keeps going
                     self.post_message(WriteFailed(e))
