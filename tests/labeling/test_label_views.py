@@ -63,3 +63,19 @@ def test_labels_merge_the_same_in_any_order(build_db: BuildDb) -> None:
         items = [QueueItem(p, t, None, "none", None) for p, t in enumerate((a, b, c))]
         save_queue(db, Queue("q", "ana", 0, "", items=items))
         assert queue_progress(db, "q") == (2, 3, 2)
+
+
+def test_judge_labeled_selects_trials_with_a_standing_label(build_db: BuildDb) -> None:
+    from reviewer.store.judging import select_trials
+
+    db = build_db([("a", None, None)] * 3)
+    a, b, c = [r[0] for r in db.execute("SELECT id FROM trials ORDER BY trial")]
+    merge_labels(
+        db,
+        [
+            _label(a, "ana", "pass", 1),
+            _label(b, "ana", "fail", 1),
+            _label(b, "ana", "fail", 1, retracted=True),
+        ],
+    )
+    assert select_trials(db, labeled=True) == [a]
