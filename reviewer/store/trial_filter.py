@@ -6,6 +6,8 @@ The verdict and label a trial shows come from the views of migration m006 (``lat
 
 from __future__ import annotations
 
+import json
+import threading
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
@@ -59,6 +61,41 @@ def shown_label(labeler: bool) -> str:
 
 _LATEST_CLUSTERING = "(SELECT MAX(id) FROM clusterings)"
 
+_labels_lock = threading.Lock()
+_labels_memo: dict[tuple[Any, ...], str] = {}
+
+
+def _labeled_ids(db: Store, verdict: str | None, labeler: str | None) -> str:
+    """The trials whose shown label is ``verdict`` (None: any label), as a JSON array. Read from the
+    views and kept until the data changes: labels are few next to trials, and a page of a label
+    filter then costs a lookup per row."""
+    version = data_version(db)
+    key = (version, verdict, labeler)
+    with _labels_lock:
+        if version is not None and key in _labels_memo:
+            return _labels_memo[key]
+    view = "trial_labels l WHERE 1" if labeler is None else "standing_labels l WHERE l.labeler = ?"
+    params: list[Any] = [] if labeler is None else [labeler]
+    if verdict is None:
+        view += " AND l.verdict IS NOT NULL"
+    else:
+        view += " AND l.verdict = ?"
+        params.append(verdict)
+    rows = db.execute(f"SELECT l.trial_id FROM {view}", params).fetchall()
+    ids = json.dumps([r[0] for r in rows])
+    if version is not None:
+        with _labels_lock:
+            if len(_labels_memo) > 64 or any(k[0] != version for k in _labels_memo):
+                _labels_memo.clear()
+            _labels_memo[key] = ids
+    return ids
+
+
+def clear_label_memo() -> None:
+    """Forget the cached label sets (tests; a writer that edits rows in place)."""
+    with _labels_lock:
+        _labels_memo.clear()
+
 
 class Sql:
     """A WHERE clause under construction."""
@@ -104,21 +141,10 @@ def conditions(db: Store, f: TrialFilter, *, correlated: bool) -> Sql:
                 *jp,
             )
     if f.label is not None:
-        lp = [] if f.labeler is None else [f.labeler]
-        view, who = (
-            ("trial_labels", "") if f.labeler is None else ("standing_labels", " AND l.labeler = ?")
-        )
         if f.label == "none":
-            q.add(
-                f"t.id NOT IN (SELECT l.trial_id FROM {view} l WHERE l.verdict IS NOT NULL{who})",
-                *lp,
-            )
-        elif correlated:
-            q.add(f"{shown_label(f.labeler is not None)} = ?", *lp, f.label)
+            q.add("t.id NOT IN (SELECT value FROM json_each(?))", _labeled_ids(db, None, f.labeler))
         else:
-            q.add(
-                f"t.id IN (SELECT l.trial_id FROM {view} l WHERE l.verdict = ?{who})", f.label, *lp
-            )
+            q.add("t.id IN (SELECT value FROM json_each(?))", _labeled_ids(db, f.label, f.labeler))
     if f.cluster_id is not None:
         q.add(
             "t.id IN (SELECT trial_id FROM cluster_members "

@@ -18,6 +18,7 @@ from reviewer.store.db import Store
 from reviewer.store.search_query import SearchError, match_query
 from reviewer.store.trial_filter import (
     TrialFilter,
+    clear_label_memo,
     conditions,
     data_version,
     latest_verdict,
@@ -103,6 +104,7 @@ def clear_cache() -> None:
     """Forget every cached count (tests; a writer that edits rows in place)."""
     with _cache_lock:
         _cache.clear()
+    clear_label_memo()
 
 
 def _count(db: Store, f: TrialFilter, before: int | None = None) -> int:
