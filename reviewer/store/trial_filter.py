@@ -162,7 +162,7 @@ def conditions(db: Store, f: TrialFilter, *, correlated: bool) -> Sql:
 
 
 def data_version(db: Store) -> tuple[Any, ...] | None:
-    """What cached counts depend on. The tables are append-only (rules and clusterings are replaced by new
+    """What cached counts and label sets depend on. The tables are append-only (rules and clusterings are replaced by new
     rows), so their top rowids change whenever a count could. None for in-memory databases."""
     files = [r[2] for r in db.execute("PRAGMA database_list").fetchall() if r[1] == "main"]
     if not files or not files[0]:
