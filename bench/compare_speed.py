@@ -12,7 +12,7 @@ import random
 import time
 from collections.abc import Callable
 
-from reviewer.metrics.compare import compare_runs, task_counts
+from reviewer.metrics.compare import compare_runs, count_by_task
 from reviewer.metrics.distributions import TrialStats
 from reviewer.metrics.passk import run_passk
 
@@ -73,7 +73,7 @@ def main() -> None:
 
     def passk_alone() -> None:
         for name, run in (("old", old), ("new", new)):
-            counts = task_counts(run)
+            counts = count_by_task(run)
             run_passk(name, [(t, n, c) for t, (n, c) in counts.items()], ks)
 
     def compare() -> None:

@@ -80,41 +80,34 @@ def sample(
     Balanced between judge pass and fail as far as the data allows, spread over tasks and failure
     clusters, reproducible under --seed, leaving out trials LABELER has already labeled.
     """
-    from reviewer.calibration.sampling import make_queue, queue_summary
-    from reviewer.store.queues import QueueExists, judge_ids, queue_progress
+    from reviewer.calibration.sampling import queue_summary
+    from reviewer.workflows.queues import make_queue
 
     who = _config().labeler_name(labeler or (ctx.obj or {}).get("labeler"))
     db = cli_store(ctx)
     require_runs(db, ctx, [run] if run else [])
-    if judge is not None:
-        known = judge_ids(db)
-        if judge not in known:
-            fail(
-                f"no verdicts by judge {_plain(judge)!r}; judges: {', '.join(map(_plain, known)) or 'none'}"
-            )
-    queue_name = name or (f"{who}-{run}-s{seed}" if run else f"{who}-s{seed}")
     try:
-        queue = make_queue(
+        made = make_queue(
             db,
-            queue_name,
-            n,
-            seed,
-            run,
-            labeler=who,
-            split="half" if split else None,
+            who,
+            n=n,
+            seed=seed,
+            run=run,
+            name=name,
             judge=judge,
+            split=split,
             replace=replace,
         )
-    except QueueExists:
-        done, total, _ = queue_progress(db, queue_name)
-        fail(
-            f"queue {_plain(queue_name)!r} exists ({done} / {total} labeled); resume it in the app, "
-            "choose another --name, or start over with --replace"
-        )
-    except ValueError as e:  # NothingToSample among them
+    except ValueError as e:  # an unknown judge, NothingToSample among them
         fail(_plain(e))
+    queue = made.queue
+    if not made.created:
+        fail(
+            f"queue {_plain(queue.name)!r} exists ({made.done} / {made.total} labeled); resume it in "
+            "the app, choose another --name, or start over with --replace"
+        )
     summary = queue_summary(queue)
-    if len(queue.items) < n:
+    if made.short:
         click.echo(
             f"reviewer: only {len(queue.items)} unlabeled trials left; the queue holds them all",
             err=True,
@@ -211,11 +204,12 @@ def labels() -> None:
 @click.pass_context
 def labels_export(ctx: click.Context, file: str, labeler: str | None) -> None:
     """Write every label and undo, oldest first, to FILE (- for stdout)."""
-    from reviewer.labeling.io import LabelFileError, export_labels
+    from reviewer.labeling.io import LabelFileError
+    from reviewer.workflows.labels import export_label_file
 
     db = cli_store(ctx)
     try:
-        count = export_labels(db, sys.stdout if file == "-" else file, labeler)
+        count = export_label_file(db, sys.stdout if file == "-" else file, labeler)
     except LabelFileError as e:
         fail(str(e))
     where = "stdout" if file == "-" else file
@@ -228,11 +222,12 @@ def labels_export(ctx: click.Context, file: str, labeler: str | None) -> None:
 @click.pass_context
 def labels_import(ctx: click.Context, file: str, as_json: bool) -> None:
     """Merge labels from FILE (- for stdin); labels already stored are not added again."""
-    from reviewer.labeling.io import LabelFileError, import_labels
+    from reviewer.labeling.io import LabelFileError
+    from reviewer.workflows.labels import import_label_file
 
     db = cli_store(ctx)
     try:
-        result = import_labels(db, file)
+        result = import_label_file(db, file)
     except LabelFileError as e:
         fail(str(e))
     for s in result.skipped[:_MAX_SKIPS_SHOWN]:

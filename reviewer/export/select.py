@@ -15,7 +15,7 @@ from reviewer.store.export_select import (
     cluster_ids,
     human_labels,
     human_passes,
-    latest_verdicts,
+    latest_trial_verdicts,
     memberships,
     trial_keys,
 )
@@ -82,7 +82,7 @@ def select(db: Store, sel: Selection) -> list[Candidate]:
     _check_runs(db, sel.runs)
     cluster = resolve_cluster(db, sel.cluster) if sel.cluster is not None else None
     labels = human_labels(db, sel.labeler)
-    verdicts = latest_verdicts(db)
+    verdicts = latest_trial_verdicts(db)
     sources = {tid: "human" for tid, label in labels.items() if label.verdict == "fail"}
     if sel.include_judge:
         passed = human_passes(db)

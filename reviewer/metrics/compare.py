@@ -39,10 +39,10 @@ __all__ = [
     "TaskCount",
     "TaskDelta",
     "compare_runs",
+    "count_by_task",
     "default_k",
     "format_value",
     "render_comparison",
-    "task_counts",
 ]
 
 _EPS = 1e-12
@@ -54,7 +54,7 @@ def default_k(old: dict[str, tuple[int, int]], new: dict[str, tuple[int, int]]) 
     return min((min(old[t][0], new[t][0]) for t in shared), default=1)
 
 
-def task_counts(stats: Iterable[TrialStats]) -> dict[str, tuple[int, int]]:
+def count_by_task(stats: Iterable[TrialStats]) -> dict[str, tuple[int, int]]:
     """task_id -> (n trials, c successes), in order of first appearance."""
     n: Counter[str] = Counter()
     c: Counter[str] = Counter()
@@ -88,7 +88,7 @@ def compare_runs(
     if n_boot < 1:
         raise ValueError(f"n_boot must be >= 1, got {n_boot}")
     sev = dict(rules_severity or {})
-    oc, nc = task_counts(old), task_counts(new)
+    oc, nc = count_by_task(old), count_by_task(new)
     shared = sorted(oc.keys() & nc.keys())
     kk = default_k(oc, nc) if k is None else k
     shared_set = set(shared)

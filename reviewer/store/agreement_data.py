@@ -1,8 +1,9 @@
 """What the agreement report needs from the store: standing human labels under one rubric version
 and the latest verdict of one judge on the same trials.
 
-Label semantics (latest per trial and labeler, retractions) come from :mod:`reviewer.store.labels`;
-this module only chooses the scope (rubric, judge, labeler) and reads verdicts and trial headers.
+Which label stands and which verdict is latest are the views of migration m006 (through
+:mod:`reviewer.store.labels` for labels); this module only chooses the scope (rubric, judge,
+labeler) and reads verdicts and trial headers.
 """
 
 from __future__ import annotations
@@ -97,7 +98,7 @@ def gather_agreement(
     scoped = [lab for lab in usable if labeler is None or lab.labeler == labeler]
     counts = judge_counts(db, {lab.trial_id for lab in scoped})
     chosen_judge = _choose_judge(db, judge, counts)
-    verdicts = latest_verdicts(db, chosen_judge, {lab.trial_id for lab in under.values()})
+    verdicts = verdicts_of_judge(db, chosen_judge, {lab.trial_id for lab in under.values()})
     graded = {t for t, (v, _) in verdicts.items() if v in _VERDICTS}
     per_labeler = Counter(lab.labeler for lab in usable if lab.trial_id in graded)
     chosen_labeler = labeler if labeler is not None else _most(per_labeler, usable)
@@ -209,7 +210,7 @@ def judge_counts(db: Store, trial_ids: Iterable[str]) -> dict[str, int]:
     return {str(r[0]): int(r[1]) for r in rows}
 
 
-def latest_verdicts(
+def verdicts_of_judge(
     db: Store, judge: str | None, trial_ids: Iterable[str]
 ) -> dict[str, tuple[str, str | None]]:
     """trial id -> (verdict, rationale) of the judge's latest verdict on each of ``trial_ids``."""
@@ -252,12 +253,10 @@ def rubric_criteria(db: Store, ref: str | None) -> list[str]:
         return []
 
 
-# The latest verdict per (trial, judge) on the trials of a JSON array parameter.
+# The latest verdict per (trial, judge) (the view of migration m006) on the trials of a JSON array.
 _LATEST = (
-    "SELECT trial_id, judge, verdict, rationale FROM (SELECT v.trial_id, v.judge, v.verdict, "
-    "v.rationale, ROW_NUMBER() OVER (PARTITION BY v.trial_id, v.judge "
-    "ORDER BY v.created_at DESC, v.id DESC) AS n FROM verdicts v "
-    "WHERE v.trial_id IN (SELECT value FROM json_each(?))) WHERE n = 1"
+    "SELECT trial_id, judge, verdict, rationale FROM latest_judge_verdicts "
+    "WHERE trial_id IN (SELECT value FROM json_each(?))"
 )
 
 

@@ -364,3 +364,56 @@ def m005_judge_runs(db: sqlite_utils.Database) -> None:
         );
         """,
     )
+
+
+@migrations()
+def m006_data_rules(db: sqlite_utils.Database) -> None:
+    """Each rule of the data written once, as a view every reader uses: which label stands, the
+    latest verdict, per-task counts."""
+    _run_script(
+        db,
+        """
+        -- A label row is effective when it is not itself a retraction and no retraction names its
+        -- (trial, labeler, at). A retraction retracts exactly the label of its (trial, labeler, at);
+        -- one that matches no stored label retracts nothing (not an earlier label), so labels merge
+        -- to the same result in any import order and the retracted label may still arrive later.
+        CREATE VIEW IF NOT EXISTS effective_labels AS
+        SELECT l.* FROM labels l
+        WHERE l.retracted = 0 AND NOT EXISTS (
+            SELECT 1 FROM labels r WHERE r.retracted = 1 AND r.trial_id = l.trial_id
+            AND r.labeler = l.labeler AND r.at = l.at);
+        -- The standing label of each (trial, labeler): the latest effective one. (trial, labeler, at)
+        -- is unique among effective rows, so `at` alone orders them.
+        CREATE VIEW IF NOT EXISTS standing_labels AS
+        SELECT e.* FROM effective_labels e
+        WHERE NOT EXISTS (
+            SELECT 1 FROM effective_labels f WHERE f.trial_id = e.trial_id
+            AND f.labeler = e.labeler AND f.at > e.at);
+        -- The label a trial shows: the latest standing label of any labeler; equal times go to the
+        -- greater labeler name (row ids differ between machines, names do not).
+        CREATE VIEW IF NOT EXISTS trial_labels AS
+        SELECT s.* FROM standing_labels s
+        WHERE NOT EXISTS (
+            SELECT 1 FROM standing_labels o WHERE o.trial_id = s.trial_id
+            AND (o.at, o.labeler) > (s.at, s.labeler));
+        -- The latest verdict of each judge on each trial (by created_at, then id).
+        CREATE VIEW IF NOT EXISTS latest_judge_verdicts AS
+        SELECT v.* FROM verdicts v
+        WHERE NOT EXISTS (
+            SELECT 1 FROM verdicts w WHERE w.trial_id = v.trial_id AND w.judge = v.judge
+            AND (w.created_at, w.id) > (v.created_at, v.id));
+        -- The latest verdict on each trial of any judge (by created_at, then id).
+        CREATE VIEW IF NOT EXISTS latest_trial_verdicts AS
+        SELECT v.* FROM verdicts v
+        WHERE NOT EXISTS (
+            SELECT 1 FROM verdicts w WHERE w.trial_id = v.trial_id
+            AND (w.created_at, w.id) > (v.created_at, v.id));
+        -- Per-task counts of each run (n trials, c successes, first seq, averages), kept on import
+        -- in task_stats so a run summary costs O(tasks).
+        CREATE VIEW IF NOT EXISTS task_counts AS
+        SELECT run, task_id, n, c, first_seq, steps_sum, cost_sum, cost_n,
+               CAST(steps_sum AS REAL) / n AS avg_steps,
+               CASE WHEN cost_n > 0 THEN cost_sum / cost_n END AS avg_cost
+        FROM task_stats;
+        """,
+    )

@@ -1,7 +1,7 @@
 """The reads behind `reviewer export`: which trials carry a human or judge fail, with their context.
 
-Labels are resolved with ``current_labels`` (the latest standing label per trial and labeler); a
-trial's *human* label is the most recent of those across labelers, the one the trials list shows.
+Labels and verdicts come from the views of migration m006: a trial's *human* label is the one the
+trials list shows (``trial_labels``), its judge verdict the latest of any judge.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 from reviewer.models import Criterion, Label, Rubric
 from reviewer.store.db import Store
-from reviewer.store.labels import current_labels
+from reviewer.store.labels import current_labels, shown_labels
 from reviewer.store.trial_filter import TrialFilter
 
 
@@ -49,13 +49,8 @@ class Membership:
 
 
 def human_labels(db: Store, labeler: str | None = None) -> dict[str, Label]:
-    """trial id -> its most recent standing label (of ``labeler`` when given)."""
-    out: dict[str, Label] = {}
-    for (trial_id, _), label in current_labels(db, labeler).items():
-        kept = out.get(trial_id)
-        if kept is None or (label.at, label.labeler) > (kept.at, kept.labeler):
-            out[trial_id] = label
-    return out
+    """trial id -> the label it shows: its most recent standing label (of ``labeler`` when given)."""
+    return shown_labels(db, labeler)
 
 
 def human_passes(db: Store) -> set[str]:
@@ -63,12 +58,10 @@ def human_passes(db: Store) -> set[str]:
     return {tid for (tid, _), label in current_labels(db).items() if label.verdict == "pass"}
 
 
-def latest_verdicts(db: Store) -> dict[str, JudgeVerdict]:
+def latest_trial_verdicts(db: Store) -> dict[str, JudgeVerdict]:
     """trial id -> the latest verdict of any judge."""
     rows = db.execute(
-        "SELECT trial_id, judge, verdict, rationale, rubric FROM ("
-        "SELECT v.*, ROW_NUMBER() OVER (PARTITION BY v.trial_id "
-        "ORDER BY v.created_at DESC, v.id DESC) AS n FROM verdicts v) WHERE n = 1"
+        "SELECT trial_id, judge, verdict, rationale, rubric FROM latest_trial_verdicts"
     ).fetchall()
     return {r[0]: JudgeVerdict(r[1], r[2], r[3], r[4]) for r in rows}
 

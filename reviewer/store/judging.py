@@ -89,13 +89,15 @@ def write_verdict(db: Store, v: VerdictWrite) -> None:
 def judged(db: Store, judge: str, *, errors: bool = False) -> set[str]:
     """Trials this judge has a verdict on (``errors``: only its ``error`` verdicts)."""
     cond = "verdict = 'error'" if errors else "verdict != 'error'"
-    rows = db.execute(f"SELECT trial_id FROM verdicts WHERE judge = ? AND {cond}", [judge])
+    rows = db.execute(
+        f"SELECT trial_id FROM latest_judge_verdicts WHERE judge = ? AND {cond}", [judge]
+    )
     return {r[0] for r in rows.fetchall()}
 
 
 def error_cache_keys(db: Store, judge: str) -> list[str]:
     rows = db.execute(
-        "SELECT cache_key FROM verdicts WHERE judge = ? AND verdict = 'error' "
+        "SELECT cache_key FROM latest_judge_verdicts WHERE judge = ? AND verdict = 'error' "
         "AND cache_key IS NOT NULL",
         [judge],
     )
@@ -118,7 +120,7 @@ def select_trials(
         where.append(f"t.run IN ({','.join('?' * len(runs))})")
         params += list(runs)
     if labeled:
-        where.append("t.id IN (SELECT trial_id FROM labels WHERE retracted = 0)")
+        where.append("t.id IN (SELECT trial_id FROM standing_labels)")
     if queue is not None:
         where.append("t.id IN (SELECT trial_id FROM queue_items WHERE queue = ?)")
         params.append(queue)

@@ -2,7 +2,8 @@
 
 Undo appends a retraction: a row with the same (trial, labeler, at) as the label it cancels and
 ``retracted = 1``, so a retraction travels between machines with the label it belongs to and the
-label before it counts again. Every write is one short transaction; writes that read first take the
+label before it counts again. Which label stands is defined once, by the views of migration m006
+(``effective_labels``, ``standing_labels``, ``trial_labels``); every read here goes through them. Every write is one short transaction; writes that read first take the
 write lock up front (``BEGIN IMMEDIATE``), so two processes labeling at once wait for each other
 (busy timeout) instead of failing with "database is locked".
 """
@@ -23,12 +24,12 @@ from reviewer.store.db import Store
 VERDICTS = ("pass", "fail", "skip")
 _COLUMNS = "trial_id, labeler, verdict, criteria, note, rubric, at, retracted, queue"
 _INSERT = f"INSERT INTO labels ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-#: Not retracted, and no retraction row names it.
-EFFECTIVE = (
-    "l.retracted = 0 AND NOT EXISTS (SELECT 1 FROM labels r WHERE r.retracted = 1 "
-    "AND r.trial_id = l.trial_id AND r.labeler = l.labeler AND r.at = l.at)"
+_FIELDS = (
+    "l.trial_id, l.labeler, l.verdict, l.criteria, l.note, l.rubric, l.at, l.retracted, l.queue"
 )
-_SELECT = "SELECT l.trial_id, l.labeler, l.verdict, l.criteria, l.note, l.rubric, l.at, l.retracted, l.queue FROM labels l"
+_SELECT = f"SELECT {_FIELDS} FROM labels l"
+_EFFECTIVE = f"SELECT {_FIELDS} FROM effective_labels l"
+_STANDING = f"SELECT {_FIELDS} FROM standing_labels l"
 
 _clock_lock = threading.Lock()
 _last_at: datetime | None = None
@@ -134,14 +135,14 @@ def undo_last(db: Store, labeler: str, queue: str | None = None) -> Label | None
 
     Returns the retraction row. Reads the database, so it works the same after a restart.
     """
-    where = f"l.labeler = ? AND {EFFECTIVE}"
+    where = "l.labeler = ?"
     args: list[Any] = [labeler]
     if queue is not None:
         where += " AND l.queue = ?"
         args.append(queue)
     with db.transaction():
         row = db.conn.execute(
-            f"{_SELECT} WHERE {where} ORDER BY l.at DESC, l.id DESC LIMIT 1", args
+            f"{_EFFECTIVE} WHERE {where} ORDER BY l.at DESC, l.id DESC LIMIT 1", args
         ).fetchone()
         if row is None:
             return None
@@ -154,9 +155,9 @@ def undo_last(db: Store, labeler: str, queue: str | None = None) -> Label | None
 def current_labels(
     db: Store, labeler: str | None = None, rubric: str | None = None
 ) -> dict[tuple[str, str], Label]:
-    """(trial id, labeler) -> the latest effective label; with ``rubric``, the latest under that
-    name@version (so versions are never mixed)."""
-    where = [EFFECTIVE]
+    """(trial id, labeler) -> the standing label; with ``rubric``, the latest effective label under
+    that name@version (so versions are never mixed)."""
+    where: list[str] = []
     args: list[Any] = []
     if labeler is not None:
         where.append("l.labeler = ?")
@@ -164,11 +165,13 @@ def current_labels(
     if rubric is not None:
         where.append("l.rubric = ?")
         args.append(rubric)
-    sql = (
-        f"SELECT * FROM (SELECT l.trial_id, l.labeler, l.verdict, l.criteria, l.note, l.rubric, l.at, "
-        f"l.retracted, l.queue, ROW_NUMBER() OVER (PARTITION BY l.trial_id, l.labeler "
-        f"ORDER BY l.at DESC, l.id DESC) AS n FROM labels l WHERE {' AND '.join(where)}) WHERE n = 1"
-    )
+        sql = (
+            f"{_EFFECTIVE} WHERE {' AND '.join(where)} AND NOT EXISTS (SELECT 1 FROM effective_labels f "
+            "WHERE f.trial_id = l.trial_id AND f.labeler = l.labeler AND f.rubric = l.rubric "
+            "AND f.at > l.at)"
+        )
+    else:
+        sql = f"{_STANDING} WHERE {' AND '.join(where) or '1'}"
     out: dict[tuple[str, str], Label] = {}
     for row in db.conn.execute(sql, args):
         label = _row_label(row)
@@ -176,15 +179,20 @@ def current_labels(
     return out
 
 
-def standing_labels(db: Store, trial_id: str) -> dict[str, Label]:
-    """labeler -> their standing label on one trial (the latest one not retracted)."""
-    out: dict[str, Label] = {}
-    for row in db.conn.execute(
-        f"{_SELECT} WHERE l.trial_id = ? AND {EFFECTIVE} ORDER BY l.at, l.id", [trial_id]
-    ).fetchall():
-        label = _row_label(row)
-        out[label.labeler] = label
-    return out
+def standing_by_labeler(db: Store, trial_id: str) -> dict[str, Label]:
+    """labeler -> their standing label on one trial."""
+    rows = db.conn.execute(f"{_STANDING} WHERE l.trial_id = ? ORDER BY l.labeler", [trial_id])
+    return {label.labeler: label for label in map(_row_label, rows.fetchall())}
+
+
+def shown_labels(db: Store, labeler: str | None = None) -> dict[str, Label]:
+    """trial id -> the label the trial shows: the latest standing label of any labeler (``trial_labels``),
+    or the standing label of ``labeler`` when given."""
+    if labeler is None:
+        rows = db.conn.execute(f"SELECT {_FIELDS} FROM trial_labels l").fetchall()
+    else:
+        rows = db.conn.execute(f"{_STANDING} WHERE l.labeler = ?", [labeler]).fetchall()
+    return {label.trial_id: label for label in map(_row_label, rows)}
 
 
 def history(db: Store, trial_id: str) -> list[Label]:
@@ -198,7 +206,7 @@ def history(db: Store, trial_id: str) -> list[Label]:
 def labeled_trial_ids(db: Store, labeler: str) -> set[str]:
     """Trials the labeler has a current label for (pass, fail or skip)."""
     rows = db.conn.execute(
-        f"SELECT DISTINCT l.trial_id FROM labels l WHERE l.labeler = ? AND {EFFECTIVE}",
+        "SELECT DISTINCT trial_id FROM standing_labels WHERE labeler = ?",
         [labeler],
     ).fetchall()
     return {r[0] for r in rows}

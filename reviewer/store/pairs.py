@@ -279,15 +279,14 @@ def pair_candidates(
     db: Store, runs: Sequence[str] | None = None, judge: str | None = None
 ) -> list[PairCandidate]:
     """Every trial (of ``runs``) with its latest verdict (of ``judge``, else of any judge), by id."""
-    judge_clause = "WHERE v.judge = ?" if judge is not None else ""
+    latest_sql = (
+        "SELECT trial_id, verdict FROM latest_judge_verdicts WHERE judge = ?"
+        if judge is not None
+        else "SELECT trial_id, verdict FROM latest_trial_verdicts"
+    )
     run_clause = f"WHERE t.run IN ({', '.join('?' * len(runs))})" if runs else ""
     sql = f"""
-        WITH latest AS (
-            SELECT trial_id, verdict FROM (
-                SELECT v.trial_id, v.verdict, ROW_NUMBER() OVER (
-                    PARTITION BY v.trial_id ORDER BY v.created_at DESC, v.id DESC) AS n
-                FROM verdicts v {judge_clause})
-            WHERE n = 1)
+        WITH latest AS ({latest_sql})
         SELECT t.id, t.run, t.task_id, t.trial, latest.verdict, t.success
         FROM trials t LEFT JOIN latest ON latest.trial_id = t.id
         {run_clause}

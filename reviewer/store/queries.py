@@ -1,4 +1,5 @@
-"""Read queries used by the CLI and the TUI."""
+"""Read queries used by the CLI and the TUI. Per-task counts come from the ``task_counts`` view
+(migration m006), the one definition of n and c per task."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def list_runs(db: Store) -> list[RunRow]:
         """
         SELECT r.name, COUNT(s.task_id), COALESCE(SUM(s.n), 0), COALESCE(SUM(s.c), 0),
                CASE WHEN SUM(s.cost_n) > 0 THEN SUM(s.cost_sum) END, r.imported_at, r.source
-        FROM runs r LEFT JOIN task_stats s ON s.run = r.name
+        FROM runs r LEFT JOIN task_counts s ON s.run = r.name
         GROUP BY r.name ORDER BY r.imported_at, r.name
         """
     ).fetchall()
@@ -36,7 +37,7 @@ def count_groups(db: Store, run: str) -> list[tuple[int, int, int]]:
     return [
         (int(n), int(c), int(times))
         for n, c, times in db.execute(
-            "SELECT n, c, COUNT(*) FROM task_stats WHERE run = ? GROUP BY n, c", [run]
+            "SELECT n, c, COUNT(*) FROM task_counts WHERE run = ? GROUP BY n, c", [run]
         ).fetchall()
     ]
 
@@ -48,7 +49,7 @@ def run_names(db: Store) -> list[str]:
 def task_counts(db: Store, run: str) -> list[tuple[str, int, int]]:
     """(task_id, n, c) for every task of ``run``, in first-seen order."""
     rows = db.execute(
-        "SELECT task_id, n, c FROM task_stats WHERE run = ? ORDER BY first_seq", [run]
+        "SELECT task_id, n, c FROM task_counts WHERE run = ? ORDER BY first_seq", [run]
     ).fetchall()
     return [(r[0], int(r[1]), int(r[2])) for r in rows]
 
@@ -147,15 +148,16 @@ def task_table(db: Store, run: str) -> list[TaskRow]:
     """Per-task counts, average steps and cost, and the outcome of every trial in trial order."""
     rows = db.execute(
         """
-        SELECT task_id, COUNT(*), SUM(success), AVG(steps), AVG(cost_usd), MIN(seq) AS first,
-               GROUP_CONCAT(success, '')
-        FROM (SELECT * FROM trials WHERE run = ? ORDER BY task_id, trial)
-        GROUP BY task_id ORDER BY first
+        SELECT s.task_id, s.n, s.c, s.avg_steps, s.avg_cost,
+               (SELECT GROUP_CONCAT(success, '') FROM (
+                    SELECT success FROM trials t WHERE t.run = s.run AND t.task_id = s.task_id
+                    ORDER BY t.trial))
+        FROM task_counts s WHERE s.run = ? ORDER BY s.first_seq
         """,
         [run],
     ).fetchall()
     return [
-        TaskRow(r[0], int(r[1]), int(r[2]), r[3], r[4], [ch == "1" for ch in (r[6] or "")])
+        TaskRow(r[0], int(r[1]), int(r[2]), r[3], r[4], [ch == "1" for ch in (r[5] or "")])
         for r in rows
     ]
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reviewer.store.db import Store
-from reviewer.store.labels import EFFECTIVE, now_at
+from reviewer.store.labels import now_at
 
 
 @dataclass
@@ -64,14 +64,13 @@ def candidates(db: Store, run: str | None = None, judge: str | None = None) -> l
 
     The verdict is the latest one (by time) of any judge, or of ``judge`` when given.
     """
-    judge_clause = "AND v.judge = ?" if judge is not None else ""
+    latest = (
+        "SELECT trial_id, verdict FROM latest_trial_verdicts"
+        if judge is None
+        else "SELECT trial_id, verdict FROM latest_judge_verdicts WHERE judge = ?"
+    )
     sql = f"""
-        WITH latest AS (
-            SELECT trial_id, verdict FROM (
-                SELECT v.trial_id, v.verdict, ROW_NUMBER() OVER (
-                    PARTITION BY v.trial_id ORDER BY v.created_at DESC, v.id DESC) AS n
-                FROM verdicts v WHERE 1 = 1 {judge_clause})
-            WHERE n = 1),
+        WITH latest AS ({latest}),
         membership AS (
             SELECT trial_id, cluster_id FROM (
                 SELECT m.trial_id, m.cluster_id, ROW_NUMBER() OVER (
@@ -220,8 +219,8 @@ def queue_progress(db: Store, name: str, labeler: str | None = None) -> tuple[in
             raise NoSuchQueue(name)
         labeler = str(row[0])
     rows = db.conn.execute(
-        "SELECT q.position, EXISTS (SELECT 1 FROM labels l WHERE l.trial_id = q.trial_id "
-        f"AND l.labeler = ? AND {EFFECTIVE}) FROM queue_items q WHERE q.queue = ? ORDER BY q.position",
+        "SELECT q.position, EXISTS (SELECT 1 FROM standing_labels l WHERE l.trial_id = q.trial_id "
+        "AND l.labeler = ?) FROM queue_items q WHERE q.queue = ? ORDER BY q.position",
         [labeler, name],
     ).fetchall()
     done = sum(1 for r in rows if r[1])

@@ -1,14 +1,13 @@
 """What the trials list filters on, and that filter as SQL over ``trials t``.
 
-Labels are resolved here too: the label a trial shows is its latest *standing* label (a retraction
-undoes the labeler's latest label before it), worked out in Python because labels are few.
+The verdict and label a trial shows come from the views of migration m006 (``latest_trial_verdicts``,
+``latest_judge_verdicts``, ``trial_labels``, ``standing_labels``), the same ones every other reader uses.
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
@@ -44,82 +43,58 @@ class TrialFilter:
         return all(getattr(self, f.name) in (None, "") for f in fields(self))
 
 
-LATEST_VERDICT = (
-    "(SELECT v.verdict FROM verdicts v WHERE v.trial_id = t.id{judge} "
-    "ORDER BY v.created_at DESC, v.id DESC LIMIT 1)"
-)
-# the verdict rows that no later verdict (of the same judge scope) overrides
-_VERDICT_SET = (
-    "t.id IN (SELECT v.trial_id FROM verdicts v WHERE v.verdict = ?{judge} AND NOT EXISTS ("
-    "SELECT 1 FROM verdicts w WHERE w.trial_id = v.trial_id{wjudge} "
-    "AND (w.created_at, w.id) > (v.created_at, v.id)))"
-)
+# The rules themselves (latest verdict, standing label) are the views of migration m006.
+def latest_verdict(judge: bool) -> str:
+    """The verdict a trial ``t`` shows: the latest of any judge, or of one judge (a ``?`` parameter)."""
+    if judge:
+        return "(SELECT v.verdict FROM latest_judge_verdicts v WHERE v.trial_id = t.id AND v.judge = ?)"
+    return "(SELECT v.verdict FROM latest_trial_verdicts v WHERE v.trial_id = t.id)"
+
+
+def shown_label(labeler: bool) -> str:
+    """The label a trial ``t`` shows: the latest standing one of any labeler, or of one labeler (a
+    ``?`` parameter)."""
+    if labeler:
+        return "(SELECT l.verdict FROM standing_labels l WHERE l.trial_id = t.id AND l.labeler = ?)"
+    return "(SELECT l.verdict FROM trial_labels l WHERE l.trial_id = t.id)"
+
+
 _LATEST_CLUSTERING = "(SELECT MAX(id) FROM clusterings)"
 
-
-def _standing(rows: Sequence[Sequence[Any]]) -> dict[str, str | None]:
-    """trial -> verdict of its latest standing label, from (trial_id, labeler, verdict, at, retracted, id)
-    rows ordered by (trial_id, labeler, at, retracted, id). Per (trial, labeler) a retraction cancels the
-    latest label not yet cancelled before it (undo); the latest standing label of any labeler wins."""
-    out: dict[str, str | None] = {}
-    latest: dict[str, tuple[str, int]] = {}
-    i, n = 0, len(rows)
-    while i < n:
-        trial_id, labeler = rows[i][0], rows[i][1]
-        stack: list[tuple[str, int, str | None]] = []
-        while i < n and rows[i][0] == trial_id and rows[i][1] == labeler:
-            _, _, verdict, at, retracted, row_id = rows[i]
-            if not retracted:
-                stack.append((at, row_id, verdict))
-            elif stack:
-                stack.pop()
-            i += 1
-        if stack:
-            at, row_id, verdict = stack[-1]
-            if trial_id not in latest or (at, row_id) > latest[trial_id]:
-                latest[trial_id] = (at, row_id)
-                out[trial_id] = verdict
-    return out
-
-
-_LABEL_ORDER = "ORDER BY trial_id, labeler, at, retracted, id"
-
-
-def standing_labels(
-    db: Store, trial_ids: Sequence[str], labeler: str | None = None
-) -> dict[str, str | None]:
-    """The label each of ``trial_ids`` shows (latest standing one, of ``labeler`` when given)."""
-    if not trial_ids:
-        return {}
-    sql = f"SELECT trial_id, labeler, verdict, at, retracted, id FROM labels WHERE trial_id IN ({','.join('?' * len(trial_ids))})"
-    params: list[Any] = list(trial_ids)
-    if labeler is not None:
-        sql += " AND labeler = ?"
-        params.append(labeler)
-    return _standing(db.execute(f"{sql} {_LABEL_ORDER}", params).fetchall())
-
-
 _labels_lock = threading.Lock()
-_labels_memo: dict[tuple[Any, ...], dict[str, str | None]] = {}
+_labels_memo: dict[tuple[Any, ...], str] = {}
 
 
-def _all_standing_labels(db: Store, labeler: str | None) -> dict[str, str | None]:
-    """Every trial's standing label, kept until the data changes (labels are few next to trials)."""
+def _labeled_ids(db: Store, verdict: str | None, labeler: str | None) -> str:
+    """The trials whose shown label is ``verdict`` (None: any label), as a JSON array. Read from the
+    views and kept until the data changes: labels are few next to trials, and a page of a label
+    filter then costs a lookup per row."""
     version = data_version(db)
-    key = (version, labeler)
+    key = (version, verdict, labeler)
     with _labels_lock:
         if version is not None and key in _labels_memo:
             return _labels_memo[key]
-    sql = "SELECT trial_id, labeler, verdict, at, retracted, id FROM labels"
-    params = [] if labeler is None else [labeler]
-    if labeler is not None:
-        sql += " WHERE labeler = ?"
-    labels = _standing(db.execute(f"{sql} {_LABEL_ORDER}", params).fetchall())
+    view = "trial_labels l WHERE 1" if labeler is None else "standing_labels l WHERE l.labeler = ?"
+    params: list[Any] = [] if labeler is None else [labeler]
+    if verdict is None:
+        view += " AND l.verdict IS NOT NULL"
+    else:
+        view += " AND l.verdict = ?"
+        params.append(verdict)
+    rows = db.execute(f"SELECT l.trial_id FROM {view}", params).fetchall()
+    ids = json.dumps([r[0] for r in rows])
     if version is not None:
         with _labels_lock:
-            _labels_memo.clear()
-            _labels_memo[key] = labels
-    return labels
+            if len(_labels_memo) > 64 or any(k[0] != version for k in _labels_memo):
+                _labels_memo.clear()
+            _labels_memo[key] = ids
+    return ids
+
+
+def clear_label_memo() -> None:
+    """Forget the cached label sets (tests; a writer that edits rows in place)."""
+    with _labels_lock:
+        _labels_memo.clear()
 
 
 class Sql:
@@ -150,24 +125,26 @@ def conditions(db: Store, f: TrialFilter, *, correlated: bool) -> Sql:
         q.add("t.success = ?", 1 if f.outcome == "pass" else 0)
     if f.verdict is not None:
         jp = [] if f.judge is None else [f.judge]
+        view, judge = (
+            ("latest_trial_verdicts", "")
+            if f.judge is None
+            else ("latest_judge_verdicts", " AND v.judge = ?")
+        )
         if f.verdict == "none":
-            judge = "" if f.judge is None else " AND v.judge = ?"
-            q.add(f"NOT EXISTS (SELECT 1 FROM verdicts v WHERE v.trial_id = t.id{judge})", *jp)
+            q.add(f"NOT EXISTS (SELECT 1 FROM {view} v WHERE v.trial_id = t.id{judge})", *jp)
         elif correlated:
-            judge = "" if f.judge is None else " AND v.judge = ?"
-            q.add(f"{LATEST_VERDICT.format(judge=judge)} = ?", *jp, f.verdict)
+            q.add(f"{latest_verdict(f.judge is not None)} = ?", *jp, f.verdict)
         else:
-            judge = "" if f.judge is None else " AND v.judge = ?"
-            wjudge = "" if f.judge is None else " AND w.judge = v.judge"
-            q.add(_VERDICT_SET.format(judge=judge, wjudge=wjudge), f.verdict, *jp)
+            q.add(
+                f"t.id IN (SELECT v.trial_id FROM {view} v WHERE v.verdict = ?{judge})",
+                f.verdict,
+                *jp,
+            )
     if f.label is not None:
-        labels = _all_standing_labels(db, f.labeler)
         if f.label == "none":
-            ids = [tid for tid, verdict in labels.items() if verdict is not None]
-            q.add("t.id NOT IN (SELECT value FROM json_each(?))", json.dumps(ids))
+            q.add("t.id NOT IN (SELECT value FROM json_each(?))", _labeled_ids(db, None, f.labeler))
         else:
-            ids = [tid for tid, verdict in labels.items() if verdict == f.label]
-            q.add("t.id IN (SELECT value FROM json_each(?))", json.dumps(ids))
+            q.add("t.id IN (SELECT value FROM json_each(?))", _labeled_ids(db, f.label, f.labeler))
     if f.cluster_id is not None:
         q.add(
             "t.id IN (SELECT trial_id FROM cluster_members "
@@ -185,7 +162,7 @@ def conditions(db: Store, f: TrialFilter, *, correlated: bool) -> Sql:
 
 
 def data_version(db: Store) -> tuple[Any, ...] | None:
-    """What counts and label sets depend on. The tables are append-only (rules and clusterings are replaced by new
+    """What cached counts and label sets depend on. The tables are append-only (rules and clusterings are replaced by new
     rows), so their top rowids change whenever a count could. None for in-memory databases."""
     files = [r[2] for r in db.execute("PRAGMA database_list").fetchall() if r[1] == "main"]
     if not files or not files[0]:
@@ -197,8 +174,3 @@ def data_version(db: Store) -> tuple[Any, ...] | None:
         "(SELECT MAX(rowid) FROM cluster_members)"
     ).fetchone()
     return (files[0], *row)
-
-
-def clear_label_memo() -> None:
-    with _labels_lock:
-        _labels_memo.clear()

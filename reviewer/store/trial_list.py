@@ -17,12 +17,12 @@ from typing import Any
 from reviewer.store.db import Store
 from reviewer.store.search_query import SearchError, match_query
 from reviewer.store.trial_filter import (
-    LATEST_VERDICT,
     TrialFilter,
     clear_label_memo,
     conditions,
     data_version,
-    standing_labels,
+    latest_verdict,
+    shown_label,
 )
 
 __all__ = [
@@ -205,16 +205,16 @@ def _rows(db: Store, f: TrialFilter, seqs: Sequence[int]) -> list[TrialRow]:
     if not seqs:
         return []
     marks = ",".join("?" * len(seqs))
-    judge = "" if f.judge is None else " AND v.judge = ?"
     jp = [] if f.judge is None else [f.judge]
+    lp = [] if f.labeler is None else [f.labeler]
     rows = db.execute(
         "SELECT t.id, t.seq, t.run, t.task_id, t.trial, t.success, t.reward, t.steps, t.cost_usd, "
-        f"t.latency_s, {LATEST_VERDICT.format(judge=judge)}, "
-        "(SELECT COUNT(*) FROM violations x WHERE x.trial_id = t.id), t.reason "
+        f"t.latency_s, {latest_verdict(f.judge is not None)}, "
+        "(SELECT COUNT(*) FROM violations x WHERE x.trial_id = t.id), t.reason, "
+        f"{shown_label(f.labeler is not None)} "
         f"FROM trials t WHERE t.seq IN ({marks}) ORDER BY t.seq",
-        [*jp, *seqs],
+        [*jp, *lp, *seqs],
     ).fetchall()
-    labels = standing_labels(db, [r[0] for r in rows], f.labeler)
     return [
         TrialRow(
             id=r[0],
@@ -228,7 +228,7 @@ def _rows(db: Store, f: TrialFilter, seqs: Sequence[int]) -> list[TrialRow]:
             cost_usd=r[8],
             latency_s=r[9],
             verdict=r[10],
-            label=labels.get(r[0]),
+            label=r[13],
             violations=int(r[11]),
             reason=r[12],
         )

@@ -192,14 +192,14 @@ class LabelScreen(ReviewerScreen):
         self.load_item(message.start)
 
     def _read_item(self, index: int) -> ItemLoaded | None:
-        from reviewer.store.labels import standing_labels
+        from reviewer.store.labels import standing_by_labeler
         from reviewer.tui.screens.transcript import load_payload
 
         assert self.state is not None
         trial_id = self.state.items[index].trial_id
         with self.store() as db:
             payload = load_payload(db, trial_id, None, blind=True)
-            labels = standing_labels(db, trial_id)
+            labels = standing_by_labeler(db, trial_id)
         if payload is None:
             return None
         mine = labels.pop(self.labeler, None)
@@ -253,7 +253,7 @@ class LabelScreen(ReviewerScreen):
     @work(thread=True, exit_on_error=False, group="label-writer")
     def _writer(self) -> None:
         """One thread writes every label in the order given, each committed before the next."""
-        from reviewer.store.labels import add_label, undo_last
+        from reviewer.workflows.labels import give_label, undo_label
 
         with self.store() as db:
             while True:
@@ -264,11 +264,11 @@ class LabelScreen(ReviewerScreen):
                 try:
                     if kind == "label":
                         advance = bool(args.pop("advance"))
-                        label = add_label(db, **args)
+                        label = give_label(db, **args)
                         self.post_message(Committed("label", label, advance))
                     else:
                         self.post_message(
-                            Committed("undo", undo_last(db, self.labeler, self.queue_name), False)
+                            Committed("undo", undo_label(db, self.labeler, self.queue_name), False)
                         )
                 except Exception as e:  # reported in the modal; the queue keeps going
                     self.post_message(WriteFailed(e))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
 from textual import work
@@ -11,7 +11,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Static
 
-from reviewer.tui.safe import safe_text
+from reviewer.tui.safe import clean, safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import cursor_key
 
@@ -23,6 +23,17 @@ class QueuesLoaded(Message):
     def __init__(self, rows: list[tuple[str, str, int, int, str]]) -> None:
         super().__init__()
         self.rows = rows
+
+
+class QueueMade(Message):
+    """The `a` key's queue: sampled now, or found stored under its default name."""
+
+    def __init__(self, name: str, created: bool, done: int, total: int) -> None:
+        super().__init__()
+        self.name = name
+        self.created = created
+        self.done = done
+        self.total = total
 
 
 class QueuesScreen(ReviewerScreen):
@@ -107,18 +118,29 @@ class QueuesScreen(ReviewerScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="queues-sample")
     def sample(self) -> None:
-        from reviewer.calibration.sampling import make_queue
-        from reviewer.store.queues import list_queues
+        """The same job as `reviewer sample` with its defaults: a new queue, or the stored one to resume."""
+        from reviewer.workflows.queues import make_queue
 
         app = self._app()
-        with self.store() as db:
-            taken = {q.name for q in list_queues(db)}
-            base = f"{self.run or 'all'}-{app.labeler}"
-            name = (
-                base
-                if base not in taken
-                else next(f"{base}-{i}" for i in range(2, 10_000) if f"{base}-{i}" not in taken)
-            )
-            queue: Any = make_queue(db, name, 50, seed=0, run=self.run, labeler=app.labeler)
-        self.app.call_from_thread(self.notify, f"Queue {name}: {len(queue.items)} trials sampled.")
-        self.load()
+        try:
+            with self.store() as db:
+                made = make_queue(db, app.labeler, run=self.run)
+        except ValueError as e:  # nothing left to sample, an unknown run
+            self.notify(clean(str(e), single_line=True), severity="warning", markup=False)
+            return
+        self.post_message(QueueMade(made.queue.name, made.created, made.done, made.total))
+
+    def on_queue_made(self, message: QueueMade) -> None:
+        name = clean(message.name, single_line=True)
+        if message.created:
+            self.notify(f"Queue {name}: {message.total} trials sampled.", markup=False)
+            self.load()
+            return
+        self.notify(
+            f"Queue {name} exists ({message.done} / {message.total} labeled): resuming it.",
+            markup=False,
+        )
+        from reviewer.tui.screens.label import LabelScreen
+
+        app = self._app()
+        self.app.push_screen(LabelScreen(message.name, app.labeler, app.rubric))
