@@ -121,3 +121,138 @@ def test_sample_clusters_match_the_generators_failure_modes(sample_db: str) -> N
     assert adjusted_rand_score(truth, pred) > 0.8
     names = " ".join(c["name"] for c in data["clusters"])
     assert "Never cancel an order that has already shipped" in names
+
+
+def clusters_of(db: str) -> list[dict[str, object]]:
+    code, out, err = invoke("--db", db, "cluster", "--stored", "--json")
+    assert code == 0, err
+    clusters: list[dict[str, object]] = json.loads(out)["clusters"]
+    return clusters
+
+
+def refused(db: str, *args: str) -> str:
+    """The one line a refused cluster command prints on stderr (nothing on stdout, exit 1)."""
+    code, out, err = invoke("--db", db, "cluster", *args)
+    assert code == 1 and out == "", (code, out, err)
+    assert len(err.splitlines()) == 1 and err.startswith("reviewer: ") and "Traceback" not in err
+    return err
+
+
+def an_even_pair(clusters: list[dict[str, object]]) -> tuple[str, str]:
+    """Two clusters of the same size, the one that sorts last by id first (the case that used to fail)."""
+    by_size: dict[object, list[str]] = {}
+    for c in clusters:
+        by_size.setdefault(c["size"], []).append(str(c["id"]))
+    pair = next(sorted(ids) for ids in by_size.values() if len(ids) >= 2)
+    return pair[-1], pair[0]
+
+
+def test_cluster_merge_text_and_json_and_recluster_after_it(sample_db: str) -> None:
+    invoke("--db", sample_db, "cluster")
+    before = {c["id"]: c for c in clusters_of(sample_db)}
+    keep, other = an_even_pair(list(before.values()))
+    code, out, err = invoke("--db", sample_db, "cluster", "merge", keep, other, "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["merged"] == [keep, other]
+    merged = data["cluster"]
+    assert merged["id"] == keep  # equal sizes: the first given keeps its id
+    assert merged["size"] == before[keep]["size"] + before[other]["size"]
+    after = {c["id"]: c for c in clusters_of(sample_db)}
+    assert other not in after and after[keep]["size"] == merged["size"]
+    assert sum(int(c["size"]) for c in after.values()) == 22
+    # re-clustering after a merge used to fail with UNIQUE constraint failed: clusters.clustering_id, ...
+    code, out, err = invoke("--db", sample_db, "cluster", "--json")
+    assert code == 0, err
+    ids = [c["id"] for c in json.loads(out)["clusters"]]
+    assert len(ids) == len(set(ids)) == len(before)
+
+    small, big = sorted(after.values(), key=lambda c: (c["size"], c["id"]))[:: len(after) - 1]
+    code, text, err = invoke(
+        "--db", sample_db, "cluster", "merge", str(small["id"]), str(big["id"])
+    )
+    assert code == 0, err
+    assert text.splitlines()[0] == f"merged 2 clusters into {big['id']}"  # the biggest keeps its id
+    assert f"{big['id']}  " in text.splitlines()[1] and "of 22 failures" in text
+    assert invoke("--db", sample_db, "cluster", "--json")[0] == 0
+
+
+def test_cluster_split_text_json_and_into(sample_db: str) -> None:
+    invoke("--db", sample_db, "cluster")
+    clusters = clusters_of(sample_db)
+    a, b = str(clusters[0]["id"]), str(clusters[1]["id"])
+    size = int(clusters[0]["size"]) + int(clusters[1]["size"])
+    invoke("--db", sample_db, "cluster", "merge", a, b)
+    code, out, err = invoke("--db", sample_db, "cluster", "split", a, "--into", "2", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["split"] == a and len(data["clusters"]) == 2
+    assert data["clusters"][0]["id"] == a
+    assert data["clusters"][0]["size"] >= data["clusters"][1]["size"]
+    assert sum(c["size"] for c in data["clusters"]) == size
+    part = str(data["clusters"][1]["id"])
+    assert part in {str(c["id"]) for c in clusters_of(sample_db)}
+    invoke("--db", sample_db, "cluster", "merge", a, part)
+    code, text, err = invoke("--db", sample_db, "cluster", "split", a)
+    assert code == 0, err
+    lines = text.splitlines()
+    assert lines[0].startswith(f"split {a} into ") and len(lines) == int(lines[0].split()[3]) + 1
+    assert sum(c["size"] for c in clusters_of(sample_db)) == 22
+
+
+def test_cluster_rename_text_and_json(sample_db: str) -> None:
+    invoke("--db", sample_db, "cluster")
+    cid = str(clusters_of(sample_db)[2]["id"])
+    code, out, err = invoke(
+        "--db", sample_db, "cluster", "rename", cid, "  Refunds  [b]wrong[/b] ", "--json"
+    )
+    assert code == 0, err
+    row = json.loads(out)["cluster"]
+    assert row["id"] == cid and row["name"] == "Refunds [b]wrong[/b]"
+    assert row["generated_name"] != row["name"]
+    code, text, _ = invoke("--db", sample_db, "cluster", "rename", cid, "Refunds wrong")
+    assert code == 0 and text.splitlines()[0] == f"renamed {cid}" and "Refunds wrong" in text
+    invoke("--db", sample_db, "cluster")
+    named = [c for c in clusters_of(sample_db) if c["name"] == "Refunds wrong"]
+    assert [c["id"] for c in named] == [cid]  # the name stays through re-clustering
+    code, out, _ = invoke("--db", sample_db, "cluster", "--json", "rename", cid, "Again")
+    assert code == 0 and json.loads(out)["cluster"]["name"] == "Again"
+
+
+def test_cluster_edits_refuse_in_one_line(sample_db: str) -> None:
+    assert "no clustering stored yet" in refused(sample_db, "merge", "a", "b")
+    assert "no clustering stored yet" in refused(sample_db, "rename", "a", "x")
+    assert "no clustering stored yet" in refused(sample_db, "split", "a")
+    invoke("--db", sample_db, "cluster")
+    clusters = clusters_of(sample_db)
+    first = str(clusters[0]["id"])
+    assert "no cluster with id 'nope'" in refused(sample_db, "merge", first, "nope", "--json")
+    assert "two or more" in refused(sample_db, "merge", first)
+    assert "two or more" in refused(sample_db, "merge", first, first)
+    assert "no cluster with id 'nope'" in refused(sample_db, "split", "nope")
+    assert "no cluster with id 'nope'" in refused(sample_db, "rename", "nope", "name")
+    assert "cannot be empty" in refused(sample_db, "rename", first, "   ")
+    assert "at most 200 characters" in refused(sample_db, "rename", first, "x" * 201)
+    code, _, err = invoke("--db", sample_db, "cluster", "split", first, "--into", "1")
+    assert code == 2 and "--into" in err
+    results = [
+        invoke("--db", sample_db, "cluster", "split", str(c["id"]))
+        for c in clusters
+        if int(str(c["size"])) >= 2
+    ]
+    refusals = [err for code, _, err in results if code != 0]
+    assert refusals and all(e.startswith("reviewer: cluster ") for e in refusals)
+    assert all(e.endswith(": its trials read alike; nothing to split\n") for e in refusals)
+    assert any(code == 0 for code, _, _ in results)  # the others did split
+    one = next(c for c in clusters_of(sample_db) if c["size"] == 1)
+    assert "has one trial; it cannot be split" in refused(sample_db, "split", str(one["id"]))
+    assert sum(c["size"] for c in clusters_of(sample_db)) == 22
+
+
+def test_readme_tour_lists_the_cluster_edits() -> None:
+    readme = (SAMPLE_RUNS.parent / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### Failure clusters") :]
+    section = section[: section.index("\n## ")]
+    for command in ("reviewer cluster merge", "reviewer cluster split", "reviewer cluster rename"):
+        assert command in section
+        assert invoke(*command.split()[1:], "--help")[0] == 0

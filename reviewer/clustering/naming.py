@@ -265,8 +265,19 @@ def match_previous(
                 pairs.append((jaccard, cl.id, cid))
     out: dict[str, str] = {}
     used: set[str] = set()
-    for _, new_id, old_id in sorted(pairs, key=lambda p: (-p[0], p[1], p[2])):
+    # on a tie, a cluster that kept its own id keeps it
+    for _, new_id, old_id in sorted(pairs, key=lambda p: (-p[0], p[1] != p[2], p[1], p[2])):
         if new_id not in out and old_id not in used:
             out[new_id] = old_id
             used.add(old_id)
+    # An unmatched cluster keeps its own id unless a matched one has just taken it (after a merge the
+    # merged id can go to another cluster); then it gets a fresh one, so no two clusters share an id.
+    taken = used | {cl.id for cl in clusters}
+    for cl in clusters:
+        if cl.id not in out and cl.id in used:
+            n = 2
+            while f"{cl.id}-{n}" in taken:
+                n += 1
+            out[cl.id] = f"{cl.id}-{n}"
+            taken.add(out[cl.id])
     return out

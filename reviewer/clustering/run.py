@@ -22,19 +22,14 @@ def failure_docs(
     cancelled: Callable[[], bool] | None = None,
 ) -> list[FailureDoc]:
     """Every failed trial (of ``run``, or ``ids``) as a FailureDoc with its rule violations as evidence."""
+    from reviewer.store.clusters import count_failures, failure_violations
     from reviewer.store.trials import iter_trials
 
-    where = "success = 0" + (" AND run = ?" if run else "")
-    total = db.execute(
-        f"SELECT COUNT(*) FROM trials WHERE {where}", [run] if run else []
-    ).fetchone()[0]
+    total = count_failures(db, run)
     # forbidden rules say what went wrong; policy and budget rules are weaker evidence than the reason
     broken: dict[str, list[str]] = {}
     weak: dict[str, list[str]] = {}
-    for tid, rule_id, severity in db.execute(
-        "SELECT v.trial_id, v.rule_id, v.severity FROM violations v JOIN trials t ON t.id = v.trial_id "
-        "WHERE t.success = 0 ORDER BY v.trial_id, COALESCE(v.message_index, 1e9)"
-    ).fetchall():
+    for tid, rule_id, severity in failure_violations(db):
         bucket = broken if severity == "forbidden" else weak
         if rule_id not in bucket.setdefault(tid, []):
             bucket[tid].append(rule_id)

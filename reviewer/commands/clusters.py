@@ -1,13 +1,19 @@
-"""`reviewer cluster` and `reviewer signatures`: failures grouped into named, ranked clusters."""
+"""`reviewer cluster` (and its merge, split, rename) and `reviewer signatures`: failures grouped into
+named, ranked clusters, edited the same way as in the app."""
 
 from __future__ import annotations
 
 import sys
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from reviewer.commands.common import cli_store, echo_json, fail, require_runs
+
+if TYPE_CHECKING:
+    from reviewer.store.db import Store
 
 
 def register(group: click.Group) -> None:
@@ -15,7 +21,7 @@ def register(group: click.Group) -> None:
     group.add_command(signatures)
 
 
-@click.command()
+@click.group(invoke_without_command=True)
 @click.option(
     "--run", "run", default=None, help="Cluster the failures of one run (default: every run)."
 )
@@ -32,26 +38,29 @@ def register(group: click.Group) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 def cluster(ctx: click.Context, run: str | None, seed: int, stored: bool, as_json: bool) -> None:
-    """Group failed trials by error signature and text, name each group, biggest first."""
-    from reviewer.clustering.run import recluster
-    from reviewer.store.clusters import clustering_info, latest_clustering_id, latest_clusters
+    """Group failed trials by error signature and text, name each group, biggest first.
 
-    db = cli_store(ctx)
-    require_runs(db, ctx, [run] if run else [])
-    if not stored:
-        progress = None
-        if sys.stderr.isatty():
-            progress = _progress()
-        try:
-            recluster(db, run, seed=seed, progress=progress)
-        finally:
-            if progress is not None:
-                progress.close()
-    cid = latest_clustering_id(db)
-    if cid is None:
+    `reviewer cluster merge|split|rename` edit the stored clusters, as the app's failures screen does.
+    """
+    from reviewer.workflows import clusters as jobs
+
+    if ctx.invoked_subcommand is not None:
+        return
+    with cli_store(ctx) as db:
+        require_runs(db, ctx, [run] if run else [])
+        if not stored:
+            progress = None
+            if sys.stderr.isatty():
+                progress = _progress()
+            try:
+                jobs.cluster(db, run, seed=seed, progress=progress)
+            finally:
+                if progress is not None:
+                    progress.close()
+        current = jobs.current(db)
+    if current is None:
         fail("no clustering stored yet; run `reviewer cluster`")
-    rows = latest_clusters(db, cid)
-    info = clustering_info(db, cid)
+    rows, info = current.rows, current.info
     if as_json:
         echo_json({**info, "clusters": [_row_json(r) for r in rows]})
         return
@@ -74,6 +83,87 @@ def cluster(ctx: click.Context, run: str | None, seed: int, stored: bool, as_jso
         )
         if r.representative:
             click.echo(f"    representative trial: {r.representative}  [id {r.id}]")
+
+
+def _json_wanted(ctx: click.Context, as_json: bool) -> bool:
+    """`--json` after the subcommand, or before it (`reviewer cluster --json merge ...`)."""
+    parent = ctx.parent.params if ctx.parent is not None else {}
+    return as_json or bool(parent.get("as_json"))
+
+
+@contextmanager
+def _job(ctx: click.Context) -> Iterator[Store]:
+    """The `--db` store for one cluster edit; a refused edit is one line on stderr and exit 1."""
+    from reviewer.workflows.clusters import ClusterJobError
+
+    with cli_store(ctx) as db:
+        try:
+            yield db
+        except ClusterJobError as e:
+            fail(str(e))
+
+
+@cluster.command("merge")
+@click.argument("cluster_ids", nargs=-1, required=True, metavar="ID ID...")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def merge_command(ctx: click.Context, cluster_ids: tuple[str, ...], as_json: bool) -> None:
+    """Merge two or more clusters of the newest clustering; the biggest keeps its id and name."""
+    from reviewer.workflows.clusters import merge
+
+    with _job(ctx) as db:
+        row = merge(db, cluster_ids)
+    if _json_wanted(ctx, as_json):
+        echo_json({"merged": list(dict.fromkeys(cluster_ids)), "cluster": _row_json(row)})
+        return
+    click.echo(f"merged {len(set(cluster_ids))} clusters into {row.id}")
+    click.echo(_row_line(row))
+
+
+@cluster.command("split")
+@click.argument("cluster_id", metavar="ID")
+@click.option(
+    "--into",
+    type=click.IntRange(min=2),
+    default=None,
+    help="At most this many parts (default: as many as its signatures or texts make).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def split_command(ctx: click.Context, cluster_id: str, into: int | None, as_json: bool) -> None:
+    """Split a cluster by its members' signatures, else by their text; the biggest part keeps the id."""
+    from reviewer.workflows.clusters import split
+
+    with _job(ctx) as db:
+        rows = split(db, cluster_id, into=into)
+    if _json_wanted(ctx, as_json):
+        echo_json({"split": cluster_id, "clusters": [_row_json(r) for r in rows]})
+        return
+    click.echo(f"split {cluster_id} into {len(rows)} clusters")
+    for r in rows:
+        click.echo(_row_line(r))
+
+
+@cluster.command("rename")
+@click.argument("cluster_id", metavar="ID")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def rename_command(ctx: click.Context, cluster_id: str, name: str, as_json: bool) -> None:
+    """Give a cluster a name of your own; it stays with the cluster when you cluster again."""
+    from reviewer.workflows.clusters import rename
+
+    with _job(ctx) as db:
+        row = rename(db, cluster_id, name)
+    if _json_wanted(ctx, as_json):
+        echo_json({"cluster": _row_json(row)})
+        return
+    click.echo(f"renamed {row.id}")
+    click.echo(_row_line(row))
+
+
+def _row_line(r: Any) -> str:
+    return f"  {r.id}  {r.share}: {_plain(r.name)}"
 
 
 def _row_json(r: Any) -> dict[str, Any]:

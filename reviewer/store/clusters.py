@@ -12,12 +12,43 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from reviewer.store.db import Store
 
-if TYPE_CHECKING:
-    from reviewer.clustering.cluster import ClusteringResult
+
+class StoredCluster(Protocol):
+    """The fields of one cluster the store keeps (a clustering's FailureCluster has them)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def signature(self) -> str: ...
+    @property
+    def terms(self) -> Sequence[str]: ...
+    @property
+    def runs(self) -> Sequence[str]: ...
+    @property
+    def tasks(self) -> Sequence[str]: ...
+    @property
+    def representative(self) -> str | None: ...
+    @property
+    def trial_ids(self) -> Sequence[str]: ...
+
+
+class StoredClustering(Protocol):
+    """What ``save_clustering`` stores of a clustering result: its clusters, size and parameters."""
+
+    @property
+    def clusters(self) -> Sequence[StoredCluster]: ...
+    @property
+    def total(self) -> int: ...
+    @property
+    def params(self) -> dict[str, Any]: ...
 
 
 @dataclass
@@ -61,7 +92,7 @@ def previous_members(db: Store, scope: str) -> dict[str, list[str]]:
 def save_clustering(
     db: Store,
     scope: str,
-    result: ClusteringResult,
+    result: StoredClustering,
     id_map: dict[str, str] | None = None,
     signatures: dict[str, str] | None = None,
 ) -> int:
@@ -89,7 +120,7 @@ def save_clustering(
 def _write_clusters(
     db: Store,
     clustering_id: int,
-    clusters: Sequence[Any],
+    clusters: Sequence[StoredCluster],
     id_map: dict[str, str],
     signatures: dict[str, str],
 ) -> None:
@@ -115,6 +146,37 @@ def _write_clusters(
             "INSERT INTO cluster_members (clustering_id, cluster_id, trial_id, signature) VALUES (?, ?, ?, ?)",
             [(clustering_id, cid, t, signatures.get(t)) for t in c.trial_ids],
         )
+
+
+def count_failures(db: Store, run: str | None = None) -> int:
+    """How many failed trials there are (of ``run``, or of every run)."""
+    where = "success = 0" + (" AND run = ?" if run else "")
+    row = db.execute(f"SELECT COUNT(*) FROM trials WHERE {where}", [run] if run else []).fetchone()
+    return int(row[0])
+
+
+def failure_violations(db: Store) -> list[tuple[str, str, str]]:
+    """(trial id, rule id, severity) of every rule violation of a failed trial, in message order."""
+    return [
+        (str(r[0]), str(r[1]), str(r[2]))
+        for r in db.execute(
+            "SELECT v.trial_id, v.rule_id, v.severity FROM violations v JOIN trials t ON t.id = v.trial_id "
+            "WHERE t.success = 0 ORDER BY v.trial_id, COALESCE(v.message_index, 1e9)"
+        ).fetchall()
+    ]
+
+
+def member_signatures(db: Store, trial_ids: Sequence[str]) -> list[str]:
+    """The stored error signature of each clustered membership of ``trial_ids`` ("" when none)."""
+    if not trial_ids:
+        return []
+    marks = ",".join("?" * len(trial_ids))
+    return [
+        r[0] or ""
+        for r in db.execute(
+            f"SELECT signature FROM cluster_members WHERE trial_id IN ({marks})", list(trial_ids)
+        ).fetchall()
+    ]
 
 
 def latest_clustering_id(db: Store) -> int | None:

@@ -172,3 +172,12 @@ def latest_rubric(db: Store) -> Rubric | None:
     d = json.loads(row[0])
     criteria = [Criterion(**c) for c in d.pop("criteria", [])]
     return Rubric(criteria=criteria, **d)
+
+
+def trials_by_id_prefix(db: Store, prefix: str, limit: int = 10) -> list[tuple[str, str, str, int]]:
+    """(id, run, task id, trial) of the trials whose id starts with the hex ``prefix``, by id."""
+    rows = db.execute(
+        "SELECT id, run, task_id, trial FROM trials WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
+        [prefix, prefix + "g", limit],
+    ).fetchall()
+    return [(str(r[0]), str(r[1]), str(r[2]), int(r[3])) for r in rows]

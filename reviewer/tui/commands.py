@@ -128,12 +128,11 @@ class ReviewerCommands(Provider):
                 )
 
     def _trials_by_prefix(self, prefix: str) -> list[tuple[str, str]]:
+        from reviewer.store.queries import trials_by_id_prefix
+
         with store_of(self.app) as db:
-            rows = db.execute(
-                "SELECT id, run, task_id, trial FROM trials WHERE id >= ? AND id < ? ORDER BY id LIMIT 10",
-                [prefix, prefix + "g"],
-            ).fetchall()
-        return [(r[0], f"{r[1]} / {r[2]} #{r[3]}") for r in rows]
+            rows = trials_by_id_prefix(db, prefix)
+        return [(tid, f"{run} / {task} #{trial}") for tid, run, task, trial in rows]
 
     def _run(self, run: str) -> None:
         from reviewer.tui.screens.tasks import TasksScreen

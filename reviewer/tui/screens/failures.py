@@ -104,13 +104,14 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="clusters-load")
     def load(self) -> None:
-        from reviewer.store.clusters import clustering_info, latest_clustering_id, latest_clusters
+        from reviewer.workflows.clusters import current
 
         with self.store() as db:
-            cid = latest_clustering_id(db)
-            rows = latest_clusters(db, cid) if cid is not None else []
-            info = clustering_info(db, cid) if cid is not None else {}
-        self.post_message(ClustersLoaded(rows, info))
+            stored = current(db)
+        if stored is None:
+            self.post_message(ClustersLoaded([], {}))
+        else:
+            self.post_message(ClustersLoaded(stored.rows, stored.info))
 
     def on_clusters_loaded(self, message: ClustersLoaded) -> None:
         self.rows = message.rows
@@ -221,8 +222,7 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
                 severity="warning",
             )
             return
-        into = max(self.marked, key=lambda cid: next((r.size for r in self.rows if r.id == cid), 0))
-        self.edit("merge", into, [m for m in self.marked if m != into])
+        self.edit("merge", self.marked[0], list(self.marked))
         self.marked = []
 
     def action_split(self) -> None:
@@ -236,25 +236,19 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="clusters-edit")
     def edit(self, kind: str, cluster_id: str, arg: object) -> None:
-        from reviewer.store import clusters as store
+        """Rename, merge or split through the same cluster jobs as `reviewer cluster rename|merge|split`."""
+        from reviewer.workflows import clusters as jobs
 
-        with self.store() as db:
-            if kind == "rename":
-                store.rename_cluster(db, cluster_id, str(arg))
-            elif kind == "merge":
-                store.merge_clusters(db, cluster_id, list(arg))  # type: ignore[call-overload]
-            elif kind == "split":
-                from reviewer.clustering.run import failure_docs, split_groups
-
-                ids = store.cluster_members(db, cluster_id)
-                groups = split_groups(failure_docs(db, ids=ids))
-                if len(groups) < 2:
-                    self.app.call_from_thread(
-                        self.notify, "Its trials read alike; nothing to split."
-                    )
-                else:
-                    names = [_group_name(db, g) for g in groups]
-                    store.split_cluster(db, cluster_id, groups, names)
+        try:
+            with self.store() as db:
+                if kind == "rename":
+                    jobs.rename(db, cluster_id, str(arg).strip() or None)
+                elif kind == "merge" and isinstance(arg, list):
+                    jobs.merge(db, [str(a) for a in arg])
+                elif kind == "split":
+                    jobs.split(db, cluster_id)
+        except jobs.ClusterJobError as e:
+            self.app.call_from_thread(self.notify, str(e), severity="warning", markup=False)
         self.load()
 
     def action_recluster(self) -> None:
@@ -272,7 +266,7 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="clusters-recluster")
     def recluster(self) -> None:
-        from reviewer.clustering.run import recluster
+        from reviewer.workflows.clusters import cluster
 
         worker = get_current_worker()
 
@@ -281,7 +275,7 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
 
         try:
             with self.store() as db:
-                recluster(db, progress=progress, cancelled=lambda: worker.is_cancelled)
+                cluster(db, progress=progress, cancelled=lambda: worker.is_cancelled)
         except InterruptedError:
             pass
         finally:
@@ -295,14 +289,3 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
             return
         bar.update(total=message.total, progress=message.done)
         self.query_one("#clusters-status", Static).update(f"{message.stage}… (X cancels)")
-
-
-def _group_name(db: object, ids: list[str]) -> str:
-    """A name for one part of a split: its most common signature."""
-    from collections import Counter
-
-    rows = db.execute(  # type: ignore[attr-defined]
-        f"SELECT signature FROM cluster_members WHERE trial_id IN ({','.join('?' * len(ids))})", ids
-    ).fetchall()
-    common = Counter(r[0] or "" for r in rows).most_common(1)
-    return (common[0][0] if common and common[0][0] else "split part") + f" ({len(ids)})"

@@ -1,0 +1,57 @@
+"""The command palette finds a trial by the first hex digits of its id (through the store's lookup)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from reviewer.cli import cli
+from reviewer.store import open_store
+from reviewer.store.queries import trials_by_id_prefix
+from reviewer.tui.app import ReviewerApp
+from tests.conftest import SAMPLE_RUNS
+
+
+def sample_db(tmp_path: Path) -> Path:
+    db = tmp_path / "s.db"
+    result = CliRunner().invoke(cli, ["--db", str(db), "import", str(SAMPLE_RUNS)])
+    assert result.exit_code == 0, result.stderr
+    return db
+
+
+def test_trials_by_id_prefix(tmp_path: Path) -> None:
+    with open_store(sample_db(tmp_path)) as db:
+        everything = trials_by_id_prefix(db, "", limit=1000)
+        tid, run, task, trial = everything[0]
+        assert [r[0] for r in everything] == sorted(r[0] for r in everything)
+        assert trials_by_id_prefix(db, tid[:8]) == [(tid, run, task, trial)]
+        assert len(trials_by_id_prefix(db, "", limit=3)) == 3
+        assert trials_by_id_prefix(db, "zzzzzz") == []
+
+
+async def test_palette_opens_a_trial_by_id_prefix(tmp_path: Path) -> None:
+    from textual.command import CommandList
+
+    from reviewer.tui.screens.transcript import TranscriptScreen
+
+    db_path = sample_db(tmp_path)
+    with open_store(db_path) as db:
+        tid, run, task, trial = trials_by_id_prefix(db, "", limit=1)[0]
+    app = ReviewerApp(db_path=db_path)
+    async with app.run_test(size=(120, 32)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*tid[:8])
+        hits = app.screen.query_one(CommandList)
+        for _ in range(200):
+            await pilot.pause()
+            if hits.option_count and tid in str(hits.get_option_at_index(0).prompt):
+                break
+        assert hits.option_count and tid in str(hits.get_option_at_index(0).prompt)
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert isinstance(app.screen, TranscriptScreen)
+        assert app.screen.trial_id == tid
