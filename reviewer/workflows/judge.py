@@ -79,8 +79,8 @@ class JudgeResult:
 
     def lines(self) -> list[str]:
         """The end-of-run report: the summary and up to five failures, or what was submitted."""
-        if self.mode == "collect" or (self.mode == "direct" and self.stats is None):
-            return []
+        if self.mode == "collect" or (self.stats is None and self.submitted is None):
+            return []  # nothing was planned: the plan note said so
         if self.submitted is not None:
             return submitted_lines(self.submitted)
         stats = self.stats or RunStats()
