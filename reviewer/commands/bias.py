@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from pathlib import Path
 
 import click
 
-from reviewer.commands.common import cli_store, echo_json, fail
+from reviewer.commands.common import cli_store, echo_json, fail, require_runs
 
 
 def register(group: click.Group) -> None:
@@ -75,96 +75,55 @@ def bias(
     under "a win counts only if it survives the swap". Pair judgements come from `reviewer import`
     of a pairs JSONL file, or from --pairs.
     """
+    from reviewer.commands.judge import EXIT_INCOMPLETE, note, progress_bar
+    from reviewer.workflows.bias import PairsRequest, judge_pairs, position_bias
+    from reviewer.workflows.judge import JudgeFailed
+
     db = cli_store(ctx)
     incomplete = False
     try:
         if n_pairs is not None:
-            opts = {"model": model, "concurrency": concurrency, "max_cost": max_cost}
-            judge, incomplete = _judge_pairs(ctx, db, n_pairs, seed, runs, rubric_path, batch, opts)
-            if judge is None:
+            if runs is not None:
+                require_runs(db, ctx, list(runs))
+            request = PairsRequest(
+                n=n_pairs,
+                seed=seed,
+                runs=runs,
+                rubric=Path(rubric_path) if rubric_path else None,
+                overrides={"model": model, "concurrency": concurrency, "max_cost": max_cost},
+                batch=batch,
+            )
+            try:
+                with progress_bar("judging", quiet=batch) as (start, step):
+                    pairs = judge_pairs(db, request, on_note=note, on_start=start, on_progress=step)
+            except JudgeFailed as e:
+                fail(_plain(e))
+            for line in pairs.lines():
+                note(line)
+            if pairs.submitted is not None:
                 return
-        report_bias(db, judge=judge, as_json=as_json)
-        if incomplete:
-            from reviewer.commands.judge import EXIT_INCOMPLETE
-
-            sys.exit(EXIT_INCOMPLETE)
+            judge, incomplete = pairs.judge, pairs.incomplete
+        view = position_bias(db, judge)
     finally:
         db.close()
-
-
-def _judge_pairs(
-    ctx: click.Context,
-    db: Any,
-    n: int,
-    seed: int,
-    runs: tuple[str, str] | None,
-    rubric_path: str | None,
-    batch: bool,
-    opts: dict[str, Any],
-) -> tuple[str | None, bool]:
-    """Sample ``n`` pairs and judge each in both orders: the pairwise judge id (None when sent as
-    a batch) and whether some were left (cost cap, failed requests)."""
-    from pathlib import Path
-
-    from reviewer.commands.common import require_runs
-    from reviewer.commands.judge import run_direct, submit_batch
-    from reviewer.config import ConfigError, load_config
-    from reviewer.judge.pairs import sample_pairs
-    from reviewer.judge.pairwise import preference_jobs
-    from reviewer.judge.runner import JudgeAbort
-    from reviewer.judge.service import load_settings, pick_rubric
-    from reviewer.judge.settings import JudgeConfigError
-    from reviewer.labeling.rubric import RubricError
-    from reviewer.store.labels import RubricVersionError
-
-    if runs is not None:
-        require_runs(db, ctx, list(runs))
-    try:
-        cfg = load_config()
-        settings = load_settings(cfg, **opts)
-        rubric = pick_rubric(db, Path(rubric_path) if rubric_path else cfg.rubric)
-        pairs = sample_pairs(db, n, seed=seed, runs=runs)
-    except (ConfigError, JudgeConfigError, RubricError, RubricVersionError, ValueError) as e:
-        fail(str(e))
-    if not pairs:
-        how = "the same task in both runs" if runs else "a pass and a fail of the same task"
-        fail(f"no pairs to judge: no task has {how}")
-    judge_id = settings.judge_id(rubric.ref, kind="pair")
-    click.echo(f"judge {judge_id}: {len(pairs)} pairs, each in order AB and BA", err=True)
-    jobs = preference_jobs(db, pairs, rubric, settings)
-    try:
-        if batch:
-            submit_batch(db, jobs, settings, judge_id, as_json=False)
-            return None, False
-        stats = run_direct(db, jobs, 2 * len(pairs), settings, judge_id, quiet=False)
-    except JudgeAbort as e:
-        fail(str(e))
-    if stats.left:
-        click.echo("the report covers only the pairs judged so far", err=True)
-    return judge_id, bool(stats.left)
-
-
-def report_bias(db: Any, judge: str | None = None, *, as_json: bool = False) -> None:
-    """Print the report on the stored pair judgements (of ``judge``); a one-line error when none."""
-    from reviewer.judge.bias import bias_report, render_bias
-    from reviewer.store.pairs import pair_judges, pair_rows
-
-    judges = pair_judges(db)
-    if not judges:
-        fail(
-            "no pair judgements stored; import a pairs JSONL file or run `reviewer bias --pairs N`"
-        )
-    if judge is not None and judge not in judges:
-        fail(f"no pair judgements of judge {judge!r}; judges: {', '.join(judges)}")
-    report = bias_report(pair_rows(db, judge), judge)
+    if view.empty:
+        fail(_plain(view.report.explanation))
     if as_json:
-        echo_json(report.to_dict())
-        return
-    click.echo(render_bias(report))
-    inconsistent = sum(len(j.inconsistent) for j in report.judges)
-    if inconsistent:
-        click.echo(
-            f"{inconsistent} pair judgement{'' if inconsistent == 1 else 's'} not consistent: "
-            "open them side by side in the app (ctrl+p, position bias)",
-            err=True,
-        )
+        echo_json(view.report.to_dict())
+    else:
+        click.echo(view.text)
+        if view.inconsistent:
+            n = len(view.inconsistent)
+            click.echo(
+                f"{n} pair judgement{'' if n == 1 else 's'} not consistent: "
+                "open them side by side in the app (ctrl+p, position bias)",
+                err=True,
+            )
+    if incomplete:
+        sys.exit(EXIT_INCOMPLETE)
+
+
+def _plain(s: object) -> str:
+    from reviewer.text import visible
+
+    return visible(s, single_line=True)

@@ -44,6 +44,29 @@ def _plain(s: object) -> str:
 @click.option(
     "--judge-fails", is_flag=True, help="Also judge fail verdicts that no human labeled pass."
 )
+@click.option(
+    "--trial", "trial_ids", multiple=True, metavar="ID", help="Only this trial (repeatable)."
+)
+@click.option("--task", default=None, help="Only trials of this task (as the trials list filters).")
+@click.option(
+    "--outcome", type=click.Choice(["pass", "fail"]), default=None, help="Only this outcome."
+)
+@click.option(
+    "--verdict",
+    type=click.Choice(["pass", "fail", "error", "none"]),
+    default=None,
+    help="Only trials whose latest judge verdict is this (none: no verdict).",
+)
+@click.option(
+    "--label",
+    type=click.Choice(["pass", "fail", "skip", "none"]),
+    default=None,
+    help="Only trials whose standing human label is this (none: no label).",
+)
+@click.option(
+    "--rule", default=None, metavar="ID", help="Only trials breaking this rule (any: any rule)."
+)
+@click.option("--search", default=None, help="Only trials whose transcript matches (FTS5 query).")
 @click.option("--one-per-cluster", is_flag=True, help="One representative task per cluster.")
 @click.option("--force", is_flag=True, help="Replace an existing file.")
 @click.option("--append", is_flag=True, help="Add only the tasks the file does not hold (by id).")
@@ -60,6 +83,13 @@ def export(
     cluster: str | None,
     labeler: str | None,
     judge_fails: bool,
+    trial_ids: Sequence[str],
+    task: str | None,
+    outcome: Any,
+    verdict: Any,
+    label: Any,
+    rule: str | None,
+    search: str | None,
     one_per_cluster: bool,
     force: bool,
     append: bool,
@@ -71,26 +101,38 @@ def export(
     Each task holds the input (system prompt and conversation up to the first user turn, or the task
     instruction), the expected behaviour, grading hints and provenance. The same selection gives a
     byte-identical file; the file is written atomically and never replaced without --force.
+    --trial, --task, --outcome, --verdict, --label, --rule and --search narrow the selection the way
+    the app's trials list filters (what `T` exports there).
     """
-    from reviewer.export.files import ExportError
-    from reviewer.export.run import export_tasks
-    from reviewer.export.select import Selection, SelectionError
+    from reviewer.export.select import Selection
+    from reviewer.store.trial_list import TrialFilter
+    from reviewer.workflows.export import ExportFailed, ExportRequest, export_regression_tasks
 
-    db = cli_store(ctx)
-    require_runs(db, ctx, list(runs))
-    selection = Selection(
-        runs=tuple(runs),
-        cluster=cluster,
-        labeler=labeler,
-        include_judge=judge_fails,
-        one_per_cluster=one_per_cluster,
+    listed = TrialFilter(
+        task_id=task, outcome=outcome, verdict=verdict, label=label, rule_id=rule, search=search
     )
-    try:
-        summary = export_tasks(db, selection, out, fmt, force=force, append=append, redact=redact)
-    except (ExportError, SelectionError) as e:
-        fail(_plain(e))
-    except OSError as e:
-        fail(_plain(f"{e.filename or out}: {e.strerror or e}"))
+    request = ExportRequest(
+        selection=Selection(
+            runs=tuple(runs),
+            cluster=cluster,
+            labeler=labeler,
+            include_judge=judge_fails,
+            one_per_cluster=one_per_cluster,
+            trial_ids=tuple(trial_ids) or None,
+        ),
+        trials=None if listed.is_empty else listed,
+        out=out,
+        fmt=fmt,
+        force=force,
+        append=append,
+        redact=redact,
+    )
+    with cli_store(ctx) as db:
+        require_runs(db, ctx, list(runs))
+        try:
+            summary = export_regression_tasks(db, request)
+        except ExportFailed as e:
+            fail(_plain(e))
     for line in summary.lines():
         click.echo(_plain(line) if not line.startswith("  ") else "  " + _plain(line[2:]), err=True)
     if as_json:

@@ -17,15 +17,10 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from reviewer.judge.runner import (
-    Job,
-    JudgeAbort,
-    Outcome,
-    outcome_from_body,
-    require_key,
-    store_outcome,
-)
+from reviewer.judge.reply import Job, Outcome, outcome_from_body
+from reviewer.judge.runner import JudgeAbort, require_key
 from reviewer.judge.settings import JudgeSettings
+from reviewer.judge.sinks import store_outcome
 from reviewer.store.db import Store
 from reviewer.store.judging import (
     add_batch,

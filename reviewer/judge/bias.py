@@ -19,7 +19,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from reviewer.calibration.kappa import cohen_kappa, landis_koch
 from reviewer.text import json_ready, visible
@@ -31,6 +31,7 @@ __all__ = [
     "Aggregate",
     "BiasReport",
     "FirstSlot",
+    "Inconsistent",
     "JudgeBias",
     "PairVerdicts",
     "VsHuman",
@@ -144,6 +145,16 @@ class Aggregate:
     from_error: int = 0
 
 
+class Inconsistent(NamedTuple):
+    """A pair whose winner changed with the order (or is missing), with both winners and the human's."""
+
+    pair_id: str
+    category: str
+    order_ab: str | None
+    order_ba: str | None
+    human: str | None
+
+
 @dataclass
 class JudgeBias:
     """One judge's position-bias figures."""
@@ -155,7 +166,7 @@ class JudgeBias:
     vs_human: list[VsHuman]
     aggregate: Aggregate
     n_human: int
-    inconsistent: list[tuple[str, str]] = field(default_factory=list)  # (pair id, category)
+    inconsistent: list[Inconsistent] = field(default_factory=list)
 
     def pct(self, category: str) -> float | None:
         return 100 * self.counts[category] / self.n if self.n else None
@@ -163,7 +174,7 @@ class JudgeBias:
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["counts"] = {c: {"n": self.counts[c], "pct": self.pct(c)} for c in CATEGORIES}
-        d["inconsistent"] = [{"pair_id": p, "category": c} for p, c in self.inconsistent]
+        d["inconsistent"] = [p._asdict() for p in self.inconsistent]
         return json_ready(d)
 
 
@@ -209,7 +220,9 @@ def judge_bias(judge: str, pairs: Sequence[PairVerdicts]) -> JudgeBias:
         aggregate=_aggregate(pairs, cats),
         n_human=sum(1 for p in pairs if _winner(p.human) is not None),
         inconsistent=[
-            (p.pair_id, c) for p, c in zip(pairs, cats, strict=True) if c != "consistent"
+            Inconsistent(p.pair_id, c, p.order_ab, p.order_ba, p.human)
+            for p, c in zip(pairs, cats, strict=True)
+            if c != "consistent"
         ],
     )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from reviewer.judge.prompt import cache_key, verdict_params
-from reviewer.judge.runner import Job
+from reviewer.judge.reply import Job
 from reviewer.judge.settings import JudgeSettings
 from reviewer.models import Criterion, Rubric
 from reviewer.store.db import Store

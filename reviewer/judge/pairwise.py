@@ -1,9 +1,10 @@
 """Pairwise judging for position bias: every pair is asked twice, in order AB and in order BA.
 
 In order AB the pair's ``a`` trial is shown first (as A); in order BA its ``b`` trial is. The judge's
-``A`` / ``B`` answer is mapped back to the pair's own a / b before it is stored, so a judge without
-position bias gives the same stored winner in both orders. Both orders go through the same runner as
-single-trial grading: the cache, the concurrency bound, retries, the cost cap and Message Batches.
+``A`` / ``B`` answer is mapped back to the pair's own a / b before it is stored (``judge.sinks``), so
+a judge without position bias gives the same stored winner in both orders. Both orders go through the
+same runner as single-trial grading: the cache, the concurrency bound, retries, the cost cap and
+Message Batches.
 """
 
 from __future__ import annotations
@@ -12,24 +13,15 @@ from collections.abc import Iterator, Sequence
 
 from reviewer.judge.pairs import SampledPair
 from reviewer.judge.prompt import cache_key, preference_params
-from reviewer.judge.runner import Job, Outcome, register_sink
+from reviewer.judge.reply import Job, map_winner
 from reviewer.judge.settings import JudgeSettings
 from reviewer.models import Rubric
 from reviewer.store.db import Store
-from reviewer.store.pairs import record_order
 from reviewer.store.trials import load_trial
 
+__all__ = ["ORDERS", "map_winner", "preference_jobs"]
+
 ORDERS = ("ab", "ba")
-
-
-def map_winner(order: str, winner: str) -> str | None:
-    """The judge's A / B / tie in ``order`` as the pair's a / b / tie; None for an error."""
-    if winner == "tie":
-        return "tie"
-    if winner not in ("A", "B"):
-        return None
-    first_is_a = order == "ab"
-    return "a" if (winner == "A") == first_is_a else "b"
 
 
 def preference_jobs(
@@ -51,23 +43,3 @@ def preference_jobs(
             yield Job(
                 "preference", p.pair_id, judge, rubric.ref, cache_key(params), params, order, meta
             )
-
-
-def store_preference(db: Store, o: Outcome) -> None:
-    j = o.job
-    order = j.order or "ab"
-    record_order(
-        db,
-        pair_id=j.target,
-        judge=j.judge,
-        order=order,
-        winner=None if o.is_error else map_winner(order, o.value),
-        rationale=o.rationale,
-        task_id=j.meta.get("task_id"),
-        a_trial=str(j.meta.get("a_trial", "")),
-        b_trial=str(j.meta.get("b_trial", "")),
-        source={"api": "judge", "cache": "judge-cache", "batch": "judge-batch"}[o.source],
-    )
-
-
-register_sink("preference", store_preference)

@@ -2,7 +2,9 @@
 default task file (``regression/tasks.jsonl``) in a worker; the summary comes back as a notification.
 
 The app exports what a reviewer points at, so it takes human fail labels and judge fail verdicts no
-human contradicted (the CLI's ``--judge-fails``); appending keeps earlier exports and never duplicates.
+human contradicted; appending keeps earlier exports and never duplicates. The CLI's equivalents:
+``reviewer export --judge-fails --append`` with ``--trial ID``, ``--cluster ID`` or the trials-list
+filters (``--run``, ``--task``, ``--outcome``, ``--verdict``, ``--label``, ``--rule``, ``--search``).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from textual.message import Message
 from textual.notifications import SeverityLevel
 
-from reviewer.store.trial_filter import TrialFilter
+from reviewer.store.trial_list import TrialFilter
 from reviewer.tui.safe import clean
 
 if TYPE_CHECKING:
@@ -49,24 +51,19 @@ class ExportFinished(Message):
 
 def run_export(db: Any, scope: ExportScope) -> tuple[str, SeverityLevel]:
     """Export ``scope`` (worker thread): the summary text and how to show it."""
-    from reviewer.export.files import ExportError
-    from reviewer.export.run import NothingToExport, export_tasks
-    from reviewer.export.select import Selection, SelectionError
-    from reviewer.store.export_select import filter_ids
+    from reviewer.export.select import Selection
+    from reviewer.workflows.export import ExportFailed, ExportRequest, export_regression_tasks
 
-    ids = scope.trial_ids
-    if scope.filter is not None:
-        ids = tuple(filter_ids(db, scope.filter))
-    selection = Selection(cluster=scope.cluster, include_judge=True, trial_ids=ids)
+    request = ExportRequest(
+        selection=Selection(cluster=scope.cluster, include_judge=True, trial_ids=scope.trial_ids),
+        trials=scope.filter,
+        append=True,
+    )
     try:
-        summary = export_tasks(db, selection, append=True)
-    except NothingToExport:
-        return (
-            f"Nothing to export from {scope.label}: no trial there is labeled fail by a human "
-            "or failed by a judge without a human saying pass.",
-            "warning",
-        )
-    except (ExportError, SelectionError, OSError) as e:
+        summary = export_regression_tasks(db, request)
+    except ExportFailed as e:
+        if e.nothing:
+            return f"Nothing to export from {scope.label}: {e}", "warning"
         return f"Export failed: {e}", "error"
     return "\n".join(summary.lines()), "information"
 

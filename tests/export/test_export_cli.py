@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from reviewer.store import open_store
 from tests.export.conftest import invoke, read_lines
 
 
@@ -140,3 +141,36 @@ def test_cluster_option_by_rank(sample_db: Path) -> None:
     assert code == 0, err
     s = json.loads(out)
     assert len(s["clusters"]) == 1 and s["unclustered"] == 0
+
+
+def test_trial_and_list_filters_narrow_the_selection(sample_db: Path) -> None:
+    code, out, err = invoke("--db", str(sample_db), "export", "--json", "--out", "all.jsonl")
+    assert code == 0, err
+    every = json.loads(out)["ids"]
+    assert len(every) == 3
+    db = open_store(sample_db)
+    try:
+        first = db.execute(
+            "SELECT trial_id FROM labels WHERE labeler = 'ana' AND verdict = 'fail' ORDER BY id"
+        ).fetchone()[0]
+    finally:
+        db.close()
+    code, out, err = invoke(
+        "--db", str(sample_db), "export", "--trial", first, "--json", "--out", "one.jsonl"
+    )
+    assert code == 0, err
+    (task,) = read_lines(Path("one.jsonl"))
+    assert task["provenance"]["trial_id"] == first and json.loads(out)["ids"] == [task["id"]]
+    code, out, err = invoke(
+        "--db", str(sample_db), "export", "--label", "fail", "--outcome", "fail", "--json"
+    )
+    assert code == 0, err
+    assert json.loads(out)["ids"] == every
+    code, _, err = invoke("--db", str(sample_db), "export", "--outcome", "pass")
+    assert code == 1
+    assert err.strip() == (
+        "reviewer: nothing to export: no trial is labeled fail by a human among the chosen "
+        "trials; --judge-fails adds judge fails no human contradicted"
+    )
+    code, out, err = invoke("--db", str(sample_db), "export", "--search", "zzqx", "--json")
+    assert code == 1 and "among the chosen trials" in err and out == ""

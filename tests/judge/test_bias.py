@@ -120,7 +120,7 @@ def test_counts_first_slot_and_aggregate() -> None:
     assert j.first_slot.rate == pytest.approx(5 / 8)
     assert j.aggregate.a == 1 and j.aggregate.b == 0 and j.aggregate.tie == 5
     assert (j.aggregate.from_inconsistent, j.aggregate.from_error) == (3, 1)
-    assert [c for _, c in j.inconsistent] == [
+    assert [p.category for p in j.inconsistent] == [
         "biased_first",
         "biased_second",
         "other_inconsistent",
@@ -336,6 +336,8 @@ def test_bias_command_json_and_one_judge(tmp_path: Path) -> None:
         "biased_first": 83,
         "biased_second": 2,
     }
+    first = next(p for p in j["inconsistent"] if p["category"] == "biased_first")
+    assert (first["order_ab"], first["order_ba"]) == ("a", "b")
     assert j["first_slot"]["ci"][0] < j["first_slot"]["rate"] < j["first_slot"]["ci"][1]
 
 

@@ -9,7 +9,8 @@ import pytest
 import sqlite_utils
 
 from reviewer.judge.jobs import BUILTIN_RUBRIC, verdict_jobs
-from reviewer.judge.runner import JudgeAbort, Runner, parse_reply
+from reviewer.judge.reply import parse_reply
+from reviewer.judge.runner import JudgeAbort, Runner
 from reviewer.judge.settings import JudgeSettings
 from reviewer.judge.standin import (
     Reply,

@@ -134,3 +134,45 @@ async def test_export_the_filtered_list_and_from_the_palette(
         after = tasks()
         assert after[: len(first)] == first
         assert [t["provenance"]["trial_id"] for t in after[len(first) :]] == [ids["labeled"]]
+
+
+async def test_the_cli_exports_what_the_app_exports(
+    db_and_ids: tuple[Path, dict[str, str]],
+) -> None:
+    """Each of the app's exports has a `reviewer export` line giving the same tasks, byte for byte."""
+    db_path, ids = db_and_ids
+    app = ReviewerApp(db_path=db_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.push_screen(FailuresScreen())
+        await settle(app, pilot)
+        assert isinstance(app.screen, FailuresScreen)
+        cluster = app.screen.rows[1].id
+        scopes = {
+            "trial": (TranscriptScreen(ids["labeled"]), ["--trial", ids["labeled"]]),
+            "cluster": (None, ["--cluster", cluster]),
+            "list": (
+                TrialsScreen(TrialFilter(run="support-v2", outcome="fail")),
+                ["--run", "support-v2", "--outcome", "fail"],
+            ),
+        }
+        for name, (screen, args) in scopes.items():
+            if TASKS.exists():
+                TASKS.unlink()
+            if screen is not None:
+                app.push_screen(screen)
+                await settle(app, pilot)
+            else:
+                app.screen.query_one("#clusters", DataTable).move_cursor(row=1)
+                await pilot.pause()
+            await pilot.press("T")
+            await settle(app, pilot)
+            out = Path(f"cli-{name}.jsonl")
+            cli_args = ["--db", str(db_path), "export", "--judge-fails", "--append"]
+            result = CliRunner().invoke(cli, [*cli_args, *args, "--out", str(out), "--json"])
+            assert result.exit_code == 0, result.stderr
+            assert json.loads(result.stdout)["written"] > 0
+            assert out.read_bytes() == TASKS.read_bytes(), name
+            if screen is not None:
+                app.pop_screen()
+                await settle(app, pilot)

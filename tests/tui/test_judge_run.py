@@ -88,3 +88,63 @@ async def test_no_key_is_one_line(db_path: Path) -> None:
         await _wait_done(pilot, screen)
         assert screen.summary.startswith("judge: ANTHROPIC_API_KEY is not set")
         assert "\n" not in screen.summary
+
+
+def _verdict_rows(path: Path) -> list[tuple[object, ...]]:
+    db = open_store(path)
+    try:
+        return db.execute(
+            "SELECT t.run, t.task_id, t.trial, v.judge, v.verdict, v.rationale, v.cost_usd "
+            "FROM verdicts v JOIN trials t ON t.id = v.trial_id WHERE v.source LIKE 'judge%' "
+            "ORDER BY t.run, t.task_id, t.trial"
+        ).fetchall()
+    finally:
+        db.close()
+
+
+def _trial_id(path: Path, task_id: str, trial: int) -> str:
+    db = open_store(path)
+    try:
+        row = db.execute(
+            "SELECT id FROM trials WHERE task_id = ? AND trial = ?", [task_id, trial]
+        ).fetchone()
+        return str(row[0])
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("one_trial", [False, True], ids=["every unjudged", "this trial"])
+async def test_the_app_and_the_cli_store_the_same_verdicts(
+    db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, one_trial: bool
+) -> None:
+    """The app's judge window and `reviewer judge --json` run the one workflow: same rows, same line."""
+    import asyncio
+    import json
+
+    from click.testing import CliRunner
+
+    from reviewer.cli import cli
+    from reviewer.importer import import_paths
+
+    twin = tmp_path / "twin.db"
+    with open_store(twin) as db:
+        import_paths(db, [SAMPLE])
+    app_ids = [_trial_id(db_path, "refund_partial", 2)] if one_trial else None
+    cli_args = ["--trial", _trial_id(twin, "refund_partial", 2)] if one_trial else []
+    with StandIn() as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "fake-test-key")
+        app = ReviewerApp(db_path=db_path)
+        async with app.run_test(size=SIZE) as pilot:
+            screen = JudgeScreen(app_ids)
+            app.push_screen(screen)
+            await _wait_done(pilot, screen)
+        args = ["--db", str(twin), "judge", "--only-unjudged", *cli_args, "--json"]
+        # the CLI runs its own event loop, so not inside the test's
+        r = await asyncio.to_thread(CliRunner().invoke, cli, args)
+    assert r.exit_code == 0, r.output
+    rows = _verdict_rows(db_path)
+    assert len(rows) == (1 if one_trial else 40)
+    assert rows == _verdict_rows(twin)
+    assert json.loads(r.stdout)["done"] == len(rows)
+    assert screen.summary in r.stderr.splitlines()

@@ -86,26 +86,18 @@ class BiasScreen(ReviewerScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="bias-load")
     def load(self) -> None:
-        from reviewer.judge.bias import CATEGORY_NAMES, bias_report, classify, render_bias
-        from reviewer.store.pairs import pair_rows
+        from reviewer.judge.bias import CATEGORY_NAMES
+        from reviewer.workflows.bias import position_bias
 
         with self.store() as db:
-            rows = pair_rows(db, self.judge)
-        report = bias_report(rows, self.judge)
+            view = position_bias(db, self.judge)
         lines = [
             PairLine(
-                r.judge,
-                r.pair_id,
-                r.task_id,
-                CATEGORY_NAMES[cat],
-                r.order_ab,
-                r.order_ba,
-                r.human,
+                r.judge, r.pair_id, r.task_id, CATEGORY_NAMES[cat], r.order_ab, r.order_ba, r.human
             )
-            for r in rows
-            if (cat := classify(r.order_ab, r.order_ba)) != "consistent"
+            for r, cat in view.inconsistent
         ]
-        self.post_message(BiasLoaded(render_bias(report), lines[:MAX_ROWS], len(lines)))
+        self.post_message(BiasLoaded(view.text, lines[:MAX_ROWS], len(lines)))
 
     def on_bias_loaded(self, message: BiasLoaded) -> None:
         self.lines = message.lines

@@ -17,6 +17,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import ProgressBar, Static
 
+from reviewer.tui.safe import clean, safe_text
 from reviewer.tui.screens.base import StoreAccess
 
 
@@ -67,37 +68,43 @@ class JudgeScreen(StoreAccess, ModalScreen[None]):
         line = f"{stats.done} / {stats.total} judged · {cost} · {stats.errors} errors"
         self.query_one("#judge-status", Static).update(Text(line))
 
+    def _note(self, line: str) -> None:
+        self.app.call_from_thread(self._status, line)
+
+    def _status(self, line: str) -> None:
+        self.query_one("#judge-status", Static).update(safe_text(line, single_line=True))
+
+    def _start(self, judge: str, rubric: str, total: int) -> None:
+        self.app.call_from_thread(self._started, f"Judging {total} trials with {judge}", total)
+
+    def _started(self, title: str, total: int) -> None:
+        self.query_one("#judge-title", Static).update(safe_text(title, single_line=True))
+        self.query_one("#judge-progress", ProgressBar).update(total=max(total, 1), progress=0)
+
     @work(thread=True, exclusive=True, group="judge-run")
     def run_judge(self) -> None:
-        from reviewer.config import load_config
-        from reviewer.judge.jobs import verdict_jobs
-        from reviewer.judge.runner import JudgeAbort, Runner
-        from reviewer.judge.service import Selection, load_settings, pick_rubric, plan, summary_line
+        from reviewer.workflows.judge import JudgeFailed, JudgeRequest, judge_trials
 
-        app: Any = self.app
+        request = JudgeRequest(trial_ids=self.trial_ids, only_unjudged=self.trial_ids is None)
         with self.store() as db:
             try:
-                cfg = load_config()
-                settings = load_settings(cfg)
-                rubric = pick_rubric(db, cfg.rubric)
-                judge = settings.judge_id(rubric.ref)
-                sel = Selection(trial_ids=self.trial_ids, only_unjudged=self.trial_ids is None)
-                ids = plan(db, judge, sel)
-                title = f"Judging {len(ids)} trials with {judge}"
-                app.call_from_thread(self.query_one("#judge-title", Static).update, Text(title))
-                bar = self.query_one("#judge-progress", ProgressBar)
-                app.call_from_thread(bar.update, total=max(len(ids), 1), progress=0)
-                runner = Runner(db, settings, on_progress=self._progress, cancel=self.cancel_event)
-                stats = runner.run(verdict_jobs(db, ids, rubric, settings), len(ids))
-                self.summary = summary_line(judge, stats)
-            except (JudgeAbort, ValueError, OSError) as e:
+                result = judge_trials(
+                    db,
+                    request,
+                    on_note=self._note,
+                    on_start=self._start,
+                    on_progress=self._progress,
+                    cancel=self.cancel_event,
+                )
+                self.summary = result.summary
+            except JudgeFailed as e:
                 self.summary = f"judge: {e}"
-        app.call_from_thread(self._done)
+        self.app.call_from_thread(self._done)
 
     def _done(self) -> None:
         self.finished = True
-        self.query_one("#judge-status", Static).update(Text(self.summary))
-        self.app.notify(Text(self.summary).plain, markup=False, timeout=8)
+        self.query_one("#judge-status", Static).update(safe_text(self.summary))
+        self.app.notify(clean(self.summary), markup=False, timeout=8)
         below = self.app.screen_stack[-2] if len(self.app.screen_stack) > 1 else None
         refresh = getattr(below, "action_refresh", None) or getattr(below, "reload", None)
         if callable(refresh):

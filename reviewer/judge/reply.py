@@ -1,0 +1,156 @@
+"""Requests and replies of the judge: a job (one Messages API request), the forced tool call read
+from a reply body, and the outcome to store. Shared by the runner, Message Batches and pairwise judging.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from reviewer.judge.prompt import PREFERENCE_TOOL, VERDICT_TOOL
+from reviewer.judge.settings import JudgeSettings
+
+KINDS = {"verdict": VERDICT_TOOL, "preference": PREFERENCE_TOOL}
+_VALUES = {"verdict": ("pass", "fail"), "preference": ("A", "B", "tie")}
+_FIELD = {"verdict": "verdict", "preference": "winner"}
+
+
+@dataclass(frozen=True)
+class Job:
+    """One request: ``target`` is a trial id (verdicts) or ``pair_id`` (preferences, with ``order``)."""
+
+    kind: str
+    target: str
+    judge: str
+    rubric: str
+    key: str
+    params: dict[str, Any]
+    order: str | None = None  # "ab" | "ba" for preferences
+    meta: dict[str, Any] = field(default_factory=dict)  # preferences: task_id, a_trial, b_trial
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Job:
+        return cls(**d)
+
+
+@dataclass
+class Parsed:
+    value: str  # pass | fail | A | B | tie | error
+    rationale: str
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    problem: str | None = None  # why the reply is an error
+
+
+@dataclass
+class Outcome:
+    job: Job
+    value: str
+    rationale: str
+    raw: str
+    source: str  # api | cache | batch
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: float | None = None
+    latency_s: float | None = None
+    cacheable: bool = True
+
+    @property
+    def is_error(self) -> bool:
+        return self.value == "error"
+
+
+def parse_reply(kind: str, body: str) -> Parsed:
+    """The forced tool call of a Messages API reply body; ``error`` with the reason when there is none."""
+    try:
+        data = json.loads(body)
+    except (json.JSONDecodeError, TypeError):
+        return Parsed("error", "", problem="the reply is not JSON")
+    if not isinstance(data, dict):
+        return Parsed("error", "", problem="the reply is not a JSON object")
+    raw_usage = data.get("usage")
+    usage: dict[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
+    in_tok, out_tok = _int(usage.get("input_tokens")), _int(usage.get("output_tokens"))
+    tool = KINDS[kind]
+    content = data.get("content")
+    blocks = content if isinstance(content, list) else []
+    call = next(
+        (
+            b
+            for b in blocks
+            if isinstance(b, dict) and b.get("type") == "tool_use" and b.get("name") == tool
+        ),
+        None,
+    )
+    if call is None:
+        return Parsed(
+            "error", _text_of(blocks), in_tok, out_tok, f"no {tool} tool call in the reply"
+        )
+    args = call.get("input")
+    if not isinstance(args, dict):
+        return Parsed("error", "", in_tok, out_tok, f"{tool} input is not an object")
+    name = _FIELD[kind]
+    value = args.get(name)
+    value = _normal(kind, value) if isinstance(value, str) else None
+    if value is None:
+        allowed = " or ".join(_VALUES[kind])
+        return Parsed(
+            "error", "", in_tok, out_tok, f"{tool}.{name} must be {allowed}, got {args.get(name)!r}"
+        )
+    rationale = args.get("rationale")
+    if not isinstance(rationale, str):
+        return Parsed("error", "", in_tok, out_tok, f"{tool}.rationale must be a string")
+    return Parsed(value, rationale.strip(), in_tok, out_tok)
+
+
+def _normal(kind: str, value: str) -> str | None:
+    v = value.strip()
+    if kind == "verdict":
+        v = v.lower()
+    elif v.lower() == "tie":
+        v = "tie"
+    else:
+        v = v.upper()
+    return v if v in _VALUES[kind] else None
+
+
+def _int(x: Any) -> int | None:
+    return x if isinstance(x, int) and not isinstance(x, bool) else None
+
+
+def _text_of(blocks: list[Any]) -> str:
+    texts = [b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type") == "text"]
+    return " ".join(t for t in texts if isinstance(t, str)).strip()[:2000]
+
+
+def outcome_from_body(
+    job: Job, body: str, source: str, settings: JudgeSettings, **extra: Any
+) -> Outcome:
+    p = parse_reply(job.kind, body)
+    price = settings.price()
+    cost = None
+    if price is not None and source != "cache":
+        cost = price.cost(p.input_tokens or 0, p.output_tokens or 0, batch=source == "batch")
+    rationale = (
+        p.rationale
+        if p.problem is None
+        else f"malformed reply: {p.problem}" + (f" — {p.rationale}" if p.rationale else "")
+    )
+    return Outcome(
+        job, p.value, rationale, body, source, p.input_tokens, p.output_tokens, cost, **extra
+    )
+
+
+def map_winner(order: str, winner: str) -> str | None:
+    """The judge's A / B / tie in ``order`` ("ab": a shown first) as the pair's a / b / tie; None for
+    an error."""
+    if winner == "tie":
+        return "tie"
+    if winner not in ("A", "B"):
+        return None
+    first_is_a = order == "ab"
+    return "a" if (winner == "A") == first_is_a else "b"

@@ -1,0 +1,334 @@
+"""Judge these trials: the one call behind `reviewer judge` and the app's judge window.
+
+It reads the [judge] settings (with the caller's overrides), picks the rubric, collects Message
+Batches that have ended, selects and plans the trials, then runs them directly (progress and cancel
+callbacks, the cost cap) or submits them as batches. Every failure a user can cause or fix comes out
+as one ``JudgeFailed`` line; the result carries the counts, the summary line and the JSON.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reviewer.judge.batch import Collected, Submitted
+from reviewer.judge.jobs import BUILTIN_RUBRIC
+from reviewer.judge.runner import Progress, RunStats
+from reviewer.judge.settings import JudgeSettings
+from reviewer.models import Rubric
+from reviewer.store.db import Store
+
+
+class JudgeFailed(Exception):
+    """The run could not start or had to stop; the message is one line for the user."""
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    """Which trials to judge and how. Empty ``runs`` means every run; ``trial_ids`` narrows further.
+
+    ``overrides`` are [judge] settings given for this run (model, temperature, max_tokens,
+    prompt_version, concurrency, max_cost); ``rubric`` a rubric file instead of the config's."""
+
+    runs: Sequence[str] = ()
+    trial_ids: Sequence[str] | None = None
+    labeled: bool = False
+    queue: str | None = None
+    only_unjudged: bool = False
+    retry_errors: bool = False
+    limit: int | None = None
+    rubric: Path | None = None
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+    batch: bool = False
+    collect_only: bool = False
+
+
+@dataclass
+class JudgeResult:
+    """What a judge run did: batches collected, then trials run directly or submitted as batches
+    (``mode`` "direct", "batch", or "collect" when collecting was all that was asked)."""
+
+    judge: str
+    rubric: str
+    mode: str = "direct"
+    planned: int = 0
+    collected: Collected | None = None
+    stats: RunStats | None = None
+    submitted: Submitted | None = None
+
+    @property
+    def incomplete(self) -> bool:
+        """Trials were left: the cost cap, requests that failed after retries, a cancel."""
+        if self.submitted is not None:
+            return self.submitted.skipped_for_cost > 0
+        return self.stats is not None and self.stats.left > 0
+
+    @property
+    def summary(self) -> str:
+        """One plain line: what was judged (or submitted) with which judge, at what cost."""
+        if self.mode == "collect":
+            got = self.collected
+            return f"collected {got.stored} results" if got else "no batches await collection"
+        if self.submitted is not None:
+            return "; ".join(submitted_lines(self.submitted)) or "nothing to submit"
+        return summary_line(self.judge, self.stats or RunStats())
+
+    def lines(self) -> list[str]:
+        """The end-of-run report: the summary and up to five failures, or what was submitted."""
+        if self.mode == "collect" or (self.stats is None and self.submitted is None):
+            return []  # nothing was planned: the plan note said so
+        if self.submitted is not None:
+            return submitted_lines(self.submitted)
+        stats = self.stats or RunStats()
+        return [summary_line(self.judge, stats), *(f"  {f}" for f in stats.failures[:5])]
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.collected is not None:
+            out["collected"] = self.collected.to_dict()
+        if self.mode == "collect":
+            return out
+        if self.submitted is not None:
+            return {**out, "judge": self.judge, "submitted": self.submitted.to_dict()}
+        if self.stats is None:
+            return {**out, "judge": self.judge, "trials": 0}
+        return {**out, "judge": self.judge, "rubric": self.rubric, **self.stats.to_dict()}
+
+
+Note = Callable[[str], None]
+Start = Callable[[str, str, int], None]
+
+
+def judge_trials(
+    db: Store,
+    request: JudgeRequest,
+    *,
+    cfg: Any = None,
+    on_note: Note | None = None,
+    on_start: Start | None = None,
+    on_progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+) -> JudgeResult:
+    """Judge the requested trials and store the verdicts as they arrive.
+
+    ``on_note`` gets diagnostic lines as they happen (batches collected, the plan); ``on_start`` the
+    judge id, rubric ref and number of trials before the first request; ``on_progress`` the runner's
+    stats after every stored outcome; ``cancel`` stops sending (what arrived is kept). Raises JudgeFailed
+    with one line."""
+    from reviewer.config import ConfigError, load_config
+    from reviewer.judge.runner import JudgeAbort
+    from reviewer.judge.settings import JudgeConfigError
+    from reviewer.labeling.rubric import RubricError
+    from reviewer.store.labels import RubricVersionError
+
+    note = on_note or (lambda line: None)
+    try:
+        cfg = cfg if cfg is not None else load_config()
+        settings = load_settings(cfg, **request.overrides)
+        rubric = pick_rubric(db, request.rubric or cfg.rubric)
+    except (ConfigError, JudgeConfigError, RubricError, RubricVersionError, OSError) as e:
+        raise JudgeFailed(str(e)) from e
+    judge = settings.judge_id(rubric.ref)
+    mode = "collect" if request.collect_only else "batch" if request.batch else "direct"
+    result = JudgeResult(judge, rubric.ref, mode)
+    try:
+        result.collected = collect_open_batches(db, settings, request.collect_only, note)
+        if request.collect_only:
+            return result
+        ids = plan(db, judge, request)
+        result.planned = len(ids)
+        note(f"judge {judge}: {len(ids)} trials (rubric {rubric.ref})")
+        if on_start is not None:
+            on_start(judge, rubric.ref, len(ids))
+        if ids:
+            _send(db, result, ids, rubric, settings, request.batch, on_progress, cancel)
+    except JudgeAbort as e:
+        raise JudgeFailed(str(e)) from e
+    return result
+
+
+def _send(
+    db: Store,
+    result: JudgeResult,
+    ids: Sequence[str],
+    rubric: Rubric,
+    settings: JudgeSettings,
+    batch: bool,
+    on_progress: Progress | None,
+    cancel: threading.Event | None,
+) -> None:
+    from reviewer.judge.batch import submit
+    from reviewer.judge.jobs import verdict_jobs
+    from reviewer.judge.runner import Runner
+
+    jobs = verdict_jobs(db, ids, rubric, settings)
+    if batch:
+        result.submitted = submit(db, jobs, settings)
+        return
+    runner = Runner(db, settings, on_progress=on_progress, cancel=cancel)
+    result.stats = runner.run(jobs, len(ids))
+
+
+def collect_open_batches(
+    db: Store, settings: JudgeSettings, required: bool, note: Note
+) -> Collected | None:
+    """Store the results of every ended batch; None when none is open. Without a key this says so
+    in a note and goes on, unless collecting is all that was asked (``required``)."""
+    from reviewer.judge.batch import collect, has_open_batches
+    from reviewer.judge.runner import NoApiKey
+
+    if not has_open_batches(db):
+        if required:
+            note("no batches await collection")
+        return None
+    try:
+        got = collect(db, settings)
+    except NoApiKey as e:
+        if required:
+            raise
+        note(f"batches await collection, but {e}")
+        return None
+    for b in got.batches:
+        note(batch_line(b))
+    return got
+
+
+def batch_line(b: Any) -> str:
+    """One collected (or still running) batch as a line."""
+    if b.status == "collected":
+        extra = f", {b.retry_later} to send again" if b.retry_later else ""
+        return f"batch {b.id}: collected {b.stored} results ({b.errors} errors{extra})"
+    counts = ", ".join(f"{k} {v}" for k, v in b.counts.items() if v)
+    return f"batch {b.id}: {b.status}{f' ({counts})' if counts else ''}; collect later"
+
+
+def submitted_lines(sub: Submitted) -> list[str]:
+    """What a batch submission sent, answered from the cache, found pending or left over the cap."""
+    out = []
+    if sub.batch_ids:
+        out.append(
+            f"submitted {sub.requests} requests in batch {', '.join(sub.batch_ids)} (estimated "
+            f"≤ ${sub.estimated_cost:.4f}); `reviewer judge --collect` stores the results when "
+            "they are ready"
+        )
+    if sub.cached:
+        out.append(f"{sub.cached} answered from the cache and stored")
+    if sub.already_pending:
+        out.append(f"{sub.already_pending} already in a submitted batch")
+    if sub.skipped_for_cost:
+        out.append(f"{sub.skipped_for_cost} not submitted: over the cost cap")
+    return out
+
+
+# --- settings, rubric, plan -----------------------------------------------------------------------
+
+
+def load_settings(cfg: Any, **overrides: Any) -> JudgeSettings:
+    """[judge] of the config with the overrides; JudgeConfigError naming the file and line."""
+    from reviewer.judge.settings import JudgeConfigError, settings_from_config, validate
+
+    sources = list(getattr(cfg, "sources", None) or [])
+    base = sources[-1].parent if sources else None
+    try:
+        settings = settings_from_config(cfg.judge, base)
+    except JudgeConfigError as e:
+        raise JudgeConfigError(f"{_where(sources, str(e))}: {e}") from e
+    settings = settings.with_overrides(**overrides)
+    validate(settings)
+    return settings
+
+
+def _where(sources: Sequence[Path], message: str) -> str:
+    """``file:line`` of the [judge] setting a message names, in the config file that sets it."""
+    from reviewer.judge.settings import KNOWN_SETTINGS
+
+    named = [k for k in KNOWN_SETTINGS if re.search(rf"\b{k}\b", message)]
+    for path in reversed(sources):
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            continue
+        in_judge = False
+        for n, line in enumerate(lines, 1):
+            head = line.strip()
+            if head.startswith("["):
+                in_judge = head.startswith("[judge")
+            elif in_judge and any(re.match(rf'"?{k}"?\s*=', head) for k in named):
+                return f"{path}:{n}"
+        if any(ln.strip().startswith("[judge") for ln in lines):
+            return str(path)
+    return str(sources[-1]) if sources else "config"
+
+
+def pick_rubric(db: Store, configured: Path | None) -> Rubric:
+    """The configured rubric, else the one stored last (labels were given under it), else built in."""
+    from reviewer.labeling.rubric import load_rubric
+    from reviewer.store.labels import ensure_rubric_version
+    from reviewer.store.queries import latest_rubric
+
+    if configured is not None:
+        rubric = load_rubric(configured)
+        ensure_rubric_version(db, rubric)
+        return rubric
+    return latest_rubric(db) or BUILTIN_RUBRIC
+
+
+def plan(db: Store, judge: str, req: JudgeRequest) -> list[str]:
+    """The trial ids to send, in a stable order; JudgeFailed for an unknown run or queue.
+
+    ``only_unjudged`` leaves out trials this judge already gave pass or fail. ``retry_errors`` keeps
+    only the trials it gave ``error`` and forgets their cached replies, so they are asked again.
+    """
+    from reviewer.store.judging import (
+        cache_drop,
+        error_cache_keys,
+        judged,
+        queue_names,
+        select_trials,
+    )
+    from reviewer.store.queries import run_names
+
+    known = run_names(db)
+    for r in req.runs:
+        if r not in known:
+            raise JudgeFailed(f"no run named {r!r}; runs: {', '.join(known) or 'none'}")
+    if req.queue is not None:
+        names = queue_names(db)
+        if req.queue not in names:
+            raise JudgeFailed(
+                f"no queue named {req.queue!r}; queues: "
+                f"{', '.join(names) or 'none (reviewer sample)'}"
+            )
+    ids = select_trials(db, req.runs, labeled=req.labeled, queue=req.queue, trial_ids=req.trial_ids)
+    if req.retry_errors:
+        errored = judged(db, judge, errors=True)
+        ids = [t for t in ids if t in errored]
+        with db.transaction():
+            cache_drop(db, error_cache_keys(db, judge))
+    elif req.only_unjudged:
+        done = judged(db, judge)
+        ids = [t for t in ids if t not in done]
+    return ids[: req.limit] if req.limit is not None else ids
+
+
+def summary_line(judge: str, stats: RunStats) -> str:
+    """One plain line for the end of a run (CLI) or a notification (app)."""
+    keys = ["pass", "fail"] if not set(stats.counts) - {"pass", "fail", "error"} else []
+    keys += sorted(k for k in stats.counts if k not in keys and k != "error") + ["error"]
+    counts = ", ".join(f"{k} {stats.counts.get(k, 0)}" for k in keys)
+    cost = f"${stats.cost_usd:.4f}" if stats.cost_known else "cost unknown (no price for model)"
+    parts = [
+        f"judged {stats.done} of {stats.total} with {judge}: {counts}",
+        f"{stats.cached} from cache, {stats.requests} requests, {cost}",
+    ]
+    if stats.failed:
+        parts.append(f"{stats.failed} failed after retries (run again to retry)")
+    if stats.stopped_at_cap:
+        parts.append(f"stopped at the cost cap: {stats.skipped_for_cost} not sent")
+    if stats.cancelled:
+        parts.append(f"{stats.cancelled} cancelled")
+    return "; ".join(parts)
