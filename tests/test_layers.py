@@ -36,7 +36,6 @@ LAYERS: dict[str, int] = {
     "labeling": 2,
     "export": 2,
     "workflows": 3,
-    "importer": 3,  # moves under ingest/ and workflows/ (issue 13)
     "cli": 4,
     "commands": 4,
     "tui": 4,
@@ -100,7 +99,6 @@ def test_the_layer_table_names_every_package() -> None:
     assert packages <= set(LAYERS), f"give these a layer: {sorted(packages - set(LAYERS))}"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13: the layers are being put right")
 def test_dependencies_point_down() -> None:
     modules = _modules()
     known = set(modules)
@@ -156,7 +154,6 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13: the layers are being put right")
 def test_no_import_circles_outside_the_app() -> None:
     modules = _modules()
     known = set(modules)
@@ -186,7 +183,6 @@ def _sql_sites(tree: ast.Module) -> Iterator[tuple[int, str]]:
             yield node.lineno, f".{node.attr}"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13: the layers are being put right")
 def test_sql_lives_in_the_store() -> None:
     bad = []
     for module, tree in _modules().items():

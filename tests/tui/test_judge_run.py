@@ -124,7 +124,7 @@ async def test_the_app_and_the_cli_store_the_same_verdicts(
     from click.testing import CliRunner
 
     from reviewer.cli import cli
-    from reviewer.importer import import_paths
+    from reviewer.workflows.imports import import_paths
 
     twin = tmp_path / "twin.db"
     with open_store(twin) as db:
