@@ -208,3 +208,13 @@ def test_a_command_added_to_a_subgroup_later_gets_db(
     code, out, err = invoke("labels", "probe", "--db", small_db)
     assert code == 0, err
     assert out.strip() == small_db
+
+
+def test_only_commands_with_their_own_labeler_say_so() -> None:
+    """The note about a command's own --labeler appears on exactly the commands that have one."""
+    runner = CliRunner()
+    for words in (("report",), ("cluster", "merge")):
+        out = runner.invoke(cli, [*words, "--help"]).output
+        assert "own option" not in out, words
+        assert out.count("--labeler TEXT") == 1, words
+    assert "own option" in runner.invoke(cli, ["agreement", "--help"]).output

@@ -256,3 +256,34 @@ def test_readme_tour_lists_the_cluster_edits() -> None:
     for command in ("reviewer cluster merge", "reviewer cluster split", "reviewer cluster rename"):
         assert command in section
         assert invoke(*command.split()[1:], "--help")[0] == 0
+
+
+def test_trial_list_counts_follow_a_merge_and_a_split(sample_db: str) -> None:
+    """Merges and splits change cluster members in place: a cached count must not outlive them."""
+    from reviewer.store.trial_list import TrialFilter, count
+
+    code, out, err = invoke("--db", sample_db, "cluster", "--json")
+    assert code == 0, err
+    first, second = (c["id"] for c in json.loads(out)["clusters"][:2])
+    with open_store(sample_db) as db:
+        before = count(db, TrialFilter(cluster_id=first))
+        assert before == count(db, TrialFilter(cluster_id=first), cached=False)
+    code, _, err = invoke("cluster", "merge", first, second, "--db", sample_db)
+    assert code == 0, err
+    with open_store(sample_db) as db:
+        merged = count(db, TrialFilter(cluster_id=first))
+        assert merged == count(db, TrialFilter(cluster_id=first), cached=False) > before
+    code, _, err = invoke("cluster", "split", first, "--into", "2", "--db", sample_db)
+    assert code == 0, err
+    with open_store(sample_db) as db:
+        after = count(db, TrialFilter(cluster_id=first))
+        assert after == count(db, TrialFilter(cluster_id=first), cached=False) < merged
+
+
+def test_rename_with_bytes_that_are_not_text_is_one_line(sample_db: str) -> None:
+    code, out, err = invoke("--db", sample_db, "cluster", "--json")
+    assert code == 0, err
+    first = json.loads(out)["clusters"][0]["id"]
+    code, out, err = invoke("--db", sample_db, "cluster", "rename", first, "\udcff\udcfe", "--json")
+    assert code == 1 and out == ""
+    assert err.strip() == "reviewer: a cluster name must be text: it holds bytes that are not UTF-8"

@@ -72,11 +72,14 @@ def share_group_options(command: click.Command) -> None:
     A command's own option of the same name keeps its meaning; the group's is then given before the
     command (`reviewer --labeler NAME agreement`) or by REVIEWER_LABELER. Safe to call again.
     """
-    taken = {opt for param in command.params for opt in getattr(param, "opts", ())}
-    for option in _shared_options():
-        if not taken.intersection(option.opts):
+    shared = _shared_options()
+    names = {option.name for option in shared}
+    present = {param.name for param in command.params}
+    own = {opt for param in command.params if param.name not in names for opt in param.opts}
+    for option in shared:
+        if option.name not in present and not own.intersection(option.opts):
             command.params.append(option)
-    if "--labeler" in taken and _OWN_LABELER not in (command.epilog or ""):
+    if "--labeler" in own and _OWN_LABELER not in (command.epilog or ""):
         command.epilog = f"{command.epilog}\n\n{_OWN_LABELER}" if command.epilog else _OWN_LABELER
     if isinstance(command, click.Group):
         for sub in command.commands.values():

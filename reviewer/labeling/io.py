@@ -104,6 +104,16 @@ def import_labels(db: Store, path: str | Path | IO[bytes]) -> ImportResult:
         except json.JSONDecodeError as e:
             result.skipped.append(f"{result.file}:{no}: not JSON: {e.msg} (column {e.colno})")
             continue
+        except RecursionError:
+            result.skipped.append(f"{result.file}:{no}: JSON nested too deeply")
+            continue
+        try:
+            json.dumps(obj, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            result.skipped.append(
+                f"{result.file}:{no}: holds a lone surrogate (\\ud800-\\udfff), not text"
+            )
+            continue
         outcome = _label_of(db, obj)
         if isinstance(outcome, str):
             result.skipped.append(f"{result.file}:{no}: {outcome}")
@@ -177,7 +187,7 @@ def _label_of(db: Store, obj: Any) -> Label | str:
         return "at must be an ISO-8601 time string"
     try:
         at = normalize_at(at)
-    except ValueError:
+    except (ValueError, OverflowError):
         return f"at is not an ISO-8601 time: {at!r}"
     return Label(
         trial_id=trial_id,

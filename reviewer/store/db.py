@@ -72,8 +72,10 @@ def open_store(path: str | Path = DEFAULT_DB, *, migrate: bool = True) -> Store:
         conn.execute("PRAGMA foreign_keys=ON")
         db = Store(conn)
         db.path = path
-        if migrate:
-            migrations.apply(db)
+        if migrate and migrations.pending(db):
+            # under the write lock, so two processes opening a new file migrate it once, in turn
+            with db.transaction():
+                migrations.apply(db)
     except sqlite3.DatabaseError as e:
         raise StoreError(f"{path}: not a reviewer database ({e})") from e
     return db
@@ -417,3 +419,23 @@ def m006_data_rules(db: sqlite_utils.Database) -> None:
         FROM task_stats;
         """,
     )
+
+
+@migrations()
+def m007_edit_counter(db: sqlite_utils.Database) -> None:
+    """A counter bumped by every in-place change (UPDATE or DELETE) to the rows a trial filter reads.
+
+    Inserts show in the tables' top rowids; merges, splits, re-graded verdicts and recomputed
+    violations change rows in place, so cached counts key on this counter too."""
+    tables = ("trials", "verdicts", "labels", "violations", "cluster_members", "rule_sets")
+    script = (
+        "CREATE TABLE data_edits (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL);\n"
+    )
+    script += "INSERT INTO data_edits (id, n) VALUES (1, 0);\n"
+    for table in tables:
+        for event in ("UPDATE", "DELETE"):
+            script += (
+                f"CREATE TRIGGER {table}_{event.lower()}_counted AFTER {event} ON {table} "
+                "BEGIN UPDATE data_edits SET n = n + 1 WHERE id = 1; END;\n"
+            )
+    _run_script(db, script)

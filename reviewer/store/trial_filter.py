@@ -162,8 +162,9 @@ def conditions(db: Store, f: TrialFilter, *, correlated: bool) -> Sql:
 
 
 def data_version(db: Store) -> tuple[Any, ...] | None:
-    """What cached counts and label sets depend on. The tables are append-only (rules and clusterings are replaced by new
-    rows), so their top rowids change whenever a count could. None for in-memory databases."""
+    """What cached counts and label sets depend on: the tables' top rowids (inserts) and the counter
+    that every in-place update or delete bumps (m007: merges, splits, re-graded verdicts). None for
+    in-memory databases."""
     files = [r[2] for r in db.execute("PRAGMA database_list").fetchall() if r[1] == "main"]
     if not files or not files[0]:
         return None
@@ -171,6 +172,6 @@ def data_version(db: Store) -> tuple[Any, ...] | None:
         "SELECT (SELECT MAX(seq) FROM trials), (SELECT MAX(id) FROM verdicts), "
         "(SELECT MAX(id) FROM labels), (SELECT MAX(rowid) FROM violations), "
         "(SELECT MAX(id) FROM rule_sets), (SELECT MAX(id) FROM clusterings), "
-        "(SELECT MAX(rowid) FROM cluster_members)"
+        "(SELECT MAX(rowid) FROM cluster_members), (SELECT n FROM data_edits WHERE id = 1)"
     ).fetchone()
     return (files[0], *row)

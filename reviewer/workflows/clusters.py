@@ -127,6 +127,12 @@ def rename(db: Store, cluster_id: str, name: str | None) -> ClusterRow:
         name = " ".join(name.split())
         if not name:
             raise ClusterJobError("a cluster name cannot be empty")
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ClusterJobError(
+                "a cluster name must be text: it holds bytes that are not UTF-8"
+            ) from None
         if len(name) > MAX_NAME:
             raise ClusterJobError(
                 f"a cluster name is at most {MAX_NAME} characters, not {len(name)}"

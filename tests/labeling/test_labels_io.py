@@ -154,6 +154,29 @@ def test_bad_lines_are_reported_and_good_ones_kept(build_db: BuildDb, tmp_path: 
         assert needle in reasons
 
 
+def test_hostile_lines_are_skipped_not_fatal(build_db: BuildDb, tmp_path: Path) -> None:
+    """A lone surrogate, a time out of the calendar's range or JSON nested 100,000 deep is one
+    skipped line; the good line beside them is merged."""
+    db = build_db(SPECS)
+    t = ids(db)
+    good = {"trial": t[0], "labeler": "ana", "verdict": "fail", "at": "2024-05-01T12:00:00Z"}
+    rows = [
+        json.dumps({**good, "labeler": "\ud800"}).encode(),
+        json.dumps({**good, "note": "x\udfff"}).encode(),
+        json.dumps({**good, "at": "0001-01-01T00:00:00+05:00"}).encode(),
+        json.dumps({**good, "at": "9999-12-31T23:59:59-23:59"}).encode(),
+        b"[" * 100_000 + b"]" * 100_000,
+        json.dumps(good).encode(),
+    ]
+    f = tmp_path / "hostile.jsonl"
+    f.write_bytes(b"\n".join(rows) + b"\n")
+    r = import_labels(db, f)
+    assert r.added == 1
+    assert [s.split(": ", 1)[0] for s in r.skipped] == [f"{f}:{i}" for i in (1, 2, 3, 4, 5)]
+    reasons = " | ".join(r.skipped)
+    assert reasons.count("lone surrogate") == 2 and reasons.count("not an ISO-8601 time") == 2
+
+
 def test_streams_and_one_labeler(build_db: BuildDb) -> None:
     db = build_db(SPECS)
     t = ids(db)
