@@ -111,7 +111,13 @@ async def open_transcript(
     app.push_screen(TranscriptScreen(trial_id, seq))
     await settle(app, pilot)
     assert isinstance(app.screen, TranscriptScreen)
-    return app.screen.view
+    view = app.screen.view
+    # the trial arrives from a worker and is laid out on the next refresh: wait for it (bounded), but
+    # leave a screen that shows no transcript (a missing trial) to the test's own assertions
+    deadline = time.monotonic() + 10
+    while view.line_count == 0 and time.monotonic() < deadline:
+        await settle(app, pilot)
+    return view
 
 
 def all_rows(view: TranscriptView) -> list[str]:
@@ -331,12 +337,11 @@ async def test_two_thousand_messages_render_only_what_is_visible(tmp_path: Path)
     app = ReviewerApp(db_path=db)
     async with app.run_test(size=SIZE) as pilot:
         view = await open_transcript(app, pilot, trial_ids(db)[0])
-        assert view.line_count > 10_000
+        await until(app, pilot, lambda: view.line_count > 10_000)
         assert len(view.blocks) > 6000
         assert len(view.rendered_blocks) < 40
         await pilot.press("end")
-        await pilot.pause()
-        assert any("message 1999" in line for line in view.visible_lines())
+        await until(app, pilot, lambda: any("message 1999" in ln for ln in view.visible_lines()))
         assert len(view.rendered_blocks) < 80
         for _ in range(5):
             await pilot.press("pageup")
