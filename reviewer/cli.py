@@ -121,6 +121,17 @@ def main(argv: Sequence[str] | None = None, prog_name: str = "reviewer") -> None
         click.echo("reviewer: interrupted", err=True)
         sys.exit(130)
     except Exception as e:  # the last line of defence; every known failure has its own message
+        import sqlite3
+
+        from reviewer.store.db import StoreError, describe_error, last_opened
+
+        if isinstance(e, StoreError):
+            click.echo(f"reviewer: {e}", err=True)
+            sys.exit(1)
+        if isinstance(e, sqlite3.Error) and not os.environ.get("REVIEWER_DEBUG"):
+            # a write refused by the file: read-only, disk full, lock held too long
+            click.echo(f"reviewer: {describe_error(last_opened() or 'the database', e)}", err=True)
+            sys.exit(1)
         if os.environ.get("REVIEWER_DEBUG"):
             raise
         click.echo(

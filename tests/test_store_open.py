@@ -2,10 +2,27 @@
 
 from __future__ import annotations
 
+import errno
+import sqlite3
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
+from typing import Any
 
-from reviewer.store.db import migrations, open_store
+import pytest
+
+from reviewer.store.db import (
+    WAIT_NOTICE_S,
+    Store,
+    StoreBusy,
+    StoreError,
+    describe_error,
+    migrations,
+    open_store,
+)
+from tests.conftest import native_trial, write_jsonl
 
 
 def test_many_openers_of_a_new_file_migrate_it_once(tmp_path: Path) -> None:
@@ -36,3 +53,157 @@ def test_many_openers_of_a_new_file_migrate_it_once(tmp_path: Path) -> None:
             assert migrations.pending(db) == []
             names = [r[0] for r in db.execute("SELECT name FROM _sqlite_migrations")]
             assert len(names) == len(set(names))
+
+
+def _hold_write_lock(path: Path) -> sqlite3.Connection:
+    """A second writer: another connection that holds the write lock until it commits."""
+    other = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    return other
+
+
+def test_many_processes_create_a_new_database_at_once(tmp_path: Path) -> None:
+    code = (
+        "import sys\n"
+        "from reviewer.store.db import open_store\n"
+        "with open_store(sys.argv[1]) as db:\n"
+        "    db.execute('SELECT COUNT(*) FROM trials').fetchone()\n"
+    )
+    for attempt in range(3):
+        path = tmp_path / f"new-{attempt}.db"
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", code, str(path)], stderr=subprocess.PIPE, text=True
+            )
+            for _ in range(6)
+        ]
+        problems = [p.communicate()[1] for p in procs if p.wait() != 0]
+        assert problems == []
+        with open_store(path) as db:
+            assert migrations.pending(db) == []
+
+
+def test_second_writer_waits_for_the_lock_and_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "r.db"
+    open_store(path).close()
+    other = _hold_write_lock(path)
+    threading.Timer(WAIT_NOTICE_S + 0.5, other.commit).start()
+    said: list[str] = []
+    with open_store(path, on_wait=said.append) as db, db.transaction():
+        db.execute("INSERT INTO runs (name) VALUES ('r')")
+    other.close()
+    assert len(said) == 1 and said[0].startswith("waiting for the database")
+    with open_store(path) as db:
+        assert db.execute("SELECT name FROM runs").fetchall() == [("r",)]
+
+
+def test_writer_gives_up_after_the_lock_timeout_with_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REVIEWER_LOCK_TIMEOUT", "0.3")
+    path = tmp_path / "r.db"
+    open_store(path).close()
+    other = _hold_write_lock(path)
+    try:
+        with open_store(path) as db, pytest.raises(StoreBusy) as caught, db.transaction():
+            db.execute("INSERT INTO runs (name) VALUES ('r')")
+    finally:
+        other.close()
+    message = str(caught.value)
+    assert "\n" not in message and "another process is writing" in message
+
+
+def test_second_import_waits_for_the_first_instead_of_failing(tmp_path: Path) -> None:
+    path = tmp_path / "r.db"
+    open_store(path).close()
+    runs = tmp_path / "runs.jsonl"
+    write_jsonl(runs, [native_trial("t1"), native_trial("t2", passed=False)])
+    other = _hold_write_lock(path)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "reviewer", "--db", str(path), "import", str(runs)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        line = ""
+        assert proc.stderr is not None
+        while "waiting for the database" not in line and time.monotonic() < deadline:
+            line = proc.stderr.readline()
+            if not line and proc.poll() is not None:
+                break
+    finally:
+        other.commit()
+        other.close()
+    out, err = proc.communicate(timeout=120)
+    assert "waiting for the database" in line, line + err
+    assert proc.returncode == 0, err
+    with open_store(path) as db:
+        assert db.execute("SELECT COUNT(*) FROM trials").fetchone()[0] == 2
+
+
+def test_a_folder_given_as_the_database_is_named(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="is a folder"):
+        open_store(tmp_path)
+
+
+def test_a_file_that_is_not_sqlite_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "notes.db"
+    path.write_text("hello, this is not a database\n" * 100)
+    with pytest.raises(StoreError, match="not a reviewer database"):
+        open_store(path)
+
+
+def test_a_folder_that_cannot_be_made_is_named_for_what_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(*_args: object, **_kw: object) -> None:
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(Path, "mkdir", refuse)
+    with pytest.raises(StoreError) as caught:
+        open_store(tmp_path / "sub" / "r.db")
+    assert "permission denied" in str(caught.value)
+    assert "not a reviewer database" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("error", "named"),
+    [
+        (sqlite3.OperationalError("database or disk is full"), "the disk is full"),
+        (sqlite3.OperationalError("attempt to write a readonly database"), "read-only"),
+        (OSError(errno.ENOSPC, "No space left on device"), "the disk is full"),
+        (OSError(errno.EROFS, "Read-only file system"), "read-only"),
+        (sqlite3.DatabaseError("file is not a database"), "not a reviewer database"),
+    ],
+)
+def test_each_database_failure_is_named_for_what_it_is(
+    tmp_path: Path, error: BaseException, named: str
+) -> None:
+    assert named in describe_error(tmp_path / "r.db", error)
+
+
+def test_a_read_only_database_refuses_an_import_with_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from reviewer import cli
+    from reviewer.store import db as store_db
+
+    path = tmp_path / "r.db"
+    open_store(path).close()
+    runs = write_jsonl(tmp_path / "runs.jsonl", [native_trial("t1")])
+    real_open = store_db.open_store
+
+    def read_only(*args: Any, **kw: Any) -> Store:
+        db = real_open(*args, **kw)
+        db.execute("PRAGMA query_only=ON")  # SQLite refuses writes as it does for a read-only file
+        return db
+
+    monkeypatch.setattr(store_db, "open_store", read_only)
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["--db", str(path), "import", str(runs)])
+    err = capsys.readouterr().err
+    assert exited.value.code == 1
+    assert "read-only" in err and "internal error" not in err
+    assert len(err.strip().splitlines()) == 1

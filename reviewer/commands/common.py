@@ -23,7 +23,9 @@ def cli_store(ctx: click.Context) -> Store:
 
     path = ctx.obj["db"]
     try:
-        return open_store(path)
+        return open_store(
+            path, on_wait=lambda message: click.echo(f"reviewer: {message}", err=True)
+        )
     except StoreError as e:
         fail(str(e))
 

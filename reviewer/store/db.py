@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import sqlite3
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -11,13 +14,90 @@ import sqlite_utils
 from sqlite_utils.migrations import Migrations
 
 DEFAULT_DB = "reviewer.db"
+# How long one statement waits for another connection's lock (reads, autocommit writes).
 BUSY_TIMEOUT_MS = 30_000
+# How long a writer waits for the write lock before giving up (REVIEWER_LOCK_TIMEOUT, seconds): an
+# import of a large file holds it for minutes, and the second writer should finish after it, not fail.
+LOCK_TIMEOUT_S = 600.0
+# After this long waiting, a writer says so (Store.on_wait).
+WAIT_NOTICE_S = 1.0
 
 migrations = Migrations("reviewer")
 
 
 class StoreError(Exception):
-    """The database file cannot be opened or is not ours."""
+    """The database file cannot be opened, written or is not ours; the message is one line."""
+
+
+class StoreBusy(StoreError):
+    """Another connection held the write lock for longer than the lock timeout."""
+
+
+def lock_timeout() -> float:
+    """Seconds a writer waits for the lock: REVIEWER_LOCK_TIMEOUT, else LOCK_TIMEOUT_S."""
+    raw = os.environ.get("REVIEWER_LOCK_TIMEOUT", "")
+    try:
+        value = float(raw)
+    except ValueError:
+        return LOCK_TIMEOUT_S
+    return value if value >= 0 and value == value and value != float("inf") else LOCK_TIMEOUT_S
+
+
+def _is_locked(e: sqlite3.OperationalError) -> bool:
+    text = str(e).lower()
+    return "locked" in text or "busy" in text
+
+
+def describe_error(path: str | Path, e: BaseException) -> str:
+    """One line naming what went wrong with the database file, for the user."""
+    text = str(e)
+    low = text.lower()
+    where = str(path)
+    if isinstance(e, OSError):
+        if e.errno == errno.ENOSPC:
+            return f"{where}: the disk is full ({e.strerror})"
+        if e.errno in (errno.EACCES, errno.EPERM):
+            return f"{where}: permission denied ({e.strerror})"
+        if e.errno == errno.EROFS:
+            return f"{where}: the file system is read-only"
+        return f"{where}: cannot open ({e.strerror or text})"
+    if "disk is full" in low or "disk i/o" in low and _disk_full(path):
+        return f"{where}: the disk is full; free some space and run it again (nothing was lost)"
+    if "readonly" in low or "read-only" in low:
+        return f"{where}: the database is read-only (file or folder not writable); {_access(path)}"
+    if "unable to open" in low:
+        return f"{where}: cannot open the database file: {_access(path)}"
+    if _is_locked(e) if isinstance(e, sqlite3.OperationalError) else False:
+        return (
+            f"{where}: another process is writing to the database and held it longer than we "
+            "wait (REVIEWER_LOCK_TIMEOUT); run it again when that finishes"
+        )
+    if "not a database" in low or "malformed" in low or "encrypted" in low:
+        return f"{where}: not a reviewer database ({text})"
+    return f"{where}: database error ({text})"
+
+
+def _disk_full(path: str | Path) -> bool:
+    try:
+        st = os.statvfs(Path(path).resolve().parent)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < 1 << 20
+
+
+def _access(path: str | Path) -> str:
+    """Why a file cannot be opened or written: a missing folder, a permission, a read-only file."""
+    p = Path(path)
+    folder = p.parent if str(p.parent) else Path(".")
+    if not folder.exists():
+        return f"the folder {folder} does not exist"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"the folder {folder} is not writable (permission denied)"
+    if p.exists() and not os.access(p, os.R_OK):
+        return "permission denied (the file is not readable)"
+    if p.exists() and not os.access(p, os.W_OK):
+        return "the file is read-only"
+    return "permission denied"
 
 
 class Store(sqlite_utils.Database):
@@ -28,6 +108,8 @@ class Store(sqlite_utils.Database):
     """
 
     path: Path
+    # Called once with a one-line message when a writer has waited WAIT_NOTICE_S for the lock.
+    on_wait: Callable[[str], None] | None = None
 
     def __enter__(self) -> Store:
         return self
@@ -39,16 +121,16 @@ class Store(sqlite_utils.Database):
     def transaction(self) -> Iterator[Store]:
         """Writes that land together or not at all.
 
-        The outermost call takes the write lock up front (``BEGIN IMMEDIATE``), so a second writer
-        waits for the busy timeout instead of failing on its first write; a nested call is a savepoint
-        that rolls back alone.
+        The outermost call takes the write lock up front (``BEGIN IMMEDIATE``) and waits for it up
+        to the lock timeout, saying so through ``on_wait`` after a second; a nested call is a
+        savepoint that rolls back alone.
         """
         conn = self.conn
         if conn.in_transaction:
             with self.atomic():
                 yield self
             return
-        conn.execute("BEGIN IMMEDIATE")
+        self._begin_immediate()
         try:
             yield self
         except BaseException:
@@ -57,27 +139,108 @@ class Store(sqlite_utils.Database):
             raise
         conn.commit()
 
+    def _begin_immediate(self) -> None:
+        conn = self.conn
+        deadline = time.monotonic() + lock_timeout()
+        said = False
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                wait = left if said else min(left, WAIT_NOTICE_S)
+                conn.execute(f"PRAGMA busy_timeout={max(int(wait * 1000), 0)}")
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                    return
+                except sqlite3.OperationalError as e:
+                    if not _is_locked(e):
+                        raise
+                    if time.monotonic() >= deadline:
+                        raise StoreBusy(describe_error(self.path, e)) from e
+                if not said:
+                    said = True
+                    if self.on_wait is not None:
+                        self.on_wait(
+                            f"waiting for the database: another process is writing to "
+                            f"{self.path.name} (up to {lock_timeout():.0f} s)"
+                        )
+        finally:
+            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
 
-def open_store(path: str | Path = DEFAULT_DB, *, migrate: bool = True) -> Store:
-    """One connection for the calling thread (WAL, busy timeout, schema up to date); open another in
-    each worker thread. Use it as a context manager to close it."""
-    path = Path(path)
+
+_last_opened: list[Path] = []
+
+
+def last_opened() -> Path | None:
+    """The database this process opened last (to name it in a failure that surfaces later)."""
+    return _last_opened[-1] if _last_opened else None
+
+
+def _set_wal(conn: sqlite3.Connection) -> None:
     try:
-        if path.parent and not path.parent.exists():
+        conn.execute("PRAGMA journal_mode=WAL")
+    except sqlite3.OperationalError as e:
+        if "readonly" not in str(e).lower():
+            raise
+        # a read-only file keeps its mode: reading works, a write is refused with a clear line
+
+
+def _retry_locked(step: Callable[[], object], deadline: float) -> None:
+    """Run STEP, again and again while the file is locked: some statements (changing the journal
+    mode of a new file) fail at once instead of waiting out the busy timeout."""
+    delay = 0.005
+    while True:
+        try:
+            step()
+            return
+        except sqlite3.OperationalError as e:
+            if not _is_locked(e) or time.monotonic() >= deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.2)
+
+
+def open_store(
+    path: str | Path = DEFAULT_DB,
+    *,
+    migrate: bool = True,
+    on_wait: Callable[[str], None] | None = None,
+) -> Store:
+    """One connection for the calling thread (WAL, busy timeout, schema up to date); open another in
+    each worker thread. Use it as a context manager to close it.
+
+    Raises StoreError with a one-line message naming the problem: a missing or unwritable folder, a
+    read-only file, a full disk, a file that is not ours, a lock held too long.
+    """
+    path = Path(path)
+    conn: sqlite3.Connection | None = None
+    try:
+        if str(path.parent) and not path.parent.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_dir():
+            raise StoreError(f"{path}: is a folder, not a database file")
         conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000)
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        conn.execute("PRAGMA journal_mode=WAL")
+        deadline = time.monotonic() + lock_timeout()
+        if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+            _retry_locked(lambda: _set_wal(conn), deadline)
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
         db = Store(conn)
         db.path = path
+        db.on_wait = on_wait
+        _last_opened[:] = [path]
         if migrate and migrations.pending(db):
-            # under the write lock, so two processes opening a new file migrate it once, in turn
+            # under the write lock, so processes opening a new file migrate it once, in turn
             with db.transaction():
                 migrations.apply(db)
-    except sqlite3.DatabaseError as e:
-        raise StoreError(f"{path}: not a reviewer database ({e})") from e
+    except StoreError:
+        if conn is not None:
+            conn.close()
+        raise
+    except (sqlite3.Error, OSError) as e:
+        if conn is not None:
+            conn.close()
+        raise StoreError(describe_error(path, e)) from e
     return db
 
 
