@@ -10,10 +10,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from reviewer.ingest import (
+    atif,
+    claude_code,
     inspect_log,
     native,
     openai_chat,
+    openhands,
+    otel_genai,
     pairs,
+    swe_agent,
     task_list,
     tau2_bench,
     tau_bench,
@@ -27,6 +32,11 @@ FORMATS: tuple[Format, ...] = (
     inspect_log,
     tau2_bench,
     tau_bench,
+    claude_code,
+    atif,
+    swe_agent,
+    openhands,
+    otel_genai,
     pairs,
     task_list,
     native,
@@ -36,7 +46,9 @@ FORMATS: tuple[Format, ...] = (
 FORMAT_NAMES = (
     "native JSONL (reviewer), tau-bench results JSON, tau2-bench results JSON, "
     "Inspect AI logs (.eval, .json), OpenAI chat JSONL, regression task lists (reviewer export), "
-    "pair judgements JSONL"
+    "pair judgements JSONL, Claude Code sessions (.jsonl), Harbor ATIF trajectories (trajectory.json), "
+    "SWE-agent trajectories (.traj), OpenHands output.jsonl and trajectories, "
+    "OpenTelemetry GenAI spans (OTLP JSON)"
 )
 
 

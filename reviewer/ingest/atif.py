@@ -1,0 +1,299 @@
+"""Harbor ATIF trajectories (Agent Trajectory Interchange Format): ``trajectory.json``.
+
+A JSON object with ``schema_version`` ``"ATIF-v1.x"``, ``session_id``, ``agent``, ``steps`` and
+``final_metrics``. One file is one trial:
+
+- a ``system`` / ``user`` step is a system / user message; an ``agent`` step is an assistant message
+  (``reasoning_content`` in front as ``[thinking] …``) with its ``tool_calls`` (``function_name``,
+  ``arguments``, ``tool_call_id``), followed by one tool message per ``observation.results[]`` entry
+  (``source_call_id`` names the call; an observation of an agent without function calling, such as
+  Terminus's terminal output, is a tool message with no call id). A step whose observation points at
+  sub-trajectories (``subagent_trajectory_ref``), such as a context summarization, is a system marker.
+- Continuations (``continued_trajectory_ref``, files ``trajectory.cont-N.json`` written after context
+  summarization) are JOINED into the trial of the first file: their steps follow a system marker
+  ``── context summarized: continued in <file> ──``; a copied step (``is_copied_context``) that repeats
+  a step of the earlier file is left out, the copied handoff (summary, questions, answers) is kept. A continuation file imported on its own, beside the file that names it, is
+  skipped with a reason; without that file it is read as a trial of its own.
+- Outcome: ``verifier_result.rewards.reward`` of Harbor's ``result.json`` next to the trajectory or one
+  folder up (Harbor writes ``<trial>/agent/trajectory.json`` and ``<trial>/result.json``), with its
+  ``exception_info`` as the error; without a result.json the trial is unscored.
+- Task id: ``task_name`` of result.json, else the trial folder (``<task>__<id>``) of a file named
+  ``trajectory.json``, else the file name up to ``.trajectory``.
+- Usage: ``final_metrics`` totals (summed over continuations), else the steps' ``metrics``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from reviewer.ingest.base import IngestError, Kind, Record, as_text, canonical, parse_arguments
+from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage
+
+NAME = "atif"
+KIND: Kind = "trials"
+
+_SCHEMA = re.compile(rb'"schema_version"\s*:\s*"ATIF-')
+_CONT = re.compile(r"^(?P<base>.+)\.cont-(?P<n>\d+)\.json$")
+_MAX_CONTINUATIONS = 100
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def sniff(path: Path, head: bytes) -> bool:
+    """A JSON object whose ``schema_version`` starts with ``ATIF-``."""
+    text = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    return text.startswith(b"{") and bool(_SCHEMA.search(text[:16384]))
+
+
+def _load(path: Path) -> dict[str, Any]:
+    file = str(path)
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8-sig"))
+    except OSError as exc:
+        raise IngestError(file, f"cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise IngestError(file, f"not UTF-8: {exc.reason} at byte {exc.start}") from None
+    except json.JSONDecodeError as exc:
+        raise IngestError(file, f"invalid JSON: {exc.msg}", line=exc.lineno) from None
+    if not isinstance(data, dict):
+        raise IngestError(file, f"not an ATIF trajectory object ({type(data).__name__})")
+    if not isinstance(data.get("steps"), list):
+        raise IngestError(file, "ATIF trajectory has no steps list")
+    return data
+
+
+def parse(path: Path) -> Iterator[Record]:
+    """The trial of one trajectory, its continuations joined."""
+    file = str(path)
+    data = _load(path)
+    cont = _CONT.match(path.name)
+    if cont:
+        base = path.with_name(cont.group("base") + ".json")
+        if base.is_file():
+            yield Skip(
+                file,
+                None,
+                f"continuation of {base.name} (context summarization): read with that file",
+            )
+            return
+    parts: list[tuple[Path, dict[str, Any]]] = [(path, data)]
+    skips: list[Skip] = []
+    current, seen = data, {path.resolve()}
+    while isinstance(current.get("continued_trajectory_ref"), str):
+        ref = current["continued_trajectory_ref"]
+        nxt = _continuation(parts[-1][0], ref)
+        if nxt is None or nxt.resolve() in seen or len(parts) > _MAX_CONTINUATIONS:
+            skips.append(Skip(file, None, f"continuation {ref} not found beside the trajectory"))
+            break
+        seen.add(nxt.resolve())
+        try:
+            current = _load(nxt)
+        except IngestError as exc:
+            skips.append(Skip(exc.file, exc.line, exc.reason))
+            break
+        parts.append((nxt, current))
+    yield from skips
+    try:
+        yield _trial(path, parts)
+    except (TypeError, ValueError, AttributeError, KeyError) as exc:
+        yield Skip(file, None, f"malformed trajectory: {exc!r}")
+
+
+def _continuation(path: Path, ref: str) -> Path | None:
+    """The file ``ref`` names, next to ``path``; also ``<name>.cont-N.json`` for a renamed copy."""
+    name = Path(ref).name
+    direct = path.parent / name
+    if direct.is_file():
+        return direct
+    tail = name.removeprefix("trajectory")
+    stem = path.name.removesuffix(".json")
+    base = _CONT.match(path.name)
+    if base:
+        stem = base.group("base")
+    renamed = path.parent / (stem + tail)
+    return renamed if tail != name and renamed.is_file() else None
+
+
+def _trial(path: Path, parts: list[tuple[Path, dict[str, Any]]]) -> Trial:
+    data = parts[0][1]
+    agent = _dict(data.get("agent"))
+    names: dict[str, str] = {}
+    messages: list[Message] = []
+    models: list[str] = []
+    earlier: set[tuple[str, str]] = set()
+    step_usage: dict[str, Any] = {"in": 0, "out": 0, "cost": 0.0, "seen": False, "cost_seen": False}
+    for index, (part_path, part) in enumerate(parts):
+        if index:
+            messages.append(
+                Message(
+                    role="system",
+                    content=f"── context summarized: continued in {part_path.name} ──",
+                )
+            )
+        for step in part["steps"]:
+            if not isinstance(step, dict):
+                continue
+            step_key = (str(step.get("source")), as_text(step.get("message")))
+            if index and step.get("is_copied_context") and step_key in earlier:
+                continue  # the same step as before the summarization, copied
+            earlier.add(step_key)
+            model = step.get("model_name")
+            if isinstance(model, str) and model not in models:
+                models.append(model)
+            metrics = _dict(step.get("metrics"))
+            for key, field in (("in", "prompt_tokens"), ("out", "completion_tokens")):
+                if _int(metrics.get(field)) is not None:
+                    step_usage[key] += metrics[field]
+                    step_usage["seen"] = True
+            if _num(metrics.get("cost_usd")) is not None:
+                step_usage["cost"] += metrics["cost_usd"]
+                step_usage["cost_seen"] = True
+            messages.extend(_step(step, names))
+    result = _result(path)
+    verifier = _dict(result.get("verifier_result"))
+    reward = _num(_dict(verifier.get("rewards")).get("reward"))
+    exc = _dict(result.get("exception_info"))
+    error = (
+        TrialError(
+            type=str(exc.get("exception_type") or "exception"),
+            message=str(exc.get("exception_message") or "") or None,
+        )
+        if exc
+        else None
+    )
+    metadata: dict[str, Any] = {
+        k: v
+        for k, v in {
+            "schema_version": data.get("schema_version"),
+            "session_id": data.get("session_id"),
+            "agent": agent.get("name"),
+            "agent_version": agent.get("version"),
+            "model": agent.get("model_name") or (", ".join(models) if models else None),
+        }.items()
+        if v is not None
+    }
+    if len(parts) > 1:
+        metadata["continuations"] = [p.name for p, _ in parts[1:]]
+    if result:
+        metadata["result"] = {
+            k: result[k]
+            for k in ("trial_name", "task_name", "verifier_result", "exception_info")
+            if k in result
+        }
+    return Trial(
+        task_id=_task_id(path, result),
+        messages=messages,
+        reward=reward,
+        error=error,
+        usage=_usage(parts, step_usage),
+        metadata=metadata,
+        instruction=next((m.content for m in messages if m.role == "user" and m.content), None),
+        fingerprint=canonical([p for _, p in parts]),
+    )
+
+
+def _step(step: dict[str, Any], names: dict[str, str]) -> list[Message]:
+    source = str(step.get("source") or "user")
+    text = as_text(step.get("message"))
+    observation = _dict(step.get("observation"))
+    results = [r for r in observation.get("results") or [] if isinstance(r, dict)]
+    refs = [r for r in results if r.get("subagent_trajectory_ref")]
+    if source != "agent":
+        role = "system" if source == "system" else "user"
+        out = [Message(role=role, content=text)]
+        for ref in refs:
+            out.append(Message(role="system", content=f"▸ sub-trajectories: {_refs(ref)}"))
+        return out
+    reasoning = step.get("reasoning_content")
+    if isinstance(reasoning, str) and reasoning:
+        text = f"[thinking] {reasoning}\n{text}" if text else f"[thinking] {reasoning}"
+    calls: list[ToolCall] = []
+    for c in step.get("tool_calls") or []:
+        if not isinstance(c, dict):
+            continue
+        call = ToolCall(
+            name=str(c.get("function_name") or c.get("name") or ""),
+            arguments=parse_arguments(c.get("arguments")),
+            id=str(c["tool_call_id"]) if c.get("tool_call_id") is not None else None,
+        )
+        if call.id:
+            names[call.id] = call.name
+        calls.append(call)
+    out = [Message(role="assistant", content=text, tool_calls=calls)]
+    for r in results:
+        if r.get("subagent_trajectory_ref"):
+            out.append(Message(role="system", content=f"▸ sub-trajectories: {_refs(r)}"))
+            continue
+        call_id = r.get("source_call_id")
+        call_id = str(call_id) if call_id is not None else None
+        out.append(
+            Message(
+                role="tool",
+                content=as_text(r.get("content")),
+                tool_call_id=call_id,
+                name=names.get(call_id) if call_id else None,
+            )
+        )
+    return out
+
+
+def _refs(result: dict[str, Any]) -> str:
+    refs = result.get("subagent_trajectory_ref")
+    items = refs if isinstance(refs, list) else [refs]
+    return ", ".join(
+        str(_dict(r).get("trajectory_path") or _dict(r).get("session_id") or r) for r in items
+    )
+
+
+def _result(path: Path) -> dict[str, Any]:
+    """Harbor's result.json beside the trajectory or one folder up; {} when absent or unreadable."""
+    for folder in (path.parent, path.parent.parent):
+        candidate = folder / "result.json"
+        if candidate.is_file():
+            try:
+                data = json.loads(candidate.read_bytes().decode("utf-8-sig"))
+            except (OSError, ValueError):
+                return {}
+            return data if isinstance(data, dict) else {}
+    return {}
+
+
+def _task_id(path: Path, result: dict[str, Any]) -> str:
+    if isinstance(result.get("task_name"), str) and result["task_name"]:
+        return str(result["task_name"])
+    if path.name == "trajectory.json":
+        folder = path.parent.parent if path.parent.name == "agent" else path.parent
+        return folder.name.split("__")[0] or folder.name
+    return path.name.split(".trajectory")[0] if ".trajectory" in path.name else path.stem
+
+
+def _usage(parts: list[tuple[Path, dict[str, Any]]], steps: dict[str, Any]) -> Usage:
+    totals = [_dict(p.get("final_metrics")) for _, p in parts]
+    if all(_int(t.get("total_prompt_tokens")) is not None for t in totals):
+        costs = [_num(t.get("total_cost_usd")) for t in totals]
+        return Usage(
+            input_tokens=sum(t["total_prompt_tokens"] for t in totals),
+            output_tokens=sum(_int(t.get("total_completion_tokens")) or 0 for t in totals),
+            cost_usd=sum(c for c in costs if c is not None) if any(costs) else None,
+        )
+    return Usage(
+        input_tokens=steps["in"] if steps["seen"] else None,
+        output_tokens=steps["out"] if steps["seen"] else None,
+        cost_usd=steps["cost"] if steps["cost_seen"] else None,
+    )
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _num(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)

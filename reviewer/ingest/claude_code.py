@@ -1,0 +1,422 @@
+"""Claude Code sessions: ``~/.claude/projects/<project>/<session>.jsonl``, one record per line.
+
+Records form a tree through ``uuid`` / ``parentUuid``. One session (``sessionId``) is one trial with no
+outcome (unscored). Its main chain is read from the leaf back to the root through ``parentUuid`` (and
+``logicalParentUuid`` across a compaction), not in file order, so abandoned branches (edits, retries) are
+left out. Consecutive records of one streamed assistant message (same ``message.id``) are one message,
+their usage counted once.
+
+- ``tool_use`` blocks are tool calls; ``tool_result`` blocks are tool messages; ``thinking`` blocks are
+  kept in front of the assistant's text as ``[thinking] …``.
+- A compaction (``compact_boundary`` system record) is a system marker message
+  ``── context compacted … ──``; the summary that follows (``isCompactSummary``) stays a user message.
+  The marker indices are in ``metadata["compactions"]``.
+- ``/clear`` does not end the trial: it is a system marker ``── /clear: context cleared ──``
+  (``metadata["clears"]``). One session id stays one trial.
+- Side-chains (subagents): ``isSidechain`` records in the session file, and ``agent-<id>.jsonl`` files
+  beside the session file (or in ``<session>/subagents/``) whose agent id a ``Task`` tool result names,
+  are inserted after that tool result between system markers ``▸ subagent <id> …`` and
+  ``◂ end of subagent <id>``; ``metadata["sidechains"]`` lists each with its message index range. A
+  side-chain file imported on its own is skipped with a reason (its session file reads it).
+- Task id: the project folder's name when the file is under ``~/.claude/projects/<folder>/`` (the
+  folder starts with ``-``), else the last part of the session's ``cwd``, else its ``slug``, else the
+  session id. The model names go to ``metadata["model"]``.
+- Usage: ``input_tokens`` is input plus cache-creation plus cache-read tokens of every message (main
+  chain and side-chains), ``output_tokens`` the output tokens; the cache parts are in metadata.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from reviewer.ingest.base import IngestError, Kind, Record, as_text, canonical, jsonl_lines
+from reviewer.models import Message, Skip, ToolCall, Trial, Usage
+
+NAME = "claude-code"
+KIND: Kind = "trials"
+
+_TYPES = (b'"type":"user"', b'"type":"assistant"', b'"type":"system"', b'"type":"summary"')
+_ENTRY_TYPES = {"user", "assistant", "system"}
+_CLEAR = re.compile(r"<command-name>\s*/clear\s*</command-name>")
+_AGENT_ID = re.compile(r"agentId:\s*([\w-]+)")
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def sniff(path: Path, head: bytes) -> bool:
+    """JSON lines whose records carry Claude Code's ``sessionId`` and ``parentUuid``/``leafUuid``."""
+    text = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    if not text.startswith(b"{"):
+        return False
+    compact = re.sub(rb'"\s*:\s*"', b'":"', text)
+    return (
+        b'"sessionId"' in text
+        and (b'"parentUuid"' in text or b'"leafUuid"' in text)
+        and any(t in compact for t in _TYPES)
+    )
+
+
+def parse(path: Path) -> Iterator[Record]:
+    """One unscored trial per session id in the file, in order of first appearance."""
+    file = str(path)
+    records, skips = _read(path)
+    yield from skips
+    sessions: dict[str, list[dict[str, Any]]] = {}
+    summaries: dict[str, str] = {}
+    for rec in records:
+        if rec.get("type") == "summary":
+            if isinstance(rec.get("leafUuid"), str) and isinstance(rec.get("summary"), str):
+                summaries[rec["leafUuid"]] = rec["summary"]
+            continue
+        sid = rec.get("sessionId")
+        if isinstance(sid, str) and sid:
+            sessions.setdefault(sid, []).append(rec)
+        elif rec.get("type") in _ENTRY_TYPES:
+            yield Skip(file, rec.get("_line"), "record has no sessionId")
+    if not sessions:
+        raise IngestError(
+            file, "no Claude Code session records (user/assistant lines with sessionId)"
+        )
+    for sid, recs in sessions.items():
+        try:
+            yield _session(path, sid, recs, summaries)
+        except (TypeError, ValueError, AttributeError, KeyError) as exc:
+            yield Skip(file, recs[0].get("_line"), f"session {sid}: malformed session: {exc!r}")
+
+
+def _read(path: Path) -> tuple[list[dict[str, Any]], list[Skip]]:
+    file = str(path)
+    records: list[dict[str, Any]] = []
+    skips: list[Skip] = []
+    for lineno, line in jsonl_lines(path):
+        try:
+            obj = json.loads(line)
+        except UnicodeDecodeError as exc:
+            skips.append(Skip(file, lineno, f"not UTF-8: {exc.reason}"))
+            continue
+        except ValueError as exc:
+            skips.append(Skip(file, lineno, f"invalid JSON: {exc}"))
+            continue
+        if not isinstance(obj, dict):
+            skips.append(Skip(file, lineno, f"not a JSON object ({type(obj).__name__})"))
+            continue
+        obj["_line"] = lineno
+        records.append(obj)
+    return records, skips
+
+
+def _session(path: Path, sid: str, recs: list[dict[str, Any]], summaries: dict[str, str]) -> Record:
+    file = str(path)
+    entries = [r for r in recs if r.get("type") in _ENTRY_TYPES]
+    main = [r for r in entries if not r.get("isSidechain")]
+    if not main:
+        return Skip(
+            file,
+            recs[0].get("_line"),
+            f"session {sid}: only side-chain (subagent) records; they are read with their session file",
+        )
+    chain = _chain(main)
+    inline_side = [r for r in entries if r.get("isSidechain")]
+    state = _State()
+    messages: list[Message] = []
+    sidechains: list[dict[str, Any]] = []
+    for rec in chain:
+        added = _entry(rec, state)
+        messages.extend(added)
+        for m in added:
+            if m.role != "tool" or not m.tool_call_id:
+                continue
+            agent = state.agents.get(m.tool_call_id)
+            if agent is None:
+                continue
+            side = _side_records(path, agent, sid) or [
+                r for r in inline_side if r.get("agentId") == agent
+            ]
+            if side:
+                start = len(messages)
+                side_state = _State()
+                side_state.seen_ids = state.seen_ids
+                side_msgs = [x for r in _chain(side) for x in _entry(r, side_state)]
+                state.absorb(side_state)
+                messages.append(
+                    Message(
+                        role="system", content=f"▸ subagent {agent} ({len(side_msgs)} messages)"
+                    )
+                )
+                messages.extend(side_msgs)
+                messages.append(Message(role="system", content=f"◂ end of subagent {agent}"))
+                sidechains.append({"agent_id": agent, "start": start, "end": len(messages) - 1})
+    if not sidechains and inline_side:
+        # side-chain records in the session file with no agent id to place them: after the chain
+        start = len(messages)
+        side_state = _State()
+        side_state.seen_ids = state.seen_ids
+        side_msgs = [x for r in _chain(inline_side) for x in _entry(r, side_state)]
+        state.absorb(side_state)
+        messages.append(Message(role="system", content=f"▸ side-chain ({len(side_msgs)} messages)"))
+        messages.extend(side_msgs)
+        messages.append(Message(role="system", content="◂ end of side-chain"))
+        sidechains.append({"agent_id": None, "start": start, "end": len(messages) - 1})
+    first = chain[0]
+    metadata: dict[str, Any] = {"session_id": sid}
+    for key in ("cwd", "gitBranch", "version", "slug"):
+        value = next((r.get(key) for r in chain if isinstance(r.get(key), str)), None)
+        if value:
+            metadata[key] = value
+    if state.models:
+        metadata["model"] = ", ".join(state.models)
+    if state.cache_creation or state.cache_read:
+        metadata["cache_creation_input_tokens"] = state.cache_creation
+        metadata["cache_read_input_tokens"] = state.cache_read
+    compactions = [
+        i for i, m in enumerate(messages) if m.content.startswith("── context compacted")
+    ]
+    clears = [i for i, m in enumerate(messages) if m.content == _CLEAR_MARK]
+    if compactions:
+        metadata["compactions"] = compactions
+    if clears:
+        metadata["clears"] = clears
+    if sidechains:
+        metadata["sidechains"] = sidechains
+    summary = summaries.get(str(chain[-1].get("uuid")))
+    if summary:
+        metadata["summary"] = summary
+    times = [r["timestamp"] for r in chain if isinstance(r.get("timestamp"), str)]
+    if times:
+        metadata["started_at"], metadata["ended_at"] = times[0], times[-1]
+    instruction = next((m.content for m in messages if m.role == "user" and m.content), None)
+    return Trial(
+        task_id=_task_id(path, metadata, sid),
+        messages=messages,
+        passed=None,
+        reward=None,
+        usage=Usage(
+            input_tokens=state.input_tokens if state.seen_usage else None,
+            output_tokens=state.output_tokens if state.seen_usage else None,
+        ),
+        metadata=metadata,
+        instruction=instruction,
+        source_line=first.get("_line"),
+        fingerprint=canonical([{k: v for k, v in r.items() if k != "_line"} for r in recs]),
+    )
+
+
+_CLEAR_MARK = "── /clear: context cleared ──"
+
+
+class _State:
+    """What a walk over records gathers: token totals, models, Task tool calls' agent ids."""
+
+    def __init__(self) -> None:
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.cache_creation = 0
+        self.cache_read = 0
+        self.seen_usage = False
+        self.models: list[str] = []
+        self.seen_ids: set[str] = set()
+        self.names: dict[str, str] = {}
+        self.agents_pending: set[str] = set()  # tool_use ids of Task (subagent) calls
+        self.agents: dict[str, str] = {}  # tool_use id of a Task call -> agent id
+        self.last_message_id: str | None = None
+        self.last_assistant: Message | None = None
+
+    def absorb(self, other: _State) -> None:
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.cache_creation += other.cache_creation
+        self.cache_read += other.cache_read
+        self.seen_usage = self.seen_usage or other.seen_usage
+        self.models.extend(m for m in other.models if m not in self.models)
+
+    def usage(self, message: dict[str, Any]) -> None:
+        usage = _dict(message.get("usage"))
+        if not usage:
+            return
+        mid = message.get("id")
+        if isinstance(mid, str):
+            if mid in self.seen_ids:
+                return
+            self.seen_ids.add(mid)
+        numbers = {k: v for k, v in usage.items() if isinstance(v, int) and not isinstance(v, bool)}
+        self.cache_creation += numbers.get("cache_creation_input_tokens", 0)
+        self.cache_read += numbers.get("cache_read_input_tokens", 0)
+        self.input_tokens += (
+            numbers.get("input_tokens", 0)
+            + numbers.get("cache_creation_input_tokens", 0)
+            + numbers.get("cache_read_input_tokens", 0)
+        )
+        self.output_tokens += numbers.get("output_tokens", 0)
+        self.seen_usage = True
+
+
+def _chain(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records from the root to the last record of the file, following ``parentUuid``.
+
+    A record whose parent is not in the file (a resumed or compacted session) starts the chain; a
+    ``logicalParentUuid`` bridges a compaction. Records not on the chain are left out."""
+    by_uuid = {r["uuid"]: r for r in records if isinstance(r.get("uuid"), str)}
+    if not by_uuid:
+        return records
+    leaf = next((r for r in reversed(records) if isinstance(r.get("uuid"), str)), records[-1])
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    node: dict[str, Any] | None = leaf
+    while node is not None and node["uuid"] not in seen:
+        seen.add(node["uuid"])
+        out.append(node)
+        parent = node.get("parentUuid") or node.get("logicalParentUuid")
+        node = by_uuid.get(parent) if isinstance(parent, str) else None
+    out.reverse()
+    return out
+
+
+def _entry(rec: dict[str, Any], state: _State) -> list[Message]:
+    """The messages of one record (a user record may hold tool results and text)."""
+    kind = rec.get("type")
+    if kind == "system":
+        state.last_assistant = None
+        if rec.get("subtype") == "compact_boundary":
+            meta = _dict(rec.get("compactMetadata"))
+            bits = [f"{k} {meta[k]}" for k in ("trigger", "preTokens") if meta.get(k) is not None]
+            detail = f" ({', '.join(bits)})" if bits else ""
+            return [Message(role="system", content=f"── context compacted{detail} ──")]
+        return []
+    message = _dict(rec.get("message"))
+    content = message.get("content")
+    if kind == "assistant":
+        return _assistant(message, content, state)
+    state.last_assistant = None
+    if rec.get("isMeta"):
+        return []
+    if isinstance(content, str):
+        if _CLEAR.search(content):
+            return [Message(role="system", content=_CLEAR_MARK)]
+        return [Message(role="user", content=content)]
+    out: list[Message] = []
+    texts: list[str] = []
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "tool_result":
+            call_id = block.get("tool_use_id")
+            call_id = str(call_id) if call_id is not None else None
+            text = as_text(block.get("content"))
+            if call_id and call_id in state.agents_pending:
+                agent = _agent_of(rec, text)
+                if agent:
+                    state.agents[call_id] = agent
+            out.append(
+                Message(
+                    role="tool",
+                    content=text,
+                    tool_call_id=call_id,
+                    name=state.names.get(call_id or ""),
+                    is_error=bool(block.get("is_error")),
+                )
+            )
+        elif block.get("type") == "text":
+            texts.append(str(block.get("text", "")))
+        elif block.get("type") in ("image", "document"):
+            texts.append(f"[{block.get('type')}]")
+    if texts:
+        text = "\n".join(texts)
+        out.append(
+            Message(role="system", content=_CLEAR_MARK)
+            if _CLEAR.search(text)
+            else Message(role="user", content=text)
+        )
+    return out
+
+
+def _agent_of(rec: dict[str, Any], text: str) -> str | None:
+    result = _dict(rec.get("toolUseResult"))
+    if isinstance(result.get("agentId"), str):
+        return str(result["agentId"])
+    match = _AGENT_ID.search(text)
+    return match.group(1) if match else None
+
+
+def _assistant(message: dict[str, Any], content: Any, state: _State) -> list[Message]:
+    model = message.get("model")
+    if isinstance(model, str) and model and model != "<synthetic>" and model not in state.models:
+        state.models.append(model)
+    state.usage(message)
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    for block in blocks if isinstance(blocks, list) else []:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            texts.append(str(block.get("text", "")))
+        elif kind == "thinking":
+            thought = str(block.get("thinking", ""))
+            if thought:
+                texts.append(f"[thinking] {thought}")
+        elif kind == "redacted_thinking":
+            texts.append("[thinking redacted]")
+        elif kind in ("tool_use", "server_tool_use"):
+            call = ToolCall(
+                name=str(block.get("name", "")),
+                arguments=block.get("input"),
+                id=str(block["id"]) if block.get("id") is not None else None,
+            )
+            if call.id:
+                state.names[call.id] = call.name
+                if call.name in ("Task", "Agent"):
+                    state.agents_pending.add(call.id)
+            calls.append(call)
+    mid = message.get("id")
+    previous = state.last_assistant
+    if previous is not None and isinstance(mid, str) and mid == state.last_message_id:
+        # one streamed message written as several records: merge into the message before
+        if texts:
+            previous.content = "\n".join(x for x in (previous.content, *texts) if x)
+        previous.tool_calls.extend(calls)
+        return []
+    msg = Message(role="assistant", content="\n".join(texts), tool_calls=calls)
+    state.last_assistant = msg
+    state.last_message_id = mid if isinstance(mid, str) else None
+    return [msg]
+
+
+def _side_records(path: Path, agent: str, sid: str) -> list[dict[str, Any]]:
+    """Records of subagent ``agent`` from its own file beside the session file, if there is one."""
+    candidates = [
+        *sorted(path.parent.glob(f"*agent-{agent}.jsonl")),
+        *sorted((path.parent / path.stem / "subagents").glob(f"agent-{agent}.jsonl")),
+    ]
+    for candidate in candidates:
+        if candidate == path:
+            continue
+        try:
+            records, _ = _read(candidate)
+        except IngestError:
+            continue
+        side = [
+            r
+            for r in records
+            if r.get("type") in _ENTRY_TYPES and r.get("sessionId") in (sid, None)
+        ]
+        if side:
+            return side
+    return []
+
+
+def _task_id(path: Path, metadata: dict[str, Any], sid: str) -> str:
+    folder = path.resolve().parent.name
+    if folder.startswith("-"):
+        return folder
+    cwd = metadata.get("cwd")
+    if isinstance(cwd, str) and cwd.strip("/\\"):
+        return re.split(r"[/\\]", cwd.rstrip("/\\"))[-1]
+    slug = metadata.get("slug")
+    return slug if isinstance(slug, str) and slug else sid

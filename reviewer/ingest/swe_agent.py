@@ -1,0 +1,209 @@
+"""SWE-agent trajectories: one ``<instance_id>.traj`` JSON file per task attempt.
+
+``{"environment", "trajectory": [{response, thought, action, observation, state}], "history": [...],
+"info": {"exit_status", "submission", "model_stats": {...}}}``. One file is one trial, unscored: a
+``.traj`` does not say whether the patch resolved the issue (SWE-bench's evaluation does).
+
+- Messages come from ``history`` (the conversation the model saw), demonstrations (``is_demo``) left
+  out. An assistant entry's ``tool_calls`` are its tool calls (function-calling agents); without them
+  its ``action`` (the command it ran) is one tool call named after the command's first word, with the
+  whole command as ``{"command": ...}``. The reply that follows (role ``tool``, or ``user`` after an
+  action in older files) is the tool message. With no ``history``, ``trajectory`` steps are used.
+- Task id: the file name without ``.traj`` (SWE-agent names it after the instance id).
+- ``info.exit_status`` is the termination; ``info.model_stats`` gives the cost (``instance_cost``) and
+  tokens (``tokens_sent`` / ``tokens_received``); the submission (patch) goes to metadata.
+- ``all_preds.jsonl`` (``model_name_or_path``, ``instance_id``, ``model_patch`` per line) is
+  predictions, not trajectories: sniffed here so it is not read as another format, and refused.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from reviewer.ingest.base import IngestError, Kind, Record, as_text, canonical, parse_arguments
+from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage
+
+NAME = "swe-agent"
+KIND: Kind = "trials"
+
+_KEY = rb'"%s"\s*:'
+_PRED_KEYS = (b"model_patch", b"instance_id")
+
+
+def _has(head: bytes, key: bytes) -> bool:
+    return re.search(_KEY % key, head) is not None
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def sniff(path: Path, head: bytes) -> bool:
+    """A JSON object with ``trajectory`` and ``history``/``info``, or SWE-bench predictions lines."""
+    text = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    if not text.startswith(b"{"):
+        return False
+    if _is_predictions(text):
+        return True
+    top = text[:16384]
+    return (
+        _has(top, b"trajectory")
+        and (_has(text, b"history") or _has(text, b"info") or _has(top, b"environment"))
+        and (_has(text, b"observation") or _has(text, b"action") or path.suffix == ".traj")
+    )
+
+
+def _is_predictions(text: bytes) -> bool:
+    first = text.split(b"\n", 1)[0]
+    return all(_has(first, k) for k in _PRED_KEYS) and not _has(first, b"history")
+
+
+def parse(path: Path) -> Iterator[Record]:
+    """The trial of one ``.traj``; IngestError for a predictions file."""
+    file = str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise IngestError(file, f"cannot read: {exc.strerror or exc}") from None
+    if _is_predictions(raw.removeprefix(b"\xef\xbb\xbf").lstrip()):
+        raise IngestError(
+            file,
+            "SWE-agent/SWE-bench predictions (instance_id, model_patch): patches, not trajectories; "
+            "import the .traj files of the run instead",
+        )
+    try:
+        data = json.loads(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        raise IngestError(file, f"not UTF-8: {exc.reason} at byte {exc.start}") from None
+    except json.JSONDecodeError as exc:
+        raise IngestError(file, f"invalid JSON: {exc.msg}", line=exc.lineno) from None
+    if not isinstance(data, dict) or not isinstance(data.get("trajectory"), list):
+        raise IngestError(file, "not a SWE-agent trajectory: no trajectory list")
+    try:
+        yield _trial(path, data)
+    except (TypeError, ValueError, AttributeError, KeyError) as exc:
+        yield Skip(file, None, f"malformed trajectory: {exc!r}")
+
+
+def _trial(path: Path, data: dict[str, Any]) -> Trial:
+    info = _dict(data.get("info"))
+    history = data.get("history")
+    if isinstance(history, list) and history:
+        messages = _from_history(history)
+    else:
+        messages = _from_steps([s for s in data["trajectory"] if isinstance(s, dict)])
+    stats = _dict(info.get("model_stats"))
+    cost = stats.get("instance_cost")
+    exit_status = info.get("exit_status")
+    metadata: dict[str, Any] = {
+        k: v
+        for k, v in {
+            "environment": data.get("environment"),
+            "exit_status": exit_status,
+            "api_calls": stats.get("api_calls"),
+            "submission": info.get("submission"),
+        }.items()
+        if v is not None
+    }
+    error = None
+    if isinstance(exit_status, str) and ("error" in exit_status or "exit_format" in exit_status):
+        error = TrialError(type=exit_status, message=None)
+    return Trial(
+        task_id=path.name.removesuffix(".traj"),
+        messages=messages,
+        usage=Usage(
+            input_tokens=_int(stats.get("tokens_sent")),
+            output_tokens=_int(stats.get("tokens_received")),
+            cost_usd=float(cost)
+            if isinstance(cost, int | float) and not isinstance(cost, bool)
+            else None,
+        ),
+        error=error,
+        termination=exit_status.replace("_", " ") if isinstance(exit_status, str) else None,
+        metadata=metadata,
+        instruction=next((m.content for m in messages if m.role == "user" and m.content), None),
+        fingerprint=canonical(data),
+    )
+
+
+def _from_history(history: list[Any]) -> list[Message]:
+    out: list[Message] = []
+    pending: list[ToolCall] = []  # calls of the last assistant message still waiting for a result
+    for h in history:
+        if not isinstance(h, dict) or h.get("is_demo"):
+            continue
+        role = str(h.get("role") or "user")
+        content = as_text(h.get("content"))
+        if role == "assistant":
+            calls = _calls(h)
+            out.append(Message(role="assistant", content=content, tool_calls=calls))
+            pending = list(calls)
+            continue
+        if role == "tool" or (role == "user" and pending):
+            ids = h.get("tool_call_ids")
+            call_id = str(ids[0]) if isinstance(ids, list) and ids else None
+            call = next((c for c in pending if c.id == call_id), pending[0] if pending else None)
+            out.append(
+                Message(
+                    role="tool",
+                    content=content,
+                    tool_call_id=call.id if call else call_id,
+                    name=call.name if call else None,
+                )
+            )
+            if call in pending:
+                pending.remove(call)
+            continue
+        out.append(Message(role=role, content=content))
+    return out
+
+
+def _calls(h: dict[str, Any]) -> list[ToolCall]:
+    calls: list[ToolCall] = []
+    for c in h.get("tool_calls") or []:
+        if not isinstance(c, dict):
+            continue
+        fn = _dict(c.get("function")) or c
+        calls.append(
+            ToolCall(
+                name=str(fn.get("name", "")),
+                arguments=parse_arguments(fn.get("arguments")),
+                id=str(c["id"]) if c.get("id") is not None else None,
+            )
+        )
+    if calls:
+        return calls
+    action = h.get("action")
+    if isinstance(action, str) and action.strip():
+        return [ToolCall(name=action.split()[0], arguments={"command": action.strip()})]
+    return []
+
+
+def _from_steps(steps: list[dict[str, Any]]) -> list[Message]:
+    out: list[Message] = []
+    for step in steps:
+        calls = _calls(step)
+        out.append(
+            Message(
+                role="assistant",
+                content=as_text(step.get("response") or step.get("thought")),
+                tool_calls=calls,
+            )
+        )
+        if step.get("observation") is not None:
+            out.append(
+                Message(
+                    role="tool",
+                    content=as_text(step.get("observation")),
+                    name=calls[0].name if calls else None,
+                )
+            )
+    return out
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
