@@ -257,14 +257,28 @@ class _State:
 
 
 def _chain(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The records from the root to the last record of the file, following ``parentUuid``.
+    """The records from the root to the leaf written last (a record no other names as parent),
+    following ``parentUuid``.
 
     A record whose parent is not in the file (a resumed or compacted session) starts the chain; a
     ``logicalParentUuid`` bridges a compaction. Records not on the chain are left out."""
     by_uuid = {r["uuid"]: r for r in records if isinstance(r.get("uuid"), str)}
     if not by_uuid:
         return records
-    leaf = next((r for r in reversed(records) if isinstance(r.get("uuid"), str)), records[-1])
+    parents = {
+        r.get(key)
+        for r in records
+        for key in ("parentUuid", "logicalParentUuid")
+        if isinstance(r.get(key), str)
+    }
+    leaf = next(
+        (
+            r
+            for r in reversed(records)
+            if isinstance(r.get("uuid"), str) and r["uuid"] not in parents
+        ),
+        next((r for r in reversed(records) if isinstance(r.get("uuid"), str)), records[-1]),
+    )
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
     node: dict[str, Any] | None = leaf

@@ -1,0 +1,252 @@
+"""Claude Code sessions, on real session files (inspect_scout's fixtures, tests/fixtures/claude_code).
+
+Numbers checked by hand against the files: agent_session.jsonl has 4 records on its main chain (user,
+assistant with a Task call, the Task result, assistant) and its subagent agent-atest01.jsonl 4 more
+(user, assistant with a Bash call, the Bash result, assistant); usage 100+200 (+80+120 in the subagent)
+input and 30+50 (+20+40) output tokens. tool_call_conversation.jsonl: 4 records, one Read call, usage
+200 + 100 cache-creation + 50 cache-read + 250 input and 50 + 40 output tokens.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from reviewer import ingest
+from reviewer.cli import cli
+from reviewer.ingest import claude_code
+from reviewer.models import Skip, Trial
+from reviewer.store import open_store
+from tests.conftest import FIXTURES, real_data
+
+HERE = FIXTURES / "claude_code"
+PREFIX = "tests__sources__claude_code_source__fixtures__"
+
+
+def corpus(name: str) -> list[Any]:
+    return real_data(HERE / name, "realworld", "claude_code", PREFIX + name)
+
+
+def trials(path: Path) -> list[Trial]:
+    out = list(claude_code.parse(path))
+    assert all(isinstance(t, Trial) for t in out), out
+    return [t for t in out if isinstance(t, Trial)]
+
+
+@pytest.mark.parametrize("path", corpus("agent_session.jsonl"))
+def test_session_is_one_unscored_trial_with_its_subagent_nested(path: Path) -> None:
+    (trial,) = trials(path)
+    assert trial.passed is None and trial.reward is None
+    assert trial.task_id == "project"  # the last part of the session's cwd
+    roles = [m.role for m in trial.messages]
+    assert roles == [
+        "user",
+        "assistant",
+        "tool",
+        "system",  # ▸ subagent atest01
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "system",  # ◂ end of subagent atest01
+        "assistant",
+    ]
+    assert trial.messages[3].content.startswith("▸ subagent atest01")
+    assert trial.messages[8].content == "◂ end of subagent atest01"
+    assert trial.metadata["sidechains"] == [{"agent_id": "atest01", "start": 3, "end": 8}]
+    assert [c.name for m in trial.messages for c in m.tool_calls] == ["Task", "Bash"]
+    assert trial.messages[2].name == "Task" and trial.messages[2].tool_call_id == "toolu_task_001"
+    assert (trial.usage.input_tokens, trial.usage.output_tokens) == (500, 140)
+    assert trial.metadata["model"] == "claude-opus-4-5-20251101, claude-sonnet-4-20250514"
+    assert trial.metadata["session_id"] == "test-session-004"
+
+
+@pytest.mark.parametrize("path", corpus("agent-atest01.jsonl"))
+def test_a_side_chain_file_on_its_own_is_skipped_with_the_reason(path: Path) -> None:
+    (item,) = list(claude_code.parse(path))
+    assert isinstance(item, Skip)
+    assert "side-chain" in item.reason and "session file" in item.reason
+
+
+@pytest.mark.parametrize("path", corpus("compaction_session.jsonl"))
+def test_a_compaction_is_marked_and_its_summary_kept(path: Path) -> None:
+    (trial,) = trials(path)
+    assert len(trial.messages) == 6
+    marker = trial.messages[2]
+    assert marker.role == "system"
+    assert marker.content == "── context compacted (trigger auto, preTokens 50000) ──"
+    assert trial.metadata["compactions"] == [2]
+    assert trial.messages[3].role == "user"
+    assert trial.messages[3].content.startswith("Summary of previous conversation")
+
+
+@pytest.mark.parametrize("path", corpus("clear_split_session.jsonl"))
+def test_clear_is_a_marker_and_the_session_stays_one_trial(path: Path) -> None:
+    (trial,) = trials(path)
+    assert [m.role for m in trial.messages] == ["user", "assistant", "system", "user", "assistant"]
+    assert trial.messages[2].content == "── /clear: context cleared ──"
+    assert trial.metadata["clears"] == [2]
+
+
+@pytest.mark.parametrize("path", corpus("tool_call_conversation.jsonl"))
+def test_tool_use_thinking_and_cache_tokens(path: Path) -> None:
+    (trial,) = trials(path)
+    assert [m.role for m in trial.messages] == ["user", "assistant", "tool", "assistant"]
+    assistant = trial.messages[1]
+    assert assistant.content.startswith("[thinking] The user wants me to read the README")
+    assert "I'll read the README file for you." in assistant.content
+    (call,) = assistant.tool_calls
+    assert (call.name, call.id) == ("Read", "toolu_read_001")
+    assert call.arguments == {"file_path": "/Users/test/project/README.md"}
+    result = trial.messages[2]
+    assert (result.name, result.tool_call_id) == ("Read", "toolu_read_001")
+    assert (trial.usage.input_tokens, trial.usage.output_tokens) == (600, 90)
+    assert trial.metadata["cache_creation_input_tokens"] == 100
+    assert trial.metadata["cache_read_input_tokens"] == 50
+
+
+def rec(uuid: str, parent: str | None, kind: str, content: Any, **extra: Any) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": kind, "content": content}
+    message.update(extra.pop("message", {}))
+    return {
+        "uuid": uuid,
+        "parentUuid": parent,
+        "sessionId": "s-1",
+        "type": kind,
+        "isSidechain": False,
+        "cwd": "/home/me/shop",
+        "message": message,
+        **extra,
+    }
+
+
+def write(path: Path, lines: list[Any]) -> Path:
+    path.write_text(
+        "".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines), "utf-8"
+    )
+    return path
+
+
+def test_main_chain_follows_parent_uuid_not_file_order(tmp_path: Path) -> None:
+    # an edited prompt leaves an abandoned branch (b2, b3); the leaf is the last record, c3
+    f = write(
+        tmp_path / "s.jsonl",
+        [
+            rec("a1", None, "user", "first question"),
+            rec("b2", "a1", "assistant", [{"type": "text", "text": "abandoned answer"}]),
+            rec("b3", "b2", "user", "abandoned follow-up"),
+            rec("c3", "c2", "assistant", [{"type": "text", "text": "second answer"}]),
+            rec("c2", "a1", "assistant", [{"type": "text", "text": "first answer"}]),
+        ],
+    )
+    (trial,) = trials(f)
+    assert [m.content for m in trial.messages] == [
+        "first question",
+        "first answer",
+        "second answer",
+    ]
+    assert trial.task_id == "shop"
+
+
+def test_streamed_records_of_one_message_are_one_message_and_usage_counted_once(
+    tmp_path: Path,
+) -> None:
+    usage = {"id": "msg_1", "usage": {"input_tokens": 10, "output_tokens": 5}}
+    f = write(
+        tmp_path / "s.jsonl",
+        [
+            rec("a", None, "user", "hi"),
+            rec("b", "a", "assistant", [{"type": "text", "text": "Let me look."}], message=usage),
+            rec(
+                "c",
+                "b",
+                "assistant",
+                [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}],
+                message=usage,
+            ),
+        ],
+    )
+    (trial,) = trials(f)
+    assert len(trial.messages) == 2
+    assert trial.messages[1].content == "Let me look."
+    assert [c.name for c in trial.messages[1].tool_calls] == ["Bash"]
+    assert (trial.usage.input_tokens, trial.usage.output_tokens) == (10, 5)
+
+
+def test_malformed_lines_are_skips_with_file_and_line(tmp_path: Path) -> None:
+    f = write(
+        tmp_path / "s.jsonl",
+        [
+            rec("a", None, "user", "hi"),
+            '{"uuid": "broken", ',
+            "[1, 2]",
+            rec("b", "a", "assistant", [{"type": "text", "text": "hello"}]),
+        ],
+    )
+    items = list(claude_code.parse(f))
+    skips = [i for i in items if isinstance(i, Skip)]
+    assert [(s.line, s.reason.split(":")[0]) for s in skips] == [
+        (2, "invalid JSON"),
+        (3, "not a JSON object (list)"),
+    ]
+    assert all(s.file == str(f) for s in skips)
+    (trial,) = [i for i in items if isinstance(i, Trial)]
+    assert len(trial.messages) == 2
+
+
+def test_hostile_records_never_raise(tmp_path: Path) -> None:
+    f = write(
+        tmp_path / "s.jsonl",
+        [
+            rec("a", None, "user", None),
+            rec("b", "a", "assistant", "plain string content", message={"usage": "lots"}),
+            rec("c", "b", "user", [None, {"type": "tool_result", "content": {"x": 1}}]),
+            {"type": "assistant", "sessionId": "s-1", "uuid": 7, "parentUuid": [], "message": 3},
+            {"type": "user", "uuid": "x", "parentUuid": None, "message": {"content": "no session"}},
+        ],
+    )
+    items = list(claude_code.parse(f))
+    assert any(isinstance(i, Trial) for i in items)
+    assert any(isinstance(i, Skip) and "no sessionId" in i.reason for i in items)
+
+
+def test_a_file_with_no_session_records_is_refused(tmp_path: Path) -> None:
+    f = write(tmp_path / "s.jsonl", [{"type": "summary", "summary": "x", "leafUuid": "y"}])
+    with pytest.raises(ingest.IngestError, match="no Claude Code session records"):
+        list(claude_code.parse(f))
+
+
+def test_the_project_folder_names_the_task(tmp_path: Path) -> None:
+    folder = tmp_path / "-home-me-shop"
+    folder.mkdir()
+    shutil.copy(HERE / "clear_split_session.jsonl", folder / "0b7c.jsonl")
+    (trial,) = trials(folder / "0b7c.jsonl")
+    assert trial.task_id == "-home-me-shop"
+
+
+def test_every_fixture_is_sniffed_as_claude_code() -> None:
+    for path in sorted(HERE.glob("*.jsonl")):
+        assert ingest.sniff(path) is claude_code, path
+
+
+def test_reviewer_import_stores_the_sessions_unscored(tmp_path: Path) -> None:
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    for name in ("agent_session.jsonl", "agent-atest01.jsonl", "compaction_session.jsonl"):
+        shutil.copy(HERE / name, folder / name)
+    result = CliRunner().invoke(cli, ["--db", str(tmp_path / "r.db"), "import", str(folder)])
+    assert result.exit_code == 0, result.output
+    db = open_store(tmp_path / "r.db")
+    try:
+        rows = db.execute(
+            "SELECT task_id, n_messages, success FROM trials ORDER BY n_messages"
+        ).fetchall()
+    finally:
+        db.close()
+    assert [(r[0], r[1]) for r in rows] == [("project", 6), ("project", 10)]
+    assert "side-chain" in result.output
