@@ -14,9 +14,9 @@ A JSON object with ``schema_version`` ``"ATIF-v1.x"``, ``session_id``, ``agent``
   ``── context summarized: continued in <file> ──``; a copied step (``is_copied_context``) that repeats
   a step of the earlier file is left out, the copied handoff (summary, questions, answers) is kept. A continuation file imported on its own, beside the file that names it, is
   skipped with a reason; without that file it is read as a trial of its own.
-- Outcome: ``verifier_result.rewards.reward`` of Harbor's ``result.json`` next to the trajectory or one
-  folder up (Harbor writes ``<trial>/agent/trajectory.json`` and ``<trial>/result.json``), with its
-  ``exception_info`` as the error; without a result.json the trial is unscored.
+- Outcome: ``verifier_result.rewards.reward`` of Harbor's ``result.json`` next to the trajectory, or
+  one folder up from ``agent/`` (Harbor writes ``<trial>/agent/trajectory.json`` and
+  ``<trial>/result.json``), its ``exception_info`` the error; without a result.json, unscored.
 - Task id: ``task_name`` of result.json, else the trial folder (``<task>__<id>``) of a file named
   ``trajectory.json``, else the file name up to ``.trajectory``.
 - Usage: ``final_metrics`` totals (summed over continuations), else the steps' ``metrics``.
@@ -252,8 +252,10 @@ def _refs(result: dict[str, Any]) -> str:
 
 
 def _result(path: Path) -> dict[str, Any]:
-    """Harbor's result.json beside the trajectory or one folder up; {} when absent or unreadable."""
-    for folder in (path.parent, path.parent.parent):
+    """Harbor's result.json beside the trajectory, or one folder up from ``agent/``; {} when absent
+    or unreadable."""
+    folders = [path.parent, path.parent.parent] if path.parent.name == "agent" else [path.parent]
+    for folder in folders:
         candidate = folder / "result.json"
         if candidate.is_file():
             try:

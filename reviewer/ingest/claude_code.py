@@ -16,8 +16,10 @@ their usage counted once.
 - Side-chains (subagents): ``isSidechain`` records in the session file, and ``agent-<id>.jsonl`` files
   beside the session file (or in ``<session>/subagents/``) whose agent id a ``Task`` tool result names,
   are inserted after that tool result between system markers ``▸ subagent <id> …`` and
-  ``◂ end of subagent <id>``; ``metadata["sidechains"]`` lists each with its message index range. A
-  side-chain file imported on its own is skipped with a reason (its session file reads it).
+  ``◂ end of subagent <id>``; side-chain records no Task result places (older files name no agent)
+  follow the main chain, one ``▸ side-chain`` block per root. ``metadata["sidechains"]`` lists each
+  block with its message index range. A side-chain file imported on its own is skipped with a reason
+  (its session file reads it).
 - Task id: the project folder's name when the file is under ``~/.claude/projects/<folder>/`` (the
   folder starts with ``-``), else the last part of the session's ``cwd``, else its ``slug``, else the
   session id. The model names go to ``metadata["model"]``.
@@ -152,12 +154,16 @@ def _session(path: Path, sid: str, recs: list[dict[str, Any]], summaries: dict[s
                 messages.extend(side_msgs)
                 messages.append(Message(role="system", content=f"◂ end of subagent {agent}"))
                 sidechains.append({"agent_id": agent, "start": start, "end": len(messages) - 1})
-    if not sidechains and inline_side:
-        # side-chain records in the session file with no agent id to place them: after the chain
+    placed = {s["agent_id"] for s in sidechains}
+    unplaced = [
+        r for r in inline_side if r.get("agentId") not in placed or r.get("agentId") is None
+    ]
+    for side_chain in _roots(unplaced) if unplaced else []:
+        # side-chain records in the session file that no Task result placed: after the main chain
         start = len(messages)
         side_state = _State()
         side_state.seen_ids = state.seen_ids
-        side_msgs = [x for r in _chain(inline_side) for x in _entry(r, side_state)]
+        side_msgs = [x for r in side_chain for x in _entry(r, side_state)]
         state.absorb(side_state)
         messages.append(Message(role="system", content=f"▸ side-chain ({len(side_msgs)} messages)"))
         messages.extend(side_msgs)
@@ -289,6 +295,27 @@ def _chain(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         node = by_uuid.get(parent) if isinstance(parent, str) else None
     out.reverse()
     return out
+
+
+def _roots(records: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """One chain per tree of ``records`` (several subagents written into the session file), in the
+    order their roots appear."""
+    by_uuid = {r["uuid"]: r for r in records if isinstance(r.get("uuid"), str)}
+
+    def root_of(rec: dict[str, Any]) -> int:
+        seen: set[int] = set()
+        while id(rec) not in seen:
+            seen.add(id(rec))
+            parent = rec.get("parentUuid")
+            if not isinstance(parent, str) or parent not in by_uuid:
+                break
+            rec = by_uuid[parent]
+        return id(rec)
+
+    trees: dict[int, list[dict[str, Any]]] = {}
+    for rec in records:
+        trees.setdefault(root_of(rec), []).append(rec)
+    return [_chain(tree) for tree in trees.values()]
 
 
 def _entry(rec: dict[str, Any], state: _State) -> list[Message]:

@@ -250,3 +250,36 @@ def test_reviewer_import_stores_the_sessions_unscored(tmp_path: Path) -> None:
         db.close()
     assert [(r[0], r[1]) for r in rows] == [("project", 6), ("project", 10)]
     assert "side-chain" in result.output
+
+
+def test_side_chains_in_the_session_file_without_agent_ids_follow_the_main_chain(
+    tmp_path: Path,
+) -> None:
+    def side(uuid: str, parent: str | None, kind: str, text: str) -> dict[str, Any]:
+        return rec(uuid, parent, kind, text, isSidechain=True)
+
+    f = write(
+        tmp_path / "s.jsonl",
+        [
+            rec("m1", None, "user", "explore twice"),
+            side("x1", None, "user", "first subagent prompt"),
+            side("y1", None, "user", "second subagent prompt"),
+            side("x2", "x1", "assistant", "first subagent answer"),
+            side("y2", "y1", "assistant", "second subagent answer"),
+            rec("m2", "m1", "assistant", "both done"),
+        ],
+    )
+    (trial,) = trials(f)
+    assert [m.content for m in trial.messages] == [
+        "explore twice",
+        "both done",
+        "▸ side-chain (2 messages)",
+        "first subagent prompt",
+        "first subagent answer",
+        "◂ end of side-chain",
+        "▸ side-chain (2 messages)",
+        "second subagent prompt",
+        "second subagent answer",
+        "◂ end of side-chain",
+    ]
+    assert [s["start"] for s in trial.metadata["sidechains"]] == [2, 6]
