@@ -37,7 +37,6 @@ from reviewer.store.labels import (
     normalize_at,
 )
 
-
 #: How far ahead of this machine's clock a label time may be (clocks of two machines differ a little).
 MAX_AHEAD = timedelta(days=1)
 
