@@ -149,6 +149,9 @@ def import_labels(db: Store, path: str | Path | IO[bytes]) -> ImportResult:
                 f"{result.file}:{no}: holds a lone surrogate (\\ud800-\\udfff), not text"
             )
             continue
+        except RecursionError:
+            result.skipped.append(f"{result.file}:{no}: JSON nested too deeply")
+            continue
         outcome = _label_of(db, obj)
         if isinstance(outcome, str):
             result.skipped.append(f"{result.file}:{no}: {outcome}")
