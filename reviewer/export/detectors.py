@@ -230,9 +230,13 @@ _KEYWORD = (
     r"|password|passwd|passphrase|credentials?"
     r"))(?![A-Za-z0-9_-])"
 )
+# key = value, "key": "value", key: value; quotes may be escaped (JSON inside a JSON string)
 _ASSIGNED = re.compile(
-    rf"(?i){_KEYWORD}[\"'`]?\]?\s*(?:=>|:=|::|=|:)\s*"
-    r"(?:([\"'])(?P<quoted>[^\"'`\n]{1,256})\2|(?P<ref>\$\{[^}\s]*\}|\[[^\]\s]*\]|<[^>\s]*>)|(?P<bare>[^\s\"'`,;]{1,256}?))(?=[.,;:)\]}>]*(?:\s|$|[\"'`,;]))"
+    rf"(?i){_KEYWORD}(?:\\?[\"'`])?\]?\s*(?:=>|:=|::|=|:)\s*(?:"
+    r"\\?([\"'])(?P<quoted>[^\"'`\n\\]{1,256})\\?\2"
+    r"|(?P<ref>\$\{[^}\s]*\}|\[[^\]\s]*\]|<[^>\s]*>)"
+    r"|(?P<bare>[^\s\"'`,;\\]{1,256}?)(?=[.,;:)\]}>]*(?:\s|$|[\"'`,;\\]))"
+    r")"
 )
 _STATED = re.compile(
     rf"(?i){_KEYWORD}\s+(?:is|was|will be)\s+[\"'`]?(?P<value>[^\s\"'`,;]{{6,256}}?)(?=[.,;:)\]}}>]*(?:\s|$|[\"'`,;]))"

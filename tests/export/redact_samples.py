@@ -53,6 +53,12 @@ SECRETS: list[tuple[str, str, str, str]] = [
     ),
     ("aws secret env", "AWS_SECRET_ACCESS_KEY=" + _AWS_SECRET, _AWS_SECRET, "secret"),
     (
+        "aws secret in escaped json",
+        '"{\\"aws_secret_access_key\\": \\"' + _AWS_SECRET + '\\"}"',
+        _AWS_SECRET,
+        "secret",
+    ),
+    (
         "aws secret export",
         "export aws_secret_access_key=" + _AWS_SECRET + " # prod",
         _AWS_SECRET,
