@@ -289,8 +289,8 @@ DETECTORS: tuple[Detector, ...] = (
     ),
     Detector("jwt", _JWT, check=is_jwt, hint=re.compile("eyJ")),
     Detector("api key", _API_KEY),
-    Detector("secret", _ASSIGNED, ("quoted", "bare"), is_secret_value, _KEYWORD_HINT),
-    Detector("secret", _STATED, ("value",), is_stated_secret, _KEYWORD_HINT),
+    Detector("credential", _ASSIGNED, ("quoted", "bare"), is_secret_value, _KEYWORD_HINT),
+    Detector("credential", _STATED, ("value",), is_stated_secret, _KEYWORD_HINT),
     Detector("card number", _CARD, check=is_card, hint=_LONG_NUMBER),
     Detector("iban", _IBAN, check=is_iban, hint=_DIGITS),
     Detector("ssn", _SSN, check=is_ssn, hint=_DIGITS),
@@ -310,7 +310,7 @@ DETECTORS: tuple[Detector, ...] = (
 #: Every kind, in the order the summary lists them.
 KINDS: tuple[str, ...] = (
     "api key",
-    "secret",
+    "credential",
     "password",
     "private key",
     "jwt",

@@ -49,13 +49,13 @@ def test_at_most_one_lookalike_is_changed() -> None:
         (f"OPENAI_API_KEY={OPENAI}", "OPENAI_API_KEY=<redacted:api-key>", "api key"),
         (f"aws {AWS}.", "aws <redacted:api-key>.", "api key"),
         (f"token {GITHUB}", "token <redacted:api-key>", "api key"),
-        ('api_key = "' + "f4ke" * 8 + '"', 'api_key = "<redacted:secret>"', "secret"),
+        ('api_key = "' + "f4ke" * 8 + '"', 'api_key = "<redacted:credential>"', "credential"),
         (
             '{"access_token": "dGhpcyBpcyBhIHNlY3JldCB0b2tlbjEyMw=="}',
-            '{"access_token": "<redacted:secret>"}',
-            "secret",
+            '{"access_token": "<redacted:credential>"}',
+            "credential",
         ),
-        ("password: Tr0ub4dor&3-Xyz!9q.", "password: <redacted:secret>.", "secret"),
+        ("password: Tr0ub4dor&3-Xyz!9q.", "password: <redacted:credential>.", "credential"),
         (
             "postgres://admin:S3cr3t!Pass@db:5432",
             "postgres://admin:<redacted:password>@db:5432",
