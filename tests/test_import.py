@@ -99,7 +99,7 @@ def test_non_utf8_line_is_reported(tmp_path: Path) -> None:
     f.write_bytes(good + b"\n" + bad + b"\n")
     code, _, err = run_cli("--db", "x.db", "import", str(f))
     assert code == 0
-    assert f"{f}:2: not UTF-8 (byte 0xff" in err
+    assert f"{f}:2: not UTF-8: byte 0xff" in err
     assert count(Path("x.db")) == 1
 
 

@@ -4,12 +4,13 @@ id, and ``--check`` validation of a trial stream (everything short of writing)."
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from reviewer.ingest.base import Item
 from reviewer.models import Skip, Trial
+from reviewer.record import trial_problem
 
 SUFFIXES = {".jsonl", ".ndjson", ".json", ".eval"}
 #: Records between two progress reports (and trials per write batch).
@@ -52,6 +53,18 @@ def discover(paths: Iterable[str | Path]) -> tuple[list[tuple[Path, bool]], list
         else:
             errors.append(f"{p}: no such file or directory")
     return found, errors
+
+
+def screen(items: Iterable[Item], file: str) -> Iterator[Item]:
+    """The one gate every format's trials pass before they are checked (``--check``) or written: a
+    trial holding a number the store cannot keep (NaN, ±Infinity, an integer beyond 64 bits, even
+    when a format computed it) becomes a Skip naming it. The values of the file itself were checked
+    as they were parsed (``reviewer.record.loads``)."""
+    for item in items:
+        if isinstance(item, Trial) and (problem := trial_problem(item)):
+            yield Skip(file, item.source_line, problem)
+        else:
+            yield item
 
 
 def default_run_name(path: Path) -> str:
