@@ -119,7 +119,7 @@ def test_unknown_format_names_the_formats_we_read(tmp_path: Path) -> None:
     f.write_text('{"hello": "world"}')
     code, _, err = run_cli("--db", "x.db", "import", str(f))
     assert code == 1
-    assert f"{f}: unknown format; reviewer reads native JSONL" in err
+    assert f"{f}: unknown format: " in err and "; reviewer reads native JSONL" in err
     assert "Inspect AI" in err and "tau-bench" in err
 
 
