@@ -151,7 +151,15 @@ def import_paths(
 
 def _folders(paths: Sequence[str | Path], name: str) -> list[Path]:
     """``name`` in every folder among ``paths`` that holds one, in the order given."""
-    return [Path(p) / name for p in paths if Path(p).is_dir() and (Path(p) / name).is_file()]
+    return [Path(p) / name for p in paths if _is_dir(Path(p)) and (Path(p) / name).is_file()]
+
+
+def _is_dir(path: Path) -> bool:
+    """A folder we can look into (one we cannot is reported by ``discover``)."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
 
 
 def _apply_rules(db: Store, paths: Sequence[str | Path], summary: ImportSummary) -> Sequence[Rule]:
