@@ -4,6 +4,7 @@ skipped, `--check` says the same, and the records beside it (and the other files
 from __future__ import annotations
 
 import json
+import os
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -230,3 +231,47 @@ def test_report_json_never_prints_infinity_or_nan(tmp_path: Path) -> None:
     assert code == 0, err
     assert "Infinity" not in out and "NaN" not in out
     json.loads(out, parse_constant=lambda name: pytest.fail(f"{name} in report --json"))
+
+
+def test_tau_bench_skips_a_too_deep_and_a_too_big_record_and_reads_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REVIEWER_MAX_RECORD_MB", "1")
+    rec = {
+        "task_id": 1,
+        "trial": 0,
+        "reward": 1.0,
+        "info": {},
+        "traj": [{"role": "user", "content": "hi"}],
+    }
+    deep = json.dumps(dict(rec, task_id=2))[:-1] + ', "x": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    big = json.dumps(dict(rec, task_id=3, pad='x"]}' * 1_000_000))
+    f = tmp_path / "tau.json"
+    f.write_text(f"[{json.dumps(rec)}, {deep}, {big}, {json.dumps(dict(rec, task_id=4))}]")
+    code, _, err = run_cli("--db", "x.db", "import", str(f))
+    assert code == 0 and "internal error" not in err, err
+    assert lines_about(err, str(f)) == [
+        f"{f}:2: record 2: JSON nested deeper than 200 levels",
+        f"{f}:3: record 3: record is 4.8 MiB, over the 1.0 MiB limit per record "
+        "(REVIEWER_MAX_RECORD_MB)",
+    ]
+    assert stored() == 2
+
+
+def test_a_file_read_whole_nested_too_deep_is_one_line(tmp_path: Path) -> None:
+    f = tmp_path / "tau2.json"
+    f.write_text('{"simulations": [], "tasks": [], "x": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    ok = write_jsonl(tmp_path / "ok.jsonl", [native_trial("a")])
+    code, _, err = run_cli("--db", "x.db", "import", str(f), str(ok))
+    assert "internal error" not in err
+    assert f"reviewer: {f}: JSON nested deeper than 200 levels" in err
+    assert stored() == 1 and code == 1
+
+
+def test_a_file_name_that_is_not_utf8_is_stored_and_shown_escaped(tmp_path: Path) -> None:
+    name = os.fsdecode(b"\xffruns.jsonl")
+    f = write_jsonl(tmp_path / name, [native_trial("a", run=None)])
+    code, _, err = run_cli("--db", "x.db", "import", str(f))
+    assert code == 0 and "internal error" not in err, err
+    with open_store("x.db") as db:
+        assert db.execute("SELECT run FROM trials").fetchone()[0] == "\\xffruns"

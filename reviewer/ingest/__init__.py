@@ -63,24 +63,32 @@ def sniff(path: Path) -> Format:
     try:
         with path.open("rb") as fh:
             head = fh.read(HEAD_BYTES)
-            if len(head) == HEAD_BYTES and head.lstrip(BOM + b" \t\r\n").startswith(b"{"):
+            if not head.strip():
+                raise IngestError(str(path), "empty file")
+            if head.startswith(LFS_POINTER):
+                raise IngestError(str(path), "a Git LFS pointer, not the file: run git lfs pull")
+            fmt = _match(path, head)
+            if fmt is None and len(head) == HEAD_BYTES:
+                # a first JSONL record longer than the head: look at all of it
                 head += _rest_of_first_line(fh, head)
+                fmt = _match(path, head)
     except OSError as e:
         raise IngestError(str(path), f"cannot read: {e.strerror or e}") from e
-    if not head.strip():
-        raise IngestError(str(path), "empty file")
-    if head.startswith(LFS_POINTER):
-        raise IngestError(str(path), "a Git LFS pointer, not the file: run git lfs pull")
-    for fmt in FORMATS:
-        if fmt.sniff(path, head):
-            return fmt
-    raise IngestError(str(path), f"unknown format: {_seen(head)}; reviewer reads {FORMAT_NAMES}")
+    if fmt is None:
+        raise IngestError(
+            str(path), f"unknown format: {_seen(head)}; reviewer reads {FORMAT_NAMES}"
+        )
+    return fmt
+
+
+def _match(path: Path, head: bytes) -> Format | None:
+    return next((fmt for fmt in FORMATS if fmt.sniff(path, head)), None)
 
 
 def _rest_of_first_line(fh: BinaryIO, head: bytes) -> bytes:
     """More of a JSONL file whose first record is longer than the head, up to its first newline
     (and the record limit), so the sniffers see the whole first record."""
-    if b"\n" in head.lstrip(BOM + b" \t\r\n"):
+    if not head.lstrip(BOM + b" \t\r\n").startswith(b"{") or b"\n" in head.lstrip(BOM + b" \t\r\n"):
         return b""
     more: list[bytes] = []
     size, limit = len(head), limits().record

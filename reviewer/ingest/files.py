@@ -89,8 +89,16 @@ def screen(items: Iterable[Item], file: str) -> Iterator[Item]:
     for item in items:
         if isinstance(item, Trial) and (problem := trial_problem(item)):
             yield Skip(file, item.source_line, problem)
+        elif isinstance(item, Skip) and item.file != file:
+            yield Skip(path_text(item.file), item.line, item.reason)
         else:
             yield item
+
+
+def path_text(path: str | Path) -> str:
+    """A path as text the store can keep and a terminal can show: bytes of a file name that are not
+    UTF-8 (which Python holds as lone surrogates) become ``\\xff`` escapes."""
+    return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def default_run_name(path: Path) -> str:
@@ -101,8 +109,8 @@ def default_run_name(path: Path) -> str:
             stem = stem[: -len(suffix)]
             break
     if stem.lower() in _GENERIC_STEMS and path.parent.name:
-        return path.parent.resolve().name
-    return stem
+        return path_text(path.parent.resolve().name)
+    return path_text(stem)
 
 
 def trial_id(run: str, trial: Trial) -> str:

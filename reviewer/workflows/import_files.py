@@ -16,6 +16,7 @@ from reviewer.ingest.files import (
     Progress,
     check_trials,
     default_run_name,
+    path_text,
     screen,
     trial_id,
 )
@@ -83,7 +84,7 @@ def import_file(
 
     ``check`` and importing read the trials through the same checks (``ingest.files.screen``), so
     ``--check`` reports exactly the records an import would skip."""
-    result = FileResult(str(path))
+    result = FileResult(path_text(path))
     session = session if session is not None else Session()
     try:
         fmt = ingest.sniff(path)
@@ -139,7 +140,7 @@ def _forget(result: FileResult, session: Session) -> None:
 def _list_tasks(fmt: Format, path: Path, result: FileResult) -> None:
     """A task list (`reviewer export`): check every line, keep the tasks to report them."""
     result.listed = []
-    for item in fmt.parse(path):
+    for item in screen(fmt.parse(path), result.file):
         if isinstance(item, Skip):
             result.skipped.append(item)
         elif isinstance(item, TaskEntry):
@@ -149,7 +150,7 @@ def _list_tasks(fmt: Format, path: Path, result: FileResult) -> None:
 def _import_pairs(db: Store | None, fmt: Format, path: Path, result: FileResult) -> None:
     """A pair-judgement file: every line checked; with a store, written in one transaction."""
     records: list[PairRecord] = []
-    for item in fmt.parse(path):
+    for item in screen(fmt.parse(path), result.file):
         if isinstance(item, Skip):
             result.skipped.append(item)
         elif isinstance(item, PairRecord):
