@@ -32,9 +32,8 @@ class RecordError(ValueError):
 #: depth where Python's own JSON code (and every later reader of the stored record) gives up.
 MAX_DEPTH = 200
 _INT64 = 1 << 63
-# Text that may hide a value the store cannot keep: a surrogate escape, a 19-digit run (an integer
-# beyond 64 bits, or a float that overflows), a three-digit exponent. Absent, the value needs no walk.
-_SUSPECT = re.compile(r"\\u[dD][89a-fA-F]|\d{19}|\d[eE][+-]?\d{3}")
+# A surrogate escape in the text: the only way a JSON string can hold a lone surrogate.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _LONE = "has a lone surrogate \\u{:04x}, which is not Unicode text"
 _FINITE = "is not a number reviewer stores (finite numbers only)"
@@ -42,14 +41,32 @@ _RANGE = "integer out of range (reviewer stores 64-bit integers)"
 
 
 class _Constant(ValueError):
-    """NaN, Infinity or -Infinity in the text: Python's json reads them, JSON does not have them."""
+    """A number the store cannot keep: NaN or ±Infinity (Python's json reads them, JSON does not
+    have them), an integer beyond 64 bits, a float that overflows (``1e400``)."""
 
 
 def _refuse_constant(name: str) -> Any:
     raise _Constant(name)
 
 
-_STRICT = json.JSONDecoder(parse_constant=_refuse_constant)
+def _checked_int(text: str) -> int:
+    value = int(text)
+    if not -_INT64 <= value < _INT64:
+        raise _Constant(text)
+    return value
+
+
+def _checked_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _Constant(text)
+    return value
+
+
+# Numbers are checked as they are parsed (a call per number is far cheaper than scanning the text).
+_STRICT = json.JSONDecoder(
+    parse_constant=_refuse_constant, parse_int=_checked_int, parse_float=_checked_float
+)
 
 
 def loads(text: str) -> Any:
@@ -75,7 +92,7 @@ def decode_at(text: str, pos: int) -> tuple[Any, int, str | None]:
             value, end = _DECODER.raw_decode(text, pos)
         except RecursionError:
             return None, _end_or_raise(text, pos), _TOO_DEEP
-        return None, end, json_problem(value) or "NaN or Infinity is not a JSON number"
+        return None, end, json_problem(value) or "a number reviewer cannot store"
     except RecursionError:
         return None, _end_or_raise(text, pos), _TOO_DEEP
     problem = json_problem(value, text, pos, end)
@@ -118,9 +135,10 @@ def json_problem(
     """What makes a parsed JSON value unfit to store, as ``field: reason``, or None. With the
     ``text`` it was parsed from, a value whose text shows nothing suspect is passed without a walk."""
     if text is not None:
+        # numbers were checked by the strict decoder; strings and depth show in the text
         end = len(text) if end is None else end
         if (
-            _SUSPECT.search(text, start, end) is None
+            _SURROGATE_ESCAPE.search(text, start, end) is None
             and text.count("[", start, end) + text.count("{", start, end) <= MAX_DEPTH
         ):
             return None
