@@ -222,15 +222,20 @@ def test_pairs_and_task_lists_skip_a_hostile_line(tmp_path: Path) -> None:
     assert "internal error" not in err and f"{tasks}:1: id: NaN is not a number" in err
 
 
-def test_report_json_never_prints_infinity_or_nan(tmp_path: Path) -> None:
-    f = write_jsonl(tmp_path / "r.jsonl", [native_trial("a", latency_s=1.0), native_trial("b")])
+def test_report_and_compare_never_print_infinity_or_nan(tmp_path: Path) -> None:
+    runs = [native_trial(t, run=r, latency_s=1.0) for r in ("old", "new") for t in ("a", "b")]
+    f = write_jsonl(tmp_path / "r.jsonl", runs)
     assert run_cli("--db", "x.db", "import", str(f))[0] == 0
     with open_store("x.db") as db, db.transaction():  # as an older version could have stored
         db.execute("UPDATE trials SET latency_s = 1e999, cost_usd = -1e999")
-    code, out, err = run_cli("--db", "x.db", "report", "--json")
-    assert code == 0, err
-    assert "Infinity" not in out and "NaN" not in out
-    json.loads(out, parse_constant=lambda name: pytest.fail(f"{name} in report --json"))
+    for args in (("report", "--json"), ("compare", "old", "new", "--json")):
+        code, out, err = run_cli("--db", "x.db", *args)
+        assert code == 0, err
+        assert "Infinity" not in out and "NaN" not in out, args
+        json.loads(out, parse_constant=pytest.fail)
+    for args in (("report",), ("compare", "old", "new")):
+        out = run_cli("--db", "x.db", *args)[1].lower()
+        assert "inf" not in out and "nan" not in out, args
 
 
 def test_tau_bench_skips_a_too_deep_and_a_too_big_record_and_reads_on(
