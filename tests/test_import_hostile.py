@@ -280,3 +280,14 @@ def test_a_file_name_that_is_not_utf8_is_stored_and_shown_escaped(tmp_path: Path
     assert code == 0 and "internal error" not in err, err
     with open_store("x.db") as db:
         assert db.execute("SELECT run FROM trials").fetchone()[0] == "\\xffruns"
+
+
+def test_the_trial_number_after_the_largest_is_a_skip_not_an_overflow(tmp_path: Path) -> None:
+    recs = [native_trial("a", trial=2**63 - 1), native_trial("a", passed=False), native_trial("b")]
+    f = write_jsonl(tmp_path / "r.jsonl", recs)
+    code, _, err = run_cli("--db", "x.db", "import", str(f))
+    assert code == 0 and "internal error" not in err, err
+    assert lines_about(err, f"{f}:") == [
+        f"{f}:2: no trial number left for task 'a' after {2**63 - 1}; give one"
+    ]
+    assert stored() == 2

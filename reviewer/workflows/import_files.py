@@ -283,6 +283,10 @@ def _place(
         return None
     if rec.trial is None:
         trial_no = index.max_trial.get(rec.task_id, 0) + 1
+        if trial_no >= 1 << 63:
+            why = f"no trial number left for task {rec.task_id!r} after {trial_no - 1}; give one"
+            result.skipped.append(Skip(result.file, where, why))
+            return None
     else:
         trial_no = rec.trial
         other = index.by_slot.get((rec.task_id, trial_no))
