@@ -8,6 +8,7 @@ still carry them; they are ignored.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable
 from json.decoder import scanstring  # type: ignore[attr-defined]
@@ -23,6 +24,179 @@ _ERROR_PREFIXES = ("error", "exception", "traceback", "failed", "failure")
 
 class RecordError(ValueError):
     """A record that does not follow the native format; the message says which field."""
+
+
+# --- reading untrusted JSON ----------------------------------------------------------------------------
+
+#: Deepest nesting of arrays and objects a record may have: far above any transcript, far below the
+#: depth where Python's own JSON code (and every later reader of the stored record) gives up.
+MAX_DEPTH = 200
+_INT64 = 1 << 63
+# A surrogate escape in the text: the only way a JSON string can hold a lone surrogate.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_LONE = "has a lone surrogate \\u{:04x}, which is not Unicode text"
+_FINITE = "is not a number reviewer stores (finite numbers only)"
+_RANGE = "integer out of range (reviewer stores 64-bit integers)"
+
+
+class _Constant(ValueError):
+    """A number the store cannot keep: NaN or ±Infinity (Python's json reads them, JSON does not
+    have them), an integer beyond 64 bits, a float that overflows (``1e400``)."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _Constant(name)
+
+
+def _checked_int(text: str) -> int:
+    value = int(text)
+    if not -_INT64 <= value < _INT64:
+        raise _Constant(text)
+    return value
+
+
+def _checked_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _Constant(text)
+    return value
+
+
+# Numbers are checked as they are parsed (a call per number is far cheaper than scanning the text).
+_STRICT = json.JSONDecoder(
+    parse_constant=_refuse_constant, parse_int=_checked_int, parse_float=_checked_float
+)
+
+
+def loads(text: str) -> Any:
+    """``json.loads`` for input from outside: RecordError (one line, naming the field) for what the
+    store cannot keep: NaN or ±Infinity, an integer beyond 64 bits, a lone surrogate ``\\ud800``,
+    nesting deeper than MAX_DEPTH. Invalid JSON raises ``json.JSONDecodeError`` as usual."""
+    start = _ws(text, 0)
+    value, end, problem = decode_at(text, start)
+    if problem:
+        raise RecordError(problem)
+    if _ws(text, end) != len(text):
+        raise json.JSONDecodeError("Extra data", text, end)
+    return value
+
+
+def decode_at(text: str, pos: int) -> tuple[Any, int, str | None]:
+    """The JSON value starting at ``text[pos]``, where it ends, and what makes it unfit to store
+    (the value is None then). ``json.JSONDecodeError`` when no complete value starts there."""
+    try:
+        value, end = _STRICT.raw_decode(text, pos)
+    except _Constant:
+        try:
+            value, end = _DECODER.raw_decode(text, pos)
+        except RecursionError:
+            return None, _end_or_raise(text, pos), _TOO_DEEP
+        return None, end, json_problem(value) or "a number reviewer cannot store"
+    except RecursionError:
+        return None, _end_or_raise(text, pos), _TOO_DEEP
+    problem = json_problem(value, text, pos, end)
+    return (None if problem else value), end, problem
+
+
+_TOO_DEEP = f"JSON nested deeper than {MAX_DEPTH} levels"
+_SPECIAL = re.compile(r'["\[\]{}]')
+_STRING_REST = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+
+
+def value_end(text: str, pos: int) -> int | None:
+    """Where the array, object or string starting at ``text[pos]`` ends, found without parsing (so
+    without recursion, at any depth); None when ``text`` ends first."""
+    depth, i = 0, pos
+    while m := _SPECIAL.search(text, i):
+        if m.group() == '"':
+            rest = _STRING_REST.match(text, m.end())
+            if rest is None:
+                return None
+            i = rest.end()
+        else:
+            depth += 1 if m.group() in "[{" else -1
+            i = m.end()
+        if depth <= 0:
+            return i
+    return None
+
+
+def _end_or_raise(text: str, pos: int) -> int:
+    end = value_end(text, pos)
+    if end is None:
+        raise json.JSONDecodeError("Unterminated value", text, pos)
+    return end
+
+
+def json_problem(
+    value: Any, text: str | None = None, start: int = 0, end: int | None = None
+) -> str | None:
+    """What makes a parsed JSON value unfit to store, as ``field: reason``, or None. With the
+    ``text`` it was parsed from, a value whose text shows nothing suspect is passed without a walk."""
+    if text is not None:
+        # numbers were checked by the strict decoder; strings and depth show in the text
+        end = len(text) if end is None else end
+        if (
+            _SURROGATE_ESCAPE.search(text, start, end) is None
+            and text.count("[", start, end) + text.count("{", start, end) <= MAX_DEPTH
+        ):
+            return None
+    stack: list[tuple[Any, str, int]] = [(value, "", 0)]
+    while stack:
+        v, path, depth = stack.pop()
+        t = type(v)
+        if t is dict or t is list:
+            if depth >= MAX_DEPTH:
+                return f"JSON nested deeper than {MAX_DEPTH} levels"
+            if t is dict:
+                for k, x in v.items():
+                    where = f"{path}.{k}" if path else str(k)
+                    if found := _SURROGATE.search(k):
+                        return f"{_visible(where)}: key {_LONE.format(ord(found.group()))}"
+                    stack.append((x, where, depth + 1))
+            else:
+                stack.extend((x, f"{path}[{i}]", depth + 1) for i, x in enumerate(v))
+        elif t is str:
+            if found := _SURROGATE.search(v):
+                return f"{_visible(path or 'the record')}: {_LONE.format(ord(found.group()))}"
+        elif t is float:
+            if not math.isfinite(v):
+                return f"{_visible(path or 'the record')}: {_float_name(v)} {_FINITE}"
+        elif t is int and not -_INT64 <= v < _INT64:
+            return f"{_visible(path or 'the record')}: {_RANGE}"
+    return None
+
+
+def _float_name(v: float) -> str:
+    return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
+
+
+def _visible(path: str) -> str:
+    """A field path fit for a one-line message: surrogates and control characters escaped, cut short."""
+    out = path.encode("utf-8", "backslashreplace").decode("ascii", "backslashreplace")
+    out = "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in out)
+    return out if len(out) <= 80 else out[:79] + "…"
+
+
+def trial_problem(trial: Trial) -> str | None:
+    """What keeps a parsed trial out of the store (a number that is not finite or not 64-bit), or
+    None. Every format's trials pass here before they are checked or written."""
+    numbers: tuple[tuple[str, Any], ...] = (
+        ("trial", trial.trial),
+        ("outcome.reward", trial.reward),
+        ("usage.input_tokens", trial.usage.input_tokens),
+        ("usage.output_tokens", trial.usage.output_tokens),
+        ("usage.cost_usd", trial.usage.cost_usd),
+        ("latency_s", trial.latency_s),
+        ("judge.cost_usd", trial.judge.cost_usd if trial.judge else None),
+    )
+    for name, v in numbers:
+        if isinstance(v, float) and not math.isfinite(v):
+            return f"{name}: {_float_name(v)} {_FINITE}"
+        if isinstance(v, int) and not isinstance(v, bool) and not -_INT64 <= v < _INT64:
+            return f"{name}: {_RANGE}"
+    return None
 
 
 # --- small coercions every format uses -----------------------------------------------------------------

@@ -72,7 +72,9 @@ def _plain(s: object) -> str:
 @click.option("--force", is_flag=True, help="Replace an existing file.")
 @click.option("--append", is_flag=True, help="Add only the tasks the file does not hold (by id).")
 @click.option(
-    "--redact", is_flag=True, help="Mask API keys, bearer tokens, emails and phone numbers."
+    "--redact",
+    is_flag=True,
+    help="Mask secrets and personal data (keys, passwords, cards, SSNs, IBANs, emails, phones).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON on stdout.")
 @click.pass_context

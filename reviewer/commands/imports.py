@@ -103,6 +103,8 @@ def import_cmd(
         sys.exit(0 if ok and not summary.skipped and not summary.failed_files else 1)
     if summary.added + summary.already == 0 and not summary.listed and not summary.pairs:
         sys.exit(1)
+    if summary.errors or any(not f.ignored for f in summary.failed_files):
+        sys.exit(1)  # the rest was imported; a path or file that could not be is said above
 
 
 def run_import(
@@ -176,7 +178,8 @@ def print_summary(summary: ImportSummary, check: bool) -> None:
         if f.error and not f.ignored:
             _err(f"reviewer: {f.error}\n")
         elif f.ignored:
-            _err(f"reviewer: ignored {f.file} (not a format reviewer reads)\n")
+            seen = (f.error or "").split("; reviewer reads")[0].removeprefix(f"{f.file}: ")
+            _err(f"reviewer: ignored {f.file} (not a format reviewer reads: {seen})\n")
     skips = summary.skipped
     for s in skips[:_MAX_SKIPS_SHOWN]:
         _err(f"{s}\n")

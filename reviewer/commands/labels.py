@@ -201,17 +201,20 @@ def labels() -> None:
 @labels.command("export")
 @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--labeler", default=None, help="Only this labeler's labels (default: everyone's).")
+@click.option("--force", is_flag=True, help="Replace FILE if it exists.")
 @click.pass_context
-def labels_export(ctx: click.Context, file: str, labeler: str | None) -> None:
-    """Write every label and undo, oldest first, to FILE (- for stdout)."""
+def labels_export(ctx: click.Context, file: str, labeler: str | None, force: bool) -> None:
+    """Write every label and undo, oldest first, to FILE (- for stdout).
+
+    FILE is written to a temporary file beside it and renamed, so a failure leaves the old one whole."""
     from reviewer.labeling.io import LabelFileError
     from reviewer.workflows.labels import export_label_file
 
     db = cli_store(ctx)
     try:
-        count = export_label_file(db, sys.stdout if file == "-" else file, labeler)
+        count = export_label_file(db, sys.stdout if file == "-" else file, labeler, force=force)
     except LabelFileError as e:
-        fail(str(e))
+        fail(_plain(e))
     where = "stdout" if file == "-" else file
     click.echo(f"exported {count} label{'' if count == 1 else 's'} to {where}", err=True)
 

@@ -1,53 +1,25 @@
-"""Mask secrets in exported text: API keys, bearer tokens, emails and phone numbers, counted by kind.
+"""Mask secrets and personal data in exported records, counted by kind (what: ``detectors``).
 
-Masks read ``<redacted:KIND>``. The patterns are narrow on purpose: order ids (``W5521``), prices,
-dates, times and version numbers must survive, because a regression task without them is useless.
+Masks read ``<redacted:KIND>``; for ``password: x`` and URL credentials only the value is masked, so
+the text still says what was there. JSON keys are masked like values. Order ids, prices, dates,
+times, uuids, git shas and version numbers survive, because a regression task without them is
+useless; the detectors check what they match (Luhn, mod-97, ...) to keep them.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
-#: Kinds in the order they are applied: specific key shapes before the generic "key = value" rule.
-KINDS = ("api key", "bearer token", "secret", "email", "phone number")
+from reviewer.export.detectors import DETECTORS, KINDS, Detector
 
-_API_KEY = re.compile(
-    r"(?<![\w-])(?:"
-    r"sk-ant-[A-Za-z0-9_-]{16,}"  # Anthropic
-    r"|sk-(?:proj-|live-|test-)?[A-Za-z0-9_-]{20,}"  # OpenAI and look-alikes
-    r"|(?:AKIA|ASIA)[0-9A-Z]{16}"  # AWS access key ids
-    r"|gh[pousr]_[A-Za-z0-9]{30,}"  # GitHub tokens
-    r"|github_pat_[A-Za-z0-9_]{40,}"
-    r"|xox[abprs]-[A-Za-z0-9-]{10,}"  # Slack
-    r"|AIza[0-9A-Za-z_-]{35}"  # Google API keys
-    r")(?![\w-])"
-)
-_BEARER = re.compile(r"(?i)\b(bearer\s+)([A-Za-z0-9\-._~+/]{8,}=*)")
-# a long token after a word naming a secret: api_key=..., "token": "...", password: ...
-_SECRET = re.compile(
-    r"(?i)\b((?:api[_-]?key|apikey|access[_-]?key|secret(?:[_-]?key)?|(?:access|auth|refresh|session)?"
-    r"[_-]?token|password|passwd|client[_-]?secret)\b[\"']?\s*[:=]\s*[\"']?)"
-    r"([A-Za-z0-9+/_\-.=]{16,})"
-)
-_EMAIL = re.compile(
-    r"(?<![\w.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b"
-)
-# +1 415 555 0100, +44 20 7946 0958, (415) 555-0100, 415-555-0100, 415.555.0100; bare numbers
-# separated by spaces ("sizes 100 200 300") are not phone numbers, nor are dates or ids
-_PHONE = re.compile(
-    r"(?<![\w.+/-])(?:"
-    r"\+\d{1,3}[\s.-]?\d{1,4}(?:[\s.-]?\d{2,4}){2,3}"
-    r"|\(\d{2,4}\)\s?\d{3,4}[\s.-]\d{3,4}"
-    r"|\d{3}([.-])\d{3,4}\1\d{4}"
-    r")(?![\w-]|[.:/]\d)"
-)
-_PHONE_DIGITS = (9, 15)
+__all__ = ["KINDS", "Redactor", "mask"]
 
 
-def _mask(kind: str) -> str:
+def mask(kind: str) -> str:
     return f"<redacted:{kind.replace(' ', '-')}>"
 
 
@@ -64,29 +36,47 @@ class Redactor:
 
     def text(self, s: str) -> str:
         """``s`` with every secret masked."""
-        s = self._sub(_API_KEY, s, "api key", lambda m: _mask("api key"))
-        s = self._sub(_BEARER, s, "bearer token", lambda m: m.group(1) + _mask("bearer token"))
-        s = self._sub(_SECRET, s, "secret", self._secret)
-        s = self._sub(_EMAIL, s, "email", lambda m: _mask("email"))
-        return self._sub(_PHONE, s, "phone number", self._phone)
+        for d in DETECTORS:
+            if d.hint is None or d.hint.search(s):
+                s = self._sub(d, s)
+        return s
 
-    def record(self, obj: Any, keep: frozenset[str] = frozenset()) -> Any:
-        """``value`` for one exported record: a secret repeated in it (a note is also part of the
-        expected text) is masked everywhere and counted once."""
+    @contextmanager
+    def one_record(self) -> Iterator[None]:
+        """Within it, a secret repeated in one record (a note is also part of the expected text) is
+        counted once."""
         self._seen = set()
         try:
-            return self.value(obj, keep)
+            yield
         finally:
             self._seen = None
 
-    def value(self, obj: Any, keep: frozenset[str] = frozenset()) -> Any:
-        """A JSON value with every string masked, except the values of keys named in ``keep``."""
+    def record(self, obj: Any, keep: frozenset[tuple[str, ...]] = frozenset()) -> Any:
+        """``value`` for one exported record, counting a repeated secret once."""
+        with self.one_record():
+            return self.value(obj, keep)
+
+    def value(self, obj: Any, keep: frozenset[tuple[str, ...]] = frozenset()) -> Any:
+        """A JSON value with every string and every key masked, except the values at the key paths
+        in ``keep`` (``("provenance", "trial_id")``)."""
+        return self._value(obj, keep, ())
+
+    def _value(self, obj: Any, keep: frozenset[tuple[str, ...]], path: tuple[str, ...]) -> Any:
         if isinstance(obj, str):
-            return self.text(obj)
+            return obj if path in keep else self.text(obj)
         if isinstance(obj, list):
-            return [self.value(v, keep) for v in obj]
+            return [self._value(v, keep, path) for v in obj]
         if isinstance(obj, dict):
-            return {k: v if k in keep else self.value(v, keep) for k, v in obj.items()}
+            out: dict[str, Any] = {}
+            for k, v in obj.items():
+                key = self.text(k) if isinstance(k, str) else k
+                if key in out:  # two keys masked alike: keep both values
+                    n = 2
+                    while f"{key} ({n})" in out:
+                        n += 1
+                    key = f"{key} ({n})"
+                out[key] = self._value(v, keep, (*path, k))
+            return out
         return obj
 
     def summary(self) -> str:
@@ -100,31 +90,24 @@ class Redactor:
         ]
         return f"{self.total} secret{'' if self.total == 1 else 's'} ({', '.join(parts)})"
 
-    def _sub(
-        self, pattern: re.Pattern[str], s: str, kind: str, repl: Callable[[re.Match[str]], str]
-    ) -> str:
-        def counted(m: re.Match[str]) -> str:
-            out = repl(m)
-            if out != m.group(0):
-                if self._seen is None:
-                    self.counts[kind] += 1
-                elif (kind, m.group(0)) not in self._seen:
-                    self._seen.add((kind, m.group(0)))
-                    self.counts[kind] += 1
-            return out
+    def _sub(self, d: Detector, s: str) -> str:
+        def repl(m: re.Match[str]) -> str:
+            group = next((g for g in d.groups if m.group(g) is not None), None)
+            if group is None:
+                return m.group(0)
+            found = m.group(group)
+            if d.check is not None and not d.check(found):
+                return m.group(0)
+            self._count(d.kind, found)
+            start, end = m.start(group) - m.start(), m.end(group) - m.start()
+            whole = m.group(0)
+            return whole[:start] + mask(d.kind) + whole[end:]
 
-        return pattern.sub(counted, s)
+        return d.pattern.sub(repl, s)
 
-    @staticmethod
-    def _secret(m: re.Match[str]) -> str:
-        value = m.group(2)
-        # a real token mixes letters and digits; "password: correcthorsebatterystaple" is prose
-        if not (re.search(r"\d", value) and re.search(r"[A-Za-z]", value)):
-            return m.group(0)
-        return m.group(1) + _mask("secret")
-
-    @staticmethod
-    def _phone(m: re.Match[str]) -> str:
-        digits = sum(ch.isdigit() for ch in m.group(0))
-        low, high = _PHONE_DIGITS
-        return _mask("phone number") if low <= digits <= high else m.group(0)
+    def _count(self, kind: str, found: str) -> None:
+        if self._seen is None:
+            self.counts[kind] += 1
+        elif (kind, found) not in self._seen:
+            self._seen.add((kind, found))
+            self.counts[kind] += 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,8 +17,9 @@ from reviewer.models import Rubric
 from reviewer.store.db import Store
 
 FORMATS = tuple(FILE_NAMES)
-#: Values that identify rather than describe: never redacted, so ids and provenance stay exact.
-_KEEP = frozenset({"format", "id", "trial_id", "labeled_at"})
+#: Values that identify rather than describe and never hold a secret (a constant, a content hash, a
+#: time): not redacted. The task id is replaced by one made from the masked task id.
+_KEEP = frozenset({("format",), ("id",), ("provenance", "trial_id"), ("provenance", "labeled_at")})
 
 
 class NothingToExport(ExportError):
@@ -111,12 +112,22 @@ def export_tasks(
         raise ExportError(f"{path} exists; --append adds the new tasks to it, --force replaces it")
     old = existing_ids(path, fmt) if append and exists else []
     known = set(old)
-    new = [c for c in candidates if candidate_task_id(c) not in known]
     redactor = Redactor() if redact else None
+    out_id = _task_ids(redactor)
+    new = [c for c in candidates if out_id(c) not in known]
     if new or not exists or not append:
         lines = _lines(db, new, fmt, redactor, _rule_infos(db))
         write_atomic(path, lines, keep_existing=append and exists)
     return _summary(path, fmt, candidates, new, old, redactor)
+
+
+def _task_ids(redactor: Redactor | None) -> Callable[[Candidate], str]:
+    """The id a candidate's task has in the file: with redaction, made from the masked task id (so
+    ``--append --redact`` finds the tasks an earlier redacted export wrote)."""
+    if redactor is None:
+        return candidate_task_id
+    quiet = Redactor()  # ids are counted where the record is redacted, not here
+    return lambda c: candidate_task_id(c, quiet.text)
 
 
 def nothing_message(sel: Selection) -> str:
@@ -175,7 +186,9 @@ def _lines(
         )
         task = build_task(c, trial, ctx)
         if redactor is not None:
-            task = redactor.record(task, _KEEP)
+            with redactor.one_record():
+                task = redactor.value(task, _KEEP)
+                task["id"] = candidate_task_id(c, redactor.text)
         record = to_inspect(task) if fmt == "inspect" else task
         yield json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
 
@@ -188,10 +201,11 @@ def _summary(
     old: Sequence[str],
     redactor: Redactor | None,
 ) -> ExportSummary:
+    shown = (lambda s: s) if redactor is None else Redactor().text  # names come from the data
     counts: Counter[tuple[str, str]] = Counter()
     for c in new:
         if c.cluster is not None:
-            counts[(c.cluster.cluster_id, c.cluster.cluster_name)] += 1
+            counts[(c.cluster.cluster_id, shown(c.cluster.cluster_name))] += 1
     clusters = [
         ClusterCount(cid, name, n)
         for (cid, name), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -203,7 +217,7 @@ def _summary(
         written=len(new),
         already=len(candidates) - len(new),
         total=len(old) + len(new),
-        ids=[candidate_task_id(c) for c in new],
+        ids=[_task_ids(redactor)(c) for c in new],
         clusters=clusters,
         unclustered=sum(1 for c in new if c.cluster is None),
         sources=dict(sorted(Counter(c.source for c in new).items())),

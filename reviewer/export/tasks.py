@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,16 +34,22 @@ class TaskContext:
     rules: dict[str, RuleInfo] = field(default_factory=dict)
 
 
-def task_id(run: str, task: str, trial: int, trial_id: str) -> str:
-    """The stable id of the task made from one trial: a slug of the task id and a hash of the trial."""
+def task_id(
+    run: str, task: str, trial: int, trial_id: str, mask: Callable[[str], str] | None = None
+) -> str:
+    """The stable id of the task made from one trial: a slug of the task id and a hash of the trial.
+
+    With ``mask`` (redaction) the slug is made from the masked task id; the hash, of the original,
+    keeps ids unique, and the same trial always gets the same id."""
     digest = hashlib.sha256(f"{run}\0{task}\0{trial}\0{trial_id}".encode()).hexdigest()[:12]
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", task).strip("_.-")[:_SLUG_MAX] or "task"
+    shown = mask(task) if mask is not None else task
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", shown).strip("_.-")[:_SLUG_MAX] or "task"
     return f"{slug}-{digest}"
 
 
-def candidate_task_id(c: Candidate) -> str:
+def candidate_task_id(c: Candidate, mask: Callable[[str], str] | None = None) -> str:
     k = c.key
-    return task_id(k.run, k.task_id, k.trial, k.trial_id)
+    return task_id(k.run, k.task_id, k.trial, k.trial_id, mask)
 
 
 def prompt_messages(trial: Trial) -> list[dict[str, str]]:

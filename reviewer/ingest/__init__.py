@@ -6,8 +6,10 @@ SQL. Adding a format is one new module and one line in ``FORMATS``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, BinaryIO
 
 from reviewer.ingest import (
     atif,
@@ -23,7 +25,8 @@ from reviewer.ingest import (
     tau2_bench,
     tau_bench,
 )
-from reviewer.ingest.base import Format, IngestError, Item
+from reviewer.ingest.base import BOM, Format, IngestError, Item
+from reviewer.ingest.limits import MIB, limits
 
 HEAD_BYTES = 64 * 1024
 
@@ -63,19 +66,94 @@ def format_by_name(name: str) -> Format:
     raise KeyError(name)
 
 
+LFS_POINTER = b"version https://git-lfs.github.com/spec/v1"
+
+
 def sniff(path: Path) -> Format:
-    """The format of ``path``; IngestError naming the formats we read when none fits."""
+    """The format of ``path``; IngestError naming what the file holds and the closest format we read
+    when none fits (and a Git LFS pointer as one)."""
     try:
         with path.open("rb") as fh:
             head = fh.read(HEAD_BYTES)
+            if not head.strip():
+                raise IngestError(str(path), "empty file")
+            if head.startswith(LFS_POINTER):
+                raise IngestError(str(path), "a Git LFS pointer, not the file: run git lfs pull")
+            fmt = _match(path, head)
+            if fmt is None and len(head) == HEAD_BYTES:
+                # a first JSONL record longer than the head: look at all of it
+                head += _rest_of_first_line(fh, head)
+                fmt = _match(path, head)
     except OSError as e:
         raise IngestError(str(path), f"cannot read: {e.strerror or e}") from e
-    if not head.strip():
-        raise IngestError(str(path), "empty file")
+    if fmt is None:
+        raise IngestError(
+            str(path), f"unknown format: {_seen(head)}; reviewer reads {FORMAT_NAMES}"
+        )
+    return fmt
+
+
+def _match(path: Path, head: bytes) -> Format | None:
+    return next((fmt for fmt in FORMATS if fmt.sniff(path, head)), None)
+
+
+def _rest_of_first_line(fh: BinaryIO, head: bytes) -> bytes:
+    """More of a JSONL file whose first record is longer than the head, up to its first newline
+    (and the record limit), so the sniffers see the whole first record."""
+    if not head.lstrip(BOM + b" \t\r\n").startswith(b"{") or b"\n" in head.lstrip(BOM + b" \t\r\n"):
+        return b""
+    more: list[bytes] = []
+    size, limit = len(head), limits().record
+    while size < limit and (chunk := fh.readline(min(MIB, limit - size))):
+        more.append(chunk)
+        size += len(chunk)
+        if chunk.endswith(b"\n"):
+            break
+    return b"".join(more)
+
+
+def _seen(head: bytes) -> str:
+    """What an unknown file holds, in a few words: its top-level keys, or its first bytes, and
+    the format whose keys come closest."""
+    text = head.removeprefix(BOM)
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), b"")
+    obj: Any = None
+    for candidate in (first, text):
+        try:
+            obj = json.loads(candidate)
+            break
+        except (ValueError, RecursionError):
+            continue
+    if isinstance(obj, list) and obj and isinstance(obj[0], dict):
+        keys, what = list(obj[0]), "a JSON array of objects with keys"
+    elif isinstance(obj, dict):
+        keys, what = list(obj), "a JSON object with keys"
+    else:
+        return f"it starts with {_printable(text[:48])}"
+    shown = ", ".join(_printable(k.encode("utf-8", "backslashreplace")[:40]) for k in keys[:8]) + (
+        ", …" if len(keys) > 8 else ""
+    )
+    saw = f"{what} {shown or '(none)'}"
+    best, best_score = None, 0.0
     for fmt in FORMATS:
-        if fmt.sniff(path, head):
-            return fmt
-    raise IngestError(str(path), f"unknown format; reviewer reads {FORMAT_NAMES}")
+        wanted = getattr(fmt, "KEYS", ())
+        score = sum(1 for k in wanted if k in keys) / max(len(wanted), 1)
+        if score > best_score:
+            best, best_score = fmt, score
+    if best is None:
+        return saw
+    wanted = getattr(best, "KEYS", ())
+    lacks = [k for k in wanted if k not in keys]
+    return f"{saw}; closest is {best.NAME}, which also needs {', '.join(lacks)}" if lacks else saw
+
+
+def _printable(data: bytes) -> str:
+    """Bytes as one visible line: printable ASCII kept, everything else escaped."""
+    out = "".join(
+        chr(b) if 32 <= b < 127 and b != 92 else ("\\\\" if b == 92 else f"\\x{b:02x}")
+        for b in data
+    )
+    return f'"{out}"'
 
 
 def parse(path: Path) -> Iterator[Item]:

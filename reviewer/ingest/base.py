@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, BinaryIO, Literal, Protocol, runtime_checkable
 
+from reviewer.ingest.limits import MIB, limits
 from reviewer.models import Message, PairRecord, Skip, TaskEntry, ToolCall, Trial
-from reviewer.record import as_text, looks_like_error, parse_arguments
+from reviewer.record import RecordError, as_text, loads, looks_like_error, parse_arguments
 
 Record = Trial | Skip
 #: What a file holds: trials (stored), a regression task list (checked and listed), pair judgements.
@@ -46,20 +48,72 @@ class IngestError(Exception):
         super().__init__(f"{where}: {reason}")
 
 
-def jsonl_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+BOM = b"\xef\xbb\xbf"
+#: A stripped JSONL line with its number, or the Skip of a line too long to read.
+Line = tuple[int, bytes] | Skip
+
+
+def jsonl_lines(path: Path) -> Iterator[Line]:
     """(line number, stripped line) of every non-blank line of a JSONL file, a leading BOM dropped;
-    IngestError when the file cannot be opened."""
+    a line over the record limit is read past in pieces and becomes a Skip. IngestError when the
+    file cannot be opened."""
+    file = str(path)
+    limit = limits()
     try:
         fh = path.open("rb")
     except OSError as exc:
-        raise IngestError(str(path), f"cannot read: {exc.strerror or exc}") from None
+        raise IngestError(file, f"cannot read: {exc.strerror or exc}") from None
     with fh:
-        for lineno, raw in enumerate(fh, start=1):
+        lineno = 0
+        while raw := fh.readline(limit.record + 1):
+            lineno += 1
+            if len(raw) > limit.record and not raw.endswith(b"\n"):
+                size = len(raw)
+                while (more := fh.readline(MIB)) and size < (1 << 62):
+                    size += len(more)
+                    if more.endswith(b"\n"):
+                        break
+                yield Skip(file, lineno, f"record is {limit.over_record(size)}")
+                continue
             line = raw.strip()
             if lineno == 1:
-                line = line.removeprefix(b"\xef\xbb\xbf")
+                line = line.removeprefix(BOM)
             if line:
                 yield lineno, line
+
+
+def read_document(fh: BinaryIO, file: str) -> bytes:
+    """The whole of a file read whole (a tau2-bench results file, an Inspect ``.json`` log);
+    IngestError when it is over the document limit, before reading it."""
+    limit = limits()
+    size = os.fstat(fh.fileno()).st_size
+    if size > limit.document:
+        raise IngestError(file, f"file is {limit.over_document(size)}")
+    return fh.read(limit.document + 1)
+
+
+def decode_line(line: bytes) -> str:
+    """A JSONL line as text; RecordError naming the first byte that is not UTF-8."""
+    try:
+        return line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RecordError(
+            f"not UTF-8: byte 0x{line[exc.start]:02x} at column {exc.start + 1}"
+        ) from None
+
+
+def load_text(text: str) -> Any:
+    """JSON text parsed and checked (:func:`reviewer.record.loads`); RecordError with a one-line
+    reason: invalid JSON, or a value the store cannot keep."""
+    try:
+        return loads(text)
+    except json.JSONDecodeError as exc:
+        raise RecordError(f"invalid JSON: {exc.msg} at column {exc.colno}") from None
+
+
+def load_line(line: bytes) -> Any:
+    """One JSONL line decoded, parsed and checked; RecordError with a one-line reason."""
+    return load_text(decode_line(line))
 
 
 def canonical(obj: Any) -> bytes:
@@ -104,16 +158,24 @@ def openai_messages(raw: list[Any]) -> list[Message]:
 
 
 __all__ = [
+    "BOM",
     "KINDS",
     "Format",
     "IngestError",
     "Item",
     "Kind",
+    "Line",
     "Record",
+    "RecordError",
     "Iterator",
     "as_text",
     "canonical",
+    "decode_line",
+    "jsonl_lines",
+    "load_text",
+    "load_line",
     "looks_like_error",
     "openai_messages",
     "parse_arguments",
+    "read_document",
 ]

@@ -4,12 +4,15 @@ id, and ``--check`` validation of a trial stream (everything short of writing)."
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+import os
+import stat
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from reviewer.ingest.base import Item
 from reviewer.models import Skip, Trial
+from reviewer.record import trial_problem
 
 SUFFIXES = {".jsonl", ".ndjson", ".json", ".eval"}
 #: Records between two progress reports (and trials per write batch).
@@ -31,27 +34,71 @@ Progress = Callable[[str, int], None]  # (file name, records so far in this file
 
 
 def discover(paths: Iterable[str | Path]) -> tuple[list[tuple[Path, bool]], list[str]]:
-    """Files to import as (path, named_directly), and errors for paths that do not exist or hold nothing."""
+    """Files to import as (path, named_directly), and one line for each path that does not exist,
+    cannot be read (a folder anywhere below included: it is skipped, the rest is walked) or holds
+    nothing."""
     found: list[tuple[Path, bool]] = []
     errors: list[str] = []
     for raw in paths:
         p = Path(raw)
-        if p.is_dir():
-            files = sorted(
-                f
-                for f in p.rglob("*")
-                if f.is_file()
-                and f.suffix.lower() in SUFFIXES
-                and not any(part.startswith(".") for part in f.relative_to(p).parts)
-            )
+        try:
+            mode = p.stat().st_mode
+        except FileNotFoundError:
+            errors.append(f"{p}: no such file or directory")
+            continue
+        except OSError as e:
+            errors.append(f"{p}: cannot read: {e.strerror or e}")
+            continue
+        if stat.S_ISDIR(mode):
+            files = _walk(p, errors)
             if not files:
                 errors.append(f"{p}: no files to import (looked for {', '.join(sorted(SUFFIXES))})")
             found.extend((f, False) for f in files)
-        elif p.is_file():
+        elif stat.S_ISREG(mode):
             found.append((p, True))
         else:
-            errors.append(f"{p}: no such file or directory")
+            errors.append(f"{p}: not a file or folder")
     return found, errors
+
+
+def _walk(root: Path, errors: list[str]) -> list[Path]:
+    """The files under ``root`` with a suffix we read, hidden files and folders left out, sorted;
+    a folder that cannot be read is one line in ``errors`` and is skipped."""
+
+    def unreadable(e: OSError) -> None:
+        errors.append(f"{e.filename}: cannot read folder: {e.strerror or e}; skipped")
+
+    files: list[Path] = []
+    for folder, dirs, names in os.walk(root, onerror=unreadable):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        base = Path(folder)
+        for name in names:
+            if name.startswith(".") or Path(name).suffix.lower() not in SUFFIXES:
+                continue
+            f = base / name
+            if f.is_file():
+                files.append(f)
+    return sorted(files)
+
+
+def screen(items: Iterable[Item], file: str) -> Iterator[Item]:
+    """The one gate every format's trials pass before they are checked (``--check``) or written: a
+    trial holding a number the store cannot keep (NaN, ±Infinity, an integer beyond 64 bits, even
+    when a format computed it) becomes a Skip naming it. The values of the file itself were checked
+    as they were parsed (``reviewer.record.loads``)."""
+    for item in items:
+        if isinstance(item, Trial) and (problem := trial_problem(item)):
+            yield Skip(file, item.source_line, problem)
+        elif isinstance(item, Skip) and item.file != file:
+            yield Skip(path_text(item.file), item.line, item.reason)
+        else:
+            yield item
+
+
+def path_text(path: str | Path) -> str:
+    """A path as text the store can keep and a terminal can show: bytes of a file name that are not
+    UTF-8 (which Python holds as lone surrogates) become ``\\xff`` escapes."""
+    return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def default_run_name(path: Path) -> str:
@@ -62,8 +109,8 @@ def default_run_name(path: Path) -> str:
             stem = stem[: -len(suffix)]
             break
     if stem.lower() in _GENERIC_STEMS and path.parent.name:
-        return path.parent.resolve().name
-    return stem
+        return path_text(path.parent.resolve().name)
+    return path_text(stem)
 
 
 def trial_id(run: str, trial: Trial) -> str:

@@ -14,11 +14,22 @@ from functools import cache
 from pathlib import Path
 from typing import IO, Any
 
-from reviewer.ingest.base import IngestError, Kind, Record, as_text, canonical, parse_arguments
+from reviewer.ingest.base import (
+    IngestError,
+    Kind,
+    Record,
+    as_text,
+    canonical,
+    parse_arguments,
+    read_document,
+)
+from reviewer.ingest.limits import MIB, RATIO_FREE, Limits, limits, size_text
 from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage, is_success
+from reviewer.record import MAX_DEPTH, RecordError, json_problem, loads
 
 NAME = "inspect"
 KIND: Kind = "trials"
+KEYS = ("version", "status", "eval", "samples")
 
 _ZIP_MAGIC = b"PK\x03\x04"
 _ZSTD = 93  # zip method id of Zstandard, which Inspect uses when INSPECT_USE_ZSTD is set
@@ -70,9 +81,12 @@ def parse(path: Path) -> Iterator[Record]:
 def _parse_json(path: Path) -> Iterator[Record]:
     file = str(path)
     try:
-        data = json.loads(path.read_bytes().decode("utf-8-sig"))
+        with path.open("rb") as fh:
+            data = json.loads(read_document(fh, file).decode("utf-8-sig"))
     except OSError as exc:
         raise IngestError(file, f"cannot read: {exc.strerror or exc}") from None
+    except RecursionError:
+        raise IngestError(file, f"JSON nested deeper than {MAX_DEPTH} levels") from None
     except UnicodeDecodeError as exc:
         raise IngestError(file, f"not UTF-8: {exc.reason} at byte {exc.start}") from None
     except json.JSONDecodeError as exc:
@@ -83,7 +97,12 @@ def _parse_json(path: Path) -> Iterator[Record]:
     if not isinstance(samples, list) or not samples:
         raise IngestError(file, f"log has no samples (status: {data.get('status', 'unknown')})")
     header = _dict(data.get("eval"))
+    if problem := json_problem(header):
+        raise IngestError(file, f"eval: {problem}")
     for index, sample in enumerate(samples, start=1):
+        if problem := json_problem(sample):
+            yield Skip(file, index, f"sample {index}: {problem}")
+            continue
         yield _sample(file, index, index, f"sample {index}", sample, header)
 
 
@@ -96,10 +115,11 @@ def _parse_eval(path: Path) -> Iterator[Record]:
     with zf, path.open("rb") as raw:
         names = [i for i in zf.infolist() if _SAMPLE.match(i.filename)]
         header: dict[str, Any] = {}
+        limit = limits()
         for member in ("header.json", "_journal/start.json"):
             if member in zf.NameToInfo:
                 try:
-                    header = _dict(json.loads(_member(zf, raw, zf.getinfo(member))).get("eval"))
+                    header = _dict(_load_member(zf, raw, zf.getinfo(member), limit).get("eval"))
                 except _DAMAGE as exc:
                     yield Skip(file, None, f"{member}: {_why(exc)}")
                     continue
@@ -108,7 +128,7 @@ def _parse_eval(path: Path) -> Iterator[Record]:
             raise IngestError(file, "log has no samples (samples/*.json)")
         for index, info in enumerate(names, start=1):
             try:
-                sample = json.loads(_member(zf, raw, info))
+                sample = _load_member(zf, raw, info, limit)
             except _DAMAGE as exc:
                 yield Skip(file, None, f"{info.filename}: {_why(exc)}")
                 continue
@@ -118,13 +138,50 @@ def _parse_eval(path: Path) -> Iterator[Record]:
 def _why(exc: Exception) -> str:
     if isinstance(exc, json.JSONDecodeError):
         return f"invalid JSON: {exc.msg} (line {exc.lineno} column {exc.colno})"
+    if isinstance(exc, _Refused):
+        return str(exc)
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8: {exc.reason} at byte {exc.start}"
     return f"unreadable member: {exc}"
 
 
-def _member(zf: zipfile.ZipFile, raw: IO[bytes], info: zipfile.ZipInfo) -> bytes:
-    """One member's bytes; a Zstandard member (zipfile reads those only from Python 3.14) via libzstd."""
+class _Refused(ValueError):
+    """A member that is not read: over a size limit, or holding a value the store cannot keep."""
+
+
+def _load_member(zf: zipfile.ZipFile, raw: IO[bytes], info: zipfile.ZipInfo, limit: Limits) -> Any:
+    """One member parsed and checked, its size limits applied before and while reading."""
     try:
-        return zf.read(info)
+        return loads(_member(zf, raw, info, limit).decode("utf-8-sig"))
+    except RecordError as exc:
+        raise _Refused(str(exc)) from None
+
+
+def _member(
+    zf: zipfile.ZipFile, raw: IO[bytes], info: zipfile.ZipInfo, limit: Limits | None = None
+) -> bytes:
+    """One member's bytes; a Zstandard member (zipfile reads those only from Python 3.14) via libzstd.
+
+    The sizes the zip declares are checked first (uncompressed size and compression ratio), and the
+    bytes are counted while they stream, so a member that lies about its size stops at the limit."""
+    limit = limit or limits()
+    if info.file_size > limit.record:
+        raise _Refused(f"member is {limit.over_record(info.file_size)}")
+    if info.file_size > RATIO_FREE and info.file_size > limit.ratio * max(info.compress_size, 1):
+        raise _Refused(
+            f"member expands {info.file_size / max(info.compress_size, 1):.0f} times "
+            f"({size_text(info.compress_size)} to {size_text(info.file_size)}), over the limit of "
+            f"{limit.ratio:g} (REVIEWER_MAX_ZIP_RATIO)"
+        )
+    try:
+        with zf.open(info) as member:
+            chunks, size = [], 0
+            while chunk := member.read(MIB):
+                size += len(chunk)
+                if size > limit.record:
+                    raise _Refused(f"member is {limit.over_record(size)} (more than it declares)")
+                chunks.append(chunk)
+            return b"".join(chunks)
     except NotImplementedError:
         if info.compress_type != _ZSTD:
             raise zipfile.BadZipFile(

@@ -6,23 +6,27 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from reviewer.ingest.base import IngestError, Kind, Record
+from reviewer.ingest.base import BOM, Kind, Record, RecordError, decode_line, jsonl_lines, load_text
 from reviewer.models import Skip
-from reviewer.record import RecordError, trial_from_dict
+from reviewer.record import trial_from_dict
 
 NAME = "native"
 KIND: Kind = "trials"
 
 
+#: The members a native record has; what an unknown file is compared with.
+KEYS = ("task_id", "messages", "outcome")
+
+
 def sniff(path: Path, head: bytes) -> bool:
     """A JSON object per line with ``task_id``, ``messages`` and ``outcome``."""
-    first = _first_line(head)
+    first = _first_line(head.removeprefix(BOM))
     if first is None or not first.startswith(b"{"):
         return False
     try:
         obj = json.loads(first)
-    except ValueError:
-        # a first line cut by the 64 KiB head, or broken: judge by its keys
+    except (ValueError, RecursionError):
+        # a first line cut by the head, or broken: judge by its keys
         return b'"outcome"' in first and b'"messages"' in first
     return isinstance(obj, dict) and "outcome" in obj and "messages" in obj
 
@@ -37,30 +41,15 @@ def _first_line(head: bytes) -> bytes | None:
 
 def parse(path: Path) -> Iterator[Record]:
     name = str(path)
-    try:
-        fh = path.open("rb")
-    except OSError as e:
-        raise IngestError(name, f"cannot read: {e.strerror or e}") from e
-    with fh:
-        for lineno, raw in enumerate(fh, 1):
-            line = raw.strip()
-            if not line:
-                continue
-            yield parse_line(line, name, lineno)
+    for item in jsonl_lines(path):
+        yield item if isinstance(item, Skip) else parse_line(item[1], name, item[0])
 
 
 def parse_line(line: bytes, file: str, lineno: int) -> Record:
     """One JSONL line as a Trial, or a Skip saying what is wrong with it."""
     try:
-        text = line.decode("utf-8")
-    except UnicodeDecodeError as e:
-        return Skip(file, lineno, f"not UTF-8 (byte 0x{line[e.start]:02x} at column {e.start + 1})")
-    try:
-        obj = json.loads(text)
-    except ValueError as e:
-        return Skip(file, lineno, f"invalid JSON: {e}")
-    try:
-        trial = trial_from_dict(obj)
+        text = decode_line(line)
+        trial = trial_from_dict(load_text(text))
     except RecordError as e:
         return Skip(file, lineno, str(e))
     trial.source_line = lineno

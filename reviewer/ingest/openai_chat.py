@@ -9,11 +9,20 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from reviewer.ingest.base import Kind, Record, as_text, jsonl_lines, openai_messages
+from reviewer.ingest.base import (
+    Kind,
+    Record,
+    RecordError,
+    as_text,
+    jsonl_lines,
+    load_line,
+    openai_messages,
+)
 from reviewer.models import Skip, Trial, TrialError, Usage
 
 NAME = "openai-chat"
 KIND: Kind = "trials"
+KEYS = ("messages", "passed")
 
 _SUFFIXES = {".jsonl", ".json", ".ndjson"}
 _KEY = r'"{}"\s*:'
@@ -32,7 +41,7 @@ def sniff(path: Path, head: bytes) -> bool:
         return False
     try:
         obj = json.loads(first)
-    except ValueError:
+    except (ValueError, RecursionError):
         # a first line longer than the head: judge by the keys it shows
         text = first.decode("utf-8", "replace")
         has = {
@@ -51,22 +60,16 @@ def sniff(path: Path, head: bytes) -> bool:
 def parse(path: Path) -> Iterator[Record]:
     """One Trial per line; a bad line becomes a Skip naming its line number."""
     file = str(path)
-    for lineno, line in jsonl_lines(path):
-        yield parse_line(line, file, lineno)
+    for item in jsonl_lines(path):
+        yield item if isinstance(item, Skip) else parse_line(item[1], file, item[0])
 
 
 def parse_line(line: bytes, file: str, lineno: int) -> Record:
     """One JSONL line as a Trial, or a Skip saying what is wrong with it."""
     try:
-        text = line.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return Skip(
-            file, lineno, f"not UTF-8: byte 0x{line[exc.start]:02x} at column {exc.start + 1}"
-        )
-    try:
-        rec = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return Skip(file, lineno, f"invalid JSON: {exc.msg} at column {exc.colno}")
+        rec = load_line(line)
+    except RecordError as exc:
+        return Skip(file, lineno, str(exc))
     if not isinstance(rec, dict):
         return Skip(file, lineno, f"not a JSON object ({type(rec).__name__})")
     try:

@@ -18,11 +18,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from reviewer.ingest.base import Kind, jsonl_lines
+from reviewer.ingest.base import Kind, RecordError, jsonl_lines, load_line
 from reviewer.models import PairRecord, Skip
 
 NAME = "pairs"
 KIND: Kind = "pairs"  # not trials: the import workflow writes these to the pairs table
+KEYS = ("pair_id", "order_ab", "order_ba")
 
 WINNERS = ("a", "b", "tie")
 _SUFFIXES = {".jsonl", ".ndjson", ".json"}
@@ -42,7 +43,7 @@ def sniff(path: Path, head: bytes) -> bool:
         return False
     try:
         obj = json.loads(first)
-    except ValueError:
+    except (ValueError, RecursionError):
         text = first.decode("utf-8", "replace")  # a first line longer than the head
         return all(re.search(_KEY.format(k), text) for k in ("pair_id", "order_ab"))
     return isinstance(obj, dict) and "pair_id" in obj and "order_ab" in obj
@@ -53,7 +54,11 @@ def parse(path: Path) -> Iterator[PairLine]:
     naming its line number."""
     file = str(path)
     seen: dict[tuple[str, str], int | None] = {}
-    for lineno, line in jsonl_lines(path):
+    for read in jsonl_lines(path):
+        if isinstance(read, Skip):
+            yield read
+            continue
+        lineno, line = read
         item = parse_line(line, file, lineno)
         if isinstance(item, PairRecord):
             key = (item.pair_id, item.judge)
@@ -80,13 +85,9 @@ def read_pairs(path: Path) -> tuple[list[PairRecord], list[Skip]]:
 def parse_line(line: bytes, file: str, lineno: int) -> PairLine:
     """One JSONL line as a PairRecord, or a Skip saying what is wrong with it."""
     try:
-        obj = json.loads(line.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        return Skip(
-            file, lineno, f"not UTF-8: byte 0x{line[exc.start]:02x} at column {exc.start + 1}"
-        )
-    except json.JSONDecodeError as exc:
-        return Skip(file, lineno, f"invalid JSON: {exc.msg} at column {exc.colno}")
+        obj = load_line(line)
+    except RecordError as exc:
+        return Skip(file, lineno, str(exc))
     if not isinstance(obj, dict):
         return Skip(file, lineno, f"not a JSON object ({type(obj).__name__})")
     problem = _problem(obj)

@@ -11,23 +11,24 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from reviewer.ingest.base import Kind, jsonl_lines
+from reviewer.ingest.base import BOM, Kind, RecordError, jsonl_lines, load_line
 from reviewer.ingest.task_schema import FORMAT, problems
 from reviewer.models import Skip, TaskEntry
 
 NAME = "task-list"
 KIND: Kind = "tasks"
+KEYS = ("format", "id", "input", "expected", "provenance")
 _MARK = b'"format"'
 
 
 def sniff(path: Path, head: bytes) -> bool:
     """The first non-blank line is an object whose ``format`` is the native task format."""
-    first = next((ln.strip() for ln in head.splitlines() if ln.strip()), b"")
+    first = next((ln.strip() for ln in head.removeprefix(BOM).splitlines() if ln.strip()), b"")
     if not first.startswith(b"{"):
         return False
     try:
         obj = json.loads(first)
-    except ValueError:  # a first line cut by the head: judge by its opening
+    except (ValueError, RecursionError):  # a first line cut by the head: judge by its opening
         return _MARK in first[:200] and FORMAT.encode() in first[:200]
     return isinstance(obj, dict) and obj.get("format") == FORMAT
 
@@ -36,7 +37,11 @@ def parse(path: Path) -> Iterator[TaskEntry | Skip]:
     """Every line as a TaskEntry, or a Skip naming its problem (a repeated task id included)."""
     name = str(path)
     first_line: dict[str, int] = {}
-    for lineno, raw in jsonl_lines(path):
+    for read in jsonl_lines(path):
+        if isinstance(read, Skip):
+            yield read
+            continue
+        lineno, raw = read
         entry = _entry(raw, name, lineno)
         if isinstance(entry, Skip):
             yield entry
@@ -61,11 +66,9 @@ def read_tasks(path: Path) -> tuple[list[TaskEntry], list[Skip]]:
 
 def _entry(raw: bytes, file: str, lineno: int) -> TaskEntry | Skip:
     try:
-        obj: Any = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as e:
-        return Skip(file, lineno, f"not UTF-8 (byte 0x{raw[e.start]:02x} at column {e.start + 1})")
-    except ValueError as e:
-        return Skip(file, lineno, f"invalid JSON: {e}")
+        obj: Any = load_line(raw)
+    except RecordError as e:
+        return Skip(file, lineno, str(e))
     found = problems(obj)
     if found:
         return Skip(file, lineno, "; ".join(found))

@@ -8,11 +8,21 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from reviewer.ingest.base import IngestError, Kind, Record, as_text, canonical, parse_arguments
+from reviewer.ingest.base import (
+    IngestError,
+    Kind,
+    Record,
+    as_text,
+    canonical,
+    parse_arguments,
+    read_document,
+)
 from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage
+from reviewer.record import MAX_DEPTH, json_problem
 
 NAME = "tau2-bench"
 KIND: Kind = "trials"
+KEYS = ("simulations", "tasks", "info")
 
 _OBJECT_START = re.compile(rb"^\s*\{")
 #: Keys of tau2's ``info`` block, which is written before the (possibly huge) ``tasks`` list.
@@ -45,12 +55,15 @@ def parse(path: Path) -> Iterator[Record]:
         for t in (data["tasks"] if isinstance(data.get("tasks"), list) else [])
         if isinstance(t, dict) and t.get("id") is not None
     }
+    unfit = {tid: problem for tid, t in tasks.items() if (problem := json_problem(t))}
     info = _dict(data.get("info"))
     run_meta = _run_metadata(info)
+    if problem := json_problem(run_meta):
+        raise IngestError(file, f"info: {problem}")
     sims = data.get("simulations")
     if isinstance(sims, list) and sims:
         for index, sim in enumerate(sims, start=1):
-            yield _simulation(file, index, sim, tasks, run_meta)
+            yield _checked(file, index, sim, tasks, unfit, run_meta)
         return
     folder = path.parent / "simulations"
     if sims in (None, []) and folder.is_dir():
@@ -60,15 +73,37 @@ def parse(path: Path) -> Iterator[Record]:
             except IngestError as exc:
                 yield Skip(str(sim_path), None, exc.reason)
                 continue
-            yield _simulation(str(sim_path), index, sim, tasks, run_meta)
+            yield _checked(str(sim_path), index, sim, tasks, unfit, run_meta)
         return
     raise IngestError(file, "no simulations" if sims in (None, []) else "simulations is not a list")
 
 
+def _checked(
+    file: str,
+    index: int,
+    sim: Any,
+    tasks: dict[str, Any],
+    unfit: dict[str, str],
+    run_meta: dict[str, Any],
+) -> Record:
+    """A simulation as a Trial, or a Skip when it (or its task) holds a value the store cannot keep."""
+    problem = json_problem(sim)
+    if problem is None and isinstance(sim, dict):
+        task_problem = unfit.get(str(sim.get("task_id")))
+        problem = f"task {sim.get('task_id')}: {task_problem}" if task_problem else None
+    if problem:
+        return Skip(file, index, f"simulation {index}: {problem}")
+    return _simulation(file, index, sim, tasks, run_meta)
+
+
 def _load(path: Path, file: str) -> Any:
+    """The whole file parsed (values are checked per simulation, so one bad value skips only its
+    simulation); IngestError for a file too big to read whole, not UTF-8, invalid or nested too deep."""
     try:
         with path.open("rb") as fh:
-            return json.loads(fh.read().decode("utf-8-sig"))
+            return json.loads(read_document(fh, file).decode("utf-8-sig"))
+    except RecursionError:
+        raise IngestError(file, f"JSON nested deeper than {MAX_DEPTH} levels") from None
     except UnicodeDecodeError as exc:
         raise IngestError(file, f"not UTF-8: {exc.reason} at byte {exc.start}") from None
     except json.JSONDecodeError as exc:

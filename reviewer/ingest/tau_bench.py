@@ -9,14 +9,19 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from reviewer.ingest.base import IngestError, Kind, Record, canonical, openai_messages
+from reviewer.ingest.limits import Limits, limits
 from reviewer.models import Message, Skip, Trial
+from reviewer.record import decode_at
 
 NAME = "tau-bench"
 KIND: Kind = "trials"
+KEYS = ("task_id", "reward", "traj", "info")
 
 _CHUNK = 1 << 20
 _WS = " \t\r\n"
 _ARRAY_START = re.compile(rb"^\s*\[\s*\{")
+_IN_STRING = re.compile(r'["\\]')
+_OUTSIDE = re.compile(r'["\[\]{}]')
 #: Tool-name prefixes that never change the database, so they say nothing about why the end state differs.
 _READ_ONLY = (
     "get_",
@@ -48,18 +53,18 @@ class _BadArray(Exception):
         self.reason = reason
 
 
-def _iter_array(fh: TextIO) -> Iterator[tuple[int, Any]]:
-    """Yield ``(1-based index, value)`` for each element of a top-level JSON array, one at a time."""
-    decoder = json.JSONDecoder()
+def _iter_array(fh: TextIO, limit: Limits) -> Iterator[tuple[int, Any, str | None]]:
+    """Yield ``(1-based index, value, problem)`` for each element of a top-level JSON array, one at a
+    time; an element over the record limit is read past without being kept (its value is None)."""
     buf = ""
     pos = 0
     eof = False
 
-    def fill() -> bool:
+    def fill(size: int = _CHUNK) -> bool:
         nonlocal buf, pos, eof
         if eof:
             return False
-        more = fh.read(max(_CHUNK, len(buf) - pos))
+        more = fh.read(max(size, min(len(buf) - pos, limit.record)))
         if not more:
             eof = True
             return False
@@ -78,6 +83,47 @@ def _iter_array(fh: TextIO) -> Iterator[tuple[int, Any]]:
             if not fill():
                 return ""
 
+    def skip_big(index: int) -> int:
+        """Read past the element at ``pos`` (an object, array or string) in pieces; its size."""
+        nonlocal buf, pos
+        if buf[pos] not in '{["':
+            raise _BadArray(index, f"record is {limit.over_record(len(buf) - pos)}")
+        depth, in_string, escaped, size, i = 0, False, False, 0, pos
+        while True:
+            while i < len(buf):
+                if in_string:
+                    if escaped:
+                        escaped, i = False, i + 1
+                        continue
+                    m = _IN_STRING.search(buf, i)
+                    if m is None:
+                        i = len(buf)
+                        break
+                    i = m.end()
+                    if m.group() == "\\":
+                        escaped = True
+                        continue
+                    in_string = False
+                else:
+                    m = _OUTSIDE.search(buf, i)
+                    if m is None:
+                        i = len(buf)
+                        break
+                    i = m.end()
+                    if m.group() == '"':
+                        in_string = True
+                        continue
+                    depth += 1 if m.group() in "[{" else -1
+                if depth <= 0 and not in_string:
+                    size += i - pos
+                    pos = i
+                    return size
+            size += len(buf) - pos
+            pos = len(buf)
+            i = 0
+            if not fill():
+                raise _BadArray(index, "the file ends inside this record")
+
     index = 0
     if skip_ws() != "[":
         raise _BadArray(0, "not a JSON array")
@@ -91,19 +137,24 @@ def _iter_array(fh: TextIO) -> Iterator[tuple[int, Any]]:
                 raise _BadArray(index + 1, f"expected ',' or ']' after record {index}, got {ch!r}")
             pos += 1
             skip_ws()
+        problem: str | None
         while True:
+            if len(buf) - pos > limit.record:
+                size = skip_big(index + 1)
+                value, problem = None, f"record is {limit.over_record(size)}"
+                break
             try:
-                value, end = decoder.raw_decode(buf, pos)
+                value, end, problem = decode_at(buf, pos)
             except json.JSONDecodeError as exc:
                 if fill():
                     continue
                 raise _BadArray(index + 1, f"invalid JSON: {exc.msg}") from None
             if end == len(buf) and fill():
                 continue  # a scalar cut at the buffer end would parse short
+            pos = end
             break
         index += 1
-        pos = end
-        yield index, value
+        yield index, value, problem
 
 
 def parse(path: Path) -> Iterator[Record]:
@@ -111,8 +162,11 @@ def parse(path: Path) -> Iterator[Record]:
     file = str(path)
     try:
         with path.open(encoding="utf-8-sig") as fh:
-            for index, rec in _iter_array(fh):
-                yield _record(file, index, rec)
+            for index, rec, problem in _iter_array(fh, limits()):
+                if problem:
+                    yield Skip(file, index, f"record {index}: {problem}")
+                else:
+                    yield _record(file, index, rec)
     except _BadArray as exc:
         where = f"record {exc.index}: " if exc.index else ""
         raise IngestError(file, f"{where}{exc.reason}") from None

@@ -8,7 +8,12 @@ One label (or retraction) a line, the whole history oldest first:
 
 Import merges by (trial, labeler, at, retracted): importing a file twice, or a file that overlaps
 what is stored, adds only what is new. A TRIAL_REF is resolved by stored id, else by
-(run, task_id, trial). Bad lines are reported ``file:line: reason`` and skipped.
+(run, task_id, trial). Bad lines are reported ``file:line: reason`` and skipped: among them NaN or
+Infinity anywhere in the line, and a time out of range in UTC or more than a day ahead (a label
+from the future would outrank every later relabel).
+
+Export writes a temporary file beside FILE and renames it (``export.files.write_atomic``), so a
+full disk leaves the previous export whole; an existing FILE is replaced only with ``force``.
 """
 
 from __future__ import annotations
@@ -17,9 +22,11 @@ import json
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO, Any
 
+from reviewer.export.files import write_atomic
 from reviewer.models import Label
 from reviewer.store.db import Store
 from reviewer.store.labels import (
@@ -30,9 +37,16 @@ from reviewer.store.labels import (
     normalize_at,
 )
 
+#: How far ahead of this machine's clock a label time may be (clocks of two machines differ a little).
+MAX_AHEAD = timedelta(days=1)
+
 
 class LabelFileError(Exception):
     """A labels file that cannot be read or written at all."""
+
+
+class _NonFinite(ValueError):
+    """NaN or Infinity in a label line: JSON has no such numbers."""
 
 
 @dataclass
@@ -63,16 +77,34 @@ def label_json(
 
 
 def export_labels(
-    db: Store, path_or_stream: str | Path | IO[str], labeler: str | None = None
+    db: Store,
+    path_or_stream: str | Path | IO[str],
+    labeler: str | None = None,
+    *,
+    force: bool = False,
 ) -> int:
-    """Write every label and retraction (of ``labeler``), oldest first; returns the line count."""
-    if isinstance(path_or_stream, str | Path):
-        try:
-            with open(path_or_stream, "w", encoding="utf-8", newline="\n") as f:
-                return _write(db, f, labeler)
-        except OSError as e:
-            raise LabelFileError(f"{path_or_stream}: cannot write: {e.strerror or e}") from None
-    return _write(db, path_or_stream, labeler)
+    """Write every label and retraction (of ``labeler``), oldest first; returns the line count.
+
+    A path is written atomically and an existing one only replaced with ``force``."""
+    if not isinstance(path_or_stream, str | Path):
+        return _write(db, path_or_stream, labeler)
+    path = Path(path_or_stream)
+    if path.is_dir():
+        raise LabelFileError(f"{path}: is a folder; give a file name")
+    if path.exists() and not force:
+        raise LabelFileError(f"{path} exists; --force replaces it")
+    count = [0]
+
+    def lines() -> Iterator[str]:
+        for label, run, task_id, trial in iter_label_rows(db, labeler):
+            count[0] += 1
+            yield json.dumps(label_json(label, run, task_id, trial), ensure_ascii=False) + "\n"
+
+    try:
+        write_atomic(path, lines())
+    except OSError as e:
+        raise LabelFileError(f"{path}: cannot write: {e.strerror or e}") from None
+    return count[0]
 
 
 def _write(db: Store, out: IO[str], labeler: str | None) -> int:
@@ -100,7 +132,10 @@ def import_labels(db: Store, path: str | Path | IO[bytes]) -> ImportResult:
         if not text.strip():
             continue
         try:
-            obj = json.loads(text)
+            obj = json.loads(text, parse_constant=_refuse_constant)
+        except _NonFinite as e:
+            result.skipped.append(f"{result.file}:{no}: {e}")
+            continue
         except json.JSONDecodeError as e:
             result.skipped.append(f"{result.file}:{no}: not JSON: {e.msg} (column {e.colno})")
             continue
@@ -113,6 +148,9 @@ def import_labels(db: Store, path: str | Path | IO[bytes]) -> ImportResult:
             result.skipped.append(
                 f"{result.file}:{no}: holds a lone surrogate (\\ud800-\\udfff), not text"
             )
+            continue
+        except RecursionError:
+            result.skipped.append(f"{result.file}:{no}: JSON nested too deeply")
             continue
         outcome = _label_of(db, obj)
         if isinstance(outcome, str):
@@ -185,10 +223,10 @@ def _label_of(db: Store, obj: Any) -> Label | str:
     at = obj.get("at")
     if not isinstance(at, str):
         return "at must be an ISO-8601 time string"
-    try:
-        at = normalize_at(at)
-    except (ValueError, OverflowError):
-        return f"at is not an ISO-8601 time: {at!r}"
+    problem = _time_problem(at)
+    if problem:
+        return problem
+    at = normalize_at(at)
     return Label(
         trial_id=trial_id,
         labeler=labeler.strip(),
@@ -199,6 +237,30 @@ def _label_of(db: Store, obj: Any) -> Label | str:
         at=at,
         retracted=retracted,
     )
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NonFinite(f"{name} is not a number JSON allows; write a finite number or null")
+
+
+def _time_problem(at: str) -> str:
+    """Why ``at`` cannot be a label time, or "" when it can."""
+    try:
+        t = datetime.fromisoformat(at.strip())
+    except ValueError:
+        return f"at is not an ISO-8601 time: {at!r}"
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=UTC)
+    try:
+        t = t.astimezone(UTC)
+    except OverflowError:
+        return f"at {at!r} is out of range in UTC (before year 1 or after 9999)"
+    if t > datetime.now(UTC) + MAX_AHEAD:
+        return (
+            f"at {at!r} is more than a day ahead of this machine's clock; a label from the "
+            "future would outrank every later relabel"
+        )
+    return ""
 
 
 def _resolve(db: Store, obj: dict[str, Any]) -> tuple[str | None, str]:

@@ -2,13 +2,31 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from reviewer.metrics.distributions import Distributions
 from reviewer.metrics.passk import RunPassK
 
 
+def finite(data: Any) -> Any:
+    """``data`` with every NaN or ±Infinity made null, so the JSON printed is JSON (a database
+    written by an older version may hold such numbers; imports refuse them now)."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {k: finite(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [finite(v) for v in data]
+    return data
+
+
+def _known(v: float | None) -> float | None:
+    return v if v is None or math.isfinite(v) else None
+
+
 def _fmt(v: float | None) -> str:
+    v = _known(v)
     return "-" if v is None else f"{v:.2f}"
 
 
@@ -41,40 +59,46 @@ def passk_json(report: RunPassK) -> dict[str, Any]:
     def keyed(d: dict[int, float | None]) -> dict[str, float | None]:
         return {str(k): v for k, v in d.items()}
 
-    return {
-        "run": report.run,
-        "k": report.k,
-        "tasks": [
-            {
-                "task_id": t.task_id,
-                "n": t.n,
-                "c": t.c,
-                "pass_at_k": keyed(t.pass_at_k),
-                "pass_hat_k": keyed(t.pass_hat_k),
-            }
-            for t in report.tasks
-        ],
-        "average": {
-            "pass_at_k": keyed(report.average_at_k),
-            "pass_hat_k": keyed(report.average_hat_k),
-            "tasks_left_out": {str(k): v for k, v in report.excluded.items()},
-        },
-    }
+    return finite(
+        {
+            "run": report.run,
+            "k": report.k,
+            "tasks": [
+                {
+                    "task_id": t.task_id,
+                    "n": t.n,
+                    "c": t.c,
+                    "pass_at_k": keyed(t.pass_at_k),
+                    "pass_hat_k": keyed(t.pass_hat_k),
+                }
+                for t in report.tasks
+            ],
+            "average": {
+                "pass_at_k": keyed(report.average_at_k),
+                "pass_hat_k": keyed(report.average_hat_k),
+                "tasks_left_out": {str(k): v for k, v in report.excluded.items()},
+            },
+        }
+    )
 
 
 def _money(v: float | None) -> str:
+    v = _known(v)
     return "-" if v is None else f"${v:.3f}"
 
 
 def _secs(v: float | None) -> str:
+    v = _known(v)
     return "-" if v is None else f"{v:.1f}s"
 
 
 def _pct(v: float | None) -> str:
+    v = _known(v)
     return "-" if v is None else f"{v * 100:.1f}%"
 
 
 def _avg(v: float | None) -> str:
+    v = _known(v)
     return "-" if v is None else f"{v:.1f}"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -65,6 +66,11 @@ def iter_trials(
         last = rows[-1][1]
 
 
+def _finite(v: float | None) -> float | None:
+    """A stored number, or None for NaN / ±Infinity (imports refuse them; older versions did not)."""
+    return v if v is None or math.isfinite(v) else None
+
+
 def trial_stats(db: Store, run: str) -> list[TrialStats]:
     """Per-trial numbers of ``run`` with the ids of the rules each trial broke."""
     broken: dict[str, set[str]] = {}
@@ -83,8 +89,8 @@ def trial_stats(db: Store, run: str) -> list[TrialStats]:
             task_id=r[1],
             success=bool(r[2]),
             steps=int(r[3]),
-            cost_usd=r[4],
-            latency_s=r[5],
+            cost_usd=_finite(r[4]),
+            latency_s=_finite(r[5]),
             tool_calls=int(r[6]),
             tool_errors=int(r[7]),
             violations=frozenset(broken.get(r[0], ())),

@@ -60,16 +60,32 @@ class Pending:
 
 
 class RunIndex:
-    """What the database holds for one run: (task, trial) -> (id, source file), and the top trial numbers."""
+    """What the database holds for one run: (task, trial) -> (id, source file), and the top trial numbers.
+
+    Read once per import job and kept across its files: :meth:`refresh` reads only the rows added
+    since (by another process, or by an earlier file of this job), so a run of N files costs O(N)."""
 
     def __init__(self, db: Store, run: str) -> None:
+        self.run = run
         self.by_slot: dict[tuple[str, int], tuple[str, str | None]] = {}
         self.ids: set[str] = set()
         self.max_trial: dict[str, int] = {}
-        for task_id, trial_no, tid, source in db.execute(
-            "SELECT task_id, trial, id, source_file FROM trials WHERE run = ?", [run]
+        self.last_seq = 0
+        self.refresh(db)
+
+    def refresh(self, db: Store) -> None:
+        """Take in the run's rows written after the last one this index has seen."""
+        for task_id, trial_no, tid, source, seq in db.execute(
+            "SELECT task_id, trial, id, source_file, seq FROM trials WHERE run = ? AND seq > ? "
+            "ORDER BY seq",
+            [self.run, self.last_seq],
         ).fetchall():
             self.add(task_id, trial_no, tid, source)
+            self.last_seq = seq
+
+    def written(self, last_seq: int) -> None:
+        """Rows up to ``last_seq`` were written by this job and are already in the index."""
+        self.last_seq = max(self.last_seq, last_seq)
 
     def add(self, task_id: str, trial_no: int, tid: str, source: str | None) -> None:
         self.by_slot[(task_id, trial_no)] = (tid, source)

@@ -4,17 +4,28 @@ are checked and listed. The import job (``imports.py``) calls this for every fil
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from reviewer import ingest
 from reviewer.ingest.base import Format, IngestError, Item
-from reviewer.ingest.files import BATCH, Progress, check_trials, default_run_name, trial_id
+from reviewer.ingest.files import (
+    BATCH,
+    Progress,
+    check_trials,
+    default_run_name,
+    path_text,
+    screen,
+    trial_id,
+)
+from reviewer.metrics.rules import Rule, check_trial
 from reviewer.models import PairRecord, Skip, TaskEntry, Trial
+from reviewer.record import MAX_DEPTH
 from reviewer.store.db import Store
 from reviewer.store.pairs import PairCounts, write_pair_records
+from reviewer.store.violations import add_violations
 from reviewer.store.writer import (
     Pending,
     RunIndex,
@@ -27,6 +38,16 @@ from reviewer.store.writer import (
 
 class Cancelled(Exception):
     """Raised inside a file's transaction when the caller asked to stop; the file is rolled back."""
+
+
+@dataclass
+class Session:
+    """What one import job keeps across its files: each run's index (read once, then only what was
+    added since) and the active rules, which every file's new trials are checked against in the
+    file's own transaction (so a kill after the commit cannot lose their violations)."""
+
+    rules: Sequence[Rule] = ()
+    indexes: dict[str, RunIndex] = field(default_factory=dict)
 
 
 @dataclass
@@ -45,6 +66,7 @@ class FileResult:
     new_ids: list[str] = field(default_factory=list)
     listed: list[TaskEntry] | None = None  # a task list's tasks: checked and listed, never stored
     pairs: PairCounts | None = None  # a pair-judgement file: what writing (or checking) it did
+    violations: int = 0  # rule violations found in the new trials (written with them)
 
 
 def import_file(
@@ -56,9 +78,14 @@ def import_file(
     progress: Progress | None = None,
     direct: bool = True,
     cancelled: Callable[[], bool] | None = None,
+    session: Session | None = None,
 ) -> FileResult:
-    """Import (or with ``check`` / without a store, only validate) one file, dispatching on its kind."""
-    result = FileResult(str(path))
+    """Import (or with ``check`` / without a store, only validate) one file, dispatching on its kind.
+
+    ``check`` and importing read the trials through the same checks (``ingest.files.screen``), so
+    ``--check`` reports exactly the records an import would skip."""
+    result = FileResult(path_text(path))
+    session = session if session is not None else Session()
     try:
         fmt = ingest.sniff(path)
     except IngestError as e:
@@ -74,35 +101,46 @@ def import_file(
             _import_pairs(None if check else db, fmt, path, result)
         elif check or db is None:
             default_run = run or default_run_name(path)
-            found = check_trials(fmt.parse(path), result.file, run, default_run, progress)
+            records = screen(fmt.parse(path), result.file)
+            found = check_trials(records, result.file, run, default_run, progress)
             result.trials, result.runs, result.tasks = found.trials, found.runs, found.tasks
             result.skipped = found.skipped
         else:
-            _import_trials(db, fmt, path, result, run, progress, cancelled)
+            _import_trials(db, fmt, path, result, run, progress, cancelled, session)
     except (IngestError, Cancelled) as e:
-        _forget(result)
+        _forget(result, session)
         if isinstance(e, Cancelled):
             result.cancelled = True
         else:
             result.error = str(e)
-    except (OSError, MemoryError) as e:
-        _forget(result)
-        result.error = f"{result.file}: {e}"
+    except RecursionError:
+        _forget(result, session)
+        result.error = f"{result.file}: JSON nested deeper than {MAX_DEPTH} levels"
+    except OSError as e:
+        _forget(result, session)
+        result.error = f"{result.file}: {e.strerror or e}"
+    except (MemoryError, OverflowError, UnicodeError) as e:
+        # the checks in ingest.files.screen should stop every such record; this keeps a file we
+        # did not foresee to one line and leaves the database as it was
+        _forget(result, session)
+        result.error = f"{result.file}: cannot import: {type(e).__name__}: {e}"
     return result
 
 
-def _forget(result: FileResult) -> None:
-    """A file that was rolled back adds nothing."""
+def _forget(result: FileResult, session: Session) -> None:
+    """A file that was rolled back adds nothing; the run indexes may hold its trials, so they go."""
     result.added = 0
+    result.violations = 0
     result.new_ids.clear()
     result.runs.clear()
     result.tasks.clear()
+    session.indexes.clear()
 
 
 def _list_tasks(fmt: Format, path: Path, result: FileResult) -> None:
     """A task list (`reviewer export`): check every line, keep the tasks to report them."""
     result.listed = []
-    for item in fmt.parse(path):
+    for item in screen(fmt.parse(path), result.file):
         if isinstance(item, Skip):
             result.skipped.append(item)
         elif isinstance(item, TaskEntry):
@@ -112,7 +150,7 @@ def _list_tasks(fmt: Format, path: Path, result: FileResult) -> None:
 def _import_pairs(db: Store | None, fmt: Format, path: Path, result: FileResult) -> None:
     """A pair-judgement file: every line checked; with a store, written in one transaction."""
     records: list[PairRecord] = []
-    for item in fmt.parse(path):
+    for item in screen(fmt.parse(path), result.file):
         if isinstance(item, Skip):
             result.skipped.append(item)
         elif isinstance(item, PairRecord):
@@ -141,10 +179,12 @@ def _import_trials(
     run: str | None,
     progress: Progress | None,
     cancelled: Callable[[], bool] | None,
+    session: Session,
 ) -> None:
     default_run = run or default_run_name(path)
     with db.transaction():
-        _write_trials(db, fmt.parse(path), result, run, default_run, progress, cancelled)
+        records = screen(fmt.parse(path), result.file)
+        _write_trials(db, records, result, run, default_run, progress, cancelled, session)
         record_import(
             db, result.file, fmt.NAME, result.added, result.already, len(result.skipped), _now()
         )
@@ -158,9 +198,11 @@ def _write_trials(
     default_run: str,
     progress: Progress | None,
     cancelled: Callable[[], bool] | None,
+    session: Session,
 ) -> None:
     now = _now()
-    indexes: dict[str, RunIndex] = {}
+    indexes = session.indexes
+    used: dict[str, RunIndex] = {}  # the runs of this file, their indexes brought up to date
     seen: dict[str, int | None] = {}  # id -> line, within this file
     batch: list[Pending] = []
     seq = next_seq(db)
@@ -173,9 +215,14 @@ def _write_trials(
         if not isinstance(rec, Trial):
             continue
         run = run_override or rec.run or default_run
-        index = indexes.get(run)
+        index = used.get(run)
         if index is None:
-            index = indexes[run] = RunIndex(db, run)
+            index = indexes.get(run)
+            if index is None:
+                index = indexes[run] = RunIndex(db, run)
+            else:
+                index.refresh(db)
+            used[run] = index
             ensure_run(db, run, result.file, result.format or "", now)
         pending = _place(rec, run, index, seen, result)
         if pending is None:
@@ -185,15 +232,31 @@ def _write_trials(
             if cancelled is not None and cancelled():
                 raise Cancelled(result.file)
             seq = write_batch(db, batch, seq, result.file, now)
+            result.violations += _check_rules(db, batch, session.rules)
             batch.clear()
             if progress:
                 progress(result.file, count)
     if cancelled is not None and cancelled():
         raise Cancelled(result.file)
     if batch:
-        write_batch(db, batch, seq, result.file, now)
+        seq = write_batch(db, batch, seq, result.file, now)
+        result.violations += _check_rules(db, batch, session.rules)
+    for index in used.values():
+        index.written(seq - 1)
     if progress:
         progress(result.file, count)
+
+
+def _check_rules(db: Store, batch: Sequence[Pending], rules: Sequence[Rule]) -> int:
+    """Store the violations of the active rules in ``batch`` (in the file's transaction)."""
+    if not rules:
+        return 0
+    rows = [
+        (p.id, v.rule_id, v.severity, v.message_index, v.detail)
+        for p in batch
+        for v in check_trial(p.trial, rules)
+    ]
+    return add_violations(db, rows)
 
 
 def _place(
@@ -220,6 +283,10 @@ def _place(
         return None
     if rec.trial is None:
         trial_no = index.max_trial.get(rec.task_id, 0) + 1
+        if trial_no >= 1 << 63:
+            why = f"no trial number left for task {rec.task_id!r} after {trial_no - 1}; give one"
+            result.skipped.append(Skip(result.file, where, why))
+            return None
     else:
         trial_no = rec.trial
         other = index.by_slot.get((rec.task_id, trial_no))

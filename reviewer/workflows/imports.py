@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reviewer.ingest.files import Progress, discover
+from reviewer.metrics.rules import Rule
 from reviewer.models import Rubric, Skip
 from reviewer.store.db import Store
-from reviewer.workflows.import_files import FileResult, import_file
+from reviewer.workflows.import_files import FileResult, Session, import_file
 
 __all__ = ["FileResult", "ImportSummary", "discover", "import_paths", "pairs_summary"]
 
@@ -118,34 +119,53 @@ def import_paths(
     checked against the rules)."""
     summary = ImportSummary()
     files, summary.errors = discover(paths)
+    session = Session()
+    if db is not None and not check:
+        # the rules first, so each file's new trials are checked in that file's own transaction
+        session.rules = _apply_rules(db, paths, summary)
     for path, direct in files:
         if cancelled is not None and cancelled():
             summary.cancelled = True
             break
         result = import_file(
-            db, path, run=run, check=check, progress=progress, direct=direct, cancelled=cancelled
+            db,
+            path,
+            run=run,
+            check=check,
+            progress=progress,
+            direct=direct,
+            cancelled=cancelled,
+            session=session,
         )
         summary.files.append(result)
+        summary.violations += result.violations
         summary.cancelled = result.cancelled
         if on_file:
             on_file(result)
         if result.cancelled:
             break
     if db is not None and not check:
-        _apply_rules(db, paths, summary)
         _register_rubric(db, paths, summary)
     return summary
 
 
 def _folders(paths: Sequence[str | Path], name: str) -> list[Path]:
     """``name`` in every folder among ``paths`` that holds one, in the order given."""
-    return [Path(p) / name for p in paths if Path(p).is_dir() and (Path(p) / name).is_file()]
+    return [Path(p) / name for p in paths if _is_dir(Path(p)) and (Path(p) / name).is_file()]
 
 
-def _apply_rules(db: Store, paths: Sequence[str | Path], summary: ImportSummary) -> None:
-    """A folder's rules.toml becomes the active rules (every trial is checked against it); otherwise
-    the new trials are checked against the rules already active."""
-    from reviewer.metrics.active_rules import check_new_trials, set_rules
+def _is_dir(path: Path) -> bool:
+    """A folder we can look into (one we cannot is reported by ``discover``)."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
+def _apply_rules(db: Store, paths: Sequence[str | Path], summary: ImportSummary) -> Sequence[Rule]:
+    """A folder's rules.toml becomes the active rules (the stored trials are checked against it at
+    once); returns the active rules, which the new trials are checked against as they are written."""
+    from reviewer.metrics.active_rules import active_rules, set_rules
     from reviewer.metrics.rules import RuleError
 
     for rules_file in _folders(paths, "rules.toml"):
@@ -156,11 +176,13 @@ def _apply_rules(db: Store, paths: Sequence[str | Path], summary: ImportSummary)
             continue
         if changed:
             summary.rules_file, summary.rules_count = str(rules_file), len(active.rules)
-            return
+            return active.rules
     try:
-        summary.violations = check_new_trials(db, summary.new_ids)
+        current = active_rules(db)
     except RuleError as e:
         summary.rule_problems.append(f"stored rules no longer load: {e}")
+        return ()
+    return () if current is None else current.rules
 
 
 def _register_rubric(db: Store, paths: Sequence[str | Path], summary: ImportSummary) -> None:

@@ -44,9 +44,12 @@ def undo_label(db: Store, labeler: str, queue: str | None = None) -> Label | Non
     return undo_last(db, labeler, queue)
 
 
-def export_label_file(db: Store, dest: str | Path | IO[str], labeler: str | None = None) -> int:
-    """Write every label and retraction, oldest first, as JSONL; how many were written."""
-    return export_labels(db, dest, labeler)
+def export_label_file(
+    db: Store, dest: str | Path | IO[str], labeler: str | None = None, *, force: bool = False
+) -> int:
+    """Write every label and retraction, oldest first, as JSONL; how many were written. A file is
+    written atomically; an existing one is replaced only with ``force`` (else LabelFileError)."""
+    return export_labels(db, dest, labeler, force=force)
 
 
 def import_label_file(db: Store, source: str | Path | IO[bytes]) -> ImportResult:

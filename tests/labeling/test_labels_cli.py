@@ -157,6 +157,42 @@ def test_labels_export_and_import(sample_db: str, tmp_path: Path) -> None:
     assert code == 1 and err == "reviewer: missing.jsonl: cannot read: No such file or directory\n"
 
 
+def test_labels_export_to_an_existing_file_needs_force(sample_db: str) -> None:
+    db = open_store(sample_db)
+    trial = db.execute("SELECT id FROM trials ORDER BY seq LIMIT 1").fetchone()[0]
+    add_label(db, trial, "ana", "fail")
+    Path("l.jsonl").write_text("kept\n", encoding="utf-8")
+    code, _, err = invoke("--db", sample_db, "labels", "export", "l.jsonl")
+    assert (code, err) == (1, "reviewer: l.jsonl exists; --force replaces it\n")
+    assert Path("l.jsonl").read_text(encoding="utf-8") == "kept\n"
+    code, _, err = invoke("--db", sample_db, "labels", "export", "l.jsonl", "--force")
+    assert code == 0, err
+    assert json.loads(Path("l.jsonl").read_text(encoding="utf-8"))["labeler"] == "ana"
+    assert [p.name for p in Path().iterdir() if p.name.startswith(".l.jsonl")] == []
+
+
+def test_labels_import_of_json_nested_100000_deep_is_one_line_and_the_rest_imported(
+    sample_db: str,
+) -> None:
+    db = open_store(sample_db)
+    run, task, trial = db.execute("SELECT run, task_id, trial FROM trials LIMIT 1").fetchone()
+    good = {"trial": {"run": run, "task_id": task, "trial": trial}, "labeler": "ana"}
+    rows = [
+        '{"a":' * 100_000 + "1" + "}" * 100_000,
+        json.dumps({**good, "verdict": "fail", "at": "2024-05-01T12:00:00Z"}),
+        "[" * 100_000 + "]" * 100_000,
+        json.dumps({**good, "verdict": "pass", "at": "2024-05-02T12:00:00Z"}),
+    ]
+    Path("deep.jsonl").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    code, _, err = invoke("--db", sample_db, "labels", "import", "deep.jsonl")
+    assert code == 0, err
+    assert err.splitlines() == [
+        "deep.jsonl:1: JSON nested too deeply",
+        "deep.jsonl:3: JSON nested too deeply",
+        "imported 2 labels from deep.jsonl; 0 already stored; 2 skipped",
+    ]
+
+
 def test_rubric_show_check_and_errors(tmp_path: Path) -> None:
     code, out, err = invoke("rubric", str(SAMPLE_RUNS / "rubric.toml"))
     assert code == 0, err

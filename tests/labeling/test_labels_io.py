@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import errno
 import io
 import json
+import os
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
+import pytest
 import sqlite_utils
 
-from reviewer.labeling.io import export_labels, import_labels
+from reviewer.labeling.io import LabelFileError, export_labels, import_labels
 from reviewer.store.labels import add_label, current_labels, history, undo_last
 from reviewer.store.queues import candidates
 from tests.labeling.conftest import BuildDb, Spec
@@ -79,12 +84,13 @@ def test_two_machines_merge_into_a_third_without_duplicates(
     for tid in t[4:12]:
         add_label(b, tid, "ben", "fail")
     add_label(a, t[0], "ana", "fail", note="second look")  # more work on machine a
-    export_labels(a, tmp_path / "a.jsonl")
-    export_labels(b, tmp_path / "b.jsonl")
+    # (a.jsonl and b.jsonl hold the trials the databases were built from)
+    export_labels(a, tmp_path / "labels-a.jsonl")
+    export_labels(b, tmp_path / "labels-b.jsonl")
 
     c = build_db(SPECS, name="c.db")
-    ra = import_labels(c, tmp_path / "a.jsonl")
-    rb = import_labels(c, tmp_path / "b.jsonl")
+    ra = import_labels(c, tmp_path / "labels-a.jsonl")
+    rb = import_labels(c, tmp_path / "labels-b.jsonl")
     assert (ra.added, ra.duplicates) == (10, 0)
     assert (rb.added, rb.duplicates) == (8, 9)
     assert len(all_rows(c)) == 18
@@ -94,7 +100,7 @@ def test_two_machines_merge_into_a_third_without_duplicates(
     assert len([k for k in cur if k[1] == "ben"]) == 8
     assert cur[(t[0], "ana")].note == "second look"
     assert (t[7], "ana") not in cur  # the undo travelled with the label
-    for f in ("a.jsonl", "b.jsonl"):
+    for f in ("labels-a.jsonl", "labels-b.jsonl"):
         r = import_labels(c, tmp_path / f)
         assert r.added == 0 and not r.skipped
     assert len(all_rows(c)) == 18
@@ -174,7 +180,8 @@ def test_hostile_lines_are_skipped_not_fatal(build_db: BuildDb, tmp_path: Path) 
     assert r.added == 1
     assert [s.split(": ", 1)[0] for s in r.skipped] == [f"{f}:{i}" for i in (1, 2, 3, 4, 5)]
     reasons = " | ".join(r.skipped)
-    assert reasons.count("lone surrogate") == 2 and reasons.count("not an ISO-8601 time") == 2
+    assert reasons.count("lone surrogate") == 2 and reasons.count("out of range in UTC") == 2
+    assert "nested too deeply" in reasons
 
 
 def test_streams_and_one_labeler(build_db: BuildDb) -> None:
@@ -188,3 +195,126 @@ def test_streams_and_one_labeler(build_db: BuildDb) -> None:
     other = build_db(SPECS, name="other.db")
     r = import_labels(other, io.BytesIO(out.getvalue().encode()))
     assert r.added == 1
+
+
+def _import_rows(db: sqlite_utils.Database, path: Path, rows: list[str]) -> Any:
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return import_labels(db, path)
+
+
+def test_label_time_more_than_a_day_ahead_is_refused_with_file_line(
+    build_db: BuildDb, tmp_path: Path
+) -> None:
+    """A label dated 9999-12-31 would outrank every later relabel for ever."""
+    db = build_db(SPECS)
+    t = ids(db)
+    soon = (datetime.now(UTC) + timedelta(hours=2)).isoformat()
+    rows = [
+        {"trial": t[0], "labeler": "ana", "verdict": "fail", "at": "9999-12-31T00:00:00Z"},
+        {"trial": t[1], "labeler": "ana", "verdict": "fail", "at": "2999-01-01T00:00:00+01:00"},
+        {"trial": t[2], "labeler": "ana", "verdict": "fail", "at": soon},  # clock skew: kept
+    ]
+    f = tmp_path / "future.jsonl"
+    r = _import_rows(db, f, [json.dumps(x) for x in rows])
+    assert r.added == 1
+    assert [s.split(": ", 1)[0] for s in r.skipped] == [f"{f}:1", f"{f}:2"]
+    assert all("more than a day ahead" in s for s in r.skipped)
+    assert set(current_labels(db)) == {(t[2], "ana")}
+
+
+def test_label_time_that_overflows_in_utc_is_refused_with_file_line(
+    build_db: BuildDb, tmp_path: Path
+) -> None:
+    db = build_db(SPECS)
+    good = {"trial": ids(db)[0], "labeler": "ana", "verdict": "fail"}
+    f = tmp_path / "early.jsonl"
+    r = _import_rows(
+        db,
+        f,
+        [
+            json.dumps({**good, "at": "0001-01-01T00:00:00+05:00"}),
+            json.dumps({**good, "at": "2024-05-01T12:00:00Z"}),
+        ],
+    )
+    assert r.added == 1
+    assert r.skipped == [
+        f"{f}:1: at '0001-01-01T00:00:00+05:00' is out of range in UTC (before year 1 or after 9999)"
+    ]
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"extra": float("nan")},
+        {"note": "x", "meta": {"score": [1, float("inf")]}},
+        {"criteria": {"a": True}, "weight": float("-inf")},
+    ],
+)
+def test_nan_or_infinity_anywhere_in_a_label_line_is_refused(
+    build_db: BuildDb, tmp_path: Path, extra: dict[str, Any]
+) -> None:
+    db = build_db(SPECS)
+    good = {"trial": ids(db)[0], "labeler": "ana", "verdict": "fail", "at": "2024-05-01T12:00Z"}
+    f = tmp_path / "nan.jsonl"
+    r = _import_rows(db, f, [json.dumps({**good, **extra}), json.dumps({**good, "labeler": "b"})])
+    assert r.added == 1
+    assert len(r.skipped) == 1 and r.skipped[0].startswith(f"{f}:1: ")
+    assert "is not a number JSON allows" in r.skipped[0]
+
+
+def _labeled(build_db: BuildDb) -> sqlite_utils.Database:
+    db = build_db(SPECS)
+    for tid in ids(db)[:6]:
+        add_label(db, tid, "ana", "fail", note="n" * 200)
+    return db
+
+
+def test_labels_export_refuses_to_overwrite_without_force(
+    build_db: BuildDb, tmp_path: Path
+) -> None:
+    db = _labeled(build_db)
+    out = tmp_path / "labels.jsonl"
+    out.write_text("old\n", encoding="utf-8")
+    with pytest.raises(LabelFileError, match=r"labels.jsonl exists; --force replaces it$"):
+        export_labels(db, out)
+    assert out.read_text(encoding="utf-8") == "old\n"
+    assert export_labels(db, out, force=True) == 6
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 6
+
+
+def test_labels_export_on_a_full_disk_keeps_the_old_file(
+    build_db: BuildDb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The disk fills after the first lines: the previous export stays whole, no temp file is left."""
+    db = _labeled(build_db)
+    out = tmp_path / "labels.jsonl"
+    export_labels(db, out)
+    before = out.read_bytes()
+    add_label(db, ids(db)[7], "ben", "pass")
+    real_fdopen = os.fdopen
+
+    class FullDisk:
+        def __init__(self, fh: Any) -> None:
+            self.fh, self.writes = fh, 0
+
+        def __enter__(self) -> FullDisk:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.fh.close()
+
+        def write(self, s: str) -> int:
+            self.writes += 1
+            if self.writes > 2:
+                self.fh.write(s[: len(s) // 2])
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            return int(self.fh.write(s))
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.fh, name)
+
+    monkeypatch.setattr(os, "fdopen", lambda *a, **k: FullDisk(real_fdopen(*a, **k)))
+    with pytest.raises(LabelFileError, match="cannot write: No space left on device"):
+        export_labels(db, out, force=True)
+    assert out.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir() if "labels" in p.name) == ["labels.jsonl"]

@@ -1,0 +1,204 @@
+"""Import edge cases around whole files: kills after a commit, files sniffed wrong, zip bombs,
+unreadable folders and files, and a run spread over many files."""
+
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from reviewer.cli import cli
+from reviewer.store import open_store
+from tests.conftest import native_trial, write_jsonl
+
+RULES = '[[rule]]\nid = "no-lookups"\ntype = "forbid_tool"\ntool = "get_order"\n'
+
+
+def run_cli(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def stored(db_path: str = "x.db", table: str = "trials") -> int:
+    with open_store(db_path) as db:
+        return int(db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+
+
+def test_killing_an_import_after_its_commit_keeps_the_rule_violations(tmp_path: Path) -> None:
+    from reviewer.workflows.imports import import_paths
+
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "rules.toml").write_text(RULES, encoding="utf-8")
+    f = write_jsonl(tmp_path / "r.jsonl", [native_trial(f"t{i}") for i in range(3)])
+
+    def killed(_result: object) -> None:
+        raise KeyboardInterrupt  # the process dies right after the file's commit
+
+    with open_store(tmp_path / "x.db") as db:
+        import_paths(db, [rules])
+        with pytest.raises(KeyboardInterrupt):
+            import_paths(db, [f], on_file=killed)
+    code, _, err = run_cli("--db", str(tmp_path / "x.db"), "import", str(f))
+    assert code == 0 and "nothing new" in err
+    with open_store(tmp_path / "x.db") as db:
+        assert db.execute("SELECT COUNT(*) FROM violations").fetchone()[0] == 3
+
+
+def test_native_jsonl_with_a_bom_is_read(tmp_path: Path) -> None:
+    f = tmp_path / "r.jsonl"
+    f.write_bytes(b"\xef\xbb\xbf" + json.dumps(native_trial("a")).encode() + b"\n")
+    code, _, err = run_cli("--db", "x.db", "import", str(f))
+    assert code == 0 and "imported 1 trial" in err, err
+
+
+def test_a_first_record_with_64_kib_before_outcome_is_read(tmp_path: Path) -> None:
+    rec: dict[str, Any] = {"task_id": "a", "metadata": {"blob": "x" * 70_000}}
+    rec.update({k: v for k, v in native_trial("a").items() if k != "task_id"})
+    f = write_jsonl(tmp_path / "r.jsonl", [rec, native_trial("b")])
+    code, _, err = run_cli("--db", "x.db", "import", str(f))
+    assert code == 0 and "imported 2 trials" in err, err
+
+
+def test_unknown_format_says_what_it_saw_and_the_closest_format(tmp_path: Path) -> None:
+    f = tmp_path / "odd.jsonl"
+    f.write_text('{"task_id": "a", "msgs": [], "result": 1}\n')
+    b = tmp_path / "bin.json"
+    b.write_bytes(b"\x00\x01binary\x1b]52;c;x\x07")
+    code, _, err = run_cli("--db", "x.db", "import", str(f), str(b))
+    assert code == 1
+    assert (
+        f'{f}: unknown format: a JSON object with keys "task_id", "msgs", "result"; closest is '
+        "native, which also needs messages, outcome; reviewer reads" in err
+    )
+    assert f'{b}: unknown format: it starts with "\\x00\\x01binary\\x1b]52;c;x\\x07"' in err
+    assert "\x1b" not in err
+
+
+def test_a_git_lfs_pointer_is_named_as_one(tmp_path: Path) -> None:
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    lfs = folder / "big.jsonl"
+    lfs.write_text("version https://git-lfs.github.com/spec/v1\noid sha256:ab\nsize 12\n")
+    write_jsonl(folder / "ok.jsonl", [native_trial("a")])
+    code, _, err = run_cli("--db", "x.db", "import", str(folder))
+    assert f"reviewer: {lfs}: a Git LFS pointer, not the file: run git lfs pull" in err
+    assert stored() == 1 and code == 1
+
+
+def _eval_with_a_bomb(path: Path, size: int) -> Path:
+    sample = {
+        "id": 1,
+        "epoch": 1,
+        "messages": [{"role": "user", "content": "hi"}],
+        "scores": {"s": {"value": "C"}},
+    }
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("header.json", json.dumps({"eval": {"task": "t", "model": "m"}}))
+        zf.writestr("samples/1_epoch_1.json", json.dumps(sample))
+        bomb = json.dumps(dict(sample, id=2))[:-1] + ', "pad": "' + "0" * size + '"}'
+        zf.writestr("samples/2_epoch_1.json", bomb)
+    return path
+
+
+def test_an_eval_member_over_the_size_limit_is_one_line_and_the_rest_imports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REVIEWER_MAX_RECORD_MB", "10")
+    monkeypatch.setenv("REVIEWER_MAX_ZIP_RATIO", "100000")
+    f = _eval_with_a_bomb(tmp_path / "log.eval", 50_000_000)
+    assert f.stat().st_size < 1_000_000
+    code, _, err = run_cli("--db", "x.db", "import", str(f))
+    assert code == 0, err
+    assert (
+        f"{f}: samples/2_epoch_1.json: member is 47.7 MiB, over the 10.0 MiB limit per record "
+        "(REVIEWER_MAX_RECORD_MB)" in err
+    )
+    assert stored() == 1
+
+
+def test_an_eval_member_over_the_compression_ratio_is_one_line(tmp_path: Path) -> None:
+    f = _eval_with_a_bomb(tmp_path / "log.eval", 5_000_000)
+    code, _, err = run_cli("--db", "x.db", "import", str(f))
+    assert code == 0, err
+    line = next(x for x in err.splitlines() if "samples/2_epoch_1.json" in x)
+    assert line.startswith(f"{f}: samples/2_epoch_1.json: member expands ")
+    assert "over the limit of 200 (REVIEWER_MAX_ZIP_RATIO)" in line
+    assert stored() == 1
+
+
+def test_an_unreadable_subfolder_is_reported_and_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "runs"
+    (folder / "locked").mkdir(parents=True)
+    write_jsonl(folder / "locked" / "a.jsonl", [native_trial("a")])
+    write_jsonl(folder / "b.jsonl", [native_trial("b")])
+    real_scandir = os.scandir
+
+    def scandir(path: Any = ".") -> Any:  # chmod 000 does not stop root, so refuse here
+        if Path(path).name == "locked":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    code, _, err = run_cli("--db", "x.db", "import", str(folder))
+    assert f"reviewer: {folder / 'locked'}: cannot read folder: Permission denied; skipped" in err
+    assert stored() == 1 and code == 1
+
+
+def test_an_unreadable_path_on_the_command_line_is_reported_and_the_others_import(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = tmp_path / "secret" / "a.jsonl"
+    ok = write_jsonl(tmp_path / "ok.jsonl", [native_trial("b")])
+    real_stat = Path.stat
+
+    def stat(self: Path, **kwargs: Any) -> Any:  # a file inside a folder we may not enter
+        if self == secret:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_stat(self, **kwargs)
+
+    monkeypatch.setattr(Path, "stat", stat)
+    code, _, err = run_cli("--db", "x.db", "import", str(secret), str(ok))
+    assert "internal error" not in err
+    assert f"reviewer: {secret}: cannot read: Permission denied" in err
+    assert stored() == 1 and code == 1
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_an_unreadable_file_is_reported_and_the_others_import(tmp_path: Path) -> None:
+    secret = write_jsonl(tmp_path / "secret.jsonl", [native_trial("a")])
+    secret.chmod(0)
+    ok = write_jsonl(tmp_path / "ok.jsonl", [native_trial("b")])
+    code, _, err = run_cli("--db", "x.db", "import", str(secret), str(ok))
+    assert f"reviewer: {secret}: cannot read: Permission denied" in err
+    assert stored() == 1 and code == 1
+
+
+def test_a_run_spread_over_many_files_is_read_from_the_database_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reviewer.store import writer
+    from reviewer.workflows.imports import import_paths
+
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    for i in range(5):
+        write_jsonl(folder / f"part{i}.jsonl", [native_trial(f"t{i}", run="one")])
+    built: list[str] = []
+    real_init = writer.RunIndex.__init__
+
+    def counting_init(self: Any, db: Any, run: str) -> None:
+        built.append(run)
+        real_init(self, db, run)
+
+    monkeypatch.setattr(writer.RunIndex, "__init__", counting_init)
+    with open_store(tmp_path / "x.db") as db:
+        assert import_paths(db, [folder]).added == 5
+    assert built == ["one"]  # not once per file: that made N files of one run O(N^2)
