@@ -30,8 +30,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from reviewer.ingest.base import IngestError, Kind, Record, as_text, canonical, parse_arguments
+from reviewer.ingest.base import (
+    IngestError,
+    Kind,
+    Record,
+    as_text,
+    canonical,
+    parse_arguments,
+    read_document,
+)
 from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage
+from reviewer.record import MAX_DEPTH, json_problem
 
 NAME = "atif"
 KIND: Kind = "trials"
@@ -54,7 +63,10 @@ def sniff(path: Path, head: bytes) -> bool:
 def _load(path: Path) -> dict[str, Any]:
     file = str(path)
     try:
-        data = json.loads(path.read_bytes().decode("utf-8-sig"))
+        with path.open("rb") as fh:
+            data = json.loads(read_document(fh, file).decode("utf-8-sig"))
+    except RecursionError:
+        raise IngestError(file, f"JSON nested deeper than {MAX_DEPTH} levels") from None
     except OSError as exc:
         raise IngestError(file, f"cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
@@ -99,6 +111,10 @@ def parse(path: Path) -> Iterator[Record]:
             break
         parts.append((nxt, current))
     yield from skips
+    for part_path, part in parts:
+        if problem := json_problem(part):
+            yield Skip(str(part_path), None, problem)
+            return
     try:
         yield _trial(path, parts)
     except (TypeError, ValueError, AttributeError, KeyError) as exc:
@@ -259,10 +275,11 @@ def _result(path: Path) -> dict[str, Any]:
         candidate = folder / "result.json"
         if candidate.is_file():
             try:
-                data = json.loads(candidate.read_bytes().decode("utf-8-sig"))
-            except (OSError, ValueError):
+                with candidate.open("rb") as fh:
+                    data = json.loads(read_document(fh, str(candidate)).decode("utf-8-sig"))
+            except (OSError, ValueError, RecursionError, IngestError):
                 return {}
-            return data if isinstance(data, dict) else {}
+            return data if isinstance(data, dict) and json_problem(data) is None else {}
     return {}
 
 

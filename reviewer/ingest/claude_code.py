@@ -29,13 +29,21 @@ their usage counted once.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from reviewer.ingest.base import IngestError, Kind, Record, as_text, canonical, jsonl_lines
+from reviewer.ingest.base import (
+    IngestError,
+    Kind,
+    Record,
+    RecordError,
+    as_text,
+    canonical,
+    jsonl_lines,
+    load_line,
+)
 from reviewer.models import Message, Skip, ToolCall, Trial, Usage
 
 NAME = "claude-code"
@@ -96,14 +104,15 @@ def _read(path: Path) -> tuple[list[dict[str, Any]], list[Skip]]:
     file = str(path)
     records: list[dict[str, Any]] = []
     skips: list[Skip] = []
-    for lineno, line in jsonl_lines(path):
-        try:
-            obj = json.loads(line)
-        except UnicodeDecodeError as exc:
-            skips.append(Skip(file, lineno, f"not UTF-8: {exc.reason}"))
+    for item in jsonl_lines(path):
+        if isinstance(item, Skip):
+            skips.append(item)
             continue
-        except ValueError as exc:
-            skips.append(Skip(file, lineno, f"invalid JSON: {exc}"))
+        lineno, line = item
+        try:
+            obj = load_line(line)
+        except RecordError as exc:
+            skips.append(Skip(file, lineno, str(exc)))
             continue
         if not isinstance(obj, dict):
             skips.append(Skip(file, lineno, f"not a JSON object ({type(obj).__name__})"))

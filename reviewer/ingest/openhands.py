@@ -30,12 +30,16 @@ from reviewer.ingest.base import (
     IngestError,
     Kind,
     Record,
+    RecordError,
     as_text,
     canonical,
     jsonl_lines,
+    load_line,
     parse_arguments,
+    read_document,
 )
 from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage
+from reviewer.record import MAX_DEPTH, json_problem
 
 NAME = "openhands"
 KIND: Kind = "trials"
@@ -86,24 +90,33 @@ def parse(path: Path) -> Iterator[Record]:
         raise IngestError(file, f"cannot read: {exc.strerror or exc}") from None
     if start.startswith(b"["):
         try:
-            events = json.loads(path.read_bytes().decode("utf-8-sig"))
+            with path.open("rb") as fh:
+                events = json.loads(read_document(fh, file).decode("utf-8-sig"))
+        except RecursionError:
+            raise IngestError(file, f"JSON nested deeper than {MAX_DEPTH} levels") from None
         except UnicodeDecodeError as exc:
             raise IngestError(file, f"not UTF-8: {exc.reason} at byte {exc.start}") from None
         except json.JSONDecodeError as exc:
             raise IngestError(file, f"invalid JSON: {exc.msg}", line=exc.lineno) from None
+        except OSError as exc:
+            raise IngestError(file, f"cannot read: {exc.strerror or exc}") from None
         if not isinstance(events, list):
             raise IngestError(file, "not a list of OpenHands events")
+        if problem := json_problem(events):
+            yield Skip(file, None, problem)
+            return
         record = {"history": events}
         yield _record(file, None, record, task_id=path.stem)
         return
-    for lineno, line in jsonl_lines(path):
-        try:
-            obj = json.loads(line)
-        except UnicodeDecodeError as exc:
-            yield Skip(file, lineno, f"not UTF-8: {exc.reason}")
+    for item in jsonl_lines(path):
+        if isinstance(item, Skip):
+            yield item
             continue
-        except ValueError as exc:
-            yield Skip(file, lineno, f"invalid JSON: {exc}")
+        lineno, line = item
+        try:
+            obj = load_line(line)
+        except RecordError as exc:
+            yield Skip(file, lineno, str(exc))
             continue
         if not isinstance(obj, dict):
             yield Skip(file, lineno, f"not a JSON object ({type(obj).__name__})")

@@ -29,13 +29,23 @@ error).
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from reviewer.ingest.base import IngestError, Kind, Record, as_text, canonical, parse_arguments
+from reviewer.ingest.base import (
+    IngestError,
+    Kind,
+    Record,
+    as_text,
+    canonical,
+    parse_arguments,
+    read_document,
+)
 from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage
+from reviewer.record import MAX_DEPTH, json_problem
 
 NAME = "otel-genai"
 KIND: Kind = "trials"
@@ -65,7 +75,8 @@ def parse(path: Path) -> Iterator[Record]:
     """One trial per trace id, in order of first appearance."""
     file = str(path)
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as fh:
+            raw = read_document(fh, file)
     except OSError as exc:
         raise IngestError(file, f"cannot read: {exc.strerror or exc}") from None
     try:
@@ -75,6 +86,8 @@ def parse(path: Path) -> Iterator[Record]:
     requests: list[tuple[int | None, Any]] = []
     try:
         requests.append((None, json.loads(text)))
+    except RecursionError:
+        raise IngestError(file, f"JSON nested deeper than {MAX_DEPTH} levels") from None
     except json.JSONDecodeError as whole:
         if whole.msg != "Extra data":
             raise IngestError(file, f"invalid JSON: {whole.msg}", line=whole.lineno) from None
@@ -83,6 +96,8 @@ def parse(path: Path) -> Iterator[Record]:
                 continue
             try:
                 requests.append((lineno, json.loads(line)))
+            except RecursionError:
+                yield Skip(file, lineno, f"JSON nested deeper than {MAX_DEPTH} levels")
             except json.JSONDecodeError as exc:
                 yield Skip(file, lineno, f"invalid JSON: {exc.msg}")
     traces: dict[str, list[dict[str, Any]]] = {}
@@ -102,6 +117,11 @@ def parse(path: Path) -> Iterator[Record]:
             traces.setdefault(trace_id, []).append(span)
             first_line.setdefault(trace_id, where)
     for trace_id, spans in traces.items():
+        if problem := json_problem(
+            [{k: v for k, v in s.items() if k != "_resource"} for s in spans]
+        ):
+            yield Skip(file, first_line[trace_id], f"trace {trace_id}: {problem}")
+            continue
         try:
             yield _trace(file, first_line[trace_id], trace_id, spans)
         except (TypeError, ValueError, AttributeError, KeyError) as exc:
@@ -125,12 +145,19 @@ def _value(v: Any) -> Any:
         return v["stringValue"]
     if "intValue" in v:
         try:
-            return int(v["intValue"])
+            n = int(v["intValue"])
         except (TypeError, ValueError):
             return None
+        return n if -(1 << 63) <= n < (1 << 63) else None  # the store keeps 64-bit integers
     if "doubleValue" in v:
         d = v["doubleValue"]
-        return float(d) if isinstance(d, int | float | str) and not isinstance(d, bool) else None
+        try:
+            x = float(d) if isinstance(d, int | float | str) and not isinstance(d, bool) else None
+        except ValueError:
+            return None
+        return (
+            x if x is not None and math.isfinite(x) else None
+        )  # "NaN", "Infinity" are not numbers
     if "boolValue" in v:
         return bool(v["boolValue"])
     if "arrayValue" in v:

@@ -24,8 +24,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from reviewer.ingest.base import IngestError, Kind, Record, as_text, canonical, parse_arguments
+from reviewer.ingest.base import (
+    IngestError,
+    Kind,
+    Record,
+    as_text,
+    canonical,
+    parse_arguments,
+    read_document,
+)
 from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage
+from reviewer.record import MAX_DEPTH, json_problem
 
 NAME = "swe-agent"
 KIND: Kind = "trials"
@@ -66,7 +75,8 @@ def parse(path: Path) -> Iterator[Record]:
     """The trial of one ``.traj``; IngestError for a predictions file."""
     file = str(path)
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as fh:
+            raw = read_document(fh, file)
     except OSError as exc:
         raise IngestError(file, f"cannot read: {exc.strerror or exc}") from None
     if _is_predictions(raw.removeprefix(b"\xef\xbb\xbf").lstrip()):
@@ -77,12 +87,17 @@ def parse(path: Path) -> Iterator[Record]:
         )
     try:
         data = json.loads(raw.decode("utf-8-sig"))
+    except RecursionError:
+        raise IngestError(file, f"JSON nested deeper than {MAX_DEPTH} levels") from None
     except UnicodeDecodeError as exc:
         raise IngestError(file, f"not UTF-8: {exc.reason} at byte {exc.start}") from None
     except json.JSONDecodeError as exc:
         raise IngestError(file, f"invalid JSON: {exc.msg}", line=exc.lineno) from None
     if not isinstance(data, dict) or not isinstance(data.get("trajectory"), list):
         raise IngestError(file, "not a SWE-agent trajectory: no trajectory list")
+    if problem := json_problem(data):
+        yield Skip(file, None, problem)
+        return
     try:
         yield _trial(path, data)
     except (TypeError, ValueError, AttributeError, KeyError) as exc:
