@@ -135,6 +135,7 @@ def judge_trials(
     judge = settings.judge_id(rubric.ref)
     mode = "collect" if request.collect_only else "batch" if request.batch else "direct"
     result = JudgeResult(judge, rubric.ref, mode)
+    store_kept_replies(db, note)
     try:
         result.collected = collect_open_batches(db, settings, request.collect_only, note)
         if request.collect_only:
@@ -145,7 +146,7 @@ def judge_trials(
         if on_start is not None:
             on_start(judge, rubric.ref, len(ids))
         if ids:
-            _send(db, result, ids, rubric, settings, request.batch, on_progress, cancel)
+            _send(db, result, ids, rubric, settings, request.batch, on_progress, cancel, note)
     except JudgeAbort as e:
         raise JudgeFailed(str(e)) from e
     return result
@@ -160,6 +161,7 @@ def _send(
     batch: bool,
     on_progress: Progress | None,
     cancel: threading.Event | None,
+    note: Note,
 ) -> None:
     from reviewer.judge.batch import submit
     from reviewer.judge.jobs import verdict_jobs
@@ -169,8 +171,31 @@ def _send(
     if batch:
         result.submitted = submit(db, jobs, settings)
         return
-    runner = Runner(db, settings, on_progress=on_progress, cancel=cancel)
+    runner = Runner(db, settings, on_progress=on_progress, on_note=note, cancel=cancel)
     result.stats = runner.run(jobs, len(ids))
+
+
+def store_kept_replies(db: Store, note: Note) -> None:
+    """Store the replies an earlier run received but could not store (its side file), before any
+    request is sent; JudgeFailed when they still cannot be stored."""
+    import sqlite3
+
+    from reviewer.judge.pending import pending_path, restore
+    from reviewer.judge.runner import store_problem
+
+    try:
+        stored, bad, path = restore(db)
+    except sqlite3.OperationalError as e:
+        where = pending_path(db)
+        raise JudgeFailed(
+            f"cannot store judge replies: {store_problem(e)}; the replies of an earlier run "
+            f"still wait in {where.name if where else 'the side file'}"
+        ) from e
+    except OSError as e:
+        raise JudgeFailed(f"cannot read the judge replies kept by an earlier run: {e}") from e
+    if path is not None and (stored or bad):
+        unread = f" ({bad} unreadable lines left out)" if bad else ""
+        note(f"stored {stored} judge replies an earlier run kept in {path.name}{unread}")
 
 
 def collect_open_batches(
@@ -327,6 +352,8 @@ def summary_line(judge: str, stats: RunStats) -> str:
     ]
     if stats.failed:
         parts.append(f"{stats.failed} failed after retries (run again to retry)")
+    if stats.skipped_claimed:
+        parts.append(f"{stats.skipped_claimed} skipped: another process is judging them")
     if stats.stopped_at_cap:
         parts.append(f"stopped at the cost cap: {stats.skipped_for_cost} not sent")
     if stats.cancelled:
