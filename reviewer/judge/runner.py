@@ -259,16 +259,18 @@ class Runner:
                         continue
                     if client is None:
                         client = self._client()
-                    reserved = self._reserve(job)
-                    if reserved is None:
-                        break
-                    if not self._claim(job, reserved):
-                        continue
                     while len(in_flight) >= self.settings.concurrency:
                         _, in_flight = await asyncio.wait(
                             in_flight, timeout=HEARTBEAT_S, return_when=asyncio.FIRST_COMPLETED
                         )
                         self._heartbeat()
+                    if self._stopping():
+                        break
+                    reserved = self._reserve(job)
+                    if reserved is None:
+                        break
+                    if not self._claim(job, reserved):
+                        continue
                     in_flight.add(asyncio.create_task(self._one(client, job, reserved)))
                 in_flight = await self._drain(in_flight)
             except asyncio.CancelledError:
