@@ -49,6 +49,16 @@ def headers_of(exc: BaseException) -> Mapping[str, str]:
     return headers if headers is not None else {}
 
 
+def api_message(e: Any) -> str:
+    """The API's own error message (from the body when it has one), at most 300 characters."""
+    body = getattr(e, "body", None)
+    if isinstance(body, dict):
+        err = body.get("error")
+        if isinstance(err, dict) and isinstance(err.get("message"), str):
+            return str(err["message"])[:300]
+    return str(getattr(e, "message", e))[:300]
+
+
 def retry_after(headers: Mapping[str, str], now: Callable[[], float] = time.time) -> float | None:
     """Seconds the server asks to wait: ``retry-after-ms``, else ``retry-after`` in seconds or as an
     HTTP date; None when it asks nothing (or the value cannot be read)."""

@@ -39,6 +39,7 @@ from reviewer.judge.retry import (
     SAY_WAIT_S,
     RetryPolicy,
     TooLongWait,
+    api_message,
     describe_wait,
     retryable,
     status_of,
@@ -390,15 +391,15 @@ class Runner:
                 latency = time.monotonic() - started
                 return outcome_from_body(job, body, "api", self.settings, latency_s=latency)
             except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as e:
-                self._abort = f"the API refused the key ({e.status_code}): {_message(e)}"
+                self._abort = f"the API refused the key ({e.status_code}): {api_message(e)}"
                 return None
             except anthropic.NotFoundError as e:
-                self._abort = f"not found at the API (404) — check the model name: {_message(e)}"
+                self._abort = f"not found at the API (404) — check the model name: {api_message(e)}"
                 return None
             except (anthropic.APIStatusError, anthropic.APIConnectionError) as e:
                 if status_of(e) == 402:
                     self._abort = (
-                        f"the API refused to bill the request (402): {_message(e)} — check the "
+                        f"the API refused to bill the request (402): {api_message(e)} — check the "
                         "account's credit or plan"
                     )
                     return None
@@ -433,7 +434,7 @@ class Runner:
         return Outcome(
             job,
             "error",
-            f"the API refused the request ({status_of(e)}): {_message(e)}",
+            f"the API refused the request ({status_of(e)}): {api_message(e)}",
             _error_body(e),
             "api",
             latency_s=time.monotonic() - started,
@@ -528,22 +529,13 @@ def _transient(e: Exception) -> bool:
     return code is not None and (code in (408, 409, 429) or code >= 500)
 
 
-def _message(e: Any) -> str:
-    body = getattr(e, "body", None)
-    if isinstance(body, dict):
-        err = body.get("error")
-        if isinstance(err, dict) and isinstance(err.get("message"), str):
-            return err["message"][:300]
-    return str(getattr(e, "message", e))[:300]
-
-
 def _describe(e: Exception) -> str:
     code = getattr(e, "status_code", None)
-    return f"{type(e).__name__}{f' {code}' if code else ''}: {_message(e)}"
+    return f"{type(e).__name__}{f' {code}' if code else ''}: {api_message(e)}"
 
 
 def _error_body(e: Any) -> str:
     try:
         return str(e.response.text)
     except Exception:
-        return json.dumps({"error": _message(e)})
+        return json.dumps({"error": api_message(e)})

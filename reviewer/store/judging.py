@@ -209,6 +209,21 @@ def set_batch_status(db: Store, batch_id: str, status: str, *, collected: bool =
         db.execute("UPDATE judge_batches SET status = ? WHERE id = ?", [status, batch_id])
 
 
+def batch_attempts(db: Store, keys: Sequence[str]) -> dict[str, int]:
+    """How many batches each request (cache key) has been submitted in."""
+    out: dict[str, int] = {}
+    unique = list(dict.fromkeys(keys))
+    for start in range(0, len(unique), 500):
+        part = unique[start : start + 500]
+        rows = db.execute(
+            "SELECT cache_key, COUNT(*) FROM judge_batch_items "
+            f"WHERE cache_key IN ({','.join('?' * len(part))}) GROUP BY cache_key",
+            part,
+        ).fetchall()
+        out.update({r[0]: r[1] for r in rows})
+    return out
+
+
 def pending_batch_keys(db: Store) -> set[str]:
     """Cache keys already submitted in a batch that is not collected yet (not to be sent twice)."""
     rows = db.execute(

@@ -226,7 +226,16 @@ def batch_line(b: Any) -> str:
     """One collected (or still running) batch as a line."""
     if b.status == "collected":
         extra = f", {b.retry_later} to send again" if b.retry_later else ""
+        if b.resubmitted:
+            extra += f", {b.resubmitted} resubmitted in batch {', '.join(b.resubmitted_in)}"
         return f"batch {b.id}: collected {b.stored} results ({b.errors} errors{extra})"
+    if b.status == "unknown":
+        return (
+            f"batch {b.id}: the API no longer knows it ({b.detail}); its {b.requests} requests "
+            "will be sent again by the next run"
+        )
+    if b.status == "unreachable":
+        return f"batch {b.id}: {b.detail}; collect later"
     counts = ", ".join(f"{k} {v}" for k, v in b.counts.items() if v)
     return f"batch {b.id}: {b.status}{f' ({counts})' if counts else ''}; collect later"
 

@@ -8,6 +8,7 @@ import asyncio
 import email.utils
 import json
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -154,7 +155,7 @@ def test_a_refused_key_keeps_the_replies_already_on_their_way(db: Store, standin
             n = calls[0]
         if n == 1:
             served_401.wait(5)
-            served_401.wait(0.5)  # let the client read the 401 before this reply arrives
+            time.sleep(0.5)  # let the client read the 401 before this reply arrives
             return tool_reply(p, "record_verdict", {"verdict": "pass", "rationale": "ok"})
         served_401.set()
         return error_reply(401, "authentication_error", "key revoked")
