@@ -47,7 +47,13 @@ from reviewer.judge.retry import (
 from reviewer.judge.settings import JudgeSettings
 from reviewer.judge.sinks import store_outcomes
 from reviewer.store.db import Store
-from reviewer.store.judging import cache_get, claim, release_claims, renew_claims
+from reviewer.store.judging import (
+    cache_get,
+    claim,
+    pending_batch_keys,
+    release_claims,
+    renew_claims,
+)
 
 
 class JudgeAbort(Exception):
@@ -68,6 +74,7 @@ class RunStats:
     failed: int = 0
     skipped_for_cost: int = 0
     skipped_claimed: int = 0
+    in_batch: int = 0
     unstored: int = 0
     cancelled: int = 0
     cost_usd: float = 0.0
@@ -244,6 +251,7 @@ class Runner:
             total = len(jobs)
         self.stats = stats = RunStats(total=total or 0)
         self._renewed = self.clock()
+        in_batch = pending_batch_keys(self.db)
         client: Any = None
         in_flight: set[asyncio.Task[None]] = set()
         try:
@@ -257,6 +265,9 @@ class Runner:
                     hit = cache_get(self.db, job.key)
                     if hit is not None:
                         self._from_cache(job, hit.body)
+                        continue
+                    if job.key in in_batch:  # its reply is on its way in a batch: not paid twice
+                        stats.in_batch += 1
                         continue
                     if client is None:
                         client = self._client()
@@ -297,6 +308,7 @@ class Runner:
             - stats.failed
             - stats.cancelled
             - stats.skipped_claimed
+            - stats.in_batch
             - stats.unstored
         )
         if not stats.stopped_at_cap:

@@ -361,6 +361,8 @@ def summary_line(judge: str, stats: RunStats) -> str:
     ]
     if stats.failed:
         parts.append(f"{stats.failed} failed after retries (run again to retry)")
+    if stats.in_batch:
+        parts.append(f"{stats.in_batch} wait in a submitted batch (`reviewer judge --collect`)")
     if stats.skipped_claimed:
         parts.append(f"{stats.skipped_claimed} skipped: another process is judging them")
     if stats.stopped_at_cap:

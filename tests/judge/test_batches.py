@@ -63,10 +63,15 @@ def test_a_5xx_while_collecting_leaves_the_batch_for_later(db_path: Path, standi
     r = invoke(db_path, "--collect")
     assert r.exit_code == 0, r.output
     assert "batch msgbatch_0001: the Batches API answered 500: boom; collect later" in r.stderr
+    # a direct run meanwhile does not pay again for the requests waiting in the batch
+    standin.batch_script = [boom] * 5
+    r = invoke(db_path, "--limit", "5")
+    assert r.exit_code == 3 and standin.message_requests == 2
+    assert "3 wait in a submitted batch" in r.stderr
     r = invoke(db_path, "--collect", "--json")
     assert r.exit_code == 0 and "collected 3 results" in r.stderr
     with open_store(db_path) as db:
-        assert len(_verdicts(db)) == 3
+        assert len(_verdicts(db)) == 5
 
 
 def test_batches_are_split_by_bytes_too(
