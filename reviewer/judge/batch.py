@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from reviewer.judge.claims import store_problem
 from reviewer.judge.reply import Job, Outcome, outcome_from_body
 from reviewer.judge.retry import RetryPolicy, TooLongWait, api_message, status_of
-from reviewer.judge.runner import JudgeAbort, require_key, store_problem
+from reviewer.judge.runner import JudgeAbort, require_key
 from reviewer.judge.settings import JudgeSettings
 from reviewer.judge.sinks import store_outcome
 from reviewer.store.db import Store

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -73,13 +74,24 @@ def load(path: Path) -> tuple[list[Outcome], int]:
 
 
 def restore(db: Store) -> tuple[int, int, Path | None]:
-    """Store the outcomes of the side file in one transaction, then remove it: (stored, unreadable
-    lines, the file). sqlite3 errors reach the caller with the file untouched."""
+    """Store the outcomes of the side file in one transaction, then remove it: (stored, left out,
+    the file). Left out are unreadable lines and outcomes whose trial is gone from the store. A
+    write that fails (sqlite3.OperationalError) reaches the caller with the file untouched."""
     path = pending_path(db)
     if path is None or not path.exists():
         return 0, 0, path
     outcomes, bad = load(path)
-    if outcomes:
-        store_outcomes(db, outcomes, release_any_claim=True)
+    stored = len(outcomes)
+    try:
+        if outcomes:
+            store_outcomes(db, outcomes, release_any_claim=True)
+    except sqlite3.IntegrityError:  # a trial was deleted since: store the others one by one
+        stored = 0
+        for o in outcomes:
+            try:
+                store_outcomes(db, [o], release_any_claim=True)
+                stored += 1
+            except sqlite3.IntegrityError:
+                bad += 1
     path.unlink()
-    return len(outcomes), bad, path
+    return stored, bad, path

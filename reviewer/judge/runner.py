@@ -24,15 +24,14 @@ import asyncio
 import contextlib
 import json
 import os
-import socket
 import sqlite3
 import threading
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Iterable, Sized
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from reviewer.judge.claims import CLAIM_TTL_S, HEARTBEAT_S, new_owner, owner_gone, store_problem
 from reviewer.judge.prompt import prompt_chars
 from reviewer.judge.reply import Job, Outcome, outcome_from_body
 from reviewer.judge.retry import (
@@ -108,10 +107,6 @@ def sdk_args(params: dict[str, Any]) -> dict[str, Any]:
 
 # --- the runner ---------------------------------------------------------------------------------
 
-#: A claim not renewed for this long is taken to belong to a process that died.
-CLAIM_TTL_S = 600.0
-#: How often a running process renews its claims.
-HEARTBEAT_S = 60.0
 #: Pause before the one retry of a write that failed, before replies go to the side file.
 STORE_RETRY_S = 1.0
 
@@ -131,42 +126,6 @@ def make_client(settings: JudgeSettings) -> Any:
 
     require_key()
     return anthropic.AsyncAnthropic(max_retries=0, timeout=settings.timeout_s)
-
-
-def new_owner() -> str:
-    """Who holds a claim: host, process and a random part (two runners in one process differ)."""
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-
-
-def owner_gone(holder: str) -> bool:
-    """A claim's holder is a process of this host that no longer runs (killed: it could not let go)."""
-    host, _, rest = holder.partition(":")
-    pid_text = rest.split(":", 1)[0]
-    if host != socket.gethostname() or not pid_text.isdigit():
-        return False
-    pid = int(pid_text)
-    if pid == os.getpid():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except OSError:
-        return False
-    return False
-
-
-def store_problem(e: sqlite3.Error) -> str:
-    """Why a write failed, as the user would say it."""
-    text = str(e)
-    low = text.lower()
-    if "full" in low:
-        return f"disk full ({text})"
-    if "locked" in low or "busy" in low:
-        return f"the database is locked by another process ({text})"
-    if "readonly" in low or "read-only" in low:
-        return f"the database is read-only ({text})"
-    return text
 
 
 Progress = Callable[[RunStats, Outcome | None], None]

@@ -180,8 +180,8 @@ def store_kept_replies(db: Store, note: Note) -> None:
     request is sent; JudgeFailed when they still cannot be stored."""
     import sqlite3
 
+    from reviewer.judge.claims import store_problem
     from reviewer.judge.pending import pending_path, restore
-    from reviewer.judge.runner import store_problem
 
     try:
         stored, bad, path = restore(db)
@@ -194,7 +194,7 @@ def store_kept_replies(db: Store, note: Note) -> None:
     except OSError as e:
         raise JudgeFailed(f"cannot read the judge replies kept by an earlier run: {e}") from e
     if path is not None and (stored or bad):
-        unread = f" ({bad} unreadable lines left out)" if bad else ""
+        unread = f" ({bad} left out: unreadable, or their trial is gone)" if bad else ""
         note(f"stored {stored} judge replies an earlier run kept in {path.name}{unread}")
 
 

@@ -8,8 +8,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from reviewer.judge.claims import CLAIM_TTL_S
 from reviewer.judge.jobs import BUILTIN_RUBRIC, verdict_jobs
-from reviewer.judge.runner import CLAIM_TTL_S, Runner, RunStats
+from reviewer.judge.runner import Runner, RunStats
 from reviewer.judge.settings import JudgeSettings
 from reviewer.judge.standin import StandIn
 from reviewer.store.db import Store, open_store
