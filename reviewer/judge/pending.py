@@ -21,6 +21,9 @@ from reviewer.judge.sinks import store_outcomes
 from reviewer.store.db import Store
 
 SUFFIX = ".judge-pending.jsonl"
+#: Room set aside next to the database while requests are out, so their replies can still be kept
+#: when the disk fills up (it is given back just before the side file is written).
+ROOM_SUFFIX = ".judge-room"
 
 
 def pending_path(db: Store) -> Path | None:
@@ -29,6 +32,30 @@ def pending_path(db: Store) -> Path | None:
     if path is None or str(path) in ("", ":memory:"):
         return None
     return Path(str(path) + SUFFIX)
+
+
+def reserve_room(db: Store, size: int) -> Path | None:
+    """A file of ``size`` bytes next to the database (None when there is no room or no file)."""
+    path = getattr(db, "path", None)
+    if path is None or str(path) in ("", ":memory:"):
+        return None
+    room = Path(str(path) + ROOM_SUFFIX)
+    try:
+        with open(room, "wb") as f:
+            try:
+                os.posix_fallocate(f.fileno(), 0, size)
+            except (AttributeError, OSError):
+                f.write(b"\0" * size)
+        return room
+    except OSError:
+        free_room(room)
+        return None
+
+
+def free_room(room: Path | None) -> None:
+    if room is not None:
+        with contextlib.suppress(OSError):
+            room.unlink()
 
 
 def save(path: Path, outcomes: Sequence[Outcome]) -> None:

@@ -29,6 +29,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sized
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from reviewer.judge.claims import CLAIM_TTL_S, HEARTBEAT_S, new_owner, owner_gone, store_problem
@@ -109,6 +110,8 @@ def sdk_args(params: dict[str, Any]) -> dict[str, Any]:
 
 #: Pause before the one retry of a write that failed, before replies go to the side file.
 STORE_RETRY_S = 1.0
+#: The most disk set aside for replies that may have to go to the side file.
+ROOM_MAX = 64 * 1024 * 1024
 
 
 def require_key() -> None:
@@ -171,6 +174,7 @@ class Runner:
         self._unstored: list[Outcome] = []
         self._waiting: set[asyncio.Task[None]] = set()
         self._renewed = 0.0
+        self._room: Path | None = None
 
     # cost cap ------------------------------------------------------------------------------------
     def estimate(self, job: Job) -> float:
@@ -296,7 +300,14 @@ class Runner:
                 f"no price known for model {self.settings.model!r}, so --max-cost cannot be "
                 "enforced; add it under [judge.prices] in reviewer.toml"
             )
-        return self.client_factory(self.settings)
+        client = self.client_factory(self.settings)
+        from reviewer.judge.pending import reserve_room
+
+        s = self.settings
+        self._room = reserve_room(
+            self.db, min(ROOM_MAX, s.concurrency * (2 * s.max_chars + 8 * s.max_tokens + 32_768))
+        )
+        return client
 
     # claims --------------------------------------------------------------------------------------
     def _claim(self, job: Job, reserved: float) -> bool:
@@ -451,7 +462,7 @@ class Runner:
     async def _flush_unstored(self) -> str:
         """Retry the write of the replies kept in memory once; what still fails goes to the side
         file. Returns what to add to the stop line. Then lets go of this run's claims."""
-        from reviewer.judge.pending import pending_path, save
+        from reviewer.judge.pending import free_room, pending_path, save
 
         kept = ""
         writable = self._store_problem is None
@@ -465,6 +476,8 @@ class Runner:
                 try:
                     if path is None:
                         raise OSError("the database has no file")
+                    free_room(self._room)  # the room set aside for this
+                    self._room = None
                     save(path, self._unstored)
                     kept = f"; {n} replies kept in {path.name}, stored by the next `reviewer judge`"
                 except OSError as e:
@@ -476,6 +489,8 @@ class Runner:
                 kept = "; the replies received were stored on a second try"
                 writable = True
             self._unstored = []
+        free_room(self._room)
+        self._room = None
         if writable:  # else the claims expire CLAIM_TTL_S after the last renewal
             self._release_all()
         if self._store_problem is not None:

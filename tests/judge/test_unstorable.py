@@ -129,3 +129,33 @@ def test_kept_replies_that_still_cannot_be_stored_are_one_line(
         "earlier run still wait in reviewer.db.judge-pending.jsonl"
     )
     assert standin.message_requests == sent  # nothing sent while replies wait
+
+
+def test_room_is_set_aside_for_kept_replies_while_requests_are_out(
+    db: Store, standin: StandIn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    room = Path(str(db.path) + ".judge-room")
+    seen: list[int] = []
+
+    def watch(stats: Any, outcome: Any) -> None:
+        seen.append(room.stat().st_size if room.exists() else 0)
+
+    judge_trials(db, JudgeRequest(limit=3), on_progress=watch)
+    assert seen and all(size > 0 for size in seen)  # disk the side file can use on a full disk
+    assert not room.exists()
+    with monkeypatch.context() as mp, pytest.raises(JudgeFailed):
+        mp.setattr(sinks, "write_verdict", _full_disk)
+        judge_trials(db, JudgeRequest(limit=6))
+    assert not room.exists() and pending_path(db).exists()  # type: ignore[union-attr]
+
+
+def test_a_long_retry_after_is_one_line_in_the_cli(db_path: Path, standin: StandIn) -> None:
+    from reviewer.judge.standin import error_reply
+
+    standin.policy = lambda p: error_reply(429, "rate_limit_error", "slow", {"retry-after": "3600"})
+    r = CliRunner().invoke(cli, ["--db", str(db_path), "judge", "--max-wait", "30"])
+    assert r.exit_code == 1
+    assert r.stderr.strip().splitlines()[-1] == (
+        "reviewer: the API asks to wait 3600 s before the next request (429), longer than the "
+        "30 s allowed (--max-wait / [judge] max_wait_s); stopped, run again later"
+    )
