@@ -602,3 +602,22 @@ def m007_edit_counter(db: sqlite_utils.Database) -> None:
                 "BEGIN UPDATE data_edits SET n = n + 1 WHERE id = 1; END;\n"
             )
     _run_script(db, script)
+
+
+@migrations()
+def m008_judge_claims(db: sqlite_utils.Database) -> None:
+    """Requests a `reviewer judge` process is sending, so a second process skips them (a claim
+    whose owner stops renewing it expires), and a verdict's prompt-cache tokens."""
+    _run_script(
+        db,
+        """
+        CREATE TABLE judge_claims (
+            key TEXT PRIMARY KEY,
+            owner TEXT NOT NULL,
+            expires_at REAL NOT NULL
+        );
+        CREATE INDEX judge_claims_owner ON judge_claims(owner);
+        ALTER TABLE verdicts ADD COLUMN cache_write_tokens INTEGER;
+        ALTER TABLE verdicts ADD COLUMN cache_read_tokens INTEGER;
+        """,
+    )
