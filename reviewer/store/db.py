@@ -29,8 +29,9 @@ class StoreError(Exception):
     """The database file cannot be opened, written or is not ours; the message is one line."""
 
 
-class StoreBusy(StoreError):
-    """Another connection held the write lock for longer than the lock timeout."""
+class StoreBusy(StoreError, sqlite3.OperationalError):
+    """Another connection held the write lock for longer than the lock timeout (also an
+    OperationalError, so code that handles SQLite's own "database is locked" handles it too)."""
 
 
 def lock_timeout() -> float:
@@ -67,10 +68,11 @@ def describe_error(path: str | Path, e: BaseException) -> str:
         return f"{where}: the database is read-only (file or folder not writable); {_access(path)}"
     if "unable to open" in low:
         return f"{where}: cannot open the database file: {_access(path)}"
-    if _is_locked(e) if isinstance(e, sqlite3.OperationalError) else False:
+    if isinstance(e, sqlite3.OperationalError) and _is_locked(e):
         return (
-            f"{where}: another process is writing to the database and held it longer than we "
-            "wait (REVIEWER_LOCK_TIMEOUT); run it again when that finishes"
+            f"{where}: the database is locked: another process is writing to it and held the lock "
+            f"longer than we wait ({lock_timeout():.0f} s, REVIEWER_LOCK_TIMEOUT); run it again when "
+            "that finishes"
         )
     if "not a database" in low or "malformed" in low or "encrypted" in low:
         return f"{where}: not a reviewer database ({text})"

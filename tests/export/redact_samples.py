@@ -64,7 +64,12 @@ SECRETS: list[tuple[str, str, str, str]] = [
         _AWS_SECRET,
         "credential",
     ),
-    ("aws secret json", '{"aws_secret_access_key": "' + _AWS_SECRET + '"}', _AWS_SECRET, "credential"),
+    (
+        "aws secret json",
+        '{"aws_secret_access_key": "' + _AWS_SECRET + '"}',
+        _AWS_SECRET,
+        "credential",
+    ),
     ("github", "token " + _GH, _GH, "api key"),
     (
         "github fine-grained",

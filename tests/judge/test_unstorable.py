@@ -80,8 +80,9 @@ def test_the_cost_cap_counts_replies_that_could_not_be_stored(
 
 
 def test_a_database_locked_by_another_process_stops_the_run_and_keeps_the_replies(
-    db_path: Path, standin: StandIn
+    db_path: Path, standin: StandIn, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("REVIEWER_LOCK_TIMEOUT", "0.1")  # a writer waits this long for the lock
     db = open_store(db_path)
     db.execute("PRAGMA busy_timeout=50")
     other = sqlite3.connect(str(db_path), timeout=0.05)
