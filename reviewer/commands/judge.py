@@ -20,7 +20,15 @@ if TYPE_CHECKING:
 #: Exit status when the run ended with trials left (cost cap, failed requests, interrupted).
 EXIT_INCOMPLETE = 3
 #: The options that override a [judge] setting for one run.
-OVERRIDES = ("model", "temperature", "max_tokens", "prompt_version", "concurrency", "max_cost")
+OVERRIDES = (
+    "model",
+    "temperature",
+    "max_tokens",
+    "prompt_version",
+    "concurrency",
+    "max_cost",
+    "max_wait_s",
+)
 
 
 def register(group: click.Group) -> None:
@@ -62,6 +70,14 @@ def _plain(s: object) -> str:
     type=click.FloatRange(min=0, min_open=True),
     default=None,
     help="Hard stop at this many USD.",
+)
+@click.option(
+    "--max-wait",
+    "max_wait_s",
+    type=click.FloatRange(min=0),
+    default=None,
+    metavar="SECONDS",
+    help="Longest retry-after to wait for (default: [judge] max_wait_s, 60); longer stops the run.",
 )
 @click.option(
     "--rubric",

@@ -44,6 +44,8 @@ class Parsed:
     input_tokens: int | None = None
     output_tokens: int | None = None
     problem: str | None = None  # why the reply is an error
+    cache_write_tokens: int | None = None
+    cache_read_tokens: int | None = None
 
 
 @dataclass
@@ -58,6 +60,8 @@ class Outcome:
     cost_usd: float | None = None
     latency_s: float | None = None
     cacheable: bool = True
+    cache_write_tokens: int | None = None
+    cache_read_tokens: int | None = None
 
     @property
     def is_error(self) -> bool:
@@ -65,7 +69,25 @@ class Outcome:
 
 
 def parse_reply(kind: str, body: str) -> Parsed:
-    """The forced tool call of a Messages API reply body; ``error`` with the reason when there is none."""
+    """The forced tool call of a Messages API reply body, with its token usage (prompt-cache writes
+    and reads too); ``error`` with the reason when there is no valid call."""
+    p = _parse_call(kind, body)
+    usage = _usage(body)
+    p.cache_write_tokens = _int(usage.get("cache_creation_input_tokens"))
+    p.cache_read_tokens = _int(usage.get("cache_read_input_tokens"))
+    return p
+
+
+def _usage(body: str) -> dict[str, Any]:
+    try:
+        data = json.loads(body)
+    except (json.JSONDecodeError, TypeError):
+        return {}
+    usage = data.get("usage") if isinstance(data, dict) else None
+    return usage if isinstance(usage, dict) else {}
+
+
+def _parse_call(kind: str, body: str) -> Parsed:
     try:
         data = json.loads(body)
     except (json.JSONDecodeError, TypeError):
@@ -134,14 +156,30 @@ def outcome_from_body(
     price = settings.price()
     cost = None
     if price is not None and source != "cache":
-        cost = price.cost(p.input_tokens or 0, p.output_tokens or 0, batch=source == "batch")
+        cost = price.cost(
+            p.input_tokens or 0,
+            p.output_tokens or 0,
+            cache_write=p.cache_write_tokens or 0,
+            cache_read=p.cache_read_tokens or 0,
+            batch=source == "batch",
+        )
     rationale = (
         p.rationale
         if p.problem is None
         else f"malformed reply: {p.problem}" + (f" — {p.rationale}" if p.rationale else "")
     )
     return Outcome(
-        job, p.value, rationale, body, source, p.input_tokens, p.output_tokens, cost, **extra
+        job,
+        p.value,
+        rationale,
+        body,
+        source,
+        p.input_tokens,
+        p.output_tokens,
+        cost,
+        cache_write_tokens=p.cache_write_tokens,
+        cache_read_tokens=p.cache_read_tokens,
+        **extra,
     )
 
 

@@ -1,34 +1,59 @@
 """The judge runner: jobs in, stored outcomes out, with bounded concurrency, retries, a cost cap,
-the response cache and cancellation.
+the response cache, claims and cancellation.
 
 A *job* is one Messages API request (a trial to grade, or one order of a pair to compare) with its
 cache key. For each job the runner first looks in the cache (a hit costs nothing and makes no request),
-else sends it through the anthropic SDK (its own retries with backoff on 429, 5xx, overloaded and
-timeouts, then a few rounds of our own backoff), parses the forced tool call and stores the outcome and
-the reply in one transaction the moment it arrives — so a run killed halfway resumes where it stopped.
+then claims the request in the database (a request another live process has claimed is skipped and
+counted), then sends it through the anthropic SDK (its own retries off: ``judge.retry`` decides every
+retry and wait), counts its cost the moment the reply arrives, parses the forced tool call and stores
+the outcome and the reply in one transaction — so a run killed halfway resumes where it stopped.
 
 A reply that parses but holds no valid tool call is stored as an ``error`` outcome with the raw reply.
 A request the API refuses for good (400, 413, 422) is stored as ``error`` with the API's message, and
 not cached. A request that still fails after every retry (429 or 5xx) is not stored: it is counted as
-failed and the next run sends it again. A refused key (401, 403) or an unknown model (404) stops the run.
+failed and the next run sends it again. A refused key (401, 403), a billing refusal (402), an unknown
+model (404) or a retry-after over the allowed wait stops the run; so does a reply that cannot be stored
+(a full disk, a database locked too long). Stopping (those, a cancel, ^C) sends nothing more, but the
+replies already on their way are waited for and stored; replies that cannot be stored are kept in the
+side file of ``judge.pending``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Sized
+from collections.abc import Awaitable, Callable, Iterable, Sized
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
+from reviewer.judge.claims import CLAIM_TTL_S, HEARTBEAT_S, new_owner, owner_gone, store_problem
 from reviewer.judge.prompt import prompt_chars
 from reviewer.judge.reply import Job, Outcome, outcome_from_body
+from reviewer.judge.retry import (
+    SAY_WAIT_S,
+    RetryPolicy,
+    TooLongWait,
+    api_message,
+    describe_wait,
+    retryable,
+    status_of,
+)
 from reviewer.judge.settings import JudgeSettings
-from reviewer.judge.sinks import store_outcome
+from reviewer.judge.sinks import store_outcomes
 from reviewer.store.db import Store
-from reviewer.store.judging import cache_get
+from reviewer.store.judging import (
+    cache_get,
+    claim,
+    pending_batch_keys,
+    release_claims,
+    renew_claims,
+)
 
 
 class JudgeAbort(Exception):
@@ -48,6 +73,9 @@ class RunStats:
     errors: int = 0
     failed: int = 0
     skipped_for_cost: int = 0
+    skipped_claimed: int = 0
+    in_batch: int = 0
+    unstored: int = 0
     cancelled: int = 0
     cost_usd: float = 0.0
     cost_known: bool = True
@@ -80,11 +108,14 @@ def sdk_args(params: dict[str, Any]) -> dict[str, Any]:
 
 # --- the runner ---------------------------------------------------------------------------------
 
+#: Pause before the one retry of a write that failed, before replies go to the side file.
+STORE_RETRY_S = 1.0
+#: The most disk set aside for replies that may have to go to the side file.
+ROOM_MAX = 64 * 1024 * 1024
+
 
 def require_key() -> None:
     """NoApiKey unless the environment holds a key (the SDK reads it, and ANTHROPIC_BASE_URL, itself)."""
-    import os
-
     if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
         raise NoApiKey(
             "ANTHROPIC_API_KEY is not set (set ANTHROPIC_BASE_URL too for another "
@@ -93,14 +124,15 @@ def require_key() -> None:
 
 
 def make_client(settings: JudgeSettings) -> Any:
-    """The SDK's async client."""
+    """The SDK's async client, its own retries off (``judge.retry`` decides them, one budget)."""
     import anthropic
 
     require_key()
-    return anthropic.AsyncAnthropic(max_retries=settings.max_retries, timeout=settings.timeout_s)
+    return anthropic.AsyncAnthropic(max_retries=0, timeout=settings.timeout_s)
 
 
 Progress = Callable[[RunStats, Outcome | None], None]
+Sleep = Callable[[float], Awaitable[None]]
 
 
 class Runner:
@@ -113,20 +145,36 @@ class Runner:
         *,
         client_factory: Callable[[JudgeSettings], Any] = make_client,
         on_progress: Progress | None = None,
+        on_note: Callable[[str], None] | None = None,
         cancel: threading.Event | None = None,
-        backoff_s: float = 2.0,
-        outer_rounds: int = 2,
+        backoff_s: float = 1.0,
+        sleep: Sleep | None = None,
+        rand: Callable[[], float] | None = None,
+        clock: Callable[[], float] = time.time,
+        owner: str | None = None,
     ) -> None:
         self.db = db
         self.settings = settings
         self.client_factory = client_factory
         self.on_progress = on_progress or (lambda stats, outcome: None)
+        self.on_note = on_note or (lambda line: None)
         self.cancel = cancel or threading.Event()
-        self.backoff_s = backoff_s
-        self.outer_rounds = outer_rounds
+        self.sleep: Sleep = sleep or asyncio.sleep
+        self.clock = clock
+        self.owner = owner or new_owner()
+        self.policy = RetryPolicy(
+            retries=settings.max_retries, base_s=backoff_s, max_wait_s=settings.max_wait_s
+        )
+        if rand is not None:
+            self.policy.rand = rand
         self.stats = RunStats()
         self._reserved = 0.0
         self._abort: str | None = None
+        self._store_problem: str | None = None
+        self._unstored: list[Outcome] = []
+        self._waiting: set[asyncio.Task[None]] = set()
+        self._renewed = 0.0
+        self._room: Path | None = None
 
     # cost cap ------------------------------------------------------------------------------------
     def estimate(self, job: Job) -> float:
@@ -137,6 +185,8 @@ class Runner:
         return price.cost(prompt_chars(job.params) // 3 + 200, int(job.params.get("max_tokens", 0)))
 
     def _reserve(self, job: Job) -> float | None:
+        """Room under the cap for this request: money spent (stored or not) plus every request in
+        flight at its upper-end estimate plus this one."""
         cap = self.settings.max_cost
         est = self.estimate(job)
         if cap is None:
@@ -147,6 +197,9 @@ class Runner:
         self._reserved += est
         return est
 
+    def _stopping(self) -> bool:
+        return self.cancel.is_set() or self._abort is not None or self._store_problem is not None
+
     # the run -------------------------------------------------------------------------------------
     def run(self, jobs: Iterable[Job], total: int | None = None) -> RunStats:
         return asyncio.run(self.run_async(jobs, total))
@@ -155,38 +208,55 @@ class Runner:
         """Stream ``jobs``: cache hits are stored at once, the rest sent ``concurrency`` at a time.
 
         Jobs are built lazily by the caller's iterator, so a run of any size holds only the requests
-        in flight in memory."""
+        in flight in memory. Cancelling this coroutine (^C) stops sending, stores the replies on
+        their way, then cancels."""
         if total is None and isinstance(jobs, Sized):
             total = len(jobs)
         self.stats = stats = RunStats(total=total or 0)
+        self._renewed = self.clock()
+        in_batch = pending_batch_keys(self.db)
         client: Any = None
         in_flight: set[asyncio.Task[None]] = set()
         try:
-            for job in jobs:
-                if total is None:
-                    stats.total += 1
-                if self.cancel.is_set() or self._abort:
-                    break
-                hit = cache_get(self.db, job.key)
-                if hit is not None:
-                    self._finish(outcome_from_body(job, hit.body, "cache", self.settings))
-                    stats.cached += 1
-                    continue
-                if client is None:
-                    client = self._client()
-                reserved = self._reserve(job)
-                if reserved is None:
-                    break
-                while len(in_flight) >= self.settings.concurrency:
-                    _, in_flight = await asyncio.wait(
-                        in_flight, return_when=asyncio.FIRST_COMPLETED
+            try:
+                for job in jobs:
+                    if total is None:
+                        stats.total += 1
+                    if self._stopping():
+                        break
+                    self._heartbeat()
+                    hit = cache_get(self.db, job.key)
+                    if hit is not None:
+                        self._from_cache(job, hit.body)
+                        continue
+                    if job.key in in_batch:  # its reply is on its way in a batch: not paid twice
+                        stats.in_batch += 1
+                        continue
+                    if client is None:
+                        client = self._client()
+                    while len(in_flight) >= self.settings.concurrency:
+                        _, in_flight = await asyncio.wait(
+                            in_flight, timeout=HEARTBEAT_S, return_when=asyncio.FIRST_COMPLETED
+                        )
+                        self._heartbeat()
+                    if self._stopping():
+                        break
+                    reserved = self._reserve(job)
+                    if reserved is None:
+                        break
+                    if not self._claim(job, reserved):
+                        continue
+                    in_flight.add(asyncio.create_task(self._one(client, job, reserved)))
+                in_flight = await self._drain(in_flight)
+            except asyncio.CancelledError:
+                self.cancel.set()
+                if in_flight:
+                    self.on_note(
+                        f"interrupted: storing the {len(in_flight)} replies on their way "
+                        "(interrupt again to stop at once)"
                     )
-                in_flight.add(asyncio.create_task(self._one(client, job, reserved)))
-            while in_flight:
-                if self.cancel.is_set() or self._abort:
-                    for t in in_flight:
-                        t.cancel()
-                _, in_flight = await asyncio.wait(in_flight, timeout=0.05)
+                in_flight = await self._drain(in_flight)
+                raise
         finally:
             for t in in_flight:
                 t.cancel()
@@ -194,13 +264,35 @@ class Runner:
                 await asyncio.wait(in_flight)
             if client is not None:
                 await client.close()
-        stats.skipped_for_cost = stats.total - stats.done - stats.failed - stats.cancelled
+            kept = await self._flush_unstored()
+        stats.skipped_for_cost = (
+            stats.total
+            - stats.done
+            - stats.failed
+            - stats.cancelled
+            - stats.skipped_claimed
+            - stats.in_batch
+            - stats.unstored
+        )
         if not stats.stopped_at_cap:
             stats.cancelled += stats.skipped_for_cost
             stats.skipped_for_cost = 0
+        if self._store_problem is not None:
+            raise JudgeAbort(f"cannot store judge replies: {self._store_problem}{kept}")
         if self._abort:
             raise JudgeAbort(self._abort)
         return stats
+
+    async def _drain(self, in_flight: set[asyncio.Task[None]]) -> set[asyncio.Task[None]]:
+        """Wait for the requests in flight; once stopping, those waiting to retry are cancelled (a
+        request already sent is waited for: its reply is paid for)."""
+        while in_flight:
+            if self._stopping():
+                for t in self._waiting & in_flight:
+                    t.cancel()
+            _, in_flight = await asyncio.wait(in_flight, timeout=0.05)
+            self._heartbeat()
+        return in_flight
 
     def _client(self) -> Any:
         if self.settings.max_cost is not None and self.settings.price() is None:
@@ -208,13 +300,56 @@ class Runner:
                 f"no price known for model {self.settings.model!r}, so --max-cost cannot be "
                 "enforced; add it under [judge.prices] in reviewer.toml"
             )
-        return self.client_factory(self.settings)
+        client = self.client_factory(self.settings)
+        from reviewer.judge.pending import reserve_room
 
+        s = self.settings
+        self._room = reserve_room(
+            self.db, min(ROOM_MAX, s.concurrency * (2 * s.max_chars + 8 * s.max_tokens + 32_768))
+        )
+        return client
+
+    # claims --------------------------------------------------------------------------------------
+    def _claim(self, job: Job, reserved: float) -> bool:
+        """True when this process may send ``job``; else its reservation is given back (and a reply
+        another process stored meanwhile is taken from the cache)."""
+        try:
+            state = claim(self.db, job.key, self.owner, self.clock(), CLAIM_TTL_S, owner_gone)
+        except sqlite3.OperationalError as e:
+            self._store_problem = store_problem(e)
+            state = "failed"
+        if state == "claimed":
+            return True
+        self._reserved -= reserved
+        if state == "taken":
+            self.stats.skipped_claimed += 1
+        elif state == "cached":
+            hit = cache_get(self.db, job.key)
+            if hit is not None:
+                self._from_cache(job, hit.body)
+        return False
+
+    def _heartbeat(self) -> None:
+        now = self.clock()
+        if now - self._renewed < HEARTBEAT_S or self._store_problem is not None:
+            return
+        self._renewed = now
+        try:
+            renew_claims(self.db, self.owner, now + CLAIM_TTL_S)
+        except sqlite3.OperationalError as e:
+            self._store_problem = store_problem(e)
+
+    def _release_all(self) -> None:
+        with contextlib.suppress(sqlite3.Error):  # else they expire CLAIM_TTL_S after renewal
+            release_claims(self.db, self.owner)
+
+    # one request ---------------------------------------------------------------------------------
     async def _one(self, client: Any, job: Job, reserved: float) -> None:
         try:
             outcome = await self._call(client, job)
             if outcome is not None:
-                self._finish(outcome)
+                self._arrived(outcome)
+                self._store(outcome)
         except asyncio.CancelledError:
             pass
         except Exception as e:  # never lose the run to one request: count it and go on
@@ -225,9 +360,11 @@ class Runner:
                 self._reserved -= reserved
 
     async def _call(self, client: Any, job: Job) -> Outcome | None:
+        """One request with its retries; None when there is nothing to store."""
         import anthropic
 
-        for attempt in range(self.outer_rounds + 1):
+        retry = 0
+        while True:
             started = time.monotonic()
             try:
                 self.stats.requests += 1
@@ -236,70 +373,155 @@ class Runner:
                 latency = time.monotonic() - started
                 return outcome_from_body(job, body, "api", self.settings, latency_s=latency)
             except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as e:
-                self._abort = f"the API refused the key ({e.status_code}): {_message(e)}"
+                self._abort = f"the API refused the key ({e.status_code}): {api_message(e)}"
                 return None
             except anthropic.NotFoundError as e:
-                self._abort = f"not found at the API (404) — check the model name: {_message(e)}"
+                self._abort = f"not found at the API (404) — check the model name: {api_message(e)}"
                 return None
-            except (
-                anthropic.RateLimitError,
-                anthropic.InternalServerError,
-                anthropic.APIConnectionError,
-                anthropic.RequestTimeoutError,
-                anthropic.ConflictError,
-            ) as e:
-                if attempt == self.outer_rounds:
-                    self.stats.failed += 1
-                    self._note_failure(f"{job.target}: {_describe(e)} (gave up after retries)")
+            except (anthropic.APIStatusError, anthropic.APIConnectionError) as e:
+                if status_of(e) == 402:
+                    self._abort = (
+                        f"the API refused to bill the request (402): {api_message(e)} — check the "
+                        "account's credit or plan"
+                    )
                     return None
-                await asyncio.sleep(self.backoff_s * 2**attempt)
-            except anthropic.APIStatusError as e:
-                body = _error_body(e)
-                return Outcome(
-                    job,
-                    "error",
-                    f"the API refused the request ({e.status_code}): {_message(e)}",
-                    body,
-                    "api",
-                    latency_s=time.monotonic() - started,
-                    cacheable=False,
-                )
-        return None
+                try:
+                    decision = self.policy.decide(e, retry)
+                except TooLongWait as w:
+                    self._abort = str(w)
+                    return None
+                if decision.wait_s is None:
+                    return self._given_up(job, e, retry, started)
+                if self._stopping():
+                    self.stats.failed += 1
+                    self._note_failure(f"{job.target}: {_describe(e)} (the run stopped)")
+                    return None
+                if decision.wait_s > SAY_WAIT_S:
+                    self.on_note(describe_wait(decision.wait_s, e))
+                await self._wait(decision.wait_s)
+                retry += 1
+
+    def _given_up(self, job: Job, e: Exception, retry: int, started: float) -> Outcome | None:
+        """A transient failure that is not retried (any more) is not stored: the next run sends it
+        again. Any other refusal is an uncached ``error`` outcome."""
+        import anthropic
+
+        if retryable(e) or isinstance(e, anthropic.APIConnectionError) or _transient(e):
+            self.stats.failed += 1
+            why = (
+                f"gave up after {retry + 1} tries" if retryable(e) else "the API said not to retry"
+            )
+            self._note_failure(f"{job.target}: {_describe(e)} ({why})")
+            return None
+        return Outcome(
+            job,
+            "error",
+            f"the API refused the request ({status_of(e)}): {api_message(e)}",
+            _error_body(e),
+            "api",
+            latency_s=time.monotonic() - started,
+            cacheable=False,
+        )
+
+    async def _wait(self, seconds: float) -> None:
+        """Sleep before a retry; a stopping run cancels this wait (nothing is on its way)."""
+        task = asyncio.current_task()
+        if task is not None:
+            self._waiting.add(task)
+        try:
+            await self.sleep(seconds)
+        finally:
+            if task is not None:
+                self._waiting.discard(task)
+
+    # storing -------------------------------------------------------------------------------------
+    def _arrived(self, o: Outcome) -> None:
+        """Money is counted the moment a reply arrives, whether or not it can be stored."""
+        s = self.stats
+        if o.cost_usd is None and o.input_tokens is not None:
+            s.cost_known = False
+        s.cost_usd += o.cost_usd or 0.0
+
+    def _from_cache(self, job: Job, body: str) -> None:
+        self.stats.cached += 1
+        self._store(outcome_from_body(job, body, "cache", self.settings))
+
+    def _store(self, o: Outcome) -> None:
+        """Store now; after a failed write, keep it in memory (and stop sending)."""
+        if self._store_problem is None:
+            try:
+                store_outcomes(self.db, [o], self.owner)
+            except sqlite3.OperationalError as e:
+                self._store_problem = store_problem(e)
+            else:
+                self._finish(o)
+                return
+        self._unstored.append(o)
+        self.stats.unstored += 1
+
+    async def _flush_unstored(self) -> str:
+        """Retry the write of the replies kept in memory once; what still fails goes to the side
+        file. Returns what to add to the stop line. Then lets go of this run's claims."""
+        from reviewer.judge.pending import free_room, pending_path, save
+
+        kept = ""
+        writable = self._store_problem is None
+        if self._unstored:
+            await self.sleep(STORE_RETRY_S)
+            try:
+                store_outcomes(self.db, self._unstored, self.owner)
+            except sqlite3.OperationalError:
+                path = pending_path(self.db)
+                n = len(self._unstored)
+                try:
+                    if path is None:
+                        raise OSError("the database has no file")
+                    free_room(self._room)  # the room set aside for this
+                    self._room = None
+                    save(path, self._unstored)
+                    kept = f"; {n} replies kept in {path.name}, stored by the next `reviewer judge`"
+                except OSError as e:
+                    kept = f"; {n} replies could not be kept ({e})"
+            else:
+                for o in self._unstored:
+                    self._finish(o)
+                self.stats.unstored = 0
+                kept = "; the replies received were stored on a second try"
+                writable = True
+            self._unstored = []
+        free_room(self._room)
+        self._room = None
+        if writable:  # else the claims expire CLAIM_TTL_S after the last renewal
+            self._release_all()
+        if self._store_problem is not None:
+            kept += f"; ${self.stats.cost_usd:.4f} spent this run"
+        return kept
 
     def _note_failure(self, text: str) -> None:
         if len(self.stats.failures) < 20:
             self.stats.failures.append(text)
 
     def _finish(self, o: Outcome) -> None:
-        store_outcome(self.db, o)
         s = self.stats
         s.done += 1
         s.counts[o.value] = s.counts.get(o.value, 0) + 1
         if o.is_error:
             s.errors += 1
-        if o.source != "cache":
-            if o.cost_usd is None and o.input_tokens is not None:
-                s.cost_known = False
-            s.cost_usd += o.cost_usd or 0.0
         self.on_progress(s, o)
 
 
-def _message(e: Any) -> str:
-    body = getattr(e, "body", None)
-    if isinstance(body, dict):
-        err = body.get("error")
-        if isinstance(err, dict) and isinstance(err.get("message"), str):
-            return err["message"][:300]
-    return str(getattr(e, "message", e))[:300]
+def _transient(e: Exception) -> bool:
+    code = status_of(e)
+    return code is not None and (code in (408, 409, 429) or code >= 500)
 
 
 def _describe(e: Exception) -> str:
     code = getattr(e, "status_code", None)
-    return f"{type(e).__name__}{f' {code}' if code else ''}: {_message(e)}"
+    return f"{type(e).__name__}{f' {code}' if code else ''}: {api_message(e)}"
 
 
 def _error_body(e: Any) -> str:
     try:
         return str(e.response.text)
     except Exception:
-        return json.dumps({"error": _message(e)})
+        return json.dumps({"error": api_message(e)})

@@ -10,7 +10,8 @@ Read from ``[judge]`` in reviewer.toml (or the user config) and overridden by co
     prompt_version = "v1"          # part of the judge id; change it when you change instructions
     instructions = "judge.txt"     # optional extra instructions appended to the judge's prompt
     concurrency = 8
-    max_retries = 4                # the SDK's own retries (429, 5xx, overloaded, timeouts)
+    max_retries = 4                # retries per request (429, 5xx, overloaded, timeouts); one budget
+    max_wait_s = 60                # the longest retry-after honoured; a longer one stops the run
     timeout_s = 120
     max_chars = 60000              # transcript budget before trimming (see prompt.py)
     trust_threshold = 0.6          # kappa lower bound the agreement report needs to trust a judge
@@ -30,6 +31,9 @@ DEFAULT_MODEL = "claude-sonnet-4-5"
 PROMPT_VERSION = "v1"
 #: Message Batches are billed at half the price of the same request made directly.
 BATCH_DISCOUNT = 0.5
+#: Prompt-cache input tokens, as a multiple of the input price: a (5-minute) cache write, a read.
+CACHE_WRITE_FACTOR = 1.25
+CACHE_READ_FACTOR = 0.1
 
 #: USD per million input / output tokens (Anthropic's list prices; override in [judge.prices]).
 DEFAULT_PRICES: dict[str, tuple[float, float]] = {
@@ -51,6 +55,7 @@ KNOWN_SETTINGS = {
     "instructions",
     "concurrency",
     "max_retries",
+    "max_wait_s",
     "timeout_s",
     "max_chars",
     "trust_threshold",
@@ -68,8 +73,18 @@ class Prices:
     input_per_mtok: float
     output_per_mtok: float
 
-    def cost(self, input_tokens: int, output_tokens: int, *, batch: bool = False) -> float:
-        usd = (input_tokens * self.input_per_mtok + output_tokens * self.output_per_mtok) / 1e6
+    def cost(
+        self,
+        input_tokens: int,
+        output_tokens: int,
+        *,
+        cache_write: int = 0,
+        cache_read: int = 0,
+        batch: bool = False,
+    ) -> float:
+        """USD for a reply's usage: prompt-cache writes at 1.25× and reads at 0.1× the input price."""
+        tokens_in = input_tokens + cache_write * CACHE_WRITE_FACTOR + cache_read * CACHE_READ_FACTOR
+        usd = (tokens_in * self.input_per_mtok + output_tokens * self.output_per_mtok) / 1e6
         return usd * BATCH_DISCOUNT if batch else usd
 
 
@@ -82,6 +97,7 @@ class JudgeSettings:
     instructions: str = ""
     concurrency: int = 8
     max_retries: int = 4
+    max_wait_s: float = 60.0
     timeout_s: float = 120.0
     max_chars: int = 60_000
     max_cost: float | None = None
@@ -125,6 +141,7 @@ def settings_from_config(judge: Mapping[str, Any], base_dir: Path | None = None)
         ("prompt_version", str),
         ("temperature", float),
         ("timeout_s", float),
+        ("max_wait_s", float),
         ("trust_threshold", float),
         ("max_cost", float),
         ("max_tokens", int),
@@ -154,6 +171,8 @@ def validate(s: JudgeSettings) -> None:
         raise JudgeConfigError(f"concurrency must be at least 1, got {s.concurrency}")
     if s.max_retries < 0:
         raise JudgeConfigError(f"max_retries must be 0 or more, got {s.max_retries}")
+    if s.max_wait_s < 0:
+        raise JudgeConfigError(f"max_wait_s must be 0 or more, got {s.max_wait_s:g}")
     if s.timeout_s <= 0:
         raise JudgeConfigError(f"timeout_s must be positive, got {s.timeout_s:g}")
     if s.max_chars < 2000:

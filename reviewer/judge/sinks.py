@@ -3,11 +3,11 @@ pair judgements, each with its reply in the response cache in one transaction.""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from reviewer.judge.reply import Outcome, map_winner
 from reviewer.store.db import Store
-from reviewer.store.judging import VerdictWrite, cache_put, write_verdict
+from reviewer.store.judging import VerdictWrite, cache_put, release_claim, write_verdict
 from reviewer.store.pairs import record_order
 
 Sink = Callable[[Store, Outcome], None]
@@ -34,6 +34,8 @@ def store_verdict(db: Store, o: Outcome) -> None:
             source=SOURCES[o.source],
             cache_key=j.key,
             latency_s=o.latency_s,
+            cache_write_tokens=o.cache_write_tokens,
+            cache_read_tokens=o.cache_read_tokens,
         ),
     )
 
@@ -59,10 +61,25 @@ def store_preference(db: Store, o: Outcome) -> None:
 SINKS: dict[str, Sink] = {"verdict": store_verdict, "preference": store_preference}
 
 
-def store_outcome(db: Store, o: Outcome) -> None:
-    """The reply in the cache and the outcome in its table, in one transaction."""
-    sink = SINKS[o.job.kind]
+def store_outcome(db: Store, o: Outcome, owner: str | None = None) -> None:
+    """The reply in the cache and the outcome in its table, in one transaction (which also lets go
+    of ``owner``'s claim on the request)."""
+    store_outcomes(db, [o], owner)
+
+
+def store_outcomes(
+    db: Store,
+    outcomes: Sequence[Outcome],
+    owner: str | None = None,
+    *,
+    release_any_claim: bool = False,
+) -> None:
+    """Several outcomes in one transaction: all are stored or none. ``owner``'s claims on them are
+    let go (anyone's with ``release_any_claim``)."""
     with db.transaction():
-        if o.cacheable and o.source != "cache":
-            cache_put(db, o.job.key, o.job.params, o.raw)
-        sink(db, o)
+        for o in outcomes:
+            if o.cacheable and o.source != "cache":
+                cache_put(db, o.job.key, o.job.params, o.raw)
+            SINKS[o.job.kind](db, o)
+            if owner is not None or release_any_claim:
+                release_claim(db, o.job.key, owner)

@@ -119,6 +119,10 @@ class StandIn:
         self.policy = policy
         self.delay = delay
         self.script: list[Reply] = []
+        #: replies used first, in order, for the Batches endpoints (a 500 while collecting)
+        self.batch_script: list[Reply] = []
+        #: a batch request's result instead of the policy's (``{"type": "expired"}``); None: default
+        self.batch_result: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.batches: dict[str, dict[str, Any]] = {}
@@ -182,9 +186,17 @@ class StandIn:
             "results_url": f"{self.url}/v1/messages/batches/{batch_id}/results" if ended else None,
         }
 
+    def _scripted_batch_reply(self) -> Reply | None:
+        with self._lock:
+            return self.batch_script.pop(0) if self.batch_script else None
+
     def _batch_results(self, batch_id: str) -> bytes:
         lines = []
         for req in self.batches[batch_id]["requests"]:
+            planted = self.batch_result(req) if self.batch_result is not None else None
+            if planted is not None:
+                lines.append(json.dumps({"custom_id": req["custom_id"], "result": planted}))
+                continue
             reply = self.policy(req["params"])
             if reply.status == 200 and reply.raw is None:
                 result = {"type": "succeeded", "message": reply.body}
@@ -233,6 +245,10 @@ class StandIn:
                         time.sleep(standin.delay)
                     self._send(standin._next_reply(body))
                 elif self.path == "/v1/messages/batches":
+                    scripted = standin._scripted_batch_reply()
+                    if scripted is not None:
+                        self._send(scripted)
+                        return
                     with standin._lock:
                         batch_id = f"msgbatch_{len(standin.batches) + 1:04d}"
                         standin.batches[batch_id] = {
@@ -248,7 +264,10 @@ class StandIn:
                 parts = self.path.split("?", 1)[0].strip("/").split("/")
                 if parts[:3] == ["v1", "messages", "batches"] and len(parts) >= 4:
                     batch_id = parts[3]
-                    if batch_id not in standin.batches:
+                    scripted = standin._scripted_batch_reply()
+                    if scripted is not None:
+                        self._send(scripted)
+                    elif batch_id not in standin.batches:
                         self._send(error_reply(404, "not_found_error", f"no batch {batch_id}"))
                     elif len(parts) == 5 and parts[4] == "results":
                         data = standin._batch_results(batch_id)

@@ -58,15 +58,6 @@ def set_rules(
     return ActiveRules(source, text, rules), True
 
 
-def check_new_trials(db: Store, trial_ids: Sequence[str]) -> int:
-    """Apply the active rules to freshly imported trials; returns how many violations were found."""
-    active = active_rules(db)
-    if active is None or not trial_ids:
-        return 0
-    with db.transaction():
-        return _check(db, active.rules, trial_ids, None)
-
-
 def _check(
     db: Store,
     rules: Sequence[Rule],

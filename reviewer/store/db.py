@@ -29,8 +29,9 @@ class StoreError(Exception):
     """The database file cannot be opened, written or is not ours; the message is one line."""
 
 
-class StoreBusy(StoreError):
-    """Another connection held the write lock for longer than the lock timeout."""
+class StoreBusy(StoreError, sqlite3.OperationalError):
+    """Another connection held the write lock for longer than the lock timeout (also an
+    OperationalError, so code that handles SQLite's own "database is locked" handles it too)."""
 
 
 def lock_timeout() -> float:
@@ -67,10 +68,11 @@ def describe_error(path: str | Path, e: BaseException) -> str:
         return f"{where}: the database is read-only (file or folder not writable); {_access(path)}"
     if "unable to open" in low:
         return f"{where}: cannot open the database file: {_access(path)}"
-    if _is_locked(e) if isinstance(e, sqlite3.OperationalError) else False:
+    if isinstance(e, sqlite3.OperationalError) and _is_locked(e):
         return (
-            f"{where}: another process is writing to the database and held it longer than we "
-            "wait (REVIEWER_LOCK_TIMEOUT); run it again when that finishes"
+            f"{where}: the database is locked: another process is writing to it and held the lock "
+            f"longer than we wait ({lock_timeout():.0f} s, REVIEWER_LOCK_TIMEOUT); run it again when "
+            "that finishes"
         )
     if "not a database" in low or "malformed" in low or "encrypted" in low:
         return f"{where}: not a reviewer database ({text})"
@@ -602,3 +604,22 @@ def m007_edit_counter(db: sqlite_utils.Database) -> None:
                 "BEGIN UPDATE data_edits SET n = n + 1 WHERE id = 1; END;\n"
             )
     _run_script(db, script)
+
+
+@migrations()
+def m008_judge_claims(db: sqlite_utils.Database) -> None:
+    """Requests a `reviewer judge` process is sending, so a second process skips them (a claim
+    whose owner stops renewing it expires), and a verdict's prompt-cache tokens."""
+    _run_script(
+        db,
+        """
+        CREATE TABLE judge_claims (
+            key TEXT PRIMARY KEY,
+            owner TEXT NOT NULL,
+            expires_at REAL NOT NULL
+        );
+        CREATE INDEX judge_claims_owner ON judge_claims(owner);
+        ALTER TABLE verdicts ADD COLUMN cache_write_tokens INTEGER;
+        ALTER TABLE verdicts ADD COLUMN cache_read_tokens INTEGER;
+        """,
+    )

@@ -7,7 +7,7 @@ tools, sampling) and the reply body, nothing from the HTTP headers.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,20 +53,24 @@ class VerdictWrite:
     source: str
     cache_key: str
     latency_s: float | None
+    cache_write_tokens: int | None = None
+    cache_read_tokens: int | None = None
 
 
 def write_verdict(db: Store, v: VerdictWrite) -> None:
     """One judge's verdict on one trial; a new verdict of the same judge replaces the old one."""
     db.execute(
         "INSERT INTO verdicts (trial_id, judge, verdict, rationale, model, rubric, input_tokens, "
-        "output_tokens, cost_usd, raw, source, created_at, cache_key, latency_s) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "output_tokens, cost_usd, raw, source, created_at, cache_key, latency_s, "
+        "cache_write_tokens, cache_read_tokens) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (trial_id, judge) DO UPDATE SET verdict = excluded.verdict, "
         "rationale = excluded.rationale, model = excluded.model, rubric = excluded.rubric, "
         "input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens, "
         "cost_usd = excluded.cost_usd, raw = excluded.raw, source = excluded.source, "
         "created_at = excluded.created_at, cache_key = excluded.cache_key, "
-        "latency_s = excluded.latency_s",
+        "latency_s = excluded.latency_s, cache_write_tokens = excluded.cache_write_tokens, "
+        "cache_read_tokens = excluded.cache_read_tokens",
         [
             v.trial_id,
             v.judge,
@@ -82,6 +86,8 @@ def write_verdict(db: Store, v: VerdictWrite) -> None:
             now_at(),
             v.cache_key,
             v.latency_s,
+            v.cache_write_tokens,
+            v.cache_read_tokens,
         ],
     )
 
@@ -203,6 +209,21 @@ def set_batch_status(db: Store, batch_id: str, status: str, *, collected: bool =
         db.execute("UPDATE judge_batches SET status = ? WHERE id = ?", [status, batch_id])
 
 
+def batch_attempts(db: Store, keys: Sequence[str]) -> dict[str, int]:
+    """How many batches each request (cache key) has been submitted in."""
+    out: dict[str, int] = {}
+    unique = list(dict.fromkeys(keys))
+    for start in range(0, len(unique), 500):
+        part = unique[start : start + 500]
+        rows = db.execute(
+            "SELECT cache_key, COUNT(*) FROM judge_batch_items "
+            f"WHERE cache_key IN ({','.join('?' * len(part))}) GROUP BY cache_key",
+            part,
+        ).fetchall()
+        out.update({r[0]: r[1] for r in rows})
+    return out
+
+
 def pending_batch_keys(db: Store) -> set[str]:
     """Cache keys already submitted in a batch that is not collected yet (not to be sent twice)."""
     rows = db.execute(
@@ -210,3 +231,54 @@ def pending_batch_keys(db: Store) -> set[str]:
         "WHERE b.collected_at IS NULL"
     ).fetchall()
     return {r[0] for r in rows}
+
+
+# --- claims: which process is sending which request ------------------------------------------
+
+
+def claim(
+    db: Store,
+    key: str,
+    owner: str,
+    now: float,
+    ttl_s: float,
+    gone: Callable[[str], bool] = lambda holder: False,
+) -> str:
+    """Claim the request ``key`` for ``owner`` in one transaction: ``"cached"`` when its reply is
+    already stored, ``"taken"`` when another owner holds a live claim, else ``"claimed"`` (a claim
+    that expired, or whose holder is ``gone``, is taken over)."""
+    with db.transaction():
+        if cache_get(db, key) is not None:
+            return "cached"
+        row = db.execute(
+            "SELECT owner, expires_at FROM judge_claims WHERE key = ?", [key]
+        ).fetchone()
+        if row is not None and row[0] != owner and row[1] > now and not gone(row[0]):
+            return "taken"
+        db.execute(
+            "INSERT INTO judge_claims (key, owner, expires_at) VALUES (?, ?, ?) "
+            "ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, "
+            "expires_at = excluded.expires_at",
+            [key, owner, now + ttl_s],
+        )
+    return "claimed"
+
+
+def renew_claims(db: Store, owner: str, until: float) -> None:
+    """Keep every claim of ``owner`` alive until ``until`` (the heartbeat)."""
+    with db.transaction():
+        db.execute("UPDATE judge_claims SET expires_at = ? WHERE owner = ?", [until, owner])
+
+
+def release_claim(db: Store, key: str, owner: str | None) -> None:
+    """Let the request go (stored, given up or cancelled); part of the caller's transaction.
+    ``owner`` None lets go of anyone's claim on it (its reply is stored now)."""
+    if owner is None:
+        db.execute("DELETE FROM judge_claims WHERE key = ?", [key])
+    else:
+        db.execute("DELETE FROM judge_claims WHERE key = ? AND owner = ?", [key, owner])
+
+
+def release_claims(db: Store, owner: str) -> None:
+    with db.transaction():
+        db.execute("DELETE FROM judge_claims WHERE owner = ?", [owner])

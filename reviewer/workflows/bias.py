@@ -74,7 +74,7 @@ def judge_pairs(
     from reviewer.judge.settings import JudgeConfigError
     from reviewer.labeling.rubric import RubricError
     from reviewer.store.labels import RubricVersionError
-    from reviewer.workflows.judge import load_settings, pick_rubric
+    from reviewer.workflows.judge import load_settings, pick_rubric, store_kept_replies
 
     _check_runs(db, request.runs or ())
     try:
@@ -91,6 +91,7 @@ def judge_pairs(
     if on_note is not None:
         on_note(f"judge {judge}: {len(pairs)} pairs, each in order AB and BA")
     result = PairsResult(judge, len(pairs))
+    store_kept_replies(db, on_note or (lambda line: None))
     jobs = preference_jobs(db, pairs, rubric, settings)
     try:
         if request.batch:
@@ -98,7 +99,7 @@ def judge_pairs(
             return result
         if on_start is not None:
             on_start(judge, rubric.ref, 2 * len(pairs))
-        runner = Runner(db, settings, on_progress=on_progress, cancel=cancel)
+        runner = Runner(db, settings, on_progress=on_progress, on_note=on_note, cancel=cancel)
         result.stats = runner.run(jobs, 2 * len(pairs))
     except JudgeAbort as e:
         raise JudgeFailed(str(e)) from e

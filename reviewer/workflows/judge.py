@@ -135,6 +135,7 @@ def judge_trials(
     judge = settings.judge_id(rubric.ref)
     mode = "collect" if request.collect_only else "batch" if request.batch else "direct"
     result = JudgeResult(judge, rubric.ref, mode)
+    store_kept_replies(db, note)
     try:
         result.collected = collect_open_batches(db, settings, request.collect_only, note)
         if request.collect_only:
@@ -145,7 +146,7 @@ def judge_trials(
         if on_start is not None:
             on_start(judge, rubric.ref, len(ids))
         if ids:
-            _send(db, result, ids, rubric, settings, request.batch, on_progress, cancel)
+            _send(db, result, ids, rubric, settings, request.batch, on_progress, cancel, note)
     except JudgeAbort as e:
         raise JudgeFailed(str(e)) from e
     return result
@@ -160,6 +161,7 @@ def _send(
     batch: bool,
     on_progress: Progress | None,
     cancel: threading.Event | None,
+    note: Note,
 ) -> None:
     from reviewer.judge.batch import submit
     from reviewer.judge.jobs import verdict_jobs
@@ -169,8 +171,31 @@ def _send(
     if batch:
         result.submitted = submit(db, jobs, settings)
         return
-    runner = Runner(db, settings, on_progress=on_progress, cancel=cancel)
+    runner = Runner(db, settings, on_progress=on_progress, on_note=note, cancel=cancel)
     result.stats = runner.run(jobs, len(ids))
+
+
+def store_kept_replies(db: Store, note: Note) -> None:
+    """Store the replies an earlier run received but could not store (its side file), before any
+    request is sent; JudgeFailed when they still cannot be stored."""
+    import sqlite3
+
+    from reviewer.judge.claims import store_problem
+    from reviewer.judge.pending import pending_path, restore
+
+    try:
+        stored, bad, path = restore(db)
+    except sqlite3.OperationalError as e:
+        where = pending_path(db)
+        raise JudgeFailed(
+            f"cannot store judge replies: {store_problem(e)}; the replies of an earlier run "
+            f"still wait in {where.name if where else 'the side file'}"
+        ) from e
+    except OSError as e:
+        raise JudgeFailed(f"cannot read the judge replies kept by an earlier run: {e}") from e
+    if path is not None and (stored or bad):
+        unread = f" ({bad} left out: unreadable, or their trial is gone)" if bad else ""
+        note(f"stored {stored} judge replies an earlier run kept in {path.name}{unread}")
 
 
 def collect_open_batches(
@@ -201,7 +226,16 @@ def batch_line(b: Any) -> str:
     """One collected (or still running) batch as a line."""
     if b.status == "collected":
         extra = f", {b.retry_later} to send again" if b.retry_later else ""
+        if b.resubmitted:
+            extra += f", {b.resubmitted} resubmitted in batch {', '.join(b.resubmitted_in)}"
         return f"batch {b.id}: collected {b.stored} results ({b.errors} errors{extra})"
+    if b.status == "unknown":
+        return (
+            f"batch {b.id}: the API no longer knows it ({b.detail}); its {b.requests} requests "
+            "will be sent again by the next run"
+        )
+    if b.status == "unreachable":
+        return f"batch {b.id}: {b.detail}; collect later"
     counts = ", ".join(f"{k} {v}" for k, v in b.counts.items() if v)
     return f"batch {b.id}: {b.status}{f' ({counts})' if counts else ''}; collect later"
 
@@ -327,6 +361,10 @@ def summary_line(judge: str, stats: RunStats) -> str:
     ]
     if stats.failed:
         parts.append(f"{stats.failed} failed after retries (run again to retry)")
+    if stats.in_batch:
+        parts.append(f"{stats.in_batch} wait in a submitted batch (`reviewer judge --collect`)")
+    if stats.skipped_claimed:
+        parts.append(f"{stats.skipped_claimed} skipped: another process is judging them")
     if stats.stopped_at_cap:
         parts.append(f"stopped at the cost cap: {stats.skipped_for_cost} not sent")
     if stats.cancelled:
