@@ -9,6 +9,9 @@ reviewer.toml (in the current folder) or ~/.config/reviewer/config.toml (XDG_CON
     "transcript.next" = "n,right"
     [judge]
     model = "claude-sonnet-4-5"
+    [import]                   # how imports decide pass / fail (the CLI options win)
+    pass_threshold = 0.5       # a reward at or above this passes (default 1 − 1e-6)
+    success_field = "reward_info.components.base_success"  # a field of the source record
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 PROJECT_FILE = "reviewer.toml"
-_KNOWN = {"labeler", "rules", "rubric", "keys", "judge", "db"}
+_KNOWN = {"labeler", "rules", "rubric", "keys", "judge", "db", "import"}
+_IMPORT_KEYS = {"pass_threshold", "success_field"}
 
 
 class ConfigError(ValueError):
@@ -36,6 +40,8 @@ class Config:
     db: Path | None = None
     keys: dict[str, str] = field(default_factory=dict)
     judge: dict[str, Any] = field(default_factory=dict)
+    pass_threshold: float | None = None  # [import]
+    success_field: str | None = None  # [import]
     sources: list[Path] = field(default_factory=list)
 
     def labeler_name(self, override: str | None = None) -> str:
@@ -101,3 +107,29 @@ def _merge(cfg: Config, path: Path, data: dict[str, Any]) -> None:
         if not isinstance(data["judge"], dict):
             raise ConfigError(f"{path}: [judge] must be a table")
         cfg.judge.update(data["judge"])
+    if "import" in data:
+        _merge_import(cfg, path, data["import"])
+
+
+def _merge_import(cfg: Config, path: Path, table: Any) -> None:
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [import] must be a table")
+    unknown = set(table) - _IMPORT_KEYS
+    if unknown:
+        raise ConfigError(
+            f"{path}: [import]: unknown setting {sorted(unknown)[0]!r}; known: "
+            f"{', '.join(sorted(_IMPORT_KEYS))}"
+        )
+    if "pass_threshold" in table:
+        value = table["pass_threshold"]
+        if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+            raise ConfigError(f"{path}: [import] pass_threshold must be a number")
+        cfg.pass_threshold = float(value)
+    if "success_field" in table:
+        value = table["success_field"]
+        if not isinstance(value, str) or not value.strip() or "" in value.strip().split("."):
+            raise ConfigError(
+                f"{path}: [import] success_field must be a dotted path, e.g. "
+                '"reward_info.components.base_success"'
+            )
+        cfg.success_field = value.strip()

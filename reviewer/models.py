@@ -13,13 +13,74 @@ from typing import Any
 REWARD_PASS_EPSILON = 1e-6
 
 
-def is_success(passed: bool | None, reward: float | None) -> bool:
-    """Success is ``passed`` when given, else ``reward >= 1 - 1e-6``."""
+#: A trial's outcome: the harness scored it ``pass`` or ``fail``; the harness itself crashed (rate
+#: limit, context overflow, lost connection: ``infra``, not the agent's failure); or nothing says how it
+#: went (``unscored``: production conversations, coding sessions). Only pass and fail are scored: pass@k
+#: and pass^k count them alone, and only fail is a failure.
+PASS, FAIL, INFRA, UNSCORED = "pass", "fail", "infra", "unscored"
+OUTCOMES = (PASS, FAIL, INFRA, UNSCORED)
+#: How each outcome reads in words (reports, screens).
+OUTCOME_WORDS = {
+    PASS: "pass",
+    FAIL: "fail",
+    INFRA: "infrastructure error",
+    UNSCORED: "unscored",
+}
+
+
+def is_success(passed: bool | None, reward: float | None, threshold: float | None = None) -> bool:
+    """Success is ``passed`` when given, else ``reward >= threshold`` (default ``1 - 1e-6``)."""
     if passed is not None:
         return bool(passed)
     if reward is None:
         return False
-    return reward >= 1.0 - REWARD_PASS_EPSILON
+    return reward >= (1.0 - REWARD_PASS_EPSILON if threshold is None else threshold)
+
+
+def outcome_of(passed: bool | None, reward: float | None, infra: bool = False) -> str:
+    """The outcome of a trial from its fields: infra first, no passed and no reward is unscored."""
+    if infra:
+        return INFRA
+    if passed is None and reward is None:
+        return UNSCORED
+    return PASS if is_success(passed, reward) else FAIL
+
+
+@dataclass(frozen=True)
+class PassRule:
+    """How a run's trials were judged pass or fail on import: a reward threshold and/or a field of the
+    source record (a dotted path) that says success. The default is tau-bench's: reward ≥ 1 − 1e-6."""
+
+    threshold: float | None = None
+    field: str | None = None
+
+    @property
+    def is_default(self) -> bool:
+        return self.threshold is None and self.field is None
+
+    def describe(self) -> str:
+        """The rule in words, as a report header shows it."""
+        at = "1 − 1e-6" if self.threshold is None else f"{self.threshold:g}"
+        if self.field:
+            return f"pass means {self.field} ≥ {at} (or true)"
+        return f"pass means reward ≥ {at}"
+
+    def to_json(self) -> str:
+        return json.dumps({"threshold": self.threshold, "field": self.field}, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str | None) -> PassRule:
+        try:
+            d = json.loads(text) if text else {}
+        except ValueError:
+            d = {}
+        if not isinstance(d, dict):
+            d = {}
+        threshold, field_ = d.get("threshold"), d.get("field")
+        return cls(
+            float(threshold) if isinstance(threshold, int | float) else None,
+            field_ if isinstance(field_, str) else None,
+        )
 
 
 @dataclass(slots=True)
@@ -94,10 +155,25 @@ class Trial:
     source_line: int | None = None
     fingerprint: bytes = b""
     raw: str | None = None  # the record as native-format JSON text, when it arrived as one
+    #: The harness crashed (its own error, not the agent's): the outcome is ``infra`` whatever the
+    #: reward says, and ``error`` holds the harness's error text.
+    infra_error: bool = False
+    #: The record as the source format wrote it (a tau-bench result, a tau2 simulation, an Inspect
+    #: sample), for ``--success-field``; never stored.
+    source: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def outcome(self) -> str:
+        """pass, fail, infra or unscored (see OUTCOMES)."""
+        return outcome_of(self.passed, self.reward, self.infra_error)
+
+    @property
+    def scored(self) -> bool:
+        return self.outcome in (PASS, FAIL)
 
     @property
     def success(self) -> bool:
-        return is_success(self.passed, self.reward)
+        return self.outcome == PASS
 
     @property
     def tool_call_count(self) -> int:
@@ -129,6 +205,12 @@ class TrialStats:
     tool_calls: int
     tool_errors: int
     violations: AbstractSet[str] = frozenset()
+    outcome: str = ""  # pass | fail | infra | unscored; "" reads as pass or fail by ``success``
+
+    @property
+    def scored(self) -> bool:
+        """A pass or a fail: infrastructure errors and unscored trials are neither."""
+        return self.outcome in ("", PASS, FAIL)
 
     @classmethod
     def from_trial(cls, trial: Trial, violations: Iterable[str] = ()) -> TrialStats:
@@ -142,6 +224,7 @@ class TrialStats:
             tool_calls=trial.tool_call_count,
             tool_errors=trial.tool_errors,
             violations=frozenset(violations),
+            outcome=trial.outcome,
         )
 
 

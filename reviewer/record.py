@@ -258,12 +258,26 @@ def trial_from_dict(obj: Any) -> Trial:
             "missing messages (a list)" if raw_messages is None else "messages must be a list"
         )
     outcome = obj.get("outcome")
-    if not isinstance(outcome, dict):
-        raise RecordError("missing outcome (an object with passed or reward)")
+    if outcome is None and "outcome" in obj:
+        outcome = {}  # "outcome": null is an unscored trial
+    elif not isinstance(outcome, dict):
+        raise RecordError(
+            "missing outcome (an object with passed or reward, or null for an unscored trial)"
+        )
+    elif (
+        outcome.get("passed") is None
+        and outcome.get("reward") is None
+        and outcome.get("infra_error") is not True
+    ):
+        raise RecordError(
+            "outcome needs passed or reward (or infra_error: true; or outcome: null for an "
+            "unscored trial)"
+        )
+    infra = outcome.get("infra_error")
+    if infra is not None and not isinstance(infra, bool):
+        raise RecordError("outcome.infra_error must be true or false")
     passed = outcome.get("passed")
     reward = outcome.get("reward")
-    if passed is None and reward is None:
-        raise RecordError("outcome needs passed or reward")
     if passed is not None and not isinstance(passed, bool):
         raise RecordError("outcome.passed must be true or false")
     if reward is not None and (isinstance(reward, bool) or not isinstance(reward, int | float)):
@@ -334,8 +348,9 @@ def _build(obj: dict[str, Any], messages: list[Message]) -> Trial:
         task_id="",
         messages=messages,
         passed=passed if isinstance(passed, bool) else None,
-        reward=None if reward is None else float(reward),
-        reason=_str(outcome.get("reason")),
+        reward=float(reward) if isinstance(reward, int | float) else None,
+        infra_error=outcome.get("infra_error") is True,
+        reason=_str(outcome.get("reason") if "reason" in outcome else obj.get("reason")),
         judge=verdict,
         usage=Usage(
             input_tokens=_int(usage.get("input_tokens")),
@@ -457,11 +472,14 @@ def _body(trial: Trial) -> dict[str, Any]:
         outcome["passed"] = trial.passed
     if trial.reward is not None:
         outcome["reward"] = trial.reward
-    if trial.passed is None and trial.reward is None:
-        outcome["passed"] = False
+    if trial.infra_error:
+        outcome["infra_error"] = True
     if trial.reason is not None:
         outcome["reason"] = trial.reason
-    rec["outcome"] = outcome
+    # an unscored trial: "outcome": null (a reason alone would not make it scored)
+    rec["outcome"] = outcome if outcome.keys() - {"reason"} else None
+    if rec["outcome"] is None and trial.reason is not None:
+        rec["reason"] = trial.reason
     messages = []
     for m in trial.messages:
         d: dict[str, Any] = {"role": m.role, "content": m.content}

@@ -20,22 +20,27 @@ def failure_docs(
     ids: list[str] | None = None,
     progress: Progress | None = None,
     cancelled: Callable[[], bool] | None = None,
+    include_infra: bool = False,
 ) -> list[FailureDoc]:
-    """Every failed trial (of ``run``, or ``ids``) as a FailureDoc with its rule violations as evidence."""
+    """Every failure (of ``run``, or ``ids``) as a FailureDoc with its rule violations as evidence:
+    harness fails and unscored trials labeled or judged fail; infrastructure errors only with
+    ``include_infra`` (a crashed harness is not an agent failure)."""
     from reviewer.store.clusters import count_failures, failure_violations
     from reviewer.store.trials import iter_trials
 
-    total = count_failures(db, run)
+    total = count_failures(db, run, include_infra)
     # forbidden rules say what went wrong; policy and budget rules are weaker evidence than the reason
     broken: dict[str, list[str]] = {}
     weak: dict[str, list[str]] = {}
-    for tid, rule_id, severity in failure_violations(db):
+    for tid, rule_id, severity in failure_violations(db, include_infra):
         bucket = broken if severity == "forbidden" else weak
         if rule_id not in bucket.setdefault(tid, []):
             bucket[tid].append(rule_id)
     docs: list[FailureDoc] = []
     source = (
-        iter_trials(db, ids=ids) if ids is not None else iter_trials(db, run=run, failed_only=True)
+        iter_trials(db, ids=ids)
+        if ids is not None
+        else iter_trials(db, run=run, failed_only=True, include_infra=include_infra)
     )
     for i, (tid, trial) in enumerate(source, 1):
         if cancelled and cancelled():
@@ -54,13 +59,17 @@ def recluster(
     seed: int = 0,
     progress: Progress | None = None,
     cancelled: Callable[[], bool] | None = None,
+    include_infra: bool = False,
 ) -> ClusteringResult:
-    """Cluster the failures of ``run`` (or of every run) and replace that scope's stored clustering."""
+    """Cluster the failures of ``run`` (or of every run) and replace that scope's stored clustering;
+    infrastructure errors are left out unless ``include_infra``."""
     from reviewer.clustering.cluster import cluster_failures
     from reviewer.clustering.naming import match_previous
     from reviewer.store.clusters import previous_members, save_clustering
 
-    docs = failure_docs(db, run, progress=progress, cancelled=cancelled)
+    docs = failure_docs(
+        db, run, progress=progress, cancelled=cancelled, include_infra=include_infra
+    )
     if progress:
         progress("clustering", 0, len(docs))
     result = cluster_failures(docs, seed=seed)

@@ -14,6 +14,7 @@ import click
 from reviewer.commands.common import cli_store, echo_json, fail
 
 if TYPE_CHECKING:
+    from reviewer.ingest.outcome import ImportOptions
     from reviewer.models import Rubric
     from reviewer.store.db import Store
     from reviewer.workflows.imports import ImportSummary
@@ -82,20 +83,54 @@ def _active_rubric(db: Store, configured: Any, summary: ImportSummary | None) ->
 @click.option(
     "--run", "run", default=None, help="Run name for every imported trial (default: from the file)."
 )
+@click.option(
+    "--pass-threshold",
+    type=float,
+    default=None,
+    help="A reward at or above X passes (default 1 - 1e-6; [import] pass_threshold).",
+)
+@click.option(
+    "--success-field",
+    metavar="PATH",
+    default=None,
+    help="Dotted path into each source record that says success, e.g. "
+    "reward_info.components.base_success ([import] success_field).",
+)
+@click.option(
+    "--task", "task", default=None, help="Task id of every imported trial (Claude Code sessions)."
+)
+@click.option(
+    "--outcomes",
+    "outcomes_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="SWE-bench report (instance id -> resolved) giving SWE-agent / OpenHands trials outcomes.",
+)
 @click.option("--check", is_flag=True, help="Validate only; write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON on stdout.")
 @click.pass_context
 def import_cmd(
-    ctx: click.Context, paths: Sequence[str], run: str | None, check: bool, as_json: bool
+    ctx: click.Context,
+    paths: Sequence[str],
+    run: str | None,
+    pass_threshold: float | None,
+    success_field: str | None,
+    task: str | None,
+    outcomes_file: str | None,
+    check: bool,
+    as_json: bool,
 ) -> None:
-    """Import transcripts: native JSONL, tau-bench, tau2-bench, Inspect AI logs, OpenAI chat JSONL.
+    """Import transcripts: native JSONL, tau-bench, tau2-bench, Inspect AI logs, OpenAI chat JSONL,
+    Claude Code sessions, Harbor ATIF, SWE-agent .traj, OpenHands, OpenTelemetry GenAI spans.
 
     Folders are walked; a folder's rules.toml becomes the active rules and its rubric.toml is
     registered. Importing the same file twice adds nothing. Pair judgements JSONL (judge verdicts on
-    pairs in both orders, for `reviewer bias`) is read too.
+    pairs in both orders, for `reviewer bias`) is read too. A crashed trial (the harness's error)
+    is an infrastructure error, left out of pass rates; a trial with no outcome is unscored.
     """
+    options = import_options(pass_threshold, success_field, task, outcomes_file)
     db = None if check else cli_store(ctx)
-    summary = run_import(db, paths, run=run, check=check, quiet_json=as_json)
+    summary = run_import(db, paths, run=run, check=check, quiet_json=as_json, options=options)
     if as_json:
         echo_json(summary_json(summary, check))
     if check:
@@ -107,6 +142,41 @@ def import_cmd(
         sys.exit(1)  # the rest was imported; a path or file that could not be is said above
 
 
+def import_options(
+    pass_threshold: float | None,
+    success_field: str | None,
+    task: str | None,
+    outcomes_file: str | None,
+) -> ImportOptions:
+    """The import's outcome options: the CLI's, else reviewer.toml's [import]; bad ones fail."""
+    from pathlib import Path
+
+    from reviewer.config import ConfigError, load_config
+    from reviewer.ingest.base import IngestError
+    from reviewer.ingest.outcome import ImportOptions, check_field, load_outcomes
+
+    if pass_threshold is None or success_field is None:
+        try:
+            cfg = load_config()
+        except ConfigError as e:
+            fail(str(e))
+        pass_threshold = cfg.pass_threshold if pass_threshold is None else pass_threshold
+        success_field = cfg.success_field if success_field is None else success_field
+    if pass_threshold is not None and pass_threshold != pass_threshold:
+        raise click.BadParameter("must be a number", param_hint="--pass-threshold")
+    if success_field is not None and (problem := check_field(success_field)):
+        fail(problem)
+    if task is not None and not task.strip():
+        raise click.BadParameter("must not be empty", param_hint="--task")
+    outcomes = None
+    if outcomes_file is not None:
+        try:
+            outcomes = load_outcomes(Path(outcomes_file))
+        except IngestError as e:
+            fail(str(e))
+    return ImportOptions(pass_threshold, success_field, task, outcomes, outcomes_file)
+
+
 def run_import(
     db: Store | None,
     paths: Sequence[str],
@@ -114,6 +184,7 @@ def run_import(
     run: str | None,
     check: bool,
     quiet_json: bool = False,
+    options: ImportOptions | None = None,
 ) -> ImportSummary:
     """Run the import workflow with a progress bar on a terminal, then print what it did to stderr."""
     from reviewer.workflows.imports import discover, import_paths
@@ -145,12 +216,24 @@ def run_import(
         bar.start()
     try:
         summary = import_paths(
-            db, paths, run=run, check=check, progress=progress_cb, on_file=on_file
+            db,
+            paths,
+            run=run,
+            check=check,
+            progress=progress_cb,
+            on_file=on_file,
+            options=options,
         )
     finally:
         if progress is not None:
             progress.stop()
     print_summary(summary, check)
+    from reviewer.workflows.imports import outcome_line
+
+    for w in summary.warnings:
+        _err(f"reviewer: warning: {_plain(w)}\n")
+    if not check and (line := outcome_line(summary, options)):
+        _err(_plain(line) + "\n")
     report_task_lists(summary, as_json=quiet_json)
     for line in summary.rule_lines():
         _err(line + "\n")
@@ -239,6 +322,8 @@ def summary_json(summary: ImportSummary, check: bool) -> dict[str, Any]:
         ],
         "skipped": [{"file": s.file, "line": s.line, "reason": s.reason} for s in summary.skipped],
         "errors": summary.errors,
+        "warnings": summary.warnings,
+        "outcomes": summary.outcomes,
         "task_lists": task_lists_json(summary),
         "pairs": summary.pairs,
     }

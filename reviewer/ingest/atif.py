@@ -207,9 +207,12 @@ def _trial(path: Path, parts: list[tuple[Path, dict[str, Any]]]) -> Trial:
         messages=messages,
         reward=reward,
         error=error,
+        # Harbor's exception with no verifier reward: the trial crashed before it could be graded
+        infra_error=error is not None and reward is None,
         usage=_usage(parts, step_usage),
         metadata=metadata,
         instruction=next((m.content for m in messages if m.role == "user" and m.content), None),
+        source=result,
         fingerprint=canonical([p for _, p in parts]),
     )
 

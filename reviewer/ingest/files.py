@@ -14,7 +14,7 @@ from reviewer.ingest.base import Item
 from reviewer.models import Skip, Trial
 from reviewer.record import trial_problem
 
-SUFFIXES = {".jsonl", ".ndjson", ".json", ".eval"}
+SUFFIXES = {".jsonl", ".ndjson", ".json", ".eval", ".traj"}
 #: Records between two progress reports (and trials per write batch).
 BATCH = 2000
 # Files named like this get their run name from their folder instead.

@@ -270,12 +270,11 @@ def _convert(
         if not is_success(passed, reward):
             explanation = _dict(score).get("explanation")
             reason = _short(explanation) if isinstance(explanation, str) and explanation else None
-    elif error is not None:
-        passed = False
-    else:
+    elif error is None:
         return skip(f"{task_id} epoch {epoch}: no score")
-    if reason is None and error is not None:
-        reason = _short(error.message or "sample error")
+    if error is not None:
+        # Inspect leaves a sample that errored out of its metrics: the run broke, not the model
+        reason = "infrastructure error: " + _short(error.message or "sample error")
     limit = _dict(sample.get("limit"))
     meta = {
         "eval_task": header.get("task"),
@@ -285,6 +284,7 @@ def _convert(
         "sample_uuid": sample.get("uuid"),
         "target": sample.get("target"),
         "scorer": scorer,
+        "scores": _scores(scores) or None,
         "sample_metadata": sample.get("metadata") or None,
     }
     return Trial(
@@ -292,6 +292,8 @@ def _convert(
         messages=messages,
         passed=passed,
         reward=reward,
+        run=run_name(header),
+        infra_error=error is not None,
         trial=epoch if isinstance(epoch, int) and not isinstance(epoch, bool) else None,
         reason=reason,
         usage=_usage(sample.get("model_usage")),
@@ -301,6 +303,7 @@ def _convert(
         instruction=_instruction(sample.get("input")),
         termination=f"{limit['type']} limit" if isinstance(limit.get("type"), str) else None,
         source_line=index,
+        source=sample,
         fingerprint=canonical(sample),
     )
 
@@ -418,3 +421,26 @@ def _first_number(*values: Any) -> float | None:
 def _short(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= _REASON_MAX else text[: _REASON_MAX - 1] + "…"
+
+
+def run_name(header: dict[str, Any]) -> str | None:
+    """A run named after the eval's task and model (``popularity · claude-sonnet-4``), the model
+    without its provider prefix; None when the header names neither."""
+    task = header.get("task")
+    model = header.get("model")
+    task = task.split("/")[-1] if isinstance(task, str) and task.strip() else None
+    model = model.split("/")[-1] if isinstance(model, str) and model.strip() else None
+    if task is None and model is None:
+        return None
+    return " · ".join(p for p in (task, model) if p)
+
+
+def _scores(scores: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Every scorer's score as Inspect wrote it: value, answer, explanation (for the transcript)."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, score in scores.items():
+        score = _dict(score)
+        kept = {k: score[k] for k in ("value", "answer", "explanation") if score.get(k) is not None}
+        if kept:
+            out[str(name)] = kept
+    return out

@@ -49,9 +49,11 @@ def parse_line(line: bytes, file: str, lineno: int) -> Record:
     """One JSONL line as a Trial, or a Skip saying what is wrong with it."""
     try:
         text = decode_line(line)
-        trial = trial_from_dict(load_text(text))
+        obj = load_text(text)
+        trial = trial_from_dict(obj)
     except RecordError as e:
         return Skip(file, lineno, str(e))
+    trial.source = obj
     trial.source_line = lineno
     trial.fingerprint = line
     trial.raw = text

@@ -184,6 +184,7 @@ def _convert(file: str, lineno: int | None, rec: dict[str, Any], task_id: str | 
         metadata=metadata,
         instruction=instruction if isinstance(instruction, str) else None,
         source_line=lineno,
+        source=rec,
         fingerprint=canonical(rec),
     )
 

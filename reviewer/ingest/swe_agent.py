@@ -141,6 +141,7 @@ def _trial(path: Path, data: dict[str, Any]) -> Trial:
         termination=exit_status.replace("_", " ") if isinstance(exit_status, str) else None,
         metadata=metadata,
         instruction=next((m.content for m in messages if m.role == "user" and m.content), None),
+        source=data,
         fingerprint=canonical(data),
     )
 

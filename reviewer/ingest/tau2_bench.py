@@ -29,6 +29,8 @@ _OBJECT_START = re.compile(rb"^\s*\{")
 _INFO_KEYS = (b'"agent_info"', b'"user_info"', b'"environment_info"')
 #: Termination reasons after which tau2 itself does not score the rollout.
 _ERROR_TERMINATIONS = ("context_window_exceeded",)
+#: Terminations tau2-bench itself leaves out of its metrics: the harness failed, not the agent.
+_INFRA_TERMINATIONS = ("infrastructure_error", "context_window_exceeded")
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -92,8 +94,18 @@ def _checked(
         task_problem = unfit.get(str(sim.get("task_id")))
         problem = f"task {sim.get('task_id')}: {task_problem}" if task_problem else None
     if problem:
-        return Skip(file, index, f"simulation {index}: {problem}")
+        return Skip(file, None, f"{_where(index, sim)}: {problem}")
     return _simulation(file, index, sim, tasks, run_meta)
+
+
+def _where(index: int, sim: Any) -> str:
+    """A simulation named for a skip: its place in the file and its id (a results file has no lines
+    worth naming, and a simulations/ folder holds one per file)."""
+    sim_id = sim.get("id") if isinstance(sim, dict) else None
+    if isinstance(sim_id, str | int) and not isinstance(sim_id, bool) and str(sim_id):
+        text = str(sim_id)
+        return f"simulation {index} (id {text[:60]}{'…' if len(text) > 60 else ''})"
+    return f"simulation {index}"
 
 
 def _load(path: Path, file: str) -> Any:
@@ -132,14 +144,14 @@ def _simulation(
     try:
         return _convert(file, index, sim, tasks, run_meta)
     except (TypeError, ValueError, AttributeError, KeyError) as exc:
-        return Skip(file, index, f"simulation {index}: malformed simulation: {exc!r}")
+        return Skip(file, None, f"{_where(index, sim)}: malformed simulation: {exc!r}")
 
 
 def _convert(
     file: str, index: int, sim: Any, tasks: dict[str, Any], run_meta: dict[str, Any]
 ) -> Record:
     def skip(reason: str) -> Skip:
-        return Skip(file, index, f"simulation {index}: {reason}")
+        return Skip(file, None, f"{_where(index, sim)}: {reason}")
 
     if not isinstance(sim, dict):
         return skip(f"not a JSON object ({type(sim).__name__})")
@@ -150,7 +162,11 @@ def _convert(
     termination = str(termination) if termination is not None else None
     reward_info = _dict(sim.get("reward_info"))
     reward = reward_info.get("reward")
-    if isinstance(reward, bool) or not isinstance(reward, int | float):
+    # tau2 leaves these out of its denominators: the harness failed, not the agent
+    infra = termination in _INFRA_TERMINATIONS
+    if infra and (isinstance(reward, bool) or not isinstance(reward, int | float)):
+        reward = None
+    elif isinstance(reward, bool) or not isinstance(reward, int | float):
         return skip(
             f"task {task_id}: no reward_info.reward (termination: {termination or 'unknown'})"
         )
@@ -174,12 +190,20 @@ def _convert(
     error = None
     if termination and (termination.endswith("_error") or termination in _ERROR_TERMINATIONS):
         error = TrialError(type=termination, message=note if isinstance(note, str) else None)
+    reason: str | None = None
+    if infra or reward is None:
+        reason = f"infrastructure error: {(termination or '').replace('_', ' ')}"
+        if error is not None and error.message:
+            reason += f": {error.message}"
+    elif reward < 1 - 1e-6:
+        reason = _reason(float(reward), reward_info)
     return Trial(
         task_id=task_id,
         messages=messages,
-        reward=float(reward),
+        reward=None if reward is None else float(reward),
+        infra_error=infra,
         trial=trial if isinstance(trial, int) and not isinstance(trial, bool) else None,
-        reason=_reason(float(reward), reward_info) if reward < 1 - 1e-6 else None,
+        reason=reason,
         usage=_usage(raw_messages, sim.get("agent_cost")),
         latency_s=_number(sim.get("duration")),
         error=error,
@@ -187,6 +211,7 @@ def _convert(
         instruction=_instruction(task),
         termination=_termination(termination, messages),
         source_line=index,
+        source=sim,
         fingerprint=canonical(sim),
     )
 

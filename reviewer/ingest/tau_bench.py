@@ -10,7 +10,7 @@ from typing import Any, TextIO
 
 from reviewer.ingest.base import IngestError, Kind, Record, canonical, openai_messages
 from reviewer.ingest.limits import Limits, limits
-from reviewer.models import Message, Skip, Trial
+from reviewer.models import Message, Skip, Trial, TrialError
 from reviewer.record import decode_at
 
 NAME = "tau-bench"
@@ -201,8 +201,16 @@ def _convert(file: str, index: int, rec: Any) -> Record:
     info = _dict(rec.get("info"))
     task = _dict(info.get("task"))
     reward_info = _dict(info.get("reward_info")) or None
+    # tau-bench's runner writes info {"error", "traceback"} (and an empty traj) when the harness
+    # crashed: a rate limit, a context overflow, the simulated user's EOF. Not the agent's failure.
+    crash = info.get("error")
+    error = None
+    if crash is not None:
+        last = (str(info.get("traceback") or "").strip().splitlines() or [""])[-1]
+        kind = last.split(":", 1)[0].strip() if ":" in last else None
+        error = TrialError(type=kind or "error", message=str(crash))
     # tau-bench adds reward_info only when the env says done, so an info without it ran out of steps
-    unfinished = bool(info) and reward_info is None
+    unfinished = bool(info) and reward_info is None and error is None
     try:
         messages = openai_messages(traj)
     except (TypeError, ValueError, AttributeError) as exc:
@@ -215,6 +223,7 @@ def _convert(file: str, index: int, rec: Any) -> Record:
             "reward_info": reward_info,
             "source": info.get("source"),
             "user_cost": info.get("user_cost"),
+            "traceback": info.get("traceback") if error is not None else None,
         }.items()
         if v is not None
     }
@@ -223,11 +232,20 @@ def _convert(file: str, index: int, rec: Any) -> Record:
         messages=messages,
         reward=float(reward),
         trial=trial if isinstance(trial, int) and not isinstance(trial, bool) else None,
-        reason=_reason(float(reward), reward_info, unfinished) if reward < 1 - 1e-6 else None,
+        reason=(
+            f"infrastructure error: {error.message}"
+            if error is not None
+            else _reason(float(reward), reward_info, unfinished)
+            if reward < 1 - 1e-6
+            else None
+        ),
+        error=error,
+        infra_error=error is not None,
         instruction=instruction if isinstance(instruction, str) else None,
         termination=_termination(info, unfinished, messages),
         metadata=metadata,
         source_line=index,
+        source=rec,
         fingerprint=canonical(rec),
     )
 

@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from reviewer.metrics.compare_types import (
     BUCKETS,
+    INFRA_BUCKET,
     RED_FLAG,
+    UNSCORED_BUCKET,
     BootstrapCI,
     Comparison,
     Row,
@@ -55,14 +57,26 @@ def default_k(old: dict[str, tuple[int, int]], new: dict[str, tuple[int, int]]) 
 
 
 def count_by_task(stats: Iterable[TrialStats]) -> dict[str, tuple[int, int]]:
-    """task_id -> (n trials, c successes), in order of first appearance."""
+    """task_id -> (n scored trials, c successes), in order of first appearance; a task whose trials
+    all ended by infrastructure errors or are unscored is there with n = 0."""
     n: Counter[str] = Counter()
     c: Counter[str] = Counter()
     for s in stats:
-        n[s.task_id] += 1
-        if s.success:
+        n[s.task_id] += s.scored
+        if s.success and s.scored:
             c[s.task_id] += 1
     return {t: (m, c[t]) for t, m in n.items()}
+
+
+def _crashed_tasks(stats: Iterable[TrialStats]) -> set[str]:
+    return {s.task_id for s in stats if s.outcome == "infra"}
+
+
+def _left_out(stats: Sequence[TrialStats]) -> dict[str, int]:
+    return {
+        "infra": sum(1 for s in stats if s.outcome == "infra"),
+        "unscored": sum(1 for s in stats if s.outcome == "unscored"),
+    }
 
 
 def compare_runs(
@@ -112,9 +126,12 @@ def compare_runs(
     def p1(n: int, c: int) -> Fraction:
         return Fraction(c, n)
 
-    eligible = [t for t in shared if oc[t][0] >= kk and nc[t][0] >= kk]
+    # a task with no scored trial in a run was not measured there: its own bucket, in no average
+    scored = [t for t in shared if oc[t][0] and nc[t][0]]
+    eligible = [t for t in scored if oc[t][0] >= kk and nc[t][0] >= kk]
     eligible_set = set(eligible)
-    excluded = [t for t in shared if t not in eligible_set]
+    excluded = [t for t in scored if t not in eligible_set]
+    crashed = _crashed_tasks(old) | _crashed_tasks(new)
 
     def mean_exact(
         counts: dict[str, tuple[int, int]], tasks: list[str], f: Callable[[int, int], Fraction]
@@ -126,7 +143,7 @@ def compare_runs(
         return float(sum((f(n, c) * m for (n, c), m in groups.items()), Fraction(0)) / len(tasks))
 
     hat_old, hat_new = mean_exact(oc, eligible, hat), mean_exact(nc, eligible, hat)
-    p1_old, p1_new = mean_exact(oc, shared, p1), mean_exact(nc, shared, p1)
+    p1_old, p1_new = mean_exact(oc, scored, p1), mean_exact(nc, scored, p1)
     forbidden = {r for r, s in sev.items() if s == "forbidden"}
     ov, nv = od.violation_rate, nd.violation_rate
     cost_o, cost_n = od.cost_per_task.mean, nd.cost_per_task.mean
@@ -157,7 +174,11 @@ def compare_runs(
         ok = t in eligible_set
         exact = hat(nn, nc_) - hat(on, oc_) if ok else None
         oh, nh = (float(hat(on, oc_)), float(hat(nn, nc_))) if ok else (None, None)
-        deltas.append(TaskDelta(t, on, oc_, nn, nc_, oh, nh, _bucket(on, oc_, nn, nc_, exact)))
+        if not on or not nn:
+            bucket = INFRA_BUCKET if t in crashed else UNSCORED_BUCKET
+        else:
+            bucket = _bucket(on, oc_, nn, nc_, exact)
+        deltas.append(TaskDelta(t, on, oc_, nn, nc_, oh, nh, bucket))
     # Rounded so that equal differences tie instead of being ordered by float noise.
     deltas.sort(
         key=lambda d: (
@@ -172,9 +193,9 @@ def compare_runs(
 
     by_id = {d.task_id: d for d in deltas}
     d_hat = np.array([by_id[t].delta for t in eligible], dtype=float)
-    d_p1 = np.array([by_id[t].pass1_delta for t in shared], dtype=float)
+    d_p1 = np.array([by_id[t].pass1_delta for t in scored], dtype=float)
     rng = np.random.default_rng(seed)
-    if len(eligible) == len(shared):  # the same tasks: one set of resamples for both (paired)
+    if len(eligible) == len(scored):  # the same tasks: one set of resamples for both (paired)
         groups = [(["pass_hat_k", "pass_at_1"], np.column_stack([d_hat, d_p1]))]
     else:
         groups = [(["pass_hat_k"], d_hat[:, None]), (["pass_at_1"], d_p1[:, None])]
@@ -197,6 +218,7 @@ def compare_runs(
         od,
         nd,
         sev,
+        {"old": _left_out(old), "new": _left_out(new)},
     )
 
 
@@ -386,6 +408,19 @@ def comparison_lines(cmp: Comparison, max_tasks: int | None = None) -> list[Any]
             lines.append(
                 Text(f"{label} ({len(only)}): " + ", ".join(_visible(t.task_id) for t in only))
             )
+    for side, name in (("old", names[0]), ("new", names[1])):
+        counts = cmp.left_out.get(side, {})
+        if counts.get("infra"):
+            n_infra = counts["infra"]
+            lines.append(
+                Text(
+                    f"{name}: {n_infra} trial{'' if n_infra == 1 else 's'} ended by "
+                    "infrastructure errors, left out"
+                )
+            )
+        if counts.get("unscored"):
+            n_un = counts["unscored"]
+            lines.append(Text(f"{name}: {n_un} unscored trial{'' if n_un == 1 else 's'}, left out"))
     if cmp.excluded:
         lines.append(
             Text(

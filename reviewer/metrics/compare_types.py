@@ -13,7 +13,21 @@ from reviewer.metrics.distributions import Distributions
 #: newly failing = old c > 0 and new c == 0; newly flaky = old all passed and 0 < new c < new n;
 #: fixed = new all passed and old did not; regressed / improved = pass^k fell / rose, or, where pass^k
 #: is equal or missing, the pass rate c/n fell / rose; unchanged = neither moved.
-BUCKETS = ("newly failing", "newly flaky", "fixed", "regressed", "improved", "unchanged")
+#: infrastructure error = a run has no scored trial of the task and at least one ended by an
+#: infrastructure error (the harness crashed: the task is not worse, it was not measured);
+#: unscored = a run has no scored trial of it and none crashed.
+INFRA_BUCKET = "infrastructure error"
+UNSCORED_BUCKET = "unscored"
+BUCKETS = (
+    "newly failing",
+    "newly flaky",
+    "fixed",
+    "regressed",
+    "improved",
+    "unchanged",
+    INFRA_BUCKET,
+    UNSCORED_BUCKET,
+)
 RED_FLAG = "RED FLAG"
 
 
@@ -88,6 +102,9 @@ class TaskDelta:
 
     @property
     def pass1_delta(self) -> float:
+        """0 where a run has no scored trial of the task (its bucket says why)."""
+        if not self.old_n or not self.new_n:
+            return 0.0
         return self.new_c / self.new_n - self.old_c / self.old_n
 
     def to_dict(self) -> dict[str, Any]:
@@ -146,6 +163,8 @@ class Comparison:
     old_dist: Distributions
     new_dist: Distributions
     severities: dict[str, str] = field(default_factory=dict)
+    #: trials of each run left out of every rate: {"old"|"new": {"infra": n, "unscored": n}}
+    left_out: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def row(self, metric: str) -> Row:
         return next(r for r in self.rows if r.metric == metric)
@@ -173,6 +192,7 @@ class Comparison:
             "only_new": [t.to_dict() for t in self.only_new],
             "excluded": list(self.excluded),
             "rules": dict(self.severities),
+            "left_out": {r: dict(v) for r, v in self.left_out.items()},
             "distributions": {"old": self.old_dist.to_dict(), "new": self.new_dist.to_dict()},
         }
 

@@ -106,10 +106,17 @@ class Distributions:
     tool_calls: int
     tool_errors: int
     violation_trials: dict[str, int] = field(default_factory=dict)
+    infra: int = 0  # trials ended by infrastructure errors (in n_trials, not in success_rate)
+    unscored: int = 0  # trials with no outcome (in n_trials, not in success_rate)
+
+    @property
+    def scored(self) -> int:
+        return self.n_trials - self.infra - self.unscored
 
     @property
     def success_rate(self) -> float | None:
-        return self.successes / self.n_trials if self.n_trials else None
+        """Passes over scored trials: infrastructure errors and unscored trials are left out."""
+        return self.successes / self.scored if self.scored else None
 
     @property
     def tool_error_rate(self) -> float | None:
@@ -127,6 +134,8 @@ class Distributions:
             "n_trials": self.n_trials,
             "n_tasks": self.n_tasks,
             "success_rate": self.success_rate,
+            "infra": self.infra,
+            "unscored": self.unscored,
             "steps": self.steps.to_dict(),
             "cost_per_trial": self.cost_per_trial.to_dict(),
             "cost_per_task": self.cost_per_task.to_dict(),
@@ -175,9 +184,11 @@ def _distributions(
     rows: Sequence[TrialStats], n_tasks: int, cost_per_task: Summary, rule_ids: Iterable[str]
 ) -> Distributions:
     counts: dict[str, int] = dict.fromkeys(rule_ids, 0)
-    successes = tool_calls = tool_errors = 0
+    successes = tool_calls = tool_errors = infra = unscored = 0
     for s in rows:
-        successes += s.success
+        successes += s.success and s.scored
+        infra += s.outcome == "infra"
+        unscored += s.outcome == "unscored"
         tool_calls += s.tool_calls
         tool_errors += s.tool_errors
         for r in s.violations:
@@ -193,4 +204,6 @@ def _distributions(
         tool_calls=tool_calls,
         tool_errors=tool_errors,
         violation_trials=counts,
+        infra=infra,
+        unscored=unscored,
     )

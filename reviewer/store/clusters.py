@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from reviewer.store.db import Store
+from reviewer.store.trials import failure_condition
 
 
 class StoredCluster(Protocol):
@@ -148,20 +149,35 @@ def _write_clusters(
         )
 
 
-def count_failures(db: Store, run: str | None = None) -> int:
-    """How many failed trials there are (of ``run``, or of every run)."""
-    where = "success = 0" + (" AND run = ?" if run else "")
-    row = db.execute(f"SELECT COUNT(*) FROM trials WHERE {where}", [run] if run else []).fetchone()
+def count_failures(db: Store, run: str | None = None, include_infra: bool = False) -> int:
+    """How many failures there are (of ``run``, or of every run), as clustering reads them
+    (``store.trials.failure_condition``)."""
+    where = failure_condition(include_infra) + (" AND t.run = ?" if run else "")
+    row = db.execute(
+        f"SELECT COUNT(*) FROM trials t WHERE {where}", [run] if run else []
+    ).fetchone()
     return int(row[0])
 
 
-def failure_violations(db: Store) -> list[tuple[str, str, str]]:
-    """(trial id, rule id, severity) of every rule violation of a failed trial, in message order."""
+def count_outcomes(db: Store, run: str | None = None) -> dict[str, int]:
+    """Trials by outcome (pass, fail, infra, unscored), of ``run`` or of every run."""
+    where = "WHERE run = ?" if run else ""
+    return {
+        str(o): int(n)
+        for o, n in db.execute(
+            f"SELECT outcome, COUNT(*) FROM trials {where} GROUP BY outcome", [run] if run else []
+        ).fetchall()
+    }
+
+
+def failure_violations(db: Store, include_infra: bool = False) -> list[tuple[str, str, str]]:
+    """(trial id, rule id, severity) of every rule violation of a failure, in message order."""
     return [
         (str(r[0]), str(r[1]), str(r[2]))
         for r in db.execute(
             "SELECT v.trial_id, v.rule_id, v.severity FROM violations v JOIN trials t ON t.id = v.trial_id "
-            "WHERE t.success = 0 ORDER BY v.trial_id, COALESCE(v.message_index, 1e9)"
+            f"WHERE {failure_condition(include_infra)} "
+            "ORDER BY v.trial_id, COALESCE(v.message_index, 1e9)"
         ).fetchall()
     ]
 

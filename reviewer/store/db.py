@@ -623,3 +623,30 @@ def m008_judge_claims(db: sqlite_utils.Database) -> None:
         ALTER TABLE verdicts ADD COLUMN cache_read_tokens INTEGER;
         """,
     )
+
+
+@migrations()
+def m009_outcomes(db: sqlite_utils.Database) -> None:
+    """A trial's outcome beyond pass / fail: ``infra`` (the harness crashed, not the agent) and
+    ``unscored`` (no outcome at all). Only pass and fail are scored: ``task_counts.n`` counts them
+    alone (pass@k / pass^k denominators), with the infra and unscored trials counted beside. A run
+    keeps the pass rule its trials were judged by on import."""
+    _run_script(
+        db,
+        """
+        ALTER TABLE trials ADD COLUMN outcome TEXT NOT NULL DEFAULT 'fail';
+        UPDATE trials SET outcome = 'pass' WHERE success = 1;
+        CREATE INDEX IF NOT EXISTS trials_run_outcome ON trials(run, outcome);
+        ALTER TABLE task_stats ADD COLUMN infra INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE task_stats ADD COLUMN unscored INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE runs ADD COLUMN pass_rule TEXT;
+        -- n: scored trials (pass or fail), the denominators; trials: every trial of the task
+        DROP VIEW IF EXISTS task_counts;
+        CREATE VIEW task_counts AS
+        SELECT run, task_id, n - infra - unscored AS n, c, infra, unscored, n AS trials, first_seq,
+               steps_sum, cost_sum, cost_n,
+               CAST(steps_sum AS REAL) / n AS avg_steps,
+               CASE WHEN cost_n > 0 THEN cost_sum / cost_n END AS avg_cost
+        FROM task_stats;
+        """,
+    )

@@ -18,18 +18,90 @@ class RunRow:
     cost_usd: float | None
     imported_at: str | None
     source: str | None
+    infra: int = 0  # trials ended by infrastructure errors (not in ``trials``)
+    unscored: int = 0  # trials with no outcome (not in ``trials``)
+    pass_rule: str | None = None  # the rule its trials were judged by on import (JSON)
+    model: str | None = None  # the model the run's trials name (Inspect logs), if one
 
 
 def list_runs(db: Store) -> list[RunRow]:
+    """Every run; ``trials`` counts the scored ones (pass or fail), infra and unscored beside."""
     rows = db.execute(
         """
         SELECT r.name, COUNT(s.task_id), COALESCE(SUM(s.n), 0), COALESCE(SUM(s.c), 0),
-               CASE WHEN SUM(s.cost_n) > 0 THEN SUM(s.cost_sum) END, r.imported_at, r.source
+               CASE WHEN SUM(s.cost_n) > 0 THEN SUM(s.cost_sum) END, r.imported_at, r.source,
+               COALESCE(SUM(s.infra), 0), COALESCE(SUM(s.unscored), 0), r.pass_rule,
+               (SELECT CASE WHEN json_valid(t.metadata) THEN json_extract(t.metadata, '$.model')
+                END FROM trials t WHERE t.run = r.name ORDER BY t.seq LIMIT 1)
         FROM runs r LEFT JOIN task_counts s ON s.run = r.name
         GROUP BY r.name ORDER BY r.imported_at, r.name
         """
     ).fetchall()
-    return [RunRow(*row) for row in rows]
+    return [
+        RunRow(
+            name=r[0],
+            tasks=r[1],
+            trials=r[2],
+            passed=r[3],
+            cost_usd=r[4],
+            imported_at=r[5],
+            source=r[6],
+            infra=int(r[7]),
+            unscored=int(r[8]),
+            pass_rule=r[9],
+            model=_text(r[10]),
+        )
+        for r in rows
+    ]
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def run_outcomes(db: Store, run: str) -> dict[str, int]:
+    """How many trials of ``run`` ended each way (pass, fail, infra, unscored)."""
+    return {
+        str(o): int(n)
+        for o, n in db.execute(
+            "SELECT outcome, COUNT(*) FROM trials WHERE run = ? GROUP BY outcome", [run]
+        ).fetchall()
+    }
+
+
+def run_pass_rule(db: Store, run: str) -> str | None:
+    """The pass rule (JSON) ``run`` was imported with, None when none was recorded."""
+    row = db.execute("SELECT pass_rule FROM runs WHERE name = ?", [run]).fetchone()
+    return None if row is None else row[0]
+
+
+def judged_task_counts(db: Store, run: str, source: str) -> list[tuple[str, int, int]]:
+    """(task_id, n, c) of ``run`` with a human label (``source`` "human": the standing label a trial
+    shows, skip aside) or the latest judge verdict (``source`` "judge": pass or fail, error aside)
+    as the outcome where one exists, the harness's otherwise; infrastructure errors stay out, and
+    an unscored trial counts only once judged."""
+    if source == "human":
+        other = (
+            "(SELECT l.verdict FROM trial_labels l WHERE l.trial_id = t.id "
+            "AND l.verdict IN ('pass', 'fail'))"
+        )
+    else:
+        other = (
+            "(SELECT v.verdict FROM latest_trial_verdicts v WHERE v.trial_id = t.id "
+            "AND v.verdict IN ('pass', 'fail'))"
+        )
+    rows = db.execute(
+        f"""
+        SELECT task_id, SUM(o IN ('pass', 'fail')), SUM(o = 'pass') FROM (
+            SELECT t.task_id, t.seq,
+                   CASE WHEN t.outcome = 'infra' THEN 'infra'
+                        ELSE COALESCE({other}, t.outcome) END AS o
+            FROM trials t WHERE t.run = ?)
+        GROUP BY task_id ORDER BY MIN(seq)
+        """,
+        [run],
+    ).fetchall()
+    return [(str(r[0]), int(r[1] or 0), int(r[2] or 0)) for r in rows]
 
 
 def count_groups(db: Store, run: str) -> list[tuple[int, int, int]]:
@@ -54,13 +126,13 @@ def task_counts(db: Store, run: str) -> list[tuple[str, int, int]]:
     return [(r[0], int(r[1]), int(r[2])) for r in rows]
 
 
-def task_outcomes(db: Store, run: str) -> dict[str, list[bool]]:
-    """Trial outcomes per task, in trial order (for outcome strips)."""
-    out: dict[str, list[bool]] = {}
-    for task_id, success in db.execute(
-        "SELECT task_id, success FROM trials WHERE run = ? ORDER BY task_id, trial", [run]
+def task_outcomes(db: Store, run: str) -> dict[str, list[str]]:
+    """Trial outcomes (pass, fail, infra, unscored) per task, in trial order (for outcome strips)."""
+    out: dict[str, list[str]] = {}
+    for task_id, outcome in db.execute(
+        "SELECT task_id, outcome FROM trials WHERE run = ? ORDER BY task_id, trial", [run]
     ).fetchall():
-        out.setdefault(task_id, []).append(bool(success))
+        out.setdefault(task_id, []).append(str(outcome))
     return out
 
 
@@ -111,11 +183,12 @@ class TrialHeader:
     termination: str | None
     source_file: str | None
     source_line: int | None
+    outcome: str = "fail"  # pass | fail | infra | unscored
 
 
 _HEADER_COLUMNS = (
     "id, seq, run, task_id, trial, success, reward, reason, steps, n_messages, tool_errors, cost_usd, "
-    "latency_s, error_type, error_message, termination, source_file, source_line"
+    "latency_s, error_type, error_message, termination, source_file, source_line, outcome"
 )
 
 
@@ -141,23 +214,38 @@ class TaskRow:
     c: int
     avg_steps: float | None
     avg_cost: float | None
-    outcomes: list[bool]
+    outcomes: list[bool]  # every trial in trial order: passed or not
+    kinds: str = ""  # every trial in trial order: p(ass) f(ail) i(nfra) u(nscored)
+    infra: int = 0
+    unscored: int = 0
 
 
 def task_table(db: Store, run: str) -> list[TaskRow]:
-    """Per-task counts, average steps and cost, and the outcome of every trial in trial order."""
+    """Per-task counts (n: scored trials), average steps and cost, and the outcome of every trial
+    in trial order."""
     rows = db.execute(
         """
         SELECT s.task_id, s.n, s.c, s.avg_steps, s.avg_cost,
-               (SELECT GROUP_CONCAT(success, '') FROM (
-                    SELECT success FROM trials t WHERE t.run = s.run AND t.task_id = s.task_id
-                    ORDER BY t.trial))
+               (SELECT GROUP_CONCAT(SUBSTR(outcome, 1, 1), '') FROM (
+                    SELECT outcome FROM trials t WHERE t.run = s.run AND t.task_id = s.task_id
+                    ORDER BY t.trial)),
+               s.infra, s.unscored
         FROM task_counts s WHERE s.run = ? ORDER BY s.first_seq
         """,
         [run],
     ).fetchall()
     return [
-        TaskRow(r[0], int(r[1]), int(r[2]), r[3], r[4], [ch == "1" for ch in (r[5] or "")])
+        TaskRow(
+            r[0],
+            int(r[1]),
+            int(r[2]),
+            r[3],
+            r[4],
+            [ch == "p" for ch in (r[5] or "")],
+            r[5] or "",
+            int(r[6]),
+            int(r[7]),
+        )
         for r in rows
     ]
 

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from reviewer.store.db import Store
 
-Outcome = Literal["pass", "fail"]
+Outcome = Literal["pass", "fail", "infra", "unscored"]
 VerdictFilter = Literal["pass", "fail", "error", "none"]
 LabelFilter = Literal["pass", "fail", "skip", "none"]
 
@@ -122,7 +122,7 @@ def conditions(db: Store, f: TrialFilter, *, correlated: bool) -> Sql:
     if f.task_id is not None:
         q.add("t.task_id = ?", f.task_id)
     if f.outcome is not None:
-        q.add("t.success = ?", 1 if f.outcome == "pass" else 0)
+        q.add("t.outcome = ?", f.outcome)
     if f.verdict is not None:
         jp = [] if f.judge is None else [f.judge]
         view, judge = (

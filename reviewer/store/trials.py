@@ -10,7 +10,7 @@ from reviewer.models import Trial, TrialStats
 from reviewer.record import decode, native_text
 from reviewer.store.db import Store
 
-_SELECT = "SELECT id, seq, run, task_id, trial, record FROM trials"
+_SELECT = "SELECT t.id, t.seq, t.run, t.task_id, t.trial, t.record FROM trials t"
 
 
 def _to_trial(row: Sequence[Any]) -> Trial:
@@ -20,7 +20,7 @@ def _to_trial(row: Sequence[Any]) -> Trial:
 
 def load_trial(db: Store, trial_id: str) -> Trial | None:
     """One stored trial, decoded once; its run, task and trial number come from the columns."""
-    row = db.execute(f"{_SELECT} WHERE id = ?", [trial_id]).fetchone()
+    row = db.execute(f"{_SELECT} WHERE t.id = ?", [trial_id]).fetchone()
     return None if row is None else _to_trial(row)
 
 
@@ -32,24 +32,40 @@ def native_record(db: Store, trial_id: str) -> str | None:
     return None if row is None else native_text(row[3], run=row[0], task_id=row[1], trial=row[2])
 
 
+def failure_condition(include_infra: bool = False) -> str:
+    """SQL over ``trials t``: the trials that count as failures (the ones clustering reads): a
+    harness fail, or an unscored trial whose standing label is fail (or, unlabeled, whose latest
+    judge verdict is fail); infrastructure errors only with ``include_infra``."""
+    unscored_fail = (
+        "(t.outcome = 'unscored' AND COALESCE("
+        "(SELECT CASE l.verdict WHEN 'skip' THEN NULL ELSE l.verdict END FROM trial_labels l "
+        "WHERE l.trial_id = t.id), "
+        "(SELECT v.verdict FROM latest_trial_verdicts v WHERE v.trial_id = t.id)) = 'fail')"
+    )
+    infra = " OR t.outcome = 'infra'" if include_infra else ""
+    return f"(t.outcome = 'fail' OR {unscored_fail}{infra})"
+
+
 def iter_trials(
     db: Store,
     *,
     run: str | None = None,
     ids: Sequence[str] | None = None,
     failed_only: bool = False,
+    include_infra: bool = False,
 ) -> Iterator[tuple[str, Trial]]:
-    """(id, Trial) in import order, read in pages so memory stays flat on big databases."""
+    """(id, Trial) in import order, read in pages so memory stays flat on big databases.
+    ``failed_only``: the failures of :func:`failure_condition`."""
     where, params = [], []
     if run is not None:
-        where.append("run = ?")
+        where.append("t.run = ?")
         params.append(run)
     if failed_only:
-        where.append("success = 0")
+        where.append(failure_condition(include_infra))
     if ids is not None:
         for start in range(0, len(ids), 500):
             chunk = list(ids[start : start + 500])
-            sql = f"{_SELECT} WHERE id IN ({','.join('?' * len(chunk))})"
+            sql = f"{_SELECT} WHERE t.id IN ({','.join('?' * len(chunk))})"
             for row in db.execute(sql, chunk).fetchall():
                 yield row[0], _to_trial(row)
         return
@@ -57,7 +73,7 @@ def iter_trials(
     clause = (" AND " + " AND ".join(where)) if where else ""
     while True:
         rows = db.execute(
-            f"{_SELECT} WHERE seq > ?{clause} ORDER BY seq LIMIT 500", [last, *params]
+            f"{_SELECT} WHERE t.seq > ?{clause} ORDER BY t.seq LIMIT 500", [last, *params]
         ).fetchall()
         if not rows:
             return
@@ -80,7 +96,7 @@ def trial_stats(db: Store, run: str) -> list[TrialStats]:
     ).fetchall():
         broken.setdefault(tid, set()).add(rule_id)
     rows = db.execute(
-        "SELECT id, task_id, success, steps, cost_usd, latency_s, tool_calls, tool_errors "
+        "SELECT id, task_id, success, steps, cost_usd, latency_s, tool_calls, tool_errors, outcome "
         "FROM trials WHERE run = ? ORDER BY seq",
         [run],
     ).fetchall()
@@ -94,6 +110,7 @@ def trial_stats(db: Store, run: str) -> list[TrialStats]:
             tool_calls=int(r[6]),
             tool_errors=int(r[7]),
             violations=frozenset(broken.get(r[0], ())),
+            outcome=str(r[8]),
         )
         for r in rows
     ]

@@ -15,14 +15,15 @@ from reviewer.store.db import Store
 _TRIAL_COLUMNS = (
     "seq id run task_id trial success passed reward reason n_messages assistant_turns tool_calls "
     "tool_errors steps input_tokens output_tokens cost_usd latency_s error_type error_message "
-    "termination instruction metadata record source_file source_line imported_at"
+    "termination instruction metadata record source_file source_line imported_at outcome"
 ).split()
 _TRIAL_SQL = f"INSERT INTO trials ({', '.join(_TRIAL_COLUMNS)}) VALUES ({', '.join('?' * len(_TRIAL_COLUMNS))})"
 _FTS_SQL = "INSERT INTO trials_fts (rowid, text) VALUES (?, ?)"
 _TASK_STATS_SQL = (
-    "INSERT INTO task_stats (run, task_id, n, c, steps_sum, cost_sum, cost_n, first_seq) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run, task_id) DO UPDATE SET "
+    "INSERT INTO task_stats (run, task_id, n, c, steps_sum, cost_sum, cost_n, first_seq, infra, "
+    "unscored) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run, task_id) DO UPDATE SET "
     "n = n + excluded.n, c = c + excluded.c, steps_sum = steps_sum + excluded.steps_sum, "
+    "infra = infra + excluded.infra, unscored = unscored + excluded.unscored, "
     "cost_sum = cost_sum + excluded.cost_sum, cost_n = cost_n + excluded.cost_n, "
     "first_seq = MIN(first_seq, excluded.first_seq)"
 )
@@ -99,11 +100,26 @@ def next_seq(db: Store) -> int:
     return int(row[0]) + 1
 
 
-def ensure_run(db: Store, run: str, source: str, fmt: str, now: str) -> None:
-    db.execute(
-        "INSERT OR IGNORE INTO runs (name, source, format, imported_at) VALUES (?, ?, ?, ?)",
-        [run, source, fmt, now],
+def ensure_run(
+    db: Store, run: str, source: str, fmt: str, now: str, pass_rule: str | None = None
+) -> str | None:
+    """Record the run if it is new, with the pass rule its trials are judged by; for a run already
+    stored, returns the rule it was first imported with ("" when none was recorded), else None."""
+    cur = db.execute(
+        "INSERT OR IGNORE INTO runs (name, source, format, imported_at, pass_rule) "
+        "VALUES (?, ?, ?, ?, ?)",
+        [run, source, fmt, now, pass_rule],
     )
+    if cur.rowcount:
+        return None
+    row = db.execute("SELECT pass_rule FROM runs WHERE name = ?", [run]).fetchone()
+    return None if row is None else (row[0] or "")
+
+
+def pass_rule_of(db: Store, run: str) -> str | None:
+    """The pass rule a run's trials were judged by on import (JSON), None when none was recorded."""
+    row = db.execute("SELECT pass_rule FROM runs WHERE name = ?", [run]).fetchone()
+    return None if row is None else row[0]
 
 
 def write_batch(db: Store, batch: Sequence[Pending], seq: int, source_file: str, now: str) -> int:
@@ -115,6 +131,7 @@ def write_batch(db: Store, batch: Sequence[Pending], seq: int, source_file: str,
     for p in batch:
         t = p.trial
         err = t.error
+        outcome = t.outcome
         turns = t.assistant_turns
         calls = t.tool_call_count
         trial_rows.append(
@@ -124,7 +141,7 @@ def write_batch(db: Store, batch: Sequence[Pending], seq: int, source_file: str,
                 p.run,
                 t.task_id,
                 p.trial_no,
-                1 if t.success else 0,
+                1 if outcome == "pass" else 0,
                 None if t.passed is None else int(t.passed),
                 t.reward,
                 t.reason,
@@ -146,14 +163,17 @@ def write_batch(db: Store, batch: Sequence[Pending], seq: int, source_file: str,
                 source_file,
                 t.source_line,
                 now,
+                outcome,
             )
         )
         fts_rows.append((seq, search_text(t)))
         st = stats.get((p.run, t.task_id))
         if st is None:
-            st = stats[(p.run, t.task_id)] = [0, 0, 0, 0.0, 0, seq]
+            st = stats[(p.run, t.task_id)] = [0, 0, 0, 0.0, 0, seq, 0, 0]
         st[0] += 1
-        st[1] += 1 if t.success else 0
+        st[1] += 1 if outcome == "pass" else 0
+        st[6] += 1 if outcome == "infra" else 0
+        st[7] += 1 if outcome == "unscored" else 0
         st[2] += turns + calls
         if t.usage.cost_usd is not None:
             st[3] += t.usage.cost_usd
@@ -197,7 +217,9 @@ def rebuild_task_stats(db: Store) -> None:
     with db.transaction():
         db.execute("DELETE FROM task_stats")
         db.execute(
-            "INSERT INTO task_stats (run, task_id, n, c, steps_sum, cost_sum, cost_n, first_seq) "
-            "SELECT run, task_id, COUNT(*), SUM(success), SUM(steps), COALESCE(SUM(cost_usd), 0), "
-            "COUNT(cost_usd), MIN(seq) FROM trials GROUP BY run, task_id"
+            "INSERT INTO task_stats (run, task_id, n, c, steps_sum, cost_sum, cost_n, first_seq, "
+            "infra, unscored) "
+            "SELECT run, task_id, COUNT(*), SUM(outcome = 'pass'), SUM(steps), "
+            "COALESCE(SUM(cost_usd), 0), COUNT(cost_usd), MIN(seq), SUM(outcome = 'infra'), "
+            "SUM(outcome = 'unscored') FROM trials GROUP BY run, task_id"
         )

@@ -53,12 +53,16 @@ def cluster(
     seed: int = 0,
     progress: Progress | None = None,
     cancelled: Callable[[], bool] | None = None,
+    include_infra: bool = False,
 ) -> Clustering:
     """Cluster the failures of ``run`` (or of every run) and store the result in place of that scope's
-    previous clustering; ``cancelled()`` returning True stops it with InterruptedError, storing nothing."""
+    previous clustering; ``cancelled()`` returning True stops it with InterruptedError, storing nothing.
+    Infrastructure errors are not failures of the agent and are left out unless ``include_infra``."""
     from reviewer.clustering.run import recluster
 
-    recluster(db, run, seed=seed, progress=progress, cancelled=cancelled)
+    recluster(
+        db, run, seed=seed, progress=progress, cancelled=cancelled, include_infra=include_infra
+    )
     stored = current(db)
     assert stored is not None  # recluster always stores one
     return stored

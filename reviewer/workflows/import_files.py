@@ -20,8 +20,9 @@ from reviewer.ingest.files import (
     screen,
     trial_id,
 )
+from reviewer.ingest.outcome import ImportOptions, Tally, apply_options
 from reviewer.metrics.rules import Rule, check_trial
-from reviewer.models import PairRecord, Skip, TaskEntry, Trial
+from reviewer.models import PairRecord, PassRule, Skip, TaskEntry, Trial
 from reviewer.record import MAX_DEPTH
 from reviewer.store.db import Store
 from reviewer.store.pairs import PairCounts, write_pair_records
@@ -48,6 +49,7 @@ class Session:
 
     rules: Sequence[Rule] = ()
     indexes: dict[str, RunIndex] = field(default_factory=dict)
+    options: ImportOptions = field(default_factory=ImportOptions)
 
 
 @dataclass
@@ -67,6 +69,9 @@ class FileResult:
     listed: list[TaskEntry] | None = None  # a task list's tasks: checked and listed, never stored
     pairs: PairCounts | None = None  # a pair-judgement file: what writing (or checking) it did
     violations: int = 0  # rule violations found in the new trials (written with them)
+    warnings: list[str] = field(default_factory=list)  # graded rewards, a changed pass rule, …
+    outcomes: dict[str, int] = field(default_factory=dict)  # new trials by outcome
+    joined: int = 0  # trials given an outcome from --outcomes FILE
 
 
 def import_file(
@@ -101,10 +106,13 @@ def import_file(
             _import_pairs(None if check else db, fmt, path, result)
         elif check or db is None:
             default_run = run or default_run_name(path)
-            records = screen(fmt.parse(path), result.file)
+            tally = Tally()
+            records = screen(apply_options(fmt.parse(path), session.options, tally), result.file)
             found = check_trials(records, result.file, run, default_run, progress)
             result.trials, result.runs, result.tasks = found.trials, found.runs, found.tasks
             result.skipped = found.skipped
+            result.warnings += tally.warnings(result.file, session.options)
+            result.joined = tally.joined
         else:
             _import_trials(db, fmt, path, result, run, progress, cancelled, session)
     except (IngestError, Cancelled) as e:
@@ -182,9 +190,12 @@ def _import_trials(
     session: Session,
 ) -> None:
     default_run = run or default_run_name(path)
+    tally = Tally()
     with db.transaction():
-        records = screen(fmt.parse(path), result.file)
+        records = screen(apply_options(fmt.parse(path), session.options, tally), result.file)
         _write_trials(db, records, result, run, default_run, progress, cancelled, session)
+        result.warnings += tally.warnings(result.file, session.options)
+        result.joined = tally.joined
         record_import(
             db, result.file, fmt.NAME, result.added, result.already, len(result.skipped), _now()
         )
@@ -223,11 +234,20 @@ def _write_trials(
             else:
                 index.refresh(db)
             used[run] = index
-            ensure_run(db, run, result.file, result.format or "", now)
+            rule = session.options.rule
+            earlier = ensure_run(db, run, result.file, result.format or "", now, rule.to_json())
+            if earlier is not None and PassRule.from_json(earlier) != rule:
+                result.warnings.append(
+                    f"{result.file}: run {run!r} was first imported with "
+                    f"{PassRule.from_json(earlier).describe()}; these trials use {rule.describe()} "
+                    "(use --run NAME to keep them apart)"
+                )
         pending = _place(rec, run, index, seen, result)
         if pending is None:
             continue
         batch.append(pending)
+        outcome = rec.outcome
+        result.outcomes[outcome] = result.outcomes.get(outcome, 0) + 1
         if len(batch) >= BATCH:
             if cancelled is not None and cancelled():
                 raise Cancelled(result.file)

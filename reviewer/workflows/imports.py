@@ -8,12 +8,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reviewer.ingest.files import Progress, discover
+from reviewer.ingest.outcome import ImportOptions
 from reviewer.metrics.rules import Rule
 from reviewer.models import Rubric, Skip
 from reviewer.store.db import Store
 from reviewer.workflows.import_files import FileResult, Session, import_file
 
-__all__ = ["FileResult", "ImportSummary", "discover", "import_paths", "pairs_summary"]
+__all__ = [
+    "FileResult",
+    "ImportOptions",
+    "ImportSummary",
+    "discover",
+    "import_paths",
+    "outcome_line",
+    "pairs_summary",
+]
 
 
 @dataclass
@@ -69,6 +78,23 @@ class ImportSummary:
         return sum(f.pairs.total + f.pairs.checked for f in self.files if f.pairs is not None)
 
     @property
+    def warnings(self) -> list[str]:
+        return [w for f in self.files for w in f.warnings]
+
+    @property
+    def outcomes(self) -> dict[str, int]:
+        """New trials by outcome (pass, fail, infra, unscored)."""
+        out: dict[str, int] = {}
+        for f in self.files:
+            for k, v in f.outcomes.items():
+                out[k] = out.get(k, 0) + v
+        return out
+
+    @property
+    def joined(self) -> int:
+        return sum(f.joined for f in self.files)
+
+    @property
     def checked(self) -> int:
         return sum(f.trials for f in self.files)
 
@@ -110,16 +136,18 @@ def import_paths(
     progress: Progress | None = None,
     on_file: Callable[[FileResult], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
+    options: ImportOptions | None = None,
 ) -> ImportSummary:
     """Import (or with ``check`` / without a store, only validate) every file under ``paths``, then
     apply a folder's rules.toml and rubric.toml and check the new trials against the active rules.
 
     ``progress(file, records)`` reports within a file, ``on_file`` after each file; when ``cancelled()``
     turns true the file being read is rolled back and the job stops (the files before it stay, and are
-    checked against the rules)."""
+    checked against the rules). ``options`` decide outcomes beyond what the files say (a pass
+    threshold, a success field, a task id, outcomes joined from a SWE-bench report)."""
     summary = ImportSummary()
     files, summary.errors = discover(paths)
-    session = Session()
+    session = Session(options=options or ImportOptions())
     if db is not None and not check:
         # the rules first, so each file's new trials are checked in that file's own transaction
         session.rules = _apply_rules(db, paths, summary)
@@ -217,4 +245,26 @@ def pairs_summary(summary: ImportSummary, check: bool) -> str | None:
     )
     if refs:
         line += f"; {refs} trial refs not in the store, kept as given (they open once imported)"
+    return line
+
+
+def outcome_line(summary: ImportSummary, options: ImportOptions | None = None) -> str | None:
+    """What the new trials' outcomes were, when any was not a plain pass or fail (or a pass rule
+    other than the default decided them); None otherwise."""
+    counts = summary.outcomes
+    rule = (options or ImportOptions()).rule
+    special = counts.get("infra", 0) + counts.get("unscored", 0)
+    if not counts or (not special and rule.is_default and not summary.joined):
+        return None
+    parts = [f"{counts.get('pass', 0)} pass", f"{counts.get('fail', 0)} fail"]
+    if counts.get("infra"):
+        n = counts["infra"]
+        parts.append(f"{n} infrastructure error{'' if n == 1 else 's'} (left out of pass rates)")
+    if counts.get("unscored"):
+        parts.append(f"{counts['unscored']} unscored")
+    line = "outcomes: " + ", ".join(parts)
+    if not rule.is_default:
+        line += f"; {rule.describe()}"
+    if summary.joined:
+        line += f"; {summary.joined} joined from {(options or ImportOptions()).outcomes_file}"
     return line

@@ -60,7 +60,7 @@ def test_real_logs_give_16_trials_with_the_known_counts(name: str) -> None:
     assert Counter(t.task_id for t in trials if t.success) == EXPECTED
     assert {t.trial for t in trials} == {1, 2, 3, 4}
     assert all(t.passed is not None and t.reward is None for t in trials)  # "C"/"I" letters
-    assert all(t.run is None and t.fingerprint for t in trials)
+    assert all(t.run == "support · model" and t.fingerprint for t in trials)  # task · model
     assert sorted(t.source_line or 0 for t in trials) == list(range(1, 17))
 
 
@@ -226,13 +226,14 @@ def test_errors_limits_and_bad_samples(tmp_path: Path) -> None:
     ]
     out = list(inspect_log.parse(write_log(tmp_path, samples)))
     err, lim = out[0], out[1]
-    assert isinstance(err, Trial) and err.passed is False
+    # a sample that errored is an infrastructure error (Inspect leaves it out of its metrics)
+    assert isinstance(err, Trial) and err.passed is None and err.outcome == "infra"
     assert (
         err.error is not None
         and err.error.type == "RuntimeError"
         and err.error.message == "RuntimeError('boom')"
     )
-    assert err.reason == "RuntimeError('boom')"
+    assert err.reason == "infrastructure error: RuntimeError('boom')"
     assert isinstance(lim, Trial) and lim.termination == "message limit"
     skips = out[2:]
     assert all(isinstance(s, Skip) for s in skips)

@@ -123,4 +123,4 @@ def test_from_trial() -> None:
         latency_s=3.5,
     )
     s = TrialStats.from_trial(t, {"r1"})
-    assert s == TrialStats("t", True, 4, 0.02, 3.5, 2, 1, frozenset({"r1"}))
+    assert s == TrialStats("t", True, 4, 0.02, 3.5, 2, 1, frozenset({"r1"}), "pass")
