@@ -81,18 +81,24 @@ def sample_pairs(
 Sides = dict[str, tuple[list[str], list[str]]]
 
 
-def _side(c: PairCandidate) -> bool:
-    """Pass (True) or fail (False): the latest verdict, else the trial's own outcome."""
+def _side(c: PairCandidate) -> bool | None:
+    """Pass (True) or fail (False): the latest verdict, else the trial's own outcome; None for an
+    infrastructure error or an unscored trial that no judge has judged (neither side)."""
     if c.verdict in ("pass", "fail"):
         return c.verdict == "pass"
+    if c.outcome in ("infra", "unscored"):
+        return None
     return c.success
 
 
 def _pass_fail_sides(candidates: Sequence[PairCandidate]) -> Sides:
     sides: Sides = {}
     for c in candidates:
+        side = _side(c)
+        if side is None:
+            continue
         passed, failed = sides.setdefault(c.task_id, ([], []))
-        (passed if _side(c) else failed).append(c.trial_id)
+        (passed if side else failed).append(c.trial_id)
     return {t: s for t, s in sides.items() if s[0] and s[1]}
 
 

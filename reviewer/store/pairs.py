@@ -273,6 +273,7 @@ class PairCandidate:
     trial: int
     verdict: str | None  # the latest judge verdict: pass | fail | error | None
     success: bool
+    outcome: str = "fail"  # pass | fail | infra | unscored
 
 
 def pair_candidates(
@@ -287,7 +288,7 @@ def pair_candidates(
     run_clause = f"WHERE t.run IN ({', '.join('?' * len(runs))})" if runs else ""
     sql = f"""
         WITH latest AS ({latest_sql})
-        SELECT t.id, t.run, t.task_id, t.trial, latest.verdict, t.success
+        SELECT t.id, t.run, t.task_id, t.trial, latest.verdict, t.success, t.outcome
         FROM trials t LEFT JOIN latest ON latest.trial_id = t.id
         {run_clause}
         ORDER BY t.id
@@ -295,5 +296,6 @@ def pair_candidates(
     args: list[Any] = [judge] if judge is not None else []
     args += list(runs or [])
     return [
-        PairCandidate(r[0], r[1], r[2], r[3], r[4], bool(r[5])) for r in db.conn.execute(sql, args)
+        PairCandidate(r[0], r[1], r[2], r[3], r[4], bool(r[5]), str(r[6]))
+        for r in db.conn.execute(sql, args)
     ]

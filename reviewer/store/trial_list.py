@@ -55,6 +55,8 @@ class TrialRow:
     label: str | None
     violations: int
     reason: str | None
+    outcome: str = "fail"  # pass | fail | infra | unscored
+    model: str | None = None  # the model the trial's metadata names (Inspect logs), if any
 
 
 @dataclass(frozen=True)
@@ -211,7 +213,8 @@ def _rows(db: Store, f: TrialFilter, seqs: Sequence[int]) -> list[TrialRow]:
         "SELECT t.id, t.seq, t.run, t.task_id, t.trial, t.success, t.reward, t.steps, t.cost_usd, "
         f"t.latency_s, {latest_verdict(f.judge is not None)}, "
         "(SELECT COUNT(*) FROM violations x WHERE x.trial_id = t.id), t.reason, "
-        f"{shown_label(f.labeler is not None)} "
+        f"{shown_label(f.labeler is not None)}, t.outcome, "
+        "CASE WHEN json_valid(t.metadata) THEN json_extract(t.metadata, '$.model') END "
         f"FROM trials t WHERE t.seq IN ({marks}) ORDER BY t.seq",
         [*jp, *lp, *seqs],
     ).fetchall()
@@ -231,6 +234,8 @@ def _rows(db: Store, f: TrialFilter, seqs: Sequence[int]) -> list[TrialRow]:
             label=r[13],
             violations=int(r[11]),
             reason=r[12],
+            outcome=str(r[14]),
+            model=r[15] if isinstance(r[15], str) and r[15] else None,
         )
         for r in rows
     ]
