@@ -104,7 +104,7 @@ def path_text(path: str | Path) -> str:
 def default_run_name(path: Path) -> str:
     """The file name without its suffix, or its folder's name for generic names like results.json."""
     stem = path.name
-    for suffix in (".jsonl", ".ndjson", ".json", ".eval"):
+    for suffix in (".jsonl", ".ndjson", ".json", ".eval", ".traj"):
         if stem.lower().endswith(suffix):
             stem = stem[: -len(suffix)]
             break

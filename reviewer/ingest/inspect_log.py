@@ -270,8 +270,7 @@ def _convert(
         if not is_success(passed, reward):
             explanation = _dict(score).get("explanation")
             reason = _short(explanation) if isinstance(explanation, str) and explanation else None
-    elif error is None:
-        return skip(f"{task_id} epoch {epoch}: no score")
+    # no score and no error: an eval without a scorer (or not scored yet), an unscored trial
     if error is not None:
         # Inspect leaves a sample that errored out of its metrics: the run broke, not the model
         reason = "infrastructure error: " + _short(error.message or "sample error")

@@ -225,7 +225,9 @@ def test_errors_limits_and_bad_samples(tmp_path: Path) -> None:
         "junk",
     ]
     out = list(inspect_log.parse(write_log(tmp_path, samples)))
-    err, lim = out[0], out[1]
+    err, lim, unscored = out[0], out[1], out[2]
+    # a sample with no score and no error (an eval without a scorer) is an unscored trial
+    assert isinstance(unscored, Trial) and unscored.outcome == "unscored"
     # a sample that errored is an infrastructure error (Inspect leaves it out of its metrics)
     assert isinstance(err, Trial) and err.passed is None and err.outcome == "infra"
     assert (
@@ -235,14 +237,13 @@ def test_errors_limits_and_bad_samples(tmp_path: Path) -> None:
     )
     assert err.reason == "infrastructure error: RuntimeError('boom')"
     assert isinstance(lim, Trial) and lim.termination == "message limit"
-    skips = out[2:]
+    skips = out[3:]
     assert all(isinstance(s, Skip) for s in skips)
-    assert [s.line for s in skips if isinstance(s, Skip)] == [3, 4, 5, 6]
+    assert [s.line for s in skips if isinstance(s, Skip)] == [4, 5, 6]
     reasons = [s.reason for s in skips if isinstance(s, Skip)]
-    assert reasons[0] == "sample 3: unscored epoch 1: no score"
-    assert reasons[1].startswith("sample 4: dict epoch 1: score {'accuracy': 1} of scorer 'first'")
-    assert reasons[2] == "sample 5: no sample id"
-    assert reasons[3] == "sample 6: not a JSON object (str)"
+    assert reasons[0].startswith("sample 4: dict epoch 1: score {'accuracy': 1} of scorer 'first'")
+    assert reasons[1] == "sample 5: no sample id"
+    assert reasons[2] == "sample 6: not a JSON object (str)"
 
 
 def test_json_whole_file_problems(tmp_path: Path) -> None:
