@@ -54,9 +54,7 @@ def default_k(old: dict[str, tuple[int, int]], new: dict[str, tuple[int, int]]) 
     """The largest k that every shared task scored in both runs supports (1 when there is none);
     a task with no scored trial in a run (infrastructure errors, unscored) does not lower it."""
     shared = old.keys() & new.keys()
-    return min(
-        (min(old[t][0], new[t][0]) for t in shared if old[t][0] and new[t][0]), default=1
-    )
+    return min((min(old[t][0], new[t][0]) for t in shared if old[t][0] and new[t][0]), default=1)
 
 
 def count_by_task(stats: Iterable[TrialStats]) -> dict[str, tuple[int, int]]:

@@ -201,6 +201,21 @@ def test_dir_format_reads_the_simulations_folder(tmp_path: Path) -> None:
     assert skip.file.endswith("zz-broken.json") and skip.reason.startswith("invalid JSON")
 
 
+def test_folder_format_skip_names_the_simulation_not_a_line(tmp_path: Path) -> None:
+    data = load()
+    sims = data["simulations"]
+    data["simulations"] = []
+    results = write(tmp_path, data)
+    folder = tmp_path / "simulations"
+    folder.mkdir()
+    bad = dict(sims[0], id="sim-abc", messages=None)
+    (folder / "sim-abc.json").write_text(json.dumps(bad))
+    (skip,) = list(tau2_bench.parse(results))
+    assert isinstance(skip, Skip) and skip.line is None
+    assert skip.reason.startswith("simulation 1 (id sim-abc): task 0: no messages list")
+    assert str(skip).startswith(f"{folder / 'sim-abc.json'}: simulation 1 (id sim-abc)")
+
+
 def test_whole_file_problems_raise_one_line(tmp_path: Path) -> None:
     broken = tmp_path / "broken.json"
     broken.write_text('{"timestamp": "x", "info": {')
