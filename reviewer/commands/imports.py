@@ -149,32 +149,19 @@ def import_options(
     outcomes_file: str | None,
 ) -> ImportOptions:
     """The import's outcome options: the CLI's, else reviewer.toml's [import]; bad ones fail."""
-    from pathlib import Path
-
     from reviewer.config import ConfigError, load_config
-    from reviewer.ingest.base import IngestError
-    from reviewer.ingest.outcome import ImportOptions, check_field, load_outcomes
+    from reviewer.workflows.imports import import_options as make_options
 
-    if pass_threshold is None or success_field is None:
-        try:
-            cfg = load_config()
-        except ConfigError as e:
-            fail(str(e))
-        pass_threshold = cfg.pass_threshold if pass_threshold is None else pass_threshold
-        success_field = cfg.success_field if success_field is None else success_field
-    if pass_threshold is not None and pass_threshold != pass_threshold:
-        raise click.BadParameter("must be a number", param_hint="--pass-threshold")
-    if success_field is not None and (problem := check_field(success_field)):
-        fail(problem)
-    if task is not None and not task.strip():
-        raise click.BadParameter("must not be empty", param_hint="--task")
-    outcomes = None
-    if outcomes_file is not None:
-        try:
-            outcomes = load_outcomes(Path(outcomes_file))
-        except IngestError as e:
-            fail(str(e))
-    return ImportOptions(pass_threshold, success_field, task, outcomes, outcomes_file)
+    try:
+        return make_options(
+            load_config(),
+            pass_threshold=pass_threshold,
+            success_field=success_field,
+            task=task,
+            outcomes_file=outcomes_file,
+        )
+    except (ConfigError, ValueError) as e:
+        fail(str(e))
 
 
 def run_import(

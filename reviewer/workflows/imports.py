@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from reviewer.config import Config
 from reviewer.ingest.files import Progress, discover
 from reviewer.ingest.outcome import ImportOptions
 from reviewer.metrics.rules import Rule
@@ -17,6 +18,7 @@ from reviewer.workflows.import_files import FileResult, Session, import_file
 __all__ = [
     "FileResult",
     "ImportOptions",
+    "import_options",
     "ImportSummary",
     "discover",
     "import_paths",
@@ -268,3 +270,43 @@ def outcome_line(summary: ImportSummary, options: ImportOptions | None = None) -
     if summary.joined:
         line += f"; {summary.joined} joined from {(options or ImportOptions()).outcomes_file}"
     return line
+
+
+def import_options(
+    config: Config | None = None,
+    *,
+    pass_threshold: float | None = None,
+    success_field: str | None = None,
+    task: str | None = None,
+    outcomes_file: str | Path | None = None,
+) -> ImportOptions:
+    """The outcome options of an import: the given values (CLI options), else ``[import]`` of the
+    config (reviewer.toml); ValueError with one line for a bad value or outcomes file. The CLI and
+    the app both build their options here."""
+    import math
+
+    from reviewer.ingest.base import IngestError
+    from reviewer.ingest.outcome import check_field, load_outcomes
+
+    if config is not None:
+        pass_threshold = config.pass_threshold if pass_threshold is None else pass_threshold
+        success_field = config.success_field if success_field is None else success_field
+    if pass_threshold is not None and not math.isfinite(pass_threshold):
+        raise ValueError("--pass-threshold must be a finite number")
+    if success_field is not None and (problem := check_field(success_field)):
+        raise ValueError(problem)
+    if task is not None and not task.strip():
+        raise ValueError("--task must not be empty")
+    outcomes = None
+    if outcomes_file is not None:
+        try:
+            outcomes = load_outcomes(Path(outcomes_file))
+        except IngestError as e:
+            raise ValueError(str(e)) from None
+    return ImportOptions(
+        pass_threshold,
+        success_field,
+        task,
+        outcomes,
+        None if outcomes_file is None else str(outcomes_file),
+    )
