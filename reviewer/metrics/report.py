@@ -7,6 +7,11 @@ from typing import Any
 
 from reviewer.metrics.distributions import Distributions
 from reviewer.metrics.passk import RunPassK
+from reviewer.models import PassRule
+
+#: Where a report's outcomes come from: the harness's, or a human label / the latest judge verdict
+#: where one exists (the harness's otherwise).
+OUTCOME_SOURCES = ("harness", "human", "judge")
 
 
 def finite(data: Any) -> Any:
@@ -30,8 +35,9 @@ def _fmt(v: float | None) -> str:
     return "-" if v is None else f"{v:.2f}"
 
 
-def render_passk(report: RunPassK) -> str:
-    """Text table: task, then pass@k for every k and pass^k for every k > 1, then an AVERAGE row."""
+def render_passk(report: RunPassK, scored_note: bool = False) -> str:
+    """Text table: task, then pass@k for every k and pass^k for every k > 1, then an AVERAGE row.
+    ``scored_note``: some trials were not scored, so the notes say "scored trials"."""
     cols: list[tuple[str, str, int]] = [("pass@", "at", k) for k in report.k]
     cols += [("pass^", "hat", k) for k in report.k if k > 1]
     width = max([20] + [len(t.task_id) + 1 for t in report.tasks] + [len("AVERAGE") + 1])
@@ -50,9 +56,40 @@ def render_passk(report: RunPassK) -> str:
             kept = len(report.tasks) - left_out
             lines.append(
                 f"note: the k={k} averages use {kept} of {len(report.tasks)} tasks; "
-                f"{left_out} with fewer than {k} trials are left out"
+                f"{left_out} with fewer than {k} {'scored ' if scored_note else ''}trials are left out"
             )
     return "\n".join(lines)
+
+
+def header_lines(pass_rule: str | None, source: str = "harness") -> list[str]:
+    """What a run's report says before its table: the pass rule when it is not the default, and
+    where the outcomes come from when not from the harness."""
+    lines = []
+    rule = PassRule.from_json(pass_rule)
+    if not rule.is_default:
+        lines.append(f"pass rule: {rule.describe()}")
+    if source == "human":
+        lines.append("outcomes: the standing human label where there is one, else the harness's")
+    elif source == "judge":
+        lines.append("outcomes: the latest judge verdict where there is one, else the harness's")
+    return lines
+
+
+def left_out_lines(outcomes: dict[str, int], *, unscored: int | None = None) -> list[str]:
+    """The trials left out of pass@k / pass^k, as notes: ``3 trials ended by infrastructure errors,
+    left out`` and ``2 unscored trials, left out``. ``unscored`` overrides the count of unscored
+    trials (with --outcome human|judge, those judged count as scored)."""
+    lines = []
+    infra = outcomes.get("infra", 0)
+    if infra:
+        lines.append(
+            f"note: {infra} trial{'' if infra == 1 else 's'} ended by infrastructure "
+            f"error{'' if infra == 1 else 's'}, left out"
+        )
+    n = outcomes.get("unscored", 0) if unscored is None else unscored
+    if n:
+        lines.append(f"note: {n} unscored, left out of pass@k and pass^k")
+    return lines
 
 
 def passk_json(report: RunPassK) -> dict[str, Any]:

@@ -75,7 +75,9 @@ def run_pass_rule(db: Store, run: str) -> str | None:
     return None if row is None else row[0]
 
 
-def judged_task_counts(db: Store, run: str, source: str) -> list[tuple[str, int, int]]:
+def judged_task_counts(
+    db: Store, run: str, source: str, include_infra: bool = False
+) -> list[tuple[str, int, int]]:
     """(task_id, n, c) of ``run`` with a human label (``source`` "human": the standing label a trial
     shows, skip aside) or the latest judge verdict (``source`` "judge": pass or fail, error aside)
     as the outcome where one exists, the harness's otherwise; infrastructure errors stay out, and
@@ -92,14 +94,14 @@ def judged_task_counts(db: Store, run: str, source: str) -> list[tuple[str, int,
         )
     rows = db.execute(
         f"""
-        SELECT task_id, SUM(o IN ('pass', 'fail')), SUM(o = 'pass') FROM (
+        SELECT task_id, SUM(o IN ('pass', 'fail') OR (o = 'infra' AND ?)), SUM(o = 'pass') FROM (
             SELECT t.task_id, t.seq,
                    CASE WHEN t.outcome = 'infra' THEN 'infra'
                         ELSE COALESCE({other}, t.outcome) END AS o
             FROM trials t WHERE t.run = ?)
         GROUP BY task_id ORDER BY MIN(seq)
         """,
-        [run],
+        [int(include_infra), run],
     ).fetchall()
     return [(str(r[0]), int(r[1] or 0), int(r[2] or 0)) for r in rows]
 
@@ -118,10 +120,12 @@ def run_names(db: Store) -> list[str]:
     return [r[0] for r in db.execute("SELECT name FROM runs ORDER BY imported_at, name").fetchall()]
 
 
-def task_counts(db: Store, run: str) -> list[tuple[str, int, int]]:
-    """(task_id, n, c) for every task of ``run``, in first-seen order."""
+def task_counts(db: Store, run: str, include_infra: bool = False) -> list[tuple[str, int, int]]:
+    """(task_id, n, c) for every task of ``run``, in first-seen order; n counts the scored trials
+    (with ``include_infra``, the infrastructure errors too, as failures)."""
+    n = "n + infra" if include_infra else "n"
     rows = db.execute(
-        "SELECT task_id, n, c FROM task_counts WHERE run = ? ORDER BY first_seq", [run]
+        f"SELECT task_id, {n}, c FROM task_counts WHERE run = ? ORDER BY first_seq", [run]
     ).fetchall()
     return [(r[0], int(r[1]), int(r[2])) for r in rows]
 
