@@ -103,3 +103,9 @@ def test_grouped_averages_equal_the_per_task_averages(counts: list[tuple[int, in
     rep = run_passk("r", [(f"t{i}", n, c) for i, (n, c) in enumerate(counts)], ks)
     at, hat = average_passk([(n, c, times) for (n, c), times in Counter(counts).items()], ks)
     assert at == rep.average_at_k and hat == rep.average_hat_k
+
+
+def test_default_ks_ignores_tasks_with_no_scored_trial() -> None:
+    # a task whose trials all crashed (n = 0 scored) must not drop the default k to 1
+    assert default_ks([4, 0, 4]) == [1, 4]
+    assert default_ks([0]) == [1]

@@ -2,7 +2,8 @@
 
 pass@k = 1 - C(n-c, k) / C(n, k): the chance that at least one of k tries drawn from the n succeeds.
 pass^k = C(c, k) / C(n, k): the chance that all k tries succeed (tau-bench). A task with n < k has no
-value for that k and is left out of the average for that k.
+value for that k and is left out of the average for that k (tau2-bench's pass_hat_k refuses n < k too).
+n and c count scored trials only: infrastructure errors and unscored trials are in neither.
 """
 
 from __future__ import annotations
@@ -67,8 +68,9 @@ class RunPassK:
 
 
 def default_ks(counts: Iterable[int]) -> list[int]:
-    """1 and the largest n that every task has."""
-    ns = list(counts)
+    """1 and the largest n that every task has; a task with no scored trial (all of them
+    infrastructure errors or unscored) has no pass rate at all and does not lower it."""
+    ns = [n for n in counts if n > 0]
     if not ns:
         return [1]
     m = min(ns)
