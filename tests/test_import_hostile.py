@@ -180,7 +180,7 @@ def _openai(tmp_path: Path) -> Path:
 
 FORMATS = {
     "tau-bench": (_tau_bench, ":2: record 2: reward: NaN", "NaN"),
-    "tau2-bench": (_tau2, ":2: simulation 2: agent_cost: Infinity", "Infinity"),
+    "tau2-bench": (_tau2, ": simulation 2: agent_cost: Infinity", "Infinity"),
     "inspect-json": (_inspect_json, ":2: sample 2: total_time: NaN", "NaN"),
     "inspect-eval": (
         _inspect_eval,

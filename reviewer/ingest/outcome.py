@@ -95,6 +95,7 @@ def apply_options(items: Iterable[Item], options: ImportOptions, tally: Tally) -
                     tally.graded += 1
                     if len(tally.examples) < 3:
                         tally.examples.append(item.reward)
+            item.source = None  # read; not kept while the trial waits in a write batch
         yield item
 
 

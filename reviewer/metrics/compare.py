@@ -403,7 +403,12 @@ def comparison_lines(cmp: Comparison, max_tasks: int | None = None) -> list[Any]
             lines.append(line)
         if len(shown) < len(cmp.tasks):
             lines.append(Text(f"... {len(cmp.tasks) - len(shown)} more tasks"))
-        lines.append(Text("buckets: " + ", ".join(f"{b} {n}" for b, n in cmp.buckets.items())))
+        shown_buckets = [
+            f"{b} {n}"
+            for b, n in cmp.buckets.items()
+            if n or b not in (INFRA_BUCKET, UNSCORED_BUCKET)  # those two only when they occur
+        ]
+        lines.append(Text("buckets: " + ", ".join(shown_buckets)))
     for label, only in (("only in old", cmp.only_old), ("only in new", cmp.only_new)):
         if only:
             lines.append(
