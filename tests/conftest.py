@@ -74,3 +74,21 @@ def native_trial(task_id: str = "t1", passed: bool = True, **extra: Any) -> dict
 def write_jsonl(path: Path, records: list[Any]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     return path
+
+
+def run_cli(*args: str) -> tuple[int, str, str]:
+    """`reviewer ARGS` in-process: (exit code, stdout, stderr)."""
+    from click.testing import CliRunner
+
+    from reviewer.cli import cli
+
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def stored(db_path: str = "x.db", table: str = "trials") -> int:
+    """How many rows TABLE of the database holds."""
+    from reviewer.store import open_store
+
+    with open_store(db_path) as db:
+        return int(db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])

@@ -10,23 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from reviewer.cli import cli
 from reviewer.store import open_store
-from tests.conftest import native_trial, write_jsonl
+from tests.conftest import native_trial, run_cli, stored, write_jsonl
 
 RULES = '[[rule]]\nid = "no-lookups"\ntype = "forbid_tool"\ntool = "get_order"\n'
-
-
-def run_cli(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args))
-    return result.exit_code, result.stdout, result.stderr
-
-
-def stored(db_path: str = "x.db", table: str = "trials") -> int:
-    with open_store(db_path) as db:
-        return int(db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
 
 
 def test_killing_an_import_after_its_commit_keeps_the_rule_violations(tmp_path: Path) -> None:
