@@ -35,11 +35,25 @@ def register(group: click.Group) -> None:
 @click.option(
     "--stored", is_flag=True, help="Print the stored clustering instead of clustering again."
 )
+@click.option(
+    "--include-infra",
+    is_flag=True,
+    help="Cluster trials ended by infrastructure errors too (default: left out).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
-def cluster(ctx: click.Context, run: str | None, seed: int, stored: bool, as_json: bool) -> None:
+def cluster(
+    ctx: click.Context,
+    run: str | None,
+    seed: int,
+    stored: bool,
+    include_infra: bool,
+    as_json: bool,
+) -> None:
     """Group failed trials by error signature and text, name each group, biggest first.
 
+    Failures are the harness's fails and the unscored trials labeled or judged fail; trials ended
+    by infrastructure errors (the harness crashed) are left out unless --include-infra.
     `reviewer cluster merge|split|rename` edit the stored clusters, as the app's failures screen does.
     """
     from reviewer.workflows import clusters as jobs
@@ -53,7 +67,7 @@ def cluster(ctx: click.Context, run: str | None, seed: int, stored: bool, as_jso
             if sys.stderr.isatty():
                 progress = _progress()
             try:
-                jobs.cluster(db, run, seed=seed, progress=progress)
+                jobs.cluster(db, run, seed=seed, progress=progress, include_infra=include_infra)
             finally:
                 if progress is not None:
                     progress.close()
@@ -65,6 +79,17 @@ def cluster(ctx: click.Context, run: str | None, seed: int, stored: bool, as_jso
         echo_json({**info, "clusters": [_row_json(r) for r in rows]})
         return
     total = info.get("n_failures", 0)
+    if not stored and not include_infra:
+        from reviewer.store.clusters import count_outcomes
+
+        with cli_store(ctx) as db:
+            infra = count_outcomes(db, run).get("infra", 0)
+        if infra:
+            click.echo(
+                f"{infra} trial{'' if infra == 1 else 's'} ended by infrastructure "
+                f"error{'' if infra == 1 else 's'}, left out (--include-infra keeps them)",
+                err=True,
+            )
     if not rows:
         click.echo(f"no failures to cluster ({total} failed trials)")
         return

@@ -40,17 +40,53 @@ def _rule_ids(db: Any) -> list[str]:
     help="Comma-separated k values, e.g. 1,4 (default: 1 and the largest n every task has).",
 )
 @click.option("--plot", is_flag=True, help="Also draw the pass^k-vs-k curve of each run.")
+@click.option(
+    "--outcome",
+    "source",
+    type=click.Choice(["harness", "human", "judge"]),
+    default="harness",
+    show_default=True,
+    help="Outcome of each trial: the harness's, or the standing human label / latest judge "
+    "verdict where there is one (unscored trials count once labeled or judged).",
+)
+@click.option(
+    "--include-infra",
+    is_flag=True,
+    help="Count trials ended by infrastructure errors as failures (default: left out).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the tables.")
 @click.pass_context
 def report(
-    ctx: click.Context, runs: Sequence[str], k: str | None, plot: bool, as_json: bool
+    ctx: click.Context,
+    runs: Sequence[str],
+    k: str | None,
+    plot: bool,
+    source: str,
+    include_infra: bool,
+    as_json: bool,
 ) -> None:
-    """Per-task pass@k / pass^k with an AVERAGE row, then steps, cost, latency and rule violations."""
+    """Per-task pass@k / pass^k with an AVERAGE row, then steps, cost, latency and rule violations.
+
+    Only scored trials count: a trial ended by an infrastructure error (the harness crashed) and an
+    unscored trial are left out of n, and the report says how many."""
     from reviewer.metrics.distributions import run_distributions, task_distributions
     from reviewer.metrics.passk import default_ks, run_passk
     from reviewer.metrics.plot import passk_curve, plot_passk
-    from reviewer.metrics.report import finite, passk_json, render_distributions, render_passk
-    from reviewer.store.queries import task_counts
+    from reviewer.metrics.report import (
+        finite,
+        header_lines,
+        left_out_lines,
+        passk_json,
+        render_distributions,
+        render_passk,
+    )
+    from reviewer.models import PassRule
+    from reviewer.store.queries import (
+        judged_task_counts,
+        run_outcomes,
+        run_pass_rule,
+        task_counts,
+    )
     from reviewer.store.trials import trial_stats
 
     ks = parse_ks(k)
@@ -61,13 +97,27 @@ def report(
     blocks: list[str] = []
     curves: dict[str, list[tuple[int, float]]] = {}
     for r in selected:
-        counts = task_counts(db, r)
+        if source == "harness":
+            counts = task_counts(db, r, include_infra)
+        else:
+            counts = judged_task_counts(db, r, source, include_infra)
+        outcomes = run_outcomes(db, r)
+        # trials neither the harness nor (with --outcome) a label or verdict scored
+        scored = sum(n for _, n, _ in counts)
+        infra_in = outcomes.get("infra", 0) if include_infra else 0
+        unscored = max(0, sum(outcomes.values()) - outcomes.get("infra", 0) - (scored - infra_in))
+        left = dict(outcomes, infra=0 if include_infra else outcomes.get("infra", 0))
+        rule = run_pass_rule(db, r)
         rep = run_passk(r, counts, ks or default_ks(n for _, n, _ in counts))
         stats = trial_stats(db, r)
         run_d, task_d = run_distributions(stats, rule_ids), task_distributions(stats, rule_ids)
         curves[r] = passk_curve([(n, c) for _, n, c in counts])
         if as_json:
             data = passk_json(rep)
+            data["outcome_source"] = source
+            data["pass_rule"] = PassRule.from_json(rule).describe()
+            data["outcomes"] = outcomes
+            data["left_out"] = {"infra": left.get("infra", 0), "unscored": unscored}
             data["distributions"] = {
                 "run": run_d.to_dict(),
                 "tasks": {t: d.to_dict() for t, d in task_d.items()},
@@ -76,7 +126,15 @@ def report(
                 data["pass_hat_k_curve"] = {str(kk): v for kk, v in curves[r]}
             out.append(data)
             continue
-        text = render_passk(rep) + "\n\n" + render_distributions(run_d, task_d)
+        notes = left_out_lines(left, unscored=unscored)
+        if include_infra and outcomes.get("infra"):
+            n = outcomes["infra"]
+            notes.append(f"note: {n} infrastructure error{'' if n == 1 else 's'} counted as fail")
+        table = "\n".join([render_passk(rep, scored_note=bool(notes)), *notes])
+        text = table + "\n\n" + render_distributions(run_d, task_d)
+        head = header_lines(rule, source)
+        if head:
+            text = "\n".join(head) + "\n" + text
         if len(selected) > 1:
             text = f"run {r}: {len(rep.tasks)} tasks, {rep.n_trials} trials\n{text}"
         blocks.append(text)

@@ -185,7 +185,11 @@ def side_text(side: str, ref: str | None, payload: TrialPayload | None) -> Text:
     out.append_text(
         safe_text(f"{h.run} › {h.task_id} › trial {h.trial}", single_line=True, limit=100)
     )
-    out.append("  PASS" if h.success else "  FAIL", "bold green" if h.success else "bold red")
+    word, style = {
+        "infra": ("  INFRA ERROR", "bold yellow"),
+        "unscored": ("  UNSCORED", "dim"),
+    }.get(h.outcome, ("  PASS", "bold green") if h.success else ("  FAIL", "bold red"))
+    out.append(word, style)
     return out
 
 

@@ -19,7 +19,7 @@ from reviewer.tui.screens.base import StoreAccess
 if TYPE_CHECKING:
     from reviewer.models import Rubric
     from reviewer.tui.app import ReviewerApp
-    from reviewer.workflows.imports import ImportSummary
+    from reviewer.workflows.imports import ImportOptions, ImportSummary
 
 
 class ImportProgress(Message):
@@ -38,9 +38,9 @@ class ImportDone(Message):
         self.rubric = rubric
 
 
-def summary_text(summary: ImportSummary) -> str:
+def summary_text(summary: ImportSummary, options: ImportOptions | None = None) -> str:
     """What an import did, for the modal: counts, pair judgements, rules, rubric, the first problems."""
-    from reviewer.workflows.imports import pairs_summary
+    from reviewer.workflows.imports import outcome_line, pairs_summary
 
     text = (
         f"imported {summary.added} trials ({len(summary.runs)} runs, {len(summary.tasks)} tasks); "
@@ -57,6 +57,11 @@ def summary_text(summary: ImportSummary) -> str:
         text += f"\nrules: {summary.violations} violations in the new trials"
     if summary.rubric is not None:
         text += f"\nrubric: {summary.rubric.ref} from {summary.rubric_file}"
+    outcomes = outcome_line(summary, options)
+    if outcomes:
+        text += "\n" + outcomes
+    for warning in summary.warnings[:3]:
+        text += "\nwarning: " + warning
     problems = summary.problems
     if problems:
         text += "\n" + "\n".join(problems[:5])
@@ -107,9 +112,15 @@ class ImportModal(StoreAccess, ModalScreen[bool]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="import-run")
     def run_import(self, path: str) -> None:
-        from reviewer.workflows.imports import discover, import_paths
+        from reviewer.config import ConfigError, load_config
+        from reviewer.workflows.imports import discover, import_options, import_paths
 
         worker = get_current_worker()
+        try:  # reviewer.toml's [import]: the pass threshold and success field, as on the CLI
+            options = import_options(load_config())
+        except (ConfigError, ValueError) as e:
+            self.post_message(ImportDone(f"not imported: {e}", None))
+            return
         files, _ = discover([path])
         done = [0]
 
@@ -127,8 +138,9 @@ class ImportModal(StoreAccess, ModalScreen[bool]):
                 progress=progress,
                 on_file=on_file,
                 cancelled=lambda: worker.is_cancelled,
+                options=options,
             )
-        self.post_message(ImportDone(summary_text(summary), summary.rubric))
+        self.post_message(ImportDone(summary_text(summary, options), summary.rubric))
         self.imported = summary.added > 0 or summary.rules_file is not None
 
     def on_import_progress(self, message: ImportProgress) -> None:

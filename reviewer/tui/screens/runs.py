@@ -27,6 +27,19 @@ class RunSummary:
     pass_hat_k: float | None
     cost_usd: float | None
     imported_at: str
+    infra: int = 0  # trials ended by infrastructure errors, left out of the rates
+    unscored: int = 0  # trials with no outcome, left out of the rates
+    model: str | None = None  # the model its trials name (Inspect logs)
+    pass_rule: str = ""  # the pass rule in words, when not the default
+
+
+def _left_out(r: RunSummary) -> str:
+    parts = []
+    if r.infra:
+        parts.append(f"{r.infra} infra")
+    if r.unscored:
+        parts.append(f"{r.unscored} unscored")
+    return " · ".join(parts) or "-"
 
 
 def _cost(v: float | None) -> str:
@@ -82,6 +95,13 @@ class RunsScreen(ReviewerScreen):
         ):
             table.add_column(Text(label, justify="right"), key=key, width=width)
         table.add_column("imported", key="imported", width=16)
+        # only when a run has them, so a plain database looks as it always did
+        if any(r.infra or r.unscored for r in rows):
+            width = max(len(_left_out(r)) for r in rows)
+            table.add_column(Text("left out", justify="right"), key="left_out", width=width)
+        if any(r.model for r in rows):
+            width = min(28, max(len(r.model or "") for r in rows))
+            table.add_column("model", key="model", width=max(5, width))
 
     def action_reload(self) -> None:
         self.query_one("#runs-status", Static).update("loading…")
@@ -90,6 +110,7 @@ class RunsScreen(ReviewerScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="runs-load")
     def load_runs(self) -> None:
         from reviewer.metrics.passk import average_passk, default_ks
+        from reviewer.models import PassRule
         from reviewer.store.queries import count_groups, list_runs
 
         with self.store() as db:
@@ -102,12 +123,18 @@ class RunsScreen(ReviewerScreen):
                     RunSummary(
                         r.name,
                         r.tasks,
-                        r.trials,
+                        r.trials + r.infra + r.unscored,  # every trial; "left out" says which
                         at[1],
                         k,
                         hat[k],
                         r.cost_usd,
                         (r.imported_at or "")[:16].replace("T", " "),
+                        r.infra,
+                        r.unscored,
+                        r.model,
+                        ""
+                        if PassRule.from_json(r.pass_rule).is_default
+                        else PassRule.from_json(r.pass_rule).describe(),
                     )
                 )
         self.post_message(RunsLoaded(rows))
@@ -116,7 +143,16 @@ class RunsScreen(ReviewerScreen):
         self.rows = message.rows
         table = self.query_one("#runs", DataTable)
         self._columns(table, message.rows)
+        left_out = "left_out" in table.columns
+        with_model = "model" in table.columns
         for r in message.rows:
+            extra: list[Text] = []
+            if left_out:
+                extra.append(
+                    Text(_left_out(r), justify="right", style="yellow" if r.infra else "dim")
+                )
+            if with_model:
+                extra.append(safe_text(r.model or "", single_line=True, limit=28))
             table.add_row(
                 Text("✓" if r.name in self.marked else " ", style="bold green"),
                 safe_text(r.name, single_line=True),
@@ -129,6 +165,7 @@ class RunsScreen(ReviewerScreen):
                 ),
                 Text(_cost(r.cost_usd), justify="right"),
                 safe_text(r.imported_at, single_line=True),
+                *extra,
                 key=r.name,
             )
         self._status()

@@ -138,16 +138,31 @@ class TasksScreen(ReviewerScreen):
                 num(v["p1"]),
                 num(v["pak"]),
                 num(v["phk"]),
-                strip(r.outcomes),
+                strip(r.outcomes, r.kinds),
                 num(r.avg_steps, "{:.1f}"),
                 money(r.avg_cost),
                 key=r.task_id,
             )
         flaky = sum(1 for r in self.rows if 0 < r.c < r.n)
         shown = "flaky only" if self.flaky_only else "all"
+        infra = sum(r.infra for r in self.rows)
+        unscored = sum(r.unscored for r in self.rows)
+        legend = "● pass ○ fail"
+        left_out = []
+        if infra:
+            legend += " ⚠ infrastructure error"
+            left_out.append(
+                f"{infra} trial{'' if infra == 1 else 's'} ended by infrastructure "
+                f"error{'' if infra == 1 else 's'}, left out"
+            )
+        if unscored:
+            legend += " · unscored"
+            left_out.append(f"{unscored} unscored, left out")
         self.query_one("#tasks-status", Static).update(
             f"{len(self.rows)} tasks, {flaky} flaky (0 < c < n, in yellow) · showing {shown} · "
-            f"sorted by {_SORTS[self.sort_index][1]} · ● pass ○ fail"
+            f"sorted by {_SORTS[self.sort_index][1]} · {legend}"
+            + "".join(f" · {x}" for x in left_out)
+            + " · n counts scored trials" * bool(left_out)
         )
 
     def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:

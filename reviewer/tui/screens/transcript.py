@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.text import Text
 from textual import work
@@ -103,10 +103,8 @@ def summary_text(p: TrialPayload) -> Text:
     """Outcome, reward, steps, cost, latency, termination and error of a trial (the header's lines)."""
     h = p.header
     out = Text()
-    out.append(
-        " PASS " if h.success else " FAIL ",
-        "bold white on green" if h.success else "bold white on red",
-    )
+    badge, style = _BADGES.get(h.outcome, _BADGES["pass" if h.success else "fail"])
+    out.append(badge, style)
     if h.reward is not None:
         out.append(f"  reward {h.reward:.2f}")
     out.append(f"  steps {h.steps}  cost {_money(h.cost_usd)}")
@@ -127,7 +125,42 @@ def summary_text(p: TrialPayload) -> Text:
         out.append("\nerror: ", "bold red")
         err = ": ".join(x for x in (h.error_type, h.error_message) if x)
         out.append_text(safe_text(err, "red", single_line=True, limit=300))
+    _inspect_scores(out, p.trial.metadata)
     return out
+
+
+_BADGES = {
+    "pass": (" PASS ", "bold white on green"),
+    "fail": (" FAIL ", "bold white on red"),
+    "infra": (" INFRASTRUCTURE ERROR ", "bold black on yellow"),  # the harness, not the agent
+    "unscored": (" UNSCORED ", "bold white on grey37"),
+}
+
+
+def _inspect_scores(out: Text, metadata: dict[str, Any]) -> None:
+    """An Inspect sample's target and each score (value, answer, explanation), as its log has them."""
+    target = metadata.get("target")
+    if target not in (None, "", []):
+        out.append("\ntarget: ", "bold")
+        shown = target if isinstance(target, str) else json.dumps(target, ensure_ascii=False)
+        out.append_text(safe_text(shown, single_line=True, limit=200))
+    scores = metadata.get("scores")
+    if not isinstance(scores, dict):
+        return
+    for name, score in scores.items():
+        if not isinstance(score, dict):
+            continue
+        out.append("\nscore ", "bold")
+        out.append_text(safe_text(str(name), "bold", single_line=True, limit=40))
+        for key in ("value", "answer", "explanation"):
+            if score.get(key) is None:
+                continue
+            value = score[key]
+            text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            out.append(f"  {key}: ", "dim")
+            out.append_text(
+                safe_text(text, single_line=True, limit=200 if key == "explanation" else 60)
+            )
 
 
 def title_text(p: TrialPayload) -> Text:

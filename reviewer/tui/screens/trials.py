@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 PAGE_SIZE = 200
 _CYCLES: dict[str, list[Any]] = {
-    "outcome": [None, "pass", "fail"],
+    "outcome": [None, "pass", "fail", "infra", "unscored"],
     "verdict": [None, "pass", "fail", "error", "none"],
     "label": [None, "pass", "fail", "skip", "none"],
 }
@@ -101,8 +101,17 @@ def describe(f: TrialFilter) -> str:
     return " · ".join(parts)
 
 
+_OUTCOME_CELLS = {
+    "pass": ("● pass", "green"),
+    "fail": ("○ fail", "red"),
+    "infra": ("⚠ infra", "yellow"),  # the harness crashed: not the agent's failure
+    "unscored": ("· unscored", "dim"),
+}
+
+
 def _outcome(r: TrialRow) -> Text:
-    return Text("● pass" if r.success else "○ fail", style="green" if r.success else "red")
+    text, style = _OUTCOME_CELLS.get(r.outcome, _OUTCOME_CELLS["pass" if r.success else "fail"])
+    return Text(text, style=style)
 
 
 def _verdict(v: str | None) -> Text:
@@ -236,8 +245,15 @@ class TrialsScreen(ExportMixin, ReviewerScreen):
         self._show_filters(self.filter)
         table = self.query_one(TrialTable)
         table.clear()
+        models = any(r.model for r in page.rows)
+        if models and "model" not in table.columns:
+            table.add_column("model", key="model")  # Inspect logs name the model of each sample
+        with_model = "model" in table.columns
         for r in page.rows:
-            table.add_row(*_cells(r), key=r.id)
+            cells = _cells(r)
+            if with_model:
+                cells.append(safe_text(r.model or "", single_line=True, limit=28))
+            table.add_row(*cells, key=r.id)
         if page.rows:
             row = 0 if request.cursor == "first" else len(page.rows) - 1
             if request.cursor == "keep" and request.keep_id is not None:

@@ -15,11 +15,21 @@ def money(v: float | None) -> Text:
     return Text("-" if v is None else f"${v:.3f}", justify="right")
 
 
-def strip(outcomes: list[bool]) -> Text:
-    """A run of trial outcomes: ● pass, ○ fail."""
+_MARKS = {
+    "p": ("●", "green"),
+    "f": ("○", "red"),
+    "i": ("⚠", "yellow"),  # an infrastructure error: the harness crashed
+    "u": ("·", "dim"),  # unscored
+}
+
+
+def strip(outcomes: list[bool], kinds: str = "") -> Text:
+    """A run of trial outcomes: ● pass, ○ fail, ⚠ infrastructure error, · unscored (``kinds``: one
+    letter a trial, p f i u; without it, ``outcomes`` gives pass or fail)."""
     text = Text()
-    for ok in outcomes:
-        text.append("●" if ok else "○", style="green" if ok else "red")
+    for ch in kinds or "".join("p" if ok else "f" for ok in outcomes):
+        mark, style = _MARKS.get(ch, _MARKS["f"])
+        text.append(mark, style=style)
     return text
 
 
