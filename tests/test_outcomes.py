@@ -340,3 +340,95 @@ def test_traj_files_are_found_in_a_folder(tmp_path: Path) -> None:
     (folder / src.name).write_bytes(src.read_bytes())
     code, _, err = invoke("--db", "x.db", "import", str(folder))
     assert code == 0 and "imported 1 trial" in err
+
+
+# --- report and app presentation ----------------------------------------------------------------------
+
+
+def crashed_and_unscored_db(tmp_path: Path) -> None:
+    recs = [
+        native_trial("a", passed=True, trial=1, run="r"),
+        native_trial("a", passed=False, trial=2, run="r"),
+        dict(native_trial("a", trial=3, run="r"), outcome={"infra_error": True}),
+        dict(unscored("b"), run="r", trial=1),
+    ]
+    write_jsonl(tmp_path / "r.jsonl", recs)
+    assert invoke("--db", "x.db", "import", str(tmp_path / "r.jsonl"))[0] == 0
+
+
+def test_report_says_what_was_left_out(tmp_path: Path) -> None:
+    crashed_and_unscored_db(tmp_path)
+    code, out, _ = invoke("--db", "x.db", "report", "--run", "r")
+    assert code == 0
+    assert "note: 1 trial ended by infrastructure error, left out" in out
+    assert "note: 1 unscored, left out of pass@k and pass^k" in out
+    data = json.loads(invoke("--db", "x.db", "report", "--run", "r", "--json")[1])["runs"][0]
+    assert data["left_out"] == {"infra": 1, "unscored": 1}
+    assert [(t["task_id"], t["n"], t["c"]) for t in data["tasks"]] == [("a", 2, 1), ("b", 0, 0)]
+    # --include-infra: the crash counts as a failure
+    data = json.loads(
+        invoke("--db", "x.db", "report", "--run", "r", "--json", "--include-infra")[1]
+    )["runs"][0]
+    assert [(t["task_id"], t["n"], t["c"]) for t in data["tasks"]][0] == ("a", 3, 1)
+
+
+def test_report_header_shows_the_pass_rule(tmp_path: Path) -> None:
+    assert (
+        invoke("--db", "x.db", "import", "--run", "g", "--success-field", FIELD, str(GRADED))[0]
+        == 0
+    )
+    out = invoke("--db", "x.db", "report", "--run", "g")[1]
+    assert out.startswith(f"pass rule: pass means {FIELD} ≥ 1 − 1e-6")
+    assert invoke("--db", "x.db", "import", "--run", "plain", str(CRASHED))[0] == 0
+    assert invoke("--db", "x.db", "report", "--run", "plain")[1].startswith("task ")
+
+
+def test_report_outcome_human_uses_labels_of_unscored_trials(tmp_path: Path) -> None:
+    from reviewer.workflows.labels import give_label
+
+    crashed_and_unscored_db(tmp_path)
+    with open_store("x.db") as db:
+        (tid,) = [r[0] for r in db.execute("SELECT id FROM trials WHERE task_id = 'b'")]
+        give_label(db, tid, "ana", "pass")
+    data = json.loads(
+        invoke("--db", "x.db", "report", "--run", "r", "--json", "--outcome", "human")[1]
+    )["runs"][0]
+    assert [(t["task_id"], t["n"], t["c"]) for t in data["tasks"]] == [("a", 2, 1), ("b", 1, 1)]
+    assert data["left_out"] == {"infra": 1, "unscored": 0}
+    out = invoke("--db", "x.db", "report", "--run", "r", "--outcome", "human")[1]
+    assert out.startswith("outcomes: the standing human label where there is one")
+
+
+def test_cluster_leaves_out_infrastructure_errors_unless_asked(tmp_path: Path) -> None:
+    crashed_and_unscored_db(tmp_path)
+    data = json.loads(invoke("--db", "x.db", "cluster", "--json")[1])
+    assert data["n_failures"] == 1
+    data = json.loads(invoke("--db", "x.db", "cluster", "--json", "--include-infra")[1])
+    assert data["n_failures"] == 2
+
+
+async def test_app_shows_infrastructure_errors_and_unscored_trials(tmp_path: Path) -> None:
+    from textual.widgets import DataTable, Static
+
+    from reviewer.tui.app import ReviewerApp
+    from reviewer.tui.screens.tasks import TasksScreen
+    from reviewer.tui.screens.trials import TrialsScreen, TrialTable
+
+    crashed_and_unscored_db(tmp_path)
+    app = ReviewerApp(db_path=tmp_path / "x.db")
+    async with app.run_test(size=(160, 30)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        runs = app.screen.query_one("#runs", DataTable)
+        assert "1 infra · 1 unscored" in str(runs.get_row("r"))
+        app.push_screen(TasksScreen("r"))
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        status = str(app.screen.query_one("#tasks-status", Static).render())
+        assert "1 trial ended by infrastructure error, left out" in status
+        assert "1 unscored, left out" in status
+        app.push_screen(TrialsScreen(title="all"))
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        cells = [str(app.screen.query_one(TrialTable).get_row_at(i)[3]) for i in range(4)]
+        assert sorted(cells) == ["· unscored", "○ fail", "● pass", "⚠ infra"]
