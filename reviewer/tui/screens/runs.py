@@ -99,7 +99,7 @@ class RunsScreen(ReviewerScreen):
         if any(r.infra or r.unscored for r in rows):
             width = max(len(_left_out(r)) for r in rows)
             table.add_column(Text("left out", justify="right"), key="left_out", width=width)
-        if any(r.model for r in rows):
+        if len({r.model for r in rows if r.model}) > 1:  # when it tells runs apart
             width = min(28, max(len(r.model or "") for r in rows))
             table.add_column("model", key="model", width=max(5, width))
 
