@@ -432,3 +432,32 @@ async def test_app_shows_infrastructure_errors_and_unscored_trials(tmp_path: Pat
         await pilot.pause()
         cells = [str(app.screen.query_one(TrialTable).get_row_at(i)[3]) for i in range(4)]
         assert sorted(cells) == ["· unscored", "○ fail", "● pass", "⚠ infra"]
+
+
+# --- Inspect: runs named after the eval -------------------------------------------------------------
+
+
+def inspect_log(path: Path, eval_id: str, scores: list[str]) -> Path:
+    from tests.ingest.test_inspect_log import sample
+
+    log = {
+        "version": 2,
+        "status": "success",
+        "eval": {"task": "popularity", "model": "anthropic/claude-sonnet-4", "eval_id": eval_id},
+        "samples": [sample(f"s{i}", 1, v) for i, v in enumerate(scores)],
+    }
+    path.write_text(json.dumps(log))
+    return path
+
+
+def test_inspect_runs_are_named_after_task_and_model_one_run_per_eval(tmp_path: Path) -> None:
+    a = inspect_log(tmp_path / "a.json", "E1", ["C", "I"])
+    b = inspect_log(tmp_path / "b.json", "E2", ["C", "C"])
+    for _ in range(2):  # imported twice: the same eval finds its own run again
+        assert invoke("--db", "x.db", "import", str(a), str(b))[0] == 0
+    with open_store("x.db") as db:
+        runs = {r.name: (r.trials, r.passed, r.model) for r in list_runs(db)}
+    assert runs == {
+        "popularity · claude-sonnet-4": (2, 1, "anthropic/claude-sonnet-4"),
+        "popularity · claude-sonnet-4 (2)": (2, 2, "anthropic/claude-sonnet-4"),
+    }

@@ -29,6 +29,9 @@ from reviewer.record import MAX_DEPTH, RecordError, json_problem, loads
 
 NAME = "inspect"
 KIND: Kind = "trials"
+#: Runs are named after the eval's task and model; two evals of one task and model (two log files)
+#: are two runs: the importer tells them apart by this metadata key (``name (2)``, ...).
+RUN_KEY = "eval"
 KEYS = ("version", "status", "eval", "samples")
 
 _ZIP_MAGIC = b"PK\x03\x04"
@@ -280,6 +283,7 @@ def _convert(
         "model": header.get("model"),
         "run_id": header.get("run_id"),
         "eval_id": header.get("eval_id"),
+        "eval": header.get("eval_id") or header.get("run_id"),  # which eval: RUN_KEY
         "sample_uuid": sample.get("uuid"),
         "target": sample.get("target"),
         "scorer": scorer,

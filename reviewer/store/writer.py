@@ -223,3 +223,15 @@ def rebuild_task_stats(db: Store) -> None:
             "COALESCE(SUM(cost_usd), 0), COUNT(cost_usd), MIN(seq), SUM(outcome = 'infra'), "
             "SUM(outcome = 'unscored') FROM trials GROUP BY run, task_id"
         )
+
+
+def run_key_of(db: Store, run: str, key: str) -> tuple[bool, str | None]:
+    """Whether ``run`` exists, and the metadata ``key`` of its first trial (which eval it holds)."""
+    row = db.execute(
+        "SELECT (SELECT CASE WHEN json_valid(t.metadata) THEN json_extract(t.metadata, '$.' || ?) "
+        "END FROM trials t WHERE t.run = r.name ORDER BY t.seq LIMIT 1) FROM runs r WHERE r.name = ?",
+        [key, run],
+    ).fetchone()
+    if row is None:
+        return False, None
+    return True, None if row[0] is None else str(row[0])

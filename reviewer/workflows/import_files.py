@@ -4,7 +4,7 @@ are checked and listed. The import job (``imports.py``) calls this for every fil
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,6 +33,7 @@ from reviewer.store.writer import (
     ensure_run,
     next_seq,
     record_import,
+    run_key_of,
     write_batch,
 )
 
@@ -193,12 +194,37 @@ def _import_trials(
     tally = Tally()
     with db.transaction():
         records = screen(apply_options(fmt.parse(path), session.options, tally), result.file)
+        if run is None and (key := getattr(fmt, "RUN_KEY", None)):
+            records = _distinct_runs(db, records, key)
         _write_trials(db, records, result, run, default_run, progress, cancelled, session)
         result.warnings += tally.warnings(result.file, session.options)
         result.joined = tally.joined
         record_import(
             db, result.file, fmt.NAME, result.added, result.already, len(result.skipped), _now()
         )
+
+
+def _distinct_runs(db: Store, records: Iterable[Item], key: str) -> Iterator[Item]:
+    """Trials whose format names their run after what was evaluated (Inspect: ``task · model``):
+    a run of that name holding another eval (``metadata[key]`` differs) is another run, so these
+    go to ``name (2)``, ``name (3)``, … (the same eval imported again finds its own run)."""
+    chosen: dict[tuple[str, str | None], str] = {}
+    for item in records:
+        if isinstance(item, Trial) and item.run:
+            ident = item.metadata.get(key)
+            ident = None if ident is None else str(ident)
+            name = chosen.get((item.run, ident))
+            if name is None:
+                name, n = item.run, 1
+                while True:
+                    exists, held = run_key_of(db, name, key)
+                    if not exists or held is None or held == ident or ident is None:
+                        break
+                    n += 1
+                    name = f"{item.run} ({n})"
+                chosen[(item.run, ident)] = name
+            item.run = name
+        yield item
 
 
 def _write_trials(
