@@ -461,3 +461,14 @@ def test_inspect_runs_are_named_after_task_and_model_one_run_per_eval(tmp_path: 
         "popularity · claude-sonnet-4": (2, 1, "anthropic/claude-sonnet-4"),
         "popularity · claude-sonnet-4 (2)": (2, 2, "anthropic/claude-sonnet-4"),
     }
+
+
+def test_inspect_partial_credit_goes_by_the_pass_threshold(tmp_path: Path) -> None:
+    log = inspect_log(tmp_path / "p.json", "E1", ["0.6", "0.4", "C"])
+    code, _, err = invoke("--db", "x.db", "import", str(log))
+    assert "rewards look graded: 2 of 2" in err
+    assert invoke("--db", "y.db", "import", "--pass-threshold", "0.5", str(log))[0] == 0
+    for db_path, passes in (("x.db", 1), ("y.db", 2)):
+        with open_store(db_path) as db:
+            (run,) = list_runs(db)
+            assert (run.trials, run.passed) == (3, passes)
