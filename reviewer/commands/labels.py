@@ -204,12 +204,13 @@ def labels() -> None:
 @click.pass_context
 def labels_export(ctx: click.Context, file: str, labeler: str | None) -> None:
     """Write every label and undo, oldest first, to FILE (- for stdout)."""
+    from reviewer.commands.common import json_stdout
     from reviewer.labeling.io import LabelFileError
     from reviewer.workflows.labels import export_label_file
 
     db = cli_store(ctx)
     try:
-        count = export_label_file(db, sys.stdout if file == "-" else file, labeler)
+        count = export_label_file(db, json_stdout() if file == "-" else file, labeler)
     except LabelFileError as e:
         fail(str(e))
     where = "stdout" if file == "-" else file

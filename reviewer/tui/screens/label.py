@@ -424,7 +424,8 @@ class LabelScreen(ReviewerScreen):
     def _panel(self) -> None:
         crit = Text()
         if self.rubric is not None:
-            crit.append(f"{self.rubric.ref}\n", style="bold")
+            crit.append_text(safe_text(self.rubric.ref, "bold", single_line=True))
+            crit.append("\n")
             for c in self.rubric.criteria:
                 v = self.criteria.get(c.id)
                 mark, style = (
