@@ -7,7 +7,7 @@ import io
 import json
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 import click
@@ -73,10 +73,8 @@ def safe_output() -> Iterator[None]:
         yield
     finally:
         for stream in (sys.stdout, sys.stderr):
-            try:
+            with suppress(OSError, ValueError):
                 stream.flush()
-            except (OSError, ValueError):
-                pass
         sys.stdout, sys.stderr = out, err
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -80,15 +81,22 @@ def assert_safe(app: ReviewerApp) -> str:
 
 async def settle(app: ReviewerApp, pilot: Any) -> None:
     for _ in range(2):
-        await app.workers.wait_for_complete()
+        for _ in range(1000):  # the label screen's writer thread lives as long as the screen
+            if all(w.is_finished or w.group == "label-writer" for w in app.workers):
+                break
+            await pilot.pause(0.01)
         await pilot.pause()
     assert_safe(app)
 
 
 async def press(app: ReviewerApp, pilot: Any, *keys: str) -> None:
     for key in keys:
-        await pilot.press(key)
-        await settle(app, pilot)
+        where = type(app.screen).__name__
+        try:
+            await asyncio.wait_for(pilot.press(key), 20)
+            await asyncio.wait_for(settle(app, pilot), 20)
+        except TimeoutError:
+            raise AssertionError(f"{key!r} on {where} never settled") from None
 
 
 async def test_palette_with_a_closing_tag_in_a_task_id_does_not_crash(hostile_db: Path) -> None:
@@ -112,7 +120,10 @@ async def test_palette_with_a_closing_tag_in_a_task_id_does_not_crash(hostile_db
 
 
 async def test_every_screen_shows_hostile_names_literally(hostile_db: Path) -> None:
-    app = ReviewerApp(db_path=hostile_db)
+    from reviewer.labeling.rubric import load_rubric
+
+    rubric = load_rubric(hostile_db.parent / "runs" / "rubric.toml")
+    app = ReviewerApp(db_path=hostile_db, rubric=rubric)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         text = assert_safe(app)
