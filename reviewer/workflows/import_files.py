@@ -24,7 +24,6 @@ from reviewer.store.writer import (
     write_batch,
 )
 
-
 CANCEL_EVERY = 256  # records between two looks for a cancel inside a file, whatever they are
 
 
