@@ -144,7 +144,8 @@ def compare_runs(
         rows.append(_row("forbidden_rate", "forbidden-tool rate", fo, fn, "pct", False, True))
     for rid, severity in sev.items():
         o, n = ov.get(rid), nv.get(rid)
-        rows.append(_row(f"rule:{rid}", f"rule {rid}", o, n, "pct", False, severity == "forbidden"))
+        label = f"rule {_visible(rid)}"  # a rule id is data: shown, never sent to the terminal
+        rows.append(_row(f"rule:{rid}", label, o, n, "pct", False, severity == "forbidden"))
     if rows[0].direction == "worse":
         rows = [
             replace(r, quoted=True) if i and r.direction == "better" else r
