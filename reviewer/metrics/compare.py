@@ -26,6 +26,7 @@ from reviewer.metrics.compare_types import (
 )
 from reviewer.metrics.distributions import TrialStats, run_distributions
 from reviewer.metrics.passk import pass_hat_k_exact
+from reviewer.text import visible
 
 if TYPE_CHECKING:
     import numpy as np
@@ -281,8 +282,8 @@ def _bootstrap(
 
 
 def _visible(s: str) -> str:
-    """Control characters and escapes in names shown as escapes, never passed to the terminal."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in s)
+    """A name with its control characters and escapes shown (the one rule set of ``reviewer.text``)."""
+    return visible(s, single_line=True)
 
 
 def format_value(v: float | None, unit: str) -> str:
