@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import click
 
-from reviewer.commands.common import no_such_command, share_group_options
+from reviewer.commands.common import no_such_command, safe_output, share_group_options
 
 # The default database, relative to where reviewer runs (keep in step with store.db.DEFAULT_DB).
 DEFAULT_DB = "reviewer.db"
@@ -86,6 +86,10 @@ def cli(ctx: click.Context, db_path: str, labeler: str | None) -> None:
     With PATHS and no command, import PATHS and open the app. --db and --labeler may also follow the
     command (reviewer report --db runs.db); REVIEWER_DB and REVIEWER_LABELER set them too.
     """
+    ctx.with_resource(safe_output())  # already on under main(); this covers click's test runner
+    # click would silently drop CSI sequences when not on a terminal; keep them so SafeStream shows
+    # them as they are (a file name is printed as it is named). Nothing raw gets out either way.
+    ctx.color = True
     ctx.ensure_object(dict)
     ctx.obj["db"] = db_path
     ctx.obj["labeler"] = labeler
@@ -110,7 +114,13 @@ _register()
 
 
 def main(argv: Sequence[str] | None = None, prog_name: str = "reviewer") -> None:
-    """Entry point: no traceback ever reaches the user unless REVIEWER_DEBUG is set."""
+    """Entry point: no traceback ever reaches the user unless REVIEWER_DEBUG is set, and every line
+    printed goes through one sanitizer (``SafeStream``): data never sends escapes to the terminal."""
+    with safe_output():
+        _main(argv, prog_name)
+
+
+def _main(argv: Sequence[str] | None, prog_name: str) -> None:
     import os
 
     try:

@@ -1,18 +1,123 @@
-"""What every command shares: one-line failures, opening the database, JSON on stdout."""
+"""What every command shares: one-line failures, opening the database, JSON on stdout, and the one
+sanitizer every printed line goes through."""
 
 from __future__ import annotations
 
+import io
 import json
 import sys
-from typing import TYPE_CHECKING, Any, NoReturn
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 import click
+
+from reviewer.text import json_terminal_safe, terminal_safe
 
 if TYPE_CHECKING:
     from reviewer.store.db import Store
 
 
+class SafeStream(io.TextIOBase):
+    """stdout or stderr for the length of a command: whatever is written, by click.echo, print or a
+    traceback, has every control character, escape sequence, bidi control and invisible code point
+    shown as a visible stand-in (``reviewer.text``), so data never drives the terminal. Newline and
+    tab stay. Our own styled output (a rich progress bar, the coloured comparison) writes to ``raw``,
+    and gets data only through ``reviewer.text.visible``."""
+
+    def __init__(self, raw: TextIO) -> None:
+        super().__init__()
+        self.raw = raw
+
+    @property
+    def rich_proxied_file(self) -> TextIO:
+        """rich's consoles (our progress bars) write through here, with their own escapes."""
+        return self.raw
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self.raw, "encoding", None) or "utf-8"
+
+    @property
+    def errors(self) -> str | None:  # type: ignore[override]
+        return getattr(self.raw, "errors", None)
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, s: str) -> int:
+        if not isinstance(s, str):
+            raise TypeError(f"write() argument must be str, not {type(s).__name__}")
+        self.raw.write(terminal_safe(s))
+        return len(s)
+
+    def flush(self) -> None:
+        self.raw.flush()
+
+    def isatty(self) -> bool:
+        return self.raw.isatty()
+
+    def fileno(self) -> int:
+        return self.raw.fileno()
+
+
+@contextmanager
+def safe_output() -> Iterator[None]:
+    """stdout and stderr sanitized (SafeStream) until the block ends; nested uses are no-ops."""
+    out, err = sys.stdout, sys.stderr
+    if isinstance(out, SafeStream) or out is None or err is None:
+        yield
+        return
+    sys.stdout, sys.stderr = SafeStream(out), SafeStream(err)
+    try:
+        yield
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with suppress(OSError, ValueError):
+                stream.flush()
+        sys.stdout, sys.stderr = out, err
+
+
+def echo_raw(text: str, err: bool = False, nl: bool = True) -> None:
+    """Our own styled text (ANSI colours we made; its data already made visible), past the sanitizer."""
+    stream = sys.stderr if err else sys.stdout
+    raw = stream.raw if isinstance(stream, SafeStream) else stream
+    raw.write(text + "\n" if nl else text)
+    raw.flush()
+
+
+class JsonSafeStream(SafeStream):
+    """stdout for JSON text (JSONL exports): an unsafe character inside a string is written as its
+    ``\\uXXXX`` escape, so the data round-trips exactly and still nothing raw reaches a terminal."""
+
+    def write(self, s: str) -> int:
+        self.raw.write(json_terminal_safe(s))
+        return len(s)
+
+
+def json_stdout() -> TextIO:
+    """Where a command writes JSON or JSONL meant for stdout (``FILE`` given as ``-``)."""
+    out = sys.stdout
+    return cast(TextIO, JsonSafeStream(out.raw if isinstance(out, SafeStream) else out))
+
+
+_json_printed = [False]
+
+
+def _wants_json() -> bool:
+    ctx = click.get_current_context(silent=True)
+    while ctx is not None:
+        if ctx.params.get("as_json"):
+            return True
+        ctx = ctx.parent
+    return False
+
+
 def fail(message: str, code: int = 1) -> NoReturn:
+    """A refusal: one line on stderr; with --json, also ``{"error": ...}`` on stdout (unless this
+    command already printed its JSON)."""
+    if _wants_json() and not _json_printed[0]:
+        echo_json({"error": message})
     click.echo(f"reviewer: {message}", err=True)
     sys.exit(code)
 
@@ -98,7 +203,10 @@ def no_such_command(word: str, commands: list[str]) -> str:
 
 
 def echo_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    """JSON on stdout; control, bidi and tag characters inside strings as ``\\uXXXX`` escapes (valid
+    JSON that loads back to the original strings, and nothing raw reaches the terminal)."""
+    _json_printed[0] = True
+    click.echo(json_terminal_safe(json.dumps(data, indent=2, ensure_ascii=False)))
 
 
 def parse_ks(value: str | None) -> list[int] | None:

@@ -230,7 +230,12 @@ def run_import(
 
 
 def _short(name: str, width: int = 40) -> str:
-    return name if len(name) <= width else "…" + name[-(width - 1) :]
+    from rich.markup import escape  # the progress bar's description is rich markup
+
+    from reviewer.text import visible
+
+    name = visible(name, single_line=True)
+    return escape(name if len(name) <= width else "…" + name[-(width - 1) :])
 
 
 def _err(text: str) -> None:

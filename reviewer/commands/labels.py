@@ -207,12 +207,13 @@ def labels_export(ctx: click.Context, file: str, labeler: str | None, force: boo
     """Write every label and undo, oldest first, to FILE (- for stdout).
 
     FILE is written to a temporary file beside it and renamed, so a failure leaves the old one whole."""
+    from reviewer.commands.common import json_stdout
     from reviewer.labeling.io import LabelFileError
     from reviewer.workflows.labels import export_label_file
 
     db = cli_store(ctx)
     try:
-        count = export_label_file(db, sys.stdout if file == "-" else file, labeler, force=force)
+        count = export_label_file(db, json_stdout() if file == "-" else file, labeler, force=force)
     except LabelFileError as e:
         fail(_plain(e))
     where = "stdout" if file == "-" else file

@@ -9,7 +9,14 @@ from typing import Any
 
 import click
 
-from reviewer.commands.common import cli_store, echo_json, fail, parse_ks, require_runs
+from reviewer.commands.common import (
+    cli_store,
+    echo_json,
+    echo_raw,
+    fail,
+    parse_ks,
+    require_runs,
+)
 
 
 def register(group: click.Group) -> None:
@@ -204,10 +211,14 @@ def compare(
             }
         echo_json(data)
         return
-    text = render_comparison(cmp, color=sys.stdout.isatty() and "NO_COLOR" not in _env())
+    color = sys.stdout.isatty() and "NO_COLOR" not in _env()
+    text = render_comparison(cmp, color=color)
+    if color:  # our own colours, past the sanitizer; render_comparison made every name visible
+        echo_raw(text, nl=not plot)
+    else:
+        click.echo(text, nl=not plot)
     if plot:
-        text += "\n\n" + plot_passk(curves)
-    click.echo(text)
+        click.echo("\n" + plot_passk(curves))
 
 
 def _env() -> dict[str, str]:

@@ -28,6 +28,7 @@ from reviewer.metrics.compare_types import (
 )
 from reviewer.metrics.distributions import TrialStats, run_distributions
 from reviewer.metrics.passk import pass_hat_k_exact
+from reviewer.text import visible
 
 if TYPE_CHECKING:
     import numpy as np
@@ -162,7 +163,8 @@ def compare_runs(
         rows.append(_row("forbidden_rate", "forbidden-tool rate", fo, fn, "pct", False, True))
     for rid, severity in sev.items():
         o, n = ov.get(rid), nv.get(rid)
-        rows.append(_row(f"rule:{rid}", f"rule {rid}", o, n, "pct", False, severity == "forbidden"))
+        label = f"rule {_visible(rid)}"  # a rule id is data: shown, never sent to the terminal
+        rows.append(_row(f"rule:{rid}", label, o, n, "pct", False, severity == "forbidden"))
     if rows[0].direction == "worse":
         rows = [
             replace(r, quoted=True) if i and r.direction == "better" else r
@@ -303,8 +305,8 @@ def _bootstrap(
 
 
 def _visible(s: str) -> str:
-    """Control characters and escapes in names shown as escapes, never passed to the terminal."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in s)
+    """A name with its control characters and escapes shown (the one rule set of ``reviewer.text``)."""
+    return visible(s, single_line=True)
 
 
 def format_value(v: float | None, unit: str) -> str:

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from fractions import Fraction
 
 from reviewer.metrics.passk import pass_hat_k_exact
+from reviewer.text import visible
 
 MARKERS = "●■▲◆✚○□△"
 _BRAILLE = 0x2800
@@ -47,7 +48,7 @@ def passk_curve(
 
 
 def _visible(s: str) -> str:
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in s)
+    return visible(s, single_line=True)
 
 
 def plot_passk(

@@ -7,9 +7,12 @@ from typing import TYPE_CHECKING
 
 from textual.app import App
 from textual.binding import Binding
+from textual.content import Content
+from textual.notifications import SeverityLevel
 from textual.worker import Worker, WorkerState
 
 from reviewer.tui.commands import ReviewerCommands
+from reviewer.tui.safe import clean
 from reviewer.tui.screens.runs import RunsScreen
 
 if TYPE_CHECKING:
@@ -55,14 +58,43 @@ class ReviewerApp(App[None]):
         from reviewer.store import open_store
 
         # migrations run on the first open only; later worker connections skip the check
-        db = open_store(self.db_path, migrate=not self._migrated)
+        db = open_store(self.db_path, migrate=not self._migrated, on_wait=self._waiting)
         self._migrated = True
         return db
+
+    def _waiting(self, message: str) -> None:
+        """A writer waits for another process's write lock: say so (from any thread; notify posts)."""
+        self.notify(message, severity="warning")
 
     def on_mount(self) -> None:
         if self._user_keymap:
             self.set_keymap(self._user_keymap)
         self.push_screen(RunsScreen())
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every toast (``widget.notify`` lands here too) is plain text: never markup, and control
+        characters and escape sequences are shown, not sent to the terminal."""
+        super().notify(
+            clean(message),
+            title=clean(title, single_line=True),
+            severity=severity,
+            timeout=timeout,
+            markup=False,
+        )
+
+    def format_title(self, title: str, sub_title: str) -> Content:
+        """The header's title and sub-title (a database file name, a screen's title) as plain text."""
+        return super().format_title(
+            clean(title, single_line=True), clean(sub_title, single_line=True)
+        )
 
     def action_help(self) -> None:
         from reviewer.tui.screens.help import HelpScreen

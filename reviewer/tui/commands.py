@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.command import DiscoveryHit, Hit, Hits, Matcher, Provider
+from textual.content import Content
 
 from reviewer.tui.safe import clean
 from reviewer.tui.screens.base import store_of
@@ -109,21 +110,29 @@ class ReviewerCommands(Provider):
 
     async def discover(self) -> Hits:
         for e in self.entries[:40]:
-            yield DiscoveryHit(e.title, e.action, help=e.help)
+            yield DiscoveryHit(Content(e.title), e.action, text=e.title, help=_plain_help(e.help))
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for e in self.entries:
             score = matcher.match(e.title)
             if score > 0:
-                yield Hit(score, matcher.highlight(e.title), e.action, help=e.help)
+                yield Hit(
+                    score,
+                    _highlight(matcher, e.title),
+                    e.action,
+                    text=e.title,
+                    help=_plain_help(e.help),
+                )
         q = query.strip()
         if len(q) >= 6 and all(ch in "0123456789abcdef" for ch in q.lower()):
             for tid, label in await asyncio.to_thread(self._trials_by_prefix, q.lower()):
+                title = f"trial {tid} {clean(label, single_line=True)}"
                 yield Hit(
                     1.0,
-                    f"trial {tid} {clean(label, single_line=True)}",
+                    Content(title),
                     partial(self._trial, tid),
+                    text=title,
                     help="open the transcript",
                 )
 
@@ -205,6 +214,24 @@ class ReviewerCommands(Provider):
         from reviewer.tui.screens.trials import TrialsScreen
 
         self.app.push_screen(TrialsScreen(TrialFilter(run=run)))
+
+
+def _highlight(matcher: Matcher, title: str) -> Content:
+    """``matcher.highlight`` without its markup parsing: the title (names from the data, already
+    made visible by ``clean``) is plain text, with the matched letters styled."""
+    content = Content(title)
+    _, offsets = matcher.fuzzy_search.match(matcher.query, title)
+    for offset in offsets:
+        if not title[offset].isspace():
+            content = content.stylize(matcher.match_style, offset, offset + 1)
+    return content
+
+
+def _plain_help(text: str) -> str:
+    """The palette parses a hit's help as markup: escape it (ours, but it may quote data one day)."""
+    from textual.markup import escape
+
+    return escape(clean(text, single_line=True))
 
 
 def _clusters(db: Any) -> list[tuple[str, str, int]]:

@@ -37,6 +37,8 @@ from reviewer.store.writer import (
     write_batch,
 )
 
+CANCEL_EVERY = 256  # records between two looks for a cancel inside a file, whatever they are
+
 
 class Cancelled(Exception):
     """Raised inside a file's transaction when the caller asked to stop; the file is rolled back."""
@@ -246,6 +248,8 @@ def _write_trials(
     count = 0
     for rec in records:
         count += 1
+        if count % CANCEL_EVERY == 0 and cancelled is not None and cancelled():
+            raise Cancelled(result.file)  # also when no batch fills (skipped or stored records)
         if isinstance(rec, Skip):
             result.skipped.append(rec)
             continue

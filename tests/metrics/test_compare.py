@@ -222,7 +222,7 @@ def test_untrusted_names_are_made_visible() -> None:
     old = run({"evil\x1b[31m": "1"})
     cmp = compare_runs(old, old, None, {}, old_name="a\x07", new_name="[red]x[/]")
     text = render_comparison(cmp, color=True)
-    assert "\x1b[31m" not in text and "\\x1b[31m" in text and "\\x07" in text
+    assert "\x1b[31m" not in text and "␛[31m" in text and "␇" in text
     assert "[red]x[/]" in text
 
 

@@ -14,7 +14,7 @@ from textual.worker import get_current_worker
 
 from reviewer.store.clusters import ClusterRow
 from reviewer.tui.export_action import ExportMixin, ExportScope
-from reviewer.tui.safe import safe_text
+from reviewer.tui.safe import clean, safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 
 
@@ -50,7 +50,7 @@ class RenameModal(ModalScreen[str | None]):
             yield Static(
                 "Rename cluster (empty restores the generated name; Enter saves, Esc cancels)"
             )
-            yield Input(value=self.current, id="rename-input")
+            yield Input(value=clean(self.current, single_line=True), id="rename-input")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.dismiss(event.value)

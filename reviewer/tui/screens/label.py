@@ -72,6 +72,14 @@ class Committed(Message):
         self.kind, self.label, self.advance = kind, label, advance
 
 
+class WriteWaiting(Message):
+    """The label write waits for another process's write lock (after about a second)."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__()
+        self.what = what
+
+
 class WriteFailed(Message):
     def __init__(self, error: BaseException) -> None:
         super().__init__()
@@ -137,6 +145,9 @@ class LabelScreen(ReviewerScreen):
         self.started = time.monotonic()
         self.given = 0
         self._writes: queue_mod.Queue[tuple[str, dict[str, Any]] | None] = queue_mod.Queue()
+        # the trial whose label is being written: one label key press per trial until it lands
+        self.saving: str | None = None
+        self._told_waiting = False
         self._prefetched: ItemLoaded | None = None
 
     def compose(self) -> ComposeResult:
@@ -256,6 +267,11 @@ class LabelScreen(ReviewerScreen):
         from reviewer.workflows.labels import give_label, undo_label
 
         with self.store() as db:
+
+            def waiting(what: str) -> None:  # the store says when a write waits for another writer
+                self.post_message(WriteWaiting(what))
+
+            db.on_wait = waiting
             while True:
                 op = self._writes.get()
                 if op is None:
@@ -276,6 +292,17 @@ class LabelScreen(ReviewerScreen):
     def action_label(self, verdict: str) -> None:
         if self.payload is None or self.state is None:
             return
+        if self.saving is not None:
+            # the last label has not landed yet (another process may hold the write lock): this key
+            # press is not queued, so four presses never label one trial four times
+            if not self._told_waiting:
+                self._told_waiting = True
+                self.notify(
+                    "Saving the last label (waiting for the database)… this key was ignored.",
+                    severity="warning",
+                )
+            return
+        self.saving = self.payload.trial_id
         self._writes.put(
             (
                 "label",
@@ -297,6 +324,8 @@ class LabelScreen(ReviewerScreen):
 
     def on_committed(self, message: Committed) -> None:
         assert self.state is not None
+        if message.kind == "label" and message.advance:
+            self.saving, self._told_waiting = None, False
         if message.kind == "label" and message.label is not None:
             self.given += 1
             self.state.done.add(message.label.trial_id)
@@ -333,7 +362,13 @@ class LabelScreen(ReviewerScreen):
         self._progress()
         self._panel()
 
+    def on_write_waiting(self, message: WriteWaiting) -> None:
+        if self.saving is not None and not self._told_waiting:
+            self._told_waiting = True
+            self.notify("Saving the label: waiting for the database (another process writes)…")
+
     def on_write_failed(self, message: WriteFailed) -> None:
+        self.saving, self._told_waiting = None, False
         self._app().show_error("label not saved", message.error)
 
     def _next_unlabeled(self, after: int) -> int | None:
@@ -424,7 +459,8 @@ class LabelScreen(ReviewerScreen):
     def _panel(self) -> None:
         crit = Text()
         if self.rubric is not None:
-            crit.append(f"{self.rubric.ref}\n", style="bold")
+            crit.append_text(safe_text(self.rubric.ref, "bold", single_line=True))
+            crit.append("\n")
             for c in self.rubric.criteria:
                 v = self.criteria.get(c.id)
                 mark, style = (

@@ -179,7 +179,10 @@ class RunsScreen(ReviewerScreen):
             )
         elif self.marked:
             status.update(
-                f"marked: {', '.join(self.marked)} — mark two runs (space), then c compares them"
+                safe_text(
+                    f"marked: {', '.join(self.marked)} — mark two runs (space), then c compares them",
+                    single_line=True,
+                )
             )
         else:
             status.update(
