@@ -411,10 +411,12 @@ async def test_app_shows_infrastructure_errors_and_unscored_trials(tmp_path: Pat
     from textual.widgets import DataTable, Static
 
     from reviewer.tui.app import ReviewerApp
+    from reviewer.tui.screens.failures import FailuresScreen
     from reviewer.tui.screens.tasks import TasksScreen
     from reviewer.tui.screens.trials import TrialsScreen, TrialTable
 
     crashed_and_unscored_db(tmp_path)
+    assert invoke("--db", "x.db", "cluster")[0] == 0
     app = ReviewerApp(db_path=tmp_path / "x.db")
     async with app.run_test(size=(160, 30)) as pilot:
         await app.workers.wait_for_complete()
@@ -432,6 +434,11 @@ async def test_app_shows_infrastructure_errors_and_unscored_trials(tmp_path: Pat
         await pilot.pause()
         cells = [str(app.screen.query_one(TrialTable).get_row_at(i)[3]) for i in range(4)]
         assert sorted(cells) == ["· unscored", "○ fail", "● pass", "⚠ infra"]
+        app.push_screen(FailuresScreen())
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        status = str(app.screen.query_one("#clusters-status", Static).render())
+        assert status.startswith("1 failures in 1 clusters, biggest first · 1 trial ended by")
 
 
 # --- Inspect: runs named after the eval -------------------------------------------------------------

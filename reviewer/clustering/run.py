@@ -77,6 +77,7 @@ def recluster(
         raise InterruptedError("clustering cancelled")
     scope = run or "*"
     result.params["scope"] = scope
+    result.params["include_infra"] = include_infra
     result.clusters = _name_rule_clusters(db, result.clusters)
     id_map = match_previous(previous_members(db, scope), result.clusters)
     save_clustering(db, scope, result, id_map, {d.trial_id: d.signature for d in docs})

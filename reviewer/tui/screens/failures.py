@@ -104,14 +104,23 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="clusters-load")
     def load(self) -> None:
+        from reviewer.store.clusters import count_outcomes
         from reviewer.workflows.clusters import current
 
         with self.store() as db:
             stored = current(db)
+            info = {} if stored is None else dict(stored.info)
+            params = info.get("params")
+            if stored is not None and not (
+                isinstance(params, dict) and params.get("include_infra")
+            ):
+                scope = info.get("scope") or (params or {}).get("scope")
+                run = None if scope in (None, "*") else str(scope)
+                info["infra_left_out"] = count_outcomes(db, run).get("infra", 0)
         if stored is None:
             self.post_message(ClustersLoaded([], {}))
         else:
-            self.post_message(ClustersLoaded(stored.rows, stored.info))
+            self.post_message(ClustersLoaded(stored.rows, info))
 
     def on_clusters_loaded(self, message: ClustersLoaded) -> None:
         self.rows = message.rows
@@ -134,8 +143,15 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
             status.update("No clustering yet — press C to cluster every failed trial.")
         else:
             total = message.info.get("n_failures", 0)
+            infra = message.info.get("infra_left_out", 0)
+            left_out = (
+                f" · {infra} trial{'' if infra == 1 else 's'} ended by infrastructure "
+                f"error{'' if infra == 1 else 's'}, left out"
+                if infra
+                else ""
+            )
             status.update(
-                f"{total} failures in {len(self.rows)} clusters, biggest first · Enter: its trials · r rename · "
+                f"{total} failures in {len(self.rows)} clusters, biggest first{left_out} · Enter: its trials · r rename · "
                 "space+m merge · s split · C re-cluster"
             )
         table.focus()
