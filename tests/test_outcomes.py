@@ -231,6 +231,9 @@ def test_grok_3_base_success_counts(path: Path) -> None:
     with open_store("x.db") as db:
         assert sum(c for _, _, c in task_counts(db, "g")) == expected
         assert sum(n for _, n, _ in task_counts(db, "g")) == len(recs)
+    graded = sum(0 < r["reward"] < 1 for r in recs)
+    _, _, err = invoke("--db", "y.db", "import", str(path))
+    assert f"rewards look graded: {graded} of {len(recs)} lie strictly between 0 and 1" in err
 
 
 # --- 3. unscored trials ----------------------------------------------------------------------------
@@ -309,7 +312,9 @@ def test_sessions_are_unscored_and_keep_pass_hat_k(tmp_path: Path) -> None:
     _, after, _ = invoke("--db", "x.db", "report", "--run", "s", "--json")
     b, a = json.loads(before)["runs"][0], json.loads(after)["runs"][0]
     assert a["average"] == b["average"]
-    assert a["distributions"]["run"]["unscored"] >= 1
+    assert a["distributions"]["run"]["unscored"] == a["left_out"]["unscored"] == 1
+    out = invoke("--db", "x.db", "report", "--run", "s")[1]
+    assert "note: 1 unscored, left out of pass@k and pass^k" in out
 
 
 # --- 4. SWE-bench outcomes and the folder walk ------------------------------------------------------
