@@ -484,3 +484,22 @@ def test_inspect_partial_credit_goes_by_the_pass_threshold(tmp_path: Path) -> No
         with open_store(db_path) as db:
             (run,) = list_runs(db)
             assert (run.trials, run.passed) == (3, passes)
+
+
+def test_judged_unscored_trials_count_with_outcome_judge_and_cluster(tmp_path: Path) -> None:
+    recs = [
+        dict(unscored("a"), run="j", trial=1, judge={"verdict": "fail", "rationale": "wrong"}),
+        dict(unscored("a"), run="j", trial=2, judge={"verdict": "pass", "rationale": "ok"}),
+        dict(unscored("a"), run="j", trial=3),
+    ]
+    write_jsonl(tmp_path / "j.jsonl", recs)
+    assert invoke("--db", "x.db", "import", str(tmp_path / "j.jsonl"))[0] == 0
+    harness = json.loads(invoke("--db", "x.db", "report", "--run", "j", "--json")[1])["runs"][0]
+    assert [(t["n"], t["c"]) for t in harness["tasks"]] == [(0, 0)]
+    judged = json.loads(
+        invoke("--db", "x.db", "report", "--run", "j", "--json", "--outcome", "judge")[1]
+    )["runs"][0]
+    assert [(t["n"], t["c"]) for t in judged["tasks"]] == [(2, 1)]
+    assert judged["left_out"]["unscored"] == 1
+    with open_store("x.db") as db:
+        assert count_failures(db, "j") == 1  # the one judged fail
