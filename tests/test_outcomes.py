@@ -503,3 +503,32 @@ def test_judged_unscored_trials_count_with_outcome_judge_and_cluster(tmp_path: P
     assert judged["left_out"]["unscored"] == 1
     with open_store("x.db") as db:
         assert count_failures(db, "j") == 1  # the one judged fail
+
+
+def test_transcript_header_shows_inspect_target_and_scores(tmp_path: Path) -> None:
+    from reviewer.tui.screens.transcript import load_payload, summary_text
+    from tests.ingest.test_inspect_log import sample
+
+    s = sample("q1", 1, "I")
+    s["target"] = "Paris"
+    s["scores"] = {
+        "match": {"value": "I", "answer": "Lyon", "explanation": "Lyon is not Paris"},
+        "[red]judge[/]": {"value": 0.25},
+    }
+    log = {
+        "version": 2,
+        "status": "success",
+        "eval": {"task": "capitals", "model": "openai/gpt-4o", "eval_id": "E"},
+        "samples": [s],
+    }
+    (tmp_path / "c.json").write_text(json.dumps(log))
+    assert invoke("--db", "x.db", "import", str(tmp_path / "c.json"))[0] == 0
+    with open_store("x.db") as db:
+        (tid,) = [r[0] for r in db.execute("SELECT id FROM trials")]
+        payload = load_payload(db, tid, None)
+    assert payload is not None and payload.header.run == "capitals · gpt-4o"
+    text = summary_text(payload).plain
+    assert text.startswith(" FAIL ")
+    assert "target: Paris" in text
+    assert "score match  value: I  answer: Lyon  explanation: Lyon is not Paris" in text
+    assert "score [red]judge[/]  value: 0.25" in text  # a scorer's name is shown, never markup
