@@ -88,8 +88,9 @@ def _trial(rec: dict[str, Any], file: str, lineno: int, line: bytes) -> Record:
         return Skip(file, lineno, f"passed must be true or false, got {passed!r}")
     if reward is not None and (isinstance(reward, bool) or not isinstance(reward, int | float)):
         return Skip(file, lineno, f"reward must be a number, got {reward!r}")
-    if passed is None and reward is None:
-        return Skip(file, lineno, "no passed or reward field")
+    if passed is None and reward is None and "passed" not in rec and "reward" not in rec:
+        # "passed": null (or "reward": null) says it: an unscored conversation
+        return Skip(file, lineno, "no passed or reward field (null for an unscored trial)")
     metadata = dict(rec["metadata"]) if isinstance(rec.get("metadata"), dict) else {}
     task_id = rec.get("task_id")
     if task_id is None or task_id == "":

@@ -89,18 +89,30 @@ def test_bad_lines_become_skips_and_parsing_goes_on(tmp_path: Path) -> None:
     ]
     path.write_bytes(b"\n".join(lines) + b"\n")
     out = list(openai_chat.parse(path))
-    assert [type(r).__name__ for r in out] == ["Trial"] + ["Skip"] * 6 + ["Trial"]
+    # "passed": null is an unscored conversation (line 6), not a bad line
+    assert [type(r).__name__ for r in out] == ["Trial"] + ["Skip"] * 3 + ["Trial"] + [
+        "Skip"
+    ] * 2 + ["Trial"]
+    assert isinstance(out[4], Trial) and out[4].outcome == "unscored"
     skips = [r for r in out if isinstance(r, Skip)]
-    assert [s.line for s in skips] == [3, 4, 5, 6, 7, 8]
+    assert [s.line for s in skips] == [3, 4, 5, 7, 8]
     assert skips[0].reason.startswith("invalid JSON: ")
     assert skips[1].reason == "not UTF-8: byte 0xe9 at column 46"
     assert skips[2].reason == "no messages list"
-    assert skips[3].reason == "no passed or reward field"
-    assert skips[4].reason == "passed must be true or false, got 'yes'"
-    assert skips[5].reason == "not a JSON object (list)"
+    assert skips[3].reason == "passed must be true or false, got 'yes'"
+    assert skips[4].reason == "not a JSON object (list)"
+    (no_field,) = openai_chat.parse(write_lines(tmp_path, {"messages": convo()["messages"]}))
+    assert isinstance(no_field, Skip)
+    assert no_field.reason == "no passed or reward field (null for an unscored trial)"
     assert str(skips[0]).startswith(f"{path}:3: invalid JSON")
     last = out[-1]
     assert isinstance(last, Trial) and last.source_line == 9 and last.trial == 2
+
+
+def write_lines(tmp_path: Path, *recs: dict[str, Any]) -> Path:
+    path = tmp_path / "more.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    return path
 
 
 def test_task_id_fallbacks(tmp_path: Path) -> None:
