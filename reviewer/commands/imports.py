@@ -86,6 +86,7 @@ def _active_rubric(db: Store, configured: Any, summary: ImportSummary | None) ->
 @click.option(
     "--pass-threshold",
     type=float,
+    metavar="X",
     default=None,
     help="A reward at or above X passes (default 1 - 1e-6; [import] pass_threshold).",
 )
