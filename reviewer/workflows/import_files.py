@@ -142,6 +142,7 @@ def _forget(result: FileResult, session: Session) -> None:
     """A file that was rolled back adds nothing; the run indexes may hold its trials, so they go."""
     result.added = 0
     result.violations = 0
+    result.outcomes.clear()
     result.new_ids.clear()
     result.runs.clear()
     result.tasks.clear()
