@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import os
 import sqlite3
 import subprocess
 import sys
@@ -155,17 +156,60 @@ def test_a_file_that_is_not_sqlite_is_named(tmp_path: Path) -> None:
         open_store(path)
 
 
-def test_a_folder_that_cannot_be_made_is_named_for_what_it_is(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    def refuse(*_args: object, **_kw: object) -> None:
-        raise PermissionError(errno.EACCES, "Permission denied")
+def test_a_missing_folder_is_named_not_made(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="the folder .* does not exist; create it first"):
+        open_store(tmp_path / "nope" / "r.db")
+    assert not (tmp_path / "nope").exists()
 
-    monkeypatch.setattr(Path, "mkdir", refuse)
-    with pytest.raises(StoreError) as caught:
-        open_store(tmp_path / "sub" / "r.db")
-    assert "permission denied" in str(caught.value)
-    assert "not a reviewer database" not in str(caught.value)
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_path_that_is_not_a_regular_file_is_named(tmp_path: Path, kind: str) -> None:
+    if kind == "fifo":
+        path = tmp_path / "pipe"
+        os.mkfifo(path)
+    else:
+        path = Path(os.devnull)
+    with pytest.raises(StoreError, match="not a regular file"):
+        open_store(path)
+
+
+def test_a_database_that_cannot_be_written_is_still_read_and_a_write_names_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A read-only file system or a full disk: reports work, an import says why it cannot write."""
+    from reviewer import cli
+    from reviewer.store import db as store_db
+
+    path = tmp_path / "r.db"
+    runs = write_jsonl(tmp_path / "runs.jsonl", [native_trial("t1"), native_trial("t2")])
+    assert cli_exit(cli.main, ["--db", str(path), "import", str(runs)]) == 0
+    real_open = store_db._open
+
+    def no_writable_open(path: Path, **kw: Any) -> Store:
+        if not kw.get("read_only"):
+            try:
+                raise sqlite3.OperationalError("unable to open database file")
+            except sqlite3.OperationalError as e:
+                raise StoreError(describe_error(path, e)) from e
+        return real_open(path, **kw)
+
+    monkeypatch.setattr(store_db, "_open", no_writable_open)
+    capsys.readouterr()
+    assert cli_exit(cli.main, ["--db", str(path), "report", "--json"]) == 0
+    assert '"t1"' in capsys.readouterr().out
+    more = write_jsonl(tmp_path / "more.jsonl", [native_trial("t3")])
+    assert cli_exit(cli.main, ["--db", str(path), "import", str(more)]) == 1
+    err = capsys.readouterr().err
+    assert "cannot be written" in err and "nothing was written" in err
+    assert "internal error" not in err and len(err.strip().splitlines()) == 1
+
+
+def cli_exit(main: Any, args: list[str]) -> int:
+    try:
+        main(args)
+    except SystemExit as e:
+        return int(e.code or 0)
+    return 0
 
 
 @pytest.mark.parametrize(

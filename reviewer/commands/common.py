@@ -128,11 +128,11 @@ def cli_store(ctx: click.Context) -> Store:
 
     path = ctx.obj["db"]
     try:
-        return open_store(
-            path, on_wait=lambda message: click.echo(f"reviewer: {message}", err=True)
-        )
+        db = open_store(path, on_wait=lambda message: click.echo(f"reviewer: {message}", err=True))
     except StoreError as e:
         fail(str(e))
+    ctx.find_root().call_on_close(db.close)  # closed when the command ends, the log checkpointed
+    return db
 
 
 def _set_obj(key: str) -> Any:

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import quote
 
 import sqlite_utils
 from sqlite_utils.migrations import Migrations
@@ -54,6 +55,8 @@ def describe_error(path: str | Path, e: BaseException) -> str:
     text = str(e)
     low = text.lower()
     where = str(path)
+    if "readonly" in low and where in _read_only_reasons:
+        return f"{_read_only_reasons[where]} (nothing was written)"
     if isinstance(e, OSError):
         if e.errno == errno.ENOSPC:
             return f"{where}: the disk is full ({e.strerror})"
@@ -93,6 +96,11 @@ def _access(path: str | Path) -> str:
     folder = p.parent if str(p.parent) else Path(".")
     if not folder.exists():
         return f"the folder {folder} does not exist"
+    try:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return f"the file system of {folder} is mounted read-only"
+    except OSError:
+        pass
     if not os.access(folder, os.W_OK | os.X_OK):
         return f"the folder {folder} is not writable (permission denied)"
     if p.exists() and not os.access(p, os.R_OK):
@@ -210,22 +218,78 @@ def open_store(
     """One connection for the calling thread (WAL, busy timeout, schema up to date); open another in
     each worker thread. Use it as a context manager to close it.
 
-    Raises StoreError with a one-line message naming the problem: a missing or unwritable folder, a
-    read-only file, a full disk, a file that is not ours, a lock held too long.
+    Raises StoreError with a one-line message naming the problem: a missing folder, a path that is
+    not a regular file, a read-only file, a full disk, a file that is not ours, a lock held too long.
+    A complete database that cannot be written (a read-only file system, a full disk) is opened for
+    reading, so reports still work; a write then fails with the reason.
     """
     path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise StoreError(f"{path}: the folder {folder} does not exist; create it first")
+    if path.is_dir():
+        raise StoreError(f"{path}: is a folder, not a database file")
+    if path.exists() and not path.is_file():
+        raise StoreError(f"{path}: not a regular file (a device, a pipe or a socket)")
+    try:
+        return _open(path, migrate=migrate, on_wait=on_wait)
+    except StoreError as refused:
+        if not _readable_as_is(path, refused):
+            raise
+        try:
+            db = _open(path, migrate=False, on_wait=on_wait, read_only=True)
+        except StoreError:
+            raise refused from None
+        if migrate and migrations.pending(db):
+            db.close()
+            raise
+        full = "disk is full" in str(refused)
+        _read_only_reasons[str(path)] = (
+            f"{path}: the disk is full; free some space and run it again"
+            if full
+            else f"{path}: the database cannot be written: {_access(path)}"
+        )
+        return db
+
+
+# Databases opened for reading only, with the reason a write was refused (named when one is tried).
+_read_only_reasons: dict[str, str] = {}
+
+
+def _readable_as_is(path: Path, refused: StoreError) -> bool:
+    """Whether the file can be read without writing: it was refused for a reason other than its
+    content (no space, no write access) and holds everything committed (no write-ahead log left)."""
+    cause = refused.__cause__
+    if not isinstance(cause, sqlite3.OperationalError) or isinstance(refused, StoreBusy):
+        return False
+    wal = path.with_name(path.name + "-wal")
+    try:
+        return path.stat().st_size > 0 and (not wal.exists() or wal.stat().st_size == 0)
+    except OSError:
+        return False
+
+
+def _open(
+    path: Path,
+    *,
+    migrate: bool,
+    on_wait: Callable[[str], None] | None,
+    read_only: bool = False,
+) -> Store:
     conn: sqlite3.Connection | None = None
     try:
-        if str(path.parent) and not path.parent.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-        if path.is_dir():
-            raise StoreError(f"{path}: is a folder, not a database file")
-        conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000)
-        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        deadline = time.monotonic() + lock_timeout()
-        if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-            _retry_locked(lambda: _set_wal(conn), deadline)
-        conn.execute("PRAGMA synchronous=NORMAL")
+        if read_only:
+            # immutable: no shared-memory index to create, nothing written; safe because no
+            # write-ahead log is left and this process cannot write the file either
+            uri = f"file:{quote(str(path.resolve()))}?mode=ro&immutable=1"
+            conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+        else:
+            conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000)
+            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            deadline = time.monotonic() + lock_timeout()
+            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                _retry_locked(lambda: _set_wal(conn), deadline)
+            conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
         db = Store(conn)
         db.path = path
