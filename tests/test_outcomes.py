@@ -532,3 +532,23 @@ def test_transcript_header_shows_inspect_target_and_scores(tmp_path: Path) -> No
     assert "target: Paris" in text
     assert "score match  value: I  answer: Lyon  explanation: Lyon is not Paris" in text
     assert "score [red]judge[/]  value: 0.25" in text  # a scorer's name is shown, never markup
+
+
+async def test_tasks_screen_names_the_pass_rule(tmp_path: Path) -> None:
+    from textual.widgets import Static
+
+    from reviewer.tui.app import ReviewerApp
+    from reviewer.tui.screens.tasks import TasksScreen
+
+    assert (
+        invoke("--db", "x.db", "import", "--run", "g", "--success-field", FIELD, str(GRADED))[0]
+        == 0
+    )
+    app = ReviewerApp(db_path=tmp_path / "x.db")
+    async with app.run_test(size=(200, 30)) as pilot:
+        await app.workers.wait_for_complete()
+        app.push_screen(TasksScreen("g"))
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        status = str(app.screen.query_one("#tasks-status", Static).render())
+        assert status.endswith(f"pass means {FIELD} ≥ 1 − 1e-6 (or true)")

@@ -29,10 +29,11 @@ _SORTS: list[tuple[str, str]] = [
 
 
 class TasksLoaded(Message):
-    def __init__(self, k: int, rows: list[TaskRow]) -> None:
+    def __init__(self, k: int, rows: list[TaskRow], rule: str = "") -> None:
         super().__init__()
         self.k = k
         self.rows = rows
+        self.rule = rule  # the run's pass rule in words, when not the default
 
 
 class TasksScreen(ReviewerScreen):
@@ -51,6 +52,7 @@ class TasksScreen(ReviewerScreen):
         self.rows: list[TaskRow] = []
         self.sort_index = 0
         self.flaky_only = False
+        self.rule = ""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -65,14 +67,17 @@ class TasksScreen(ReviewerScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="tasks-load")
     def load_tasks(self) -> None:
         from reviewer.metrics.passk import default_ks
-        from reviewer.store.queries import task_table
+        from reviewer.models import PassRule
+        from reviewer.store.queries import run_pass_rule, task_table
 
         with self.store() as db:
             rows = task_table(db, self.run)
-        self.post_message(TasksLoaded(default_ks(r.n for r in rows)[-1], rows))
+            rule = PassRule.from_json(run_pass_rule(db, self.run))
+        words = "" if rule.is_default else rule.describe()
+        self.post_message(TasksLoaded(default_ks(r.n for r in rows)[-1], rows, words))
 
     def on_tasks_loaded(self, message: TasksLoaded) -> None:
-        self.k, self.rows = message.k, message.rows
+        self.k, self.rows, self.rule = message.k, message.rows, message.rule
         table = self.query_one("#tasks", DataTable)
         table.clear(columns=True)
         k = self.k
@@ -158,11 +163,15 @@ class TasksScreen(ReviewerScreen):
         if unscored:
             legend += " · unscored"
             left_out.append(f"{unscored} unscored, left out")
+        rule = f" · {self.rule}" if self.rule else ""
         self.query_one("#tasks-status", Static).update(
-            f"{len(self.rows)} tasks, {flaky} flaky (0 < c < n, in yellow) · showing {shown} · "
-            f"sorted by {_SORTS[self.sort_index][1]} · {legend}"
-            + "".join(f" · {x}" for x in left_out)
-            + " · n counts scored trials" * bool(left_out)
+            safe_text(
+                f"{len(self.rows)} tasks, {flaky} flaky (0 < c < n, in yellow) · showing {shown} · "
+                f"sorted by {_SORTS[self.sort_index][1]} · {legend}"
+                + "".join(f" · {x}" for x in left_out)
+                + " · n counts scored trials" * bool(left_out)
+                + rule
+            )
         )
 
     def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
