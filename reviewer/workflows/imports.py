@@ -218,3 +218,55 @@ def pairs_summary(summary: ImportSummary, check: bool) -> str | None:
     if refs:
         line += f"; {refs} trial refs not in the store, kept as given (they open once imported)"
     return line
+
+
+def _s(n: int) -> str:
+    return "" if n == 1 else "s"
+
+
+def summary_lines(summary: ImportSummary, check: bool, *, max_skips: int = 20) -> list[str]:
+    """What an import did, one line each, for both faces: problems, skipped records (``file:line:
+    reason``, the first ``max_skips``), pair judgements, then the count line."""
+    out = [f"reviewer: {e}" for e in summary.errors]
+    for f in summary.files:
+        if f.error and not f.ignored:
+            out.append(f"reviewer: {f.error}")
+        elif f.ignored:
+            seen = (f.error or "").split("; reviewer reads")[0].removeprefix(f"{f.file}: ")
+            out.append(f"reviewer: ignored {f.file} (not a format reviewer reads: {seen})")
+    skips = summary.skipped
+    out += [str(s) for s in skips[:max_skips]]
+    if len(skips) > max_skips:
+        out.append(f"... and {len(skips) - max_skips} more skipped records")
+    pair_line = pairs_summary(summary, check)
+    if pair_line:
+        out.append(pair_line)
+    read = [f for f in summary.files if f.format and not f.error and f.listed is None]
+    read = [f for f in read if f.pairs is None]
+    if not read and (summary.listed or pair_line):
+        return out  # only task lists or pair judgements: told about above or by their own lines
+    runs, tasks = len(summary.runs), len(summary.tasks)
+    if check:
+        out.append(
+            f"checked {len(read)} file{_s(len(read))}: {summary.checked} valid trial"
+            f"{_s(summary.checked)} ({runs} run{_s(runs)}, {tasks} task{_s(tasks)}), "
+            f"{len(skips)} problem{_s(len(skips))}"
+        )
+        return out
+    parts = [
+        f"imported {summary.added} trial{_s(summary.added)} ({runs} run{_s(runs)}, "
+        f"{tasks} task{_s(tasks)}) from {len(read)} file{_s(len(read))}"
+    ]
+    if summary.already:
+        parts.append(f"{summary.already} already stored")
+    parts.append(f"{len(skips)} skipped")
+    failed = len([f for f in summary.failed_files if not f.ignored])
+    if failed:
+        parts.append(f"{failed} file{_s(failed)} failed")
+    line = "; ".join(parts)
+    if summary.added == 0 and summary.already:
+        line = f"nothing new: all {summary.already} trials were already stored; " + "; ".join(
+            parts[2:]
+        )
+    out.append(line)
+    return out
