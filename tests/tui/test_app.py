@@ -311,3 +311,20 @@ async def test_an_empty_database_says_to_press_i(tmp_path: Path) -> None:
     async with app.run_test(size=(120, 32)) as pilot:
         await settle(app, pilot)
         assert "press i to import" in str(app.screen.query_one("#runs-status", Static).render())
+
+
+async def test_a_long_run_name_stays_in_sight_in_the_titles(tmp_path: Path) -> None:
+    from reviewer.tui.screens.tasks import TasksScreen
+
+    run = "b" * 130
+    db = tmp_path / "long.db"
+    runs = write_jsonl(tmp_path / "r.jsonl", [native_trial("t1", run=run)])
+    assert CliRunner().invoke(cli, ["--db", str(db), "import", str(runs)]).exit_code == 0
+    app = ReviewerApp(db_path=db)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await app.push_screen(TasksScreen(run))
+        await settle(app, pilot)
+        title = app.screen.query_one(".title", Static)
+        shown = "".join(s.text for s in title.render_lines(title.region.reset_offset)[0])
+        assert shown.strip().startswith("Tasks of bbbb") and "…" in shown
