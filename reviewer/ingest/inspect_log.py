@@ -25,7 +25,7 @@ from reviewer.ingest.base import (
 )
 from reviewer.ingest.limits import MIB, RATIO_FREE, Limits, limits, size_text
 from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage, is_success
-from reviewer.record import MAX_DEPTH, RecordError, json_problem, loads
+from reviewer.record import MAX_DEPTH, RecordError, json_problem, loads, loads_unchecked
 
 NAME = "inspect"
 KIND: Kind = "trials"
@@ -82,7 +82,7 @@ def _parse_json(path: Path) -> Iterator[Record]:
     file = str(path)
     try:
         with path.open("rb") as fh:
-            data = json.loads(read_document(fh, file).decode("utf-8-sig"))
+            data = loads_unchecked(read_document(fh, file).decode("utf-8-sig"))
     except OSError as exc:
         raise IngestError(file, f"cannot read: {exc.strerror or exc}") from None
     except RecursionError:
