@@ -94,6 +94,9 @@ class Trial:
     source_line: int | None = None
     fingerprint: bytes = b""
     raw: str | None = None  # the record as native-format JSON text, when it arrived as one
+    source_member: str | None = (
+        None  # its archive member (an .eval sample), named as it has no line
+    )
 
     @property
     def success(self) -> bool:
