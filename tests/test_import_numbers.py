@@ -272,3 +272,37 @@ def test_tool_call_arguments_nested_5000_deep_in_tau_bench_skip_only_that_record
             f"{f}:2: messages[0].tool_calls[0].arguments: JSON nested deeper than 200 levels"
         ], err
     assert code == 0 and stored() == 2
+
+
+def test_costs_of_1e308_stored_by_an_older_version_give_na_not_an_overflow_in_fsum(
+    tmp_path: Path,
+) -> None:
+    from reviewer.store import open_store
+    from reviewer.store.queries import list_runs
+    from reviewer.store.writer import rebuild_task_stats
+
+    recs = [
+        native_trial(t, run=r, trial=k, usage={"cost_usd": 1.0}, latency_s=1.0)
+        for r in ("old", "new")
+        for t in "ab"
+        for k in (1, 2)
+    ]
+    f = write_jsonl(tmp_path / "runs.jsonl", recs)
+    assert run_cli("--db", "x.db", "import", str(f))[0] == 0
+    with open_store("x.db") as db:
+        with db.transaction():  # as a version without the bounds could have stored
+            db.execute("UPDATE trials SET cost_usd = 1.7e308, latency_s = 1.7e308")
+        rebuild_task_stats(db)
+        assert all(r.cost_usd is None for r in list_runs(db))
+    for args in (
+        ("report",),
+        ("report", "--run", "old"),
+        ("compare", "old", "new"),
+        ("report", "--json"),
+        ("compare", "old", "new", "--json"),
+    ):
+        code, out, err = run_cli("--db", "x.db", *args)
+        assert code == 0 and "internal error" not in err, (args, err)
+        assert "inf" not in out.lower() and "nan" not in out.lower(), args
+        if "--json" in args:
+            json.loads(out, parse_constant=pytest.fail)
