@@ -94,6 +94,8 @@ class Trial:
     source_line: int | None = None
     fingerprint: bytes = b""
     raw: str | None = None  # the record as native-format JSON text, when it arrived as one
+    #: the archive member it came from (an .eval sample), named in its skip lines as it has no line
+    source_member: str | None = None
 
     @property
     def success(self) -> bool:

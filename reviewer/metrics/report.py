@@ -89,7 +89,7 @@ def _money(v: float | None) -> str:
 
 def _secs(v: float | None) -> str:
     v = _known(v)
-    return "-" if v is None else f"{v:.1f}s"
+    return "-" if v is None else (f"{v:.1f}s" if abs(v) < 1e9 else f"{v:.3g}s")
 
 
 def _pct(v: float | None) -> str:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from reviewer.models import Criterion, Rubric
@@ -29,7 +30,11 @@ def list_runs(db: Store) -> list[RunRow]:
         GROUP BY r.name ORDER BY r.imported_at, r.name
         """
     ).fetchall()
-    return [RunRow(*row) for row in rows]
+    # a cost sum beyond a float (costs near 1e308 stored by an older version) is unknown, not inf
+    return [
+        RunRow(name, tasks, n, c, cost if cost is None or math.isfinite(cost) else None, at, src)
+        for name, tasks, n, c, cost, at, src in rows
+    ]
 
 
 def count_groups(db: Store, run: str) -> list[tuple[int, int, int]]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reviewer.ingest.files import Progress, discover
+from reviewer.ingest.limits import LimitError, limits
 from reviewer.metrics.rules import Rule
 from reviewer.models import Rubric, Skip
 from reviewer.store.db import Store
@@ -118,6 +119,11 @@ def import_paths(
     turns true the file being read is rolled back and the job stops (the files before it stay, and are
     checked against the rules)."""
     summary = ImportSummary()
+    try:
+        limits()  # a limit set to nonsense refuses the whole job, before any file is read
+    except LimitError as e:
+        summary.errors.append(str(e))
+        return summary
     files, summary.errors = discover(paths)
     session = Session()
     if db is not None and not check:

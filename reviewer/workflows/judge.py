@@ -184,7 +184,7 @@ def store_kept_replies(db: Store, note: Note) -> None:
     from reviewer.judge.pending import pending_path, restore
 
     try:
-        stored, bad, path = restore(db)
+        stored, bad, path = restore(db, note)
     except sqlite3.OperationalError as e:
         where = pending_path(db)
         raise JudgeFailed(
