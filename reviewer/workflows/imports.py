@@ -251,6 +251,8 @@ def summary_lines(summary: ImportSummary, check: bool, *, max_skips: int = 20) -
     read = [f for f in read if f.pairs is None]
     if not read and (summary.listed or pair_line):
         return out  # only task lists or pair judgements: told about above or by their own lines
+    if summary.errors and not summary.files:
+        return out  # nothing was read: the refusal above says why
     runs, tasks = len(summary.runs), len(summary.tasks)
     if check:
         out.append(
