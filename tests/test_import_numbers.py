@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import native_trial, run_cli, stored, write_jsonl
+from tests.conftest import inspect_sample, native_trial, run_cli, stored, write_jsonl
 
 BIG = "9" * 5000  # more digits than Python converts (4,300)
 PLACE = '"@@"'
@@ -52,18 +52,8 @@ def _openai(tmp_path: Path, value: str) -> Path:
     return tmp_path / "chat.jsonl"
 
 
-def _sample(i: int, **extra: Any) -> dict[str, Any]:
-    return {
-        "id": i,
-        "epoch": 1,
-        "messages": [{"role": "user", "content": "hi"}],
-        "scores": {"s": {"value": "C"}},
-        **extra,
-    }
-
-
 def _inspect_json(tmp_path: Path, value: str) -> Path:
-    samples = [_sample(1), _sample(2, total_time="@@"), _sample(3)]
+    samples = [inspect_sample(1), inspect_sample(2, total_time="@@"), inspect_sample(3)]
     doc = {
         "version": 2,
         "status": "success",
@@ -79,8 +69,8 @@ def _inspect_eval(tmp_path: Path, value: str) -> Path:
     with zipfile.ZipFile(path, "w") as zf:
         zf.writestr("header.json", json.dumps({"eval": {"task": "t", "model": "m"}}))
         for i in (1, 3):
-            zf.writestr(f"samples/{i}_epoch_1.json", json.dumps(_sample(i)))
-        bad = json.dumps(_sample(2, total_time="@@")).replace(PLACE, value)
+            zf.writestr(f"samples/{i}_epoch_1.json", json.dumps(inspect_sample(i)))
+        bad = json.dumps(inspect_sample(2, total_time="@@")).replace(PLACE, value)
         zf.writestr("samples/2_epoch_1.json", bad)
     return path
 

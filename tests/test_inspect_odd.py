@@ -11,17 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import run_cli, stored
-
-
-def _sample(i: int, **extra: Any) -> dict[str, Any]:
-    return {
-        "id": i,
-        "epoch": 1,
-        "messages": [{"role": "user", "content": "hi"}],
-        "scores": {"s": {"value": "C"}},
-        **extra,
-    }
+from tests.conftest import inspect_sample, run_cli, stored
 
 
 def _eval(path: Path, members: dict[str, str]) -> Path:
@@ -41,7 +31,7 @@ def test_an_eval_header_json_that_is_not_an_object_is_a_warning_and_samples_impo
 ) -> None:
     f = _eval(
         tmp_path / "x.eval",
-        {"header.json": header, "samples/1_epoch_1.json": json.dumps(_sample(1))},
+        {"header.json": header, "samples/1_epoch_1.json": json.dumps(inspect_sample(1))},
     )
     for args in (("import", "--check"), ("import",)):
         code, _, err = run_cli("--db", "x.db", *args, str(f))
@@ -55,13 +45,13 @@ def test_eval_skip_lines_name_the_member_not_its_index(tmp_path: Path) -> None:
         tmp_path / "archive.eval",
         {
             "header.json": json.dumps({"eval": {"task": "t", "model": "m"}}),
-            "samples/1_epoch_1.json": json.dumps(_sample(1)),
-            "samples/2_epoch_1.json": json.dumps(_sample(2)),
-            "samples/3_epoch_1.json": json.dumps(_sample(3)),
+            "samples/1_epoch_1.json": json.dumps(inspect_sample(1)),
+            "samples/2_epoch_1.json": json.dumps(inspect_sample(2)),
+            "samples/3_epoch_1.json": json.dumps(inspect_sample(3)),
             "samples/4_epoch_1.json": json.dumps(
-                _sample(4, model_usage={"m": {"input_tokens": 1, "total_cost": 1.7e308}})
+                inspect_sample(4, model_usage={"m": {"input_tokens": 1, "total_cost": 1.7e308}})
             ),
-            "samples/1_epoch_1_copy.json": json.dumps(_sample(1)),
+            "samples/1_epoch_1_copy.json": json.dumps(inspect_sample(1)),
         },
     )
     for args in (("import", "--check"), ("import",)):
@@ -77,13 +67,13 @@ def test_eval_skip_lines_name_the_member_not_its_index(tmp_path: Path) -> None:
 def test_an_eval_sample_with_epoch_1e300_is_a_skip_and_the_real_epoch_1_imports(
     tmp_path: Path, epoch: str
 ) -> None:
-    odd = json.dumps(_sample(2)).replace('"epoch": 1', f'"epoch": {epoch}')
+    odd = json.dumps(inspect_sample(2)).replace('"epoch": 1', f'"epoch": {epoch}')
     f = _eval(
         tmp_path / "x.eval",
         {
             "header.json": json.dumps({"eval": {"task": "t", "model": "m"}}),
             "samples/2_epoch_9.json": odd,  # read first: it must not take trial 1
-            "samples/2_epoch_1.json": json.dumps(_sample(2)),
+            "samples/2_epoch_1.json": json.dumps(inspect_sample(2)),
         },
     )
     code, _, err = run_cli("--db", "x.db", "import", str(f))
@@ -112,8 +102,8 @@ def test_odd_typed_inspect_fields_are_a_skip_naming_the_sample(
     tmp_path: Path, case: str, kind: str
 ) -> None:
     extra, reason = ODD_FIELDS[case]
-    bad: Any = [1, 2] if extra is None else _sample(2, **extra)
-    samples = [_sample(1), bad, _sample(3)]
+    bad: Any = [1, 2] if extra is None else inspect_sample(2, **extra)
+    samples = [inspect_sample(1), bad, inspect_sample(3)]
     if kind == "eval":
         members = {f"samples/{i}_epoch_1.json": json.dumps(s) for i, s in enumerate(samples, 1)}
         members["header.json"] = json.dumps({"eval": {"task": "t", "model": "m"}})
