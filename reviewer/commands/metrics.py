@@ -56,9 +56,10 @@ def report(
     from reviewer.metrics.distributions import run_distributions, task_distributions
     from reviewer.metrics.passk import default_ks, run_passk
     from reviewer.metrics.plot import passk_curve, plot_passk
-    from reviewer.metrics.report import finite, passk_json, render_distributions, render_passk
+    from reviewer.metrics.report import passk_json, render_distributions, render_passk
     from reviewer.store.queries import task_counts
     from reviewer.store.trials import trial_stats
+    from reviewer.text import json_ready
 
     ks = parse_ks(k)
     db = cli_store(ctx)
@@ -88,7 +89,7 @@ def report(
             text = f"run {r}: {len(rep.tasks)} tasks, {rep.n_trials} trials\n{text}"
         blocks.append(text)
     if as_json:
-        echo_json(finite({"runs": out}))  # never NaN / Infinity, even from an old database
+        echo_json(json_ready({"runs": out}))  # never NaN / Infinity, even from an old database
         return
     if plot:
         blocks.append(plot_passk(curves))

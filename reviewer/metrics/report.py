@@ -7,18 +7,7 @@ from typing import Any
 
 from reviewer.metrics.distributions import Distributions
 from reviewer.metrics.passk import RunPassK
-
-
-def finite(data: Any) -> Any:
-    """``data`` with every NaN or ±Infinity made null, so the JSON printed is JSON (a database
-    written by an older version may hold such numbers; imports refuse them now)."""
-    if isinstance(data, float):
-        return data if math.isfinite(data) else None
-    if isinstance(data, dict):
-        return {k: finite(v) for k, v in data.items()}
-    if isinstance(data, list | tuple):
-        return [finite(v) for v in data]
-    return data
+from reviewer.text import json_ready
 
 
 def _known(v: float | None) -> float | None:
@@ -59,7 +48,7 @@ def passk_json(report: RunPassK) -> dict[str, Any]:
     def keyed(d: dict[int, float | None]) -> dict[str, float | None]:
         return {str(k): v for k, v in d.items()}
 
-    return finite(
+    return json_ready(
         {
             "run": report.run,
             "k": report.k,
