@@ -155,6 +155,8 @@ class Trial:
     source_line: int | None = None
     fingerprint: bytes = b""
     raw: str | None = None  # the record as native-format JSON text, when it arrived as one
+    #: the archive member it came from (an .eval sample), named in its skip lines as it has no line
+    source_member: str | None = None
     #: The harness crashed (its own error, not the agent's): the outcome is ``infra`` whatever the
     #: reward says, and ``error`` holds the harness's error text.
     infra_error: bool = False

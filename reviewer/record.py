@@ -49,7 +49,14 @@ def _refuse_constant(name: str) -> Any:
     raise _Constant(name)
 
 
+#: Characters of the longest integer text that can be 64-bit (``-9223372036854775808``); a longer
+#: one is out of range without converting it (Python refuses to convert more than 4,300 digits).
+_INT64_CHARS = 20
+
+
 def _checked_int(text: str) -> int:
+    if len(text) > _INT64_CHARS:
+        raise _Constant(text)
     value = int(text)
     if not -_INT64 <= value < _INT64:
         raise _Constant(text)
@@ -63,10 +70,20 @@ def _checked_float(text: str) -> float:
     return value
 
 
+def _capped_int(text: str) -> int:
+    """An integer for the second, naming pass: one too long to convert stands as the first
+    integer out of range (its sign kept), which :func:`json_problem` then names."""
+    if len(text) > _INT64_CHARS:
+        return -_INT64 - 1 if text.startswith("-") else _INT64
+    return int(text)
+
+
 # Numbers are checked as they are parsed (a call per number is far cheaper than scanning the text).
 _STRICT = json.JSONDecoder(
     parse_constant=_refuse_constant, parse_int=_checked_int, parse_float=_checked_float
 )
+# Parses what the strict decoder refused, to find and name the field (never converts a huge integer).
+_NAMING = json.JSONDecoder(parse_int=_capped_int)
 
 
 def loads(text: str) -> Any:
@@ -82,6 +99,14 @@ def loads(text: str) -> Any:
     return value
 
 
+def loads_unchecked(text: str) -> Any:
+    """``json.loads`` for a document whose parts are checked one by one afterwards with
+    :func:`json_problem` (a tau2-bench or Inspect ``.json`` file: one bad value skips only its
+    sample): NaN and ±Infinity kept, and an integer too long to convert (Python refuses more than
+    4,300 digits) read as one out of range, which ``json_problem`` then names."""
+    return _NAMING.decode(text)
+
+
 def decode_at(text: str, pos: int) -> tuple[Any, int, str | None]:
     """The JSON value starting at ``text[pos]``, where it ends, and what makes it unfit to store
     (the value is None then). ``json.JSONDecodeError`` when no complete value starts there."""
@@ -89,7 +114,7 @@ def decode_at(text: str, pos: int) -> tuple[Any, int, str | None]:
         value, end = _STRICT.raw_decode(text, pos)
     except _Constant:
         try:
-            value, end = _DECODER.raw_decode(text, pos)
+            value, end = _NAMING.raw_decode(text, pos)
         except RecursionError:
             return None, _end_or_raise(text, pos), _TOO_DEEP
         return None, end, json_problem(value) or "a number reviewer cannot store"
@@ -179,24 +204,47 @@ def _visible(path: str) -> str:
     return out if len(out) <= 80 else out[:79] + "…"
 
 
+#: The largest size a summed or measured number may have: far beyond any real run, far below where
+#: a sum of a million of them would overflow a float (``fsum``) or a 64-bit integer (SQLite's SUM).
+MAX_MONEY = 1e12  # dollars (cost_usd), seconds (latency_s), points (reward)
+MAX_TOKENS = 10**15
+
+
 def trial_problem(trial: Trial) -> str | None:
-    """What keeps a parsed trial out of the store (a number that is not finite or not 64-bit), or
-    None. Every format's trials pass here before they are checked or written."""
-    numbers: tuple[tuple[str, Any], ...] = (
-        ("trial", trial.trial),
-        ("outcome.reward", trial.reward),
-        ("usage.input_tokens", trial.usage.input_tokens),
-        ("usage.output_tokens", trial.usage.output_tokens),
-        ("usage.cost_usd", trial.usage.cost_usd),
-        ("latency_s", trial.latency_s),
-        ("judge.cost_usd", trial.judge.cost_usd if trial.judge else None),
+    """What keeps a parsed trial out of the store, or None: a number that is not finite, not 64-bit
+    or beyond the sane bounds (MAX_MONEY, MAX_TOKENS) of the fields that are summed, and tool-call
+    arguments given as a JSON string holding what a record may not (:func:`parse_arguments`).
+    Every format's trials pass here before they are checked or written."""
+    numbers: tuple[tuple[str, Any, float | None], ...] = (
+        ("trial", trial.trial, None),
+        ("outcome.reward", trial.reward, MAX_MONEY),
+        ("usage.input_tokens", trial.usage.input_tokens, MAX_TOKENS),
+        ("usage.output_tokens", trial.usage.output_tokens, MAX_TOKENS),
+        ("usage.cost_usd", trial.usage.cost_usd, MAX_MONEY),
+        ("latency_s", trial.latency_s, MAX_MONEY),
+        ("judge.cost_usd", trial.judge.cost_usd if trial.judge else None, MAX_MONEY),
     )
-    for name, v in numbers:
+    for name, v, bound in numbers:
+        if v is None or isinstance(v, bool) or not isinstance(v, int | float):
+            continue
         if isinstance(v, float) and not math.isfinite(v):
             return f"{name}: {_float_name(v)} {_FINITE}"
-        if isinstance(v, int) and not isinstance(v, bool) and not -_INT64 <= v < _INT64:
+        if isinstance(v, int) and not -_INT64 <= v < _INT64:
             return f"{name}: {_RANGE}"
+        if bound is not None and not -bound <= v <= bound:
+            shown = f"{v:g}" if isinstance(v, float) else str(v)
+            limit = f"at most {_power(bound)}" if v > 0 else f"at least -{_power(bound)}"
+            return f"{name}: {shown} is out of range ({limit})"
+    for i, m in enumerate(trial.messages):
+        if m.tool_calls:
+            for j, c in enumerate(m.tool_calls):
+                if type(c.arguments) is UnfitArguments:
+                    return f"messages[{i}].tool_calls[{j}].arguments: {c.arguments.problem}"
     return None
+
+
+def _power(bound: float) -> str:
+    return f"{bound:.0e}".replace("e+", "e")  # 1e12
 
 
 # --- small coercions every format uses -----------------------------------------------------------------
@@ -224,14 +272,31 @@ def as_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
+class UnfitArguments(str):
+    """Tool-call arguments given as a JSON string that parses to what a record may not hold (NaN, an
+    integer beyond 64 bits, a lone surrogate, nesting too deep): kept as the raw text, and the
+    import gate (:func:`trial_problem`) skips the trial, naming the call and ``problem``."""
+
+    problem: str
+
+
 def parse_arguments(raw: Any) -> Any:
-    """Tool-call arguments: OpenAI gives a JSON *string*; keep the raw text when it is not JSON."""
-    if isinstance(raw, str):
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return raw
-    return raw
+    """Tool-call arguments: OpenAI gives a JSON *string*; keep the raw text when it is not JSON.
+    The string is parsed by the same checked decoder as a record (:func:`decode_at`); what it holds
+    that a record may not becomes :class:`UnfitArguments`."""
+    if not isinstance(raw, str):
+        return raw
+    try:
+        value, end, problem = decode_at(raw, _ws(raw, 0))
+    except ValueError:  # not JSON (json.JSONDecodeError): the raw text
+        return raw
+    if _ws(raw, end) != len(raw):
+        return raw
+    if problem:
+        unfit = UnfitArguments(raw)
+        unfit.problem = problem
+        return unfit
+    return value
 
 
 def looks_like_error(text: str) -> bool:

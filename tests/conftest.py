@@ -92,3 +92,14 @@ def stored(db_path: str = "x.db", table: str = "trials") -> int:
 
     with open_store(db_path) as db:
         return int(db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+
+
+def inspect_sample(i: int, **extra: Any) -> dict[str, Any]:
+    """A minimal Inspect AI sample (one user message, score C), with EXTRA fields over it."""
+    return {
+        "id": i,
+        "epoch": 1,
+        "messages": [{"role": "user", "content": "hi"}],
+        "scores": {"s": {"value": "C"}},
+        **extra,
+    }

@@ -7,12 +7,11 @@ import json
 import os
 import zipfile
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from reviewer.store import open_store
-from tests.conftest import native_trial, run_cli, stored, write_jsonl
+from tests.conftest import inspect_sample, native_trial, run_cli, stored, write_jsonl
 
 
 def lines_about(err: str, where: str) -> list[str]:
@@ -124,22 +123,16 @@ def _tau2(tmp_path: Path) -> Path:
     return tmp_path / "tau2.json"
 
 
-def _sample(i: int, **extra: Any) -> dict[str, Any]:
-    return {
-        "id": i,
-        "epoch": 1,
-        "messages": [{"role": "user", "content": "hi"}],
-        "scores": {"s": {"value": "C"}},
-        **extra,
-    }
-
-
 def _inspect_json(tmp_path: Path) -> Path:
     doc = {
         "version": 2,
         "status": "success",
         "eval": {"task": "t", "model": "m"},
-        "samples": [_sample(1), _sample(2, total_time=float("nan")), _sample(3)],
+        "samples": [
+            inspect_sample(1),
+            inspect_sample(2, total_time=float("nan")),
+            inspect_sample(3),
+        ],
     }
     (tmp_path / "log.json").write_text(json.dumps(doc))
     return tmp_path / "log.json"
@@ -150,8 +143,10 @@ def _inspect_eval(tmp_path: Path) -> Path:
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("header.json", json.dumps({"eval": {"task": "t", "model": "m"}}))
         for i in (1, 3):
-            zf.writestr(f"samples/{i}_epoch_1.json", json.dumps(_sample(i)))
-        zf.writestr("samples/2_epoch_1.json", json.dumps(_sample(2)).replace('"hi"', '"\\ud800"'))
+            zf.writestr(f"samples/{i}_epoch_1.json", json.dumps(inspect_sample(i)))
+        zf.writestr(
+            "samples/2_epoch_1.json", json.dumps(inspect_sample(2)).replace('"hi"', '"\\ud800"')
+        )
     return path
 
 

@@ -215,13 +215,7 @@ def run_import(
     finally:
         if progress is not None:
             progress.stop()
-    print_summary(summary, check)
-    from reviewer.workflows.imports import outcome_line
-
-    for w in summary.warnings:
-        _err(f"reviewer: warning: {_plain(w)}\n")
-    if not check and (line := outcome_line(summary, options)):
-        _err(_plain(line) + "\n")
+    print_summary(summary, check, options)
     report_task_lists(summary, as_json=quiet_json)
     for line in summary.rule_lines():
         _err(line + "\n")
@@ -244,54 +238,15 @@ def _err(text: str) -> None:
     click.echo(text, err=True, nl=False)
 
 
-def print_summary(summary: ImportSummary, check: bool) -> None:
-    """The import's problems, skipped records and one summary line, on stderr."""
-    from reviewer.workflows.imports import pairs_summary
+def print_summary(
+    summary: ImportSummary, check: bool, options: ImportOptions | None = None
+) -> None:
+    """The import's problems, skipped records, one summary line and what the outcomes were, on
+    stderr."""
+    from reviewer.workflows.imports import summary_lines
 
-    for e in summary.errors:
-        _err(f"reviewer: {e}\n")
-    for f in summary.files:
-        if f.error and not f.ignored:
-            _err(f"reviewer: {f.error}\n")
-        elif f.ignored:
-            seen = (f.error or "").split("; reviewer reads")[0].removeprefix(f"{f.file}: ")
-            _err(f"reviewer: ignored {f.file} (not a format reviewer reads: {seen})\n")
-    skips = summary.skipped
-    for s in skips[:_MAX_SKIPS_SHOWN]:
-        _err(f"{s}\n")
-    if len(skips) > _MAX_SKIPS_SHOWN:
-        _err(f"... and {len(skips) - _MAX_SKIPS_SHOWN} more skipped records\n")
-    pair_line = pairs_summary(summary, check)
-    if pair_line:
-        _err(pair_line + "\n")
-    read = [f for f in summary.files if f.format and not f.error and f.listed is None]
-    read = [f for f in read if f.pairs is None]
-    if not read and (summary.listed or pair_line):
-        return  # only task lists or pair judgements: told about above or by report_task_lists
-    runs, tasks = len(summary.runs), len(summary.tasks)
-    if check:
-        _err(
-            f"checked {len(read)} file{_s(len(read))}: {summary.checked} valid trial{_s(summary.checked)} "
-            f"({runs} run{_s(runs)}, {tasks} task{_s(tasks)}), {len(skips)} problem{_s(len(skips))}\n"
-        )
-        return
-    parts = [
-        f"imported {summary.added} trial{_s(summary.added)} ({runs} run{_s(runs)}, {tasks} task{_s(tasks)}) "
-        f"from {len(read)} file{_s(len(read))}"
-    ]
-    if summary.already:
-        parts.append(f"{summary.already} already stored")
-    parts.append(f"{len(skips)} skipped")
-    if summary.failed_files:
-        n = len([f for f in summary.failed_files if not f.ignored])
-        if n:
-            parts.append(f"{n} file{_s(n)} failed")
-    line = "; ".join(parts)
-    if summary.added == 0 and summary.already:
-        line = f"nothing new: all {summary.already} trials were already stored; " + "; ".join(
-            parts[2:]
-        )
-    _err(line + "\n")
+    for line in summary_lines(summary, check, max_skips=_MAX_SKIPS_SHOWN, options=options):
+        _err(line + "\n")
 
 
 def summary_json(summary: ImportSummary, check: bool) -> dict[str, Any]:

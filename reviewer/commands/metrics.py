@@ -80,7 +80,6 @@ def report(
     from reviewer.metrics.passk import default_ks, run_passk
     from reviewer.metrics.plot import passk_curve, plot_passk
     from reviewer.metrics.report import (
-        finite,
         header_lines,
         left_out_lines,
         passk_json,
@@ -95,6 +94,7 @@ def report(
         task_counts,
     )
     from reviewer.store.trials import trial_stats
+    from reviewer.text import json_ready
 
     ks = parse_ks(k)
     db = cli_store(ctx)
@@ -146,7 +146,7 @@ def report(
             text = f"run {r}: {len(rep.tasks)} tasks, {rep.n_trials} trials\n{text}"
         blocks.append(text)
     if as_json:
-        echo_json(finite({"runs": out}))  # never NaN / Infinity, even from an old database
+        echo_json(json_ready({"runs": out}))  # never NaN / Infinity, even from an old database
         return
     if plot:
         blocks.append(plot_passk(curves))

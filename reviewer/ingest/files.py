@@ -88,11 +88,26 @@ def screen(items: Iterable[Item], file: str) -> Iterator[Item]:
     as they were parsed (``reviewer.record.loads``)."""
     for item in items:
         if isinstance(item, Trial) and (problem := trial_problem(item)):
-            yield Skip(file, item.source_line, problem)
+            yield skip_of(file, item, problem)
         elif isinstance(item, Skip) and item.file != file:
             yield Skip(path_text(item.file), item.line, item.reason)
         else:
             yield item
+
+
+def skip_of(file: str, trial: Trial, reason: str) -> Skip:
+    """The Skip of a parsed trial: ``file:line: reason``, or ``file: member: reason`` for a trial
+    read from an archive member (an Inspect ``.eval`` sample), which has no line."""
+    if trial.source_member is not None:
+        return Skip(file, None, f"{trial.source_member}: {reason}")
+    return Skip(file, trial.source_line, reason)
+
+
+def place_of(trial: Trial) -> str | None:
+    """Where a trial is in its file, for a message: ``line 7`` or its archive member."""
+    if trial.source_member is not None:
+        return trial.source_member
+    return None if trial.source_line is None else f"line {trial.source_line}"
 
 
 def path_text(path: str | Path) -> str:
@@ -147,8 +162,8 @@ def check_trials(
     """Validate a file's trials as an import would place them (repeats, taken trial numbers), writing
     nothing."""
     out = Checked()
-    seen: dict[str, int | None] = {}
-    slots: dict[tuple[str, str, int], int | None] = {}
+    seen: dict[str, str | None] = {}
+    slots: dict[tuple[str, str, int], str | None] = {}
     count = 0
     for rec in records:
         count += 1
@@ -160,23 +175,21 @@ def check_trials(
         run = run_override or rec.run or default_run
         tid = trial_id(run, rec)
         if tid in seen:
-            out.skipped.append(
-                Skip(file, rec.source_line, f"repeats the trial at line {seen[tid]}")
-            )
+            out.skipped.append(skip_of(file, rec, f"repeats the trial at {seen[tid]}"))
             continue
-        seen[tid] = rec.source_line
+        seen[tid] = place_of(rec)
         if rec.trial is not None:
             slot = (run, rec.task_id, rec.trial)
             if slot in slots:
                 out.skipped.append(
-                    Skip(
+                    skip_of(
                         file,
-                        rec.source_line,
-                        f"trial {rec.trial} of task {rec.task_id!r} already given at line {slots[slot]}",
+                        rec,
+                        f"trial {rec.trial} of task {rec.task_id!r} already given at {slots[slot]}",
                     )
                 )
                 continue
-            slots[slot] = rec.source_line
+            slots[slot] = place_of(rec)
         out.trials += 1
         out.runs.add(run)
         out.tasks.add((run, rec.task_id))

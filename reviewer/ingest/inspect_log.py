@@ -25,7 +25,7 @@ from reviewer.ingest.base import (
 )
 from reviewer.ingest.limits import MIB, RATIO_FREE, Limits, limits, size_text
 from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage, is_success
-from reviewer.record import MAX_DEPTH, RecordError, json_problem, loads
+from reviewer.record import MAX_DEPTH, RecordError, json_problem, loads, loads_unchecked
 
 NAME = "inspect"
 KIND: Kind = "trials"
@@ -85,7 +85,7 @@ def _parse_json(path: Path) -> Iterator[Record]:
     file = str(path)
     try:
         with path.open("rb") as fh:
-            data = json.loads(read_document(fh, file).decode("utf-8-sig"))
+            data = loads_unchecked(read_document(fh, file).decode("utf-8-sig"))
     except OSError as exc:
         raise IngestError(file, f"cannot read: {exc.strerror or exc}") from None
     except RecursionError:
@@ -122,10 +122,14 @@ def _parse_eval(path: Path) -> Iterator[Record]:
         for member in ("header.json", "_journal/start.json"):
             if member in zf.NameToInfo:
                 try:
-                    header = _dict(_load_member(zf, raw, zf.getinfo(member), limit).get("eval"))
+                    loaded = _load_member(zf, raw, zf.getinfo(member), limit)
                 except _DAMAGE as exc:
                     yield Skip(file, None, f"{member}: {_why(exc)}")
                     continue
+                if not isinstance(loaded, dict):
+                    yield Skip(file, None, f"{member}: not a JSON object")
+                    continue
+                header = _dict(loaded.get("eval"))
                 break
         if not names:
             raise IngestError(file, "log has no samples (samples/*.json)")
@@ -251,6 +255,8 @@ def _convert(
     if sample.get("id") is None:
         return skip("no sample id")
     task_id, epoch = str(sample["id"]), sample.get("epoch")
+    if epoch is not None and (type(epoch) is not int or epoch < 0):
+        return skip(f"epoch {_short(repr(epoch))} is not a whole number of 0 or more")
     raw_messages = sample.get("messages")
     if not isinstance(raw_messages, list):
         return skip(f"{task_id} epoch {epoch}: no messages list")
@@ -297,7 +303,7 @@ def _convert(
         reward=reward,
         run=run_name(header),
         infra_error=error is not None,
-        trial=epoch if isinstance(epoch, int) and not isinstance(epoch, bool) else None,
+        trial=epoch,
         reason=reason,
         usage=_usage(sample.get("model_usage")),
         latency_s=_first_number(sample.get("total_time"), sample.get("working_time")),
@@ -308,6 +314,7 @@ def _convert(
         source_line=index,
         source=sample,
         fingerprint=canonical(sample),
+        source_member=where if line is None else None,  # an .eval member: named, it has no line
     )
 
 

@@ -8,10 +8,14 @@ Set by environment variables (read on every import, so a test or a shell can cha
   Inspect ``.json`` log).
 - ``REVIEWER_MAX_ZIP_RATIO`` (default 200): how many times larger than its compressed bytes an
   ``.eval`` member above 1 MiB may be (a zip bomb is thousands of times larger).
+
+A value that is not a positive finite number (``inf``, ``nan``, ``-1``, ``0``, ``lots``) is refused:
+:class:`LimitError`, one line naming the variable, and the import reads no file.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 
@@ -36,17 +40,34 @@ class Limits:
         )
 
 
+#: The largest value a limit may be set to (MiB or a ratio): beyond it a limit limits nothing.
+_MAX_SETTING = 1e12
+
+
+class LimitError(ValueError):
+    """A limit's environment variable that is not a positive finite number; says which."""
+
+
 def _env(name: str, default: float) -> float:
     raw = os.environ.get(name, "").strip()
-    try:
-        value = float(raw) if raw else default
-    except ValueError:
+    if not raw:
         return default
-    return value if value > 0 else default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0 < value <= _MAX_SETTING):
+        shown = raw if len(raw) <= 40 else raw[:39] + "…"
+        raise LimitError(
+            f"{name}={shown!r} is not a limit reviewer can use: give a positive number "
+            f"(at most 1e12), or unset it for the default {default:g}"
+        )
+    return value
 
 
 def limits() -> Limits:
-    """The limits in force now (environment variables over the defaults)."""
+    """The limits in force now (environment variables over the defaults); LimitError naming the
+    variable when one is set to something that is not a positive finite number."""
     return Limits(
         record=int(_env("REVIEWER_MAX_RECORD_MB", 128) * MIB),
         document=int(_env("REVIEWER_MAX_DOCUMENT_MB", 512) * MIB),

@@ -18,7 +18,7 @@ from reviewer.ingest.base import (
     read_document,
 )
 from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage
-from reviewer.record import MAX_DEPTH, json_problem
+from reviewer.record import MAX_DEPTH, json_problem, loads_unchecked
 
 NAME = "tau2-bench"
 KIND: Kind = "trials"
@@ -113,7 +113,7 @@ def _load(path: Path, file: str) -> Any:
     simulation); IngestError for a file too big to read whole, not UTF-8, invalid or nested too deep."""
     try:
         with path.open("rb") as fh:
-            return json.loads(read_document(fh, file).decode("utf-8-sig"))
+            return loads_unchecked(read_document(fh, file).decode("utf-8-sig"))
     except RecursionError:
         raise IngestError(file, f"JSON nested deeper than {MAX_DEPTH} levels") from None
     except UnicodeDecodeError as exc:

@@ -11,13 +11,14 @@ import contextlib
 import json
 import os
 import sqlite3
-from collections.abc import Sequence
-from dataclasses import asdict
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
 from reviewer.judge.reply import Job, Outcome
 from reviewer.judge.sinks import store_outcomes
+from reviewer.record import MAX_MONEY, MAX_TOKENS, RecordError, loads
 from reviewer.store.db import Store
 
 SUFFIX = ".judge-pending.jsonl"
@@ -86,28 +87,91 @@ def save(path: Path, outcomes: Sequence[Outcome]) -> None:
 
 def load(path: Path) -> tuple[list[Outcome], int]:
     """The outcomes in the side file, and how many lines could not be read (a cut last line)."""
+    outcomes, problems = read(path)
+    return outcomes, len(problems)
+
+
+def read(path: Path) -> tuple[list[Outcome], list[str]]:
+    """The outcomes in the side file, and one line ``file:line: reason; skipped`` for each line that
+    cannot be used. Lines are parsed by the import's checked decoder (no NaN or Infinity, 64-bit
+    integers, bounded depth) and every field is checked, so a damaged file is never an error."""
     outcomes: list[Outcome] = []
-    bad = 0
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    problems: list[str] = []
+    text = path.read_text(encoding="utf-8", errors="replace")
+    for no, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            d: dict[str, Any] = json.loads(line)
-            job = Job.from_dict(d.pop("job"))
-            outcomes.append(Outcome(job=job, **d))
-        except (ValueError, TypeError, KeyError, AttributeError):
-            bad += 1
-    return outcomes, bad
+            outcomes.append(_outcome(loads(line)))
+        except json.JSONDecodeError as e:
+            problems.append(f"{path.name}:{no}: invalid JSON: {e.msg} at column {e.colno}; skipped")
+        except (RecordError, _Bad) as e:
+            problems.append(f"{path.name}:{no}: {e}; skipped")
+    return outcomes, problems
 
 
-def restore(db: Store) -> tuple[int, int, Path | None]:
+class _Bad(ValueError):
+    """A side-file line whose fields are not those of an outcome."""
+
+
+_JOB_TEXT = ("kind", "target", "judge", "rubric", "key")
+_COUNTS = ("input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens")
+_AMOUNTS = ("cost_usd", "latency_s")
+
+
+def _outcome(d: Any) -> Outcome:
+    """One parsed side-file line as an Outcome; _Bad naming the first field that does not fit."""
+    if not isinstance(d, dict):
+        raise _Bad(f"expected a JSON object, got {type(d).__name__}")
+    job = d.get("job")
+    if not isinstance(job, dict):
+        raise _Bad("job: missing or not an object")
+    for k in _JOB_TEXT:
+        if not isinstance(job.get(k), str):
+            raise _Bad(f"job.{k}: missing or not a string")
+    if not isinstance(job.get("params"), dict):
+        raise _Bad("job.params: missing or not an object")
+    if job.get("order") is not None and not isinstance(job.get("order"), str):
+        raise _Bad("job.order: not a string")
+    if not isinstance(job.get("meta", {}), dict):
+        raise _Bad("job.meta: not an object")
+    if unknown := set(job) - {f.name for f in fields(Job)}:
+        raise _Bad(f"job: unknown keys {sorted(unknown)}")
+    for k in ("value", "rationale", "raw", "source"):
+        if not isinstance(d.get(k), str):
+            raise _Bad(f"{k}: missing or not a string")
+    for k in _COUNTS:
+        v = d.get(k)
+        if v is not None and (type(v) is not int or not 0 <= v <= MAX_TOKENS):
+            raise _Bad(f"{k}: {v!r:.40} is not a token count (0 to {MAX_TOKENS:.0e})")
+    for k in _AMOUNTS:
+        v = d.get(k)
+        if v is not None and (type(v) not in (int, float) or not 0 <= v <= MAX_MONEY):
+            raise _Bad(f"{k}: {v!r:.40} is not an amount (0 to {MAX_MONEY:.0e})")
+    if not isinstance(d.get("cacheable", True), bool):
+        raise _Bad("cacheable: not true or false")
+    if unknown := set(d) - {f.name for f in fields(Outcome)}:
+        raise _Bad(f"unknown keys {sorted(unknown)}")
+    rest = {k: v for k, v in d.items() if k != "job"}
+    for k in _AMOUNTS:
+        if rest.get(k) is not None:
+            rest[k] = float(rest[k])
+    return Outcome(job=Job.from_dict(job), **rest)
+
+
+def restore(db: Store, note: Callable[[str], None] | None = None) -> tuple[int, int, Path | None]:
     """Store the outcomes of the side file in one transaction, then remove it: (stored, left out,
-    the file). Left out are unreadable lines and outcomes whose trial is gone from the store. A
-    write that fails (sqlite3.OperationalError) reaches the caller with the file untouched."""
+    the file). Left out are unreadable lines (each told to ``note`` as ``file:line: reason;
+    skipped``) and outcomes whose trial is gone from the store. A write that fails
+    (sqlite3.OperationalError) reaches the caller with the file untouched."""
     path = pending_path(db)
     if path is None or not path.exists():
         return 0, 0, path
-    outcomes, bad = load(path)
+    outcomes, problems = read(path)
+    bad = len(problems)
+    if note is not None:
+        for line in problems:
+            note(line)
     stored = len(outcomes)
     try:
         if outcomes:

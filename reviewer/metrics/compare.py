@@ -319,7 +319,7 @@ def format_value(v: float | None, unit: str) -> str:
     if unit == "usd":
         return f"${v:.4f}" if 0 < abs(v) < 0.001 else f"${v:.3f}"
     if unit == "seconds":
-        return f"{v:.1f}s"
+        return f"{v:.1f}s" if abs(v) < 1e9 else f"{v:.3g}s"
     return f"{v * 100:.1f}%"
 
 

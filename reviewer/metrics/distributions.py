@@ -38,6 +38,22 @@ def _percentile_sorted(xs: Sequence[float], q: float) -> float:
     return b - d * (1 - t) if t >= 0.5 else a + d * t
 
 
+def finite_sum(values: Iterable[float]) -> float | None:
+    """The exact sum of finite numbers, or None when it overflows a float (never OverflowError:
+    a database written before the import's bounds may hold costs near 1e308)."""
+    try:
+        total = math.fsum(values)
+    except (OverflowError, ValueError):  # ValueError: inf + -inf among the values
+        return None
+    return total if math.isfinite(total) else None
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    known = [v for v in values if math.isfinite(v)]
+    total = finite_sum(known) if known else None
+    return None if total is None else total / len(known)
+
+
 @dataclass(frozen=True)
 class Summary:
     """A distribution in a few numbers; all None when no value was known. ``missing`` counts unknowns."""
@@ -54,15 +70,16 @@ class Summary:
     @classmethod
     def of(cls, values: Iterable[float | None]) -> Summary:
         given = list(values)
-        known = [float(v) for v in given if v is not None and v == v]  # v != v: NaN
+        # NaN and ±Infinity (from a database written by an older version) count as unknown
+        known = [float(v) for v in given if v is not None and math.isfinite(v)]
         missing = len(given) - len(known)
         if not known:
             return cls(0, None, None, None, None, None, missing, None)
         known.sort()
-        total = math.fsum(known)
+        total = finite_sum(known)
         return cls(
             n=len(known),
-            mean=total / len(known),
+            mean=None if total is None else total / len(known),
             p50=_percentile_sorted(known, 50),
             p95=_percentile_sorted(known, 95),
             max=known[-1],
@@ -160,7 +177,7 @@ def run_distributions(stats: Iterable[TrialStats], rule_ids: Iterable[str] = ())
         known = costs.setdefault(s.task_id, [])
         if s.cost_usd is not None:
             known.append(s.cost_usd)
-    per_task_cost = [math.fsum(v) / len(v) if v else None for v in costs.values()]
+    per_task_cost = [_mean(v) for v in costs.values()]
     return _distributions(rows, len(costs), Summary.of(per_task_cost), rule_ids)
 
 
@@ -175,7 +192,7 @@ def task_distributions(
     out: dict[str, Distributions] = {}
     for task_id, rows in groups.items():
         known = [s.cost_usd for s in rows if s.cost_usd is not None]
-        cost = Summary.of([math.fsum(known) / len(known) if known else None])
+        cost = Summary.of([_mean(known)])
         out[task_id] = _distributions(rows, 1, cost, ids)
     return out
 

@@ -8,22 +8,11 @@ from typing import Any
 from reviewer.metrics.distributions import Distributions
 from reviewer.metrics.passk import RunPassK
 from reviewer.models import PassRule
+from reviewer.text import json_ready
 
 #: Where a report's outcomes come from: the harness's, or a human label / the latest judge verdict
 #: where one exists (the harness's otherwise).
 OUTCOME_SOURCES = ("harness", "human", "judge")
-
-
-def finite(data: Any) -> Any:
-    """``data`` with every NaN or ±Infinity made null, so the JSON printed is JSON (a database
-    written by an older version may hold such numbers; imports refuse them now)."""
-    if isinstance(data, float):
-        return data if math.isfinite(data) else None
-    if isinstance(data, dict):
-        return {k: finite(v) for k, v in data.items()}
-    if isinstance(data, list | tuple):
-        return [finite(v) for v in data]
-    return data
 
 
 def _known(v: float | None) -> float | None:
@@ -96,7 +85,7 @@ def passk_json(report: RunPassK) -> dict[str, Any]:
     def keyed(d: dict[int, float | None]) -> dict[str, float | None]:
         return {str(k): v for k, v in d.items()}
 
-    return finite(
+    return json_ready(
         {
             "run": report.run,
             "k": report.k,
@@ -126,7 +115,7 @@ def _money(v: float | None) -> str:
 
 def _secs(v: float | None) -> str:
     v = _known(v)
-    return "-" if v is None else f"{v:.1f}s"
+    return "-" if v is None else (f"{v:.1f}s" if abs(v) < 1e9 else f"{v:.3g}s")
 
 
 def _pct(v: float | None) -> str:

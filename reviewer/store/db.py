@@ -36,13 +36,22 @@ class StoreBusy(StoreError, sqlite3.OperationalError):
 
 
 def lock_timeout() -> float:
-    """Seconds a writer waits for the lock: REVIEWER_LOCK_TIMEOUT, else LOCK_TIMEOUT_S."""
-    raw = os.environ.get("REVIEWER_LOCK_TIMEOUT", "")
+    """Seconds a writer waits for the lock: REVIEWER_LOCK_TIMEOUT, else LOCK_TIMEOUT_S; StoreError
+    naming the variable when it is set to something that is not a finite number of seconds >= 0."""
+    raw = os.environ.get("REVIEWER_LOCK_TIMEOUT", "").strip()
+    if not raw:
+        return LOCK_TIMEOUT_S
     try:
         value = float(raw)
     except ValueError:
-        return LOCK_TIMEOUT_S
-    return value if value >= 0 and value == value and value != float("inf") else LOCK_TIMEOUT_S
+        value = -1.0
+    if not 0 <= value <= 1e9:  # NaN fails this too
+        shown = raw if len(raw) <= 40 else raw[:39] + "…"
+        raise StoreError(
+            f"REVIEWER_LOCK_TIMEOUT={shown!r} is not a number of seconds reviewer can use: give "
+            f"one from 0 to 1e9, or unset it for the default {LOCK_TIMEOUT_S:.0f}"
+        )
+    return value
 
 
 def _is_locked(e: sqlite3.OperationalError) -> bool:

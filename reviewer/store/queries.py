@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from reviewer.models import Criterion, Rubric
@@ -43,7 +44,9 @@ def list_runs(db: Store) -> list[RunRow]:
             tasks=r[1],
             trials=r[2],
             passed=r[3],
-            cost_usd=r[4],
+            # a cost sum beyond a float (costs near 1e308 stored by an older version) is
+            # unknown, not inf
+            cost_usd=r[4] if r[4] is None or math.isfinite(r[4]) else None,
             imported_at=r[5],
             source=r[6],
             infra=int(r[7]),

@@ -17,7 +17,9 @@ from reviewer.ingest.files import (
     check_trials,
     default_run_name,
     path_text,
+    place_of,
     screen,
+    skip_of,
     trial_id,
 )
 from reviewer.ingest.outcome import ImportOptions, Tally, apply_options
@@ -243,7 +245,7 @@ def _write_trials(
     now = _now()
     indexes = session.indexes
     used: dict[str, RunIndex] = {}  # the runs of this file, their indexes brought up to date
-    seen: dict[str, int | None] = {}  # id -> line, within this file
+    seen: dict[str, str | None] = {}  # id -> where in this file ("line 7" or an archive member)
     batch: list[Pending] = []
     seq = next_seq(db)
     count = 0
@@ -311,22 +313,19 @@ def _check_rules(db: Store, batch: Sequence[Pending], rules: Sequence[Rule]) -> 
 
 
 def _place(
-    rec: Trial, run: str, index: RunIndex, seen: dict[str, int | None], result: FileResult
+    rec: Trial, run: str, index: RunIndex, seen: dict[str, str | None], result: FileResult
 ) -> Pending | None:
     """Give the trial its id and trial number, or record why it is skipped or already stored."""
     tid = trial_id(run, rec)
-    where = rec.source_line
     if tid in seen:
         first = seen[tid]
         result.skipped.append(
-            Skip(
-                result.file,
-                where,
-                f"repeats the trial at line {first}" if first else "repeated trial",
+            skip_of(
+                result.file, rec, f"repeats the trial at {first}" if first else "repeated trial"
             )
         )
         return None
-    seen[tid] = where
+    seen[tid] = place_of(rec)
     result.runs.add(run)
     result.tasks.add((run, rec.task_id))
     if tid in index.ids:
@@ -336,7 +335,7 @@ def _place(
         trial_no = index.max_trial.get(rec.task_id, 0) + 1
         if trial_no >= 1 << 63:
             why = f"no trial number left for task {rec.task_id!r} after {trial_no - 1}; give one"
-            result.skipped.append(Skip(result.file, where, why))
+            result.skipped.append(skip_of(result.file, rec, why))
             return None
     else:
         trial_no = rec.trial
@@ -350,7 +349,7 @@ def _place(
                     f"trial {trial_no} of task {rec.task_id!r} in run {run!r} is already stored from {source}; "
                     "use --run NAME to import this file as a run of its own"
                 )
-            result.skipped.append(Skip(result.file, where, why))
+            result.skipped.append(skip_of(result.file, rec, why))
             return None
     index.add(rec.task_id, trial_no, tid, result.file)
     result.added += 1

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from reviewer.config import Config
 from reviewer.ingest.files import Progress, discover
+from reviewer.ingest.limits import LimitError, limits
 from reviewer.ingest.outcome import ImportOptions
 from reviewer.metrics.rules import Rule
 from reviewer.models import Rubric, Skip
@@ -148,6 +149,11 @@ def import_paths(
     checked against the rules). ``options`` decide outcomes beyond what the files say (a pass
     threshold, a success field, a task id, outcomes joined from a SWE-bench report)."""
     summary = ImportSummary()
+    try:
+        limits()  # a limit set to nonsense refuses the whole job, before any file is read
+    except LimitError as e:
+        summary.errors.append(str(e))
+        return summary
     files, summary.errors = discover(paths)
     session = Session(options=options or ImportOptions())
     if db is not None and not check:
@@ -310,3 +316,73 @@ def import_options(
         outcomes,
         None if outcomes_file is None else str(outcomes_file),
     )
+
+
+def _s(n: int) -> str:
+    return "" if n == 1 else "s"
+
+
+def summary_lines(
+    summary: ImportSummary,
+    check: bool,
+    *,
+    max_skips: int = 20,
+    options: ImportOptions | None = None,
+) -> list[str]:
+    """What an import did, one line each, for both faces: problems, skipped records (``file:line:
+    reason``, the first ``max_skips``), pair judgements, the count line, then the warnings about
+    outcomes (graded rewards, a changed pass rule) and what the new trials' outcomes were when any
+    was an infrastructure error or unscored (or a pass rule decided them)."""
+    out = _summary_lines(summary, check, max_skips)
+    out += [f"reviewer: warning: {w}" for w in summary.warnings]
+    if not check and (line := outcome_line(summary, options)):
+        out.append(line)
+    return out
+
+
+def _summary_lines(summary: ImportSummary, check: bool, max_skips: int) -> list[str]:
+    out = [f"reviewer: {e}" for e in summary.errors]
+    for f in summary.files:
+        if f.error and not f.ignored:
+            out.append(f"reviewer: {f.error}")
+        elif f.ignored:
+            seen = (f.error or "").split("; reviewer reads")[0].removeprefix(f"{f.file}: ")
+            out.append(f"reviewer: ignored {f.file} (not a format reviewer reads: {seen})")
+    skips = summary.skipped
+    out += [str(s) for s in skips[:max_skips]]
+    if len(skips) > max_skips:
+        out.append(f"... and {len(skips) - max_skips} more skipped records")
+    pair_line = pairs_summary(summary, check)
+    if pair_line:
+        out.append(pair_line)
+    read = [f for f in summary.files if f.format and not f.error and f.listed is None]
+    read = [f for f in read if f.pairs is None]
+    if not read and (summary.listed or pair_line):
+        return out  # only task lists or pair judgements: told about above or by their own lines
+    if summary.errors and not summary.files:
+        return out  # nothing was read: the refusal above says why
+    runs, tasks = len(summary.runs), len(summary.tasks)
+    if check:
+        out.append(
+            f"checked {len(read)} file{_s(len(read))}: {summary.checked} valid trial"
+            f"{_s(summary.checked)} ({runs} run{_s(runs)}, {tasks} task{_s(tasks)}), "
+            f"{len(skips)} problem{_s(len(skips))}"
+        )
+        return out
+    parts = [
+        f"imported {summary.added} trial{_s(summary.added)} ({runs} run{_s(runs)}, "
+        f"{tasks} task{_s(tasks)}) from {len(read)} file{_s(len(read))}"
+    ]
+    if summary.already:
+        parts.append(f"{summary.already} already stored")
+    parts.append(f"{len(skips)} skipped")
+    failed = len([f for f in summary.failed_files if not f.ignored])
+    if failed:
+        parts.append(f"{failed} file{_s(failed)} failed")
+    line = "; ".join(parts)
+    if summary.added == 0 and summary.already:
+        line = f"nothing new: all {summary.already} trials were already stored; " + "; ".join(
+            parts[2:]
+        )
+    out.append(line)
+    return out

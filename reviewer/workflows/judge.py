@@ -184,7 +184,7 @@ def store_kept_replies(db: Store, note: Note) -> None:
     from reviewer.judge.pending import pending_path, restore
 
     try:
-        stored, bad, path = restore(db)
+        stored, bad, path = restore(db, note)
     except sqlite3.OperationalError as e:
         where = pending_path(db)
         raise JudgeFailed(
@@ -336,6 +336,15 @@ def plan(db: Store, judge: str, req: JudgeRequest) -> list[str]:
             raise JudgeFailed(
                 f"no queue named {req.queue!r}; queues: "
                 f"{', '.join(names) or 'none (reviewer sample)'}"
+            )
+    if req.trial_ids:
+        from reviewer.store.queries import record_of
+
+        unknown = [t for t in req.trial_ids if record_of(db, t) is None]
+        if unknown:
+            raise JudgeFailed(
+                f"no trial with id {unknown[0]!r}"
+                + (f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else "")
             )
     ids = select_trials(db, req.runs, labeled=req.labeled, queue=req.queue, trial_ids=req.trial_ids)
     if req.retry_errors:

@@ -218,3 +218,12 @@ def test_the_api_key_is_never_stored_or_printed(
         if path.is_file():
             assert secret not in path.read_bytes(), path
     assert all(api_key not in o for o in outputs)
+
+
+def test_judge_of_an_unknown_trial_id_is_refused_not_zero_trials(
+    db_path: Path, standin: StandIn
+) -> None:
+    r = invoke(db_path, "--trial", "no-such-trial")
+    assert r.exit_code == 1
+    assert "no trial with id 'no-such-trial'" in r.stderr
+    assert standin.message_requests == 0

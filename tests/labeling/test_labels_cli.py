@@ -187,8 +187,8 @@ def test_labels_import_of_json_nested_100000_deep_is_one_line_and_the_rest_impor
     code, _, err = invoke("--db", sample_db, "labels", "import", "deep.jsonl")
     assert code == 0, err
     assert err.splitlines() == [
-        "deep.jsonl:1: JSON nested too deeply",
-        "deep.jsonl:3: JSON nested too deeply",
+        "deep.jsonl:1: JSON nested deeper than 200 levels",
+        "deep.jsonl:3: JSON nested deeper than 200 levels",
         "imported 2 labels from deep.jsonl; 0 already stored; 2 skipped",
     ]
 

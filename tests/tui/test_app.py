@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from rich.console import Console
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, Input, Static
 
 from reviewer.cli import cli
 from reviewer.tui.app import ReviewerApp
@@ -266,3 +267,64 @@ async def test_a_cancelled_import_rolls_back_the_file_being_read(tmp_path: Path)
 
         n = open_store(tmp_path / "new.db").execute("SELECT COUNT(*) FROM trials").fetchone()[0]
         assert n in (0, 6000)  # never half a file
+
+
+async def test_the_apps_import_names_each_skipped_record_by_file_and_line(tmp_path: Path) -> None:
+    """The app shows the CLI's `file:line: reason` lines, not only how many records were skipped."""
+    from reviewer.tui.screens.importing import ImportModal
+
+    runs = tmp_path / "runs.jsonl"
+    good = json.dumps(native_trial("t1"))
+    runs.write_text(
+        good + "\n" + good.replace('"passed": true', '"passed": true, "latency_s": NaN') + "\n"
+    )
+    app = ReviewerApp(db_path=tmp_path / "new.db")
+    async with app.run_test(size=(120, 32)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("i")
+        await pilot.pause()
+        assert isinstance(app.screen, ImportModal)
+        await pilot.press(*str(runs), "enter")
+        await settle(app, pilot)
+        status = str(app.screen.query_one("#import-status", Static).render())
+        assert "runs.jsonl:2:" in status and "NaN" in status
+        assert "imported 1 trial (1 run, 1 task)" in status
+        path = app.screen.query_one("#import-path", Input)
+        assert path.value == "" and not path.disabled and "imports another path" in status
+
+
+async def test_help_shows_brackets_literally_and_names_bracket_keys(sample_db: Path) -> None:
+    app = ReviewerApp(db_path=sample_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        console = Console(width=200, record=True, file=io.StringIO())
+        console.print(HelpScreen(app.screen)._table())
+        text = console.export_text()
+        assert "reviewer.toml [keys] by id" in text and "id (for [keys])" in text
+    from reviewer.tui.screens.help import _pretty
+
+    assert _pretty("right_square_bracket,left_square_bracket") == "], ["
+
+
+async def test_an_empty_database_says_to_press_i(tmp_path: Path) -> None:
+    app = ReviewerApp(db_path=tmp_path / "new.db")
+    async with app.run_test(size=(120, 32)) as pilot:
+        await settle(app, pilot)
+        assert "press i to import" in str(app.screen.query_one("#runs-status", Static).render())
+
+
+async def test_a_long_run_name_stays_in_sight_in_the_titles(tmp_path: Path) -> None:
+    from reviewer.tui.screens.tasks import TasksScreen
+
+    run = "b" * 130
+    db = tmp_path / "long.db"
+    runs = write_jsonl(tmp_path / "r.jsonl", [native_trial("t1", run=run)])
+    assert CliRunner().invoke(cli, ["--db", str(db), "import", str(runs)]).exit_code == 0
+    app = ReviewerApp(db_path=db)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await app.push_screen(TasksScreen(run))
+        await settle(app, pilot)
+        title = app.screen.query_one(".title", Static)
+        shown = "".join(s.text for s in title.render_lines(title.region.reset_offset)[0])
+        assert shown.strip().startswith("Tasks of bbbb") and "…" in shown

@@ -169,3 +169,29 @@ def test_two_app_processes_label_the_same_database_at_once(queued_db: Path) -> N
     assert sum(1 for (_, who) in labels if who == "ana") == 12
     assert sum(1 for (_, who) in labels if who == "bo") == 12
     assert out_a.count("labeled") == 12 and out_b.count("labeled") == 12
+
+
+async def test_the_queue_list_shows_the_progress_made_when_labeling_returns(
+    queued_db: Path,
+) -> None:
+    from textual.widgets import DataTable
+
+    from reviewer.tui.screens.queues import QueuesScreen
+
+    app = ReviewerApp(db_path=queued_db, labeler="ana")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.pause()
+        queues = QueuesScreen()
+        await app.push_screen(queues)
+        await pilot.pause()
+        table = queues.query_one("#queues", DataTable)
+        await wait_until(pilot, lambda: table.row_count == 2)
+        done = lambda: str(table.get_row(next(k for k in table.rows if k.value == "q"))[2])  # noqa: E731
+        assert done().startswith("0 /")
+        screen = LabelScreen("q", "ana")
+        app.push_screen(screen)
+        await wait_loaded(app, pilot, screen)
+        await pilot.press("p")
+        await wait_until(pilot, lambda: len(screen.state.done) == 1)  # type: ignore[union-attr]
+        app.pop_screen()
+        await wait_until(pilot, lambda: done().startswith("1 /"))

@@ -32,11 +32,12 @@ class HelpScreen(ModalScreen[None]):
 
     def _table(self) -> Table:
         table = Table(
-            title="Keys (Esc closes) — remap any of them in reviewer.toml [keys] by id", expand=True
+            title=Text("Keys (Esc closes) — remap any of them in reviewer.toml [keys] by id"),
+            expand=True,
         )
         table.add_column("key", style="bold", no_wrap=True)
         table.add_column("does")
-        table.add_column("id (for [keys])", style="dim", no_wrap=True)
+        table.add_column(Text("id (for [keys])"), style="dim", no_wrap=True)
         keymap = getattr(self.app, "_keymap", {})
         seen: set[tuple[str, str]] = set()
         sources: list[tuple[str, list[Binding]]] = []
@@ -70,5 +71,16 @@ def _pretty(keys: str) -> str:
         "enter": "Enter",
         "space": "Space",
         "slash": "/",
+        "right_square_bracket": "]",
+        "left_square_bracket": "[",
+        "full_stop": ".",
+        "comma": ",",
+        "plus": "+",
+        "minus": "-",
+        "asterisk": "*",
+        "tab": "Tab",
+        "shift+tab": "Shift+Tab",
+        "pageup": "PgUp",
+        "pagedown": "PgDn",
     }
     return ", ".join(names.get(k.strip(), k.strip()) for k in keys.split(","))

@@ -39,33 +39,19 @@ class ImportDone(Message):
 
 
 def summary_text(summary: ImportSummary, options: ImportOptions | None = None) -> str:
-    """What an import did, for the modal: counts, pair judgements, rules, rubric, the first problems."""
-    from reviewer.workflows.imports import outcome_line, pairs_summary
+    """What an import did, for the modal: the CLI's lines (the first skipped records with their
+    ``file:line: reason``, the count line, the outcomes), then the rules and the rubric."""
+    from reviewer.workflows.imports import summary_lines
 
-    text = (
-        f"imported {summary.added} trials ({len(summary.runs)} runs, {len(summary.tasks)} tasks); "
-        f"{summary.already} already stored; {len(summary.skipped)} records skipped"
-    )
-    if summary.cancelled:
-        text = "cancelled: the file being read was rolled back; " + text
-    pairs = pairs_summary(summary, check=False)
-    if pairs:
-        text += "\n" + pairs
-    if summary.rules_file:
-        text += f"\nrules: {summary.rules_count} from {summary.rules_file}, checked on every trial"
-    elif summary.violations:
-        text += f"\nrules: {summary.violations} violations in the new trials"
+    lines = summary_lines(summary, check=False, max_skips=8, options=options)
+    lines += summary.rule_lines()
+    if summary.rubric_problem:
+        lines.append(summary.rubric_problem)
     if summary.rubric is not None:
-        text += f"\nrubric: {summary.rubric.ref} from {summary.rubric_file}"
-    outcomes = outcome_line(summary, options)
-    if outcomes:
-        text += "\n" + outcomes
-    for warning in summary.warnings[:3]:
-        text += "\nwarning: " + warning
-    problems = summary.problems
-    if problems:
-        text += "\n" + "\n".join(problems[:5])
-    return text
+        lines.append(f"rubric: {summary.rubric.ref} from {summary.rubric_file}")
+    if summary.cancelled:
+        lines.insert(0, "cancelled: the file being read was rolled back")
+    return "\n".join(line.removeprefix("reviewer: ") for line in lines)
 
 
 class ImportModal(StoreAccess, ModalScreen[bool]):
@@ -104,6 +90,7 @@ class ImportModal(StoreAccess, ModalScreen[bool]):
         if not path or self.running:
             return
         self.running = True
+        event.input.disabled = True  # what is typed now would not be what is being imported
         bar = self.query_one(ProgressBar)
         bar.display = True
         bar.update(total=None, progress=0)
@@ -158,7 +145,13 @@ class ImportModal(StoreAccess, ModalScreen[bool]):
         if message.rubric is not None and self._app().rubric is None:
             self._app().rubric = message.rubric
         self.query_one(ProgressBar).display = False
-        self.query_one("#import-status", Static).update(safe_text(message.summary + "\nEsc closes"))
+        path = self.query_one(Input)
+        path.disabled = False
+        path.value = ""
+        path.focus()
+        self.query_one("#import-status", Static).update(
+            safe_text(message.summary + "\nEnter imports another path · Esc closes")
+        )
 
     def action_cancel(self) -> None:
         if self.running:

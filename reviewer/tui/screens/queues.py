@@ -65,6 +65,10 @@ class QueuesScreen(ReviewerScreen):
         table.add_column("created", key="created")
         self.load()
 
+    def on_screen_resume(self) -> None:
+        """Back from labeling: the progress shown is the database's, not the one at first sight."""
+        self.load()
+
     @work(thread=True, exclusive=True, exit_on_error=False, group="queues-load")
     def load(self) -> None:
         from reviewer.store.queues import list_queues, queue_progress

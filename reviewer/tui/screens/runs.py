@@ -175,7 +175,7 @@ class RunsScreen(ReviewerScreen):
         status = self.query_one("#runs-status", Static)
         if not self.rows:
             status.update(
-                "No runs yet: quit (ctrl+q) and run `reviewer import PATH` or `reviewer PATH`."
+                "No runs yet: press i to import a file or folder (or run `reviewer import PATH`)."
             )
         elif self.marked:
             status.update(
