@@ -266,6 +266,8 @@ def _convert(
         return skip(f"{task_id} epoch {epoch}: malformed messages: {exc}")
     error = _error(sample.get("error"))
     passed, reward, reason, scorer = None, None, None, None
+    if sample.get("scores") not in (None, {}) and not isinstance(sample.get("scores"), dict):
+        return skip(f"{task_id} epoch {epoch}: no score (scores is not an object)")
     scores = _dict(sample.get("scores"))
     if scores:
         scorer, score = next(iter(scores.items()))
