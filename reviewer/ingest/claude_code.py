@@ -206,8 +206,10 @@ def _session(path: Path, sid: str, recs: list[dict[str, Any]], summaries: dict[s
     if times:
         metadata["started_at"], metadata["ended_at"] = times[0], times[-1]
     instruction = next((m.content for m in messages if m.role == "user" and m.content), None)
+    task = _task_id(path, metadata, sid)
     return Trial(
-        task_id=_task_id(path, metadata, sid),
+        task_id=task,
+        run=f"claude-code · {task}",  # one run per project: its sessions side by side
         messages=messages,
         passed=None,
         reward=None,

@@ -28,6 +28,8 @@ _GENERIC_STEMS = {
     "data",
     "samples",
     "eval",
+    "trajectory",  # Harbor ATIF: one trajectory.json per trial folder
+    "result",
 }
 
 Progress = Callable[[str, int], None]  # (file name, records so far in this file)

@@ -283,3 +283,18 @@ def test_side_chains_in_the_session_file_without_agent_ids_follow_the_main_chain
         "◂ end of side-chain",
     ]
     assert [s["start"] for s in trial.metadata["sidechains"]] == [2, 6]
+
+
+def test_sessions_of_one_project_share_one_run_named_after_it(tmp_path: Path) -> None:
+    """Run names come from the project, not from each session's file name (a uuid)."""
+    project = tmp_path / "-home-ana-shop"
+    project.mkdir()
+    for name in ("compaction_session.jsonl", "tool_call_conversation.jsonl"):
+        (project / name).write_bytes((HERE / name).read_bytes())
+    runs = {
+        t.run
+        for f in sorted(project.glob("*.jsonl"))
+        for t in claude_code.parse(f)
+        if isinstance(t, Trial)
+    }
+    assert runs == {"claude-code · -home-ana-shop"}
