@@ -24,7 +24,6 @@ A JSON object with ``schema_version`` ``"ATIF-v1.x"``, ``session_id``, ``agent``
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,11 +35,11 @@ from reviewer.ingest.base import (
     Record,
     as_text,
     canonical,
+    load_document,
     parse_arguments,
-    read_document,
 )
 from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage
-from reviewer.record import MAX_DEPTH, json_problem
+from reviewer.record import json_problem
 
 NAME = "atif"
 KIND: Kind = "trials"
@@ -62,17 +61,7 @@ def sniff(path: Path, head: bytes) -> bool:
 
 def _load(path: Path) -> dict[str, Any]:
     file = str(path)
-    try:
-        with path.open("rb") as fh:
-            data = json.loads(read_document(fh, file).decode("utf-8-sig"))
-    except RecursionError:
-        raise IngestError(file, f"JSON nested deeper than {MAX_DEPTH} levels") from None
-    except OSError as exc:
-        raise IngestError(file, f"cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise IngestError(file, f"not UTF-8: {exc.reason} at byte {exc.start}") from None
-    except json.JSONDecodeError as exc:
-        raise IngestError(file, f"invalid JSON: {exc.msg}", line=exc.lineno) from None
+    data = load_document(path)
     if not isinstance(data, dict):
         raise IngestError(file, f"not an ATIF trajectory object ({type(data).__name__})")
     if not isinstance(data.get("steps"), list):
@@ -278,9 +267,8 @@ def _result(path: Path) -> dict[str, Any]:
         candidate = folder / "result.json"
         if candidate.is_file():
             try:
-                with candidate.open("rb") as fh:
-                    data = json.loads(read_document(fh, str(candidate)).decode("utf-8-sig"))
-            except (OSError, ValueError, RecursionError, IngestError):
+                data = load_document(candidate)
+            except IngestError:
                 return {}
             return data if isinstance(data, dict) and json_problem(data) is None else {}
     return {}

@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, Protocol, runtime_checkable
 
 from reviewer.ingest.limits import MIB, limits
 from reviewer.models import Message, PairRecord, Skip, TaskEntry, ToolCall, Trial
-from reviewer.record import RecordError, as_text, loads, looks_like_error, parse_arguments
+from reviewer.record import (
+    MAX_DEPTH,
+    RecordError,
+    as_text,
+    loads,
+    looks_like_error,
+    parse_arguments,
+)
 
 Record = Trial | Skip
 #: What a file holds: trials (stored), a regression task list (checked and listed), pair judgements.
@@ -90,6 +97,28 @@ def read_document(fh: BinaryIO, file: str) -> bytes:
     if size > limit.document:
         raise IngestError(file, f"file is {limit.over_document(size)}")
     return fh.read(limit.document + 1)
+
+
+def load_document(
+    path: Path, parse: Callable[[str], Any] = json.loads, file: str | None = None
+) -> Any:
+    """A JSON file read whole (within the document limit) and parsed by PARSE; IngestError naming
+    the file for every way that fails: unreadable, too big, not UTF-8, invalid, nested too deep,
+    a value PARSE refuses."""
+    file = file or str(path)
+    try:
+        with path.open("rb") as fh:
+            return parse(read_document(fh, file).decode("utf-8-sig"))
+    except OSError as exc:
+        raise IngestError(file, f"cannot read: {exc.strerror or exc}") from None
+    except RecursionError:
+        raise IngestError(file, f"JSON nested deeper than {MAX_DEPTH} levels") from None
+    except UnicodeDecodeError as exc:
+        raise IngestError(file, f"not UTF-8: {exc.reason} at byte {exc.start}") from None
+    except json.JSONDecodeError as exc:
+        raise IngestError(file, f"invalid JSON: {exc.msg}", line=exc.lineno) from None
+    except RecordError as exc:
+        raise IngestError(file, str(exc)) from None
 
 
 def decode_line(line: bytes) -> str:

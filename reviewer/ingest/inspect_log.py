@@ -20,12 +20,12 @@ from reviewer.ingest.base import (
     Record,
     as_text,
     canonical,
+    load_document,
     parse_arguments,
-    read_document,
 )
 from reviewer.ingest.limits import MIB, RATIO_FREE, Limits, limits, size_text
 from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage, is_success
-from reviewer.record import MAX_DEPTH, RecordError, json_problem, loads, loads_unchecked
+from reviewer.record import RecordError, json_problem, loads, loads_unchecked
 
 NAME = "inspect"
 KIND: Kind = "trials"
@@ -83,17 +83,7 @@ def parse(path: Path) -> Iterator[Record]:
 
 def _parse_json(path: Path) -> Iterator[Record]:
     file = str(path)
-    try:
-        with path.open("rb") as fh:
-            data = loads_unchecked(read_document(fh, file).decode("utf-8-sig"))
-    except OSError as exc:
-        raise IngestError(file, f"cannot read: {exc.strerror or exc}") from None
-    except RecursionError:
-        raise IngestError(file, f"JSON nested deeper than {MAX_DEPTH} levels") from None
-    except UnicodeDecodeError as exc:
-        raise IngestError(file, f"not UTF-8: {exc.reason} at byte {exc.start}") from None
-    except json.JSONDecodeError as exc:
-        raise IngestError(file, f"invalid JSON: {exc.msg}", line=exc.lineno) from None
+    data = load_document(path, loads_unchecked)
     if not isinstance(data, dict) or not isinstance(data.get("eval"), dict):
         raise IngestError(file, "not an Inspect log: no eval header")
     samples = data.get("samples")

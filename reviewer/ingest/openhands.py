@@ -20,7 +20,6 @@ result_explanation, metrics}`` (the issue resolver). One record is one trial; a 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,12 +33,12 @@ from reviewer.ingest.base import (
     as_text,
     canonical,
     jsonl_lines,
+    load_document,
     load_line,
     parse_arguments,
-    read_document,
 )
 from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage
-from reviewer.record import MAX_DEPTH, json_problem
+from reviewer.record import json_problem
 
 NAME = "openhands"
 KIND: Kind = "trials"
@@ -89,17 +88,7 @@ def parse(path: Path) -> Iterator[Record]:
     except OSError as exc:
         raise IngestError(file, f"cannot read: {exc.strerror or exc}") from None
     if start.startswith(b"["):
-        try:
-            with path.open("rb") as fh:
-                events = json.loads(read_document(fh, file).decode("utf-8-sig"))
-        except RecursionError:
-            raise IngestError(file, f"JSON nested deeper than {MAX_DEPTH} levels") from None
-        except UnicodeDecodeError as exc:
-            raise IngestError(file, f"not UTF-8: {exc.reason} at byte {exc.start}") from None
-        except json.JSONDecodeError as exc:
-            raise IngestError(file, f"invalid JSON: {exc.msg}", line=exc.lineno) from None
-        except OSError as exc:
-            raise IngestError(file, f"cannot read: {exc.strerror or exc}") from None
+        events = load_document(path)
         if not isinstance(events, list):
             raise IngestError(file, "not a list of OpenHands events")
         if problem := json_problem(events):

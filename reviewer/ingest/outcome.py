@@ -17,15 +17,14 @@ report. Pure: applied to the parsed trials before they are checked or written.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reviewer.ingest.base import IngestError, Item, read_document
+from reviewer.ingest.base import IngestError, Item, load_document
 from reviewer.models import FAIL, INFRA, PASS, REWARD_PASS_EPSILON, PassRule, Trial
-from reviewer.record import RecordError, loads
+from reviewer.record import loads
 
 #: Share of rewards strictly between 0 and 1 above which an import warns that they look graded.
 GRADED_SHARE = 0.10
@@ -182,17 +181,7 @@ def check_field(path: str) -> str | None:
 def load_outcomes(path: Path) -> dict[str, str]:
     """A SWE-bench report as instance id -> pass | fail | infra; IngestError naming the file."""
     file = str(path)
-    try:
-        with path.open("rb") as fh:
-            data = loads(read_document(fh, file).decode("utf-8-sig"))
-    except OSError as exc:
-        raise IngestError(file, f"cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise IngestError(file, f"not UTF-8: {exc.reason} at byte {exc.start}") from None
-    except json.JSONDecodeError as exc:
-        raise IngestError(file, f"invalid JSON: {exc.msg}", line=exc.lineno) from None
-    except RecordError as exc:
-        raise IngestError(file, str(exc)) from None
+    data = load_document(path, loads)
     if not isinstance(data, dict):
         raise IngestError(file, "not a SWE-bench report (expected a JSON object)")
     out: dict[str, str] = {}

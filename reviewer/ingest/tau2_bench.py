@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,11 +13,11 @@ from reviewer.ingest.base import (
     Record,
     as_text,
     canonical,
+    load_document,
     parse_arguments,
-    read_document,
 )
 from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage
-from reviewer.record import MAX_DEPTH, json_problem, loads_unchecked
+from reviewer.record import json_problem, loads_unchecked
 
 NAME = "tau2-bench"
 KIND: Kind = "trials"
@@ -111,17 +110,7 @@ def _where(index: int, sim: Any) -> str:
 def _load(path: Path, file: str) -> Any:
     """The whole file parsed (values are checked per simulation, so one bad value skips only its
     simulation); IngestError for a file too big to read whole, not UTF-8, invalid or nested too deep."""
-    try:
-        with path.open("rb") as fh:
-            return loads_unchecked(read_document(fh, file).decode("utf-8-sig"))
-    except RecursionError:
-        raise IngestError(file, f"JSON nested deeper than {MAX_DEPTH} levels") from None
-    except UnicodeDecodeError as exc:
-        raise IngestError(file, f"not UTF-8: {exc.reason} at byte {exc.start}") from None
-    except json.JSONDecodeError as exc:
-        raise IngestError(file, f"invalid JSON: {exc.msg}", line=exc.lineno) from None
-    except OSError as exc:
-        raise IngestError(file, f"cannot read: {exc.strerror or exc}") from None
+    return load_document(path, loads_unchecked, file)
 
 
 def _run_metadata(info: dict[str, Any]) -> dict[str, Any]:
