@@ -552,3 +552,17 @@ async def test_tasks_screen_names_the_pass_rule(tmp_path: Path) -> None:
         await pilot.pause()
         status = str(app.screen.query_one("#tasks-status", Static).render())
         assert status.endswith(f"pass means {FIELD} ≥ 1 − 1e-6 (or true)")
+
+
+def test_the_run_header_counts_every_trial_and_says_how_many_were_scored(tmp_path: Path) -> None:
+    from tests.conftest import run_cli
+
+    db = str(tmp_path / "h.db")
+    recs = [native_trial("t1", run="a"), native_trial("t2", run="a", outcome=None)]
+    recs.append(native_trial("t1", run="b"))
+    write_jsonl(tmp_path / "r.jsonl", recs)
+    assert run_cli("--db", db, "import", str(tmp_path / "r.jsonl"))[0] == 0
+    code, out, _ = run_cli("--db", db, "report")
+    assert code == 0
+    assert "run a: 2 tasks, 2 trials (1 scored)" in out
+    assert "run b: 1 task, 1 trial\n" in out

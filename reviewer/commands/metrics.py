@@ -143,7 +143,13 @@ def report(
         if head:
             text = "\n".join(head) + "\n" + text
         if len(selected) > 1:
-            text = f"run {r}: {len(rep.tasks)} tasks, {rep.n_trials} trials\n{text}"
+            total = sum(outcomes.values())
+            scored_part = f" ({rep.n_trials} scored)" if rep.n_trials != total else ""
+            nt = len(rep.tasks)
+            text = (
+                f"run {r}: {nt} task{'' if nt == 1 else 's'}, {total} trial{'' if total == 1 else 's'}"
+                f"{scored_part}\n{text}"
+            )
         blocks.append(text)
     if as_json:
         echo_json(json_ready({"runs": out}))  # never NaN / Infinity, even from an old database
