@@ -34,7 +34,8 @@ def is_success(passed: bool | None, reward: float | None, threshold: float | Non
         return bool(passed)
     if reward is None:
         return False
-    return reward >= (1.0 - REWARD_PASS_EPSILON if threshold is None else threshold)
+    # the same float tolerance for any threshold: 0.9299999999999999 passes "reward >= 0.93"
+    return reward >= (1.0 if threshold is None else threshold) - REWARD_PASS_EPSILON
 
 
 def outcome_of(passed: bool | None, reward: float | None, infra: bool = False) -> str:
@@ -60,7 +61,7 @@ class PassRule:
 
     def describe(self) -> str:
         """The rule in words, as a report header shows it."""
-        at = "1 − 1e-6" if self.threshold is None else f"{self.threshold:g}"
+        at = "1 − 1e-6" if self.threshold is None else f"{self.threshold:g} − 1e-6"
         if self.field:
             return f"pass means {self.field} ≥ {at} (or true)"
         return f"pass means reward ≥ {at}"

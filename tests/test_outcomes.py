@@ -566,3 +566,58 @@ def test_the_run_header_counts_every_trial_and_says_how_many_were_scored(tmp_pat
     assert code == 0
     assert "run a: 2 tasks, 2 trials (1 scored)" in out
     assert "run b: 1 task, 1 trial\n" in out
+
+
+def test_crashed_trials_count_in_no_steps_cost_or_latency_so_compare_never_calls_them_better(
+    tmp_path: Path,
+) -> None:
+    from tests.conftest import run_cli
+
+    recs = []
+    for run in ("old", "new"):
+        for task in ("x", "y"):
+            for i in range(2):
+                rec = native_trial(task, run=run, trial=i, usage={"cost_usd": 0.1}, latency_s=2.0)
+                if run == "new" and task == "y":  # the harness crashed: no steps, no cost
+                    rec.update(outcome={"infra_error": True}, messages=rec["messages"][:1])
+                    rec.update(usage={"cost_usd": 0.0}, latency_s=0.1)
+                recs.append(rec)
+    write_jsonl(tmp_path / "r.jsonl", recs)
+    db = str(tmp_path / "c.db")
+    assert run_cli("--db", db, "import", str(tmp_path / "r.jsonl"))[0] == 0
+    summary = json.loads(run_cli("--db", db, "compare", "old", "new", "--json")[1])["summary"]
+    rows = {r["metric"]: r for r in summary}
+    for metric in ("avg_steps", "cost_per_task", "p95_latency_s"):
+        assert rows[metric]["old"] == rows[metric]["new"], metric
+        assert rows[metric]["direction"] == "same", metric
+    report = json.loads(run_cli("--db", db, "report", "--run", "new", "--json")[1])["runs"][0]
+    assert report["distributions"]["run"]["steps"]["mean"] == 3.0
+
+
+@pytest.mark.parametrize("value", ["2", "1.5", "0", "-1"])
+def test_a_pass_threshold_outside_zero_to_one_is_refused(tmp_path: Path, value: str) -> None:
+    from tests.conftest import run_cli
+
+    write_jsonl(tmp_path / "r.jsonl", [native_trial("t1")])
+    code, _, err = run_cli(
+        "--db",
+        str(tmp_path / "x.db"),
+        "import",
+        "--pass-threshold",
+        value,
+        str(tmp_path / "r.jsonl"),
+    )
+    assert code != 0 and "--pass-threshold" in err and "from 0 (not included) to 1" in err
+
+
+def test_a_custom_threshold_has_the_same_float_tolerance_as_the_default(tmp_path: Path) -> None:
+    from tests.conftest import run_cli
+
+    rec = native_trial("t1", outcome={"reward": 0.9299999999999999})
+    write_jsonl(tmp_path / "r.jsonl", [rec])
+    db = str(tmp_path / "x.db")
+    assert (
+        run_cli("--db", db, "import", "--pass-threshold", "0.93", str(tmp_path / "r.jsonl"))[0] == 0
+    )
+    data = json.loads(run_cli("--db", db, "report", "--json")[1])["runs"][0]
+    assert data["outcomes"].get("pass") == 1

@@ -120,7 +120,7 @@ def _apply(trial: Trial, options: ImportOptions, tally: Tally) -> None:
         else:
             trial.passed = verdict
     elif options.pass_threshold is not None and trial.passed is None and trial.reward is not None:
-        trial.passed = trial.reward >= options.pass_threshold
+        trial.passed = trial.reward >= options.pass_threshold - REWARD_PASS_EPSILON
     if (trial.passed, trial.infra_error) != before or options.task:
         trial.raw = None  # the stored record says what was decided, not what the file said
 
@@ -153,7 +153,7 @@ def _get(value: Any, key: str) -> Any:
 
 def truth(value: Any, threshold: float | None) -> bool | None:
     """A success field's value as pass (True) / fail (False), None when it says neither."""
-    at = 1.0 - REWARD_PASS_EPSILON if threshold is None else threshold
+    at = (1.0 if threshold is None else threshold) - REWARD_PASS_EPSILON
     if isinstance(value, bool):
         return value
     if isinstance(value, int | float):

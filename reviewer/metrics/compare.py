@@ -108,8 +108,9 @@ def compare_runs(
     shared = sorted(oc.keys() & nc.keys())
     kk = default_k(oc, nc) if k is None else k
     shared_set = set(shared)
-    old_rows = [s for s in old if s.task_id in shared_set]
-    new_rows = [s for s in new if s.task_id in shared_set]
+    # steps, cost, latency and rule rates are the agent's: a trial the harness crashed has none
+    old_rows = [s for s in old if s.task_id in shared_set and s.outcome != "infra"]
+    new_rows = [s for s in new if s.task_id in shared_set and s.outcome != "infra"]
     for trials in (old_rows, new_rows):
         for s in trials:
             for rid in s.violations:

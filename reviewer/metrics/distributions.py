@@ -166,7 +166,8 @@ class Distributions:
 
 
 def run_distributions(stats: Iterable[TrialStats], rule_ids: Iterable[str] = ()) -> Distributions:
-    """Distributions over all of a run's trials.
+    """Distributions over all of a run's trials (steps, cost and latency over those the harness did
+    not crash: a crash measured no agent).
 
     ``rule_ids`` are the configured rules, listed with a rate of 0 when no trial broke them; ids seen in
     violations but not configured are listed too.
@@ -175,7 +176,7 @@ def run_distributions(stats: Iterable[TrialStats], rule_ids: Iterable[str] = ())
     costs: dict[str, list[float]] = {}
     for s in rows:
         known = costs.setdefault(s.task_id, [])
-        if s.cost_usd is not None:
+        if s.cost_usd is not None and s.outcome != "infra":
             known.append(s.cost_usd)
     per_task_cost = [_mean(v) for v in costs.values()]
     return _distributions(rows, len(costs), Summary.of(per_task_cost), rule_ids)
@@ -187,11 +188,14 @@ def task_distributions(
     """Distributions per task, in order of first appearance."""
     groups: dict[str, list[TrialStats]] = {}
     for s in stats:
-        groups.setdefault(s.task_id, []).append(s)
+        if (
+            s.outcome != "infra"
+        ):  # a crashed harness measured no agent; a task it all crashed is left out
+            groups.setdefault(s.task_id, []).append(s)
     ids = list(rule_ids)
     out: dict[str, Distributions] = {}
     for task_id, rows in groups.items():
-        known = [s.cost_usd for s in rows if s.cost_usd is not None]
+        known = [s.cost_usd for s in rows if s.cost_usd is not None and s.outcome != "infra"]
         cost = Summary.of([_mean(known)])
         out[task_id] = _distributions(rows, 1, cost, ids)
     return out
@@ -210,14 +214,15 @@ def _distributions(
         tool_errors += s.tool_errors
         for r in s.violations:
             counts[r] = counts.get(r, 0) + 1
+    measured = [s for s in rows if s.outcome != "infra"]  # a crashed harness measured no agent
     return Distributions(
         n_trials=len(rows),
         n_tasks=n_tasks,
         successes=successes,
-        steps=Summary.of(s.steps for s in rows),
-        cost_per_trial=Summary.of(s.cost_usd for s in rows),
+        steps=Summary.of(s.steps for s in measured),
+        cost_per_trial=Summary.of(s.cost_usd for s in measured),
         cost_per_task=cost_per_task,
-        latency=Summary.of(s.latency_s for s in rows),
+        latency=Summary.of(s.latency_s for s in measured),
         tool_calls=tool_calls,
         tool_errors=tool_errors,
         violation_trials=counts,

@@ -294,11 +294,19 @@ def import_options(
     from reviewer.ingest.base import IngestError
     from reviewer.ingest.outcome import check_field, load_outcomes
 
+    threshold_from = "--pass-threshold"
     if config is not None:
+        if pass_threshold is None and config.pass_threshold is not None:
+            threshold_from = "[import] pass_threshold"
         pass_threshold = config.pass_threshold if pass_threshold is None else pass_threshold
         success_field = config.success_field if success_field is None else success_field
-    if pass_threshold is not None and not math.isfinite(pass_threshold):
-        raise ValueError("--pass-threshold must be a finite number")
+    if pass_threshold is not None and not (
+        math.isfinite(pass_threshold) and 0 < pass_threshold <= 1
+    ):
+        raise ValueError(
+            f"{threshold_from} {pass_threshold:g}: a reward from 0 (not included) to 1 "
+            "(a reward at or above it passes)"
+        )
     if success_field is not None and (problem := check_field(success_field)):
         raise ValueError(problem)
     if task is not None and not task.strip():
