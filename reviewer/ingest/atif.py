@@ -33,6 +33,8 @@ from reviewer.ingest.base import (
     IngestError,
     Kind,
     Record,
+    as_dict,
+    as_int,
     as_text,
     canonical,
     load_document,
@@ -47,10 +49,6 @@ KIND: Kind = "trials"
 _SCHEMA = re.compile(rb'"schema_version"\s*:\s*"ATIF-')
 _CONT = re.compile(r"^(?P<base>.+)\.cont-(?P<n>\d+)\.json$")
 _MAX_CONTINUATIONS = 100
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def sniff(path: Path, head: bytes) -> bool:
@@ -127,7 +125,7 @@ def _continuation(path: Path, ref: str) -> Path | None:
 
 def _trial(path: Path, parts: list[tuple[Path, dict[str, Any]]]) -> Trial:
     data = parts[0][1]
-    agent = _dict(data.get("agent"))
+    agent = as_dict(data.get("agent"))
     names: dict[str, str] = {}
     messages: list[Message] = []
     models: list[str] = []
@@ -151,9 +149,9 @@ def _trial(path: Path, parts: list[tuple[Path, dict[str, Any]]]) -> Trial:
             model = step.get("model_name")
             if isinstance(model, str) and model not in models:
                 models.append(model)
-            metrics = _dict(step.get("metrics"))
+            metrics = as_dict(step.get("metrics"))
             for key, field in (("in", "prompt_tokens"), ("out", "completion_tokens")):
-                if _int(metrics.get(field)) is not None:
+                if as_int(metrics.get(field)) is not None:
                     step_usage[key] += metrics[field]
                     step_usage["seen"] = True
             if _num(metrics.get("cost_usd")) is not None:
@@ -161,9 +159,9 @@ def _trial(path: Path, parts: list[tuple[Path, dict[str, Any]]]) -> Trial:
                 step_usage["cost_seen"] = True
             messages.extend(_step(step, names))
     result = _result(path)
-    verifier = _dict(result.get("verifier_result"))
-    reward = _num(_dict(verifier.get("rewards")).get("reward"))
-    exc = _dict(result.get("exception_info"))
+    verifier = as_dict(result.get("verifier_result"))
+    reward = _num(as_dict(verifier.get("rewards")).get("reward"))
+    exc = as_dict(result.get("exception_info"))
     error = (
         TrialError(
             type=str(exc.get("exception_type") or "exception"),
@@ -209,7 +207,7 @@ def _trial(path: Path, parts: list[tuple[Path, dict[str, Any]]]) -> Trial:
 def _step(step: dict[str, Any], names: dict[str, str]) -> list[Message]:
     source = str(step.get("source") or "user")
     text = as_text(step.get("message"))
-    observation = _dict(step.get("observation"))
+    observation = as_dict(step.get("observation"))
     results = [r for r in observation.get("results") or [] if isinstance(r, dict)]
     refs = [r for r in results if r.get("subagent_trajectory_ref")]
     if source != "agent":
@@ -255,7 +253,7 @@ def _refs(result: dict[str, Any]) -> str:
     refs = result.get("subagent_trajectory_ref")
     items = refs if isinstance(refs, list) else [refs]
     return ", ".join(
-        str(_dict(r).get("trajectory_path") or _dict(r).get("session_id") or r) for r in items
+        str(as_dict(r).get("trajectory_path") or as_dict(r).get("session_id") or r) for r in items
     )
 
 
@@ -284,12 +282,12 @@ def _task_id(path: Path, result: dict[str, Any]) -> str:
 
 
 def _usage(parts: list[tuple[Path, dict[str, Any]]], steps: dict[str, Any]) -> Usage:
-    totals = [_dict(p.get("final_metrics")) for _, p in parts]
-    if all(_int(t.get("total_prompt_tokens")) is not None for t in totals):
+    totals = [as_dict(p.get("final_metrics")) for _, p in parts]
+    if all(as_int(t.get("total_prompt_tokens")) is not None for t in totals):
         costs = [_num(t.get("total_cost_usd")) for t in totals]
         return Usage(
             input_tokens=sum(t["total_prompt_tokens"] for t in totals),
-            output_tokens=sum(_int(t.get("total_completion_tokens")) or 0 for t in totals),
+            output_tokens=sum(as_int(t.get("total_completion_tokens")) or 0 for t in totals),
             cost_usd=sum(c for c in costs if c is not None) if any(costs) else None,
         )
     return Usage(
@@ -297,10 +295,6 @@ def _usage(parts: list[tuple[Path, dict[str, Any]]], steps: dict[str, Any]) -> U
         output_tokens=steps["out"] if steps["seen"] else None,
         cost_usd=steps["cost"] if steps["cost_seen"] else None,
     )
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _num(value: Any) -> float | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, Protocol, runtime_checkable
@@ -97,6 +98,21 @@ def read_document(fh: BinaryIO, file: str) -> bytes:
     if size > limit.document:
         raise IngestError(file, f"file is {limit.over_document(size)}")
     return fh.read(limit.document + 1)
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """VALUE when it is a JSON object, else an empty one (a field of the wrong type reads as absent)."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_int(value: Any) -> int | None:
+    """VALUE when it is an integer (not a bool), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def has_key(head: bytes, key: bytes) -> bool:
+    """Whether the JSON text HEAD names KEY as an object key (``"key":``), for sniffing."""
+    return re.search(rb'"%s"\s*:' % re.escape(key), head) is not None
 
 
 def load_document(

@@ -39,6 +39,7 @@ from reviewer.ingest.base import (
     Kind,
     Record,
     RecordError,
+    as_dict,
     as_text,
     canonical,
     jsonl_lines,
@@ -53,10 +54,6 @@ _TYPES = (b'"type":"user"', b'"type":"assistant"', b'"type":"system"', b'"type":
 _ENTRY_TYPES = {"user", "assistant", "system"}
 _CLEAR = re.compile(r"<command-name>\s*/clear\s*</command-name>")
 _AGENT_ID = re.compile(r"agentId:\s*([\w-]+)")
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def sniff(path: Path, head: bytes) -> bool:
@@ -253,7 +250,7 @@ class _State:
         self.models.extend(m for m in other.models if m not in self.models)
 
     def usage(self, message: dict[str, Any]) -> None:
-        usage = _dict(message.get("usage"))
+        usage = as_dict(message.get("usage"))
         if not usage:
             return
         mid = message.get("id")
@@ -335,12 +332,12 @@ def _entry(rec: dict[str, Any], state: _State) -> list[Message]:
     if kind == "system":
         state.last_assistant = None
         if rec.get("subtype") == "compact_boundary":
-            meta = _dict(rec.get("compactMetadata"))
+            meta = as_dict(rec.get("compactMetadata"))
             bits = [f"{k} {meta[k]}" for k in ("trigger", "preTokens") if meta.get(k) is not None]
             detail = f" ({', '.join(bits)})" if bits else ""
             return [Message(role="system", content=f"── context compacted{detail} ──")]
         return []
-    message = _dict(rec.get("message"))
+    message = as_dict(rec.get("message"))
     content = message.get("content")
     if kind == "assistant":
         return _assistant(message, content, state)
@@ -388,7 +385,7 @@ def _entry(rec: dict[str, Any], state: _State) -> list[Message]:
 
 
 def _agent_of(rec: dict[str, Any], text: str) -> str | None:
-    result = _dict(rec.get("toolUseResult"))
+    result = as_dict(rec.get("toolUseResult"))
     if isinstance(result.get("agentId"), str):
         return str(result["agentId"])
     match = _AGENT_ID.search(text)

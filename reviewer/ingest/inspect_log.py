@@ -18,6 +18,7 @@ from reviewer.ingest.base import (
     IngestError,
     Kind,
     Record,
+    as_dict,
     as_text,
     canonical,
     load_document,
@@ -56,10 +57,6 @@ _REASON_MAX = 300
 _EXC_NAME = re.compile(r"([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt))\b")
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def sniff(path: Path, head: bytes) -> bool:
     """A zip whose members are Inspect's (``samples/``, ``header.json``), or a JSON log with ``eval`` near the top."""
     if head.startswith(_ZIP_MAGIC):
@@ -89,7 +86,7 @@ def _parse_json(path: Path) -> Iterator[Record]:
     samples = data.get("samples")
     if not isinstance(samples, list) or not samples:
         raise IngestError(file, f"log has no samples (status: {data.get('status', 'unknown')})")
-    header = _dict(data.get("eval"))
+    header = as_dict(data.get("eval"))
     if problem := json_problem(header):
         raise IngestError(file, f"eval: {problem}")
     for index, sample in enumerate(samples, start=1):
@@ -119,7 +116,7 @@ def _parse_eval(path: Path) -> Iterator[Record]:
                 if not isinstance(loaded, dict):
                     yield Skip(file, None, f"{member}: not a JSON object")
                     continue
-                header = _dict(loaded.get("eval"))
+                header = as_dict(loaded.get("eval"))
                 break
         if not names:
             raise IngestError(file, "log has no samples (samples/*.json)")
@@ -258,10 +255,10 @@ def _convert(
     passed, reward, reason, scorer = None, None, None, None
     if sample.get("scores") not in (None, {}) and not isinstance(sample.get("scores"), dict):
         return skip(f"{task_id} epoch {epoch}: no score (scores is not an object)")
-    scores = _dict(sample.get("scores"))
+    scores = as_dict(sample.get("scores"))
     if scores:
         scorer, score = next(iter(scores.items()))
-        value = _dict(score).get("value")
+        value = as_dict(score).get("value")
         verdict = _verdict(value)
         if verdict is None:
             return skip(
@@ -269,13 +266,13 @@ def _convert(
             )
         passed, reward = verdict
         if not is_success(passed, reward):
-            explanation = _dict(score).get("explanation")
+            explanation = as_dict(score).get("explanation")
             reason = _short(explanation) if isinstance(explanation, str) and explanation else None
     # no score and no error: an eval without a scorer (or not scored yet), an unscored trial
     if error is not None:
         # Inspect leaves a sample that errored out of its metrics: the run broke, not the model
         reason = "infrastructure error: " + _short(error.message or "sample error")
-    limit = _dict(sample.get("limit"))
+    limit = as_dict(sample.get("limit"))
     meta = {
         "eval_task": header.get("task"),
         "model": header.get("model"),
@@ -347,7 +344,7 @@ def _messages(raw: list[Any]) -> list[Message]:
         error = m.get("error") if role == "tool" else None
         content = _content(m.get("content"))
         if error and not content.strip():
-            kind, text = _dict(error).get("type"), _dict(error).get("message") or error
+            kind, text = as_dict(error).get("type"), as_dict(error).get("message") or error
             content = f"{kind}: {text}" if kind else str(text)
         out.append(
             Message(
@@ -387,7 +384,7 @@ def _error(value: Any) -> TrialError | None:
 
 def _usage(value: Any) -> Usage:
     """Tokens (and cost, when Inspect recorded it) summed over the models a sample used."""
-    models = [u for u in _dict(value).values() if isinstance(u, dict)]
+    models = [u for u in as_dict(value).values() if isinstance(u, dict)]
     if not models:
         return Usage()
 
@@ -441,7 +438,7 @@ def _scores(scores: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Every scorer's score as Inspect wrote it: value, answer, explanation (for the transcript)."""
     out: dict[str, dict[str, Any]] = {}
     for name, score in scores.items():
-        score = _dict(score)
+        score = as_dict(score)
         kept = {k: score[k] for k in ("value", "answer", "explanation") if score.get(k) is not None}
         if kept:
             out[str(name)] = kept

@@ -30,8 +30,11 @@ from reviewer.ingest.base import (
     Kind,
     Record,
     RecordError,
+    as_dict,
+    as_int,
     as_text,
     canonical,
+    has_key,
     jsonl_lines,
     load_document,
     load_line,
@@ -43,7 +46,6 @@ from reviewer.record import json_problem
 NAME = "openhands"
 KIND: Kind = "trials"
 
-_KEY = rb'"%s"\s*:'
 _SKIP_ACTIONS = {"recall", "change_agent_state", "null", "agent_state_changed"}
 _SKIP_OBSERVATIONS = {"recall", "agent_state_changed", "null"}
 _EVENT_LIST = re.compile(rb"^\s*\[\s*\{")
@@ -52,30 +54,26 @@ _EXC = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt))\s*:\s*(
 _NOT_ARGS = {"action", "observation", "thought", "source", "id", "timestamp", "message", "cause"}
 
 
-def _has(head: bytes, key: bytes) -> bool:
-    return re.search(_KEY % key, head) is not None
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def sniff(path: Path, head: bytes) -> bool:
     """Output lines (``instance_id`` with ``history``/``test_result``, or the resolver's ``issue_type``),
     or a JSON list of events (``source`` and ``action``)."""
     text = head.removeprefix(b"\xef\xbb\xbf").lstrip()
     if _EVENT_LIST.match(text):
         top = text[:4096]
-        return _has(top, b"source") and _has(top, b"action") and _has(top, b"timestamp")
+        return has_key(top, b"source") and has_key(top, b"action") and has_key(top, b"timestamp")
     if not text.startswith(b"{"):
         return False
     first = text.split(b"\n", 1)[0]
-    if _has(first, b"model_patch") or _has(first, b"outcome"):
+    if has_key(first, b"model_patch") or has_key(first, b"outcome"):
         return False
-    evaluation = _has(first, b"instance_id") and (
-        _has(first, b"history") or _has(first, b"test_result")
+    evaluation = has_key(first, b"instance_id") and (
+        has_key(first, b"history") or has_key(first, b"test_result")
     )
-    resolver = _has(first, b"issue_type") and _has(first, b"issue") and _has(first, b"instruction")
+    resolver = (
+        has_key(first, b"issue_type")
+        and has_key(first, b"issue")
+        and has_key(first, b"instruction")
+    )
     return evaluation or resolver
 
 
@@ -130,19 +128,19 @@ def _convert(file: str, lineno: int | None, rec: dict[str, Any], task_id: str | 
         return Skip(file, lineno, f"{task_id}: no history list")
     messages = _events(history)
     passed, reason = _outcome(rec)
-    metrics = _dict(rec.get("metrics"))
-    tokens = _dict(metrics.get("accumulated_token_usage"))
+    metrics = as_dict(rec.get("metrics"))
+    tokens = as_dict(metrics.get("accumulated_token_usage"))
     cost = metrics.get("accumulated_cost")
-    meta = _dict(rec.get("metadata"))
-    model = _dict(meta.get("llm_config")).get("model")
+    meta = as_dict(rec.get("metadata"))
+    model = as_dict(meta.get("llm_config")).get("model")
     metadata: dict[str, Any] = {
         k: v
         for k, v in {
             "model": model,
             "agent_class": meta.get("agent_class"),
-            "git_patch": _dict(rec.get("test_result")).get("git_patch") or rec.get("git_patch"),
+            "git_patch": as_dict(rec.get("test_result")).get("git_patch") or rec.get("git_patch"),
             "test_result": {
-                k: v for k, v in _dict(rec.get("test_result")).items() if k != "git_patch"
+                k: v for k, v in as_dict(rec.get("test_result")).items() if k != "git_patch"
             }
             or None,
         }.items()
@@ -163,8 +161,8 @@ def _convert(file: str, lineno: int | None, rec: dict[str, Any], task_id: str | 
         passed=passed,
         reason=reason if passed is False else None,
         usage=Usage(
-            input_tokens=_int(tokens.get("prompt_tokens")),
-            output_tokens=_int(tokens.get("completion_tokens")),
+            input_tokens=as_int(tokens.get("prompt_tokens")),
+            output_tokens=as_int(tokens.get("completion_tokens")),
             cost_usd=float(cost)
             if isinstance(cost, int | float) and not isinstance(cost, bool)
             else None,
@@ -181,7 +179,7 @@ def _convert(file: str, lineno: int | None, rec: dict[str, Any], task_id: str | 
 def _task_id(rec: dict[str, Any]) -> str | None:
     if rec.get("instance_id") is not None:
         return str(rec["instance_id"])
-    issue = _dict(rec.get("issue"))
+    issue = as_dict(rec.get("issue"))
     if issue.get("repo") is not None and issue.get("number") is not None:
         owner = f"{issue['owner']}/" if issue.get("owner") else ""
         return f"{owner}{issue['repo']}#{issue['number']}"
@@ -189,8 +187,13 @@ def _task_id(rec: dict[str, Any]) -> str | None:
 
 
 def _outcome(rec: dict[str, Any]) -> tuple[bool | None, str | None]:
-    test_result = _dict(rec.get("test_result"))
-    for holder in (_dict(test_result.get("report")), _dict(rec.get("report")), test_result, rec):
+    test_result = as_dict(rec.get("test_result"))
+    for holder in (
+        as_dict(test_result.get("report")),
+        as_dict(rec.get("report")),
+        test_result,
+        rec,
+    ):
         if isinstance(holder.get("resolved"), bool):
             return holder["resolved"], "issue not resolved (SWE-bench report)"
     if isinstance(rec.get("success"), bool):
@@ -210,7 +213,7 @@ def _events(history: list[Any]) -> list[Message]:
             continue
         action, observation = e.get("action"), e.get("observation")
         args = e["args"] if isinstance(e.get("args"), dict) else e
-        tcm = _dict(e.get("tool_call_metadata"))
+        tcm = as_dict(e.get("tool_call_metadata"))
         if isinstance(action, str):
             if action in _SKIP_ACTIONS:
                 continue
@@ -243,7 +246,7 @@ def _events(history: list[Any]) -> list[Message]:
                 source = pending
                 call_id = source.id
             name = tcm.get("function_name") or (source.name if source else observation)
-            exit_code = _dict(_dict(e.get("extras")).get("metadata")).get(
+            exit_code = as_dict(as_dict(e.get("extras")).get("metadata")).get(
                 "exit_code", e.get("exit_code")
             )
             out.append(
@@ -266,17 +269,17 @@ def _call(
     """The tool call of an action event, the assistant's text for it, and its model response id."""
     call_id = tcm.get("tool_call_id")
     name = str(tcm.get("function_name") or action)
-    response = _dict(tcm.get("model_response"))
+    response = as_dict(tcm.get("model_response"))
     choices = response.get("choices")
     message = (
-        _dict(choices[0].get("message"))
+        as_dict(choices[0].get("message"))
         if isinstance(choices, list) and choices and isinstance(choices[0], dict)
         else {}
     )
     arguments: Any = None
     for c in message.get("tool_calls") or []:
         if isinstance(c, dict) and c.get("id") == call_id:
-            arguments = parse_arguments(_dict(c.get("function")).get("arguments"))
+            arguments = parse_arguments(as_dict(c.get("function")).get("arguments"))
     if arguments is None:
         arguments = {
             k: v for k, v in args.items() if k not in _NOT_ARGS and v not in (None, "", {})
@@ -290,7 +293,3 @@ def _call(
         thought,
         str(response_id) if response_id else None,
     )
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None

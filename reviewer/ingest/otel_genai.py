@@ -39,6 +39,7 @@ from reviewer.ingest.base import (
     IngestError,
     Kind,
     Record,
+    as_dict,
     as_text,
     canonical,
     parse_arguments,
@@ -57,10 +58,6 @@ _CHAT_OPS = {"chat", "generate_content", "text_completion"}
 _AGENT_OPS = {"invoke_agent"}
 _TOOL_OPS = {"execute_tool"}
 _ERROR = {2, "STATUS_CODE_ERROR", "ERROR"}
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def sniff(path: Path, head: bytes) -> bool:
@@ -130,9 +127,9 @@ def parse(path: Path) -> Iterator[Record]:
 
 def _spans(request: dict[str, Any]) -> Iterator[Any]:
     for resource_spans in request["resourceSpans"]:
-        resource = _attrs(_dict(_dict(resource_spans).get("resource")).get("attributes"))
-        for scope_spans in _dict(resource_spans).get("scopeSpans") or []:
-            for span in _dict(scope_spans).get("spans") or []:
+        resource = _attrs(as_dict(as_dict(resource_spans).get("resource")).get("attributes"))
+        for scope_spans in as_dict(resource_spans).get("scopeSpans") or []:
+            for span in as_dict(scope_spans).get("spans") or []:
                 if isinstance(span, dict):
                     span = dict(span, _resource=resource)
                 yield span
@@ -140,7 +137,7 @@ def _spans(request: dict[str, Any]) -> Iterator[Any]:
 
 def _value(v: Any) -> Any:
     """An OTLP JSON AnyValue as a Python value (intValue is a string in OTLP JSON)."""
-    v = _dict(v)
+    v = as_dict(v)
     if "stringValue" in v:
         return v["stringValue"]
     if "intValue" in v:
@@ -161,9 +158,9 @@ def _value(v: Any) -> Any:
     if "boolValue" in v:
         return bool(v["boolValue"])
     if "arrayValue" in v:
-        return [_value(x) for x in _dict(v["arrayValue"]).get("values") or []]
+        return [_value(x) for x in as_dict(v["arrayValue"]).get("values") or []]
     if "kvlistValue" in v:
-        return _attrs(_dict(v["kvlistValue"]).get("values"))
+        return _attrs(as_dict(v["kvlistValue"]).get("values"))
     if "bytesValue" in v:
         return v["bytesValue"]
     return None
@@ -295,7 +292,7 @@ def _system(raw: Any) -> list[Message]:
     raw = _json(raw)
     if isinstance(raw, str):
         return [Message(role="system", content=raw)]
-    texts = [as_text(_dict(p).get("content")) for p in raw] if isinstance(raw, list) else []
+    texts = [as_text(as_dict(p).get("content")) for p in raw] if isinstance(raw, list) else []
     return [Message(role="system", content="\n".join(texts))] if any(texts) else []
 
 
@@ -354,7 +351,7 @@ def _trace(file: str, lineno: int | None, trace_id: str, spans: list[dict[str, A
     passed, reward, reason = _outcome(evaluations, root[0].get("spanId"))
     error = None
     for span, attrs, op in [root, *prepared]:
-        status = _dict(span.get("status"))
+        status = as_dict(span.get("status"))
         if status.get("code") in _ERROR and op not in _TOOL_OPS:
             error = TrialError(
                 type=str(attrs.get("error.type") or "error"),
@@ -362,7 +359,7 @@ def _trace(file: str, lineno: int | None, trace_id: str, spans: list[dict[str, A
             )
             break
     root_attrs = root[1]
-    resource = _dict(root[0].get("_resource"))
+    resource = as_dict(root[0].get("_resource"))
     metadata: dict[str, Any] = {
         k: v
         for k, v in {
@@ -422,7 +419,7 @@ def _tool(conv: _Conversation, span: dict[str, Any], attrs: dict[str, Any]) -> N
                 ],
             )
         )
-    status = _dict(span.get("status"))
+    status = as_dict(span.get("status"))
     failed = status.get("code") in _ERROR
     result = attrs.get("gen_ai.tool.call.result")
     content = as_text(_json(result)) if result is not None else ""

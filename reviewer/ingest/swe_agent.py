@@ -19,7 +19,6 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,8 +27,11 @@ from reviewer.ingest.base import (
     IngestError,
     Kind,
     Record,
+    as_dict,
+    as_int,
     as_text,
     canonical,
+    has_key,
     parse_arguments,
     read_document,
 )
@@ -39,16 +41,7 @@ from reviewer.record import MAX_DEPTH, json_problem
 NAME = "swe-agent"
 KIND: Kind = "trials"
 
-_KEY = rb'"%s"\s*:'
 _PRED_KEYS = (b"model_patch", b"instance_id")
-
-
-def _has(head: bytes, key: bytes) -> bool:
-    return re.search(_KEY % key, head) is not None
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def sniff(path: Path, head: bytes) -> bool:
@@ -60,15 +53,15 @@ def sniff(path: Path, head: bytes) -> bool:
         return True
     top = text[:16384]
     return (
-        _has(top, b"trajectory")
-        and (_has(text, b"history") or _has(text, b"info") or _has(top, b"environment"))
-        and (_has(text, b"observation") or _has(text, b"action") or path.suffix == ".traj")
+        has_key(top, b"trajectory")
+        and (has_key(text, b"history") or has_key(text, b"info") or has_key(top, b"environment"))
+        and (has_key(text, b"observation") or has_key(text, b"action") or path.suffix == ".traj")
     )
 
 
 def _is_predictions(text: bytes) -> bool:
     first = text.split(b"\n", 1)[0]
-    return all(_has(first, k) for k in _PRED_KEYS) and not _has(first, b"history")
+    return all(has_key(first, k) for k in _PRED_KEYS) and not has_key(first, b"history")
 
 
 def parse(path: Path) -> Iterator[Record]:
@@ -105,13 +98,13 @@ def parse(path: Path) -> Iterator[Record]:
 
 
 def _trial(path: Path, data: dict[str, Any]) -> Trial:
-    info = _dict(data.get("info"))
+    info = as_dict(data.get("info"))
     history = data.get("history")
     if isinstance(history, list) and history:
         messages = _from_history(history)
     else:
         messages = _from_steps([s for s in data["trajectory"] if isinstance(s, dict)])
-    stats = _dict(info.get("model_stats"))
+    stats = as_dict(info.get("model_stats"))
     cost = stats.get("instance_cost")
     exit_status = info.get("exit_status")
     metadata: dict[str, Any] = {
@@ -131,8 +124,8 @@ def _trial(path: Path, data: dict[str, Any]) -> Trial:
         task_id=path.name.removesuffix(".traj"),
         messages=messages,
         usage=Usage(
-            input_tokens=_int(stats.get("tokens_sent")),
-            output_tokens=_int(stats.get("tokens_received")),
+            input_tokens=as_int(stats.get("tokens_sent")),
+            output_tokens=as_int(stats.get("tokens_received")),
             cost_usd=float(cost)
             if isinstance(cost, int | float) and not isinstance(cost, bool)
             else None,
@@ -183,7 +176,7 @@ def _calls(h: dict[str, Any]) -> list[ToolCall]:
     for c in h.get("tool_calls") or []:
         if not isinstance(c, dict):
             continue
-        fn = _dict(c.get("function")) or c
+        fn = as_dict(c.get("function")) or c
         calls.append(
             ToolCall(
                 name=str(fn.get("name", "")),
@@ -219,7 +212,3 @@ def _from_steps(steps: list[dict[str, Any]]) -> list[Message]:
                 )
             )
     return out
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -11,6 +11,7 @@ from reviewer.ingest.base import (
     IngestError,
     Kind,
     Record,
+    as_dict,
     as_text,
     canonical,
     load_document,
@@ -30,10 +31,6 @@ _INFO_KEYS = (b'"agent_info"', b'"user_info"', b'"environment_info"')
 _ERROR_TERMINATIONS = ("context_window_exceeded",)
 #: Terminations tau2-bench itself leaves out of its metrics: the harness failed, not the agent.
 _INFRA_TERMINATIONS = ("infrastructure_error", "context_window_exceeded")
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def sniff(path: Path, head: bytes) -> bool:
@@ -57,7 +54,7 @@ def parse(path: Path) -> Iterator[Record]:
         if isinstance(t, dict) and t.get("id") is not None
     }
     unfit = {tid: problem for tid, t in tasks.items() if (problem := json_problem(t))}
-    info = _dict(data.get("info"))
+    info = as_dict(data.get("info"))
     run_meta = _run_metadata(info)
     if problem := json_problem(run_meta):
         raise IngestError(file, f"info: {problem}")
@@ -149,7 +146,7 @@ def _convert(
     task_id = str(sim["task_id"])
     termination = sim.get("termination_reason")
     termination = str(termination) if termination is not None else None
-    reward_info = _dict(sim.get("reward_info"))
+    reward_info = as_dict(sim.get("reward_info"))
     reward = reward_info.get("reward")
     # tau2 leaves these out of its denominators: the harness failed, not the agent
     infra = termination in _INFRA_TERMINATIONS
@@ -175,7 +172,7 @@ def _convert(
     metadata["reward_info"] = reward_info
     if task is not None:
         metadata["task"] = task
-    note = _dict(reward_info.get("info")).get("note")
+    note = as_dict(reward_info.get("info")).get("note")
     error = None
     if termination and (termination.endswith("_error") or termination in _ERROR_TERMINATIONS):
         error = TrialError(type=termination, message=note if isinstance(note, str) else None)
@@ -306,7 +303,7 @@ def _reason(reward: float, info: dict[str, Any]) -> str:
         failed = [c for c in value if isinstance(c, dict)] if isinstance(value, list) else []
         if kind == "action_checks":
             names = [
-                str(_dict(c.get("action")).get("name"))
+                str(as_dict(c.get("action")).get("name"))
                 for c in failed
                 if c.get("action_match") is False
             ]
@@ -322,13 +319,13 @@ def _reason(reward: float, info: dict[str, Any]) -> str:
                 parts.append(f"assertion not met: {missed[0]}")
         elif kind == "env_assertions":
             missed = [
-                str(_dict(c.get("env_assertion")).get("func_name"))
+                str(as_dict(c.get("env_assertion")).get("func_name"))
                 for c in failed
                 if c.get("met") is False
             ]
             if missed:
                 parts.append(f"environment assertion failed: {', '.join(missed[:4])}")
-    note = _dict(info.get("info")).get("note")
+    note = as_dict(info.get("info")).get("note")
     if not parts and isinstance(note, str) and note:
         parts.append(note)
     return "; ".join(parts) or f"reward {reward:g}"

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from reviewer.ingest.base import IngestError, Kind, Record, canonical, openai_messages
+from reviewer.ingest.base import IngestError, Kind, Record, as_dict, canonical, openai_messages
 from reviewer.ingest.limits import Limits, limits
 from reviewer.models import Message, Skip, Trial, TrialError
 from reviewer.record import decode_at
@@ -33,10 +33,6 @@ _READ_ONLY = (
     "respond",
     "transfer_to_human",
 )
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def sniff(path: Path, head: bytes) -> bool:
@@ -198,9 +194,9 @@ def _convert(file: str, index: int, rec: Any) -> Record:
     if not isinstance(traj, list):
         return skip("traj is not a list of messages")
     trial = rec.get("trial")
-    info = _dict(rec.get("info"))
-    task = _dict(info.get("task"))
-    reward_info = _dict(info.get("reward_info")) or None
+    info = as_dict(rec.get("info"))
+    task = as_dict(info.get("task"))
+    reward_info = as_dict(info.get("reward_info")) or None
     # tau-bench's runner writes info {"error", "traceback"} (and an empty traj) when the harness
     # crashed: a rate limit, a context overflow, the simulated user's EOF. Not the agent's failure.
     crash = info.get("error")
@@ -257,7 +253,7 @@ def _reason(reward: float, reward_info: dict[str, Any] | None, unfinished: bool)
     if reward_info is None:
         return f"reward {reward:g}"
     parts = []
-    detail = _dict(reward_info.get("info"))
+    detail = as_dict(reward_info.get("info"))
     r_actions = detail.get("r_actions")
     if isinstance(r_actions, int | float) and r_actions < 1:
         actions = reward_info.get("actions")
