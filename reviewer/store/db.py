@@ -723,3 +723,29 @@ def m009_outcomes(db: sqlite_utils.Database) -> None:
         FROM task_stats;
         """,
     )
+
+
+@migrations()
+def m010_gate_monitor(db: sqlite_utils.Database) -> None:
+    """The CI gate's baselines (every `baseline set` kept: the latest is the baseline) and the
+    monitor's per-conversation results (time, cheap checks, outcome signals), computed once."""
+    _run_script(
+        db,
+        """
+        CREATE TABLE baselines (
+            id INTEGER PRIMARY KEY,
+            run TEXT NOT NULL,
+            set_at TEXT NOT NULL,
+            set_by TEXT,
+            note TEXT
+        );
+        CREATE TABLE monitor_trials (
+            trial_id TEXT PRIMARY KEY REFERENCES trials(id),
+            started_at TEXT,
+            checks TEXT NOT NULL,
+            signals TEXT NOT NULL,
+            version TEXT NOT NULL
+        );
+        CREATE INDEX monitor_trials_time ON monitor_trials(started_at);
+        """,
+    )

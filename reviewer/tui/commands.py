@@ -66,6 +66,14 @@ class ReviewerCommands(Provider):
                         partial(self._compare, runs[-2], runs[-1]),
                     )
                 )
+        if runs:
+            entries.append(
+                _Entry(
+                    f"gate {clean(runs[-1], single_line=True)} against the baseline",
+                    "reviewer gate: pass^k, RED FLAGs, [gate] budgets; B makes it the baseline",
+                    partial(self._gate, runs[-1]),
+                )
+            )
         entries.append(
             _Entry("re-cluster failures", "cluster every failed trial again", self._recluster)
         )
@@ -173,6 +181,11 @@ class ReviewerCommands(Provider):
         from reviewer.tui.screens.compare import CompareScreen
 
         self.app.push_screen(CompareScreen(old, new))
+
+    def _gate(self, run: str) -> None:
+        from reviewer.tui.screens.gate import GateScreen
+
+        self.app.push_screen(GateScreen(run))
 
     def _import(self) -> None:
         from reviewer.tui.screens.importing import ImportModal

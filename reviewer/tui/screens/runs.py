@@ -62,6 +62,7 @@ class RunsScreen(ReviewerScreen):
         Binding("L", "label", "Label", id="runs.label"),
         # off the footer, which is full at 100 columns; `?` and the palette list it
         Binding("A", "agreement", "Judge agreement", id="runs.agreement", show=False),
+        Binding("G", "gate", "Gate vs baseline", id="runs.gate", show=False),
         Binding("i", "import", "Import", id="runs.import"),
         Binding("R", "reload", "Reload", id="runs.reload"),
     ]
@@ -261,3 +262,10 @@ class RunsScreen(ReviewerScreen):
         self.app.push_screen(
             TrialsScreen(TrialFilter(run=run), title=f"Trials of {run}" if run else "Trials")
         )
+
+    def action_gate(self) -> None:
+        from reviewer.tui.screens.gate import GateScreen
+
+        run = self._current()
+        if run is not None:
+            self.app.push_screen(GateScreen(run))
