@@ -108,6 +108,7 @@ def _register() -> None:
         judge,
         labels,
         metrics,
+        monitor,
     )
 
     imports.register(cli)
@@ -119,6 +120,7 @@ def _register() -> None:
     bias.register(cli)
     judge.register(cli)
     gate.register(cli)
+    monitor.register(cli)
 
 
 _register()

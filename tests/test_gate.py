@@ -228,10 +228,18 @@ def test_baseline_show_and_history(tmp_path: Path) -> None:
 
 
 def test_fisher_one_sided_matches_scipy() -> None:
+    import random
+
     from scipy.stats import fisher_exact
 
     from reviewer.metrics.gate import fisher_one_sided
 
-    for oc, on, nc, nn in [(8, 8, 2, 8), (5, 8, 3, 8), (3, 6, 6, 6), (0, 4, 0, 4), (10, 12, 4, 9)]:
+    rng = random.Random(0)
+    cases = [(8, 8, 2, 8), (5, 8, 3, 8), (3, 6, 6, 6), (0, 4, 0, 4), (10, 12, 4, 9)]
+    cases += [(3300, 3500, 470, 500), (3450, 3500, 340, 500)]
+    for _ in range(300):
+        on, nn = rng.randint(1, 80), rng.randint(1, 80)
+        cases.append((rng.randint(0, on), on, rng.randint(0, nn), nn))
+    for oc, on, nc, nn in cases:
         ref = fisher_exact([[oc, on - oc], [nc, nn - nc]], alternative="greater").pvalue
         assert fisher_one_sided(oc, on, nc, nn) == pytest.approx(ref, rel=1e-9)

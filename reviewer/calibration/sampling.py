@@ -11,7 +11,7 @@ give the same queue, in the same (shuffled) order.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from reviewer.store.db import Store
@@ -140,8 +140,10 @@ def make_queue(
     split: str | None = None,
     judge: str | None = None,
     replace: bool = False,
+    trial_ids: Collection[str] | None = None,
 ) -> Queue:
-    """Sample ``n`` trials the labeler has not labeled yet and store them as the queue ``name``.
+    """Sample ``n`` trials the labeler has not labeled yet and store them as the queue ``name``;
+    ``trial_ids`` narrows the pool to those trials (the monitor's flagged conversations).
 
     ``split="half"`` gives every item a dev or test half. Raises QueueExists (unless ``replace``),
     NothingToSample when no unlabeled trial is left, and ValueError for a bad ``n`` or ``split``; a
@@ -156,6 +158,9 @@ def make_queue(
     if not replace and queue_exists(db, name):
         raise QueueExists(name)
     every = candidates(db, run=run, judge=judge)
+    if trial_ids is not None:
+        keep = set(trial_ids)
+        every = [c for c in every if c.trial_id in keep]
     done = labeled_trial_ids(db, labeler)
     pool = [c for c in every if c.trial_id not in done]
     if not pool:

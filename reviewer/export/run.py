@@ -171,6 +171,7 @@ def _lines(
 ) -> Iterator[str]:
     """One JSON line per task, built as it is written (so a failure midway writes nothing)."""
     from reviewer.store.export_select import rubric_by_ref, violation_rows
+    from reviewer.store.monitor import is_production
     from reviewer.store.trials import load_trial
 
     rubrics: dict[str, Rubric | None] = {}
@@ -182,7 +183,10 @@ def _lines(
         if ref is not None and ref not in rubrics:
             rubrics[ref] = rubric_by_ref(db, ref)
         ctx = TaskContext(
-            violation_rows(db, c.key.trial_id), rubrics.get(ref) if ref else None, rules
+            violation_rows(db, c.key.trial_id),
+            rubrics.get(ref) if ref else None,
+            rules,
+            "production" if is_production(db, c.key.trial_id) else None,
         )
         task = build_task(c, trial, ctx)
         if redactor is not None:
