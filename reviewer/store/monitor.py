@@ -149,3 +149,16 @@ def is_production(db: Store, trial_id: str) -> bool:
         "SELECT 1 FROM monitor_trials WHERE trial_id = ? AND started_at IS NOT NULL", [trial_id]
     ).fetchone()
     return row is not None
+
+
+def trial_names(db: Store, trial_ids: Sequence[str]) -> dict[str, tuple[str, str, int]]:
+    """trial id -> (run, task, trial number), for listing flagged conversations."""
+    out: dict[str, tuple[str, str, int]] = {}
+    for start in range(0, len(trial_ids), 500):
+        chunk = list(trial_ids[start : start + 500])
+        rows = db.execute(
+            f"SELECT id, run, task_id, trial FROM trials WHERE id IN ({','.join('?' * len(chunk))})",
+            chunk,
+        ).fetchall()
+        out.update({r[0]: (r[1], r[2], int(r[3])) for r in rows})
+    return out

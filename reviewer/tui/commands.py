@@ -75,6 +75,13 @@ class ReviewerCommands(Provider):
                 )
             )
         entries.append(
+            _Entry(
+                "monitor production",
+                "reviewer monitor: windows, check rates, judge pass rate, alerts",
+                self._monitor,
+            )
+        )
+        entries.append(
             _Entry("re-cluster failures", "cluster every failed trial again", self._recluster)
         )
         entries.append(_Entry("failures", "the ranked failure clusters", self._failures))
@@ -186,6 +193,11 @@ class ReviewerCommands(Provider):
         from reviewer.tui.screens.gate import GateScreen
 
         self.app.push_screen(GateScreen(run))
+
+    def _monitor(self) -> None:
+        from reviewer.tui.screens.monitor import MonitorScreen
+
+        self.app.push_screen(MonitorScreen())
 
     def _import(self) -> None:
         from reviewer.tui.screens.importing import ImportModal

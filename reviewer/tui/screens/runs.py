@@ -63,6 +63,7 @@ class RunsScreen(ReviewerScreen):
         # off the footer, which is full at 100 columns; `?` and the palette list it
         Binding("A", "agreement", "Judge agreement", id="runs.agreement", show=False),
         Binding("G", "gate", "Gate vs baseline", id="runs.gate", show=False),
+        Binding("M", "monitor", "Monitor", id="runs.monitor", show=False),
         Binding("i", "import", "Import", id="runs.import"),
         Binding("R", "reload", "Reload", id="runs.reload"),
     ]
@@ -269,3 +270,8 @@ class RunsScreen(ReviewerScreen):
         run = self._current()
         if run is not None:
             self.app.push_screen(GateScreen(run))
+
+    def action_monitor(self) -> None:
+        from reviewer.tui.screens.monitor import MonitorScreen
+
+        self.app.push_screen(MonitorScreen())
