@@ -133,3 +133,15 @@ def test_wilson_interval_against_known_values() -> None:
     lo, hi = wilson(0, 10) or (0, 0)
     assert (round(lo, 3), round(hi, 3)) == (0.0, 0.278)
     assert wilson(0, 0) is None
+
+
+def test_otel_traces_carry_their_start_time_for_the_monitor() -> None:
+    from reviewer.ingest import otel_genai
+    from tests.conftest import FIXTURES
+
+    files = sorted((FIXTURES / "otel_genai").glob("*.json*"))
+    trials = [t for f in files for t in otel_genai.parse(f) if hasattr(t, "metadata")]
+    assert trials
+    for t in trials:
+        started = t.metadata.get("started_at")
+        assert started is not None and record_time({"metadata": t.metadata}) is not None

@@ -114,7 +114,25 @@ class MonitorReport:
         return out
 
     def alert_lines(self) -> list[str]:
-        return [a.line(self.size) for a in self.alerts]
+        """One line per alert; a rate that keeps alerting in the windows right after is one line
+        that says until when (``--json`` lists every alerting window)."""
+        index = {w.start: i for i, w in enumerate(self.windows)}
+        episodes: list[list[Alert]] = []
+        current: dict[str, list[Alert]] = {}
+        for a in sorted(self.alerts, key=lambda a: (index.get(a.window, -1), a.metric)):
+            run = current.get(a.metric)
+            if run is not None and index.get(run[-1].window, -2) == index.get(a.window, -1) - 1:
+                run.append(a)
+            else:
+                current[a.metric] = [a]
+                episodes.append(current[a.metric])
+        out = []
+        for run in episodes:
+            line = run[0].line(self.size)
+            if len(run) > 1:
+                line += f"; still alerting through {run[-1].window} ({len(run)} {self.size}s)"
+            out.append(line)
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         return {
