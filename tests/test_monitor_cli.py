@@ -242,3 +242,49 @@ def test_follow_cli_prints_new_alerts(tmp_path: Path) -> None:
     assert code == 1, err
     assert out.startswith("monitor: 180 conversations")
     assert "ALERT day 2025-06-06: tool error" in out
+
+
+def test_nothing_with_a_time_says_so_and_exits_0(tmp_path: Path) -> None:
+    from tests.conftest import SAMPLE_RUNS
+
+    run_cli("import", str(SAMPLE_RUNS / "support-v1.jsonl"))
+    code, out, err = run_cli("monitor", "--no-judge")
+    assert code == 0, err
+    assert "no conversation with a time to put in a window" in out
+    code, out, err = run_cli("monitor", "--no-judge", "--run", "support-v1")
+    assert code == 0
+    assert "40 conversations without a time (started_at, timestamp) left out" in err
+    code, _, err = run_cli("monitor", "--baseline-windows", "0")
+    assert code == 2 and "--baseline-windows must be 1 or more" in err
+
+
+def test_generated_stream_before_the_change_raises_no_alert(tmp_path: Path) -> None:
+    """The sample generator's production stream up to day 9 (before the new prompt ships): every
+    check and signal stays quiet."""
+    import subprocess
+    import sys
+
+    from tests.conftest import SAMPLE_RUNS
+
+    subprocess.run(
+        [
+            sys.executable,
+            str(SAMPLE_RUNS / "generate.py"),
+            "--production",
+            "prod",
+            "--days",
+            "9",
+            "--per-day",
+            "300",
+        ],
+        check=True,
+    )
+    run_cli("rules", str(SAMPLE_RUNS / "rules.toml"))
+    (tmp_path / "reviewer.toml").write_text(
+        '[monitor]\nsignals = ["escalated", "thumbs_down", "ticket_reopened"]\n', encoding="utf-8"
+    )
+    code, out, err = run_cli("monitor", "--import", "prod", "--no-judge", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["conversations"] == 2700 and len(data["windows"]) == 9
+    assert data["alerts"] == []

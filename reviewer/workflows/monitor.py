@@ -175,7 +175,11 @@ def _settings(
         raise MonitorError(f"--sample must be a share between 0 and 1, got {sample:g}")
     seed = req.seed if req.seed is not None else int(m.get("seed", 0))
     max_cost = req.max_cost if req.max_cost is not None else m.get("max_cost")
-    base = req.baseline_windows or int(m.get("baseline_windows", 7))
+    base = (
+        req.baseline_windows
+        if req.baseline_windows is not None
+        else int(m.get("baseline_windows", 7))
+    )
     if base < 1:
         raise MonitorError("--baseline-windows must be 1 or more")
     return size, sample, seed, max_cost, base, list(m.get("signals", []))
