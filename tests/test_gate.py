@@ -243,3 +243,16 @@ def test_fisher_one_sided_matches_scipy() -> None:
     for oc, on, nc, nn in cases:
         ref = fisher_exact([[oc, on - oc], [nc, nn - nc]], alternative="greater").pvalue
         assert fisher_one_sided(oc, on, nc, nn) == pytest.approx(ref, rel=1e-9)
+
+
+def test_gate_import_reports_bad_lines_and_gates_the_rest(tmp_path: Path) -> None:
+    write_jsonl(tmp_path / "base.jsonl", _run("base", GOOD))
+    run_cli("import", str(tmp_path / "base.jsonl"))
+    run_cli("baseline", "set", "base")
+    lines = [json.dumps(r) for r in _run("new", GOOD)]
+    lines.insert(2, '{"task_id": "t1", "messages": []}')  # no outcome
+    (tmp_path / "new.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, out, err = run_cli("gate", "--import", str(tmp_path / "new.jsonl"))
+    assert code == 0, err
+    assert f"{tmp_path / 'new.jsonl'}:3: missing outcome" in err
+    assert out.startswith("gate: PASS: new vs baseline base")

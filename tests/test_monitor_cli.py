@@ -288,3 +288,18 @@ def test_generated_stream_before_the_change_raises_no_alert(tmp_path: Path) -> N
     data = json.loads(out)
     assert data["conversations"] == 2700 and len(data["windows"]) == 9
     assert data["alerts"] == []
+
+
+def test_bad_lines_are_one_line_each_and_the_rest_is_monitored(tmp_path: Path) -> None:
+    good = [conversation(d, i, False) for d in range(3) for i in range(5)]
+    bad_time = conversation(1, 9, False) | {"started_at": "soon"}
+    path = tmp_path / "p.jsonl"
+    lines = [json.dumps(r) for r in good[:3]] + ["{not json", json.dumps(bad_time)]
+    lines += [json.dumps(r) for r in good[3:]]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, out, err = run_cli("monitor", "--import", str(path), "--no-judge", "--run", "prod")
+    assert code == 0, err
+    assert f"{path}:4: invalid JSON" in err
+    assert "1 conversations without a time" in err
+    assert out.startswith("monitor: 15 conversations in 3 day windows")
+    assert "Traceback" not in err
