@@ -232,7 +232,7 @@ def test_fisher_one_sided_matches_scipy() -> None:
 
     from scipy.stats import fisher_exact
 
-    from reviewer.metrics.gate import fisher_one_sided
+    from reviewer.metrics.fisher import fisher_one_sided
 
     rng = random.Random(0)
     cases = [(8, 8, 2, 8), (5, 8, 3, 8), (3, 6, 6, 6), (0, 4, 0, 4), (10, 12, 4, 9)]

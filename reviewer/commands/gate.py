@@ -179,9 +179,12 @@ def gate(
         result = run_gate(db, new, baseline=base, k=k, seed=seed, cfg=cfg)
     except GateError as e:
         fail(str(e), 2)
-    for path, text in ((markdown, result.render_markdown), (junit, result.render_junit)):
+    from reviewer.metrics.gate_formats import junit as junit_xml
+    from reviewer.metrics.gate_formats import markdown as markdown_text
+
+    for path, render in ((markdown, markdown_text), (junit, junit_xml)):
         if path is not None:
-            _write(path, text())
+            _write(path, render(result))
     if as_json:
         from reviewer.text import json_ready
 

@@ -5,19 +5,18 @@ A regression is (1) pass^k or pass@1 worse by the compare command's own rule (it
 ``[gate]`` budget exceeded: cost per task, p95 latency, average steps or the tool error rate, each as an
 absolute limit on the new run or as a ratio to the baseline. Per task, a task *regressed* when it newly
 fails (it passed some trials before, none now) or its pass rate fell beyond noise (one-sided Fisher
-exact test, p < 0.05); those are the JUnit cases that fail. Pure: renders text, Markdown, JUnit XML
-and JSON from a :class:`~reviewer.metrics.compare_types.Comparison`.
+exact test, p < 0.05); those are the JUnit cases that fail. Pure: the verdict as text and JSON from a
+:class:`~reviewer.metrics.compare_types.Comparison` (Markdown and JUnit XML: ``gate_formats``).
 """
 
 from __future__ import annotations
 
-import math
-import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from reviewer.metrics.compare_types import INFRA_BUCKET, RED_FLAG, UNSCORED_BUCKET, Comparison
+from reviewer.metrics.fisher import fisher_one_sided
 from reviewer.text import visible
 
 #: [gate] budget key -> (summary row metric, unit, the key of its ratio to the baseline)
@@ -184,102 +183,6 @@ class GateResult:
             "comparison": self.comparison.to_dict(),
         }
 
-    # --- CI formats -----------------------------------------------------------------------------
-
-    def render_markdown(self) -> str:
-        """A CI job summary: the verdict, the table, the tasks that regressed with their trials."""
-        mark = "PASS" if self.passed else "FAIL"
-        lines = [
-            f"## reviewer gate: {mark}",
-            "",
-            f"**{mark}**: " + _md(self.verdict_line().removeprefix(f"gate: {mark}: ")),
-            "",
-            "| check | baseline | new | limit | result |",
-            "| --- | ---: | ---: | --- | --- |",
-        ]
-        for c in self.checks:
-            result = f"**{c.status.upper()}**" if c.failed else c.status
-            lines.append(
-                f"| {_md(c.label)} | {_fmt(c.old, c.unit)} | {_fmt(c.new, c.unit)} | "
-                f"{_md(', '.join(c.limits))} | {result} |"
-            )
-        bad = self.regressed_tasks
-        lines += ["", f"### Tasks that regressed ({len(bad)})", ""]
-        if not bad:
-            lines.append("None.")
-        else:
-            lines += [
-                "| task | baseline c/n | new c/n | why | failed trials |",
-                "| --- | ---: | ---: | --- | --- |",
-            ]
-            for t in bad:
-                links = ", ".join(self._link(i) for i in t.trial_ids) or "-"
-                lines.append(
-                    f"| {_md(t.task_id)} | {t.old_c}/{t.old_n} | {t.new_c}/{t.new_n} | "
-                    f"{_md(t.why)} | {links} |"
-                )
-        lines += [
-            "",
-            f"k = {self.k}. Open a trial with `reviewer` (ctrl+p, its id) or "
-            "`reviewer export --trial ID`.",
-        ]
-        return "\n".join(lines) + "\n"
-
-    def _link(self, trial_id: str) -> str:
-        tid = _md(trial_id)
-        if self.trial_url:
-            return f"[`{tid}`]({self.trial_url.replace('{trial_id}', trial_id)})"
-        return f"`{tid}`"
-
-    def render_junit(self) -> str:
-        """JUnit XML: a suite ``gate`` with one case per check (the verdict), and a suite of the
-        run's tasks with one case per task (failed when it regressed, skipped when not measured)."""
-        root = ET.Element("testsuites", name=_x(f"reviewer gate: {self.new} vs {self.baseline}"))
-        gate = ET.SubElement(root, "testsuite", name="reviewer.gate")
-        for c in self.checks:
-            case = ET.SubElement(gate, "testcase", classname="reviewer.gate", name=_x(c.label))
-            case.set("time", "0")
-            if c.failed:
-                failure = ET.SubElement(case, "failure", type=c.status, message=_x(c.why))
-                failure.text = _x(
-                    f"{c.label}: baseline {_fmt(c.old, c.unit)}, new {_fmt(c.new, c.unit)}"
-                    + (f"; limits {', '.join(c.limits)}" if c.limits else "")
-                )
-        _counts(gate, len(self.checks), len(self.failures), 0)
-        suite = ET.SubElement(root, "testsuite", name=_x(f"reviewer.tasks.{self.new}"))
-        for t in self.tasks:
-            case = ET.SubElement(
-                suite, "testcase", classname=_x(f"reviewer.tasks.{self.new}"), name=_x(t.task_id)
-            )
-            case.set("time", "0")
-            if t.status == "failed":
-                failure = ET.SubElement(case, "failure", type="regression", message=_x(t.why))
-                failure.text = _x(
-                    f"baseline {t.old_c}/{t.old_n} passed, new {t.new_c}/{t.new_n}; "
-                    f"failed trials: {', '.join(t.trial_ids) or '-'}"
-                )
-            elif t.status == "skipped":
-                ET.SubElement(case, "skipped", message=_x(t.why))
-        n_skip = sum(1 for t in self.tasks if t.status == "skipped")
-        _counts(suite, len(self.tasks), len(self.regressed_tasks), n_skip)
-        root.set("tests", str(len(self.checks) + len(self.tasks)))
-        root.set("failures", str(len(self.failures) + len(self.regressed_tasks)))
-        root.set("errors", "0")
-        ET.indent(root)
-        return (
-            '<?xml version="1.0" encoding="UTF-8"?>\n'
-            + ET.tostring(root, encoding="unicode")
-            + "\n"
-        )
-
-
-def _counts(suite: ET.Element, tests: int, failures: int, skipped: int) -> None:
-    suite.set("tests", str(tests))
-    suite.set("failures", str(failures))
-    suite.set("errors", "0")
-    suite.set("skipped", str(skipped))
-    suite.set("time", "0")
-
 
 def evaluate_gate(
     cmp: Comparison,
@@ -339,35 +242,6 @@ def _check(row: Any, budgets: Mapping[str, float]) -> Check:
         tuple(limits),
         "; ".join(over),
     )
-
-
-def fisher_one_sided(old_c: int, old_n: int, new_c: int, new_n: int) -> float:
-    """P(old passes >= old_c) under no difference: the one-sided Fisher exact p-value that the
-    new run's pass rate is lower (the hypergeometric upper tail, summed term by term from its first
-    term in logs, so large counts cost a few terms, not big-integer binomials)."""
-    total, passes = old_n + new_n, old_c + new_c
-    hi = min(passes, old_n)
-    if old_c > hi:
-        return 0.0
-    if old_c <= max(0, passes - new_n):
-        return 1.0  # the whole distribution
-
-    def log_comb(n: int, k: int) -> float:
-        return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
-
-    log_first = (
-        log_comb(passes, old_c) + log_comb(total - passes, old_n - old_c) - log_comb(total, old_n)
-    )
-    term, tail, x = 1.0, 0.0, old_c
-    while x <= hi:
-        tail += term
-        if x == hi:
-            break
-        term *= (passes - x) * (old_n - x) / ((x + 1) * (total - passes - old_n + x + 1))
-        x += 1
-        if term < tail * 1e-17:
-            break
-    return min(1.0, math.exp(log_first) * tail)
 
 
 def _tasks(cmp: Comparison, failed_trials: Mapping[str, Sequence[str]]) -> list[TaskVerdict]:
@@ -447,28 +321,3 @@ def _fmt(v: float | None, unit: str) -> str:
 
 def _v(s: str) -> str:
     return visible(s, single_line=True)
-
-
-_MD_SPECIAL = set("\\`*_[]|~")
-
-
-def _md(s: str) -> str:
-    """Data as literal Markdown text: every character Markdown or HTML could read escaped."""
-    out = []
-    for ch in visible(s, single_line=True):
-        if ch in _MD_SPECIAL:
-            out.append("\\" + ch)
-        elif ch == "<":
-            out.append("&lt;")
-        elif ch == ">":
-            out.append("&gt;")
-        elif ch == "&":
-            out.append("&amp;")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-def _x(s: str) -> str:
-    """Text XML 1.0 can hold: controls made visible, the two non-characters replaced."""
-    return visible(s, single_line=True).replace("\ufffe", "<U+FFFE>").replace("\uffff", "<U+FFFF>")

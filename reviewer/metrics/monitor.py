@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from reviewer.metrics.gate import fisher_one_sided
+from reviewer.metrics.fisher import fisher_one_sided
 from reviewer.models import Message
 
 #: Bump when a check's definition changes: stored results of older versions are recomputed.
