@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import json
+import math
 import re
 import struct
 import zipfile
@@ -51,7 +52,11 @@ _DAMAGE = (
     struct.error,
 )
 _PASS = {"c", "correct", "true", "yes", "1", "1.0"}
-_FAIL = {"i", "incorrect", "p", "partial", "n", "noanswer", "false", "no"}
+_FAIL = {"i", "incorrect", "n", "noanswer", "false", "no"}
+#: Inspect's value_to_float: PARTIAL is half credit, decided by the pass threshold like any reward.
+_PARTIAL = {"p", "partial"}
+#: The one flag the import options read: ``--scorer NAME`` picks the score that decides.
+HAS_SCORERS = True
 _MEDIA = {"image", "audio", "video", "document"}
 _REASON_MAX = 300
 _EXC_NAME = re.compile(r"([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt))\b")
@@ -252,22 +257,15 @@ def _convert(
     except (TypeError, ValueError, AttributeError) as exc:
         return skip(f"{task_id} epoch {epoch}: malformed messages: {exc}")
     error = _error(sample.get("error"))
-    passed, reward, reason, scorer = None, None, None, None
+    passed, reward, reason, scorer, unread = None, None, None, None, None
     if sample.get("scores") not in (None, {}) and not isinstance(sample.get("scores"), dict):
         return skip(f"{task_id} epoch {epoch}: no score (scores is not an object)")
     scores = as_dict(sample.get("scores"))
     if scores:
+        # the first scorer decides unless --scorer names another (ingest.outcome); the run's pass
+        # rule names it when a sample has several
         scorer, score = next(iter(scores.items()))
-        value = as_dict(score).get("value")
-        verdict = _verdict(value)
-        if verdict is None:
-            return skip(
-                f"{task_id} epoch {epoch}: score {value!r} of scorer {scorer!r} is not pass/fail"
-            )
-        passed, reward = verdict
-        if not is_success(passed, reward):
-            explanation = as_dict(score).get("explanation")
-            reason = _short(explanation) if isinstance(explanation, str) and explanation else None
+        passed, reward, reason, unread = score_outcome(scorer, score)
     # no score and no error: an eval without a scorer (or not scored yet), an unscored trial
     if error is not None:
         # Inspect leaves a sample that errored out of its metrics: the run broke, not the model
@@ -283,6 +281,7 @@ def _convert(
         "target": sample.get("target"),
         "scorer": scorer,
         "scores": _scores(scores) or None,
+        "score_unread": unread,
         "sample_metadata": sample.get("metadata") or None,
     }
     return Trial(
@@ -302,28 +301,85 @@ def _convert(
         termination=f"{limit['type']} limit" if isinstance(limit.get("type"), str) else None,
         source_line=index,
         source=sample,
-        fingerprint=canonical(sample),
+        fingerprint=_identity(header, sample),
         source_member=where if line is None else None,  # an .eval member: named, it has no line
     )
 
 
+def score_outcome(
+    scorer: str, score: Any
+) -> tuple[bool | None, float | None, str | None, str | None]:
+    """``(passed, reward, reason, unread)`` of one scorer's score. Letters and booleans set
+    ``passed`` (C / I), numbers and PARTIAL (0.5, Inspect's value_to_float) set ``reward``, which
+    the pass threshold decides. A value that says neither (a dict of per-field scores, a list, null,
+    NaN, a word) leaves the trial unscored and ``unread`` says why; a dict's fields are picked with
+    ``--success-field scores.SCORER.value.FIELD``."""
+    value = as_dict(score).get("value")
+    verdict = _verdict(value)
+    if verdict is None:
+        return None, None, None, _unread(scorer, value)
+    passed, reward = verdict
+    reason = None
+    if not is_success(passed, reward):
+        explanation = as_dict(score).get("explanation")
+        reason = _short(explanation) if isinstance(explanation, str) and explanation else None
+    return passed, reward, reason, None
+
+
+def _unread(scorer: str, value: Any) -> str:
+    if isinstance(value, dict):
+        what = "a dict of per-field scores"
+    elif isinstance(value, list):
+        what = "a list"
+    elif value is None:
+        what = "null"
+    elif isinstance(value, float):
+        what = f"{value}"  # nan, inf
+    else:
+        what = f"{_short(str(value))[:40]!r}"
+    return f"score of scorer {_short(str(scorer))[:60]!r} is {what}, not pass/fail or a number"
+
+
+def _identity(header: dict[str, Any], sample: dict[str, Any]) -> bytes:
+    """What makes a sample the same trial: its eval id, sample id and epoch (the .eval and .json
+    copies of one log, re-serialized, are one trial); the whole sample when the log has no eval
+    id."""
+    eval_id = header.get("eval_id")
+    if isinstance(eval_id, str) and eval_id:
+        return canonical(
+            {"eval_id": eval_id, "id": sample.get("id"), "epoch": sample.get("epoch")}
+        )
+    return canonical(sample)
+
+
 def _verdict(value: Any) -> tuple[bool | None, float | None] | None:
-    """``(passed, reward)``: letters and booleans set ``passed``, numbers set ``reward``."""
+    """``(passed, reward)``: letters and booleans set ``passed``, numbers and PARTIAL set
+    ``reward``; None for a value that says neither (or a number that is not finite)."""
     if isinstance(value, bool):
         return value, None
     if isinstance(value, int | float):
-        return None, float(value)
+        return _finite(value)
     if isinstance(value, str):
         text = value.strip().lower()
         if text in _PASS:
             return True, None
         if text in _FAIL:
             return False, None
+        if text in _PARTIAL:
+            return None, 0.5
         try:
-            return None, float(text)
+            return _finite(float(text))
         except ValueError:
             return None
     return None
+
+
+def _finite(value: float) -> tuple[None, float] | None:
+    try:
+        number = float(value)
+    except OverflowError:  # an integer beyond any float
+        return None
+    return (None, number) if math.isfinite(number) else None
 
 
 def _messages(raw: list[Any]) -> list[Message]:
