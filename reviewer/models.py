@@ -67,10 +67,7 @@ class PassRule:
         if self.field:
             return f"pass means {self.field} ≥ {at} (or true)"
         if self.scorer is not None:
-            return (
-                f"pass means the score of scorer {self.scorer!r} ≥ {at} "
-                "(C = 1, P = 0.5, I = 0)"
-            )
+            return f"pass means the score of scorer {self.scorer!r} ≥ {at} (C = 1, P = 0.5, I = 0)"
         return f"pass means reward ≥ {at}"
 
     def to_json(self) -> str:

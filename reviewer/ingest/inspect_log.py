@@ -346,9 +346,7 @@ def _identity(header: dict[str, Any], sample: dict[str, Any]) -> bytes:
     id."""
     eval_id = header.get("eval_id")
     if isinstance(eval_id, str) and eval_id:
-        return canonical(
-            {"eval_id": eval_id, "id": sample.get("id"), "epoch": sample.get("epoch")}
-        )
+        return canonical({"eval_id": eval_id, "id": sample.get("id"), "epoch": sample.get("epoch")})
     return canonical(sample)
 
 

@@ -136,8 +136,10 @@ class Tally:
             )
         if self.unread:
             hint = (
-                f"; pick a field with --success-field scores.<scorer>.value.<field>"
-                if "dict" in self.unread_example
+                "; pick a field with --success-field scores.<scorer>.value.<field>"
+                if self.unread_example.endswith(
+                    "a dict of per-field scores, not pass/fail or a number"
+                )
                 else ""
             )
             out.append(
@@ -333,7 +335,9 @@ MAX_FIELD_CHARS, MAX_FIELD_PARTS = 500, 32
 def check_field(path: str) -> str | None:
     """What is wrong with a ``--success-field`` path, or None."""
     if not path or any(not part for part in path.split(".")):
-        return f"--success-field {path[:80]!r}: a dotted path like reward_info.components.base_success"
+        return (
+            f"--success-field {path[:80]!r}: a dotted path like reward_info.components.base_success"
+        )
     if len(path) > MAX_FIELD_CHARS or path.count(".") >= MAX_FIELD_PARTS:
         return (
             f"--success-field: a path of at most {MAX_FIELD_PARTS} parts and {MAX_FIELD_CHARS} "

@@ -68,7 +68,9 @@ class FileResult:
     skipped: list[Skip] = field(default_factory=list)
     error: str | None = None
     ignored: bool = False  # found by walking a folder, not a format we read
-    quiet: bool = False  # ignored without a word: Harbor's result.json / config.json of a trajectory
+    quiet: bool = (
+        False  # ignored without a word: Harbor's result.json / config.json of a trajectory
+    )
     cancelled: bool = False  # stopped by the caller; nothing of it was written
     runs: set[str] = field(default_factory=set)
     tasks: set[tuple[str, str]] = field(default_factory=set)

@@ -1,0 +1,316 @@
+"""Issue 15, second pass: defects an independent attack found in the real-log importers (Harbor jobs,
+SWE-agent run folders, --outcomes, Inspect scores, --success-field), each with its regression test."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from reviewer.cli import cli
+from reviewer.models import PassRule
+from reviewer.store.db import open_store
+from reviewer.store.queries import list_runs, run_outcomes, run_pass_rule
+from tests.conftest import CORPORA, FIXTURES
+from tests.ingest.test_inspect_log import sample
+
+TRAJECTORY = FIXTURES / "atif" / "openhands_hello-world.trajectory.json"
+TRAJ = FIXTURES / "swe_agent" / "swe-agent__test-repo-i1.traj"
+GRADED = FIXTURES / "tau_bench" / "grok-3-graded-5-tasks.json"
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    r = CliRunner().invoke(cli, list(args))
+    return r.exit_code, r.stdout, r.stderr
+
+
+def runs(db_path: str) -> dict[str, tuple[int, int]]:
+    with open_store(db_path) as db:
+        return {r.name: (r.trials, r.passed) for r in list_runs(db)}
+
+
+# --- 1. Harbor jobs ---------------------------------------------------------------------------------
+
+
+def harbor_job(root: Path, rewards: dict[str, float]) -> Path:
+    """``<root>/job-7/<trial>/agent/trajectory.json`` + ``<trial>/result.json`` for each trial (the
+    same trajectory in every trial), and the job's own result.json and config.json."""
+    job = root / "job-7"
+    for trial, reward in rewards.items():
+        agent = job / trial / "agent"
+        agent.mkdir(parents=True)
+        shutil.copy(TRAJECTORY, agent / "trajectory.json")
+        result = {
+            "trial_name": trial,
+            "task_name": "hello-world",
+            "verifier_result": {"rewards": {"reward": reward}},
+        }
+        (job / trial / "result.json").write_text(json.dumps(result))
+        (job / trial / "config.json").write_text(json.dumps({"agent": {"name": "openhands"}}))
+    (job / "result.json").write_text(json.dumps({"id": "job-7", "n_total_trials": len(rewards)}))
+    (job / "config.json").write_text(json.dumps({"job_name": "job-7"}))
+    return job
+
+
+def test_harbor_trials_land_in_one_run_named_after_the_job_not_agent(tmp_path: Path) -> None:
+    job = harbor_job(tmp_path, {"hello-world__a1": 1.0, "hello-world__b2": 0.0})
+    code, _, err = invoke("--db", "x.db", "import", str(job))
+    assert code == 0, err
+    assert runs("x.db") == {"job-7": (2, 1)}
+
+
+def test_harbor_identical_trajectories_graded_apart_are_two_trials(tmp_path: Path) -> None:
+    job = harbor_job(tmp_path, {"hello-world__a1": 1.0, "hello-world__b2": 0.0})
+    code, _, err = invoke("--db", "x.db", "import", str(job))
+    assert "repeats" not in err and "imported 2 trials" in err
+    with open_store("x.db") as db:
+        assert run_outcomes(db, "job-7") == {"pass": 1, "fail": 1}
+    # imported again: the same two ids, nothing new
+    code, _, err = invoke("--db", "x.db", "import", str(job))
+    assert code == 0 and "all 2 trials were already stored" in err
+
+
+def test_harbor_result_and_config_json_are_not_reported_as_ignored(tmp_path: Path) -> None:
+    job = harbor_job(tmp_path, {"hello-world__a1": 1.0})
+    code, out, err = invoke("--db", "x.db", "import", "--json", str(job))
+    assert code == 0
+    assert "ignored" not in err and "result.json" not in err and "config.json" not in err
+    assert [Path(f["file"]).name for f in json.loads(out)["files"]] == ["trajectory.json"]
+    # a stray result.json with no trajectory near it is still reported
+    stray = tmp_path / "other"
+    stray.mkdir()
+    (stray / "result.json").write_text('{"foo": 1}')
+    shutil.copy(TRAJ, stray / TRAJ.name)
+    _, _, err = invoke("--db", "y.db", "import", str(stray))
+    assert "ignored" in err and "result.json" in err
+
+
+# --- 2. SWE-agent run folders -------------------------------------------------------------------------
+
+
+def traj_with_id(src: Path, instance: str, as_string: bool = False) -> dict[str, Any]:
+    data = json.loads(src.read_text())
+    config: Any = {"problem_statement": {"id": instance, "type": "text"}}
+    data["replay_config"] = json.dumps(config) if as_string else config
+    data["info"]["submission"] = f"patch of {instance}"  # another attempt: another trial
+    return data
+
+
+def test_swe_agent_run_folder_is_one_run_with_the_instance_ids_as_tasks(tmp_path: Path) -> None:
+    flat = tmp_path / "gpt4__default__t-0.00"  # SWE-agent 0.x: <run>/<id>.traj
+    flat.mkdir()
+    for i in ("repo__a-1", "repo__b-2"):
+        (flat / f"{i}.traj").write_text(json.dumps(traj_with_id(TRAJ, i)))
+    nested = tmp_path / "run-1x"  # SWE-agent 1.x: <run>/<id>/<id>.traj
+    for i in ("repo__a-1", "repo__c-3"):
+        (nested / i).mkdir(parents=True)
+        (nested / i / f"{i}.traj").write_text(json.dumps(traj_with_id(TRAJ, i, as_string=True)))
+    code, out, err = invoke("--db", "x.db", "import", "--json", str(flat), str(nested))
+    assert code == 0, err
+    assert json.loads(out)["runs"] == ["gpt4__default__t-0.00", "run-1x"]
+    with open_store("x.db") as db:
+        tasks = {r.name: r.tasks for r in list_runs(db)}
+    assert tasks == {"gpt4__default__t-0.00": 2, "run-1x": 2}
+
+
+def test_swe_agent_task_is_the_instance_id_of_replay_config_not_the_file_name(
+    tmp_path: Path,
+) -> None:
+    from reviewer.ingest import swe_agent
+    from reviewer.models import Trial
+
+    renamed = tmp_path / "copied-under-another-name.traj"
+    renamed.write_text(json.dumps(traj_with_id(TRAJ, "marshmallow-code__marshmallow-1867")))
+    (trial,) = list(swe_agent.parse(renamed))
+    assert isinstance(trial, Trial) and trial.task_id == "marshmallow-code__marshmallow-1867"
+
+
+def test_swe_agent_corpus_trajectory_reads_its_instance_id() -> None:
+    name = (
+        "trajectories__demonstrations__replay__marshmallow-code__marshmallow-1867__function_"
+        "calling_replace__install-1__marshmallow-code__marshmallow-1867.traj"
+    )
+    path = CORPORA / "realworld" / "swe_agent" / name
+    if not path.exists():
+        pytest.skip("../shared/corpora is not beside this checkout")
+    from reviewer.ingest import swe_agent
+    from reviewer.models import Trial
+
+    (trial,) = list(swe_agent.parse(path))
+    assert isinstance(trial, Trial) and trial.task_id == "marshmallow-code__marshmallow-1867"
+
+
+# --- 3. --outcomes ----------------------------------------------------------------------------------
+
+
+def report(tmp_path: Path, **lists: list[str]) -> Path:
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(lists))
+    return path
+
+
+def test_outcomes_matching_no_trial_says_0_of_n(tmp_path: Path) -> None:
+    rep = report(tmp_path, resolved_ids=["django__django-1"], unresolved_ids=[])
+    code, _, err = invoke("--db", "x.db", "import", "--outcomes", str(rep), str(TRAJ))
+    assert code == 0
+    assert f"0 of 1 trials matched {rep}" in err
+    assert "django__django-1" in err and "swe-agent__test-repo-i1" in err  # both sides shown
+
+
+def test_outcomes_matching_some_trials_says_k_of_n(tmp_path: Path) -> None:
+    folder = tmp_path / "run"
+    folder.mkdir()
+    for i in ("a-1", "b-2", "c-3"):
+        (folder / f"{i}.traj").write_text(json.dumps(traj_with_id(TRAJ, i)))
+    rep = report(tmp_path, resolved_ids=["a-1"], unresolved_ids=["b-2"])
+    code, _, err = invoke("--db", "x.db", "import", "--outcomes", str(rep), str(folder))
+    assert code == 0 and f"2 of 3 trials matched {rep}" in err
+    with open_store("x.db") as db:
+        assert run_outcomes(db, "run") == {"pass": 1, "fail": 1, "unscored": 1}
+
+
+def test_outcomes_id_listed_resolved_and_unresolved_warns_and_is_left_out(tmp_path: Path) -> None:
+    rep = report(
+        tmp_path,
+        resolved_ids=["swe-agent__test-repo-i1"],
+        unresolved_ids=["swe-agent__test-repo-i1"],
+    )
+    code, _, err = invoke("--db", "x.db", "import", "--run", "s", "--outcomes", str(rep), str(TRAJ))
+    assert code == 0
+    assert "1 instance id listed with two outcomes (e.g. swe-agent__test-repo-i1)" in err
+    with open_store("x.db") as db:
+        assert run_outcomes(db, "s") == {"unscored": 1}
+
+
+def test_outcomes_given_for_tau_bench_says_it_was_not_applied(tmp_path: Path) -> None:
+    rep = report(tmp_path, resolved_ids=["0"], unresolved_ids=[])
+    code, _, err = invoke("--db", "x.db", "import", "--outcomes", str(rep), str(GRADED))
+    assert code == 0
+    assert "--outcomes not applied: tau-bench files carry their own outcomes" in err
+    assert "trials matched" not in err
+
+
+# --- 4. Inspect scores ----------------------------------------------------------------------------------
+
+
+def inspect_file(path: Path, samples: list[dict[str, Any]], eval_id: str = "E1") -> Path:
+    log = {
+        "version": 2,
+        "status": "success",
+        "eval": {"task": "quiz", "model": "m", "eval_id": eval_id},
+        "samples": samples,
+    }
+    path.write_text(json.dumps(log))
+    return path
+
+
+def one_scorer(sid: str, value: Any) -> dict[str, Any]:
+    rec = sample(sid, 1, value)
+    rec["scores"] = {"match": {"value": value}}
+    return rec
+
+
+@pytest.mark.parametrize("value", [{"accuracy": 1, "f1": 0.5}, [1, 0], None])
+def test_inspect_score_dict_list_or_null_is_an_unscored_trial_not_a_skip(
+    tmp_path: Path, value: Any
+) -> None:
+    log = inspect_file(tmp_path / "l.json", [one_scorer("a", value), one_scorer("b", "C")])
+    code, _, err = invoke("--db", "x.db", "import", str(log))
+    assert code == 0 and "0 skipped" in err
+    assert "1 sample unscored: score of scorer 'match' is" in err
+    with open_store("x.db") as db:
+        assert run_outcomes(db, "quiz · m") == {"pass": 1, "unscored": 1}
+
+
+def test_inspect_dict_score_field_is_chosen_with_success_field(tmp_path: Path) -> None:
+    samples = [one_scorer("a", {"accuracy": "C"}), one_scorer("b", {"accuracy": "I"})]
+    log = inspect_file(tmp_path / "l.json", samples)
+    _, _, err = invoke("--db", "x.db", "import", str(log))
+    assert "--success-field scores.<scorer>.value.<field>" in err
+    field = "scores.match.value.accuracy"
+    assert invoke("--db", "y.db", "import", "--success-field", field, str(log))[0] == 0
+    with open_store("y.db") as db:
+        assert run_outcomes(db, "quiz · m") == {"pass": 1, "fail": 1}
+
+
+def test_inspect_partial_counts_as_half_and_passes_at_threshold_half(tmp_path: Path) -> None:
+    log = inspect_file(
+        tmp_path / "l.json", [one_scorer("a", "P"), one_scorer("b", "I"), one_scorer("c", "C")]
+    )
+    assert invoke("--db", "x.db", "import", str(log))[0] == 0
+    assert invoke("--db", "y.db", "import", "--pass-threshold", "0.5", str(log))[0] == 0
+    assert runs("x.db") == {"quiz · m": (3, 1)}
+    assert runs("y.db") == {"quiz · m": (3, 2)}
+
+
+def two_scorers(sid: str, first: str, second: str) -> dict[str, Any]:
+    rec = sample(sid, 1, first)
+    rec["scores"] = {"includes": {"value": first}, "model_graded": {"value": second}}
+    return rec
+
+
+def test_several_scorers_the_rule_names_the_one_that_decided(tmp_path: Path) -> None:
+    log = inspect_file(
+        tmp_path / "l.json", [two_scorers("a", "C", "I"), two_scorers("b", "C", "C")]
+    )
+    code, out, err = invoke("--db", "x.db", "import", str(log))
+    assert "samples have several scorers; the first one decided ('includes')" in err
+    with open_store("x.db") as db:
+        assert PassRule.from_json(run_pass_rule(db, "quiz · m")).scorer == "includes"
+    text = invoke("--db", "x.db", "report")[1]
+    assert "pass rule: pass means the score of scorer 'includes'" in text
+    assert runs("x.db") == {"quiz · m": (2, 2)}
+
+
+def test_scorer_option_picks_the_deciding_scorer(tmp_path: Path) -> None:
+    samples = [two_scorers("a", "C", "I"), two_scorers("b", "C", "C")]
+    samples.append(one_scorer("c", "C"))  # no model_graded score
+    log = inspect_file(tmp_path / "l.json", samples)
+    code, _, err = invoke("--db", "x.db", "import", "--scorer", "model_graded", str(log))
+    assert code == 0
+    assert "1 sample without a score from scorer 'model_graded': unscored" in err
+    with open_store("x.db") as db:
+        assert run_outcomes(db, "quiz · m") == {"pass": 1, "fail": 1, "unscored": 1}
+        assert PassRule.from_json(run_pass_rule(db, "quiz · m")).scorer == "model_graded"
+    # the same from reviewer.toml
+    Path("reviewer.toml").write_text('[import]\nscorer = "model_graded"\n')
+    assert invoke("--db", "y.db", "import", str(log))[0] == 0
+    with open_store("y.db") as db:
+        assert run_outcomes(db, "quiz · m") == {"pass": 1, "fail": 1, "unscored": 1}
+
+
+def test_scorer_option_for_tau_bench_says_it_was_not_applied(tmp_path: Path) -> None:
+    _, _, err = invoke("--db", "x.db", "import", "--scorer", "match", str(GRADED))
+    assert "--scorer not applied: tau-bench files carry their own outcomes" in err
+
+
+# --- 5. --success-field -----------------------------------------------------------------------------
+
+
+def test_success_field_naming_an_object_says_it_is_an_object(tmp_path: Path) -> None:
+    field = "reward_info.components"
+    code, _, err = invoke("--db", "x.db", "import", "--success-field", field, str(GRADED))
+    assert code == 0
+    assert f"--success-field {field} is an object, not a number or true/false" in err
+    assert "base_success" in err  # the keys inside it are named
+    assert "without reward_info.components" not in err
+
+
+def test_success_field_that_gave_no_value_is_not_the_stored_rule(tmp_path: Path) -> None:
+    code, _, err = invoke(
+        "--db", "x.db", "import", "--run", "g", "--success-field", "no.such.field", str(GRADED)
+    )
+    assert code == 0 and "without no.such.field" in err
+    with open_store("x.db") as db:
+        rule = PassRule.from_json(run_pass_rule(db, "g"))
+    assert rule.field is None and rule.is_default
+    assert "no.such.field" not in invoke("--db", "x.db", "report")[1]
+    # the field that did decide is stored
+    field = "reward_info.components.base_success"
+    invoke("--db", "y.db", "import", "--run", "g", "--success-field", field, str(GRADED))
+    with open_store("y.db") as db:
+        assert PassRule.from_json(run_pass_rule(db, "g")).field == field
