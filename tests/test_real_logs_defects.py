@@ -314,3 +314,132 @@ def test_success_field_that_gave_no_value_is_not_the_stored_rule(tmp_path: Path)
     invoke("--db", "y.db", "import", "--run", "g", "--success-field", field, str(GRADED))
     with open_store("y.db") as db:
         assert PassRule.from_json(run_pass_rule(db, "g")).field == field
+
+
+# --- 6. report, compare, queues, OpenAI chat, Inspect copies -------------------------------------------
+
+
+def labeled_unscored_db(tmp_path: Path) -> None:
+    from tests.conftest import native_trial, write_jsonl
+
+    recs = [
+        native_trial("a", passed=True, trial=1, run="r"),
+        dict(native_trial("a", trial=2, run="r"), outcome={"infra_error": True}),
+        dict(native_trial("b", trial=1, run="r"), outcome=None),
+        dict(native_trial("b", trial=2, run="r"), outcome=None),
+    ]
+    write_jsonl(tmp_path / "r.jsonl", recs)
+    assert invoke("--db", "x.db", "import", str(tmp_path / "r.jsonl"))[0] == 0
+
+
+def test_report_outcome_human_json_counts_the_chosen_source(tmp_path: Path) -> None:
+    from reviewer.workflows.labels import give_label
+
+    labeled_unscored_db(tmp_path)
+    with open_store("x.db") as db:
+        (b1,) = [r[0] for r in db.execute("SELECT id FROM trials WHERE task_id='b' AND trial=1")]
+        give_label(db, b1, "ann", "fail")
+    harness = json.loads(invoke("--db", "x.db", "report", "--json")[1])["runs"][0]
+    assert harness["outcomes"] == {"pass": 1, "infra": 1, "unscored": 2}
+    human = json.loads(invoke("--db", "x.db", "report", "--json", "--outcome", "human")[1])
+    run = human["runs"][0]
+    assert run["outcomes"] == {"pass": 1, "fail": 1, "infra": 1, "unscored": 1}
+    assert run["harness_outcomes"] == {"pass": 1, "infra": 1, "unscored": 2}
+
+
+def test_compare_says_when_the_runs_pass_rules_differ(tmp_path: Path) -> None:
+    assert invoke("--db", "x.db", "import", "--run", "a", str(GRADED))[0] == 0
+    args = ("--db", "x.db", "import", "--run", "b", "--pass-threshold", "0.8", str(GRADED))
+    assert invoke(*args)[0] == 0
+    code, out, _ = invoke("--db", "x.db", "compare", "a", "b")
+    assert code == 0
+    warning = [ln for ln in out.splitlines() if "pass rules differ" in ln]
+    assert warning == [
+        "warning: the runs' pass rules differ: old pass means reward ≥ 1 − 1e-6; "
+        "new pass means reward ≥ 0.8 − 1e-6"
+    ]
+    data = json.loads(invoke("--db", "x.db", "compare", "a", "b", "--json")[1])
+    assert data["pass_rules_differ"] is True
+    assert data["pass_rules"]["new"] == "pass means reward ≥ 0.8 − 1e-6"
+    same = json.loads(invoke("--db", "x.db", "compare", "a", "a", "--json")[1])
+    assert same["pass_rules_differ"] is False
+    assert "pass rules differ" not in invoke("--db", "x.db", "compare", "a", "a")[1]
+
+
+@pytest.mark.parametrize("k", ["99999999999999999999", "1001", "0", "1,2000"])
+def test_report_and_compare_refuse_k_outside_1_to_1000(tmp_path: Path, k: str) -> None:
+    assert invoke("--db", "x.db", "import", "--run", "a", str(GRADED))[0] == 0
+    for args in (("report", "--k", k), ("compare", "a", "a", "--k", k.split(",")[-1])):
+        code, out, err = invoke("--db", "x.db", *args)
+        assert code == 2 and out == ""
+        (line,) = [ln for ln in err.splitlines() if ln.startswith("Error:")]
+        assert "k must be from 1 to 1000" in line
+    assert invoke("--db", "x.db", "report", "--k", "1,1000")[0] == 0
+
+
+def test_openai_chat_lines_without_passed_or_reward_are_unscored_trials(tmp_path: Path) -> None:
+    msgs = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    path = tmp_path / "chats.jsonl"
+    lines = [{"messages": msgs, "task_id": "t"}, {"messages": msgs, "task_id": "t", "passed": True}]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    code, _, err = invoke("--db", "x.db", "import", "--run", "c", str(path))
+    assert code == 0 and "0 skipped" in err
+    with open_store("x.db") as db:
+        assert run_outcomes(db, "c") == {"pass": 1, "unscored": 1}
+
+
+def test_calibration_queue_leaves_out_infrastructure_errors_and_says_so(tmp_path: Path) -> None:
+    labeled_unscored_db(tmp_path)
+    code, out, err = invoke("--db", "x.db", "sample", "--labeler", "ann", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["n"] == 3 and data["infra_left_out"] == 1
+    with open_store("x.db") as db:
+        infra = {r[0] for r in db.execute("SELECT id FROM trials WHERE outcome = 'infra'")}
+        queued = {r[0] for r in db.execute("SELECT trial_id FROM queue_items")}
+    assert queued and not infra & queued
+    code, out, _ = invoke("--db", "x.db", "sample", "--labeler", "bob")
+    assert "left out: 1 trials ended by infrastructure errors (not sampled)" in out
+
+
+def eval_as_json(src: Path, dst: Path) -> Path:
+    """The same Inspect log (same eval id) written as .json: its eval header and samples,
+    re-serialized (other key order, indented, events left out, a field added), so only the eval
+    id, sample id and epoch say they are the same trials."""
+    import zipfile
+
+    from reviewer.ingest import inspect_log
+
+    with zipfile.ZipFile(src) as zf, src.open("rb") as raw:
+
+        def member(name: str) -> Any:
+            return json.loads(inspect_log._member(zf, raw, zf.getinfo(name)))
+
+        names = [n for n in zf.namelist() if n.startswith("samples/")]
+        head = "header.json" if "header.json" in zf.namelist() else "_journal/start.json"
+        header = member(head)
+        samples = [dict(reversed(list(member(n).items()))) for n in names]
+    for sample_ in samples:  # a copy that differs in what does not name the trial
+        sample_.pop("events", None)
+        sample_["converted"] = True
+    log = {"version": 2, "status": "success", "eval": header["eval"], "samples": samples}
+    dst.write_text(json.dumps(log, indent=1))
+    return dst
+
+
+INSPECT = CORPORA / "inspect"
+
+
+def test_inspect_eval_and_json_copies_of_one_log_do_not_double_its_trials(tmp_path: Path) -> None:
+    if not (INSPECT / "support.eval").exists():
+        pytest.skip("../shared/corpora is not beside this checkout")
+    copy = eval_as_json(INSPECT / "support.eval", tmp_path / "support-copy.json")
+    code, _, err = invoke("--db", "x.db", "import", str(INSPECT / "support.eval"), str(copy))
+    assert code == 0 and "imported 16 trials" in err and "16 already stored" in err
+    assert runs("x.db") == {"support · model": (16, 10)}
+    # the corpus's .eval and .json are two evaluations (two eval ids): two runs, 16 trials each
+    both = (str(INSPECT / "support.eval"), str(INSPECT / "support.json"))
+    assert invoke("--db", "y.db", "import", *both)[0] == 0
+    assert runs("y.db") == {"support · model": (16, 10), "support · model (2)": (16, 10)}
+    code, _, err = invoke("--db", "y.db", "import", *both)
+    assert "nothing new: all 32 trials were already stored" in err
