@@ -67,7 +67,13 @@ class PassRule:
         if self.field:
             return f"pass means {self.field} ≥ {at} (or true)"
         if self.scorer is not None:
-            return f"pass means the score of scorer {self.scorer!r} ≥ {at} (C = 1, P = 0.5, I = 0)"
+            # several names: samples whose first scorers differ, each decided by its first
+            who = (
+                f"scorer {self.scorer!r}"
+                if ", " not in self.scorer
+                else f"each sample's first scorer ({self.scorer})"
+            )
+            return f"pass means the score of {who} ≥ {at} (C = 1, P = 0.5, I = 0)"
         return f"pass means reward ≥ {at}"
 
     def to_json(self) -> str:

@@ -443,3 +443,66 @@ def test_inspect_eval_and_json_copies_of_one_log_do_not_double_its_trials(tmp_pa
     assert runs("y.db") == {"support · model": (16, 10), "support · model (2)": (16, 10)}
     code, _, err = invoke("--db", "y.db", "import", *both)
     assert "nothing new: all 32 trials were already stored" in err
+
+
+# --- attacks on the new fields ------------------------------------------------------------------------
+
+
+def test_hostile_score_values_and_scorer_names_reach_the_terminal_escaped(tmp_path: Path) -> None:
+    esc = "\x1b]52;c;aGk=\x07\x1b[31m"
+    bad = sample("esc", 1, esc)
+    bad["scores"] = {"\x1b[2Jevil[/]": {"value": esc}, "match": {"value": "C"}}
+    samples = [bad, one_scorer("markup", "[red]x[/]"), one_scorer("ok", "C")]
+    log = inspect_file(tmp_path / "l.json", samples)
+    code, _, err = invoke("--db", "x.db", "import", str(log))
+    assert code == 0 and "\x1b" not in err and "\x07" not in err
+    assert "2 samples unscored" in err and "[2Jevil[/]" in err
+    text = invoke("--db", "x.db", "report")[1]
+    assert "\x1b" not in text
+    # the one sample with several scorers was decided by its first, named as Python writes it
+    assert text.startswith("pass rule: pass means the score of scorer '\\x1b[2Jevil[/]' ≥ 1")
+    code, _, err = invoke("--db", "y.db", "import", "--scorer", "[b]x[/]", str(log))
+    assert code == 0 and "3 samples without a score from scorer '[b]x[/]': unscored" in err
+
+
+def test_deep_or_long_success_field_path_is_refused_in_one_line(tmp_path: Path) -> None:
+    for path in ("a." * 5000 + "b", "x" * 600):
+        code, _, err = invoke("--db", "x.db", "import", "--success-field", path, str(GRADED))
+        assert code != 0 and len(err.strip().splitlines()) == 1
+        assert "a path of at most 32 parts and 500 characters" in err
+
+
+@pytest.mark.parametrize("threshold", ["1e308", "nan", "inf", "-0", "1e-400"])
+def test_hostile_pass_thresholds_are_refused(tmp_path: Path, threshold: str) -> None:
+    code, _, err = invoke("--db", "x.db", "import", "--pass-threshold", threshold, str(GRADED))
+    assert code != 0 and "a reward from 0 (not included) to 1" in err
+
+
+def test_a_nan_or_huge_inspect_score_is_a_skip_naming_the_field(tmp_path: Path) -> None:
+    # Inspect writes a non-finite score as null (an unscored trial); a NaN or a 100-digit integer
+    # is a number reviewer does not store: the gate names it, the other samples import
+    path = tmp_path / "l.json"
+    samples = [one_scorer("nan", 0.0), one_scorer("big", 0), one_scorer("ok", "C")]
+    text = json.dumps({"version": 2, "eval": {"task": "q", "eval_id": "E"}, "samples": samples})
+    text = text.replace('"value": 0.0', '"value": NaN', 2).replace(
+        '"value": 0}', '"value": 1' + "0" * 99 + "}"
+    )
+    path.write_text(text)
+    code, _, err = invoke("--db", "x.db", "import", str(path))
+    assert code == 0 and "imported 1 trial" in err
+    assert f"{path}:1: sample 1: scores.match.value: NaN is not a number reviewer stores" in err
+    assert f"{path}:2: sample 2: scores.match.value: integer out of range" in err
+
+
+def test_samples_whose_first_scorers_differ_name_them_all_in_the_rule(tmp_path: Path) -> None:
+    a = two_scorers("a", "C", "I")
+    b = two_scorers("b", "I", "C")
+    b["scores"] = dict(reversed(list(b["scores"].items())))  # model_graded first
+    log = inspect_file(tmp_path / "l.json", [a, b])
+    assert invoke("--db", "x.db", "import", str(log))[0] == 0
+    with open_store("x.db") as db:
+        rule = PassRule.from_json(run_pass_rule(db, "quiz · m"))
+    assert rule.describe().startswith(
+        "pass means the score of each sample's first scorer (includes, model_graded) ≥ 1"
+    )
+    assert runs("x.db") == {"quiz · m": (2, 2)}

@@ -89,8 +89,8 @@ class Tally:
         """The rule that decided this file's outcomes: the success field only when it gave a value,
         the scorer when it was asked for or chose among several."""
         scorer = options.scorer if "scorer" not in self.not_applied else None
-        if scorer is None and len(self.scorers) == 1:
-            scorer = next(iter(self.scorers))
+        if scorer is None and self.scorers:
+            scorer = ", ".join(sorted(self.scorers))
         return PassRule(
             options.pass_threshold,
             options.success_field if self.field_used else None,

@@ -345,7 +345,8 @@ def import_options(
         raise ValueError("--task must not be empty")
     if scorer is not None and not scorer.strip():
         raise ValueError("--scorer must not be empty")
-    outcomes, conflicts = None, []
+    outcomes: dict[str, str] | None = None
+    conflicts: list[str] = []
     if outcomes_file is not None:
         try:
             outcomes, conflicts = load_outcomes(Path(outcomes_file))
