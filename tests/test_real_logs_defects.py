@@ -506,3 +506,14 @@ def test_samples_whose_first_scorers_differ_name_them_all_in_the_rule(tmp_path: 
         "pass means the score of each sample's first scorer (includes, model_graded) ≥ 1"
     )
     assert runs("x.db") == {"quiz · m": (2, 2)}
+
+
+def test_a_harbor_result_json_named_directly_points_at_the_folder(tmp_path: Path) -> None:
+    job = harbor_job(tmp_path, {"hello-world__a1": 1.0})
+    result = job / "hello-world__a1" / "result.json"
+    code, _, err = invoke("--db", "x.db", "import", str(result))
+    assert code == 1
+    assert err.splitlines()[0] == (
+        f"reviewer: {result}: Harbor's result.json, read with the trajectories it describes: "
+        "import the trial or job folder"
+    )

@@ -106,10 +106,16 @@ def import_file(
     try:
         fmt = ingest.sniff(path)
     except IngestError as e:
+        side = e.reason.startswith("unknown format") and atif.harbor_side_file(path)
         if not direct and e.reason.startswith("unknown format"):
             result.ignored = True
-            result.quiet = atif.harbor_side_file(path)
+            result.quiet = side
         result.error = str(e)
+        if direct and side:
+            result.error = (
+                f"{result.file}: Harbor's {path.name}, read with the trajectories it describes: "
+                "import the trial or job folder"
+            )
         return result
     result.format = fmt.NAME
     try:
