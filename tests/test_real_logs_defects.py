@@ -517,3 +517,17 @@ def test_a_harbor_result_json_named_directly_points_at_the_folder(tmp_path: Path
         f"reviewer: {result}: Harbor's result.json, read with the trajectories it describes: "
         "import the trial or job folder"
     )
+
+
+def test_real_inspect_log_in_both_forms_without_eval_id_is_one_set_of_trials(
+    tmp_path: Path,
+) -> None:
+    # inspect_ai's own test log, written as .eval and .json by an Inspect older than eval ids: the
+    # two copies differ (attachments and events vs transcript) but share run id and task id
+    folder = CORPORA / "realworld" / "inspect_ai"
+    pair = [folder / f"log__test_eval_log__log_formats.{ext}" for ext in ("eval", "json")]
+    if not all(p.exists() for p in pair):
+        pytest.skip("../shared/corpora is not beside this checkout")
+    code, _, err = invoke("--db", "x.db", "import", *map(str, pair))
+    assert code == 0 and "0 skipped" in err and "1 already stored" in err
+    assert runs("x.db") == {"popularity · llama3.1": (1, 0)}

@@ -341,13 +341,19 @@ def _unread(scorer: str, value: Any) -> str:
 
 
 def _identity(header: dict[str, Any], sample: dict[str, Any]) -> bytes:
-    """What makes a sample the same trial: its eval id, sample id and epoch (the .eval and .json
-    copies of one log, re-serialized, are one trial); the whole sample when the log has no eval
-    id."""
+    """What makes a sample the same trial: its eval (the eval id; in logs older than eval ids, the
+    run id and task id), sample id and epoch, so the .eval and .json copies of one log, serialized
+    apart (attachments, events, transcript), are one trial; the whole sample when the log names no
+    eval."""
     eval_id = header.get("eval_id")
+    run_id, task_id = header.get("run_id"), header.get("task_id")
     if isinstance(eval_id, str) and eval_id:
-        return canonical({"eval_id": eval_id, "id": sample.get("id"), "epoch": sample.get("epoch")})
-    return canonical(sample)
+        ident: Any = eval_id
+    elif isinstance(run_id, str) and run_id and isinstance(task_id, str) and task_id:
+        ident = [run_id, task_id]
+    else:
+        return canonical(sample)
+    return canonical({"eval_id": ident, "id": sample.get("id"), "epoch": sample.get("epoch")})
 
 
 def _verdict(value: Any) -> tuple[bool | None, float | None] | None:
