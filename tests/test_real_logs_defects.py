@@ -531,3 +531,13 @@ def test_real_inspect_log_in_both_forms_without_eval_id_is_one_set_of_trials(
     code, _, err = invoke("--db", "x.db", "import", *map(str, pair))
     assert code == 0 and "0 skipped" in err and "1 already stored" in err
     assert runs("x.db") == {"popularity · llama3.1": (1, 0)}
+
+
+def test_import_summary_names_the_rule_applied_not_a_field_that_gave_nothing(
+    tmp_path: Path,
+) -> None:
+    args = ("--db", "x.db", "import", "--pass-threshold", "0.8", "--success-field", "no.such")
+    code, _, err = invoke(*args, str(GRADED))
+    assert code == 0
+    (line,) = [ln for ln in err.splitlines() if ln.startswith("outcomes:")]
+    assert line.endswith("; pass means reward ≥ 0.8 − 1e-6") and "no.such ≥" not in line

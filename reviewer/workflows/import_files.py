@@ -84,6 +84,7 @@ class FileResult:
     joined: int = 0  # trials given an outcome from --outcomes FILE
     considered: int = 0  # trials --outcomes FILE could give an outcome (SWE-agent, OpenHands)
     unmatched: list[str] = field(default_factory=list)  # instance ids --outcomes FILE lacks
+    rule: PassRule | None = None  # the rule that decided this file's outcomes
 
 
 def import_file(
@@ -224,7 +225,8 @@ def _import_trials(
         result.warnings += tally.warnings(result.file, session.options)
         result.joined, result.considered = tally.joined, tally.considered
         result.unmatched = tally.unmatched
-        _store_rule(db, result, tally.applied_rule(session.options), earlier)
+        result.rule = tally.applied_rule(session.options)
+        _store_rule(db, result, result.rule, earlier)
         record_import(
             db, result.file, fmt.NAME, result.added, result.already, len(result.skipped), _now()
         )

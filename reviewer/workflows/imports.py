@@ -210,7 +210,7 @@ def _outcomes_notes(summary: ImportSummary, options: ImportOptions) -> list[str]
             ours = ", ".join([i for f in summary.files for i in f.unmatched][:2]) or "none"
             line += f" (its ids: {theirs}; the trials' instance ids: {ours})"
         else:
-            line += "; the others keep their own outcome (unscored)"
+            line += "; the others keep the outcome their files give (else unscored)"
         out.append(line)
     return out
 
@@ -290,9 +290,11 @@ def outcome_line(summary: ImportSummary, options: ImportOptions | None = None) -
     """What the new trials' outcomes were, when any was not a plain pass or fail (or a pass rule
     other than the default decided them); None otherwise."""
     counts = summary.outcomes
-    rule = (options or ImportOptions()).rule
+    # the rules that decided (a success field that gave no value is not one), in file order
+    applied = [f.rule for f in summary.files if f.rule is not None and f.outcomes]
+    rules = list(dict.fromkeys(r for r in applied if not r.is_default))
     special = counts.get("infra", 0) + counts.get("unscored", 0)
-    if not counts or (not special and rule.is_default and not summary.joined):
+    if not counts or (not special and not rules and not summary.joined):
         return None
     parts = [f"{counts.get('pass', 0)} pass", f"{counts.get('fail', 0)} fail"]
     if counts.get("infra"):
@@ -301,8 +303,8 @@ def outcome_line(summary: ImportSummary, options: ImportOptions | None = None) -
     if counts.get("unscored"):
         parts.append(f"{counts['unscored']} unscored")
     line = "outcomes: " + ", ".join(parts)
-    if not rule.is_default:
-        line += f"; {rule.describe()}"
+    if rules:
+        line += "; " + "; ".join(r.describe() for r in rules)
     if summary.joined:
         line += f"; {summary.joined} joined from {(options or ImportOptions()).outcomes_file}"
     return line
