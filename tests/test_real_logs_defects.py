@@ -190,8 +190,18 @@ def test_outcomes_given_for_tau_bench_says_it_was_not_applied(tmp_path: Path) ->
     rep = report(tmp_path, resolved_ids=["0"], unresolved_ids=[])
     code, _, err = invoke("--db", "x.db", "import", "--outcomes", str(rep), str(GRADED))
     assert code == 0
-    assert "--outcomes not applied: tau-bench files carry their own outcomes" in err
+    assert f"--outcomes not applied to {GRADED} (tau-bench): these formats carry their own" in err
     assert "trials matched" not in err
+    # a folder of such files: one line for all of them
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for i in range(3):
+        shutil.copy(GRADED, folder / f"r{i}.json")
+    _, _, err = invoke("--db", "y.db", "import", "--outcomes", str(rep), str(folder))
+    assert [ln for ln in err.splitlines() if "not applied" in ln] == [
+        "reviewer: warning: --outcomes not applied to 3 files (tau-bench): these formats carry "
+        "their own outcomes; it joins SWE-agent and OpenHands trials"
+    ]
 
 
 # --- 4. Inspect scores ----------------------------------------------------------------------------------
@@ -285,7 +295,7 @@ def test_scorer_option_picks_the_deciding_scorer(tmp_path: Path) -> None:
 
 def test_scorer_option_for_tau_bench_says_it_was_not_applied(tmp_path: Path) -> None:
     _, _, err = invoke("--db", "x.db", "import", "--scorer", "match", str(GRADED))
-    assert "--scorer not applied: tau-bench files carry their own outcomes" in err
+    assert f"--scorer not applied to {GRADED} (tau-bench): these formats carry their own" in err
 
 
 # --- 5. --success-field -----------------------------------------------------------------------------

@@ -152,17 +152,27 @@ class Tally:
                 f"{file}: samples have several scorers; the first one decided ({names}); "
                 "choose another with --scorer NAME"
             )
-        for option in self.not_applied:
-            what = (
-                "it joins SWE-agent and OpenHands trials"
-                if option == "outcomes"
-                else "it picks an Inspect scorer"
-            )
-            out.append(
-                f"{file}: --{option} not applied: {self.format_name} files carry their own "
-                f"outcomes ({what})"
-            )
-        return out
+        return out  # options not applied: said once for the whole import (not_applied_lines)
+
+
+def not_applied_lines(files: list[tuple[str, str, list[str]]]) -> list[str]:
+    """One line per option some files' format does not use, from (file, format, options) of each
+    file: ``--outcomes not applied to 3 files (tau-bench): …``."""
+    out = []
+    for option, what in (
+        ("outcomes", "it joins SWE-agent and OpenHands trials"),
+        ("scorer", "it picks an Inspect scorer"),
+    ):
+        hit = [(f, fmt) for f, fmt, options in files if option in options]
+        if not hit:
+            continue
+        formats = ", ".join(dict.fromkeys(fmt for _, fmt in hit))
+        where = hit[0][0] if len(hit) == 1 else f"{len(hit)} files"
+        out.append(
+            f"--{option} not applied to {where} ({formats}): these formats carry their own "
+            f"outcomes; {what}"
+        )
+    return out
 
 
 def _trials(n: int, word: str = "trial") -> str:

@@ -85,6 +85,7 @@ class FileResult:
     considered: int = 0  # trials --outcomes FILE could give an outcome (SWE-agent, OpenHands)
     unmatched: list[str] = field(default_factory=list)  # instance ids --outcomes FILE lacks
     rule: PassRule | None = None  # the rule that decided this file's outcomes
+    not_applied: list[str] = field(default_factory=list)  # options its format does not use
 
 
 def import_file(
@@ -135,7 +136,7 @@ def import_file(
             result.skipped = found.skipped
             result.warnings += tally.warnings(result.file, session.options)
             result.joined, result.considered = tally.joined, tally.considered
-            result.unmatched = tally.unmatched
+            result.unmatched, result.not_applied = tally.unmatched, tally.not_applied
         else:
             _import_trials(db, fmt, path, result, run, progress, cancelled, session)
     except (IngestError, Cancelled) as e:
@@ -224,7 +225,7 @@ def _import_trials(
         _write_trials(db, records, result, run, default_run, progress, cancelled, session, earlier)
         result.warnings += tally.warnings(result.file, session.options)
         result.joined, result.considered = tally.joined, tally.considered
-        result.unmatched = tally.unmatched
+        result.unmatched, result.not_applied = tally.unmatched, tally.not_applied
         result.rule = tally.applied_rule(session.options)
         _store_rule(db, result, result.rule, earlier)
         record_import(

@@ -10,7 +10,7 @@ from pathlib import Path
 from reviewer.config import Config
 from reviewer.ingest.files import Progress, discover
 from reviewer.ingest.limits import LimitError, limits
-from reviewer.ingest.outcome import ImportOptions
+from reviewer.ingest.outcome import ImportOptions, not_applied_lines
 from reviewer.metrics.rules import Rule
 from reviewer.models import Rubric, Skip
 from reviewer.store.db import Store
@@ -190,10 +190,10 @@ def import_paths(
 def _outcomes_notes(summary: ImportSummary, options: ImportOptions) -> list[str]:
     """What ``--outcomes FILE`` did overall: ids it lists twice, and how many trials it matched
     when not all (``0 of 12 trials matched report.json``, with ids of both sides to compare)."""
+    out = not_applied_lines([(f.file, f.format or "", f.not_applied) for f in summary.files])
     if options.outcomes is None:
-        return []
+        return out
     name = options.outcomes_file or "the outcomes file"
-    out = []
     if options.outcome_conflicts:
         n = len(options.outcome_conflicts)
         eg = ", ".join(options.outcome_conflicts[:3])
