@@ -5,7 +5,6 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import json
-import math
 import re
 import struct
 import zipfile
@@ -25,8 +24,9 @@ from reviewer.ingest.base import (
     load_document,
     parse_arguments,
 )
+from reviewer.ingest.inspect_scores import score_outcome, scores_kept, short
 from reviewer.ingest.limits import MIB, RATIO_FREE, Limits, limits, size_text
-from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage, is_success
+from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage
 from reviewer.record import RecordError, json_problem, loads, loads_unchecked
 
 NAME = "inspect"
@@ -51,14 +51,9 @@ _DAMAGE = (
     zlib.error,
     struct.error,
 )
-_PASS = {"c", "correct", "true", "yes", "1", "1.0"}
-_FAIL = {"i", "incorrect", "n", "noanswer", "false", "no"}
-#: Inspect's value_to_float: PARTIAL is half credit, decided by the pass threshold like any reward.
-_PARTIAL = {"p", "partial"}
 #: The one flag the import options read: ``--scorer NAME`` picks the score that decides.
 HAS_SCORERS = True
 _MEDIA = {"image", "audio", "video", "document"}
-_REASON_MAX = 300
 _EXC_NAME = re.compile(r"([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt))\b")
 
 
@@ -248,7 +243,7 @@ def _convert(
         return skip("no sample id")
     task_id, epoch = str(sample["id"]), sample.get("epoch")
     if epoch is not None and (type(epoch) is not int or epoch < 0):
-        return skip(f"epoch {_short(repr(epoch))} is not a whole number of 0 or more")
+        return skip(f"epoch {short(repr(epoch))} is not a whole number of 0 or more")
     raw_messages = sample.get("messages")
     if not isinstance(raw_messages, list):
         return skip(f"{task_id} epoch {epoch}: no messages list")
@@ -269,7 +264,7 @@ def _convert(
     # no score and no error: an eval without a scorer (or not scored yet), an unscored trial
     if error is not None:
         # Inspect leaves a sample that errored out of its metrics: the run broke, not the model
-        reason = "infrastructure error: " + _short(error.message or "sample error")
+        reason = "infrastructure error: " + short(error.message or "sample error")
     limit = as_dict(sample.get("limit"))
     meta = {
         "eval_task": header.get("task"),
@@ -280,7 +275,7 @@ def _convert(
         "sample_uuid": sample.get("uuid"),
         "target": sample.get("target"),
         "scorer": scorer,
-        "scores": _scores(scores) or None,
+        "scores": scores_kept(scores) or None,
         "score_unread": unread,
         "sample_metadata": sample.get("metadata") or None,
     }
@@ -306,40 +301,6 @@ def _convert(
     )
 
 
-def score_outcome(
-    scorer: str, score: Any
-) -> tuple[bool | None, float | None, str | None, str | None]:
-    """``(passed, reward, reason, unread)`` of one scorer's score. Letters and booleans set
-    ``passed`` (C / I), numbers and PARTIAL (0.5, Inspect's value_to_float) set ``reward``, which
-    the pass threshold decides. A value that says neither (a dict of per-field scores, a list, null,
-    NaN, a word) leaves the trial unscored and ``unread`` says why; a dict's fields are picked with
-    ``--success-field scores.SCORER.value.FIELD``."""
-    value = as_dict(score).get("value")
-    verdict = _verdict(value)
-    if verdict is None:
-        return None, None, None, _unread(scorer, value)
-    passed, reward = verdict
-    reason = None
-    if not is_success(passed, reward):
-        explanation = as_dict(score).get("explanation")
-        reason = _short(explanation) if isinstance(explanation, str) and explanation else None
-    return passed, reward, reason, None
-
-
-def _unread(scorer: str, value: Any) -> str:
-    if isinstance(value, dict):
-        what = "a dict of per-field scores"
-    elif isinstance(value, list):
-        what = "a list"
-    elif value is None:
-        what = "null"
-    elif isinstance(value, float):
-        what = f"{value}"  # nan, inf
-    else:
-        what = f"{_short(str(value))[:40]!r}"
-    return f"score of scorer {_short(str(scorer))[:60]!r} is {what}, not pass/fail or a number"
-
-
 def _identity(header: dict[str, Any], sample: dict[str, Any]) -> bytes:
     """What makes a sample the same trial: its eval (the eval id; in logs older than eval ids, the
     run id and task id), sample id and epoch, so the .eval and .json copies of one log, serialized
@@ -354,36 +315,6 @@ def _identity(header: dict[str, Any], sample: dict[str, Any]) -> bytes:
     else:
         return canonical(sample)
     return canonical({"eval_id": ident, "id": sample.get("id"), "epoch": sample.get("epoch")})
-
-
-def _verdict(value: Any) -> tuple[bool | None, float | None] | None:
-    """``(passed, reward)``: letters and booleans set ``passed``, numbers and PARTIAL set
-    ``reward``; None for a value that says neither (or a number that is not finite)."""
-    if isinstance(value, bool):
-        return value, None
-    if isinstance(value, int | float):
-        return _finite(value)
-    if isinstance(value, str):
-        text = value.strip().lower()
-        if text in _PASS:
-            return True, None
-        if text in _FAIL:
-            return False, None
-        if text in _PARTIAL:
-            return None, 0.5
-        try:
-            return _finite(float(text))
-        except ValueError:
-            return None
-    return None
-
-
-def _finite(value: float) -> tuple[None, float] | None:
-    try:
-        number = float(value)
-    except OverflowError:  # an integer beyond any float
-        return None
-    return (None, number) if math.isfinite(number) else None
 
 
 def _messages(raw: list[Any]) -> list[Message]:
@@ -477,11 +408,6 @@ def _first_number(*values: Any) -> float | None:
     return next((n for v in values if (n := _number(v)) is not None), None)
 
 
-def _short(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= _REASON_MAX else text[: _REASON_MAX - 1] + "…"
-
-
 def run_name(header: dict[str, Any]) -> str | None:
     """A run named after the eval's task and model (``popularity · claude-sonnet-4``), the model
     without its provider prefix; None when the header names neither."""
@@ -492,14 +418,3 @@ def run_name(header: dict[str, Any]) -> str | None:
     if task is None and model is None:
         return None
     return " · ".join(p for p in (task, model) if p)
-
-
-def _scores(scores: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Every scorer's score as Inspect wrote it: value, answer, explanation (for the transcript)."""
-    out: dict[str, dict[str, Any]] = {}
-    for name, score in scores.items():
-        score = as_dict(score)
-        kept = {k: score[k] for k in ("value", "answer", "explanation") if score.get(k) is not None}
-        if kept:
-            out[str(name)] = kept
-    return out

@@ -216,7 +216,7 @@ def _note_scores(trial: Trial, options: ImportOptions, tally: Tally) -> None:
     if not isinstance(scores, dict) or not scores:
         return
     if options.scorer is not None:
-        from reviewer.ingest.inspect_log import score_outcome
+        from reviewer.ingest.inspect_scores import score_outcome
 
         if options.scorer not in scores:
             tally.no_scorer += 1
