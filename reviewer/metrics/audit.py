@@ -1,0 +1,414 @@
+"""Are the trials of a run independent? The audit behind `reviewer audit` and the Audit view.
+
+pass^k means something only when the k trials of a task ran in fresh environments. Four checks, fed
+one task at a time (:class:`RunAuditor`), so a run of any size is read once and never held whole:
+
+* **leak**: an identifier first returned by a write-like tool call in trial A shows up in what a read
+  returned to trial B before B wrote anything, while another trial of B's task made the same read
+  and did not get it. Ids in B's instruction or system prompt never count, nor do ids every trial
+  of the task reads alike (seeded data that a write happened to echo).
+* **copy**: two trials of a task with byte-identical assistant turns, or identical tool results,
+  latency and token counts: cached or replayed. pass^k is recomputed with each copy group once.
+* **hollow**: a pass with no assistant turn, an empty final assistant turn, or no tool call where
+  most passes of the task call tools.
+* **order**: the pass rate of a run's tasks depends on trial order (:mod:`reviewer.metrics.trend`).
+
+Each finding names its trials, the evidence, and the run's pass^k with the finding taken into
+account beside the reported figure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from reviewer.metrics.audit_trial import TrialDigest
+from reviewer.metrics.passk import default_ks, pass_hat_k_exact
+from reviewer.metrics.trend import ALPHA, Trend, trend_test
+from reviewer.models import FAIL, PASS
+
+KINDS = ("leak", "copy", "hollow", "order")
+KIND_WORDS = {
+    "leak": "leaked state",
+    "copy": "copies",
+    "hollow": "hollow passes",
+    "order": "order effect",
+}
+#: Caps that keep memory flat on runs whose reads vary a lot (a search tool, a clock).
+MAX_CREATORS = 4
+MAX_SIGHTINGS = 100_000
+
+
+@dataclass(frozen=True)
+class TrialRef:
+    id: str
+    task_id: str
+    trial: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "task_id": self.task_id, "trial": self.trial}
+
+    @classmethod
+    def of(cls, d: TrialDigest) -> TrialRef:
+        return cls(d.id, d.task_id, d.trial)
+
+
+@dataclass
+class Finding:
+    """One problem: what it is, the trials it names, the evidence, and the run's pass^k with it taken
+    into account (``adjusted``, beside the reported ``RunAudit.reported``)."""
+
+    kind: str
+    task_id: str | None
+    trials: list[TrialRef]
+    title: str
+    evidence: list[str]
+    adjusted: float | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "task_id": self.task_id,
+            "trials": [t.to_dict() for t in self.trials],
+            "title": self.title,
+            "evidence": self.evidence,
+            "pass_hat_k_adjusted": self.adjusted,
+            "detail": self.detail,
+        }
+
+
+@dataclass
+class RunAudit:
+    run: str
+    trials: int
+    k: int
+    reported: float | None  # the run's pass^k as `report` shows it
+    distinct: float | None  # the same with each group of copies counted once
+    distinct_left_out: int  # tasks left with fewer than k distinct trials
+    trend: Trend
+    findings: list[Finding] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        out = dict.fromkeys(KINDS, 0)
+        for f in self.findings:
+            out[f.kind] += 1
+        return out
+
+    def summary(self) -> str:
+        """One line: the run and what was found, or that nothing was."""
+        c = {k: v for k, v in self.counts().items() if v}
+        if not c:
+            return f"{self.run}: no finding in {self.trials} trial{_s(self.trials)}"
+        parts = [f"{n} {KIND_WORDS[k] if n != 1 else _one(k)}" for k, n in c.items()]
+        line = f"{self.run}: " + ", ".join(parts)
+        if c.get("copy") and self.distinct != self.reported:
+            line += f" (pass^{self.k} {_fmt(self.reported)}, {_fmt(self.distinct)} with copies once)"
+        return line
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run": self.run,
+            "trials": self.trials,
+            "k": self.k,
+            "pass_hat_k_reported": self.reported,
+            "pass_hat_k_copies_once": self.distinct,
+            "copies_once_tasks_left_out": self.distinct_left_out,
+            "trend": {
+                "z": self.trend.z,
+                "p": self.trend.p,
+                "alpha": ALPHA,
+                "tasks": self.trend.tasks,
+                "early_pass_rate": self.trend.early_rate,
+                "late_pass_rate": self.trend.late_rate,
+            },
+            "counts": self.counts(),
+            "findings": [f.to_dict() for f in self.findings],
+        }
+
+
+def _one(kind: str) -> str:
+    return {"leak": "leak", "copy": "copy group", "hollow": "hollow pass", "order": "order effect"}[
+        kind
+    ]
+
+
+def _s(n: int) -> str:
+    return "" if n == 1 else "s"
+
+
+def _fmt(v: float | None) -> str:
+    return "-" if v is None else f"{v:.2f}"
+
+
+@dataclass
+class _Task:
+    task_id: str
+    n: int
+    c: int
+    order: list[bool]  # scored outcomes in trial order
+
+
+@dataclass
+class _Sighting:
+    viewer: TrialRef
+    value: str
+    tool: str
+    message: int
+    without: TrialRef  # a trial of the same task whose same read did not return it
+    outcome: str  # the viewer's
+
+
+@dataclass
+class _Creator:
+    ref: TrialRef
+    tool: str
+    message: int
+
+
+class RunAuditor:
+    """Feed every task of one run (:meth:`add_task`, its trials' digests), then :meth:`finish`."""
+
+    def __init__(self, run: str) -> None:
+        self.run = run
+        self.tasks: dict[str, _Task] = {}
+        self.findings: list[Finding] = []
+        self.adjust: list[dict[str, tuple[int, int]]] = []  # per finding: task -> (n, c)
+        self.creators: dict[str, list[_Creator]] = {}
+        self.sightings: list[_Sighting] = []
+        self.distinct_counts: dict[str, tuple[int, int]] = {}
+        self.trials = 0
+
+    # --- one task -----------------------------------------------------------------------------
+
+    def add_task(self, digests: Sequence[TrialDigest]) -> None:
+        if not digests:
+            return
+        trials = sorted(digests, key=lambda d: d.trial)
+        task_id = trials[0].task_id
+        self.trials += len(trials)
+        scored = [d for d in trials if d.outcome in (PASS, FAIL)]
+        n, c = len(scored), sum(1 for d in scored if d.passed)
+        self.tasks[task_id] = _Task(task_id, n, c, [d.passed for d in scored])
+        self._copies(task_id, trials, scored)
+        self._hollow(task_id, scored, n, c)
+        for d in trials:
+            for value, where in d.created.items():
+                known = self.creators.setdefault(value, [])
+                if len(known) < MAX_CREATORS:
+                    known.append(_Creator(TrialRef.of(d), where.tool, where.message))
+        self._varying_reads(trials)
+
+    def _add(self, finding: Finding, adjust: dict[str, tuple[int, int]]) -> None:
+        self.findings.append(finding)
+        self.adjust.append(adjust)
+
+    def _copies(self, task_id: str, trials: list[TrialDigest], scored: list[TrialDigest]) -> None:
+        parent = list(range(len(trials)))
+
+        def root(i: int) -> int:
+            while parent[i] != i:
+                parent[i] = parent[parent[i]]
+                i = parent[i]
+            return i
+
+        why: dict[tuple[int, int], set[str]] = {}
+        for attr, reason in (
+            ("copy_key", "assistant turns identical to the byte"),
+            ("replay_key", "tool results, latency and token counts identical"),
+        ):
+            first: dict[str, int] = {}
+            for i, d in enumerate(trials):
+                key = getattr(d, attr)
+                if key is None:
+                    continue
+                if key in first:
+                    a, b = root(first[key]), root(i)
+                    if a != b:
+                        parent[b] = a
+                    why.setdefault((first[key], i), set()).add(reason)
+                else:
+                    first[key] = i
+        groups: dict[int, list[int]] = {}
+        for i in range(len(trials)):
+            groups.setdefault(root(i), []).append(i)
+        index = {d.id: i for i, d in enumerate(trials)}
+        # each group once: its first scored member's outcome
+        seen: set[int] = set()
+        n2 = c2 = 0
+        for d in scored:
+            g = root(index[d.id])
+            if g in seen:
+                continue
+            seen.add(g)
+            n2 += 1
+            c2 += d.passed
+        self.distinct_counts[task_id] = (n2, c2)
+        for members in groups.values():
+            if len(members) < 2:
+                continue
+            refs = [TrialRef.of(trials[i]) for i in members]
+            reasons = sorted({r for (a, _b), rs in why.items() if a in members for r in rs})
+            numbers = ", ".join(str(r.trial) for r in refs)
+            outcomes = [trials[i].outcome for i in members]
+            evidence = [
+                f"trials {numbers} of task {task_id}: {' and '.join(reasons)}",
+                f"outcomes: {', '.join(outcomes)}; likely served from a cache or replayed "
+                "(or a fully deterministic agent and environment)",
+            ]
+            self._add(
+                Finding(
+                    "copy",
+                    task_id,
+                    refs,
+                    f"task {task_id}: {len(refs)} trials are copies of one another",
+                    evidence,
+                    detail={"reasons": reasons, "outcomes": outcomes},
+                ),
+                {task_id: (n2, c2)},
+            )
+
+    def _hollow(self, task_id: str, scored: list[TrialDigest], n: int, c: int) -> None:
+        passes = [d for d in scored if d.passed]
+        tooled = sum(1 for d in passes if d.tool_calls)
+        for d in passes:
+            if d.assistant_turns == 0:
+                why = "no assistant turn at all"
+            elif d.final_empty:
+                why = "the final assistant turn is empty (no text, no tool call)"
+            elif d.tool_calls == 0 and tooled >= 2 and 2 * tooled > len(passes):
+                why = f"no tool call, while {tooled} of the task's {len(passes)} passes call tools"
+            else:
+                continue
+            self._add(
+                Finding(
+                    "hollow",
+                    task_id,
+                    [TrialRef.of(d)],
+                    f"task {task_id} trial {d.trial}: a pass with {why.split(',')[0]}",
+                    [f"trial {d.trial} of task {task_id} passed with {why}"],
+                    detail={"reason": why},
+                ),
+                {task_id: (n, c - 1)},
+            )
+
+    def _varying_reads(self, trials: list[TrialDigest]) -> None:
+        """Values one trial's pre-write read returned that the same read of another trial of the
+        task did not: kept as sightings until the run's created identifiers are all known."""
+        by_query: dict[str, list[tuple[TrialDigest, frozenset[str], str, int]]] = {}
+        for d in trials:
+            for r in d.reads:
+                by_query.setdefault(r.query, []).append((d, r.values, r.tool, r.message))
+        for results in by_query.values():
+            if len({d.id for d, *_ in results}) < 2:
+                continue
+            common = frozenset.intersection(*(v for _d, v, *_ in results))
+            for d, values, tool, message in results:
+                for value in values - common - d.given:
+                    without = next(
+                        (o for o, ov, *_ in results if o.id != d.id and value not in ov), None
+                    )
+                    if without is None or len(self.sightings) >= MAX_SIGHTINGS:
+                        continue
+                    self.sightings.append(
+                        _Sighting(
+                            TrialRef.of(d), value, tool, message, TrialRef.of(without), d.outcome
+                        )
+                    )
+
+    # --- the run ------------------------------------------------------------------------------
+
+    def finish(self) -> RunAudit:
+        self._leaks()
+        tasks = list(self.tasks.values())
+        k = default_ks(t.n for t in tasks)[-1]
+        base = {t.task_id: (t.n, t.c) for t in tasks}
+        reported, _ = _average(base.values(), k)
+        distinct, left = _average([self.distinct_counts.get(t, nc) for t, nc in base.items()], k)
+        trend = trend_test([t.order for t in tasks])
+        if trend.significant:
+            direction = "falls" if trend.z < 0 else "rises"
+            self._add(
+                Finding(
+                    "order",
+                    None,
+                    [],
+                    f"the pass rate {direction} with trial order (p = {trend.p:.2g})",
+                    [
+                        f"pass rate in the first half of each task's trials "
+                        f"{_fmt(trend.early_rate)}, in the second half {_fmt(trend.late_rate)}",
+                        f"trend test over {trend.tasks} tasks: z = {trend.z:.2f}, p = {trend.p:.2g} "
+                        f"(flagged below {ALPHA:g}); trials that are not independent make pass^k "
+                        "meaningless",
+                    ],
+                    detail={"z": trend.z, "p": trend.p},
+                ),
+                {},
+            )
+        for f, adjust in zip(self.findings, self.adjust, strict=True):
+            f.adjusted, _ = _average({**base, **adjust}.values(), k) if adjust else (reported, 0)
+        order = {kind: i for i, kind in enumerate(KINDS)}
+        self.findings.sort(key=lambda f: order[f.kind])
+        return RunAudit(self.run, self.trials, k, reported, distinct, left, trend, self.findings)
+
+    def _leaks(self) -> None:
+        pairs: dict[tuple[str, str], list[tuple[_Sighting, _Creator]]] = {}
+        for s in self.sightings:
+            creators = [c for c in self.creators.get(s.value, ()) if c.ref.id != s.viewer.id]
+            if not creators:
+                continue
+            same = [c for c in creators if c.ref.task_id == s.viewer.task_id]
+            earlier = [c for c in same if c.ref.trial < s.viewer.trial]
+            creator = (earlier or same or creators)[0]
+            pairs.setdefault((s.viewer.id, creator.ref.id), []).append((s, creator))
+        for found in pairs.values():
+            s, a = found[0]
+            b = s.viewer
+            values = sorted({x.value for x, _ in found})
+            shown = ", ".join(values[:5]) + (f" and {len(values) - 5} more" if len(values) > 5 else "")
+            t = self.tasks.get(b.task_id)
+            evidence = [
+                f"task {a.ref.task_id} trial {a.ref.trial} created {values[0]} with {a.tool} "
+                f"(message {a.message})",
+                f"task {b.task_id} trial {b.trial} saw it in what {s.tool} returned (message "
+                f"{s.message}), before it wrote anything",
+                f"the same {s.tool} in task {s.without.task_id} trial {s.without.trial} did not "
+                "return it",
+            ]
+            if len(values) > 1:
+                evidence.append(f"values seen: {shown}")
+            adjust: dict[str, tuple[int, int]] = {}
+            if t is not None and s.outcome in (PASS, FAIL):
+                adjust[b.task_id] = (t.n - 1, t.c - (s.outcome == PASS))
+            self._add(
+                Finding(
+                    "leak",
+                    b.task_id,
+                    [b, a.ref],
+                    f"task {b.task_id} trial {b.trial} saw {values[0]}, created by task "
+                    f"{a.ref.task_id} trial {a.ref.trial}",
+                    evidence,
+                    detail={
+                        "values": values,
+                        "viewer": {**b.to_dict(), "tool": s.tool, "message": s.message},
+                        "creator": {**a.ref.to_dict(), "tool": a.tool, "message": a.message},
+                        "without": s.without.to_dict(),
+                    },
+                ),
+                adjust,
+            )
+
+
+def _average(counts: Iterable[tuple[int, int]], k: int) -> tuple[float | None, int]:
+    """Mean pass^k over the tasks with at least k scored trials, and how many were left out."""
+    total, kept, left = Fraction(0), 0, 0
+    for n, c in counts:
+        v = pass_hat_k_exact(n, c, k)
+        if v is None:
+            left += n > 0
+            continue
+        total += v
+        kept += 1
+    return (float(total / kept) if kept else None), left
