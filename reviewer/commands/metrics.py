@@ -95,6 +95,7 @@ def report(
     )
     from reviewer.store.trials import trial_stats
     from reviewer.text import json_ready
+    from reviewer.workflows.audit import audit_warnings
 
     ks = parse_ks(k)
     db = cli_store(ctx)
@@ -124,6 +125,7 @@ def report(
             data["outcome_source"] = source
             data["pass_rule"] = PassRule.from_json(rule).describe()
             data["outcomes"] = outcomes
+            data["audit_warnings"] = audit_warnings(db, [r])
             data["left_out"] = {"infra": left.get("infra", 0), "unscored": unscored}
             data["distributions"] = {
                 "run": run_d.to_dict(),
@@ -139,6 +141,8 @@ def report(
             notes.append(f"note: {n} infrastructure error{'' if n == 1 else 's'} counted as fail")
         table = "\n".join([render_passk(rep, scored_note=bool(notes)), *notes])
         text = table + "\n\n" + render_distributions(run_d, task_d)
+        for line in audit_warnings(db, [r]):  # stderr: the table below keeps its layout
+            click.echo(line, err=True)
         head = header_lines(rule, source)
         if head:
             text = "\n".join(head) + "\n" + text
@@ -189,6 +193,7 @@ def compare(
     from reviewer.metrics.rules import RuleError, severities
     from reviewer.store.queries import task_counts
     from reviewer.store.trials import trial_stats
+    from reviewer.workflows.audit import audit_warnings
 
     if k is not None and k < 1:
         raise click.BadParameter("k must be 1 or more", param_hint="--k")
@@ -209,8 +214,10 @@ def compare(
         new_name=new,
     )
     curves = {r: passk_curve([(n, c) for _, n, c in task_counts(db, r)]) for r in (old, new)}
+    warnings = audit_warnings(db, [old, new])
     if as_json:
         data = cmp.to_dict()
+        data["audit_warnings"] = warnings
         if plot:
             data["pass_hat_k_curve"] = {
                 r: {str(kk): v for kk, v in pts} for r, pts in curves.items()
@@ -219,6 +226,8 @@ def compare(
         return
     color = sys.stdout.isatty() and "NO_COLOR" not in _env()
     text = render_comparison(cmp, color=color)
+    for line in warnings:  # stderr, before the table: stdout keeps its layout
+        click.echo(line, err=True)
     if color:  # our own colours, past the sanitizer; render_comparison made every name visible
         echo_raw(text, nl=not plot)
     else:

@@ -3,6 +3,7 @@ task by task), store what was found, and say it in a line or a warning."""
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -28,8 +29,9 @@ class StoredAudit:
         return {**self.summary, "audited_at": self.audited_at, "findings": self.findings}
 
 
-def audit_run(db: Store, run: str) -> RunAudit:
-    """Audit ``run`` (read once, a task at a time) and store the result in place of the last one."""
+def audit_run(db: Store, run: str, *, store: bool = True) -> RunAudit:
+    """Audit ``run`` (read once, a task at a time) and, with ``store``, keep the result in place
+    of the last one."""
     from reviewer.store.audit import iter_tasks, run_extent, save_audit
 
     extent = run_extent(db, run)
@@ -37,6 +39,8 @@ def audit_run(db: Store, run: str) -> RunAudit:
     for task in iter_tasks(db, run):
         auditor.add_task([digest_trial(tid, t) for tid, t in task])
     result = auditor.finish()
+    if not store:
+        return result
     data = result.to_dict()
     findings = data.pop("findings")
     at = datetime.now(UTC).isoformat(timespec="seconds")
@@ -96,15 +100,34 @@ def warning_of(summary: dict[str, Any]) -> str | None:
     if counts.get("copy") and reported != once:
         fmt = lambda v: "-" if v is None else f"{v:.2f}"  # noqa: E731
         line += f"; pass^{k} {fmt(reported)}, {fmt(once)} with copies counted once"
-    return line + " (reviewer audit --run NAME)"
+    return line + f" (reviewer audit --run {shlex.quote(str(summary.get('run')))})"
 
 
 def audit_warnings(db: Store, run_ids: Sequence[str]) -> list[str]:
     """One warning line per run of ``run_ids`` the audit flags (audited first when never audited or
     stale), for the headers of `report`, `compare` and `gate`."""
+    import sqlite3
+
     out = []
     for run in run_ids:
-        stored = stored_audit(db, run)
-        if stored is not None and (line := warning_of(stored.summary)):
+        try:
+            stored = stored_audit(db, run)
+            summary = None if stored is None else stored.summary
+        except sqlite3.Error:  # a database we may not write: audit without keeping it
+            summary = audit_run(db, run, store=False).to_dict()
+        if summary is not None and (line := warning_of(summary)):
             out.append(line)
     return out
+
+
+def audit_after_import(db: Store, runs: set[str]) -> str | None:
+    """Audit the runs an import added trials to; the import summary's one line (None: no run).
+    The import is done and stored whatever happens here, so a failure is told, not raised."""
+    import sqlite3
+
+    if not runs:
+        return None
+    try:
+        return summary_line(audit_runs(db, sorted(runs)))
+    except (sqlite3.Error, ValueError) as e:
+        return f"audit: not run ({e}); run `reviewer audit` to retry"

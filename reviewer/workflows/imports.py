@@ -40,6 +40,7 @@ class ImportSummary:
     rubric: Rubric | None = None  # a folder's rubric.toml, registered by this import
     rubric_file: str | None = None
     rubric_problem: str | None = None
+    audit_line: str | None = None  # the independence audit of the runs that gained trials
 
     @property
     def added(self) -> int:
@@ -182,6 +183,11 @@ def import_paths(
             break
     if db is not None and not check:
         _register_rubric(db, paths, summary)
+        from reviewer.workflows.audit import audit_after_import
+
+        summary.audit_line = audit_after_import(
+            db, {r for f in summary.files if f.added for r in f.runs}
+        )
     return summary
 
 
@@ -345,6 +351,8 @@ def summary_lines(
     out += [f"reviewer: warning: {w}" for w in summary.warnings]
     if not check and (line := outcome_line(summary, options)):
         out.append(line)
+    if not check and summary.audit_line:
+        out.append(summary.audit_line)
     return out
 
 
