@@ -30,12 +30,19 @@ from reviewer.metrics.trend import ALPHA, Trend, trend_test
 from reviewer.models import FAIL, PASS
 
 KINDS = ("leak", "copy", "hollow", "order")
+#: How a count of findings of each kind reads: (one, many).
 KIND_WORDS = {
-    "leak": "leaked state",
-    "copy": "copies",
-    "hollow": "hollow passes",
-    "order": "order effect",
+    "leak": ("leak", "leaks"),
+    "copy": ("copy group", "copy groups"),
+    "hollow": ("hollow pass", "hollow passes"),
+    "order": ("order effect", "order effects"),
 }
+
+
+def kind_count(kind: str, n: int) -> str:
+    """``2 leaks``, ``1 copy group``."""
+    one, many = KIND_WORDS.get(kind, (kind, kind))
+    return f"{n} {one if n == 1 else many}"
 #: Caps that keep memory flat on runs whose reads vary a lot (a search tool, a clock).
 MAX_CREATORS = 4
 MAX_SIGHTINGS = 100_000
@@ -102,7 +109,7 @@ class RunAudit:
         c = {k: v for k, v in self.counts().items() if v}
         if not c:
             return f"{self.run}: no finding in {self.trials} trial{_s(self.trials)}"
-        parts = [f"{n} {KIND_WORDS[k] if n != 1 else _one(k)}" for k, n in c.items()]
+        parts = [kind_count(k, n) for k, n in c.items()]
         line = f"{self.run}: " + ", ".join(parts)
         if c.get("copy") and self.distinct != self.reported:
             line += f" (pass^{self.k} {_fmt(self.reported)}, {_fmt(self.distinct)} with copies once)"
@@ -129,12 +136,6 @@ class RunAudit:
         }
 
 
-def _one(kind: str) -> str:
-    return {"leak": "leak", "copy": "copy group", "hollow": "hollow pass", "order": "order effect"}[
-        kind
-    ]
-
-
 def _s(n: int) -> str:
     return "" if n == 1 else "s"
 
@@ -159,6 +160,7 @@ class _Sighting:
     message: int
     without: TrialRef  # a trial of the same task whose same read did not return it
     outcome: str  # the viewer's
+    local: _Creator | None = None  # a trial of the viewer's own task that created it
 
 
 @dataclass
@@ -176,7 +178,8 @@ class RunAuditor:
         self.tasks: dict[str, _Task] = {}
         self.findings: list[Finding] = []
         self.adjust: list[dict[str, tuple[int, int]]] = []  # per finding: task -> (n, c)
-        self.creators: dict[str, list[_Creator]] = {}
+        self.creators: dict[str, list[_Creator]] = {}  # the first few, across the run
+        self.created_by: dict[str, int] = {}  # how many trials created each value
         self.sightings: list[_Sighting] = []
         self.distinct_counts: dict[str, tuple[int, int]] = {}
         self.trials = 0
@@ -194,12 +197,16 @@ class RunAuditor:
         self.tasks[task_id] = _Task(task_id, n, c, [d.passed for d in scored])
         self._copies(task_id, trials, scored)
         self._hollow(task_id, scored, n, c)
+        local: dict[str, list[_Creator]] = {}
         for d in trials:
             for value, where in d.created.items():
+                creator = _Creator(TrialRef.of(d), where.tool, where.message)
+                local.setdefault(value, []).append(creator)
+                self.created_by[value] = self.created_by.get(value, 0) + 1
                 known = self.creators.setdefault(value, [])
                 if len(known) < MAX_CREATORS:
-                    known.append(_Creator(TrialRef.of(d), where.tool, where.message))
-        self._varying_reads(trials)
+                    known.append(creator)
+        self._varying_reads(trials, local)
 
     def _add(self, finding: Finding, adjust: dict[str, tuple[int, int]]) -> None:
         self.findings.append(finding)
@@ -275,10 +282,12 @@ class RunAuditor:
         tooled = sum(1 for d in passes if d.tool_calls)
         for d in passes:
             if d.assistant_turns == 0:
-                why = "no assistant turn at all"
+                short, why = "no assistant turn", "no assistant turn at all"
             elif d.final_empty:
-                why = "the final assistant turn is empty (no text, no tool call)"
+                short = "an empty final answer"
+                why = "an empty final assistant turn (no text, no tool call)"
             elif d.tool_calls == 0 and tooled >= 2 and 2 * tooled > len(passes):
+                short = "no tool call"
                 why = f"no tool call, while {tooled} of the task's {len(passes)} passes call tools"
             else:
                 continue
@@ -287,14 +296,14 @@ class RunAuditor:
                     "hollow",
                     task_id,
                     [TrialRef.of(d)],
-                    f"task {task_id} trial {d.trial}: a pass with {why.split(',')[0]}",
+                    f"task {task_id} trial {d.trial}: a pass with {short}",
                     [f"trial {d.trial} of task {task_id} passed with {why}"],
                     detail={"reason": why},
                 ),
                 {task_id: (n, c - 1)},
             )
 
-    def _varying_reads(self, trials: list[TrialDigest]) -> None:
+    def _varying_reads(self, trials: list[TrialDigest], local: dict[str, list[_Creator]]) -> None:
         """Values one trial's pre-write read returned that the same read of another trial of the
         task did not: kept as sightings until the run's created identifiers are all known."""
         by_query: dict[str, list[tuple[TrialDigest, frozenset[str], str, int]]] = {}
@@ -312,9 +321,17 @@ class RunAuditor:
                     )
                     if without is None or len(self.sightings) >= MAX_SIGHTINGS:
                         continue
+                    mine = [c for c in local.get(value, ()) if c.ref.id != d.id]
+                    earlier = [c for c in mine if c.ref.trial < d.trial]
                     self.sightings.append(
                         _Sighting(
-                            TrialRef.of(d), value, tool, message, TrialRef.of(without), d.outcome
+                            TrialRef.of(d),
+                            value,
+                            tool,
+                            message,
+                            TrialRef.of(without),
+                            d.outcome,
+                            (earlier or mine or [None])[0],
                         )
                     )
 
@@ -355,15 +372,17 @@ class RunAuditor:
 
     def _leaks(self) -> None:
         pairs: dict[tuple[str, str], list[tuple[_Sighting, _Creator]]] = {}
+        others: dict[tuple[str, str], int] = {}
         for s in self.sightings:
             creators = [c for c in self.creators.get(s.value, ()) if c.ref.id != s.viewer.id]
-            if not creators:
+            creator = s.local or (creators[0] if creators else None)
+            if creator is None:
                 continue
-            same = [c for c in creators if c.ref.task_id == s.viewer.task_id]
-            earlier = [c for c in same if c.ref.trial < s.viewer.trial]
-            creator = (earlier or same or creators)[0]
             pairs.setdefault((s.viewer.id, creator.ref.id), []).append((s, creator))
-        for found in pairs.values():
+            # every trial that created it, but the viewer and the one named
+            viewer_made = any(c.ref.id == s.viewer.id for c in self.creators.get(s.value, ()))
+            others[(s.viewer.id, creator.ref.id)] = self.created_by[s.value] - 1 - viewer_made
+        for key, found in pairs.items():
             s, a = found[0]
             b = s.viewer
             values = sorted({x.value for x, _ in found})
@@ -379,6 +398,12 @@ class RunAuditor:
             ]
             if len(values) > 1:
                 evidence.append(f"values seen: {shown}")
+            if others[key] > 0:
+                evidence.append(
+                    f"{values[0]} was also created by {others[key]} other trial"
+                    f"{_s(others[key])} (an id the environment hands out the same each time); "
+                    "the one named is the likeliest"
+                )
             adjust: dict[str, tuple[int, int]] = {}
             if t is not None and s.outcome in (PASS, FAIL):
                 adjust[b.task_id] = (t.n - 1, t.c - (s.outcome == PASS))

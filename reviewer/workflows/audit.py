@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from reviewer.metrics.audit import KIND_WORDS, RunAudit, RunAuditor
+from reviewer.metrics.audit import RunAudit, RunAuditor, kind_count
 from reviewer.metrics.audit_trial import digest_trial
 from reviewer.store.db import Store
 
@@ -93,7 +93,7 @@ def warning_of(summary: dict[str, Any]) -> str | None:
     counts = {k: v for k, v in (summary.get("counts") or {}).items() if v}
     if not counts:
         return None
-    parts = [f"{n} {KIND_WORDS.get(k, k)}" for k, n in counts.items()]
+    parts = [kind_count(k, n) for k, n in counts.items()]
     line = f"warning: run {summary.get('run')}: the audit found " + ", ".join(parts)
     k = summary.get("k")
     reported, once = summary.get("pass_hat_k_reported"), summary.get("pass_hat_k_copies_once")
