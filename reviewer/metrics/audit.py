@@ -43,6 +43,8 @@ def kind_count(kind: str, n: int) -> str:
     """``2 leaks``, ``1 copy group``."""
     one, many = KIND_WORDS.get(kind, (kind, kind))
     return f"{n} {one if n == 1 else many}"
+
+
 #: Caps that keep memory flat on runs whose reads vary a lot (a search tool, a clock).
 MAX_CREATORS = 4
 MAX_SIGHTINGS = 100_000
@@ -112,7 +114,9 @@ class RunAudit:
         parts = [kind_count(k, n) for k, n in c.items()]
         line = f"{self.run}: " + ", ".join(parts)
         if c.get("copy") and self.distinct != self.reported:
-            line += f" (pass^{self.k} {_fmt(self.reported)}, {_fmt(self.distinct)} with copies once)"
+            line += (
+                f" (pass^{self.k} {_fmt(self.reported)}, {_fmt(self.distinct)} with copies once)"
+            )
         return line
 
     def to_dict(self) -> dict[str, Any]:
@@ -331,7 +335,7 @@ class RunAuditor:
                             message,
                             TrialRef.of(without),
                             d.outcome,
-                            (earlier or mine or [None])[0],
+                            (earlier or mine)[0] if mine else None,
                         )
                     )
 
@@ -386,7 +390,9 @@ class RunAuditor:
             s, a = found[0]
             b = s.viewer
             values = sorted({x.value for x, _ in found})
-            shown = ", ".join(values[:5]) + (f" and {len(values) - 5} more" if len(values) > 5 else "")
+            shown = ", ".join(values[:5]) + (
+                f" and {len(values) - 5} more" if len(values) > 5 else ""
+            )
             t = self.tasks.get(b.task_id)
             evidence = [
                 f"task {a.ref.task_id} trial {a.ref.trial} created {values[0]} with {a.tool} "
