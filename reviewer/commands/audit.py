@@ -39,6 +39,11 @@ def audit(ctx: click.Context, runs: Sequence[str], as_json: bool) -> None:
     blocks = []
     for r in results:
         lines = [r.summary()]
+        if r.unchecked:
+            lines.append(
+                f"  note: {r.unchecked} values that varied between reads were past the memory cap "
+                "and not checked for leaks"
+            )
         k = r.k
         if not r.findings:
             blocks.append(lines[0])

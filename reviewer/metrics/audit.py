@@ -45,9 +45,10 @@ def kind_count(kind: str, n: int) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
-#: Caps that keep memory flat on runs whose reads vary a lot (a search tool, a clock).
+#: Caps that keep memory flat on runs whose reads vary a lot (a search tool, a clock): the
+#: creators kept per value, and the values read that no trial has created (yet) kept for later tasks.
 MAX_CREATORS = 4
-MAX_SIGHTINGS = 100_000
+MAX_SIGHTINGS = 200_000
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,8 @@ class RunAudit:
     distinct_left_out: int  # tasks left with fewer than k distinct trials
     trend: Trend
     findings: list[Finding] = field(default_factory=list)
+    #: values read that varied between trials, past the memory cap: not checked for leaks
+    unchecked: int = 0
 
     def counts(self) -> dict[str, int]:
         out = dict.fromkeys(KINDS, 0)
@@ -136,6 +139,7 @@ class RunAudit:
                 "late_pass_rate": self.trend.late_rate,
             },
             "counts": self.counts(),
+            "unchecked_sightings": self.unchecked,
             "findings": [f.to_dict() for f in self.findings],
         }
 
@@ -184,7 +188,11 @@ class RunAuditor:
         self.adjust: list[dict[str, tuple[int, int]]] = []  # per finding: task -> (n, c)
         self.creators: dict[str, list[_Creator]] = {}  # the first few, across the run
         self.created_by: dict[str, int] = {}  # how many trials created each value
-        self.sightings: list[_Sighting] = []
+        self.sightings: list[_Sighting] = []  # of values some trial created
+        # of values no trial has created yet: kept (up to MAX_SIGHTINGS) for the tasks to come
+        self.pending: dict[str, list[_Sighting]] = {}
+        self.pending_n = 0
+        self.dropped = 0  # sightings past that cap, not checked
         self.distinct_counts: dict[str, tuple[int, int]] = {}
         self.trials = 0
 
@@ -320,24 +328,31 @@ class RunAuditor:
             common = frozenset.intersection(*(v for _d, v, *_ in results))
             for d, values, tool, message in results:
                 for value in values - common - d.given:
+                    mine = [c for c in local.get(value, ()) if c.ref.id != d.id]
+                    known = mine or value in self.creators
+                    if not known and self.pending_n >= MAX_SIGHTINGS:
+                        self.dropped += 1
+                        continue
                     without = next(
                         (o for o, ov, *_ in results if o.id != d.id and value not in ov), None
                     )
-                    if without is None or len(self.sightings) >= MAX_SIGHTINGS:
+                    if without is None:
                         continue
-                    mine = [c for c in local.get(value, ()) if c.ref.id != d.id]
                     earlier = [c for c in mine if c.ref.trial < d.trial]
-                    self.sightings.append(
-                        _Sighting(
-                            TrialRef.of(d),
-                            value,
-                            tool,
-                            message,
-                            TrialRef.of(without),
-                            d.outcome,
-                            (earlier or mine)[0] if mine else None,
-                        )
+                    sighting = _Sighting(
+                        TrialRef.of(d),
+                        value,
+                        tool,
+                        message,
+                        TrialRef.of(without),
+                        d.outcome,
+                        (earlier or mine)[0] if mine else None,
                     )
+                    if known:
+                        self.sightings.append(sighting)
+                    else:  # created, if at all, by a task still to come
+                        self.pending.setdefault(value, []).append(sighting)
+                        self.pending_n += 1
 
     # --- the run ------------------------------------------------------------------------------
 
@@ -372,9 +387,15 @@ class RunAuditor:
             f.adjusted, _ = _average({**base, **adjust}.values(), k) if adjust else (reported, 0)
         order = {kind: i for i, kind in enumerate(KINDS)}
         self.findings.sort(key=lambda f: order[f.kind])
-        return RunAudit(self.run, self.trials, k, reported, distinct, left, trend, self.findings)
+        return RunAudit(
+            self.run, self.trials, k, reported, distinct, left, trend, self.findings, self.dropped
+        )
 
     def _leaks(self) -> None:
+        for value, seen in self.pending.items():
+            if value in self.creators:
+                self.sightings += seen
+        self.pending.clear()
         pairs: dict[tuple[str, str], list[tuple[_Sighting, _Creator]]] = {}
         others: dict[tuple[str, str], int] = {}
         for s in self.sightings:

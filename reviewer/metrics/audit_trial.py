@@ -14,6 +14,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from reviewer.models import PASS, Trial
@@ -33,6 +34,7 @@ _WORD_SPLIT = re.compile(r"[^A-Za-z0-9]+")
 MIN_COPY_CHARS = 200
 
 
+@lru_cache(maxsize=4096)
 def is_write_tool(name: str | None) -> bool:
     """Whether a tool's name says it changes state (``book_reservation``, ``cancelOrder``)."""
     if not name:
@@ -42,23 +44,43 @@ def is_write_tool(name: str | None) -> bool:
 
 
 def is_identifier(token: str) -> bool:
-    if not 4 <= len(token) <= 100 or _DATE.match(token):
+    if not 4 <= len(token) <= 100:
         return False
-    digits = sum(ch.isdigit() for ch in token)
-    letters = sum(ch.isalpha() for ch in token)
-    if digits and letters:
-        return True
-    if digits:
-        return digits >= 6
+    known = _KNOWN.get(token)
+    if known is None:
+        known = _is_identifier(token)
+        if len(_KNOWN) > 500_000:
+            _KNOWN.clear()
+        _KNOWN[token] = known
+    return known
+
+
+_KNOWN: dict[str, bool] = {}
+_DIGIT = re.compile(r"\d")
+_LETTER = re.compile(r"[A-Za-z]")
+_NOT_DIGIT = re.compile(r"\D+")
+
+
+def _is_identifier(token: str) -> bool:
+    if _DATE.match(token):
+        return False
+    if _DIGIT.search(token):
+        return _LETTER.search(token) is not None or len(_NOT_DIGIT.sub("", token)) >= 6
     core = token.replace("_", "").replace("-", "")
     return len(core) >= 5 and core.isalpha() and core.isupper()
 
 
-def identifiers(text: str | None) -> set[str]:
-    """The identifier tokens of ``text`` (see the module docstring)."""
+@lru_cache(maxsize=512)
+def _identifiers(text: str) -> frozenset[str]:
+    return frozenset(t for t in set(_TOKEN.findall(text)) if is_identifier(t))
+
+
+def identifiers(text: str | None) -> frozenset[str]:
+    """The identifier tokens of ``text`` (see the module docstring); a text seen lately (a system
+    prompt, the same profile read by every trial of a task) is read once."""
     if not text:
-        return set()
-    return {t for t in _TOKEN.findall(text) if is_identifier(t)}
+        return frozenset()
+    return _identifiers(text)
 
 
 def _args_text(arguments: Any) -> str:
@@ -70,9 +92,8 @@ def _args_text(arguments: Any) -> str:
         return str(arguments)
 
 
-def _digest(parts: Any) -> str:
-    body = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.blake2b(body.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+def _bytes(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,8 +106,8 @@ class Creation:
 
 @dataclass(frozen=True, slots=True)
 class Read:
-    """A successful read made before the trial's first write: the query (tool and arguments, as
-    a fingerprint), where it is and the identifiers its result held."""
+    """A successful read made before the trial's first write: the query (tool and arguments as
+    text), where it is and the identifiers its result held."""
 
     query: str
     tool: str
@@ -120,13 +141,13 @@ def digest_trial(trial_id: str, trial: Trial) -> TrialDigest:
     """Read ``trial`` once for the audit."""
     given = identifiers(trial.instruction)
     seen = set(given)
-    calls: dict[str, tuple[str, Any]] = {}
+    calls: dict[str, tuple[str, str]] = {}  # call id -> (tool, arguments as text)
     created: dict[str, Creation] = {}
     reads: list[Read] = []
     wrote = False
-    assistant: list[Any] = []
-    tool_results: list[str] = []
-    chars = 0
+    said = hashlib.blake2b(digest_size=16)  # every assistant turn, in order
+    returned = hashlib.blake2b(digest_size=16)  # every tool result, in order
+    turns = results = chars = 0
     last_assistant = None
     for i, m in enumerate(trial.messages):
         if m.role == "system":
@@ -136,40 +157,43 @@ def digest_trial(trial_id: str, trial: Trial) -> TrialDigest:
             continue
         if m.role == "assistant":
             last_assistant = m
-            assistant.append([m.content, [[c.name, c.arguments] for c in m.tool_calls]])
+            turns += 1
             chars += len(m.content)
+            said.update(_bytes(m.content) + b"\x00")
             for c in m.tool_calls:
                 text = _args_text(c.arguments)
                 chars += len(c.name) + len(text)
+                said.update(_bytes(f"{c.name}\x01{text}\x02"))
                 seen |= identifiers(text)
                 if c.id:
-                    calls[c.id] = (c.name, c.arguments)
+                    calls[c.id] = (c.name, text)
+            said.update(b"\x03")
             seen |= identifiers(m.content)
             continue
         if m.role != "tool":
             seen |= identifiers(m.content)
             continue
-        tool_results.append(m.content)
-        name, arguments = calls.get(m.tool_call_id or "", (m.name or "", None))
+        results += 1
+        returned.update(_bytes(m.content) + b"\x00")
+        name, arguments = calls.get(m.tool_call_id or "", (m.name or "", ""))
         name = m.name or name
         values = identifiers(m.content)
         ok = not m.is_error and not looks_like_error(m.content)
         if is_write_tool(name):
-            if ok:
-                for v in values - seen - identifiers(_args_text(arguments)):
+            if ok:  # the call's own arguments are already in seen
+                for v in values - seen:
                     created.setdefault(v, Creation(i, name))
                 wrote = True
         elif ok and not wrote and m.tool_call_id in calls:
-            reads.append(Read(_digest([name, arguments]), name, i, frozenset(values)))
+            reads.append(Read(f"{name}\x00{arguments}", name, i, values))
         seen |= values
-    substantial = trial.tool_call_count > 0 or len(assistant) > 1 or chars >= MIN_COPY_CHARS
-    copy_key = _digest(assistant) if assistant and substantial else None
+    substantial = trial.tool_call_count > 0 or turns > 1 or chars >= MIN_COPY_CHARS
+    copy_key = said.hexdigest() if turns and substantial else None
     replay_key = None
-    if tool_results and trial.latency_s is not None:
+    if results and trial.latency_s is not None:
         usage = trial.usage
-        replay_key = _digest(
-            [tool_results, trial.latency_s, usage.input_tokens, usage.output_tokens]
-        )
+        returned.update(_bytes(f"{trial.latency_s!r}/{usage.input_tokens}/{usage.output_tokens}"))
+        replay_key = returned.hexdigest()
     final_empty = last_assistant is not None and not (
         last_assistant.content.strip() or last_assistant.tool_calls
     )
@@ -178,7 +202,7 @@ def digest_trial(trial_id: str, trial: Trial) -> TrialDigest:
         task_id=trial.task_id,
         trial=trial.trial if trial.trial is not None else 0,
         outcome=trial.outcome,
-        assistant_turns=len(assistant),
+        assistant_turns=turns,
         tool_calls=trial.tool_call_count,
         final_empty=final_empty,
         copy_key=copy_key,
