@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import resource
 import tempfile
 import time
 from pathlib import Path
@@ -137,6 +138,8 @@ def main() -> None:
         f"import {imported:.1f}s  audit {audited:.1f}s  ratio audit/import {audited / imported:.2f}"
     )
     print(f"found: {result.summary()}")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak resident memory of the whole process: {peak:.0f} MB")
 
 
 if __name__ == "__main__":
