@@ -11,7 +11,7 @@ import pytest
 from reviewer.store import open_store
 from reviewer.workflows.audit import audit_warnings, stored_audit
 from tests.audit_sim import Sim
-from tests.conftest import CORPORA, SAMPLE_RUNS, run_cli, write_jsonl
+from tests.conftest import CORPORA, FIXTURES, SAMPLE_RUNS, run_cli, write_jsonl
 
 
 def planted(path: Path) -> Path:
@@ -147,3 +147,23 @@ def test_realworld_runs_give_no_finding() -> None:
     runs = json.loads(out)["runs"]
     assert len(runs) > 30
     assert [r["run"] for r in runs if r["findings"]] == []
+
+
+@pytest.mark.parametrize(
+    "name", ["tau_bench/grok-3-graded-5-tasks.json", "tau2/airline-small.json"]
+)
+def test_real_fixtures_give_no_finding(name: str) -> None:
+    code, _, err = run_cli("--db", "x.db", "import", str(FIXTURES / name))
+    assert code == 0, err
+    assert "audit: no finding in 1 run" in err.splitlines()
+
+
+def test_tau_bench_fixture_gives_only_task_12s_hollow_pass() -> None:
+    # tasks 0, 2, 12, 41, 44: a cancellation in task 41 echoes seeded flights, payment ids and birth
+    # dates that other trials read with get_reservation_details; none of it is a leak
+    run_cli("--db", "x.db", "import", str(FIXTURES / "tau_bench/gpt-4o-airline-5-tasks.json"))
+    _, out, _ = run_cli("--db", "x.db", "audit", "--json")
+    (run,) = json.loads(out)["runs"]
+    assert run["counts"] == {"leak": 0, "copy": 0, "hollow": 1, "order": 0}
+    (f,) = run["findings"]
+    assert (f["trials"][0]["task_id"], f["trials"][0]["trial"]) == ("12", 3)

@@ -108,12 +108,14 @@ def audit_warnings(db: Store, run_ids: Sequence[str]) -> list[str]:
     stale), for the headers of `report`, `compare` and `gate`."""
     import sqlite3
 
+    from reviewer.store.db import StoreError
+
     out = []
     for run in run_ids:
         try:
             stored = stored_audit(db, run)
             summary = None if stored is None else stored.summary
-        except sqlite3.Error:  # a database we may not write: audit without keeping it
+        except (sqlite3.Error, StoreError):  # a database we may not write: audit, keep nothing
             summary = audit_run(db, run, store=False).to_dict()
         if summary is not None and (line := warning_of(summary)):
             out.append(line)
@@ -125,9 +127,11 @@ def audit_after_import(db: Store, runs: set[str]) -> str | None:
     The import is done and stored whatever happens here, so a failure is told, not raised."""
     import sqlite3
 
+    from reviewer.store.db import StoreError
+
     if not runs:
         return None
     try:
         return summary_line(audit_runs(db, sorted(runs)))
-    except (sqlite3.Error, ValueError) as e:
+    except (sqlite3.Error, StoreError, ValueError) as e:
         return f"audit: not run ({e}); run `reviewer audit` to retry"
