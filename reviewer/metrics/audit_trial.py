@@ -127,7 +127,7 @@ class TrialDigest:
     tool_calls: int
     final_empty: bool  # the last assistant turn has no text and no tool call
     copy_key: str | None  # fingerprint of every assistant turn (None: too little to tell)
-    replay_key: str | None  # fingerprint of tool results, latency and tokens (None: no timings)
+    replay_key: str | None  # fingerprint of tool results, latency and tokens (None: one unknown)
     created: dict[str, Creation] = field(default_factory=dict)
     reads: list[Read] = field(default_factory=list)
     given: frozenset[str] = frozenset()  # identifiers in the instruction and system prompt
@@ -190,8 +190,10 @@ def digest_trial(trial_id: str, trial: Trial) -> TrialDigest:
     substantial = trial.tool_call_count > 0 or turns > 1 or chars >= MIN_COPY_CHARS
     copy_key = said.hexdigest() if turns and substantial else None
     replay_key = None
-    if results and trial.latency_s is not None:
-        usage = trial.usage
+    usage = trial.usage
+    # a millisecond latency alone collides by chance in big runs; with both token counts it cannot
+    timed = None not in (trial.latency_s, usage.input_tokens, usage.output_tokens)
+    if results and timed:
         returned.update(_bytes(f"{trial.latency_s!r}/{usage.input_tokens}/{usage.output_tokens}"))
         replay_key = returned.hexdigest()
     final_empty = last_assistant is not None and not (
