@@ -119,6 +119,7 @@ def report(
     )
     from reviewer.store.trials import trial_stats
     from reviewer.text import json_ready
+    from reviewer.workflows.audit import audit_warnings
 
     ks = _parse_k(k)
     db = cli_store(ctx)
@@ -160,6 +161,7 @@ def report(
                 }
                 data["outcomes"] = {o: v for o, v in chosen.items() if v}
                 data["harness_outcomes"] = outcomes
+            data["audit_warnings"] = audit_warnings(db, [r])
             data["left_out"] = {"infra": left.get("infra", 0), "unscored": unscored}
             data["distributions"] = {
                 "run": run_d.to_dict(),
@@ -175,6 +177,8 @@ def report(
             notes.append(f"note: {n} infrastructure error{'' if n == 1 else 's'} counted as fail")
         table = "\n".join([render_passk(rep, scored_note=bool(notes)), *notes])
         text = table + "\n\n" + render_distributions(run_d, task_d)
+        for line in audit_warnings(db, [r]):  # stderr: the table below keeps its layout
+            click.echo(line, err=True)
         head = header_lines(rule, source)
         if head:
             text = "\n".join(head) + "\n" + text
@@ -226,6 +230,7 @@ def compare(
     from reviewer.metrics.rules import RuleError, severities
     from reviewer.store.queries import task_counts
     from reviewer.store.trials import trial_stats
+    from reviewer.workflows.audit import audit_warnings
 
     _check_k(None if k is None else [k])
     db = cli_store(ctx)
@@ -246,8 +251,10 @@ def compare(
     )
     cmp.pass_rules = pass_rules(db, old, new)  # a warning line / field when they differ
     curves = {r: passk_curve([(n, c) for _, n, c in task_counts(db, r)]) for r in (old, new)}
+    warnings = audit_warnings(db, [old, new])
     if as_json:
         data = cmp.to_dict()
+        data["audit_warnings"] = warnings
         if plot:
             data["pass_hat_k_curve"] = {
                 r: {str(kk): v for kk, v in pts} for r, pts in curves.items()
@@ -256,6 +263,8 @@ def compare(
         return
     color = sys.stdout.isatty() and "NO_COLOR" not in _env()
     text = render_comparison(cmp, color=color)
+    for line in warnings:  # stderr, before the table: stdout keeps its layout
+        click.echo(line, err=True)
     if color:  # our own colours, past the sanitizer; render_comparison made every name visible
         echo_raw(text, nl=not plot)
     else:

@@ -723,3 +723,29 @@ def m009_outcomes(db: sqlite_utils.Database) -> None:
         FROM task_stats;
         """,
     )
+
+
+@migrations()
+def m010_audit(db: sqlite_utils.Database) -> None:
+    """The independence audit of each run (`reviewer audit`): when it ran and over which trials (so
+    a run that gained trials since reads as stale), its summary as JSON, and one row per finding."""
+    _run_script(
+        db,
+        """
+        CREATE TABLE audit_runs (
+            run TEXT PRIMARY KEY REFERENCES runs(name),
+            audited_at TEXT NOT NULL,
+            trials INTEGER NOT NULL,
+            top_seq INTEGER NOT NULL,
+            summary TEXT NOT NULL
+        );
+        CREATE TABLE audit_findings (
+            id INTEGER PRIMARY KEY,
+            run TEXT NOT NULL REFERENCES runs(name),
+            kind TEXT NOT NULL,
+            task_id TEXT,
+            finding TEXT NOT NULL
+        );
+        CREATE INDEX audit_findings_run ON audit_findings(run, kind);
+        """,
+    )

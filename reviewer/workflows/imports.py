@@ -41,6 +41,7 @@ class ImportSummary:
     rubric_file: str | None = None
     rubric_problem: str | None = None
     notes: list[str] = field(default_factory=list)  # warnings about the whole import (--outcomes)
+    audit_line: str | None = None  # the independence audit of the runs that gained trials
 
     @property
     def added(self) -> int:
@@ -183,6 +184,11 @@ def import_paths(
             break
     if db is not None and not check:
         _register_rubric(db, paths, summary)
+        from reviewer.workflows.audit import audit_after_import
+
+        summary.audit_line = audit_after_import(
+            db, {r for f in summary.files if f.added for r in f.runs}
+        )
     summary.notes += _outcomes_notes(summary, session.options)
     return summary
 
@@ -384,6 +390,8 @@ def summary_lines(
     out += [f"reviewer: warning: {w}" for w in summary.warnings]
     if not check and (line := outcome_line(summary, options)):
         out.append(line)
+    if not check and summary.audit_line:
+        out.append(summary.audit_line)
     return out
 
 
