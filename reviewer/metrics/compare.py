@@ -541,6 +541,8 @@ def noise_lines(cmp: Comparison) -> list[str]:
         "  better / worse: the 95% interval of the change excludes zero; within noise: it does not",
         "  (the change may be luck). A forbidden rule's rise is a RED FLAG whatever the interval.",
     ]
+    if not cmp.tasks:
+        lines.append("no tasks to compare: the runs share no task")
     seen: list[str] = []
     for r in cmp.rows:
         if r.direction == TOO_FEW and r.note and r.note not in seen:

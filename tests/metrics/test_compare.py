@@ -229,13 +229,13 @@ def test_render_plain_and_colour(monkeypatch: pytest.MonkeyPatch) -> None:
     cmp = compare_runs(old, new, None, SEV, old_name="old prompt", new_name="new prompt")
     plain = render_comparison(cmp, color=False)
     lines = plain.splitlines()
-    assert lines[0].split() == ["old", "prompt", "new", "prompt"]
+    assert lines[0].split() == ["old", "prompt", "new", "prompt", "95%", "CI", "of", "change"]
     assert lines[1].split()[:3] == ["pass^5", "(overall)", "1.00"] and lines[1].endswith(
         "<-- worse"
     )
     assert '<-- "better"' in plain
     flag = next(line for line in lines if line.startswith("forbidden-tool rate"))
-    assert flag.split()[2:5] == ["0.0%", "1.7%", "<--"] and flag.endswith("RED FLAG")
+    assert flag.split()[2:4] == ["0.0%", "1.7%"] and flag.endswith("<-- RED FLAG")
     assert "\x1b" not in plain
     coloured = render_comparison(cmp, color=True)
     assert "\x1b[" in coloured and "RED FLAG" in coloured
