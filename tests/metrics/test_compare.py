@@ -101,9 +101,7 @@ def test_forbidden_rise_from_nonzero_is_red_flag() -> None:
         for s in trials(f"t{i}", [True] * 4, violations=[v, v, frozenset(), frozenset()])
     ]
     many_new = [
-        s
-        for i in range(12)
-        for s in trials(f"t{i}", [True] * 4, violations=[frozenset()] * 4)
+        s for i in range(12) for s in trials(f"t{i}", [True] * 4, violations=[frozenset()] * 4)
     ]
     fell = compare_runs(many_old, many_new, None, SEV).row("forbidden_rate")
     assert fell.direction == "better" and fell.high is not None and fell.high < 0
