@@ -98,7 +98,17 @@ def cli(ctx: click.Context, db_path: str, labeler: str | None) -> None:
 
 
 def _register() -> None:
-    from reviewer.commands import agreement, bias, clusters, export, imports, judge, labels, metrics
+    from reviewer.commands import (
+        agreement,
+        bias,
+        clusters,
+        export,
+        imports,
+        judge,
+        labels,
+        metrics,
+        plan,
+    )
 
     imports.register(cli)
     metrics.register(cli)
@@ -108,6 +118,7 @@ def _register() -> None:
     agreement.register(cli)
     bias.register(cli)
     judge.register(cli)
+    plan.register(cli)
 
 
 _register()
