@@ -77,6 +77,7 @@ def report(
     Only scored trials count: a trial ended by an infrastructure error (the harness crashed) and an
     unscored trial are left out of n, and the report says how many."""
     from reviewer.metrics.distributions import run_distributions, task_distributions
+    from reviewer.metrics.flakiness import render_flakiness
     from reviewer.metrics.passk import default_ks, run_passk
     from reviewer.metrics.plot import passk_curve, plot_passk
     from reviewer.metrics.report import (
@@ -95,6 +96,7 @@ def report(
     )
     from reviewer.store.trials import trial_stats
     from reviewer.text import json_ready
+    from reviewer.workflows.flakiness import run_flakiness
 
     ks = parse_ks(k)
     db = cli_store(ctx)
@@ -119,6 +121,7 @@ def report(
         stats = trial_stats(db, r)
         run_d, task_d = run_distributions(stats, rule_ids), task_distributions(stats, rule_ids)
         curves[r] = passk_curve([(n, c) for _, n, c in counts])
+        flaky = run_flakiness(db, r)
         if as_json:
             data = passk_json(rep)
             data["outcome_source"] = source
@@ -129,6 +132,7 @@ def report(
                 "run": run_d.to_dict(),
                 "tasks": {t: d.to_dict() for t, d in task_d.items()},
             }
+            data["flakiness"] = [t.to_dict() for t in flaky if t.flaky]
             if plot:
                 data["pass_hat_k_curve"] = {str(kk): v for kk, v in curves[r]}
             out.append(data)
@@ -139,6 +143,7 @@ def report(
             notes.append(f"note: {n} infrastructure error{'' if n == 1 else 's'} counted as fail")
         table = "\n".join([render_passk(rep, scored_note=bool(notes)), *notes])
         text = table + "\n\n" + render_distributions(run_d, task_d)
+        text += "\n\n" + render_flakiness(flaky)
         head = header_lines(rule, source)
         if head:
             text = "\n".join(head) + "\n" + text
