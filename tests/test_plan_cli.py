@@ -35,16 +35,19 @@ def test_plan_text_and_json_agree(sample_db: str) -> None:
         "--db", sample_db, "plan", "--run", "support-v2", "--delta", "0.1", "--k", "3"
     )
     assert code == 0
-    assert out.startswith("plan for support-v2: 8 tasks, 6 trials per task (median), power 0.8")
-    assert "to detect a drop of 0.1 with power 0.8:" in out
+    assert out.startswith("plan for support-v2: 8 tasks, 6 trials per task (median)\n")
+    assert "to detect a drop of 0.1 80% of the time:" in out
     code, raw, _ = invoke(
         "--db", sample_db, "plan", "--run", "support-v2", "--delta", "0.1", "--k", "3", "--json"
     )
     data = json.loads(raw)["plans"][0]
     assert data["n_tasks"] == 8 and data["k"] == 3 and data["delta"] == 0.1
     p1 = data["metrics"][0]
-    assert p1["metric"] == "pass_at_1" and f"{p1['detectable_drop']:.3f}" in out
-    assert f"{p1['tasks_needed']} tasks at 6 trials each" in out
+    assert (
+        p1["metric"] == "pass_at_1"
+        and f"pass@1   today 0.750   drop {p1['detectable_drop']:.3f}" in out
+    )
+    assert f"pass@1   {p1['tasks_needed']} tasks at 6 trials each, or" in out
     db = open_store(sample_db)
     try:
         expected = plan_run("support-v2", task_counts(db, "support-v2", False), k=3, delta=0.1)

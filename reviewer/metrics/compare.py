@@ -538,8 +538,9 @@ def noise_lines(cmp: Comparison) -> list[str]:
     lines = [
         "",
         f"noise check: paired bootstrap over shared tasks, {n_boot} resamples, seed {seed}.",
-        "  better / worse: the 95% interval of the change excludes zero; within noise: it does not",
-        "  (the change may be luck). A forbidden rule's rise is a RED FLAG whatever the interval.",
+        "  a row gets a mark only when the 95% interval of its change excludes zero, and is",
+        "  'within noise' otherwise (it may be luck). A forbidden rule's rise is a RED FLAG",
+        "  whatever the interval.",
     ]
     if not cmp.tasks:
         lines.append("no tasks to compare: the runs share no task")

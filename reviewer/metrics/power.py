@@ -69,35 +69,35 @@ class Plan:
         }
 
     def render(self) -> str:
+        """The plan as text that fits 80 columns (run names aside)."""
         lines = [
             f"plan for {self.run}: {self.n_tasks} task{'' if self.n_tasks == 1 else 's'},"
-            f" {self.trials} trial{'' if self.trials == 1 else 's'} per task (median),"
-            f" power {self.power:g}, 95% two-sided (as `reviewer compare` decides)",
+            f" {self.trials} trial{'' if self.trials == 1 else 's'} per task (median)",
             *(f"note: {n}" for n in self.notes),
             "",
+            f"smallest drop that `reviewer compare` of two such runs calls worse"
+            f" {self.power:.0%} of the time:",
         ]
         for m in self.metrics:
             drop = "none" if m.detectable_drop is None else f"{m.detectable_drop:.3f}"
-            lines.append(
-                f"{m.label:<8} today {m.value:.3f}   smallest drop a comparison of two such runs"
-                f" detects: {drop}"
-            )
+            lines.append(f"  {m.label:<8} today {m.value:.3f}   drop {drop}")
         if self.delta is not None:
             lines.append("")
-            lines.append(f"to detect a drop of {self.delta:g} with power {self.power:g}:")
+            lines.append(f"to detect a drop of {self.delta:g} {self.power:.0%} of the time:")
             for m in self.metrics:
                 tasks = _count(m.tasks_needed, MAX_TASKS, "tasks")
+                lines.append(f"  {m.label:<8} {tasks} at {self.trials} trials each, or")
                 if self.n_tasks < MIN_TASKS:
-                    more = f"no number of trials on these {self.n_tasks} tasks (compare needs {MIN_TASKS})"
+                    more = (
+                        f"no number of trials on {self.n_tasks} tasks (compare needs {MIN_TASKS})"
+                    )
                 else:
                     more = _count(m.trials_needed, MAX_TRIALS, "trials per task")
                     more += f" on these {self.n_tasks} tasks"
-                lines.append(f"  {m.label:<8} {tasks} at {self.trials} trials each, or {more}")
+                lines.append(f"  {'':<8} {more}")
         lines.append("")
-        lines.append(
-            "In plain words: a real drop smaller than the one shown usually reads as 'within"
-            " noise' in `reviewer compare`; to see smaller drops, add tasks or trials."
-        )
+        lines.append("A real drop smaller than these usually reads as 'within noise' in")
+        lines.append("`reviewer compare`: to see smaller drops, add tasks or trials.")
         return "\n".join(lines)
 
 
@@ -182,8 +182,8 @@ def plan_run(
     tasks = len(scored)
     if tasks < MIN_TASKS:
         plan.notes.append(
-            f"with {tasks} tasks `reviewer compare` calls no row better or worse (it needs"
-            f" {MIN_TASKS}); the drops below assume at least that many"
+            f"`reviewer compare` decides nothing on {tasks} tasks (it needs {MIN_TASKS});"
+            f" the drops assume {MIN_TASKS}"
         )
     if kk > trials:
         plan.notes.append(

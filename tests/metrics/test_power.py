@@ -92,6 +92,8 @@ def test_bad_settings_are_one_line_errors() -> None:
 def test_few_tasks_say_compare_cannot_decide() -> None:
     plan = plan_run("r", [("a", 4, 3), ("b", 4, 2)], k=2, delta=0.1)
     text = plan.render()
-    assert "with 2 tasks `reviewer compare` calls no row better or worse (it needs 10)" in text
-    assert "no number of trials on these 2 tasks" in text
+    assert (
+        "`reviewer compare` decides nothing on 2 tasks (it needs 10); the drops assume 10" in text
+    )
+    assert "no number of trials on 2 tasks (compare needs 10)" in text
     assert plan.metrics[0].trials_needed is None and plan.metrics[0].tasks_needed is not None
