@@ -320,12 +320,23 @@ class _Specs:
         self.index = {t: i for i, t in enumerate(shared)}
         self.m = len(shared)
         self.old, self.new = old, new
+        self._idx_old = [self.index[s.task_id] for s in old]
+        self._idx_new = [self.index[s.task_id] for s in new]
 
     def _sums(self, rows: Sequence[TrialStats], f: Callable[[TrialStats], float]) -> list[float]:
-        out = [0.0] * self.m
-        for s in rows:
-            out[self.index[s.task_id]] += float(f(s))
-        return out
+        import numpy as np
+
+        if rows is self.old:
+            idx = self._idx_old
+        elif rows is self.new:
+            idx = self._idx_new
+        else:
+            idx = [self.index[s.task_id] for s in rows]
+        vals = np.fromiter((f(s) for s in rows), float, len(rows))
+        sums: list[float] = np.bincount(
+            np.asarray(idx, dtype=np.intp), weights=vals, minlength=self.m
+        ).tolist()
+        return sums
 
     def ratio(
         self, num: Callable[[TrialStats], float], den: Callable[[TrialStats], float]

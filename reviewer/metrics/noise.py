@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
@@ -75,6 +75,7 @@ def task_intervals(
     if m < 2 or not specs:
         return [None] * len(specs)
     rng = np.random.default_rng(seed)
+    prepared = [_prepare(s, m) for s in specs]
     diffs: list[list[np.ndarray]] = [[] for _ in specs]
     width = max(
         [m]
@@ -90,7 +91,7 @@ def task_intervals(
         idx = rng.integers(0, m, size=(b, m))
         counts = np.bincount((np.arange(b)[:, None] * m + idx).ravel(), minlength=b * m)
         w = counts.reshape(b, m).astype(float)
-        for i, spec in enumerate(specs):
+        for i, spec in enumerate(prepared):
             diffs[i].append(_diff(spec, w))
     alpha = expanded_alpha(m)
     out: list[tuple[float, float] | None] = []
@@ -107,40 +108,73 @@ def task_intervals(
     return out
 
 
-def _diff(spec: Spec, w: np.ndarray) -> np.ndarray:
+def _prepare(spec: Spec, m: int) -> tuple[Any, ...]:
+    """The spec as numpy arrays, sorted once (the resample loop only indexes them)."""
+    import numpy as np
+
+    if isinstance(spec, RatioSpec):
+        return tuple(
+            np.asarray(x, float) for x in (spec.num_old, spec.den_old, spec.num_new, spec.den_new)
+        )
+    out: list[Any] = [spec.q]
+    for values, task in ((spec.values_old, spec.task_old), (spec.values_new, spec.task_new)):
+        v = np.asarray(values, float)
+        t = np.asarray(task, int)
+        order = np.argsort(v, kind="stable")[::-1]  # largest first
+        out.append((v[order], t[order], np.bincount(t, minlength=m)))
+    return tuple(out)
+
+
+def _diff(spec: tuple[Any, ...], w: np.ndarray) -> np.ndarray:
     import numpy as np
 
     with np.errstate(divide="ignore", invalid="ignore"):
-        if isinstance(spec, RatioSpec):
-            old = (w @ np.asarray(spec.num_old, float)) / (w @ np.asarray(spec.den_old, float))
-            new = (w @ np.asarray(spec.num_new, float)) / (w @ np.asarray(spec.den_new, float))
+        if len(spec) == 4:
+            num_o, den_o, num_n, den_n = spec
+            old = (w @ num_o) / (w @ den_o)
+            new = (w @ num_n) / (w @ den_n)
         else:
-            old = _weighted_percentile(spec.values_old, spec.task_old, w, spec.q)
-            new = _weighted_percentile(spec.values_new, spec.task_new, w, spec.q)
+            q, o, n = spec
+            old = _weighted_percentile(*o, w, q)
+            new = _weighted_percentile(*n, w, q)
         result: np.ndarray = new - old
     return result
 
 
 def _weighted_percentile(
-    values: Sequence[float], task: Sequence[int], w: np.ndarray, q: float
+    v: np.ndarray, t: np.ndarray, per_task: np.ndarray, w: np.ndarray, q: float
 ) -> np.ndarray:
     """The q-th percentile (numpy's linear rule) of the trials repeated as often as their task was
-    drawn, for each row of ``w`` (resamples x tasks)."""
+    drawn, for each row of ``w`` (resamples x tasks); ``v`` sorted largest first, ``t`` its tasks,
+    ``per_task`` the trials of each task.
+
+    For q above 50 only the largest values are scanned (the percentile of a resample lies among
+    them); a resample where they do not reach is scanned in full, so the result is exact."""
     import numpy as np
 
-    v = np.asarray(values, float)
     if not len(v):
         return np.full(len(w), np.nan)
-    order = np.argsort(v, kind="stable")
-    v, t = v[order], np.asarray(task, int)[order]
-    reps = w[:, t]  # resamples x trials: how many copies of each trial
-    cum = np.cumsum(reps, axis=1)
-    total = cum[:, -1]
+    counts = w.astype(np.int32)
+    total = counts @ per_task  # trials in each resample
+    # the ascending rank of the percentile and of its upper neighbour, counted from the top
     h = (total - 1) * (q / 100)
     lo = np.floor(h)
     frac = h - lo
-    i_lo = np.minimum((cum <= lo[:, None]).sum(axis=1), len(v) - 1)
-    i_hi = np.minimum((cum <= (lo + 1)[:, None]).sum(axis=1), len(v) - 1)
-    a, b = v[i_lo], v[i_hi]
-    res: np.ndarray = np.where(total > 0, a + (b - a) * frac, np.nan)
-    return res
+    top_lo = (total - 1 - lo).astype(np.int64)
+    top_hi = np.maximum(top_lo - 1, 0)
+    k = len(v) if q <= 50 else min(len(v), int(len(v) * (1 - q / 100) * 2) + 64)
+    out = np.full(len(w), np.nan)
+    rows = np.arange(len(w))
+    for scan in (k, len(v)):
+        if not len(rows):
+            break
+        cum = np.cumsum(counts[rows][:, t[:scan]], axis=1)
+        reach = cum[:, -1] > top_lo[rows]
+        done, cum = rows[reach], cum[reach]
+        i_lo = np.minimum((cum <= top_lo[done, None]).sum(axis=1), scan - 1)
+        i_hi = np.minimum((cum <= top_hi[done, None]).sum(axis=1), scan - 1)
+        a, b = v[i_lo], v[i_hi]
+        out[done] = a + (b - a) * frac[done]
+        rows = rows[~reach]
+    out[total <= 0] = np.nan
+    return out

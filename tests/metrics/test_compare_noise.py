@@ -97,3 +97,27 @@ def test_every_row_has_a_direction_from_the_documented_set() -> None:
         r.direction != "worse" or (r.high is not None and r.high < 0) == r.higher_is_better
         for r in cmp.rows
     )
+
+
+def test_the_resampled_percentile_is_numpys_percentile_of_the_repeated_trials() -> None:
+    import numpy as np
+
+    from reviewer.metrics.noise import _weighted_percentile
+
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        m, n = int(rng.integers(1, 30)), int(rng.integers(1, 300))
+        vals = rng.exponential(size=n).round(1)
+        task = rng.integers(0, m, size=n)
+        order = np.argsort(vals, kind="stable")[::-1]
+        w = rng.multinomial(m, [1 / m] * m, size=4).astype(float)
+        for q in (95, 50, 10):
+            got = _weighted_percentile(
+                vals[order], task[order], np.bincount(task, minlength=m), w, q
+            )
+            for r in range(4):
+                rep = np.repeat(vals, w[r][task].astype(int))
+                if len(rep):
+                    assert got[r] == pytest.approx(np.percentile(rep, q), abs=1e-9)
+                else:
+                    assert np.isnan(got[r])
