@@ -303,7 +303,7 @@ def _too_few_note(metric: str, n_tasks: int, k: int, n_scored: int) -> str:
         return ""
     more = MIN_TASKS - n_tasks
     text = (
-        f"{n_tasks} shared task{'' if n_tasks == 1 else 's'} carry this row; an interval needs"
+        f"{n_tasks} shared task{' carries' if n_tasks == 1 else 's carry'} this row; an interval needs"
         f" {MIN_TASKS} ({more} more)"
     )
     if metric == "pass_hat_k" and n_scored > n_tasks:
