@@ -185,8 +185,9 @@ def compare(
 ) -> None:
     """Compare run NEW against run OLD: pass^k, pass@1, steps, cost, p95 latency, rule rates.
 
-    Tasks are matched by task_id; the per-task deltas follow, sorted by the largest pass^k drop, with a
-    seeded paired bootstrap saying whether each overall difference is larger than noise.
+    Tasks are matched by task_id. A row is better or worse only when its 95% interval (seeded paired
+    bootstrap over shared tasks) excludes zero, "within noise" otherwise, "too few tasks" below 10;
+    a forbidden rule's rise is a RED FLAG. The per-task deltas follow, largest pass^k drop first.
     """
     from reviewer.metrics.active_rules import active_rules
     from reviewer.metrics.compare import compare_runs, render_comparison
