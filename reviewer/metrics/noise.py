@@ -134,9 +134,9 @@ def _diff(spec: tuple[Any, ...], w: np.ndarray) -> np.ndarray:
             old = (w @ num_o) / (w @ den_o)
             new = (w @ num_n) / (w @ den_n)
         else:
-            q, o, n = spec
-            old = _weighted_percentile(*o, w, q)
-            new = _weighted_percentile(*n, w, q)
+            q, (vo, to, po), (vn, tn, pn) = spec
+            old = _weighted_percentile(vo, to, po, w, q)
+            new = _weighted_percentile(vn, tn, pn, w, q)
         result: np.ndarray = new - old
     return result
 
