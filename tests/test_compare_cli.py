@@ -33,7 +33,7 @@ def test_compare_shows_the_cheaper_but_less_reliable_pattern(sample_db: str) -> 
     assert rows["pass^6 (overall)"].endswith("too few tasks")
     assert rows["cost / task"].endswith("too few tasks")
     assert (
-        "too few tasks to tell: 5 shared tasks carry this row; an interval needs 10 (5 more)."
+        "too few tasks to tell: 5 shared tasks carry the rows so marked; an interval needs 10 (5 more)."
         in out
     )
     assert "<-- worse" not in out and "better" not in out.split("noise check")[0]

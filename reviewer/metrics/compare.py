@@ -559,7 +559,10 @@ def noise_lines(cmp: Comparison) -> list[str]:
     for r in cmp.rows:
         if r.direction == TOO_FEW and r.note and r.note not in seen:
             seen.append(r.note)
-    lines += [f"too few tasks to tell: {note}." for note in seen]
+    lines += [
+        f"too few tasks to tell: {note.replace(' this row', ' the rows so marked')}."
+        for note in seen
+    ]
     return lines
 
 

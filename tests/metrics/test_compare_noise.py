@@ -80,7 +80,7 @@ def test_one_task_one_trial_is_too_few_not_worse() -> None:
         for t in __import__("reviewer.metrics.compare", fromlist=["x"]).comparison_lines(cmp)
     )
     assert (
-        "too few tasks to tell: 1 shared task carries this row; an interval needs 10 (9 more)"
+        "too few tasks to tell: 1 shared task carries the rows so marked; an interval needs 10 (9 more)"
         in text
     )
 
