@@ -65,7 +65,8 @@ class TasksScreen(ReviewerScreen):
         yield Header()
         yield Static(safe_text(f"Tasks of {self.run}", single_line=True), classes="title")
         yield DataTable(id="tasks", cursor_type="row", zebra_stripes=True)
-        yield Static("", id="tasks-flakiness")  # where the highlighted task's failures come from
+        # where the highlighted task's failures come from (one line, like the status line)
+        yield Static("", id="tasks-flakiness", classes="status")
         yield Static("loading…", id="tasks-status", classes="status")
         yield Footer()
 
