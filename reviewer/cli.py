@@ -98,7 +98,17 @@ def cli(ctx: click.Context, db_path: str, labeler: str | None) -> None:
 
 
 def _register() -> None:
-    from reviewer.commands import agreement, bias, clusters, export, imports, judge, labels, metrics
+    from reviewer.commands import (
+        agreement,
+        bias,
+        clusters,
+        export,
+        imports,
+        judge,
+        labels,
+        metrics,
+        plan,
+    )
     from reviewer.commands import audit as audit_cmd
 
     imports.register(cli)
@@ -110,6 +120,7 @@ def _register() -> None:
     bias.register(cli)
     judge.register(cli)
     audit_cmd.register(cli)
+    plan.register(cli)
 
 
 _register()

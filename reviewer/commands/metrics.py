@@ -101,6 +101,7 @@ def report(
     Only scored trials count: a trial ended by an infrastructure error (the harness crashed) and an
     unscored trial are left out of n, and the report says how many."""
     from reviewer.metrics.distributions import run_distributions, task_distributions
+    from reviewer.metrics.flakiness import render_flakiness
     from reviewer.metrics.passk import default_ks, run_passk
     from reviewer.metrics.plot import passk_curve, plot_passk
     from reviewer.metrics.report import (
@@ -120,6 +121,7 @@ def report(
     from reviewer.store.trials import trial_stats
     from reviewer.text import json_ready
     from reviewer.workflows.audit import audit_warnings
+    from reviewer.workflows.flakiness import run_flakiness
 
     ks = _parse_k(k)
     db = cli_store(ctx)
@@ -144,6 +146,7 @@ def report(
         stats = trial_stats(db, r)
         run_d, task_d = run_distributions(stats, rule_ids), task_distributions(stats, rule_ids)
         curves[r] = passk_curve([(n, c) for _, n, c in counts])
+        flaky = run_flakiness(db, r)
         if as_json:
             data = passk_json(rep)
             data["outcome_source"] = source
@@ -167,6 +170,7 @@ def report(
                 "run": run_d.to_dict(),
                 "tasks": {t: d.to_dict() for t, d in task_d.items()},
             }
+            data["flakiness"] = [t.to_dict() for t in flaky if t.flaky]
             if plot:
                 data["pass_hat_k_curve"] = {str(kk): v for kk, v in curves[r]}
             out.append(data)
@@ -179,6 +183,7 @@ def report(
         text = table + "\n\n" + render_distributions(run_d, task_d)
         for line in audit_warnings(db, [r]):  # stderr: the table below keeps its layout
             click.echo(line, err=True)
+        text += "\n\n" + render_flakiness(flaky)
         head = header_lines(rule, source)
         if head:
             text = "\n".join(head) + "\n" + text
@@ -220,8 +225,9 @@ def compare(
 ) -> None:
     """Compare run NEW against run OLD: pass^k, pass@1, steps, cost, p95 latency, rule rates.
 
-    Tasks are matched by task_id; the per-task deltas follow, sorted by the largest pass^k drop, with a
-    seeded paired bootstrap saying whether each overall difference is larger than noise.
+    Tasks are matched by task_id. A row is better or worse only when its 95% interval (seeded paired
+    bootstrap over shared tasks) excludes zero, "within noise" otherwise, "too few tasks" below 10;
+    a forbidden rule's rise is a RED FLAG. The per-task deltas follow, largest pass^k drop first.
     """
     from reviewer.metrics.active_rules import active_rules
     from reviewer.metrics.compare import compare_runs, render_comparison

@@ -42,6 +42,13 @@ class ReviewerCommands(Provider):
                         partial(self._run, run),
                     )
                 )
+                entries.append(
+                    _Entry(
+                        f"plan: {clean(run, single_line=True)}",
+                        "power plan: the smallest drop a comparison of two such runs detects",
+                        partial(self._plan, run),
+                    )
+                )
                 for t in task_table(db, run):
                     entries.append(
                         _Entry(
@@ -200,6 +207,11 @@ class ReviewerCommands(Provider):
         from reviewer.tui.screens.audit import AuditScreen
 
         self.app.push_screen(AuditScreen())
+
+    def _plan(self, run: str) -> None:
+        from reviewer.tui.screens.plan import PlanScreen
+
+        self.app.push_screen(PlanScreen(run))
 
     def _agreement(self) -> None:
         from reviewer.tui.screens.agreement import AgreementScreen

@@ -63,6 +63,7 @@ class RunsScreen(ReviewerScreen):
         # off the footer, which is full at 100 columns; `?` and the palette list it
         Binding("A", "agreement", "Judge agreement", id="runs.agreement", show=False),
         Binding("U", "audit", "Audit", id="runs.audit", show=False),
+        Binding("P", "plan", "Power plan", id="runs.plan", show=False),
         Binding("i", "import", "Import", id="runs.import"),
         Binding("R", "reload", "Reload", id="runs.reload"),
     ]
@@ -253,6 +254,13 @@ class RunsScreen(ReviewerScreen):
         from reviewer.tui.screens.audit import AuditScreen
 
         self.app.push_screen(AuditScreen(self._current()))
+
+    def action_plan(self) -> None:
+        from reviewer.tui.screens.plan import PlanScreen
+
+        run = self._current()
+        if run is not None:
+            self.app.push_screen(PlanScreen(run))
 
     def action_label(self) -> None:
         from reviewer.tui.screens.queues import QueuesScreen
