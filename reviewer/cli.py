@@ -109,7 +109,9 @@ def _register() -> None:
         labels,
         metrics,
         monitor,
+        plan,
     )
+    from reviewer.commands import audit as audit_cmd
 
     imports.register(cli)
     metrics.register(cli)
@@ -119,6 +121,8 @@ def _register() -> None:
     agreement.register(cli)
     bias.register(cli)
     judge.register(cli)
+    audit_cmd.register(cli)
+    plan.register(cli)
     gate.register(cli)
     monitor.register(cli)
 

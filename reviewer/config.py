@@ -12,6 +12,7 @@ reviewer.toml (in the current folder) or ~/.config/reviewer/config.toml (XDG_CON
     [import]                   # how imports decide pass / fail (the CLI options win)
     pass_threshold = 0.5       # a reward at or above this passes (default 1 − 1e-6)
     success_field = "reward_info.components.base_success"  # a field of the source record
+    scorer = "match"           # Inspect logs: the scorer whose score decides
     [gate]                     # budgets of `reviewer gate` (see reviewer.metrics.gate)
     max_cost_per_task = 0.05   # or max_cost_per_task_ratio = 1.2 (to the baseline), and the same
                                # for max_p95_latency_s, max_avg_steps, max_tool_error_rate
@@ -30,7 +31,7 @@ from typing import Any
 
 PROJECT_FILE = "reviewer.toml"
 _KNOWN = {"labeler", "rules", "rubric", "keys", "judge", "db", "import", "gate", "monitor"}
-_IMPORT_KEYS = {"pass_threshold", "success_field"}
+_IMPORT_KEYS = {"pass_threshold", "success_field", "scorer"}
 
 
 class ConfigError(ValueError):
@@ -47,6 +48,7 @@ class Config:
     judge: dict[str, Any] = field(default_factory=dict)
     pass_threshold: float | None = None  # [import]
     success_field: str | None = None  # [import]
+    scorer: str | None = None  # [import]: the Inspect scorer that decides
     gate: dict[str, Any] = field(default_factory=dict)  # [gate], checked by _merge_gate
     monitor: dict[str, Any] = field(default_factory=dict)  # [monitor], checked by _merge_monitor
     sources: list[Path] = field(default_factory=list)
@@ -144,6 +146,11 @@ def _merge_import(cfg: Config, path: Path, table: Any) -> None:
                 '"reward_info.components.base_success"'
             )
         cfg.success_field = value.strip()
+    if "scorer" in table:
+        value = table["scorer"]
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f'{path}: [import] scorer must be a scorer name, e.g. "match"')
+        cfg.scorer = value.strip()
 
 
 #: [gate] budgets: each an absolute limit on the new run, or (``_ratio``) a limit on new / baseline.

@@ -43,7 +43,10 @@ def _run(
     return out
 
 
-GOOD = {f"t{i}": [True] * 8 for i in range(1, 6)}
+#: 12 tasks: enough for compare's noise check (it needs 10 shared tasks to call a row worse)
+GOOD = {f"t{i:02d}": [True] * 8 for i in range(1, 13)}
+#: five tasks newly failing and one falling to 2 of 8: worse beyond noise
+DROP = {f"t{i:02d}": [False] * 8 for i in range(1, 6)} | {"t06": [True] * 2 + [False] * 6}
 
 
 def _setup(tmp_path: Path, new: dict[str, list[bool]], **kw: Any) -> None:
@@ -65,16 +68,27 @@ def test_gate_passes_when_nothing_regressed(tmp_path: Path) -> None:
 
 
 def test_gate_fails_on_a_reliability_drop_with_one_line_reason(tmp_path: Path) -> None:
-    new = dict(GOOD, t1=[False] * 8, t2=[True] * 2 + [False] * 6)
-    _setup(tmp_path, new)
+    _setup(tmp_path, GOOD | DROP)
     code, out, err = run_cli("gate", "new", "--k", "4")
     assert code == 1, err
     first = out.splitlines()[0]
-    assert first.startswith("gate: FAIL: new vs baseline base: pass^4 (overall) fell 1.00 -> 0.60")
-    assert "pass@1 fell" in first
+    assert first.startswith("gate: FAIL: new vs baseline base: pass^4 (overall) fell 1.00 -> 0.50")
+    assert "pass@1 fell 1.00 -> 0.52" in first
     assert "REGRESSED" in out
-    assert "t1: newly fails: 8/8 -> 0/8 passed" in out
-    assert "t2: pass rate fell beyond noise: 8/8 -> 2/8 passed (Fisher p = 0.003)" in out
+    assert "t01: newly fails: 8/8 -> 0/8 passed" in out
+    assert "t06: pass rate fell beyond noise: 8/8 -> 2/8 passed (Fisher p = 0.003)" in out
+
+
+def test_gate_passes_a_drop_within_noise_and_says_so(tmp_path: Path) -> None:
+    """compare's rule: one task of twelve failing is within noise, so not a regression; the table
+    says "within noise" and the task is still listed (and fails in JUnit)."""
+    _setup(tmp_path, GOOD | {"t05": [False] * 8})
+    code, out, err = run_cli("gate", "new", "--k", "4", "--junit", "j.xml")
+    assert code == 0, err
+    assert out.startswith("gate: PASS: new vs baseline base: nothing regressed")
+    assert "within noise" in out
+    assert "t05: newly fails: 8/8 -> 0/8 passed" in out
+    assert 'failures="1"' in Path("j.xml").read_text(encoding="utf-8")
 
 
 def test_gate_exit_2_on_usage_and_data_errors(tmp_path: Path) -> None:
@@ -146,31 +160,31 @@ def test_gate_red_flag_when_a_forbidden_rule_rises(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     run_cli("rules", str(tmp_path / "rules.toml"))
-    _setup(tmp_path, GOOD, cancel={"t3"})
+    _setup(tmp_path, GOOD, cancel={"t03"})
     code, out, _ = run_cli("gate", "new")
     assert code == 1
-    assert "rule never-cancel rose 0.0% -> 20.0% (RED FLAG)" in out.splitlines()[0]
+    assert "rule never-cancel rose 0.0% -> 8.3% (RED FLAG)" in out.splitlines()[0]
 
 
 def test_gate_import_then_gate_in_one_line(tmp_path: Path) -> None:
     write_jsonl(tmp_path / "base.jsonl", _run("base", GOOD))
     run_cli("import", str(tmp_path / "base.jsonl"))
     run_cli("baseline", "set", "base")
-    write_jsonl(tmp_path / "ci.jsonl", _run("ci-1234", dict(GOOD, t5=[False] * 8)))
+    write_jsonl(tmp_path / "ci.jsonl", _run("ci-1234", GOOD | DROP))
     code, out, err = run_cli("gate", "--import", str(tmp_path / "ci.jsonl"), "--json")
     assert code == 1, err
     data = json.loads(out)
     assert data["new"] == "ci-1234" and data["baseline"] == "base"
     assert data["verdict"] == "fail" and data["exit_code"] == 1
-    assert data["regressed_tasks"] == ["t5"]
-    assert "imported 40 new trials" in err
-    task = next(t for t in data["tasks"] if t["task_id"] == "t5")
+    assert data["regressed_tasks"] == ["t01", "t02", "t03", "t04", "t05", "t06"]
+    assert "imported 96 new trials" in err
+    task = next(t for t in data["tasks"] if t["task_id"] == "t05")
     assert len(task["failed_trials"]) == 3  # links to the first three failed trials
 
 
 def test_gate_junit_is_valid_under_the_jenkins_schema(tmp_path: Path) -> None:
     hostile = "t\x1b]0;x\x07<&>\"'|[b]"
-    new = {**GOOD, "t1": [False] * 8, hostile: [False] * 8}
+    new = {**GOOD, **DROP, hostile: [False] * 8}
     write_jsonl(tmp_path / "base.jsonl", _run("base", {**GOOD, hostile: [True] * 8}))
     write_jsonl(tmp_path / "new.jsonl", _run("new", {**new, "extra": [True] * 8}))
     run_cli("import", str(tmp_path / "base.jsonl"), str(tmp_path / "new.jsonl"))
@@ -185,14 +199,14 @@ def test_gate_junit_is_valid_under_the_jenkins_schema(tmp_path: Path) -> None:
     suites = root.findall("testsuite")
     tasks = suites[1]
     cases = {c.get("name"): c for c in tasks.findall("testcase")}
-    assert cases["t1"].find("failure") is not None
-    assert cases["t2"].find("failure") is None and cases["t2"].find("skipped") is None
+    assert cases["t01"].find("failure") is not None
+    assert cases["t07"].find("failure") is None and cases["t07"].find("skipped") is None
     assert cases["extra"].find("skipped") is not None  # not in the baseline
-    assert tasks.get("tests") == str(len(cases)) and tasks.get("failures") == "2"
+    assert tasks.get("tests") == str(len(cases)) and tasks.get("failures") == "7"
     assert "\x1b" not in xml and "␛]0;x␇" in xml
     md = Path("out.md").read_text(encoding="utf-8")
     assert md.startswith("## reviewer gate: FAIL\n")
-    assert "| t1 | 8/8 | 0/8 |" in md
+    assert "| t01 | 8/8 | 0/8 |" in md
     assert "\\|\\[b\\]" in md and "&lt;&amp;&gt;" in md  # data never becomes Markdown or HTML
 
 
@@ -250,7 +264,7 @@ def test_gate_import_reports_bad_lines_and_gates_the_rest(tmp_path: Path) -> Non
     run_cli("import", str(tmp_path / "base.jsonl"))
     run_cli("baseline", "set", "base")
     lines = [json.dumps(r) for r in _run("new", GOOD)]
-    lines.insert(2, '{"task_id": "t1", "messages": []}')  # no outcome
+    lines.insert(2, '{"task_id": "t01", "messages": []}')  # no outcome
     (tmp_path / "new.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     code, out, err = run_cli("gate", "--import", str(tmp_path / "new.jsonl"))
     assert code == 0, err

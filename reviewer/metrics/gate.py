@@ -230,7 +230,14 @@ def _check(row: Any, budgets: Mapping[str, float]) -> Check:
             if row.new is not None and row.old is not None and row.new > row.old * ratio + _EPS:
                 times = "from 0" if row.old == 0 else f"x{row.new / row.old:.2f}"
                 over.append(f"{label} {old} -> {new} ({times}) over {ratio_key} {ratio:g}")
-    status = "over budget" if over else ("n/a" if row.direction == "n/a" else "ok")
+    if over:
+        status = "over budget"
+    elif row.direction == "n/a" or (
+        row.metric in RELIABILITY and row.direction in ("within noise", "too few tasks")
+    ):
+        status = row.direction  # not a regression, but not a clean pass either: say which
+    else:
+        status = "ok"
     return Check(
         row.metric,
         label,

@@ -42,6 +42,13 @@ class ReviewerCommands(Provider):
                         partial(self._run, run),
                     )
                 )
+                entries.append(
+                    _Entry(
+                        f"plan: {clean(run, single_line=True)}",
+                        "power plan: the smallest drop a comparison of two such runs detects",
+                        partial(self._plan, run),
+                    )
+                )
                 for t in task_table(db, run):
                     entries.append(
                         _Entry(
@@ -101,6 +108,13 @@ class ReviewerCommands(Provider):
                 "judge agreement",
                 "judge vs human: kappa, interval, confusion, disagreements",
                 self._agreement,
+            )
+        )
+        entries.append(
+            _Entry(
+                "audit",
+                "are the trials independent? leaked state, copies, hollow passes, order effects",
+                self._audit,
             )
         )
         if hasattr(self.screen, "action_export_tasks"):
@@ -213,6 +227,16 @@ class ReviewerCommands(Provider):
     def _export(self) -> None:
         screen: Any = self.screen
         screen.action_export_tasks()
+
+    def _audit(self) -> None:
+        from reviewer.tui.screens.audit import AuditScreen
+
+        self.app.push_screen(AuditScreen())
+
+    def _plan(self, run: str) -> None:
+        from reviewer.tui.screens.plan import PlanScreen
+
+        self.app.push_screen(PlanScreen(run))
 
     def _agreement(self) -> None:
         from reviewer.tui.screens.agreement import AgreementScreen

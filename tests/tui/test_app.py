@@ -101,7 +101,7 @@ async def test_mark_two_runs_and_compare(sample_db: Path) -> None:
         await settle(app, pilot)
         assert isinstance(app.screen, CompareScreen)
         text = str(app.screen.query_one("#comparison", Static).render())
-        assert "RED FLAG" in text and "forbidden-tool rate" in text and '"better"' in text
+        assert "RED FLAG" in text and "forbidden-tool rate" in text and "too few tasks" in text
         chart = str(app.screen.query_one("#chart", Static).render())
         assert "support-v1" in chart and "support-v2" in chart
 

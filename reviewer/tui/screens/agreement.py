@@ -44,6 +44,7 @@ class AgreementScreen(ReviewerScreen):
     ]
 
     DEFAULT_CSS = """
+    AgreementScreen #agreement-verdict { height: auto; max-height: 6; padding: 0 1; }
     AgreementScreen #agreement-body { height: 2fr; padding: 0 1; }
     AgreementScreen #disagreements { height: 1fr; }
     """
@@ -58,6 +59,8 @@ class AgreementScreen(ReviewerScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("Judge agreement", classes="title")
+        # the verdict stays in view however small the terminal: it never scrolls with the report
+        yield Static("", id="agreement-verdict")
         with VerticalScroll(id="agreement-body"):
             yield Static("loading…", id="agreement-report")
         yield DataTable(id="disagreements", cursor_type="row", zebra_stripes=True)
@@ -105,6 +108,11 @@ class AgreementScreen(ReviewerScreen):
         self.query_one("#agreement-report", Static).update(
             Text(clean(message.report.render(disagreements=False)))
         )
+        agreement = message.report.agreement
+        style = {"trusted": "bold green", "not trusted": "bold red"}.get(agreement.status, "bold")
+        verdict = Text(clean(agreement.verdict_line), style=style)
+        verdict.append("\n" + clean(agreement.plain), style="")
+        self.query_one("#agreement-verdict", Static).update(verdict)
         self._fill_table(message.report)
         n = len(message.report.disagreements)
         line = f"{n} disagreement{'' if n == 1 else 's'} · Enter: transcript · r reload"

@@ -157,10 +157,12 @@ class PairLoaded(Message):
 
 def rationale_text(row: PairRow) -> Text:
     """Both orders' winners and rationales, the kind of pair and the human preference."""
-    from reviewer.judge.bias import CATEGORY_NAMES, classify
+    from reviewer.judge.bias import CATEGORY_NAMES, classify, is_rating_judge
 
     out = Text()
-    out.append(CATEGORY_NAMES[classify(row.order_ab, row.order_ba)], "bold")
+    out.append(
+        CATEGORY_NAMES[classify(row.order_ab, row.order_ba, is_rating_judge(row.judge))], "bold"
+    )
     out.append("   human: ")
     out.append_text(_winner(row.human))
     for order, first, winner, why in (

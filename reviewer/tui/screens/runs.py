@@ -62,6 +62,8 @@ class RunsScreen(ReviewerScreen):
         Binding("L", "label", "Label", id="runs.label"),
         # off the footer, which is full at 100 columns; `?` and the palette list it
         Binding("A", "agreement", "Judge agreement", id="runs.agreement", show=False),
+        Binding("U", "audit", "Audit", id="runs.audit", show=False),
+        Binding("P", "plan", "Power plan", id="runs.plan", show=False),
         Binding("G", "gate", "Gate vs baseline", id="runs.gate", show=False),
         Binding("M", "monitor", "Monitor", id="runs.monitor", show=False),
         Binding("i", "import", "Import", id="runs.import"),
@@ -249,6 +251,18 @@ class RunsScreen(ReviewerScreen):
         from reviewer.tui.screens.agreement import AgreementScreen
 
         self.app.push_screen(AgreementScreen())
+
+    def action_audit(self) -> None:
+        from reviewer.tui.screens.audit import AuditScreen
+
+        self.app.push_screen(AuditScreen(self._current()))
+
+    def action_plan(self) -> None:
+        from reviewer.tui.screens.plan import PlanScreen
+
+        run = self._current()
+        if run is not None:
+            self.app.push_screen(PlanScreen(run))
 
     def action_label(self) -> None:
         from reviewer.tui.screens.queues import QueuesScreen

@@ -36,6 +36,12 @@ class TasksLoaded(Message):
         self.rule = rule  # the run's pass rule in words, when not the default
 
 
+class FlakinessLoaded(Message):
+    def __init__(self, tasks: dict[str, Any]) -> None:
+        super().__init__()
+        self.tasks = tasks
+
+
 class TasksScreen(ReviewerScreen):
     BINDINGS = [
         Binding("enter", "open_task", "Trials", id="tasks.open"),
@@ -53,16 +59,48 @@ class TasksScreen(ReviewerScreen):
         self.sort_index = 0
         self.flaky_only = False
         self.rule = ""
+        self.flakiness: dict[str, Any] = {}
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(safe_text(f"Tasks of {self.run}", single_line=True), classes="title")
         yield DataTable(id="tasks", cursor_type="row", zebra_stripes=True)
+        # where the highlighted task's failures come from (one line, like the status line)
+        yield Static("", id="tasks-flakiness", classes="status")
         yield Static("loading…", id="tasks-status", classes="status")
         yield Footer()
 
     def on_mount(self) -> None:
         self.load_tasks()
+        self.load_flakiness()
+
+    # --- flakiness attribution (issue 18): one line for the highlighted task -----------------------
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="tasks-flakiness")
+    def load_flakiness(self) -> None:
+        from reviewer.workflows.flakiness import run_flakiness
+
+        with self.store() as db:
+            tasks = run_flakiness(db, self.run)
+        self.post_message(FlakinessLoaded({t.task_id: t for t in tasks}))
+
+    def on_flakiness_loaded(self, message: FlakinessLoaded) -> None:
+        self.flakiness = message.tasks
+        self._show_flakiness(self._current())
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        key = event.row_key.value if event.row_key is not None else None
+        self._show_flakiness(None if key is None else str(key))
+
+    def _show_flakiness(self, task: str | None) -> None:
+        t = self.flakiness.get(task) if task is not None else None
+        if t is None:
+            text = ""
+        elif t.flaky:
+            text = f"flaky: {t.summary()}"
+        else:
+            text = "not flaky: every trial passed" if t.passed else "not flaky: no trial passed"
+        self.query_one("#tasks-flakiness", Static).update(safe_text(text, single_line=True))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="tasks-load")
     def load_tasks(self) -> None:
