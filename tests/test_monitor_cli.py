@@ -303,3 +303,22 @@ def test_bad_lines_are_one_line_each_and_the_rest_is_monitored(tmp_path: Path) -
     assert "1 conversations without a time" in err
     assert out.startswith("monitor: 15 conversations in 3 day windows")
     assert "Traceback" not in err
+
+
+def test_follow_json_is_one_document_a_line(tmp_path: Path) -> None:
+    folder = stream(tmp_path, days=4, per_day=10)
+    code, out, err = run_cli(
+        "monitor",
+        "--follow",
+        str(folder),
+        "--no-judge",
+        "--passes",
+        "2",
+        "--interval",
+        "0.01",
+        "--json",
+    )
+    assert code == 0, err
+    docs = [json.loads(line) for line in out.splitlines()]
+    assert len(docs) == 1  # the second look saw nothing new
+    assert docs[0]["conversations"] == 40 and docs[0]["new_alerts"] == []

@@ -98,7 +98,9 @@ def register(group: click.Group) -> None:
     show_default=True,
     help="At most this many conversations in the queue.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print JSON (with --follow: one line per pass)."
+)
 @click.pass_context
 def monitor(
     ctx: click.Context,
@@ -164,9 +166,15 @@ def monitor(
         def on_pass(report: Any, new: list[Any]) -> None:
             raised[0] |= bool(new)
             if as_json:
+                import json
+
+                from reviewer.text import json_ready, json_terminal_safe
+
                 data = report.to_dict()
                 data["new_alerts"] = [a.to_dict() for a in new]
-                echo_json(data)
+                # one JSON document a line (JSONL), one per pass
+                click.echo(json_terminal_safe(json.dumps(json_ready(data), ensure_ascii=False)))
+                sys.stdout.flush()
                 return
             click.echo(report.header())
             for a in new:
