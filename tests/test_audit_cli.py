@@ -167,3 +167,26 @@ def test_tau_bench_fixture_gives_only_task_12s_hollow_pass() -> None:
     assert run["counts"] == {"leak": 0, "copy": 0, "hollow": 1, "order": 0}
     (f,) = run["findings"]
     assert (f["trials"][0]["task_id"], f["trials"][0]["trial"]) == ("12", 3)
+
+
+def test_gate_warns_under_its_verdict_when_the_new_run_has_findings(tmp_path: Path) -> None:
+    clean = Sim(seed=3, tasks=9, trials=4, random_ids=True).records()
+    for r in clean:
+        r["run"] = "base"
+    write_jsonl(tmp_path / "base.jsonl", clean)
+    run_cli(
+        "--db", "x.db", "import", str(tmp_path / "base.jsonl"), str(planted(tmp_path / "sim.jsonl"))
+    )
+    code, out, err = run_cli("--db", "x.db", "gate", "sim", "--baseline", "base")
+    assert code in (0, 1), err
+    lines = out.splitlines()
+    assert lines[0].startswith("gate: ")
+    assert lines[1].startswith(
+        "warning: run sim: the audit found 1 leak, 1 copy group, 1 hollow pass"
+    )
+    assert not any("run base" in line for line in lines)
+    code, out, _ = run_cli("--db", "x.db", "gate", "sim", "--baseline", "base", "--json")
+    assert json.loads(out)["audit_warnings"][0].startswith("warning: run sim: the audit found")
+    md = tmp_path / "summary.md"
+    run_cli("--db", "x.db", "gate", "sim", "--baseline", "base", "--markdown", str(md))
+    assert "> warning: run sim: the audit found" in md.read_text()

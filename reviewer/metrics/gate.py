@@ -102,6 +102,8 @@ class GateResult:
     comparison: Comparison
     trial_url: str | None = None
     budgets: dict[str, float] = field(default_factory=dict)
+    #: the independence audit's warnings on either run (``reviewer audit``): shown under the verdict
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def failures(self) -> list[Check]:
@@ -163,7 +165,14 @@ class GateResult:
         return lines
 
     def render_text(self) -> str:
-        parts = [self.verdict_line(), "", *self.table_lines(), "", *self.task_lines()]
+        parts = [
+            self.verdict_line(),
+            *self.warnings,
+            "",
+            *self.table_lines(),
+            "",
+            *self.task_lines(),
+        ]
         if self.comparison.k_is_default:
             parts.append(f"k = {self.k}: the largest k every shared task supports in both runs")
         return "\n".join(parts) + "\n"
@@ -181,6 +190,7 @@ class GateResult:
             "tasks": [t.to_dict() for t in self.tasks],
             "regressed_tasks": [t.task_id for t in self.regressed_tasks],
             "comparison": self.comparison.to_dict(),
+            "audit_warnings": list(self.warnings),
         }
 
 

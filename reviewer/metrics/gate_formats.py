@@ -22,6 +22,8 @@ def markdown(result: GateResult) -> str:
         "",
         f"**{mark}**: " + _md(result.verdict_line().removeprefix(f"gate: {mark}: ")),
         "",
+        *[f"> {_md(w)}" for w in result.warnings],
+        *([""] if result.warnings else []),
         "| check | baseline | new | limit | result |",
         "| --- | ---: | ---: | --- | --- |",
     ]

@@ -73,6 +73,7 @@ def run_gate(
     from reviewer.metrics.rules import RuleError, severities
     from reviewer.store.baseline import current_baseline, failing_trial_ids
     from reviewer.store.trials import trial_stats
+    from reviewer.workflows.audit import audit_warnings
 
     try:
         cfg = cfg if cfg is not None else load_config()
@@ -105,7 +106,9 @@ def run_gate(
     budgets = {key: v for key, v in cfg.gate.items() if key.startswith("max_")}
     first = evaluate_gate(cmp, budgets, trial_url=cfg.gate.get("trial_url"))
     bad = [t.task_id for t in first.regressed_tasks]
-    if not bad:
-        return first
-    ids = failing_trial_ids(db, new, bad)
-    return evaluate_gate(cmp, budgets, ids, trial_url=cfg.gate.get("trial_url"))
+    result = first
+    if bad:
+        ids = failing_trial_ids(db, new, bad)
+        result = evaluate_gate(cmp, budgets, ids, trial_url=cfg.gate.get("trial_url"))
+    result.warnings = audit_warnings(db, [baseline, new])
+    return result
