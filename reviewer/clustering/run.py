@@ -116,8 +116,11 @@ def _name_rule_clusters(db: Store, clusters: list[Any]) -> list[Any]:
     described = {r.id: r.description for r in active.rules if r.description} if active else {}
     out = []
     for c in clusters:
-        rule_id = c.signature[len("rule: ") :].strip() if c.signature.startswith("rule: ") else ""
-        if rule_id in described:
-            c = dataclasses.replace(c, name=f"broke {rule_id}: {described[rule_id].rstrip('.')}")
+        for rule_id, description in described.items():
+            shown = f"broke {rule_id}"
+            if c.name == shown or c.name.startswith(shown + " ("):
+                said = f"{shown}: {description.rstrip('.')}"
+                c = dataclasses.replace(c, name=said + c.name[len(shown) :])
+                break
         out.append(c)
     return out

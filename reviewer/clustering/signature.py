@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reviewer.clustering.masking import mask
+from reviewer.clustering.outcomes import is_detail, outcome_facts
 from reviewer.models import Message, Trial
 
 __all__ = [
@@ -233,7 +234,7 @@ def termination_cause(termination: str | None) -> str | None:
 class FailureEvidence:
     """One piece of error evidence of a failed trial."""
 
-    kind: str  # violation | harness_error | tool_error | termination | reason
+    kind: str  # violation | harness_error | outcome | tool_error | termination | reason
     text: str
     signature: str
     tool: str | None = None
@@ -249,6 +250,9 @@ class FailureDoc:
     run: str = ""
     task_id: str = ""
     evidence: tuple[FailureEvidence, ...] = field(default=())
+    #: statements true of this trial (what its source says went wrong, broken rules, how it ended,
+    #: errors it did not recover from), worded alike across trials: clusters are named by them
+    facts: tuple[str, ...] = field(default=())
 
 
 def trial_key(trial: Trial) -> str:
@@ -302,16 +306,31 @@ def evidence_of(
         evidence.append(
             FailureEvidence("harness_error", f"{trial.error.type or ''}: {msg}".strip(": "), sig)
         )
+    facts = outcome_facts(trial)
+    key_facts = [f for f in facts if not is_detail(f)]
+    if facts:
+        evidence.append(FailureEvidence("outcome", "; ".join(facts), "; ".join(sorted(key_facts))))
     names = _tool_names(trial.messages)
     tool_errors = 0
-    for m in trial.messages:
-        if m.role != "tool" or tool_errors >= max_tool_errors:
-            continue
+    recovered: list[FailureEvidence] = []
+    tool_results = [
+        (m, m.name or names.get(m.tool_call_id or "")) for m in trial.messages if m.role == "tool"
+    ]
+    for i, (m, tool) in enumerate(tool_results):
+        if tool_errors >= max_tool_errors:
+            break
         if m.is_error or is_error_text(m.content):
-            tool = m.name or names.get(m.tool_call_id or "")
-            evidence.append(
-                FailureEvidence("tool_error", m.content, signature(m.content, tool=tool), tool)
+            piece = FailureEvidence("tool_error", m.content, signature(m.content, tool=tool), tool)
+            # an error the agent got past (a later call of the same tool succeeded) is not the
+            # failure: it stays in the text but does not name or group the trial
+            later_ok = any(
+                t == tool and not (r.is_error or is_error_text(r.content))
+                for r, t in tool_results[i + 1 :]
             )
+            if later_ok:
+                recovered.append(FailureEvidence("recovered_error", m.content, piece.signature, tool))
+            else:
+                evidence.append(piece)
             tool_errors += 1
     termination = trial.termination
     if not termination:
@@ -323,6 +342,7 @@ def evidence_of(
         evidence.append(FailureEvidence("termination", termination or "", f"terminated: {cause}"))
     if trial.reason and trial.reason.strip():
         evidence.append(FailureEvidence("reason", trial.reason, signature(trial.reason)))
+    evidence.extend(recovered)
     weak_sig = _violation_signature(weak_violations)
     if weak_sig:
         evidence.append(
@@ -335,6 +355,7 @@ def evidence_of(
     for kind in (
         "violation",
         "harness_error",
+        "outcome",
         "tool_error",
         "termination",
         "reason",
@@ -351,7 +372,22 @@ def evidence_of(
         run=trial.run or "",
         task_id=trial.task_id,
         evidence=tuple(evidence),
+        facts=tuple(_facts(evidence, facts, violations)),
     )
+
+
+def _facts(
+    evidence: Sequence[FailureEvidence], outcome: Sequence[str], violations: Sequence[str]
+) -> list[str]:
+    """The statements a cluster may be named by: outcome facts, broken rules, how the episode
+    ended, harness and unrecovered tool errors, and the reason's signature."""
+    out: list[str] = list(outcome)
+    out.extend(f"rule: {v.strip()}" for v in violations if v.strip())
+    for e in evidence:
+        if not e.signature or e.kind in ("violation", "outcome", "recovered_error", "weak_violation"):
+            continue
+        out.append(e.signature)
+    return list(dict.fromkeys(out))
 
 
 def _failure_text(trial: Trial, evidence: Sequence[FailureEvidence]) -> str:
