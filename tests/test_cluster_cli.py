@@ -10,13 +10,8 @@ from click.testing import CliRunner
 
 from reviewer.cli import cli
 from reviewer.store import open_store
-from reviewer.store.clusters import (
-    cluster_members,
-    latest_clusters,
-    merge_clusters,
-    rename_cluster,
-    split_cluster,
-)
+from reviewer.store.clusters import cluster_members, latest_clusters, rename_cluster
+from reviewer.workflows import clusters as jobs
 from tests.conftest import SAMPLE_RUNS
 
 
@@ -89,15 +84,16 @@ def test_rename_survives_reclustering_and_merge_split(sample_db: str) -> None:
     assert [r.name for r in named] == ["Cancelled shipped orders"]
 
     a, b = rows[0], rows[1]
-    merge_clusters(db, a.id, [b.id])
+    jobs.merge(db, [a.id, b.id])
     merged = {r.id: r for r in latest_clusters(db)}
     assert b.id not in merged and merged[a.id].size == a.size + b.size
     members = cluster_members(db, a.id)
     assert len(members) == a.size + b.size
 
-    ids = split_cluster(db, a.id, [members[: a.size], members[a.size :]], ["first", "second"])
+    pieces = jobs.split(db, a.id, into=2)
     after = {r.id: r for r in latest_clusters(db)}
-    assert after[ids[0]].size == a.size and after[ids[1]].size == b.size
+    assert [p.id for p in pieces][0] == a.id and len(pieces) == 2
+    assert sum(p.size for p in pieces) == a.size + b.size
     assert sum(r.size for r in after.values()) == 22
 
 

@@ -78,7 +78,7 @@ def recluster(
     scope = run or "*"
     result.params["scope"] = scope
     result.params["include_infra"] = include_infra
-    result.clusters = _name_rule_clusters(db, result.clusters)
+    result.clusters = name_rule_clusters(db, result.clusters)
     id_map = match_previous(previous_members(db, scope), result.clusters)
     save_clustering(db, scope, result, id_map, {d.trial_id: d.signature for d in docs})
     if progress:
@@ -86,23 +86,7 @@ def recluster(
     return result
 
 
-def split_groups(docs: list[FailureDoc], seed: int = 0) -> list[list[str]]:
-    """How a human-requested split divides a cluster: by member signature, else by text, largest first."""
-    by_sig: dict[str, list[str]] = {}
-    for d in docs:
-        by_sig.setdefault(d.signature, []).append(d.trial_id)
-    groups = list(by_sig.values())
-    if len(groups) < 2 and len(docs) >= 2:
-        from reviewer.clustering.cluster import cluster_failures
-
-        result = cluster_failures(
-            docs, seed=seed, merge_threshold=0.05, min_split_size=1, split_threshold=0.3
-        )
-        groups = [list(c.trial_ids) for c in result.clusters]
-    return sorted(groups, key=lambda g: (-len(g), g[0] if g else ""))
-
-
-def _name_rule_clusters(db: Store, clusters: list[Any]) -> list[Any]:
+def name_rule_clusters(db: Store, clusters: list[Any]) -> list[Any]:
     """A cluster named after a broken rule says what the rule forbids, in the rule's own words."""
     import dataclasses
 
