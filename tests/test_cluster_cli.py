@@ -283,3 +283,17 @@ def test_rename_with_bytes_that_are_not_text_is_one_line(sample_db: str) -> None
     code, out, err = invoke("--db", sample_db, "cluster", "rename", first, "\udcff\udcfe", "--json")
     assert code == 1 and out == ""
     assert err.strip() == "reviewer: a cluster name must be text: it holds bytes that are not UTF-8"
+
+
+def test_cluster_run_of_only_crashed_trials_says_they_were_left_out(tmp_path: Path) -> None:
+    """Issue 15: a run whose failures are all infrastructure errors says so, as `report` does."""
+    crashed = SAMPLE_RUNS.parent / "tests" / "fixtures" / "tau_bench" / "deepseek-v3-crashed.json"
+    db = str(tmp_path / "c.db")
+    assert invoke("--db", db, "import", str(crashed))[0] == 0
+    run = open_store(db).execute("SELECT run FROM trials").fetchone()[0]
+    code, out, err = invoke("--db", db, "cluster", "--run", run)
+    assert code == 0, err
+    assert "no failures to cluster" in out
+    assert "note: 1 trial ended by infrastructure error, left out" in out
+    data = json.loads(invoke("--db", db, "cluster", "--run", run, "--json")[1])
+    assert data["infra_left_out"] == 1 and data["clusters"] == []

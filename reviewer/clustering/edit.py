@@ -39,7 +39,7 @@ def split_groups(
 ) -> list[list[str]]:
     """How a split divides a cluster's ``docs``: the average-linkage tree of their vectors cut into
     ``into`` pieces, or (None) into the number of pieces with the best silhouette, at most half the
-    members (never all singletons) and only when some cut separates them (silhouette at least
+    members, each of two or more (never singletons, from four members up) and only when some cut separates them (silhouette at least
     ``MIN_SILHOUETTE``). Largest first; [] when they read alike. Deterministic under ``seed``."""
     import numpy as np
     from scipy.cluster.hierarchy import fcluster
@@ -71,8 +71,9 @@ def split_groups(
         best: tuple[float, np.ndarray] | None = None
         for k in range(2, min(m, max(2, n // 2), MAX_PIECES) + 1):
             labels = cut(k)
-            if int(labels.max()) + 1 == n:
-                continue  # all singletons
+            pieces = np.bincount(labels, weights=weights)
+            if n >= 4 and pieces.min() < 2:
+                continue  # a default split never cuts off single trials (nor makes all singletons)
             score = weighted_silhouette(dist, labels, weights)
             if best is None or score > best[0] + 1e-9:
                 best = (score, labels)
