@@ -60,19 +60,23 @@ def recluster(
     progress: Progress | None = None,
     cancelled: Callable[[], bool] | None = None,
     include_infra: bool = False,
+    embedder: str | None = None,
 ) -> ClusteringResult:
     """Cluster the failures of ``run`` (or of every run) and replace that scope's stored clustering;
-    infrastructure errors are left out unless ``include_infra``."""
+    infrastructure errors are left out unless ``include_infra``; ``embedder`` names the text
+    embedding (``tfidf``, the default, or ``semantic``; see ``embed.get_embedder``)."""
     from reviewer.clustering.cluster import cluster_failures
+    from reviewer.clustering.embed import get_embedder
     from reviewer.clustering.naming import match_previous
     from reviewer.store.clusters import previous_members, save_clustering
 
+    chosen = get_embedder(embedder, seed=seed)  # an unavailable one fails before any work
     docs = failure_docs(
         db, run, progress=progress, cancelled=cancelled, include_infra=include_infra
     )
     if progress:
         progress("clustering", 0, len(docs))
-    result = cluster_failures(docs, seed=seed)
+    result = cluster_failures(docs, seed=seed, embedder=chosen)
     if cancelled and cancelled():
         raise InterruptedError("clustering cancelled")
     scope = run or "*"

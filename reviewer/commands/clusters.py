@@ -40,6 +40,14 @@ def register(group: click.Group) -> None:
     is_flag=True,
     help="Cluster trials ended by infrastructure errors too (default: left out).",
 )
+@click.option(
+    "--embedder",
+    type=click.Choice(["tfidf", "semantic"]),
+    default="tfidf",
+    show_default=True,
+    help="Text embedding: tfidf, or semantic (groups paraphrases; needs "
+    "pip install 'reviewer[semantic]', nothing is downloaded).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 def cluster(
@@ -48,6 +56,7 @@ def cluster(
     seed: int,
     stored: bool,
     include_infra: bool,
+    embedder: str,
     as_json: bool,
 ) -> None:
     """Group failed trials by error signature and text, name each group, biggest first.
@@ -69,7 +78,16 @@ def cluster(
             if sys.stderr.isatty():
                 progress = _progress()
             try:
-                jobs.cluster(db, run, seed=seed, progress=progress, include_infra=include_infra)
+                jobs.cluster(
+                    db,
+                    run,
+                    seed=seed,
+                    progress=progress,
+                    include_infra=include_infra,
+                    embedder=embedder,
+                )
+            except jobs.ClusterJobError as e:
+                fail(str(e))
             finally:
                 if progress is not None:
                     progress.close()

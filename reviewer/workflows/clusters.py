@@ -60,18 +60,39 @@ def cluster(
     progress: Progress | None = None,
     cancelled: Callable[[], bool] | None = None,
     include_infra: bool = False,
+    embedder: str | None = None,
 ) -> Clustering:
     """Cluster the failures of ``run`` (or of every run) and store the result in place of that scope's
     previous clustering; ``cancelled()`` returning True stops it with InterruptedError, storing nothing.
-    Infrastructure errors are not failures of the agent and are left out unless ``include_infra``."""
+    Infrastructure errors are not failures of the agent and are left out unless ``include_infra``.
+    ``embedder``: ``tfidf`` (default) or ``semantic`` (the optional extra); an embedder that cannot
+    run is a ClusterJobError, and nothing stored changes."""
+    from reviewer.clustering.embed import EmbedderUnavailable
     from reviewer.clustering.run import recluster
 
-    recluster(
-        db, run, seed=seed, progress=progress, cancelled=cancelled, include_infra=include_infra
-    )
+    try:
+        recluster(
+            db,
+            run,
+            seed=seed,
+            progress=progress,
+            cancelled=cancelled,
+            include_infra=include_infra,
+            embedder=embedder,
+        )
+    except (EmbedderUnavailable, ValueError) as e:
+        if isinstance(e, ValueError) and "embedder" not in str(e):
+            raise
+        raise ClusterJobError(str(e)) from None
     stored = current(db)
     assert stored is not None  # recluster always stores one
     return stored
+
+
+def embedder_of(stored: Clustering | None) -> str | None:
+    """The embedder a stored clustering used, by the name `cluster(embedder=...)` takes."""
+    params = (stored.info.get("params") or {}) if stored is not None else {}
+    return "semantic" if params.get("embedder") == "wordllama" else None
 
 
 def _clustering(db: Store) -> Clustering:

@@ -306,7 +306,7 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="clusters-recluster")
     def recluster(self) -> None:
-        from reviewer.workflows.clusters import cluster
+        from reviewer.workflows.clusters import ClusterJobError, cluster, current, embedder_of
 
         worker = get_current_worker()
 
@@ -315,9 +315,17 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
 
         try:
             with self.store() as db:
-                cluster(db, progress=progress, cancelled=lambda: worker.is_cancelled)
+                # the same embedding as the stored clustering (`reviewer cluster --embedder`)
+                cluster(
+                    db,
+                    progress=progress,
+                    cancelled=lambda: worker.is_cancelled,
+                    embedder=embedder_of(current(db)),
+                )
         except InterruptedError:
             pass
+        except ClusterJobError as e:
+            self.app.call_from_thread(self.notify, str(e), severity="warning", markup=False)
         finally:
             self.post_message(ClusterProgress("done", 1, 1))
         self.load()
