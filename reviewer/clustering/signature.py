@@ -22,6 +22,7 @@ __all__ = [
     "FailureEvidence",
     "evidence_of",
     "is_error_text",
+    "line_templates",
     "mask",
     "signature",
     "signatures_of_lines",
@@ -204,11 +205,40 @@ def signature(message: str, tool: str | None = None, exc_type: str | None = None
     return (prefix + masked).strip().rstrip(":")
 
 
-def signatures_of_lines(lines: Iterable[str]) -> Iterator[str]:
-    """One signature per input line (``reviewer signatures``); a blank line gives a blank line."""
-    for line in lines:
-        text = line.rstrip("\r\n")
-        yield signature(text) if text.strip() else ""
+#: A word position where lines otherwise equal take at least this many values is a variable
+#: (``reviewer signatures``: a user, host, table or method name with no digit to give it away).
+LINE_VARIABLE_VALUES = 4
+#: Passes of that rule: each pass can find one more variable position in a line.
+LINE_TEMPLATE_PASSES = 3
+
+
+def line_templates(signatures: Sequence[str]) -> list[str]:
+    """Each signature, or the template it shares with lines that differ from it in words that vary
+    like instances (see ``templates.templates_of``), found over the whole batch: no tuning per
+    dataset, linear in the number of distinct signatures per pass."""
+    from collections import Counter
+
+    from reviewer.clustering.templates import templates_of
+
+    out = list(signatures)
+    for _ in range(LINE_TEMPLATE_PASSES):
+        counts = Counter(s for s in out if s)
+        found = templates_of(counts, min_values=LINE_VARIABLE_VALUES, max_per_value=float("inf"))
+        if not found:
+            break
+        out = [found.get(s, s) for s in out]
+    return out
+
+
+def signatures_of_lines(lines: Iterable[str], templates: bool = True) -> Iterator[str]:
+    """One signature per input line (``reviewer signatures``); a blank line gives a blank line.
+    With ``templates`` the lines are read whole first and words that vary across otherwise equal
+    lines become ``<*>`` (``line_templates``)."""
+    sigs = (signature(t) if t.strip() else "" for t in (line.rstrip("\r\n") for line in lines))
+    if not templates:
+        yield from sigs
+        return
+    yield from line_templates(list(sigs))
 
 
 def is_error_text(text: str) -> bool:

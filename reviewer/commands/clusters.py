@@ -286,9 +286,17 @@ class _progress:
 
 @click.command()
 @click.argument("file", default="-", type=click.File("r", encoding="utf-8", errors="replace"))
-def signatures(file: Any) -> None:
-    """One error message per input line (FILE or - for stdin) -> its signature per output line, in order."""
+@click.option(
+    "--stream",
+    is_flag=True,
+    help="Print each line's signature as it is read, without templates across lines.",
+)
+def signatures(file: Any, stream: bool) -> None:
+    """One error message per input line (FILE or - for stdin) -> its signature per output line, in order.
+
+    Words that vary across lines otherwise equal (a user, host or table name) become <*>: the
+    input is read whole first, unless --stream."""
     from reviewer.clustering.signature import signatures_of_lines
 
-    for sig in signatures_of_lines(line.rstrip("\n") for line in file):
+    for sig in signatures_of_lines((line.rstrip("\n") for line in file), templates=not stream):
         click.echo(sig)

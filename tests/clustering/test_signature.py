@@ -621,3 +621,31 @@ def test_mask_never_fails_and_is_idempotent(text: str) -> None:
 def test_plain_words_are_kept(words: list[str]) -> None:
     text = " ".join(words)
     assert mask(text) == text
+
+
+def test_signatures_group_varied_system_logs_well_above_the_digit_mask_baseline() -> None:
+    """Issue 16, item 3: error lines of HTTP servers, JVM, Python, kernel, schedulers, databases and
+    agent tools (tests/clustering/logs.py) group by event; measured 0.94 against 0.63."""
+    from reviewer.clustering.signature import signatures_of_lines
+    from tests.clustering.logs import digit_mask, grouping_accuracy, lines
+
+    for seed in (0, 1):
+        events = lines(3000, seed)
+        texts = [" ".join(line.split()) for line, _ in events]
+        truth = [t for _, t in events]
+        ours = grouping_accuracy(list(signatures_of_lines(texts)), truth)
+        baseline = grouping_accuracy([digit_mask(t) for t in texts], truth)
+        assert ours >= 0.9 and ours > baseline + 0.2
+
+
+def test_words_that_vary_across_otherwise_equal_lines_become_variables() -> None:
+    from reviewer.clustering.signature import line_templates
+
+    users = ["alice", "bob", "carol", "dmitri", "eve"]
+    sigs = [f"password authentication failed for user {u}" for u in users]
+    sigs += ["deadlock detected", "relation orders does not exist"]
+    out = line_templates(sigs)
+    assert set(out[:5]) == {"password authentication failed for user <*>"}
+    assert out[5:] == sigs[5:]
+    # three values are not enough to call a word a variable
+    assert line_templates(sigs[:3]) == sigs[:3]
