@@ -297,3 +297,16 @@ def test_cluster_run_of_only_crashed_trials_says_they_were_left_out(tmp_path: Pa
     assert "note: 1 trial ended by infrastructure error, left out" in out
     data = json.loads(invoke("--db", db, "cluster", "--run", run, "--json")[1])
     assert data["infra_left_out"] == 1 and data["clusters"] == []
+
+
+def test_signatures_templates_across_lines_unless_streamed() -> None:
+    lines = [f"password authentication failed for user {u}" for u in "abcde"] + [
+        "deadlock detected"
+    ]
+    code, out, _ = invoke("signatures", "-", input="\n".join(lines) + "\n")
+    assert code == 0
+    assert out.splitlines() == ["password authentication failed for user <*>"] * 5 + [
+        "deadlock detected"
+    ]
+    code, out, _ = invoke("signatures", "--stream", "-", input="\n".join(lines) + "\n")
+    assert out.splitlines()[0] == "password authentication failed for user a"

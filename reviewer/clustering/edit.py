@@ -113,8 +113,6 @@ def describe_groups(
         head = min(t for t in g if t in by_id)
         c = first[head]
         out.append(
-            dataclasses.replace(
-                c, share=share_text(c.size, total), fraction=c.size / max(total, 1)
-            )
+            dataclasses.replace(c, share=share_text(c.size, total), fraction=c.size / max(total, 1))
         )
     return out

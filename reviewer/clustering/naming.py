@@ -163,9 +163,11 @@ def class_terms(
             out.append([])
             continue
         keep = row.indices if common is None else row.indices[~common[row.indices]]
-        scores = (row.data if common is None else row.data[~common[row.indices]]) / max(
-            words_per_class[c], 1e-12
-        ) * idf[keep]
+        scores = (
+            (row.data if common is None else row.data[~common[row.indices]])
+            / max(words_per_class[c], 1e-12)
+            * idf[keep]
+        )
         terms = [str(vocab[j]) for j in keep]
         ranked = sorted(
             zip(scores.tolist(), terms, strict=True), key=lambda st: (-round(st[0], 12), st[1])

@@ -156,9 +156,7 @@ def _tau2(trial: Trial) -> list[str]:
             continue
         if name in called:
             facts.append(f"called {name} with other arguments than expected")
-            keys = _differing(
-                _dict(action.get("arguments")), [a for n, a in calls if n == name]
-            )
+            keys = _differing(_dict(action.get("arguments")), [a for n, a in calls if n == name])
             facts.extend(f"called {name} with another {k} than expected" for k in keys[:3])
         else:
             facts.append(f"did not call {name} (expected it)")

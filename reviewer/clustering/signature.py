@@ -358,7 +358,9 @@ def evidence_of(
                 for r, t in tool_results[i + 1 :]
             )
             if later_ok:
-                recovered.append(FailureEvidence("recovered_error", m.content, piece.signature, tool))
+                recovered.append(
+                    FailureEvidence("recovered_error", m.content, piece.signature, tool)
+                )
             else:
                 evidence.append(piece)
             tool_errors += 1
@@ -414,7 +416,12 @@ def _facts(
     out: list[str] = list(outcome)
     out.extend(f"rule: {v.strip()}" for v in violations if v.strip())
     for e in evidence:
-        if not e.signature or e.kind in ("violation", "outcome", "recovered_error", "weak_violation"):
+        if not e.signature or e.kind in (
+            "violation",
+            "outcome",
+            "recovered_error",
+            "weak_violation",
+        ):
             continue
         out.append(e.signature)
     return list(dict.fromkeys(out))

@@ -351,10 +351,7 @@ def replace_clusters(
         touched = list(dict.fromkeys([*remove, *new_ids, *(names or {})]))
         before = _snapshot(db, cid, touched)
         _log_edit(db, cid, kind, before)
-        signatures = {
-            str(t): str(sig or "")
-            for _, t, sig in before["members"]
-        }
+        signatures = {str(t): str(sig or "") for _, t, sig in before["members"]}
         rank = min((int(r[1]) for r in before["clusters"]), default=1)
         marks = ",".join("?" * len(touched))
         db.execute(
@@ -394,14 +391,18 @@ def undo_last_edit(db: Store) -> tuple[str, list[str]] | None:
         # every cluster the edit made holds members of the clusters it replaced
         marks = ",".join("?" * len(touched))
         members = [m[1] for m in before["members"]]
-        made = {
-            r[0]
-            for r in db.execute(
-                "SELECT DISTINCT cluster_id FROM cluster_members WHERE clustering_id = ? "
-                f"AND trial_id IN ({','.join('?' * len(members))})",
-                [cid, *members],
-            ).fetchall()
-        } if members else set()
+        made = (
+            {
+                r[0]
+                for r in db.execute(
+                    "SELECT DISTINCT cluster_id FROM cluster_members WHERE clustering_id = ? "
+                    f"AND trial_id IN ({','.join('?' * len(members))})",
+                    [cid, *members],
+                ).fetchall()
+            }
+            if members
+            else set()
+        )
         gone = list(dict.fromkeys([*touched, *made]))
         marks = ",".join("?" * len(gone))
         db.execute(

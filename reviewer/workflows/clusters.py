@@ -197,7 +197,9 @@ def undo(db: Store) -> tuple[str, list[ClusterRow]]:
     _clustering(db)
     done = undo_last_edit(db)
     if done is None:
-        raise ClusterJobError("nothing to undo: no merge, split or rename since the last clustering")
+        raise ClusterJobError(
+            "nothing to undo: no merge, split or rename since the last clustering"
+        )
     kind, ids = done
     after = _clustering(db)
     return kind, [r for r in after.rows if r.id in ids]

@@ -51,19 +51,19 @@ def _fields(rng: random.Random) -> dict[str, str]:
 TEMPLATES: list[str] = [
     # HTTP servers
     '{ip} - - [{ts}] "GET /api/v1/orders/{n} HTTP/1.1" 500 {n}',
-    '{ts} [error] {pid}#0: *{n} upstream timed out (110: Connection timed out) while reading response header from upstream, client: {ip}, server: {host}',
-    "{ts} [error] {pid}#0: *{n} open() \"{path}\" failed (2: No such file or directory), client: {ip}",
+    "{ts} [error] {pid}#0: *{n} upstream timed out (110: Connection timed out) while reading response header from upstream, client: {ip}, server: {host}",
+    '{ts} [error] {pid}#0: *{n} open() "{path}" failed (2: No such file or directory), client: {ip}',
     "[{ts}] [proxy:error] [pid {pid}] (111)Connection refused: AH00957: HTTP: attempt to connect to {ip}:{port} ({shorthost}) failed",
     "[{ts}] [core:error] [pid {pid}] [client {ip}:{port}] AH00126: Invalid URI in request GET /{word} HTTP/1.1",
     # JVM
     "{ts} ERROR [main] com.example.{cls}: Failed to {method} order {order}",
-    "Exception in thread \"pool-{n}-thread-{n}\" java.lang.NullPointerException: Cannot invoke \"String.length()\" because \"{key}\" is null",
+    'Exception in thread "pool-{n}-thread-{n}" java.lang.NullPointerException: Cannot invoke "String.length()" because "{key}" is null',
     "java.net.SocketTimeoutException: Read timed out after {ms} ms connecting to {host}:{port}",
     "Caused by: java.sql.SQLException: Connection is not available, request timed out after {ms}ms.",
     "{ts} WARN  [{word}-worker-{n}] o.a.k.c.NetworkClient: [Consumer clientId={word}-{n}] Connection to node {n} ({host}/{ip}:{port}) could not be established. Broker may not be available.",
     # Python
     "Traceback (most recent call last):\n  File \"/srv/app/{word}.py\", line {line}, in {method}\n    return self.{method}(x)\nKeyError: '{key}'",
-    "Traceback (most recent call last):\n  File \"/srv/app/db.py\", line {line}, in connect\nConnectionRefusedError: [Errno 111] Connection refused",
+    'Traceback (most recent call last):\n  File "/srv/app/db.py", line {line}, in connect\nConnectionRefusedError: [Errno 111] Connection refused',
     "ValueError: invalid literal for int() with base 10: '{word}'",
     "FileNotFoundError: [Errno 2] No such file or directory: '{path}/{file}'",
     "TimeoutError: order service did not respond after {n}s",
@@ -77,13 +77,13 @@ TEMPLATES: list[str] = [
     "slurmstepd: error: *** JOB {job} ON {node} CANCELLED AT {ts} DUE TO TIME LIMIT ***",
     "slurmstepd: error: Detected {n} oom-kill event(s) in StepId={job}.batch. Some of your processes may have been killed by the cgroup out-of-memory handler.",
     "srun: error: {node}: task {n}: Exited with exit code {n}",
-    'Warning  FailedScheduling  pod/{pod}  0/{n} nodes are available: {n} Insufficient memory.',
+    "Warning  FailedScheduling  pod/{pod}  0/{n} nodes are available: {n} Insufficient memory.",
     "Back-off restarting failed container {word} in pod {pod}_default({hex})",
-    "Failed to pull image \"registry.example.com/{word}:{n}\": rpc error: code = NotFound desc = manifest unknown",
+    'Failed to pull image "registry.example.com/{word}:{n}": rpc error: code = NotFound desc = manifest unknown',
     # databases
-    "{ts} UTC [{pid}] ERROR:  duplicate key value violates unique constraint \"{table}_pkey\"",
-    "{ts} UTC [{pid}] FATAL:  password authentication failed for user \"{user}\"",
-    "{ts} UTC [{pid}] ERROR:  relation \"{table}\" does not exist at character {n}",
+    '{ts} UTC [{pid}] ERROR:  duplicate key value violates unique constraint "{table}_pkey"',
+    '{ts} UTC [{pid}] FATAL:  password authentication failed for user "{user}"',
+    '{ts} UTC [{pid}] ERROR:  relation "{table}" does not exist at character {n}',
     "{ts} UTC [{pid}] ERROR:  deadlock detected",
     "ERROR 1045 (28000): Access denied for user '{user}'@'{ip}' (using password: YES)",
     "ERROR 1146 (42S02): Table '{word}.{table}' doesn't exist",
@@ -94,7 +94,7 @@ TEMPLATES: list[str] = [
     "{tool}: HTTP 429 Too Many Requests: rate limit exceeded, retry after {n}s",
     "Tool {tool} failed: missing required argument '{key}'",
     "Error executing tool {tool}: {key}={val} is not a valid value",
-    "{{\"error\": {{\"type\": \"invalid_request_error\", \"message\": \"user {user} is not authorized to {method} order {order}\"}}}}",
+    '{{"error": {{"type": "invalid_request_error", "message": "user {user} is not authorized to {method} order {order}"}}}}',
     "Permission denied: cannot write to {path}/{file} as {user}",
 ]
 
@@ -119,7 +119,9 @@ def grouping_accuracy(predicted: list[str], truth: list[int]) -> float:
     for i, (p, t) in enumerate(zip(predicted, truth, strict=True)):
         by_pred.setdefault(p, set()).add(i)
         by_true.setdefault(t, set()).add(i)
-    right = sum(len(members) for members in by_pred.values() if members == by_true[truth[min(members)]])
+    right = sum(
+        len(members) for members in by_pred.values() if members == by_true[truth[min(members)]]
+    )
     return right / len(truth) if truth else 1.0
 
 

@@ -122,7 +122,9 @@ def failures(split: str, n: int = 240, seed: int = 0) -> tuple[list[FailureDoc],
         mode = modes[i % len(modes)]
         wordings = MODES[mode][0 if split == "dev" else 1]
         reason = _fill(rng.choice(wordings), rng)
-        trial = Trial(task_id=f"task_{rng.randint(0, 30)}", messages=[], passed=False, reason=reason)
+        trial = Trial(
+            task_id=f"task_{rng.randint(0, 30)}", messages=[], passed=False, reason=reason
+        )
         docs.append(evidence_of(trial, trial_id=f"{split}-{i:04}"))
         truth.append(mode)
     return docs, truth

@@ -95,7 +95,9 @@ def test_split_describes_each_piece_afresh(db: str) -> None:
 
 def docs(reasons: list[str]) -> list[object]:
     return [
-        evidence_of(Trial(task_id=f"t{i}", messages=[], passed=False, reason=r), trial_id=f"x{i:03}")
+        evidence_of(
+            Trial(task_id=f"t{i}", messages=[], passed=False, reason=r), trial_id=f"x{i:03}"
+        )
         for i, r in enumerate(reasons)
     ]
 

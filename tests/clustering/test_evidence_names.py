@@ -26,12 +26,16 @@ def invoke(*args: str) -> tuple[int, str, str]:
     return r.exit_code, r.stdout, r.stderr
 
 
-def tau_trial(expected: list[dict[str, object]], calls: list[tuple[str, dict[str, object]]]) -> Trial:
+def tau_trial(
+    expected: list[dict[str, object]], calls: list[tuple[str, dict[str, object]]]
+) -> Trial:
     msgs = [
         Message(
             role="assistant",
             content="",
-            tool_calls=[ToolCall(id=f"c{i}", name=n, arguments=a) for i, (n, a) in enumerate(calls)],
+            tool_calls=[
+                ToolCall(id=f"c{i}", name=n, arguments=a) for i, (n, a) in enumerate(calls)
+            ],
         )
     ]
     return Trial(

@@ -45,7 +45,9 @@ def test_semantic_without_the_extra_is_a_one_line_error(
     assert json.loads(after.stdout)["clusters"] == json.loads(first.stdout)["clusters"]
 
 
-def test_semantic_loads_the_shipped_weights_without_network(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_semantic_loads_the_shipped_weights_without_network(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     pytest.importorskip("wordllama")
     import requests
 
