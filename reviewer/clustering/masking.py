@@ -187,8 +187,12 @@ def _mask_digit_words(s: str) -> str:
     """Ids and numbers, word by word: only the few words with a digit reach a regex."""
     parts = s.split(" ")
     for i, part in enumerate(parts):
-        if part.isdigit() and part.isascii():
-            parts[i] = "<num>"  # what the number rule makes of a bare number, without a regex
+        core = part.lstrip("([{").rstrip(")]},:;.")
+        if core and core.isdigit() and core.isascii():
+            # a bare number, maybe in brackets or before punctuation: what the number rule makes
+            # of it, without a regex
+            head = len(part) - len(part.lstrip("([{"))
+            parts[i] = part[:head] + "<num>" + part[head + len(core) :]
         elif part and not part.isalpha() and _HAS_DIGIT.search(part):
             part = _TOKEN.sub(_mask_token, part)
             parts[i] = _NUMBER.sub("<num>", part) if _HAS_DIGIT.search(part) else part
