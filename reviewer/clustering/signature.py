@@ -99,6 +99,8 @@ def _short_type(exc_type: str) -> str:
 
 def _parse_traceback(text: str) -> tuple[str, str, str | None] | None:
     """(exception type, message, innermost function) of the last Python traceback in ``text``."""
+    if "Traceback" not in text:
+        return None
     heads = list(_TB_HEAD.finditer(text))
     if not heads:
         return None
