@@ -13,7 +13,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reviewer.clustering.masking import mask
+from reviewer.clustering.masking import (
+    _EXIT_CODE,
+    _KEEP,
+    _STATUS,
+    _STATUS_AFTER,
+    _STATUS_BEFORE,
+    mask,
+)
 from reviewer.clustering.outcomes import is_detail, outcome_facts
 from reviewer.models import Message, Trial
 
@@ -45,6 +52,7 @@ _EXC_WORDS = (
 _EXC_NAME = rf"(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:{_EXC_WORDS})|Http404)"
 _EXC_LINE = re.compile(rf"^(?P<type>{_EXC_NAME})(?:\s*:\s*(?P<msg>.*)|\s*\((?P<arg>.*)\)\s*)?$")
 _GENERIC_PREFIX = re.compile(r"(?i)^(?:error|err|exception|fatal)\s*[:!]\s*|^\[?error\]\s*")
+_HAS_DIGIT = re.compile(r"\d")
 _TB_HEAD = re.compile(r"^Traceback \(most recent call last\):\s*$", re.M)
 _TB_FRAME = re.compile(r'^\s+File "[^"]*", line \d+, in (?P<func>\S+)')
 _ERROR_HEAD = re.compile(
@@ -236,11 +244,52 @@ def signatures_of_lines(lines: Iterable[str], templates: bool = True) -> Iterato
     """One signature per input line (``reviewer signatures``); a blank line gives a blank line.
     With ``templates`` the lines are read whole first and words that vary across otherwise equal
     lines become ``<*>`` (``line_templates``)."""
-    sigs = (signature(t) if t.strip() else "" for t in (line.rstrip("\r\n") for line in lines))
+    sigs = _batch_signatures(line.rstrip("\r\n") for line in lines)
     if not templates:
         yield from sigs
         return
     yield from line_templates(list(sigs))
+
+
+_ZEROS = str.maketrans("123456789", "000000000")
+#: Words with digits that masking keeps (utf8, sha256, int64 ...), with their digits as zeros
+_KEPT_SHAPES = frozenset(k.translate(_ZEROS) for k in _KEEP)
+_WORDS = re.compile(r"[A-Za-z0-9_]*0[A-Za-z0-9_]*")
+
+
+def _value_matters(text: str, key: str) -> bool:
+    """Whether a digit's value, not only its place, can show in ``text``'s signature: a protected
+    status code, an exit code, errno or signal number, or a word masking keeps (sha256)."""
+    for m in _STATUS.finditer(text):
+        if _STATUS_BEFORE.search(text, max(0, m.start() - 24), m.start()) or _STATUS_AFTER.match(
+            text, m.end()
+        ):
+            return True
+    low = text.lower()
+    if ("exit" in low or "errno" in low or "signal" in low) and _EXIT_CODE.search(text):
+        return True
+    return any(w.lower() in _KEPT_SHAPES for w in _WORDS.findall(key) if not w.isdigit())
+
+
+def _batch_signatures(texts: Iterable[str]) -> Iterator[str]:
+    """``signature`` of each text, computed once per shape: texts equal but for the values of their
+    digits share a signature when no digit's value can show in it (``_value_matters``), so
+    log lines that differ in numbers, ids and times are masked once. The same output as calling
+    ``signature`` on each."""
+    cache: dict[str, str] = {}
+    for text in texts:
+        if not text.strip():
+            yield ""
+            continue
+        key = text.translate(_ZEROS)
+        sig = cache.get(key)
+        if sig is not None and _value_matters(text, key):
+            sig = None
+        if sig is None:
+            sig = signature(text)
+            if not _HAS_DIGIT.search(sig) and not _value_matters(text, key):
+                cache[key] = sig
+        yield sig
 
 
 def is_error_text(text: str) -> bool:

@@ -649,3 +649,34 @@ def test_words_that_vary_across_otherwise_equal_lines_become_variables() -> None
     assert out[5:] == sigs[5:]
     # three values are not enough to call a word a variable
     assert line_templates(sigs[:3]) == sigs[:3]
+
+
+def test_batch_signatures_are_the_signatures_of_each_line() -> None:
+    """`reviewer signatures` masks each shape of line once; that never changes a signature, even
+    where a digit's value shows (status and exit codes, kept words like sha256)."""
+    from reviewer.clustering.signature import signature, signatures_of_lines
+    from tests.clustering.logs import lines
+
+    texts = [" ".join(line.split()) for line, _ in lines(3000, 7)]
+    texts += [
+        "GET /a HTTP/1.1 000 x",
+        "GET /a HTTP/1.1 404 x",
+        "HTTP 500: internal server error",
+        "HTTP 503: internal server error",
+        "process exited with code 1",
+        "process exited with code 2",
+        "hash sha256 mismatch",
+        "hash sha512 mismatch",
+        "needs python3 not python4",
+        "needs python2 not python5",
+        "killed by signal 9",
+        "killed by signal 15",
+        "errno 13 on file",
+        "errno 2 on file",
+        "Error: order W1234 not found",
+        "Error: order W9876 not found",
+        "",
+    ]
+    assert list(signatures_of_lines(texts, templates=False)) == [
+        signature(t) if t.strip() else "" for t in texts
+    ]
