@@ -193,19 +193,6 @@ def failure_violations(db: Store, include_infra: bool = False) -> list[tuple[str
     ]
 
 
-def member_signatures(db: Store, trial_ids: Sequence[str]) -> list[str]:
-    """The stored error signature of each clustered membership of ``trial_ids`` ("" when none)."""
-    if not trial_ids:
-        return []
-    marks = ",".join("?" * len(trial_ids))
-    return [
-        r[0] or ""
-        for r in db.execute(
-            f"SELECT signature FROM cluster_members WHERE trial_id IN ({marks})", list(trial_ids)
-        ).fetchall()
-    ]
-
-
 def latest_clustering_id(db: Store) -> int | None:
     row = db.execute("SELECT MAX(id) FROM clusterings").fetchone()
     return None if row is None or row[0] is None else int(row[0])

@@ -152,3 +152,22 @@ def test_tau_bench_clusters_say_which_action_went_wrong(path: Path, tmp_path: Pa
     if path.parent == CORPORA / "tau-bench":
         # issue 16: one cluster held 66 of 116 (57%)
         assert clusters[0]["size"] / data["n_failures"] < 0.25
+
+
+INSPECT = REPO / "tests" / "fixtures" / "inspect" / "support.json"
+
+
+@pytest.mark.parametrize("path", real_data(INSPECT, "realworld", "inspect_scout"))
+def test_inspect_clusters_are_named_by_answer_not_grader_boilerplate(
+    path: Path, tmp_path: Path
+) -> None:
+    """Regression (issue 16): Inspect clusters were named after the grader's boilerplate ("to
+    assess the correctness of the submitted answer...") and two clusters were both named "no"."""
+    db = str(tmp_path / "i.db")
+    assert invoke("--db", db, "import", str(path))[0] == 0
+    code, out, err = invoke("--db", db, "cluster", "--json")
+    assert code == 0, err
+    names = [c["name"] for c in json.loads(out)["clusters"]]
+    assert names and len(names) == len({n.lower() for n in names})
+    assert not any(n.lower().startswith("to assess") for n in names)
+    assert any(n.startswith(("answered ", "scored incorrect by ")) for n in names)
