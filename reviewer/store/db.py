@@ -775,3 +775,22 @@ def m011_gate_monitor(db: sqlite_utils.Database) -> None:
         CREATE INDEX monitor_trials_time ON monitor_trials(started_at);
         """,
     )
+
+
+@migrations()
+def m012_cluster_edits(db: sqlite_utils.Database) -> None:
+    """The hand edits (merge, split, rename) of a stored clustering, newest last, each with what it
+    replaced, so the last one can be undone; a new clustering of the scope drops them."""
+    _run_script(
+        db,
+        """
+        CREATE TABLE cluster_edits (
+            id INTEGER PRIMARY KEY,
+            clustering_id INTEGER NOT NULL REFERENCES clusterings(id) ON DELETE CASCADE,
+            kind TEXT NOT NULL,
+            at TEXT NOT NULL,
+            before TEXT NOT NULL
+        );
+        CREATE INDEX cluster_edits_clustering ON cluster_edits(clustering_id, id);
+        """,
+    )
