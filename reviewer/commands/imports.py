@@ -47,12 +47,18 @@ def open_cmd(ctx: click.Context, paths: Sequence[str]) -> None:
     rubric = _active_rubric(db, cfg.rubric, summary)
     db.close()
     from reviewer.tui.app import ReviewerApp
+    from reviewer.tui.screens.import_report import has_problems
+    from reviewer.workflows.imports import summary_lines
 
+    report = (
+        summary_lines(summary, False, max_skips=500) if summary and has_problems(summary) else []
+    )
     ReviewerApp(
         db_path=ctx.obj["db"],
         keymap=cfg.keys,
         labeler=cfg.labeler_name(ctx.obj.get("labeler")),
         rubric=rubric,
+        import_report=report,
     ).run()
 
 

@@ -77,7 +77,7 @@ def report(
     Only scored trials count: a trial ended by an infrastructure error (the harness crashed) and an
     unscored trial are left out of n, and the report says how many."""
     from reviewer.metrics.distributions import run_distributions, task_distributions
-    from reviewer.metrics.passk import default_ks, run_passk
+    from reviewer.metrics.passk import default_ks, run_passk, shared_k
     from reviewer.metrics.plot import passk_curve, plot_passk
     from reviewer.metrics.report import (
         header_lines,
@@ -103,11 +103,16 @@ def report(
     out: list[dict[str, Any]] = []
     blocks: list[str] = []
     curves: dict[str, list[tuple[int, float]]] = {}
+    all_counts = {
+        r: task_counts(db, r, include_infra)
+        if source == "harness"
+        else judged_task_counts(db, r, source, include_infra)
+        for r in selected
+    }
+    # the app's default k (one k for the runs shown together), next to pass@1 and each run's pass^n
+    ranking = shared_k([(n, c) for _, n, c in counts] for counts in all_counts.values())
     for r in selected:
-        if source == "harness":
-            counts = task_counts(db, r, include_infra)
-        else:
-            counts = judged_task_counts(db, r, source, include_infra)
+        counts = all_counts[r]
         outcomes = run_outcomes(db, r)
         # trials neither the harness nor (with --outcome) a label or verdict scored
         scored = sum(n for _, n, _ in counts)
@@ -115,7 +120,7 @@ def report(
         unscored = max(0, sum(outcomes.values()) - outcomes.get("infra", 0) - (scored - infra_in))
         left = dict(outcomes, infra=0 if include_infra else outcomes.get("infra", 0))
         rule = run_pass_rule(db, r)
-        rep = run_passk(r, counts, ks or default_ks(n for _, n, _ in counts))
+        rep = run_passk(r, counts, ks or [*default_ks(n for _, n, _ in counts), ranking])
         stats = trial_stats(db, r)
         run_d, task_d = run_distributions(stats, rule_ids), task_distributions(stats, rule_ids)
         curves[r] = passk_curve([(n, c) for _, n, c in counts])

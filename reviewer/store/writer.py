@@ -18,7 +18,7 @@ _TRIAL_COLUMNS = (
     "termination instruction metadata record source_file source_line imported_at outcome"
 ).split()
 _TRIAL_SQL = f"INSERT INTO trials ({', '.join(_TRIAL_COLUMNS)}) VALUES ({', '.join('?' * len(_TRIAL_COLUMNS))})"
-_FTS_SQL = "INSERT INTO trials_fts (rowid, text) VALUES (?, ?)"
+_FTS_SQL = "INSERT INTO trials_fts (rowid, text, system) VALUES (?, ?, ?)"
 _TASK_STATS_SQL = (
     "INSERT INTO task_stats (run, task_id, n, c, steps_sum, cost_sum, cost_n, first_seq, infra, "
     "unscored) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run, task_id) DO UPDATE SET "
@@ -34,8 +34,9 @@ _VERDICT_SQL = (
 
 
 def search_text(trial: Trial) -> str:
-    """What full-text search sees of a trial: every message, tool call arguments, reason and error."""
-    parts = [m.content for m in trial.messages if m.content]
+    """What full-text search sees of a trial's conversation: every message but the system prompt,
+    tool call arguments, reason and error."""
+    parts = [m.content for m in trial.messages if m.content and m.role != "system"]
     for m in trial.messages:
         for c in m.tool_calls:
             parts.append(c.name)
@@ -48,6 +49,11 @@ def search_text(trial: Trial) -> str:
     if trial.error and trial.error.message:
         parts.append(trial.error.message)
     return "\n".join(parts)
+
+
+def system_text(trial: Trial) -> str:
+    """The system prompt(s) of a trial: searched only when asked (``search_system``)."""
+    return "\n".join(m.content for m in trial.messages if m.content and m.role == "system")
 
 
 @dataclass
@@ -125,7 +131,7 @@ def pass_rule_of(db: Store, run: str) -> str | None:
 def write_batch(db: Store, batch: Sequence[Pending], seq: int, source_file: str, now: str) -> int:
     """Insert ``batch`` inside the caller's transaction; returns the next free seq."""
     trial_rows: list[tuple[Any, ...]] = []
-    fts_rows: list[tuple[int, str]] = []
+    fts_rows: list[tuple[int, str, str]] = []
     verdict_rows: list[tuple[Any, ...]] = []
     stats: dict[tuple[str, str], list[Any]] = {}
     for p in batch:
@@ -166,7 +172,7 @@ def write_batch(db: Store, batch: Sequence[Pending], seq: int, source_file: str,
                 outcome,
             )
         )
-        fts_rows.append((seq, search_text(t)))
+        fts_rows.append((seq, search_text(t), system_text(t)))
         st = stats.get((p.run, t.task_id))
         if st is None:
             st = stats[(p.run, t.task_id)] = [0, 0, 0, 0.0, 0, seq, 0, 0]

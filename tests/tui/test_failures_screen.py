@@ -46,7 +46,7 @@ async def settle(app: ReviewerApp, pilot: object) -> None:
 
 async def open_failures(app: ReviewerApp, pilot: object) -> DataTable:
     await settle(app, pilot)
-    await pilot.press("f")  # type: ignore[attr-defined]
+    await pilot.press("F")  # type: ignore[attr-defined]
     await settle(app, pilot)
     assert isinstance(app.screen, FailuresScreen)
     return app.screen.query_one("#clusters", DataTable)
@@ -102,7 +102,7 @@ async def test_edits_made_in_the_app_show_in_the_cli(clustered: Path) -> None:
         await pilot.press(*"Named in the app", "enter")
         await settle(app, pilot)
         put_cursor_on(table, ids[0])
-        await pilot.press("s")
+        await pilot.press("S")
         await settle(app, pilot)
         shown = rows(table)
     after = stored(clustered)
@@ -146,7 +146,7 @@ async def test_refused_edits_are_warnings(clustered: Path) -> None:
             if size < 2:
                 continue
             put_cursor_on(table, cid)
-            await pilot.press("s")
+            await pilot.press("S")
             await settle(app, pilot)
             if any("read alike" in w for w in warnings(app)):
                 alike = cid
@@ -155,7 +155,7 @@ async def test_refused_edits_are_warnings(clustered: Path) -> None:
         assert "nothing to split" in warnings(app)[-1]
         one = next(cid for cid, (size, _) in rows(table).items() if size == 1)
         put_cursor_on(table, one)
-        await pilot.press("s")
+        await pilot.press("S")
         await settle(app, pilot)
         assert "cannot be split" in warnings(app)[-1]
         await pilot.press("r")

@@ -19,11 +19,12 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import Footer, ProgressBar, Static, TextArea
+from textual.widgets import ProgressBar, Static, TextArea
 
 from reviewer.models import Label, Rubric
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
+from reviewer.tui.widgets.footer import KeyFooter
 from reviewer.tui.widgets.transcript import TranscriptView
 
 if TYPE_CHECKING:
@@ -120,12 +121,12 @@ class LabelScreen(ReviewerScreen):
     BINDINGS = [
         Binding("p", "label('pass')", "Pass", id="label.pass"),
         Binding("f", "label('fail')", "Fail", id="label.fail"),
-        Binding("s", "label('skip')", "Skip", id="label.skip"),
+        Binding("x", "label('skip')", "Skip", id="label.skip"),
         Binding("u", "undo", "Undo", id="label.undo"),
-        Binding("N", "note", "Note", id="label.note"),
-        Binding("r", "reveal", "Reveal judge", id="label.reveal"),
-        Binding("n,j", "step(1)", "Next", id="label.next"),
-        Binding("b,k", "step(-1)", "Prev", show=False, id="label.prev"),
+        Binding("c", "note", "Note", id="label.note"),
+        Binding("v", "reveal", "Reveal judge", id="label.reveal"),
+        Binding("right_square_bracket", "step(1)", "Next", id="label.next"),
+        Binding("left_square_bracket", "step(-1)", "Prev", show=False, id="label.prev"),
         Binding("escape", "app.pop_screen", "Back", id="label.back"),
     ]
 
@@ -164,7 +165,7 @@ class LabelScreen(ReviewerScreen):
                 yield Static("", id="label-mine")
                 yield Static("", id="label-judge")
                 yield Static("", id="label-note")
-        yield Footer()
+        yield KeyFooter()
 
     def _app(self) -> ReviewerApp:
         return cast("ReviewerApp", self.app)

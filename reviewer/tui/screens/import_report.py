@@ -1,0 +1,48 @@
+"""What `reviewer PATHS` could not import, shown inside the app when it opens (the terminal's lines
+are covered by the app at once): the problems and the skipped records as ``file:line: reason``."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from reviewer.tui.safe import safe_text
+
+
+class ImportReport(ModalScreen[None]):
+    BINDINGS = [Binding("escape,enter", "dismiss", "Close", id="importreport.close")]
+    DEFAULT_CSS = """
+    ImportReport { align: center middle; }
+    ImportReport > Vertical {
+        width: 90%; max-width: 120; height: auto; max-height: 90%;
+        border: thick $warning; background: $surface; padding: 0 1;
+    }
+    ImportReport VerticalScroll { height: auto; max-height: 30; }
+    ImportReport .title { margin-bottom: 1; }
+    """
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__()
+        self.lines = lines
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(
+                "The import had problems (Esc or Enter closes; `reviewer import PATH` prints them too)",
+                classes="title",
+            )
+            with VerticalScroll():
+                yield Static(safe_text("\n".join(self.lines)), id="import-report")
+
+
+def has_problems(summary: object) -> bool:
+    """Errors, skipped records or warnings: worth showing when the app opens."""
+    return bool(
+        getattr(summary, "errors", None)
+        or getattr(summary, "skipped", None)
+        or getattr(summary, "warnings", None)
+        or any(f.error for f in getattr(summary, "files", []))
+    )
