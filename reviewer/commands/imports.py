@@ -47,12 +47,7 @@ def open_cmd(ctx: click.Context, paths: Sequence[str]) -> None:
     rubric = _active_rubric(db, cfg.rubric, summary)
     db.close()
     from reviewer.tui.app import ReviewerApp
-    from reviewer.tui.screens.import_report import has_problems
-    from reviewer.workflows.imports import summary_lines
-
-    report = (
-        summary_lines(summary, False, max_skips=500) if summary and has_problems(summary) else []
-    )
+    report = import_report_lines(summary) if summary is not None else []
     ReviewerApp(
         db_path=ctx.obj["db"],
         keymap=cfg.keys,
@@ -60,6 +55,20 @@ def open_cmd(ctx: click.Context, paths: Sequence[str]) -> None:
         rubric=rubric,
         import_report=report,
     ).run()
+
+
+def import_report_lines(summary: ImportSummary) -> list[str]:
+    """What the app shows when it opens after `reviewer PATHS`: the problems and skipped records
+    (``file:line: reason``) and the summary line; nothing when the import had no problem."""
+    from reviewer.workflows.imports import summary_lines
+
+    problems = (
+        summary.errors
+        or summary.skipped
+        or summary.warnings
+        or any(f.error and not f.ignored for f in summary.files)
+    )
+    return summary_lines(summary, False, max_skips=500) if problems else []
 
 
 def _active_rubric(db: Store, configured: Any, summary: ImportSummary | None) -> Rubric | None:

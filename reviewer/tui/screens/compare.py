@@ -96,11 +96,11 @@ class CompareScreen(ReviewerScreen):
 
 
 def short_names(old: str, new: str, width: int) -> tuple[str, str]:
-    """Both run names cut in the middle to fit two value columns beside the metric names (about 36
-    cells) at ``width``; the two stay different (the old one is marked when the cuts agree)."""
+    """Both run names cut in the middle so a table row (metric names, two value columns, the
+    direction mark: about 62 cells besides the names) fits ``width``; the two stay different."""
     from reviewer.text import visible
 
-    room = max(10, (width - 44) // 2)
+    room = max(8, (width - 62) // 2)
     a, b = visible(old, single_line=True), visible(new, single_line=True)
     if len(a) <= room and len(b) <= room:
         return old, new

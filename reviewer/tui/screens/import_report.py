@@ -37,12 +37,3 @@ class ImportReport(ModalScreen[None]):
             with VerticalScroll():
                 yield Static(safe_text("\n".join(self.lines)), id="import-report")
 
-
-def has_problems(summary: object) -> bool:
-    """Errors, skipped records or warnings: worth showing when the app opens."""
-    return bool(
-        getattr(summary, "errors", None)
-        or getattr(summary, "skipped", None)
-        or getattr(summary, "warnings", None)
-        or any(f.error for f in getattr(summary, "files", []))
-    )
