@@ -72,12 +72,8 @@ def _plain(s: object) -> str:
 @click.option(
     "--rule", default=None, metavar="ID", help="Only trials breaking this rule (any: any rule)."
 )
-@click.option(
-    "--search", default=None, help="Only trials whose conversation matches (FTS5 query)."
-)
-@click.option(
-    "--search-system", is_flag=True, help="--search matches the system prompt too."
-)
+@click.option("--search", default=None, help="Only trials whose conversation matches (FTS5 query).")
+@click.option("--search-system", is_flag=True, help="--search matches the system prompt too.")
 @click.option("--one-per-cluster", is_flag=True, help="One representative task per cluster.")
 @click.option("--force", is_flag=True, help="Replace an existing file.")
 @click.option("--append", is_flag=True, help="Add only the tasks the file does not hold (by id).")

@@ -47,6 +47,7 @@ def open_cmd(ctx: click.Context, paths: Sequence[str]) -> None:
     rubric = _active_rubric(db, cfg.rubric, summary)
     db.close()
     from reviewer.tui.app import ReviewerApp
+
     report = import_report_lines(summary) if summary is not None else []
     ReviewerApp(
         db_path=ctx.obj["db"],

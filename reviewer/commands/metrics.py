@@ -44,7 +44,8 @@ def _rule_ids(db: Any) -> list[str]:
     "--k",
     "k",
     default=None,
-    help="Comma-separated k values, e.g. 1,4 (default: 1 and the largest n every task has).",
+    help="Comma-separated k values, e.g. 1,4 (default: 1, the largest n every task has, and the "
+    "k the app shows for these runs: metrics.passk.shared_k).",
 )
 @click.option("--plot", is_flag=True, help="Also draw the pass^k-vs-k curve of each run.")
 @click.option(

@@ -111,9 +111,7 @@ def export_tasks(
     candidates = select(db, selection)
     skipped = skipped_reasons(db, selection, candidates)
     if not candidates:
-        raise NothingToExport(
-            nothing_message(selection) + (f" ({skipped})" if skipped else "")
-        )
+        raise NothingToExport(nothing_message(selection) + (f" ({skipped})" if skipped else ""))
     exists = path.exists()
     if exists and not (force or append):
         raise ExportError(f"{path} exists; --append adds the new tasks to it, --force replaces it")

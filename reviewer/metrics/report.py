@@ -36,9 +36,7 @@ def render_passk(report: RunPassK, scored_note: bool = False) -> str:
     lines = [header]
     for t in report.tasks:
         cells = [t.pass_at_k[k] if kind == "at" else t.pass_hat_k[k] for _, kind, k in cols]
-        lines.append(
-            t.task_id.ljust(width) + "".join(_fmt(c).rjust(w) for c, w in zip(cells, ws))
-        )
+        lines.append(t.task_id.ljust(width) + "".join(_fmt(c).rjust(w) for c, w in zip(cells, ws)))
     avg = [
         report.average_at_k[k] if kind == "at" else report.average_hat_k[k] for _, kind, k in cols
     ]
@@ -146,6 +144,7 @@ def render_distributions(run: Distributions, tasks: dict[str, Distributions]) ->
         ("tool err", 9),
         ("rules", 6),
     ]
+
     def cells_of(d: Distributions) -> list[str]:
         broken = sum(d.violation_trials.values())
         return [

@@ -142,7 +142,11 @@ KEY_MAP: tuple[KeyRow, ...] = (
         "page down (trials list: on the last row, the next 200 rows)",
         ("trials.next_page", "transcript.page_down"),
     ),
-    KeyRow("pageup", "page up (trials list: on the first row, the previous 200)", ("trials.prev_page", "transcript.page_up")),
+    KeyRow(
+        "pageup",
+        "page up (trials list: on the first row, the previous 200)",
+        ("trials.prev_page", "transcript.page_up"),
+    ),
     KeyRow("up", "scroll up a line", ("transcript.up",)),
     KeyRow("down", "scroll down a line", ("transcript.down",)),
     KeyRow("home", "top of the transcript", ("transcript.home",)),

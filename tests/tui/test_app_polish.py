@@ -250,7 +250,9 @@ def test_end_titles() -> None:
     from reviewer.tui.screens.judging import end_title
 
     def result(total: int, errors: int, incomplete: bool = False) -> object:
-        return SimpleNamespace(stats=SimpleNamespace(total=total, errors=errors), incomplete=incomplete)
+        return SimpleNamespace(
+            stats=SimpleNamespace(total=total, errors=errors), incomplete=incomplete
+        )
 
     assert end_title(result(4, 0), False) == "Done"
     assert end_title(result(4, 4), False) == "Failed"

@@ -138,7 +138,16 @@ async def test_every_screen_shows_hostile_names_literally(hostile_db: Path) -> N
         assert "copy file to [/tmp] dir ␛]52;c;" in assert_safe(app)
         await press(app, pilot, "o", "j", "l", "exclamation_mark", "backspace", "enter")
         text = assert_safe(app)
-        await press(app, pilot, "J", "e", "greater_than_sign", "right_square_bracket", "left_square_bracket", "T")
+        await press(
+            app,
+            pilot,
+            "J",
+            "e",
+            "greater_than_sign",
+            "right_square_bracket",
+            "left_square_bracket",
+            "T",
+        )
         text = assert_safe(app)
         assert "because ␛]52;c;" in text or "failed ␛]52;c;" in text
         await press(app, pilot, "escape", "escape", "escape", "escape")

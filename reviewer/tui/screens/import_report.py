@@ -36,4 +36,3 @@ class ImportReport(ModalScreen[None]):
             )
             with VerticalScroll():
                 yield Static(safe_text("\n".join(self.lines)), id="import-report")
-
