@@ -32,15 +32,22 @@ def render_passk(report: RunPassK, scored_note: bool = False) -> str:
     width = max([20] + [len(t.task_id) + 1 for t in report.tasks] + [len("AVERAGE") + 1])
     # at least two spaces between columns, whatever k is
     ws = [max(8, len(f"{p}{k}") + 2) for p, _, k in cols]
-    header = "task".ljust(width) + "".join(f"{p}{k}".rjust(w) for (p, _, k), w in zip(cols, ws))
+    header = "task".ljust(width) + "".join(
+        f"{p}{k}".rjust(w) for (p, _, k), w in zip(cols, ws, strict=True)
+    )
     lines = [header]
     for t in report.tasks:
         cells = [t.pass_at_k[k] if kind == "at" else t.pass_hat_k[k] for _, kind, k in cols]
-        lines.append(t.task_id.ljust(width) + "".join(_fmt(c).rjust(w) for c, w in zip(cells, ws)))
+        lines.append(
+            t.task_id.ljust(width)
+            + "".join(_fmt(c).rjust(w) for c, w in zip(cells, ws, strict=True))
+        )
     avg = [
         report.average_at_k[k] if kind == "at" else report.average_hat_k[k] for _, kind, k in cols
     ]
-    lines.append("AVERAGE".ljust(width) + "".join(_fmt(c).rjust(w) for c, w in zip(avg, ws)))
+    lines.append(
+        "AVERAGE".ljust(width) + "".join(_fmt(c).rjust(w) for c, w in zip(avg, ws, strict=True))
+    )
     for k in report.k:
         left_out = report.excluded.get(k, 0)
         if left_out:
@@ -164,7 +171,9 @@ def render_distributions(run: Distributions, tasks: dict[str, Distributions]) ->
     widths = [w for _, w in heads]
     for d in [*tasks.values(), run]:
         widths = [max(w, len(c) + 2) for w, c in zip(widths, cells_of(d), strict=True)]
-    lines = ["task".ljust(width) + "".join(h.rjust(w) for (h, _), w in zip(heads, widths))]
+    lines = [
+        "task".ljust(width) + "".join(h.rjust(w) for (h, _), w in zip(heads, widths, strict=True))
+    ]
 
     def row(name: str, d: Distributions) -> str:
         return name.ljust(width) + "".join(

@@ -730,7 +730,7 @@ def m010_fts_system(db: sqlite_utils.Database) -> None:
     """Full-text search over the conversation by default: the index gets a second column for the
     system prompt (searched only when asked), and every stored trial is indexed again."""
     from reviewer.record import decode
-    from reviewer.store.writer import search_text, system_text
+    from reviewer.store.search_text import search_text, system_text
 
     _run_script(
         db,

@@ -11,6 +11,7 @@ from typing import Any
 from reviewer.models import Trial
 from reviewer.record import encode
 from reviewer.store.db import Store
+from reviewer.store.search_text import search_text, system_text  # noqa: F401 (re-exported)
 
 _TRIAL_COLUMNS = (
     "seq id run task_id trial success passed reward reason n_messages assistant_turns tool_calls "
@@ -18,6 +19,7 @@ _TRIAL_COLUMNS = (
     "termination instruction metadata record source_file source_line imported_at outcome"
 ).split()
 _TRIAL_SQL = f"INSERT INTO trials ({', '.join(_TRIAL_COLUMNS)}) VALUES ({', '.join('?' * len(_TRIAL_COLUMNS))})"
+
 _FTS_SQL = "INSERT INTO trials_fts (rowid, text, system) VALUES (?, ?, ?)"
 _TASK_STATS_SQL = (
     "INSERT INTO task_stats (run, task_id, n, c, steps_sum, cost_sum, cost_n, first_seq, infra, "
@@ -31,29 +33,6 @@ _VERDICT_SQL = (
     "INSERT OR IGNORE INTO verdicts (trial_id, judge, verdict, rationale, model, rubric, cost_usd, "
     "source, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'import', ?)"
 )
-
-
-def search_text(trial: Trial) -> str:
-    """What full-text search sees of a trial's conversation: every message but the system prompt,
-    tool call arguments, reason and error."""
-    parts = [m.content for m in trial.messages if m.content and m.role != "system"]
-    for m in trial.messages:
-        for c in m.tool_calls:
-            parts.append(c.name)
-            if c.arguments:
-                parts.append(
-                    c.arguments if isinstance(c.arguments, str) else json.dumps(c.arguments)
-                )
-    if trial.reason:
-        parts.append(trial.reason)
-    if trial.error and trial.error.message:
-        parts.append(trial.error.message)
-    return "\n".join(parts)
-
-
-def system_text(trial: Trial) -> str:
-    """The system prompt(s) of a trial: searched only when asked (``search_system``)."""
-    return "\n".join(m.content for m in trial.messages if m.content and m.role == "system")
 
 
 @dataclass

@@ -69,8 +69,8 @@ def find_snippets(db: Any, rows: list[TrialRow], search: str, system: bool) -> d
     """For each row of a searched page: the conversation (or, when asked, system prompt) around the
     first word of the search found in it (worker thread)."""
     from reviewer.store.search_query import search_words, snippet
+    from reviewer.store.search_text import search_text, system_text
     from reviewer.store.trials import load_trial
-    from reviewer.store.writer import search_text, system_text
 
     words = search_words(search)
     out: dict[str, Snippet] = {}
@@ -383,10 +383,10 @@ class TrialsScreen(ExportMixin, ReviewerScreen):
         # Inspect logs name the model of each sample: a column when it tells trials apart
         model = len({r.model for r in rows if r.model}) > 1
         widths = column_widths(rows, self.size.width or 120, self.filter, model)
-        key = (tuple(widths.items()), bool(self.filter.search))
-        if key == self._columns_key and table.columns:
+        shape = (tuple(widths.items()), bool(self.filter.search))
+        if shape == self._columns_key and table.columns:
             return
-        self._widths, self._columns_key = widths, key
+        self._widths, self._columns_key = widths, shape
         table.clear(columns=True)
         for key, label, right in _COLUMNS:
             if key in widths:
@@ -487,7 +487,7 @@ class TrialsScreen(ExportMixin, ReviewerScreen):
         values = _CYCLES[field]
         current = getattr(self.pending, field)
         nxt = values[(values.index(current) + 1) % len(values)] if current in values else None
-        self._apply(replace(self.pending, **{field: nxt}))
+        self._apply(replace(self.pending, **{field: nxt}))  # type: ignore[arg-type]
 
     def action_system_prompt(self) -> None:
         """Search the system prompt too (or again only the conversation)."""
