@@ -111,7 +111,7 @@ def export_tasks(
     candidates = select(db, selection)
     skipped = skipped_reasons(db, selection, candidates)
     if not candidates:
-        raise NothingToExport(nothing_message(selection) + (f" ({skipped})" if skipped else ""))
+        raise NothingToExport(nothing_message(selection, skipped))
     exists = path.exists()
     if exists and not (force or append):
         raise ExportError(f"{path} exists; --append adds the new tasks to it, --force replaces it")
@@ -137,8 +137,9 @@ def _task_ids(redactor: Redactor | None) -> Callable[[Candidate], str]:
     return lambda c: candidate_task_id(c, quiet.text)
 
 
-def nothing_message(sel: Selection) -> str:
-    """Why the selection is empty, and the option that widens it."""
+def nothing_message(sel: Selection, skipped: str = "") -> str:
+    """Why the selection is empty (with why the listed trials were skipped), and the options that
+    widen it."""
     what = "no trial is labeled fail by " + (repr(sel.labeler) if sel.labeler else "a human")
     if sel.include_judge:
         what += " or failed by a judge without a human saying pass"
@@ -154,7 +155,8 @@ def nothing_message(sel: Selection) -> str:
     hint = "" if sel.include_judge else "; --judge-fails adds judge fails no human contradicted"
     if not sel.include_harness:
         hint += "; --harness-fails adds the harness's failures"
-    return f"nothing to export: {' '.join([what, *where])}{hint}"
+    why = f" ({skipped})" if skipped else ""
+    return f"nothing to export: {' '.join([what, *where])}{why}{hint}"
 
 
 def _rule_infos(db: Store) -> dict[str, RuleInfo]:

@@ -153,7 +153,7 @@ def skipped_reasons(db: Store, sel: Selection, chosen: Sequence[Candidate]) -> s
         elif label is not None and label.verdict == "skip":
             why = "labeled skip"
         elif verdict is not None and verdict.verdict == "fail" and not sel.include_judge:
-            why = "a judge fail (--judge-fails exports them)"
+            why = "judge fails"
         elif outcome == "pass":
             why = "passed"
         elif outcome == "infra":
@@ -161,7 +161,7 @@ def skipped_reasons(db: Store, sel: Selection, chosen: Sequence[Candidate]) -> s
         elif outcome == "unscored":
             why = "unscored, no fail label"
         elif outcome == "fail" and not sel.include_harness:
-            why = "harness failures nobody labeled (--harness-fails exports them)"
+            why = "harness failures nobody labeled"
         else:
             why = "not a failure a human or judge named"
         reasons[why] = reasons.get(why, 0) + 1
