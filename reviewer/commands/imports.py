@@ -49,12 +49,21 @@ def open_cmd(ctx: click.Context, paths: Sequence[str]) -> None:
     from reviewer.tui.app import ReviewerApp
 
     report = import_report_lines(summary) if summary is not None else []
+    ignored = [f.file for f in summary.files if f.ignored] if summary is not None else []
+    note = (
+        f"ignored {len(ignored)} file{'' if len(ignored) == 1 else 's'} reviewer does not read: "
+        + ", ".join(ignored[:5])
+        + (" …" if len(ignored) > 5 else "")
+        if ignored and not report
+        else ""
+    )
     ReviewerApp(
         db_path=ctx.obj["db"],
         keymap=cfg.keys,
         labeler=cfg.labeler_name(ctx.obj.get("labeler")),
         rubric=rubric,
         import_report=report,
+        import_note=note,
     ).run()
 
 

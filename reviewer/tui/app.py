@@ -79,6 +79,7 @@ class ReviewerApp(App[None]):
         labeler: str | None = None,
         rubric: Rubric | None = None,
         import_report: list[str] | None = None,
+        import_note: str = "",
     ) -> None:
         super().__init__()
         self.db_path = Path(db_path)
@@ -88,6 +89,7 @@ class ReviewerApp(App[None]):
         self._migrated = False
         self.rubric = rubric
         self.import_report = list(import_report or [])
+        self.import_note = import_note
         self.pass_k: int | None = None  # k of pass^k chosen with `k`; None: metrics.passk.shared_k
 
     def open_store(self) -> Store:
@@ -119,6 +121,8 @@ class ReviewerApp(App[None]):
             from reviewer.tui.screens.import_report import ImportReport
 
             self.push_screen(ImportReport(self.import_report))
+        elif self.import_note:  # only files it does not read: said, without stopping the user
+            self.notify(self.import_note, title="Import", timeout=20)
 
     def notify(
         self,

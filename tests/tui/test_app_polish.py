@@ -156,7 +156,16 @@ async def test_import_problems_open_in_the_app(tmp_path: Path, size: tuple[int, 
         assert "runs.jsonl:2:" in str(app.screen.query_one("#import-report", Static).render())
         await pilot.press("escape")
         assert isinstance(app.screen, RunsScreen)
+    # sample_runs/ has a file reviewer does not read (ground_truth.json) and no problem: no panel
     assert import_report_lines(import_paths(open_store(tmp_path / "x.db"), [SAMPLE_RUNS])) == []
+
+
+async def test_ignored_files_are_a_toast_not_a_panel(sample_db: Path) -> None:
+    app = ReviewerApp(db_path=sample_db, import_note="ignored 1 file reviewer does not read: x")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        assert isinstance(app.screen, RunsScreen)
+        assert any("ignored 1 file" in n.message for n in app._notifications)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=["80x24", "120x40"])

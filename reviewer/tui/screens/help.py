@@ -44,8 +44,9 @@ class HelpScreen(ModalScreen[None]):
         seen: set[tuple[str, str]] = set()
         sources: list[tuple[str, list[Binding]]] = []
         for node in [self.for_screen, *self.for_screen.query("*")]:
-            if node.BINDINGS and type(node).__module__.startswith("reviewer."):
-                sources.append((_where(node), [b for b in node.BINDINGS if isinstance(b, Binding)]))
+            own = type(node).__dict__.get("BINDINGS")  # declared by our class, not inherited
+            if own and type(node).__module__.startswith("reviewer."):
+                sources.append((_where(node), [b for b in own if isinstance(b, Binding)]))
         sources.append(("everywhere", [b for b in self.app.BINDINGS if isinstance(b, Binding)]))
         for where, bindings in sources:
             rows = []

@@ -31,7 +31,7 @@ class ImportReport(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(
-                "The import had problems (Esc or Enter closes; `reviewer import PATH` prints them too)",
+                "The import had problems (Esc closes)",
                 classes="title",
             )
             with VerticalScroll():

@@ -1,7 +1,7 @@
 """Labeling a calibration queue: the transcript beside a label panel, one key per decision.
 
-p / f / s label the trial pass / fail / skip, commit it to SQLite at once and move on to the next
-unlabeled trial; number keys toggle the rubric's criteria first; N adds a note; u undoes the last label.
+p / f / x label the trial pass / fail / skip, commit it to SQLite at once and move on to the next
+unlabeled trial; number keys toggle the rubric's criteria first; c adds a note; u undoes the last label.
 The judge's verdict and other labelers' labels stay hidden until this labeler has labeled the trial.
 """
 
@@ -471,7 +471,7 @@ class LabelScreen(ReviewerScreen):
                 crit.append(mark + " ", style=style)
                 crit.append_text(safe_text(c.question))
                 crit.append("\n")
-        crit.append("p pass · f fail · s skip · u undo · N note", style="dim")
+        crit.append("p pass · f fail · x skip · u undo · c note", style="dim")
         self.query_one("#label-criteria", Static).update(crit)
 
         mine = Text()
@@ -487,7 +487,7 @@ class LabelScreen(ReviewerScreen):
         if self.mine is None:
             judge.append("judge and other labelers hidden until you label", style="dim")
         elif not self.revealed:
-            judge.append("r reveals the judge and other labelers", style="dim")
+            judge.append("v reveals the judge and other labelers", style="dim")
         else:
             verdicts = self.payload.verdicts if self.payload else []
             for judged in verdicts:
