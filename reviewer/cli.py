@@ -99,6 +99,7 @@ def cli(ctx: click.Context, db_path: str, labeler: str | None) -> None:
 
 def _register() -> None:
     from reviewer.commands import agreement, bias, clusters, export, imports, judge, labels, metrics
+    from reviewer.commands import audit as audit_cmd
 
     imports.register(cli)
     metrics.register(cli)
@@ -108,6 +109,7 @@ def _register() -> None:
     agreement.register(cli)
     bias.register(cli)
     judge.register(cli)
+    audit_cmd.register(cli)
 
 
 _register()

@@ -12,6 +12,7 @@ reviewer.toml (in the current folder) or ~/.config/reviewer/config.toml (XDG_CON
     [import]                   # how imports decide pass / fail (the CLI options win)
     pass_threshold = 0.5       # a reward at or above this passes (default 1 − 1e-6)
     success_field = "reward_info.components.base_success"  # a field of the source record
+    scorer = "match"           # Inspect logs: the scorer whose score decides
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any
 
 PROJECT_FILE = "reviewer.toml"
 _KNOWN = {"labeler", "rules", "rubric", "keys", "judge", "db", "import"}
-_IMPORT_KEYS = {"pass_threshold", "success_field"}
+_IMPORT_KEYS = {"pass_threshold", "success_field", "scorer"}
 
 
 class ConfigError(ValueError):
@@ -42,6 +43,7 @@ class Config:
     judge: dict[str, Any] = field(default_factory=dict)
     pass_threshold: float | None = None  # [import]
     success_field: str | None = None  # [import]
+    scorer: str | None = None  # [import]: the Inspect scorer that decides
     sources: list[Path] = field(default_factory=list)
 
     def labeler_name(self, override: str | None = None) -> str:
@@ -133,3 +135,8 @@ def _merge_import(cfg: Config, path: Path, table: Any) -> None:
                 '"reward_info.components.base_success"'
             )
         cfg.success_field = value.strip()
+    if "scorer" in table:
+        value = table["scorer"]
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f'{path}: [import] scorer must be a scorer name, e.g. "match"')
+        cfg.scorer = value.strip()

@@ -1,5 +1,5 @@
 """The library side of issue 17's app items: the shared default k, the conversation-only search (and
-migration m010 that indexes the system prompt apart), report columns that never run together, and
+migration m011 that indexes the system prompt apart), report columns that never run together, and
 `reviewer export --harness-fails` with the reasons trials were skipped."""
 
 from __future__ import annotations
@@ -91,15 +91,15 @@ def test_search_leaves_the_system_prompt_out_by_default(tmp_path: Path) -> None:
     db.close()
 
 
-def test_m010_indexes_old_databases_again(tmp_path: Path) -> None:
-    """A database indexed before m010 (one column, system prompt included) is indexed again."""
+def test_m011_indexes_old_databases_again(tmp_path: Path) -> None:
+    """A database indexed before m011 (one column, system prompt included) is indexed again."""
     db_path = tmp_path / "old.db"
     CliRunner().invoke(cli, ["--db", str(db_path), "import", str(system_trials(tmp_path))])
     db = open_store(db_path)
     db.execute("DROP TABLE trials_fts")
     db.execute("CREATE VIRTUAL TABLE trials_fts USING fts5(text, content='', tokenize='unicode61')")
     db.execute("INSERT INTO trials_fts (rowid, text) SELECT seq, 'stale' FROM trials")
-    db.execute("DELETE FROM _sqlite_migrations WHERE name = 'm010_fts_system'")
+    db.execute("DELETE FROM _sqlite_migrations WHERE name = 'm011_fts_system'")
     db.conn.commit()
     db.close()
     db = open_store(db_path)

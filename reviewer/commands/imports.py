@@ -123,6 +123,13 @@ def _active_rubric(db: Store, configured: Any, summary: ImportSummary | None) ->
     "reward_info.components.base_success ([import] success_field).",
 )
 @click.option(
+    "--scorer",
+    metavar="NAME",
+    default=None,
+    help="Inspect logs: the scorer whose score decides (default: each sample's first; "
+    "[import] scorer).",
+)
+@click.option(
     "--task", "task", default=None, help="Task id of every imported trial (Claude Code sessions)."
 )
 @click.option(
@@ -141,6 +148,7 @@ def import_cmd(
     run: str | None,
     pass_threshold: float | None,
     success_field: str | None,
+    scorer: str | None,
     task: str | None,
     outcomes_file: str | None,
     check: bool,
@@ -154,7 +162,7 @@ def import_cmd(
     pairs in both orders, for `reviewer bias`) is read too. A crashed trial (the harness's error)
     is an infrastructure error, left out of pass rates; a trial with no outcome is unscored.
     """
-    options = import_options(pass_threshold, success_field, task, outcomes_file)
+    options = import_options(pass_threshold, success_field, task, outcomes_file, scorer)
     db = None if check else cli_store(ctx)
     summary = run_import(db, paths, run=run, check=check, quiet_json=as_json, options=options)
     if as_json:
@@ -173,6 +181,7 @@ def import_options(
     success_field: str | None,
     task: str | None,
     outcomes_file: str | None,
+    scorer: str | None = None,
 ) -> ImportOptions:
     """The import's outcome options: the CLI's, else reviewer.toml's [import]; bad ones fail."""
     from reviewer.config import ConfigError, load_config
@@ -185,6 +194,7 @@ def import_options(
             success_field=success_field,
             task=task,
             outcomes_file=outcomes_file,
+            scorer=scorer,
         )
     except (ConfigError, ValueError) as e:
         fail(str(e))
@@ -292,6 +302,7 @@ def summary_json(summary: ImportSummary, check: bool) -> dict[str, Any]:
                 "error": f.error,
             }
             for f in summary.files
+            if not f.quiet
         ],
         "skipped": [{"file": s.file, "line": s.line, "reason": s.reason} for s in summary.skipped],
         "errors": summary.errors,

@@ -360,6 +360,9 @@ def comparison_lines(cmp: Comparison, max_tasks: int | None = None) -> list[Any]
         lines.append(line)
     if cmp.k_is_default:
         lines.append(Text(f"k = {cmp.k}: the largest k every shared task supports in both runs"))
+    if cmp.rules_differ:
+        old_rule, new_rule = cmp.pass_rules.get("old", ""), cmp.pass_rules.get("new", "")
+        lines.append(Text(f"warning: the runs' pass rules differ: old {old_rule}; new {new_rule}"))
 
     b0 = cmp.bootstrap[0] if cmp.bootstrap else None
     if b0 is not None:

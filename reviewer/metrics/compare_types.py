@@ -165,6 +165,12 @@ class Comparison:
     severities: dict[str, str] = field(default_factory=dict)
     #: trials of each run left out of every rate: {"old"|"new": {"infra": n, "unscored": n}}
     left_out: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: each run's pass rule in words ({"old": ..., "new": ...}), set by the caller from the store
+    pass_rules: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def rules_differ(self) -> bool:
+        return len(set(self.pass_rules.values())) > 1
 
     def row(self, metric: str) -> Row:
         return next(r for r in self.rows if r.metric == metric)
@@ -193,6 +199,8 @@ class Comparison:
             "excluded": list(self.excluded),
             "rules": dict(self.severities),
             "left_out": {r: dict(v) for r, v in self.left_out.items()},
+            "pass_rules": dict(self.pass_rules),
+            "pass_rules_differ": self.rules_differ,
             "distributions": {"old": self.old_dist.to_dict(), "new": self.new_dist.to_dict()},
         }
 

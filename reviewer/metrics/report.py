@@ -8,6 +8,7 @@ from typing import Any
 from reviewer.metrics.distributions import Distributions
 from reviewer.metrics.passk import RunPassK
 from reviewer.models import PassRule
+from reviewer.store.db import Store
 from reviewer.text import json_ready
 
 #: Where a report's outcomes come from: the harness's, or a human label / the latest judge verdict
@@ -71,6 +72,17 @@ def header_lines(pass_rule: str | None, source: str = "harness") -> list[str]:
     elif source == "judge":
         lines.append("outcomes: the latest judge verdict where there is one, else the harness's")
     return lines
+
+
+def pass_rules(db: Store, old: str, new: str) -> dict[str, str]:
+    """Each run's pass rule in words (``{"old": ..., "new": ...}``), for a comparison to say when
+    they differ (``Comparison.rules_differ``)."""
+    from reviewer.store.queries import run_pass_rule
+
+    return {
+        side: PassRule.from_json(run_pass_rule(db, run)).describe()
+        for side, run in (("old", old), ("new", new))
+    }
 
 
 def left_out_lines(outcomes: dict[str, int], *, unscored: int | None = None) -> list[str]:

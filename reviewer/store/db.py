@@ -726,7 +726,33 @@ def m009_outcomes(db: sqlite_utils.Database) -> None:
 
 
 @migrations()
-def m010_fts_system(db: sqlite_utils.Database) -> None:
+def m010_audit(db: sqlite_utils.Database) -> None:
+    """The independence audit of each run (`reviewer audit`): when it ran and over which trials (so
+    a run that gained trials since reads as stale), its summary as JSON, and one row per finding."""
+    _run_script(
+        db,
+        """
+        CREATE TABLE audit_runs (
+            run TEXT PRIMARY KEY REFERENCES runs(name),
+            audited_at TEXT NOT NULL,
+            trials INTEGER NOT NULL,
+            top_seq INTEGER NOT NULL,
+            summary TEXT NOT NULL
+        );
+        CREATE TABLE audit_findings (
+            id INTEGER PRIMARY KEY,
+            run TEXT NOT NULL REFERENCES runs(name),
+            kind TEXT NOT NULL,
+            task_id TEXT,
+            finding TEXT NOT NULL
+        );
+        CREATE INDEX audit_findings_run ON audit_findings(run, kind);
+        """,
+    )
+
+
+@migrations()
+def m011_fts_system(db: sqlite_utils.Database) -> None:
     """Full-text search over the conversation by default: the index gets a second column for the
     system prompt (searched only when asked), and every stored trial is indexed again."""
     from reviewer.record import decode

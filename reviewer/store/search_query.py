@@ -118,7 +118,7 @@ def _structured(chunks: list[tuple[bool, str]]) -> list[str]:
 def match_query(text: str, *, system: bool = False) -> str | None:
     """The MATCH string for ``text``; None for blank text, SearchError when there is nothing to find.
 
-    The index has two columns (migration m010): ``text``, the conversation (every message but the
+    The index has two columns (migration m011): ``text``, the conversation (every message but the
     system prompt, tool calls, reason, error), and ``system``, the system prompt. Without ``system``
     the query is limited to the conversation: a word of a prompt every trial shares finds nothing."""
     if not text.strip():

@@ -1,4 +1,4 @@
-"""What full-text search indexes of a trial (migration m010's two columns): the conversation, and
+"""What full-text search indexes of a trial (migration m011's two columns): the conversation, and
 the system prompt apart, searched only when asked. Plain functions over a ``Trial``, no SQL."""
 
 from __future__ import annotations

@@ -101,6 +101,12 @@ def ensure_run(
     return None if row is None else (row[0] or "")
 
 
+def set_pass_rule(db: Store, run: str, pass_rule: str) -> None:
+    """Record the rule a new run's trials were judged by, once its first file is read (inside the
+    caller's transaction)."""
+    db.execute("UPDATE runs SET pass_rule = ? WHERE name = ?", [pass_rule, run])
+
+
 def pass_rule_of(db: Store, run: str) -> str | None:
     """The pass rule a run's trials were judged by on import (JSON), None when none was recorded."""
     row = db.execute("SELECT pass_rule FROM runs WHERE name = ?", [run]).fetchone()

@@ -88,6 +88,13 @@ class ReviewerCommands(Provider):
                 self._agreement,
             )
         )
+        entries.append(
+            _Entry(
+                "audit",
+                "are the trials independent? leaked state, copies, hollow passes, order effects",
+                self._audit,
+            )
+        )
         if hasattr(self.screen, "action_export_tasks"):
             entries.append(
                 _Entry(
@@ -197,6 +204,11 @@ class ReviewerCommands(Provider):
     def _export(self) -> None:
         screen: Any = self.screen
         screen.action_export_tasks()
+
+    def _audit(self) -> None:
+        from reviewer.tui.screens.audit import AuditScreen
+
+        self.app.push_screen(AuditScreen())
 
     def _agreement(self) -> None:
         from reviewer.tui.screens.agreement import AgreementScreen

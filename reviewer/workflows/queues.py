@@ -33,6 +33,11 @@ class QueueMade:
     total: int
 
     @property
+    def infra_left_out(self) -> int:
+        """Trials in scope ended by infrastructure errors: never sampled."""
+        return int(self.queue.params.get("infra_left_out", 0) or 0)
+
+    @property
     def short(self) -> bool:
         """Fewer trials were left to sample than were asked for."""
         return self.created and len(self.queue.items) < self.requested

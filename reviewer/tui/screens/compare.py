@@ -63,6 +63,7 @@ class CompareScreen(ReviewerScreen):
         from reviewer.metrics.active_rules import active_rules
         from reviewer.metrics.compare import compare_runs, comparison_lines
         from reviewer.metrics.plot import passk_curve, plot_passk
+        from reviewer.metrics.report import pass_rules
         from reviewer.metrics.rules import severities
         from reviewer.store.queries import task_counts
         from reviewer.store.trials import trial_stats
@@ -77,6 +78,7 @@ class CompareScreen(ReviewerScreen):
                 old_name=old_short,
                 new_name=new_short,
             )
+            cmp.pass_rules = pass_rules(db, self.old, self.new)
             curves = {
                 short: passk_curve([(n, c) for _, n, c in task_counts(db, r)])
                 for short, r in ((old_short, self.old), (new_short, self.new))

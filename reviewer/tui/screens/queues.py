@@ -29,8 +29,9 @@ class QueuesLoaded(Message):
 class QueueMade(Message):
     """The `a` key's queue: sampled now, or found stored under its default name."""
 
-    def __init__(self, name: str, created: bool, done: int, total: int) -> None:
+    def __init__(self, name: str, created: bool, done: int, total: int, infra: int = 0) -> None:
         super().__init__()
+        self.infra = infra  # trials ended by infrastructure errors, left out of the sample
         self.name = name
         self.created = created
         self.done = done
@@ -133,12 +134,19 @@ class QueuesScreen(ReviewerScreen):
         except ValueError as e:  # nothing left to sample, an unknown run
             self.notify(clean(str(e), single_line=True), severity="warning", markup=False)
             return
-        self.post_message(QueueMade(made.queue.name, made.created, made.done, made.total))
+        self.post_message(
+            QueueMade(made.queue.name, made.created, made.done, made.total, made.infra_left_out)
+        )
 
     def on_queue_made(self, message: QueueMade) -> None:
         name = clean(message.name, single_line=True)
         if message.created:
-            self.notify(f"Queue {name}: {message.total} trials sampled.", markup=False)
+            crashed = (
+                f" {message.infra} ended by infrastructure errors left out."
+                if message.infra
+                else ""
+            )
+            self.notify(f"Queue {name}: {message.total} trials sampled.{crashed}", markup=False)
             self.load()
             return
         self.notify(

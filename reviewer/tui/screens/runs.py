@@ -66,6 +66,7 @@ class RunsScreen(ReviewerScreen):
         Binding("L", "label", "Label", id="runs.label"),
         # off the footer, which is full at 100 columns; `?` and the palette list it
         Binding("A", "agreement", "Judge agreement", id="runs.agreement", show=False),
+        Binding("U", "audit", "Audit", id="runs.audit", show=False),
         Binding("i", "import", "Import", id="runs.import"),
         Binding("k", "choose_k", "Choose k", id="runs.k"),
         Binding("R", "reload", "Reload", show=False, id="runs.reload"),
@@ -277,6 +278,11 @@ class RunsScreen(ReviewerScreen):
         from reviewer.tui.screens.agreement import AgreementScreen
 
         self.app.push_screen(AgreementScreen())
+
+    def action_audit(self) -> None:
+        from reviewer.tui.screens.audit import AuditScreen
+
+        self.app.push_screen(AuditScreen(self._current()))
 
     def action_label(self) -> None:
         from reviewer.tui.screens.queues import QueuesScreen
