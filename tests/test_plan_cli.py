@@ -77,13 +77,13 @@ async def test_plan_screen_from_the_runs_screen(sample_db: str) -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()
-        await pilot.press("P")
+        await pilot.press("D")
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert isinstance(app.screen, PlanScreen)
         text = str(app.screen.query_one("#plan-text", Static).render())
         assert f"plan for {app.screen.run}" in text and "to detect a drop of 0.1" in text
-        await pilot.press("d")
+        await pilot.press("plus")
         await app.workers.wait_for_complete()
         await pilot.pause()
         text: Any = str(app.screen.query_one("#plan-text", Static).render())

@@ -48,12 +48,37 @@ def open_cmd(ctx: click.Context, paths: Sequence[str]) -> None:
     db.close()
     from reviewer.tui.app import ReviewerApp
 
+    report = import_report_lines(summary) if summary is not None else []
+    ignored = [f.file for f in summary.files if f.ignored] if summary is not None else []
+    note = (
+        f"ignored {len(ignored)} file{'' if len(ignored) == 1 else 's'} reviewer does not read: "
+        + ", ".join(ignored[:5])
+        + (" …" if len(ignored) > 5 else "")
+        if ignored and not report
+        else ""
+    )
     ReviewerApp(
         db_path=ctx.obj["db"],
         keymap=cfg.keys,
         labeler=cfg.labeler_name(ctx.obj.get("labeler")),
         rubric=rubric,
+        import_report=report,
+        import_note=note,
     ).run()
+
+
+def import_report_lines(summary: ImportSummary) -> list[str]:
+    """What the app shows when it opens after `reviewer PATHS`: the problems and skipped records
+    (``file:line: reason``) and the summary line; nothing when the import had no problem."""
+    from reviewer.workflows.imports import summary_lines
+
+    problems = (
+        summary.errors
+        or summary.skipped
+        or summary.warnings
+        or any(f.error and not f.ignored for f in summary.files)
+    )
+    return summary_lines(summary, False, max_skips=500) if problems else []
 
 
 def _active_rubric(db: Store, configured: Any, summary: ImportSummary | None) -> Rubric | None:

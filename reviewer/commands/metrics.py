@@ -67,8 +67,8 @@ def _rule_ids(db: Any) -> list[str]:
     "--k",
     "k",
     default=None,
-    help="Comma-separated k values from 1 to 1000, e.g. 1,4 (default: 1 and the largest n "
-    "every task has).",
+    help="Comma-separated k values from 1 to 1000, e.g. 1,4 (default: 1, the largest n every "
+    "task has, and the k the app shows for these runs: metrics.passk.shared_k).",
 )
 @click.option("--plot", is_flag=True, help="Also draw the pass^k-vs-k curve of each run.")
 @click.option(
@@ -103,6 +103,7 @@ def report(
     from reviewer.metrics.distributions import run_distributions, task_distributions
     from reviewer.metrics.flakiness import render_flakiness
     from reviewer.metrics.passk import default_ks, run_passk
+    from reviewer.metrics.passk import default_ks, run_passk, shared_k
     from reviewer.metrics.plot import passk_curve, plot_passk
     from reviewer.metrics.report import (
         header_lines,
@@ -130,11 +131,16 @@ def report(
     out: list[dict[str, Any]] = []
     blocks: list[str] = []
     curves: dict[str, list[tuple[int, float]]] = {}
+    all_counts = {
+        r: task_counts(db, r, include_infra)
+        if source == "harness"
+        else judged_task_counts(db, r, source, include_infra)
+        for r in selected
+    }
+    # the app's default k (one k for the runs shown together), next to pass@1 and each run's pass^n
+    ranking = shared_k([(n, c) for _, n, c in counts] for counts in all_counts.values())
     for r in selected:
-        if source == "harness":
-            counts = task_counts(db, r, include_infra)
-        else:
-            counts = judged_task_counts(db, r, source, include_infra)
+        counts = all_counts[r]
         outcomes = run_outcomes(db, r)
         # trials neither the harness nor (with --outcome) a label or verdict scored
         scored = sum(n for _, n, _ in counts)
@@ -142,7 +148,7 @@ def report(
         unscored = max(0, sum(outcomes.values()) - outcomes.get("infra", 0) - (scored - infra_in))
         left = dict(outcomes, infra=0 if include_infra else outcomes.get("infra", 0))
         rule = run_pass_rule(db, r)
-        rep = run_passk(r, counts, ks or default_ks(n for _, n, _ in counts))
+        rep = run_passk(r, counts, ks or [*default_ks(n for _, n, _ in counts), ranking])
         stats = trial_stats(db, r)
         run_d, task_d = run_distributions(stats, rule_ids), task_distributions(stats, rule_ids)
         curves[r] = passk_curve([(n, c) for _, n, c in counts])

@@ -794,3 +794,29 @@ def m012_cluster_edits(db: sqlite_utils.Database) -> None:
         CREATE INDEX cluster_edits_clustering ON cluster_edits(clustering_id, id);
         """,
     )
+
+
+@migrations()
+def m013_fts_system(db: sqlite_utils.Database) -> None:
+    """Full-text search over the conversation by default: the index gets a second column for the
+    system prompt (searched only when asked), and every stored trial is indexed again."""
+    from reviewer.record import decode
+    from reviewer.store.search_text import search_text, system_text
+
+    _run_script(
+        db,
+        """
+        DROP TABLE IF EXISTS trials_fts;
+        CREATE VIRTUAL TABLE trials_fts USING fts5(text, system, content='', tokenize='unicode61')
+        """,
+    )
+    rows = db.execute("SELECT seq, run, task_id, trial, record FROM trials ORDER BY seq")
+    while batch := rows.fetchmany(500):
+        out = []
+        for seq, run, task_id, trial_no, record in batch:
+            try:
+                trial = decode(record, run=run, task_id=task_id, trial=trial_no)
+            except ValueError:
+                continue  # a record this version cannot read stays out of search, as on import
+            out.append((seq, search_text(trial), system_text(trial)))
+        db.conn.executemany("INSERT INTO trials_fts (rowid, text, system) VALUES (?, ?, ?)", out)

@@ -130,7 +130,16 @@ class ReviewerCommands(Provider):
                 "all trials", "every trial, filterable and searchable", partial(self._trials, None)
             )
         )
+        entries.append(
+            _Entry("pass^k: choose k", "the k of pass^k on the runs and tasks screens", self._k)
+        )
+        entries.append(_Entry("import", "import a file or folder", self._import))
         return entries
+
+    def _k(self) -> None:
+        from reviewer.tui.screens.choose_k import choose_k
+
+        choose_k(self.app)
 
     def _judge(self, trial_ids: list[str] | None) -> None:
         from reviewer.tui.screens.judging import JudgeScreen

@@ -106,7 +106,7 @@ async def test_r_reloads_as_new_labels_arrive(labeled_db: Path) -> None:
             add_label(db, row[0], "ana", "pass", rubric_ref="support-policy@1")
         finally:
             db.close()
-        await pilot.press("r")
+        await pilot.press("R")
         await settle(app, pilot)
         assert "trials with both     41" in report_text(app)
 

@@ -99,7 +99,7 @@ async def test_palette_audits_every_run_and_r_audits_again(audited_db: Path) -> 
         assert table(app).row_count == 3
         summary = str(app.screen.query_one("#audit-summary", Static).render())
         assert "1 run: no finding" in summary
-        await pilot.press("r")
+        await pilot.press("R")
         await settle(app, pilot)
         assert table(app).row_count == 3
 

@@ -46,7 +46,7 @@ async def settle(app: ReviewerApp, pilot: object) -> None:
 
 async def open_failures(app: ReviewerApp, pilot: object) -> DataTable:
     await settle(app, pilot)
-    await pilot.press("f")  # type: ignore[attr-defined]
+    await pilot.press("F")  # type: ignore[attr-defined]
     await settle(app, pilot)
     assert isinstance(app.screen, FailuresScreen)
     return app.screen.query_one("#clusters", DataTable)
@@ -102,7 +102,7 @@ async def test_edits_made_in_the_app_show_in_the_cli(clustered: Path) -> None:
         await pilot.press(*"Named in the app", "enter")
         await settle(app, pilot)
         put_cursor_on(table, ids[0])
-        await pilot.press("s")
+        await pilot.press("S")
         await settle(app, pilot)
         shown = rows(table)
     after = stored(clustered)
@@ -154,7 +154,7 @@ async def test_refused_edits_are_warnings(clustered: Path) -> None:
             if size < 2:
                 continue
             put_cursor_on(table, cid)
-            await pilot.press("s")
+            await pilot.press("S")
             await settle(app, pilot)
             if any("read alike" in w for w in warnings(app)):
                 alike = cid
@@ -163,7 +163,7 @@ async def test_refused_edits_are_warnings(clustered: Path) -> None:
         assert "nothing to split" in warnings(app)[-1]
         one = next(cid for cid, (size, _) in rows(table).items() if size == 1)
         put_cursor_on(table, one)
-        await pilot.press("s")
+        await pilot.press("S")
         await settle(app, pilot)
         assert "cannot be split" in warnings(app)[-1]
         await pilot.press("r")
@@ -194,14 +194,14 @@ async def test_rename_split_and_undo_keep_the_cursor_on_the_cluster(clustered: P
         await settle(app, pilot)
         assert table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value == ids[2]
         put_cursor_on(table, ids[0])
-        await pilot.press("s")
+        await pilot.press("S")
         await settle(app, pilot)
         assert table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value == ids[0]
         for _ in range(3):
-            await pilot.press("u")
+            await pilot.press("z")
             await settle(app, pilot)
         shown = rows(table)
-        await pilot.press("u")
+        await pilot.press("z")
         await settle(app, pilot)
         refused = warnings(app)
     assert stored(clustered) == before

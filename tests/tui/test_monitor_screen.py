@@ -74,7 +74,7 @@ async def test_monitor_screen_windows_alerts_and_flagged(tmp_path: Path) -> None
         assert isinstance(app.screen, TranscriptScreen)
 
 
-async def test_palette_opens_the_monitor_and_w_switches_to_hours(
+async def test_palette_opens_the_monitor_and_h_switches_to_hours(
     tmp_path: Path,
 ) -> None:
     app = ReviewerApp(db_path=_db(tmp_path))
@@ -87,6 +87,6 @@ async def test_palette_opens_the_monitor_and_w_switches_to_hours(
         await settle(app, pilot)
         assert isinstance(app.screen, MonitorScreen)
         assert app.screen.query_one("#windows", DataTable).row_count == 8
-        await pilot.press("w")  # hour windows
+        await pilot.press("h")  # hour windows
         await settle(app, pilot)
         assert app.screen.query_one("#windows", DataTable).row_count > 8

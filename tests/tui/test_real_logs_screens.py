@@ -30,7 +30,7 @@ async def test_compare_screen_warns_when_the_pass_rules_differ(tmp_path: Path) -
     app = ReviewerApp(db_path=db)
     async with app.run_test(size=(160, 45)) as pilot:
         await settle(app, pilot)
-        await pilot.press("space", "down", "space", "c")
+        await pilot.press("space", "down", "space", "d")
         await settle(app, pilot)
         assert isinstance(app.screen, CompareScreen)
         text = str(app.screen.query_one("#comparison", Static).render())

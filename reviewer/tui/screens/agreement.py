@@ -12,11 +12,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from reviewer.tui.safe import clean, safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import cursor_key
+from reviewer.tui.widgets.footer import KeyFooter
 
 if TYPE_CHECKING:
     from reviewer.calibration.report import AgreementReport
@@ -36,10 +37,10 @@ class AgreementScreen(ReviewerScreen):
 
     BINDINGS = [
         Binding("enter", "open", "Transcript", id="agreement.open"),
-        Binding("r", "reload", "Reload", id="agreement.reload"),
-        Binding("j", "next_judge", "Next judge", id="agreement.judge"),
-        Binding("l", "next_labeler", "Next labeler", id="agreement.labeler"),
-        Binding("v", "next_rubric", "Next rubric version", id="agreement.rubric"),
+        Binding("R", "reload", "Reload", id="agreement.reload"),
+        Binding("j", "next_judge", "Judge", id="agreement.judge"),
+        Binding("l", "next_labeler", "Labeler", id="agreement.labeler"),
+        Binding("g", "next_rubric", "Next rubric version", id="agreement.rubric"),
         Binding("escape", "app.pop_screen", "Back", id="agreement.back"),
     ]
 
@@ -65,7 +66,7 @@ class AgreementScreen(ReviewerScreen):
             yield Static("loading…", id="agreement-report")
         yield DataTable(id="disagreements", cursor_type="row", zebra_stripes=True)
         yield Static("", id="agreement-status", classes="status")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#disagreements", DataTable)

@@ -13,12 +13,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from reviewer.metrics.audit import kind_count
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import cursor_key
+from reviewer.tui.widgets.footer import KeyFooter
 
 _STYLE = {"leak": "bold red", "copy": "yellow", "hollow": "magenta", "order": "cyan"}
 
@@ -40,7 +41,7 @@ class AuditScreen(ReviewerScreen):
 
     BINDINGS = [
         Binding("enter", "open", "Trials", id="audit.open"),
-        Binding("r", "rerun", "Audit again", id="audit.rerun"),
+        Binding("R", "rerun", "Audit again", id="audit.rerun"),
         Binding("escape", "app.pop_screen", "Back", id="audit.back"),
     ]
 
@@ -64,7 +65,7 @@ class AuditScreen(ReviewerScreen):
         with VerticalScroll(id="audit-evidence"):
             yield Static("", id="audit-detail")
         yield Static("", id="audit-status", classes="status")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#audit-findings", DataTable)

@@ -10,7 +10,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Footer, Header, Input, ProgressBar, Static
+from textual.widgets import DataTable, Header, Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from reviewer.store.clusters import ClusterRow
@@ -18,6 +18,7 @@ from reviewer.tui.export_action import ExportMixin, ExportScope
 from reviewer.tui.safe import clean, safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.workflows.clusters import tasks_summary
+from reviewer.tui.widgets.footer import KeyFooter
 
 
 class ClustersLoaded(Message):
@@ -67,8 +68,8 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
         Binding("r", "rename", "Rename", id="failures.rename"),
         Binding("space", "mark", "Mark", id="failures.mark"),
         Binding("m", "merge", "Merge marked", id="failures.merge"),
-        Binding("s", "split", "Split", id="failures.split"),
-        Binding("u", "undo", "Undo edit", id="failures.undo"),
+        Binding("S", "split", "Split", id="failures.split"),
+        Binding("z", "undo", "Undo edit", id="failures.undo"),
         Binding("C", "recluster", "Re-cluster", id="failures.recluster"),
         Binding("X", "cancel", "Cancel clustering", id="failures.cancel", show=False),
         Binding("T", "export_tasks", "Export tasks", id="failures.export"),
@@ -89,7 +90,7 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
         yield Static("", id="cluster-detail", classes="detail")
         yield ProgressBar(id="cluster-progress", show_eta=False)
         yield Static("loading…", id="clusters-status", classes="status")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#clusters", DataTable)

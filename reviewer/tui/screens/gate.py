@@ -9,10 +9,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
+from reviewer.tui.widgets.footer import KeyFooter
 
 
 class GateDone(Message):
@@ -25,7 +26,7 @@ class GateScreen(ReviewerScreen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", id="gate.back"),
         Binding("B", "set_baseline", "Make it the baseline", id="gate.baseline"),
-        Binding("r", "rerun", "Again", id="gate.rerun"),
+        Binding("R", "rerun", "Again", id="gate.rerun"),
     ]
 
     def __init__(self, run: str) -> None:
@@ -38,7 +39,7 @@ class GateScreen(ReviewerScreen):
         yield Static(safe_text(f"Gate: {self.run}", single_line=True), classes="title")
         with VerticalScroll():
             yield Static("gating…", id="gate-report")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.load()

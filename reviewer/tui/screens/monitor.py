@@ -1,6 +1,6 @@
 """The Monitor screen: `reviewer monitor` in the app. One row per window with each rate (alerts
 marked !), a sparkline per rate over the windows, the alert lines; Enter on a window lists its flagged
-conversations, Enter on one opens its transcript (n / p step through the others)."""
+conversations, Enter on one opens its transcript (] / [ step through the others)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
+from reviewer.tui.widgets.footer import KeyFooter
 from reviewer.tui.widgets.cells import cursor_key
 
 _BARS = "▁▂▃▄▅▆▇█"
@@ -60,9 +61,9 @@ class MonitorScreen(ReviewerScreen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", id="monitor.back"),
         Binding("enter", "open_window", "Flagged", id="monitor.open"),
-        Binding("w", "toggle_window", "Day/hour", id="monitor.window"),
-        Binding("J", "judge", "Judge the sample", id="monitor.judge"),
-        Binding("r", "reload", "Reload", id="monitor.reload"),
+        Binding("h", "toggle_window", "Day/hour", id="monitor.window"),
+        Binding("V", "judge", "Judge the sample", id="monitor.judge"),
+        Binding("R", "reload", "Reload", id="monitor.reload"),
     ]
 
     def __init__(self, size: str | None = None) -> None:
@@ -76,7 +77,7 @@ class MonitorScreen(ReviewerScreen):
         yield Static("", id="monitor-sparks")
         yield DataTable(id="windows", cursor_type="row", zebra_stripes=True)
         yield Static("loading…", id="monitor-status", classes="status")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.load(False)
@@ -207,7 +208,7 @@ class FlaggedScreen(ReviewerScreen):
             classes="title",
         )
         yield DataTable(id="flagged", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#flagged", DataTable)

@@ -8,10 +8,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
+from reviewer.tui.widgets.footer import KeyFooter
 
 DELTAS = (0.05, 0.1, 0.2)
 
@@ -26,7 +27,7 @@ class PlanScreen(ReviewerScreen):
     """The plan of one run (the same ``workflows.plan.plan_for_run`` as the CLI)."""
 
     BINDINGS = [
-        Binding("d", "next_delta", "Drop to detect", id="plan.delta"),
+        Binding("plus", "next_delta", "Drop to detect", id="plan.delta"),
         Binding("escape", "app.pop_screen", "Back", id="plan.back"),
     ]
 
@@ -39,7 +40,7 @@ class PlanScreen(ReviewerScreen):
         yield Static(safe_text(f"Plan for {self.run}", single_line=True), classes="title")
         with VerticalScroll():
             yield Static("planning…", id="plan-text")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.load(self.delta)

@@ -9,11 +9,12 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from reviewer.tui.safe import clean, safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import cursor_key
+from reviewer.tui.widgets.footer import KeyFooter
 
 if TYPE_CHECKING:
     from reviewer.tui.app import ReviewerApp
@@ -56,7 +57,7 @@ class QueuesScreen(ReviewerScreen):
         yield Static("Calibration queues", classes="title")
         yield DataTable(id="queues", cursor_type="row", zebra_stripes=True)
         yield Static("loading…", id="queues-status", classes="status")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#queues", DataTable)
