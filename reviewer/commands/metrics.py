@@ -102,7 +102,6 @@ def report(
     unscored trial are left out of n, and the report says how many."""
     from reviewer.metrics.distributions import run_distributions, task_distributions
     from reviewer.metrics.flakiness import render_flakiness
-    from reviewer.metrics.passk import default_ks, run_passk
     from reviewer.metrics.passk import default_ks, run_passk, shared_k
     from reviewer.metrics.plot import passk_curve, plot_passk
     from reviewer.metrics.report import (

@@ -17,8 +17,8 @@ from reviewer.store.clusters import ClusterRow
 from reviewer.tui.export_action import ExportMixin, ExportScope
 from reviewer.tui.safe import clean, safe_text
 from reviewer.tui.screens.base import ReviewerScreen
-from reviewer.workflows.clusters import tasks_summary
 from reviewer.tui.widgets.footer import KeyFooter
+from reviewer.workflows.clusters import tasks_summary
 
 
 class ClustersLoaded(Message):

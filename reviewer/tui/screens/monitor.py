@@ -15,8 +15,8 @@ from textual.widgets import DataTable, Header, Static
 
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
-from reviewer.tui.widgets.footer import KeyFooter
 from reviewer.tui.widgets.cells import cursor_key
+from reviewer.tui.widgets.footer import KeyFooter
 
 _BARS = "▁▂▃▄▅▆▇█"
 
