@@ -551,7 +551,7 @@ async def test_tasks_screen_names_the_pass_rule(tmp_path: Path) -> None:
         await app.workers.wait_for_complete()
         await pilot.pause()
         status = str(app.screen.query_one("#tasks-status", Static).render())
-        assert status.endswith(f"pass means {FIELD} ≥ 1 − 1e-6 (or true)")
+        assert f"· pass means {FIELD} ≥ 1 − 1e-6 (or true) ·" in status + " ·"
 
 
 def test_the_run_header_counts_every_trial_and_says_how_many_were_scored(tmp_path: Path) -> None:
