@@ -723,3 +723,10 @@ def m009_outcomes(db: sqlite_utils.Database) -> None:
         FROM task_stats;
         """,
     )
+
+
+@migrations()
+def m010_label_override(db: sqlite_utils.Database) -> None:
+    """A label whose verdict goes against the rubric's pass rule, confirmed by the labeler, says so
+    (``override = 1``); the label views select ``l.*`` and so carry it."""
+    _run_script(db, "ALTER TABLE labels ADD COLUMN override INTEGER NOT NULL DEFAULT 0;")

@@ -10,9 +10,14 @@ from pathlib import Path
 from typing import IO
 
 from reviewer.labeling.io import ImportResult, export_labels, import_labels
-from reviewer.models import Label
+from reviewer.labeling.rubric import contradiction
+from reviewer.models import Label, Rubric
 from reviewer.store.db import Store
 from reviewer.store.labels import add_label, undo_last
+
+
+class RubricContradiction(ValueError):
+    """A verdict against the rubric's pass rule, given without ``override``."""
 
 
 def give_label(
@@ -25,8 +30,17 @@ def give_label(
     note: str = "",
     rubric_ref: str | None = None,
     queue: str | None = None,
+    rubric: Rubric | None = None,
+    override: bool = False,
 ) -> Label:
-    """Append one label and commit it at once. ValueError for a bad verdict or an unknown trial."""
+    """Append one label and commit it at once. ValueError for a bad verdict or an unknown trial.
+
+    With ``rubric``, a verdict that goes against its pass rule (a pass with a criterion answered no
+    under pass_rule "all", or a fail with every answer yes) raises RubricContradiction unless
+    ``override``; with it the label is stored as an override."""
+    why = contradiction(rubric, criteria or {}, verdict)
+    if why is not None and not override:
+        raise RubricContradiction(f"{why}; give it as an override to keep {verdict}")
     return add_label(
         db,
         trial_id,
@@ -34,14 +48,18 @@ def give_label(
         verdict,
         criteria=criteria,
         note=note,
-        rubric_ref=rubric_ref,
+        rubric_ref=rubric_ref or (rubric.ref if rubric is not None else None),
         queue=queue,
+        override=why is not None,
     )
 
 
-def undo_label(db: Store, labeler: str, queue: str | None = None) -> Label | None:
-    """Retract the labeler's latest standing label (in ``queue`` when given); the retraction, or None."""
-    return undo_last(db, labeler, queue)
+def undo_label(
+    db: Store, labeler: str, queue: str | None = None, trial_id: str | None = None
+) -> Label | None:
+    """Retract the labeler's latest standing label (in ``queue``, of ``trial_id`` when given); the
+    retraction, or None."""
+    return undo_last(db, labeler, queue, trial_id)
 
 
 def export_label_file(

@@ -97,6 +97,8 @@ class TranscriptView(ScrollView, can_focus=True, inherit_bindings=False):
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.show_judge = show_judge
+        #: labeling before the judge is seen: judge blocks are never drawn and `J` is off
+        self.blind = False
         self.cursor: int | None = None  # message index last jumped to
         self._blocks: list[Block] = []
         self._errors: list[int] = []
@@ -193,7 +195,7 @@ class TranscriptView(ScrollView, can_focus=True, inherit_bindings=False):
         return got
 
     def _height(self, block: Block) -> int:
-        if block.judge and not self.show_judge:
+        if block.judge and (self.blind or not self.show_judge):
             return 0
         if block.pieces:
             return 1
@@ -411,7 +413,20 @@ class TranscriptView(ScrollView, can_focus=True, inherit_bindings=False):
             self._expanded.clear()
         self._relayout(anchor)
 
+    def set_blind(self, blind: bool) -> None:
+        """Blind mode (a label screen before its trial is labeled): judge blocks hidden, `J` off;
+        leaving it keeps the judge hidden until `J`."""
+        self.blind = blind
+        self.show_judge = False
+        self._relayout(self._anchor())
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return not (self.blind and action == "toggle_judge")
+
     def action_toggle_judge(self) -> None:
+        if self.blind:
+            return
         if not any(b.judge for b in self._blocks):
             self.notify("no judge verdict for this trial")
         anchor = self._anchor()
