@@ -25,8 +25,10 @@ PASS_RULES = {
     "overall": "the labeler gives the verdict",
 }
 #: Keys the labeling screen keeps for itself; digits are left for criteria.
+#: (s and n stay reserved: the old skip and next keys, and n / N step through search matches)
 RESERVED_KEYS = (
-    "p", "f", "x", "u", "c", "v", "[", "]", "/", "j", "k", "e", "q", "?", "space", "enter", "escape",
+    "p", "f", "x", "u", "c", "v", "[", "]", "/", "j", "k", "e", "n", "s", "q", "?",
+    "space", "enter", "escape",
 )  # fmt: skip
 _RESERVED_CHARS = {k for k in RESERVED_KEYS if len(k) == 1} | {" ", "\n", "\r", "\t", "\x1b"}
 _TOP_KEYS = ("name", "version", "pass_rule", "description", "criteria")
