@@ -220,9 +220,9 @@ class LabelScreen(ReviewerScreen):
             transcript.blind = True
             yield transcript
             with VerticalScroll(id="label-panel"):
-                yield Static("", id="label-criteria")
                 yield Static("", id="label-mine")
                 yield Static("", id="label-judge")
+                yield Static("", id="label-criteria")
                 yield Static("", id="label-note")
                 yield Static("", id="label-task")
         yield Footer()
@@ -330,6 +330,7 @@ class LabelScreen(ReviewerScreen):
         # blind until labeled; the judge blocks exist only when the trial was labeled when read
         transcript.set_blind(message.blind or self.mine is None)
         transcript.load(p.trial, p.violations, [], blocks=p.blocks)
+        self.query_one("#label-panel", VerticalScroll).scroll_home(animate=False)
         self.refresh_bindings()
         self._panel()
         self._progress()

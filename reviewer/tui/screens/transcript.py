@@ -204,7 +204,7 @@ class TranscriptScreen(ExportMixin, ReviewerScreen):
         Binding("o", "open_record(False)", "Pager", id="transcript.pager"),
         Binding("O", "open_record(True)", "Editor", show=False, id="transcript.editor"),
         Binding("T", "export_tasks", "Export task", show=False, id="transcript.export"),
-        Binding("L", "label_trial", "Label", id="transcript.label"),
+        Binding("L", "label_trial", "Label", id="transcript.label", show=False),
         Binding("escape", "app.pop_screen", "Back", id="transcript.back"),
     ]
 
