@@ -178,6 +178,7 @@ def queues(ctx: click.Context, labeler: str | None, as_json: bool) -> None:
                 "next_position": nxt,
                 "seed": q.seed,
                 "run": q.params.get("run"),
+                "runs": q.params.get("runs") or ([q.params["run"]] if q.params.get("run") else []),
                 "split": q.split,
                 "created_at": q.created_at,
             }
@@ -196,7 +197,7 @@ def queues(ctx: click.Context, labeler: str | None, as_json: bool) -> None:
                 _plain(r["labeler"]),
                 f"{r['done']} / {r['total']}",
                 "done" if r["next_position"] is None else str(r["next_position"]),
-                _plain(r["run"] or "(all)"),
+                _plain(", ".join(r["runs"]) or "(all)"),
                 str(r["seed"]),
                 str(r["split"] or "-"),
                 str(r["created_at"])[:19].replace("T", " "),

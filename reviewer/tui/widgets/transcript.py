@@ -125,6 +125,8 @@ class TranscriptView(ScrollView, can_focus=True, inherit_bindings=False):
         """Show a trial; pass ``blocks`` built by ``build_blocks`` in a worker to skip that work here."""
         if blocks is None:
             blocks = [] if trial is None else build_blocks(trial, violations, verdicts)
+        if self.blind:  # judge blocks come last: without them no search or fold can reach them
+            blocks = [b for b in blocks if not b.judge]
         self._blocks = blocks
         errors = set()
         if trial is not None:
@@ -418,6 +420,8 @@ class TranscriptView(ScrollView, can_focus=True, inherit_bindings=False):
         leaving it keeps the judge hidden until `J`."""
         self.blind = blind
         self.show_judge = False
+        if blind:
+            self._blocks = [b for b in self._blocks if not b.judge]
         self._relayout(self._anchor())
         self.refresh_bindings()
 
