@@ -337,7 +337,7 @@ def _check_version(ctx: click.Context, r: Any) -> None:
     "rubric_file",
     default=None,
     type=click.Path(dir_okay=False),
-    help="Rubric file (default: the config's rubric, if any).",
+    help="Rubric file (default: the config's rubric, else the one stored last, as in the app).",
 )
 @click.option(
     "--override", is_flag=True, help="Keep a verdict that goes against the rubric's pass rule."
@@ -360,6 +360,8 @@ def labels_give(
     from dataclasses import asdict
 
     from reviewer.labeling.rubric import RubricError, load_rubric
+    from reviewer.store.labels import RubricVersionError, ensure_rubric_version
+    from reviewer.store.queries import latest_rubric
     from reviewer.workflows.labels import (
         RubricContradiction,
         give_label,
@@ -369,11 +371,13 @@ def labels_give(
 
     who = _config().labeler_name((ctx.obj or {}).get("labeler"))
     path = rubric_file or _config().rubric
-    try:
-        r = load_rubric(path) if path else None
-    except RubricError as e:
-        fail(str(e))
     db = cli_store(ctx)
+    try:  # the app's rule: the file given or configured, else the rubric stored last
+        r = load_rubric(path) if path else latest_rubric(db)
+        if path and r is not None:
+            ensure_rubric_version(db, r)
+    except (RubricError, RubricVersionError) as e:
+        fail(str(e))
     try:
         trial_id = resolve_trial(db, trial)
         criteria = parse_answers(r, answers)
