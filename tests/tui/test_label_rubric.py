@@ -223,6 +223,9 @@ def test_cli_labels_give_a_trial_outside_a_queue(queued_db: Path) -> None:
     assert '"override": true' in result.stdout and '"queue": null' in result.stdout
     label = current_labels(open_store(queued_db), "bo")[(tid, "bo")]
     assert label.criteria == {"looked_up": False} and label.queue is None
+    # no --rubric: the app's rubric (the imported folder's, stored last) applies the same
+    result = run(cli, [*base, tid, "fail", *[f"--criterion={k}=yes" for k in "1234"]])
+    assert result.exit_code == 1 and "every criterion is yes: the rubric says pass" in result.stderr
     result = run(cli, [*base, "abcdef0123", "pass"])
     assert result.exit_code == 1 and "no trial with id 'abcdef0123'" in result.stderr
     result = run(cli, [*base, tid, "pass", "--rubric", rubric, "--criterion", "nope=yes"])
