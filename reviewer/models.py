@@ -298,6 +298,8 @@ class Label:
     at: str = ""
     retracted: bool = False
     queue: str | None = None  # the calibration queue it was given in, if any
+    #: the verdict goes against the rubric's pass rule and the labeler confirmed it
+    override: bool = False
 
 
 @dataclass

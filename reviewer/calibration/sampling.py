@@ -141,14 +141,16 @@ def make_queue(
     judge: str | None = None,
     replace: bool = False,
     trial_ids: Collection[str] | None = None,
+    runs: Sequence[str] = (),
 ) -> Queue:
     """Sample ``n`` trials the labeler has not labeled yet and store them as the queue ``name``;
     ``trial_ids`` narrows the pool to those trials (the monitor's flagged conversations).
 
     ``split="half"`` gives every item a dev or test half. Raises QueueExists (unless ``replace``),
     NothingToSample when no unlabeled trial is left, and ValueError for a bad ``n`` or ``split``; a
-    queue holds fewer than ``n`` items when fewer trials are left.
+    queue holds fewer than ``n`` items when fewer trials are left. ``runs`` samples several runs.
     """
+    scope = sorted({*runs, *([run] if run is not None else [])})
     if n < 1:
         raise ValueError("n must be 1 or more")
     if split not in (None, "half"):
@@ -157,7 +159,9 @@ def make_queue(
         raise ValueError("a queue needs a name")
     if not replace and queue_exists(db, name):
         raise QueueExists(name)
-    every = candidates(db, run=run, judge=judge)
+    every = candidates(db, run=scope[0] if len(scope) == 1 else None, judge=judge)
+    if len(scope) > 1:
+        every = [c for c in every if c.run in scope]
     # a crash of the harness says nothing about the agent: not a trial to calibrate on
     infra = sum(1 for c in every if c.outcome == "infra")
     every = [c for c in every if c.outcome != "infra"]
@@ -167,18 +171,20 @@ def make_queue(
     done = labeled_trial_ids(db, labeler)
     pool = [c for c in every if c.trial_id not in done]
     if not pool:
-        scope = f" of run {run}" if run is not None else ""
+        where = f" of {'run' if len(scope) == 1 else 'runs'} {', '.join(scope)}" if scope else ""
         crashed = f" ({infra} ended by infrastructure errors, left out)" if infra else ""
         raise NothingToSample(
-            f"nothing to sample: {labeler} has labeled all {len(every)} trials{scope}{crashed}"
+            f"nothing to sample: {labeler} has labeled all {len(every)} trials{where}{crashed}"
             if every
-            else f"nothing to sample: no trials{scope}{crashed}"
+            else f"nothing to sample: no trials{where}{crashed}"
         )
     items = stratified_sample(pool, n, seed, split=split == "half")
     available = {v: sum(1 for c in pool if c.verdict == v) for v in VERDICT_CLASSES}
     params: dict[str, Any] = {
         "n": n,
-        "run": run,
+        "run": scope[0] if len(scope) == 1 else None,
+        "runs": scope,
+        "in_scope": len(every),
         "judge": judge,
         "available": {k: v for k, v in available.items() if v},
         "already_labeled": len(every) - len(pool),
@@ -209,6 +215,7 @@ def queue_summary(queue: Queue) -> dict[str, Any]:
         "labeler": queue.labeler,
         "seed": queue.seed,
         "run": p.get("run"),
+        "runs": p.get("runs", [p["run"]] if p.get("run") else []),
         "judge": p.get("judge"),
         "requested": p.get("n"),
         "n": len(queue.items),

@@ -37,7 +37,13 @@ def _config() -> Any:
 
 @click.command()
 @click.option(
-    "--n", "n", type=click.IntRange(min=1), default=50, show_default=True, help="Trials to sample."
+    "--size",
+    "--n",
+    "n",
+    type=click.IntRange(min=1),
+    default=50,
+    show_default=True,
+    help="Trials to sample (--n is the old spelling).",
 )
 @click.option(
     "--seed",
@@ -46,7 +52,12 @@ def _config() -> Any:
     show_default=True,
     help="Seed: the same data and seed give the same queue.",
 )
-@click.option("--run", "run", default=None, help="Sample one run (default: every run).")
+@click.option(
+    "--run",
+    "runs",
+    multiple=True,
+    help="Sample this run; repeat for several (default: every run).",
+)
 @click.option(
     "--labeler",
     default=None,
@@ -67,7 +78,7 @@ def sample(
     ctx: click.Context,
     n: int,
     seed: int,
-    run: str | None,
+    runs: tuple[str, ...],
     labeler: str | None,
     name: str | None,
     judge: str | None,
@@ -85,14 +96,14 @@ def sample(
 
     who = _config().labeler_name(labeler or (ctx.obj or {}).get("labeler"))
     db = cli_store(ctx)
-    require_runs(db, ctx, [run] if run else [])
+    require_runs(db, ctx, list(runs))
     try:
         made = make_queue(
             db,
             who,
             n=n,
             seed=seed,
-            run=run,
+            runs=runs,
             name=name,
             judge=judge,
             split=split,
@@ -107,17 +118,20 @@ def sample(
             "the app, choose another --name, or start over with --replace"
         )
     summary = queue_summary(queue)
-    if made.short:
-        click.echo(
-            f"reviewer: only {len(queue.items)} unlabeled trials left; the queue holds them all",
-            err=True,
-        )
+    if made.shortfall:
+        click.echo(f"reviewer: {made.shortfall}", err=True)
     if as_json:
         echo_json(summary)
         return
     for line in _summary_lines(summary):
         click.echo(line)
     click.echo(f"label it in the app: reviewer --db {ctx.obj['db']}", err=True)
+
+
+def _runs_text(runs: list[str]) -> str:
+    if not runs:
+        return ""
+    return f", run{'s' if len(runs) > 1 else ''} {', '.join(_plain(r) for r in runs)}"
 
 
 def _summary_lines(s: dict[str, Any]) -> list[str]:
@@ -128,7 +142,7 @@ def _summary_lines(s: dict[str, Any]) -> list[str]:
         parts.append(f"{verdict} {k} ({'all' if k == have else f'of {have}'})")
     lines = [
         f"queue {_plain(s['name'])!r} for {_plain(s['labeler'])}: {s['n']} trials "
-        f"(seed {s['seed']}{', run ' + _plain(s['run']) if s['run'] else ''})",
+        f"(seed {s['seed']}{_runs_text(s.get('runs') or [])})",
         f"  judge verdict: {', '.join(parts)}",
         f"  tasks covered: {s['tasks_covered']} of {s['tasks_total']}",
         f"  clusters covered: {s['clusters_covered']} of {s['clusters_total']}",
@@ -168,6 +182,7 @@ def queues(ctx: click.Context, labeler: str | None, as_json: bool) -> None:
                 "next_position": nxt,
                 "seed": q.seed,
                 "run": q.params.get("run"),
+                "runs": q.params.get("runs") or ([q.params["run"]] if q.params.get("run") else []),
                 "split": q.split,
                 "created_at": q.created_at,
             }
@@ -186,7 +201,7 @@ def queues(ctx: click.Context, labeler: str | None, as_json: bool) -> None:
                 _plain(r["labeler"]),
                 f"{r['done']} / {r['total']}",
                 "done" if r["next_position"] is None else str(r["next_position"]),
-                _plain(r["run"] or "(all)"),
+                _plain(", ".join(r["runs"]) or "(all)"),
                 str(r["seed"]),
                 str(r["split"] or "-"),
                 str(r["created_at"])[:19].replace("T", " "),
@@ -307,3 +322,87 @@ def _check_version(ctx: click.Context, r: Any) -> None:
             f"rubric {_plain(r.ref)} differs from the one labels were given under "
             "(criteria or pass rule changed); bump its version"
         )
+
+
+@labels.command("give")
+@click.argument("trial")
+@click.argument("verdict", type=click.Choice(["pass", "fail", "skip"]))
+@click.option(
+    "--criterion",
+    "answers",
+    multiple=True,
+    metavar="ID=yes|no",
+    help="Answer a rubric criterion; repeat for each.",
+)
+@click.option("--note", default="", help="A note kept with the label.")
+@click.option("--queue", default=None, help="The queue it belongs to (default: none).")
+@click.option(
+    "--rubric",
+    "rubric_file",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Rubric file (default: the config's rubric, else the one stored last, as in the app).",
+)
+@click.option(
+    "--override", is_flag=True, help="Keep a verdict that goes against the rubric's pass rule."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the stored label as JSON.")
+@click.pass_context
+def labels_give(
+    ctx: click.Context,
+    trial: str,
+    verdict: str,
+    answers: tuple[str, ...],
+    note: str,
+    queue: str | None,
+    rubric_file: str | None,
+    override: bool,
+    as_json: bool,
+) -> None:
+    """Label one TRIAL (its id, or the first 6+ characters of it) pass, fail or skip, in or out of
+    a queue: the same job as the app's label screen (L on a transcript)."""
+    from dataclasses import asdict
+
+    from reviewer.labeling.rubric import RubricError, load_rubric
+    from reviewer.store.labels import RubricVersionError, ensure_rubric_version
+    from reviewer.store.queries import latest_rubric
+    from reviewer.workflows.labels import (
+        RubricContradiction,
+        give_label,
+        parse_answers,
+        resolve_trial,
+    )
+
+    who = _config().labeler_name((ctx.obj or {}).get("labeler"))
+    path = rubric_file or _config().rubric
+    db = cli_store(ctx)
+    try:  # the app's rule: the file given or configured, else the rubric stored last
+        r = load_rubric(path) if path else latest_rubric(db)
+        if path and r is not None:
+            ensure_rubric_version(db, r)
+    except (RubricError, RubricVersionError) as e:
+        fail(str(e))
+    try:
+        trial_id = resolve_trial(db, trial)
+        criteria = parse_answers(r, answers)
+        label = give_label(
+            db,
+            trial_id,
+            who,
+            verdict,
+            criteria=criteria,
+            note=note,
+            queue=queue,
+            rubric=r,
+            override=override,
+        )
+    except RubricContradiction as e:
+        fail(f"{e.why}; add --override to keep {verdict}")
+    except ValueError as e:  # an unknown trial, a bad answer
+        fail(_plain(e))
+    if as_json:
+        echo_json(asdict(label))
+        return
+    extra = " (override: against the rubric's pass rule)" if label.override else ""
+    where = f" in queue {_plain(queue)}" if queue else ""
+    click.echo(f"{_plain(who)} labeled {trial_id} {verdict}{where}{extra}", err=True)

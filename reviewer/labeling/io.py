@@ -5,6 +5,7 @@ One label (or retraction) a line, the whole history oldest first:
     {"trial": {"run": R, "task_id": T, "trial": i}, "trial_id": ID, "labeler": NAME,
      "verdict": "pass"|"fail"|"skip", "criteria": {ID: true|false|null}, "note": str,
      "rubric": "name@version", "at": ISO-8601, "retracted": false}
+    ("override": true is added to a verdict kept against the rubric's pass rule)
 
 Import merges by (trial, labeler, at, retracted): importing a file twice, or a file that overlaps
 what is stored, adds only what is new. A TRIAL_REF is resolved by stored id, else by
@@ -60,7 +61,7 @@ def label_json(
     ref: Any = (
         {"run": run, "task_id": task_id, "trial": trial} if run is not None else label.trial_id
     )
-    return {
+    out: dict[str, Any] = {
         "trial": ref,
         "trial_id": label.trial_id,
         "labeler": label.labeler,
@@ -71,6 +72,9 @@ def label_json(
         "at": label.at,
         "retracted": label.retracted,
     }
+    if label.override:  # against the rubric's pass rule, confirmed by the labeler
+        out["override"] = True
+    return out
 
 
 def export_labels(
@@ -204,6 +208,9 @@ def _label_of(db: Store, obj: Any) -> Label | str:
     retracted = obj.get("retracted", False)
     if not isinstance(retracted, bool):
         return "retracted must be true or false"
+    override = obj.get("override", False)
+    if not isinstance(override, bool):
+        return "override must be true or false"
     at = obj.get("at")
     if not isinstance(at, str):
         return "at must be an ISO-8601 time string"
@@ -220,6 +227,7 @@ def _label_of(db: Store, obj: Any) -> Label | str:
         rubric=rubric,
         at=at,
         retracted=retracted,
+        override=override,
     )
 
 

@@ -25,7 +25,11 @@ PASS_RULES = {
     "overall": "the labeler gives the verdict",
 }
 #: Keys the labeling screen keeps for itself; digits are left for criteria.
-RESERVED_KEYS = ("p", "f", "s", "u", "n", "e", "j", "k", "q", "?", "space", "enter", "escape")
+#: (s and n stay reserved: the old skip and next keys, and n / N step through search matches)
+RESERVED_KEYS = (
+    "p", "f", "x", "u", "c", "v", "[", "]", "/", "j", "k", "e", "n", "s", "q", "?",
+    "space", "enter", "escape",
+)  # fmt: skip
 _RESERVED_CHARS = {k for k in RESERVED_KEYS if len(k) == 1} | {" ", "\n", "\r", "\t", "\x1b"}
 _TOP_KEYS = ("name", "version", "pass_rule", "description", "criteria")
 _CRITERION_KEYS = ("id", "question", "help", "key")
@@ -198,6 +202,26 @@ def verdict_from_criteria(rubric: Rubric, criteria: Mapping[str, bool | None]) -
     if all(a is True for a in answers):
         return "pass"
     return None
+
+
+def contradiction(
+    rubric: Rubric | None, criteria: Mapping[str, bool | None], verdict: str
+) -> str | None:
+    """Why ``verdict`` goes against the rubric's pass rule, or None when it does not.
+
+    "criterion 3 is no: the rubric says fail" for a pass with a no answer under pass_rule "all";
+    "every criterion is yes: the rubric says pass" for a fail with every answer yes.
+    """
+    if rubric is None or verdict not in ("pass", "fail"):
+        return None
+    implied = verdict_from_criteria(rubric, criteria)
+    if implied is None or implied == verdict:
+        return None
+    if implied == "pass":
+        return "every criterion is yes: the rubric says pass"
+    no = [c.key or c.id for c in rubric.criteria if criteria.get(c.id) is False]
+    which = f"criterion {no[0]} is" if len(no) == 1 else f"criteria {', '.join(no)} are"
+    return f"{which} no: the rubric says fail"
 
 
 def criterion_for_key(rubric: Rubric, key: str) -> Criterion | None:

@@ -820,3 +820,10 @@ def m013_fts_system(db: sqlite_utils.Database) -> None:
                 continue  # a record this version cannot read stays out of search, as on import
             out.append((seq, search_text(trial), system_text(trial)))
         db.conn.executemany("INSERT INTO trials_fts (rowid, text, system) VALUES (?, ?, ?)", out)
+
+
+@migrations()
+def m014_label_override(db: sqlite_utils.Database) -> None:
+    """A label whose verdict goes against the rubric's pass rule, confirmed by the labeler, says so
+    (``override = 1``); the label views select ``l.*`` and so carry it."""
+    _run_script(db, "ALTER TABLE labels ADD COLUMN override INTEGER NOT NULL DEFAULT 0;")

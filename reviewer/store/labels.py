@@ -22,10 +22,11 @@ from reviewer.models import Label, Rubric
 from reviewer.store.db import Store
 
 VERDICTS = ("pass", "fail", "skip")
-_COLUMNS = "trial_id, labeler, verdict, criteria, note, rubric, at, retracted, queue"
-_INSERT = f"INSERT INTO labels ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_COLUMNS = "trial_id, labeler, verdict, criteria, note, rubric, at, retracted, queue, override"
+_INSERT = f"INSERT INTO labels ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _FIELDS = (
-    "l.trial_id, l.labeler, l.verdict, l.criteria, l.note, l.rubric, l.at, l.retracted, l.queue"
+    "l.trial_id, l.labeler, l.verdict, l.criteria, l.note, l.rubric, l.at, l.retracted, l.queue, "
+    "l.override"
 )
 _SELECT = f"SELECT {_FIELDS} FROM labels l"
 _EFFECTIVE = f"SELECT {_FIELDS} FROM effective_labels l"
@@ -73,6 +74,7 @@ def _row_label(row: Any) -> Label:
         at=row[6],
         retracted=bool(row[7]),
         queue=row[8],
+        override=bool(row[9]),
     )
 
 
@@ -87,6 +89,7 @@ def _params(label: Label) -> list[Any]:
         label.at,
         int(label.retracted),
         label.queue,
+        int(label.override),
     ]
 
 
@@ -100,6 +103,7 @@ def add_label(
     rubric_ref: str | None = None,
     queue: str | None = None,
     at: str | None = None,
+    override: bool = False,
 ) -> Label:
     """Append one label and commit it. Raises ValueError for a bad verdict or an unknown trial."""
     if verdict not in VERDICTS:
@@ -115,6 +119,7 @@ def add_label(
         rubric=rubric_ref,
         at=normalize_at(at) if at else now_at(),
         queue=queue,
+        override=override,
     )
     for _ in range(5):
         try:
@@ -130,8 +135,11 @@ def add_label(
     raise ValueError(f"could not find a free time for a label of {trial_id}")
 
 
-def undo_last(db: Store, labeler: str, queue: str | None = None) -> Label | None:
-    """Retract the labeler's latest effective label (in ``queue`` when given); None if there is none.
+def undo_last(
+    db: Store, labeler: str, queue: str | None = None, trial_id: str | None = None
+) -> Label | None:
+    """Retract the labeler's latest effective label (in ``queue``, of ``trial_id`` when given); None
+    if there is none.
 
     Returns the retraction row. Reads the database, so it works the same after a restart.
     """
@@ -140,6 +148,9 @@ def undo_last(db: Store, labeler: str, queue: str | None = None) -> Label | None
     if queue is not None:
         where += " AND l.queue = ?"
         args.append(queue)
+    if trial_id is not None:
+        where += " AND l.trial_id = ?"
+        args.append(trial_id)
     with db.transaction():
         row = db.conn.execute(
             f"{_EFFECTIVE} WHERE {where} ORDER BY l.at DESC, l.id DESC LIMIT 1", args
@@ -254,11 +265,11 @@ def iter_label_rows(
     where, args = ("WHERE l.labeler = ?", [labeler]) if labeler is not None else ("", [])
     sql = (
         "SELECT l.trial_id, l.labeler, l.verdict, l.criteria, l.note, l.rubric, l.at, l.retracted, "
-        "l.queue, t.run, t.task_id, t.trial FROM labels l LEFT JOIN trials t ON t.id = l.trial_id "
+        "l.queue, l.override, t.run, t.task_id, t.trial FROM labels l LEFT JOIN trials t ON t.id = l.trial_id "
         f"{where} ORDER BY l.at, l.retracted, l.id"
     )
     for row in db.conn.execute(sql, args):
-        yield _row_label(row), row[9], row[10], row[11]
+        yield _row_label(row), row[10], row[11], row[12]
 
 
 def find_trial_id(

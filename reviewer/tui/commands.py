@@ -26,7 +26,9 @@ class ReviewerCommands(Provider):
     """Everything worth jumping to, loaded once per palette opening in a thread."""
 
     async def startup(self) -> None:
-        self.entries: list[_Entry] = await asyncio.to_thread(self._load)
+        # a blind screen (labeling) offers no jumps: each could show a judge verdict or a label
+        self.blind = bool(getattr(self.screen, "blind", False))
+        self.entries: list[_Entry] = [] if self.blind else await asyncio.to_thread(self._load)
 
     def _load(self) -> list[_Entry]:
         from reviewer.store.queries import list_runs, task_table
@@ -163,7 +165,7 @@ class ReviewerCommands(Provider):
                     help=_plain_help(e.help),
                 )
         q = query.strip()
-        if len(q) >= 6 and all(ch in "0123456789abcdef" for ch in q.lower()):
+        if not self.blind and len(q) >= 6 and all(ch in "0123456789abcdef" for ch in q.lower()):
             for tid, label in await asyncio.to_thread(self._trials_by_prefix, q.lower()):
                 title = f"trial {tid} {clean(label, single_line=True)}"
                 yield Hit(

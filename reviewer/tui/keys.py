@@ -91,6 +91,8 @@ KEY_MAP: tuple[KeyRow, ...] = (
             "importreport.close",
             "choosek.cancel",
             "offer.no",
+            "confirm.no",
+            "new_queue.cancel",
             "gate.back",
             "monitor.back",
             "flagged.back",
@@ -98,7 +100,7 @@ KEY_MAP: tuple[KeyRow, ...] = (
         ),
     ),
     KeyRow("ctrl+p", "command palette: jump anywhere, run any action", ("app.palette",)),
-    KeyRow("ctrl+s", "save the note", ("note.save",)),
+    KeyRow("ctrl+s", "save: the note, the new queue", ("note.save", "new_queue.make")),
     KeyRow(
         "slash",
         "search: filter the list (trials) or find in the conversation (transcript)",
@@ -126,6 +128,7 @@ KEY_MAP: tuple[KeyRow, ...] = (
             "error.close",
             "importreport.close",
             "offer.yes",
+            "confirm.yes",
             "monitor.open",
             "flagged.open",
         ),
@@ -180,7 +183,11 @@ KEY_MAP: tuple[KeyRow, ...] = (
         ("runs.failures", "tasks.failing"),
     ),
     KeyRow("d", "compare (diff) the two marked runs", ("runs.compare",)),
-    KeyRow("L", "labeling queues", ("runs.label",)),
+    KeyRow(
+        "L",
+        "labeling: the queues (runs), this trial outside any queue (transcript)",
+        ("runs.label", "transcript.label"),
+    ),
     KeyRow("A", "judge agreement", ("runs.agreement",)),
     KeyRow("U", "audit the run (leaked state, copies, hollow passes)", ("runs.audit",)),
     KeyRow("D", "power plan: the smallest drop a comparison detects", ("runs.plan",)),
@@ -253,6 +260,8 @@ _SCREENS = {
     "monitor": "monitor",
     "flagged": "flagged conversations",
     "plan": "plan",
+    "confirm": "override question",
+    "new_queue": "new queue form",
 }
 
 

@@ -6,13 +6,23 @@ stands afterwards is the store's ``standing_labels`` view, the same for every re
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
 from reviewer.labeling.io import ImportResult, export_labels, import_labels
-from reviewer.models import Label
+from reviewer.labeling.rubric import contradiction
+from reviewer.models import Label, Rubric
 from reviewer.store.db import Store
 from reviewer.store.labels import add_label, undo_last
+
+
+class RubricContradiction(ValueError):
+    """A verdict against the rubric's pass rule, given without ``override``; ``why`` says how."""
+
+    def __init__(self, why: str, verdict: str) -> None:
+        super().__init__(f"{why}; give it as an override to keep {verdict}")
+        self.why = why
 
 
 def give_label(
@@ -25,8 +35,17 @@ def give_label(
     note: str = "",
     rubric_ref: str | None = None,
     queue: str | None = None,
+    rubric: Rubric | None = None,
+    override: bool = False,
 ) -> Label:
-    """Append one label and commit it at once. ValueError for a bad verdict or an unknown trial."""
+    """Append one label and commit it at once. ValueError for a bad verdict or an unknown trial.
+
+    With ``rubric``, a verdict that goes against its pass rule (a pass with a criterion answered no
+    under pass_rule "all", or a fail with every answer yes) raises RubricContradiction unless
+    ``override``; with it the label is stored as an override."""
+    why = contradiction(rubric, criteria or {}, verdict)
+    if why is not None and not override:
+        raise RubricContradiction(why, verdict)
     return add_label(
         db,
         trial_id,
@@ -34,14 +53,53 @@ def give_label(
         verdict,
         criteria=criteria,
         note=note,
-        rubric_ref=rubric_ref,
+        rubric_ref=rubric_ref or (rubric.ref if rubric is not None else None),
         queue=queue,
+        override=why is not None,
     )
 
 
-def undo_label(db: Store, labeler: str, queue: str | None = None) -> Label | None:
-    """Retract the labeler's latest standing label (in ``queue`` when given); the retraction, or None."""
-    return undo_last(db, labeler, queue)
+def undo_label(
+    db: Store, labeler: str, queue: str | None = None, trial_id: str | None = None
+) -> Label | None:
+    """Retract the labeler's latest standing label (in ``queue``, of ``trial_id`` when given); the
+    retraction, or None."""
+    return undo_last(db, labeler, queue, trial_id)
+
+
+def resolve_trial(db: Store, ref: str) -> str:
+    """The stored id of TRIAL: the id itself, or a unique prefix of 6 characters or more."""
+    from reviewer.store.queries import trials_by_id_prefix
+
+    ref = ref.strip().lower()
+    hits = trials_by_id_prefix(db, ref, limit=2) if len(ref) >= 6 else []
+    exact = [h for h in hits if h[0] == ref]
+    if exact:
+        return exact[0][0]
+    if len(hits) == 1:
+        return hits[0][0]
+    if hits:
+        raise ValueError(f"trial {ref!r} is ambiguous: give more of its id")
+    raise ValueError(f"no trial with id {ref!r} (give the id or its first 6+ characters)")
+
+
+def parse_answers(rubric: Rubric | None, answers: Sequence[str]) -> dict[str, bool | None]:
+    """``ID=yes|no`` answers (``looked_up=no``; a criterion's key stands for its id too)."""
+    out: dict[str, bool | None] = {}
+    values = {"yes": True, "y": True, "true": True, "no": False, "n": False, "false": False}
+    for answer in answers:
+        cid, sep, value = answer.partition("=")
+        cid, value = cid.strip(), value.strip().lower()
+        if not sep or value not in values:
+            raise ValueError(f"criterion answer {answer!r}: write ID=yes or ID=no")
+        if rubric is not None:
+            found = next((c for c in rubric.criteria if cid in (c.id, c.key)), None)
+            if found is None:
+                known = ", ".join(c.id for c in rubric.criteria)
+                raise ValueError(f"no criterion {cid!r} in {rubric.ref}; criteria: {known}")
+            cid = found.id
+        out[cid] = values[value]
+    return out
 
 
 def export_label_file(

@@ -1,4 +1,4 @@
-"""Make a calibration queue: the one path behind `reviewer sample` and the app's `a` key.
+"""Make a calibration queue: the one path behind `reviewer sample` and the app's `a` form.
 
 Both faces get the same default name, size and run checks, and the same answer when a queue of
 that name exists already: it is handed back to resume (unless ``replace``), never sampled again.
@@ -6,7 +6,7 @@ that name exists already: it is handed back to resume (unless ``replace``), neve
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from reviewer.calibration.sampling import make_queue as sample_queue
@@ -43,11 +43,38 @@ class QueueMade:
         """Fewer trials were left to sample than were asked for."""
         return self.created and len(self.queue.items) < self.requested
 
+    @property
+    def shortfall(self) -> str | None:
+        """Why the queue holds fewer than asked: "asked for 50, the run has 48 trials: the queue
+        holds 48" (and how many of them the labeler had labeled already); None when it does not."""
+        if not self.short:
+            return None
+        p = self.queue.params
+        runs = p.get("runs") or ([p["run"]] if p.get("run") else [])
+        scope = (
+            "the run has"
+            if len(runs) == 1
+            else f"the {len(runs)} runs have"
+            if runs
+            else "the database has"
+        )
+        in_scope = p.get("in_scope", len(self.queue.items) + p.get("already_labeled", 0))
+        labeled = p.get("already_labeled", 0)
+        mine = f" ({labeled} labeled by {self.queue.labeler} already)" if labeled else ""
+        return (
+            f"asked for {self.requested}, {scope} {in_scope} trials{mine}: "
+            f"the queue holds {len(self.queue.items)}"
+        )
 
-def default_queue_name(labeler: str, run: str | None = None, seed: int = DEFAULT_SEED) -> str:
-    """``LABELER-sSEED``, or ``LABELER-RUN-sSEED`` for one run: the same data, labeler and seed give
-    the same name, so asking again finds the queue to resume."""
-    return f"{labeler}-{run}-s{seed}" if run else f"{labeler}-s{seed}"
+
+def default_queue_name(
+    labeler: str, run: str | None = None, seed: int = DEFAULT_SEED, runs: Sequence[str] = ()
+) -> str:
+    """``LABELER-sSEED``, ``LABELER-RUN-sSEED`` for one run, ``LABELER-RUN1+RUN2-sSEED`` for
+    several: the same data, labeler and seed give the same name, so asking again finds the queue
+    to resume."""
+    scope = sorted({*runs, *([run] if run else [])})
+    return f"{labeler}-{'+'.join(scope)}-s{seed}" if scope else f"{labeler}-s{seed}"
 
 
 def make_queue(
@@ -62,6 +89,7 @@ def make_queue(
     split: bool = False,
     replace: bool = False,
     trial_ids: Collection[str] | None = None,
+    runs: Sequence[str] = (),
 ) -> QueueMade:
     """Sample ``n`` trials ``labeler`` has not labeled (of ``run``) as a stratified queue, or hand back
     the stored queue of that name to resume.
@@ -69,20 +97,26 @@ def make_queue(
     Raises QueueScopeError for an unknown run or judge, NothingToSample when every trial in scope is
     labeled, and ValueError for a bad ``n``.
     """
-    if run is not None and run not in (known := run_names(db)):
-        raise QueueScopeError(f"no run named {run!r}; runs: {', '.join(known) or 'none'}")
+    if n < 1:
+        raise ValueError(f"a queue holds 1 trial or more, not {n}")
+    wanted = sorted({*runs, *([run] if run is not None else [])})
+    known = run_names(db)
+    for one in wanted:
+        if one not in known:
+            raise QueueScopeError(f"no run named {one!r}; runs: {', '.join(known) or 'none'}")
     if judge is not None and judge not in (judges := judge_ids(db)):
         raise QueueScopeError(
             f"no verdicts by judge {judge!r}; judges: {', '.join(map(repr, judges)) or 'none'}"
         )
-    queue_name = name or default_queue_name(labeler, run, seed)
+    queue_name = name or default_queue_name(labeler, None, seed, wanted)
     try:
         queue = sample_queue(
             db,
             queue_name,
             n,
             seed,
-            run,
+            None,
+            runs=wanted,
             labeler=labeler,
             split="half" if split else None,
             judge=judge,

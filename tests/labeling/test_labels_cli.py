@@ -87,7 +87,7 @@ def test_sample_errors_are_one_line(sample_db: str) -> None:
     code, _, err = invoke("--db", sample_db, "sample", "--judge", "gpt-9")
     assert code == 1 and err.startswith("reviewer: no verdicts by judge 'gpt-9'; judges: ")
     code, out, err = invoke("--db", sample_db, "sample", "--n", "100", "--labeler", "ana")
-    assert code == 0 and "only 88 unlabeled trials left" in err
+    assert code == 0 and "asked for 100, the database has 88 trials: the queue holds 88" in err
     db = open_store(sample_db)
     for it in queue_items(db, "ana-s0"):
         add_label(db, it.trial_id, "ana", "skip")

@@ -47,7 +47,10 @@ def test_duplicate_key_names_both_criteria_and_the_line() -> None:
     assert text.splitlines()[11] == 'key = "1"'
 
 
-@pytest.mark.parametrize("key", ["p", "f", "s", "u", "n", "e", "j", "k", "q", "?", " ", "P"])
+@pytest.mark.parametrize(
+    "key",
+    ["p", "f", "s", "u", "n", "e", "j", "k", "q", "?", " ", "P", "x", "c", "v", "[", "]", "/"],
+)
 def test_fixed_labeling_keys_are_refused(key: str) -> None:
     err = error_of(HEAD + crit("x", key))
     assert err.line == 7
@@ -60,8 +63,8 @@ def test_keys_are_one_character(key: str) -> None:
 
 
 def test_digits_and_free_letters_are_fine_and_missing_keys_get_free_digits() -> None:
-    r = parse_rubric(HEAD + crit("a", "1") + crit("b") + crit("c", "x") + crit("d"))
-    assert [c.key for c in r.criteria] == ["1", "2", "x", "3"]
+    r = parse_rubric(HEAD + crit("a", "1") + crit("b") + crit("c", "z") + crit("d"))
+    assert [c.key for c in r.criteria] == ["1", "2", "z", "3"]
 
 
 @pytest.mark.parametrize(

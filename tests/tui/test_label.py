@@ -18,7 +18,7 @@ from reviewer.labeling.rubric import load_rubric
 from reviewer.store import open_store
 from reviewer.store.labels import current_labels
 from reviewer.tui.app import ReviewerApp
-from reviewer.tui.screens.label import LabelScreen, NoteModal
+from reviewer.tui.screens.label import ConfirmModal, LabelScreen, NoteModal
 from tests.conftest import REPO, SAMPLE_RUNS
 
 DRIVER = Path(__file__).with_name("label_driver.py")
@@ -68,7 +68,9 @@ async def test_one_key_per_trial_blind_judge_and_undo(queued_db: Path) -> None:
         first = screen.payload.trial_id  # type: ignore[union-attr]
         await pilot.press("1", "1")  # looked_up: yes, then no
         assert screen.criteria["looked_up"] is False
-        await pilot.press("p")
+        await pilot.press("p")  # against pass_rule "all": asks once, Enter keeps it as an override
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        await pilot.press("enter")
         await wait_until(
             pilot, lambda: screen.payload is not None and screen.payload.trial_id != first
         )
@@ -79,6 +81,7 @@ async def test_one_key_per_trial_blind_judge_and_undo(queued_db: Path) -> None:
         assert labels[(first, "ana")].verdict == "pass"
         assert labels[(first, "ana")].criteria == {"looked_up": False}
         assert labels[(first, "ana")].rubric == "support-policy@1"
+        assert labels[(first, "ana")].override
         assert len(labels) == 2
         await pilot.press("u")  # undo the fail: back to that trial, one label left
         await wait_until(pilot, lambda: len(screen.state.done) == 1)  # type: ignore[union-attr]

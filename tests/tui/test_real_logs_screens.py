@@ -58,10 +58,13 @@ async def test_new_queue_key_leaves_out_infrastructure_errors_and_says_so(
     async with app.run_test(size=(140, 40)) as pilot:
         await app.push_screen(QueuesScreen())
         await pilot.pause()
-        await pilot.press("a")
+        await pilot.press("a")  # the new-queue form: its defaults, then ctrl+s makes the queue
+        await pilot.pause()
+        await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: any(m.startswith("Queue ") for m in said))
     assert any(
         m.startswith("Queue ")
-        and "2 trials sampled. 1 ended by infrastructure errors left out." in m
+        and "2 trials sampled (asked for 50, the database has 2 trials: the queue holds 2)." in m
+        and m.endswith(" 1 ended by infrastructure errors left out.")
         for m in said
     ), said

@@ -1,8 +1,11 @@
-"""Labeling a calibration queue: the transcript beside a label panel, one key per decision.
+"""Labeling a calibration queue (or one trial): the transcript beside a label panel, one key each.
 
 p / f / x label the trial pass / fail / skip, commit it to SQLite at once and move on to the next
-unlabeled trial; number keys toggle the rubric's criteria first; c adds a note; u undoes the last label.
-The judge's verdict and other labelers' labels stay hidden until this labeler has labeled the trial.
+unlabeled trial; number keys answer the rubric's criteria first; c adds a note; u undoes the last
+label; ] and [ step through the queue. A verdict against the rubric's pass rule asks once and is
+stored as an override. The screen is blind: until this labeler has labeled the trial, no judge
+verdict, rationale or other labeler's label reaches it (the transcript is built without the judge,
+the transcript widget is in blind mode, ``v`` and ``J`` are off, the palette offers no jumps).
 """
 
 from __future__ import annotations
@@ -16,11 +19,12 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import ProgressBar, Static, TextArea
+from textual.widgets import Input, ProgressBar, Static, TextArea
 
+from reviewer.labeling.context import TaskContext
 from reviewer.models import Label, Rubric
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
@@ -35,7 +39,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class QueueState:
-    name: str
+    name: str | None  # None: one trial labeled outside any queue
     labeler: str
     items: list[QueueItem]
     rubric: Rubric | None
@@ -51,10 +55,18 @@ class QueueLoaded(Message):
 
 class ItemLoaded(Message):
     def __init__(
-        self, index: int, payload: TrialPayload, mine: Label | None, others: dict[str, Label]
+        self,
+        index: int,
+        payload: TrialPayload,
+        mine: Label | None,
+        others: dict[str, Label],
+        context: TaskContext,
     ) -> None:
         super().__init__()
         self.index, self.payload, self.mine, self.others = index, payload, mine, others
+        self.context = context
+        #: the transcript blocks were built without the judge (the trial was not labeled when read)
+        self.blind = mine is None
 
 
 class Prefetched(Message):
@@ -117,6 +129,32 @@ class NoteModal(ModalScreen[str | None]):
         self.dismiss(None)
 
 
+class ConfirmModal(ModalScreen[bool]):
+    """One question: Enter keeps (True), Esc does not (False)."""
+
+    BINDINGS = [
+        Binding("enter", "answer(True)", "Yes, keep it", id="confirm.yes"),
+        Binding("escape", "answer(False)", "No", id="confirm.no"),
+    ]
+    DEFAULT_CSS = """
+    ConfirmModal { align: center middle; }
+    ConfirmModal > Static { width: 70%; max-width: 80; height: auto; border: thick $warning;
+                            background: $surface; padding: 1 2; }
+    """
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        text = safe_text(self.question, "bold")
+        text.append("\n\nEnter keeps it (stored as an override) · Esc goes back", style="dim")
+        yield Static(text, id="confirm-text")
+
+    def action_answer(self, keep: bool) -> None:
+        self.dismiss(keep)
+
+
 class LabelScreen(ReviewerScreen):
     BINDINGS = [
         Binding("p", "label('pass')", "Pass", id="label.pass"),
@@ -125,14 +163,27 @@ class LabelScreen(ReviewerScreen):
         Binding("u", "undo", "Undo", id="label.undo"),
         Binding("c", "note", "Note", id="label.note"),
         Binding("v", "reveal", "Reveal judge", id="label.reveal"),
-        Binding("right_square_bracket", "step(1)", "Next", id="label.next"),
-        Binding("left_square_bracket", "step(-1)", "Prev", show=False, id="label.prev"),
+        # priority: the transcript widget under focus must not take them for its own jumps
+        Binding("right_square_bracket", "step(1)", "Next", id="label.next", priority=True),
+        Binding("left_square_bracket", "step(-1)", "Prev", id="label.prev", priority=True),
         Binding("escape", "app.pop_screen", "Back", id="label.back"),
     ]
+    #: the palette offers no jumps from here (they could show a judge verdict or another's label)
+    blind = True
 
-    def __init__(self, queue_name: str, labeler: str, rubric: Rubric | None = None) -> None:
+    def __init__(
+        self,
+        queue_name: str | None,
+        labeler: str,
+        rubric: Rubric | None = None,
+        *,
+        trial_id: str | None = None,
+    ) -> None:
         super().__init__()
+        if queue_name is None and trial_id is None:
+            raise ValueError("a label screen needs a queue or a trial")
         self.queue_name = queue_name
+        self.single = trial_id  # labeling one trial outside any queue
         self.labeler = labeler
         self.rubric = rubric
         self.state: QueueState | None = None
@@ -140,6 +191,7 @@ class LabelScreen(ReviewerScreen):
         self.mine: Label | None = None
         self.others: dict[str, Label] = {}
         self.payload: TrialPayload | None = None
+        self.context: TaskContext | None = None
         self.criteria: dict[str, bool | None] = {}
         self.note = ""
         self.revealed = False
@@ -151,20 +203,27 @@ class LabelScreen(ReviewerScreen):
         self._told_waiting = False
         self._prefetched: ItemLoaded | None = None
 
+    @property
+    def what(self) -> str:
+        return self.queue_name if self.queue_name is not None else "one trial (no queue)"
+
     def compose(self) -> ComposeResult:
         yield Static(
-            safe_text(f"Labeling {self.queue_name} as {self.labeler}", single_line=True),
+            safe_text(f"Labeling {self.what} as {self.labeler}", single_line=True),
             id="label-title",
             classes="title",
         )
         yield ProgressBar(id="label-progress", show_eta=False)
         with Horizontal(id="label-body"):
-            yield TranscriptView(id="transcript", show_judge=False)
-            with Vertical(id="label-panel"):
-                yield Static("", id="label-criteria")
+            transcript = TranscriptView(id="transcript", show_judge=False)
+            transcript.blind = True
+            yield transcript
+            with VerticalScroll(id="label-panel"):
                 yield Static("", id="label-mine")
                 yield Static("", id="label-judge")
+                yield Static("", id="label-criteria")
                 yield Static("", id="label-note")
+                yield Static("", id="label-task")
         yield KeyFooter()
 
     def _app(self) -> ReviewerApp:
@@ -183,8 +242,19 @@ class LabelScreen(ReviewerScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="label-queue")
     def load_queue(self) -> None:
         from reviewer.store.labels import labeled_trial_ids
-        from reviewer.store.queues import queue_items, queue_progress
+        from reviewer.store.queues import QueueItem, queue_items, queue_progress
 
+        if self.queue_name is None:
+            assert self.single is not None
+            with self.store() as db:
+                done = labeled_trial_ids(db, self.labeler) & {self.single}
+            one = [
+                QueueItem(position=1, trial_id=self.single, split=None, verdict="", cluster=None)
+            ]
+            self.post_message(
+                QueueLoaded(QueueState(None, self.labeler, one, self.rubric, done), 0)
+            )
+            return
         with self.store() as db:
             items = queue_items(db, self.queue_name)
             done = labeled_trial_ids(db, self.labeler) & {i.trial_id for i in items}
@@ -204,18 +274,20 @@ class LabelScreen(ReviewerScreen):
         self.load_item(message.start)
 
     def _read_item(self, index: int) -> ItemLoaded | None:
+        from reviewer.labeling.context import task_context
         from reviewer.store.labels import standing_by_labeler
         from reviewer.tui.screens.transcript import load_payload
 
         assert self.state is not None
         trial_id = self.state.items[index].trial_id
         with self.store() as db:
-            payload = load_payload(db, trial_id, None, blind=True)
             labels = standing_by_labeler(db, trial_id)
+            mine = labels.pop(self.labeler, None)
+            # not labeled by this labeler: the blocks are built without any judge verdict
+            payload = load_payload(db, trial_id, None, blind=mine is None)
         if payload is None:
             return None
-        mine = labels.pop(self.labeler, None)
-        return ItemLoaded(index, payload, mine, labels)
+        return ItemLoaded(index, payload, mine, labels, task_context(payload.trial))
 
     def load_item(self, index: int) -> None:
         """Show item ``index``: at once when it was read ahead, else from a worker."""
@@ -248,12 +320,17 @@ class LabelScreen(ReviewerScreen):
             message.mine,
             message.others,
         )
-        self.revealed = False
+        self.context = message.context
+        self.revealed = False  # a reveal never carries over to another trial
         self.criteria = dict(self.mine.criteria) if self.mine else {}
         self.note = self.mine.note if self.mine else ""
         p = message.payload
-        # blind: the blocks were built without any judge verdict
-        self.query_one(TranscriptView).load(p.trial, p.violations, [], blocks=p.blocks)
+        transcript = self.query_one(TranscriptView)
+        # blind until labeled; the judge blocks exist only when the trial was labeled when read
+        transcript.set_blind(message.blind or self.mine is None)
+        transcript.load(p.trial, p.violations, [], blocks=p.blocks)
+        self.query_one("#label-panel", VerticalScroll).scroll_home(animate=False)
+        self.refresh_bindings()
         self._panel()
         self._progress()
         nxt = self._next_unlabeled(self.index)
@@ -284,15 +361,32 @@ class LabelScreen(ReviewerScreen):
                         label = give_label(db, **args)
                         self.post_message(Committed("label", label, advance))
                     else:
-                        self.post_message(
-                            Committed("undo", undo_label(db, self.labeler, self.queue_name), False)
-                        )
+                        undone = undo_label(db, self.labeler, self.queue_name, self.single)
+                        self.post_message(Committed("undo", undone, False))
                 except Exception as e:  # reported in the modal; the queue keeps going
                     self.post_message(WriteFailed(e))
 
     def action_label(self, verdict: str) -> None:
+        from reviewer.labeling.rubric import contradiction
+
         if self.payload is None or self.state is None:
             return
+        why = contradiction(self.rubric, self.criteria, verdict)
+        if why is None:
+            self._give(verdict)
+            return
+        trial_id = self.payload.trial_id
+
+        def answered(keep: bool | None) -> None:
+            if keep and self.payload is not None and self.payload.trial_id == trial_id:
+                self._give(verdict, override=True)
+            elif not keep:
+                self.notify("Not labeled: answer the criteria again or press the other verdict.")
+
+        self.app.push_screen(ConfirmModal(f"{why} — keep {verdict}?"), answered)
+
+    def _give(self, verdict: str, *, override: bool = False) -> None:
+        assert self.payload is not None
         if self.saving is not None:
             # the last label has not landed yet (another process may hold the write lock): this key
             # press is not queued, so four presses never label one trial four times
@@ -313,8 +407,9 @@ class LabelScreen(ReviewerScreen):
                     "verdict": verdict,
                     "criteria": dict(self.criteria),
                     "note": self.note,
-                    "rubric_ref": self.rubric.ref if self.rubric else None,
+                    "rubric": self.rubric,
                     "queue": self.queue_name,
+                    "override": override,
                     "advance": True,
                 },
             )
@@ -330,16 +425,22 @@ class LabelScreen(ReviewerScreen):
         if message.kind == "label" and message.label is not None:
             self.given += 1
             self.state.done.add(message.label.trial_id)
-            if message.label.trial_id == (self.payload.trial_id if self.payload else None):
+            here = message.label.trial_id == (self.payload.trial_id if self.payload else None)
+            if here:
                 self.mine = message.label
             if message.advance:
                 nxt = self._next_unlabeled(self.index)
                 if nxt is None:
+                    if self.single is not None:
+                        self.notify(f"Labeled {message.label.verdict}: v reveals the judge.")
+                    else:
+                        self.notify(
+                            f"Queue done: {len(self.state.done)} / {len(self.state.items)} labeled."
+                        )
+                    if here:  # staying on this trial, now labeled: read it with its judge
+                        self._load_item(self.index)
                     self._progress()
                     self._panel()
-                    self.notify(
-                        f"Queue done: {len(self.state.done)} / {len(self.state.items)} labeled."
-                    )
                     return
                 self.load_item(nxt)
                 return
@@ -394,6 +495,19 @@ class LabelScreen(ReviewerScreen):
                 event.stop()
                 return
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "reveal" and self.mine is None:
+            return None  # shown greyed: nothing to reveal before this labeler's label
+        # typing [ or ] into a search box is not a step
+        return not (action == "step" and isinstance(self.focused, Input))
+
+    def action_scroll(self, lines: int) -> None:
+        self.query_one(TranscriptView).action_scroll_lines(lines)
+
+    def on_transcript_view_judge_toggled(self, message: TranscriptView.JudgeToggled) -> None:
+        self.revealed = message.shown and self.mine is not None
+        self._panel()
+
     def action_step(self, step: int) -> None:
         if self.state is None or not self.state.items:
             return
@@ -410,6 +524,9 @@ class LabelScreen(ReviewerScreen):
             )
             return
         self.revealed = not self.revealed
+        transcript = self.query_one(TranscriptView)
+        if not transcript.blind and transcript.show_judge != self.revealed:
+            transcript.action_toggle_judge()
         self._panel()
 
     def action_note(self) -> None:
@@ -428,8 +545,10 @@ class LabelScreen(ReviewerScreen):
                             "verdict": self.mine.verdict,
                             "criteria": dict(self.criteria),
                             "note": text,
-                            "rubric_ref": self.rubric.ref if self.rubric else None,
+                            "rubric": self.rubric,
                             "queue": self.queue_name,
+                            # the verdict stands as given: kept against the rubric if it is so
+                            "override": True,
                             "advance": False,
                         },
                     )
@@ -451,7 +570,7 @@ class LabelScreen(ReviewerScreen):
         split = f" · {item.split}" if item and item.split else ""
         self.query_one("#label-title", Static).update(
             safe_text(
-                f"Labeling {self.queue_name} as {self.labeler} — {done} / {total}{rate}{where}{split}",
+                f"Labeling {self.what} as {self.labeler} — {done} / {total}{rate}{where}{split}",
                 single_line=True,
             )
         )
@@ -461,17 +580,22 @@ class LabelScreen(ReviewerScreen):
         crit = Text()
         if self.rubric is not None:
             crit.append_text(safe_text(self.rubric.ref, "bold", single_line=True))
+            if self.rubric.pass_rule == "all":
+                crit.append("  pass = every criterion yes", style="dim")
             crit.append("\n")
             for c in self.rubric.criteria:
                 v = self.criteria.get(c.id)
                 mark, style = (
-                    ("✓", "green") if v else (("✗", "red") if v is False else ("·", "dim"))
+                    ("✓ yes", "green") if v else (("✗ no", "red") if v is False else ("· ?", "dim"))
                 )
                 crit.append(f"[{c.key}] ", style="bold")
                 crit.append(mark + " ", style=style)
                 crit.append_text(safe_text(c.question))
                 crit.append("\n")
-        crit.append("p pass · f fail · x skip · u undo · c note", style="dim")
+                if c.help:
+                    crit.append_text(safe_text("    " + c.help, "dim italic"))
+                    crit.append("\n")
+        crit.append("p pass · f fail · x skip · u undo · c note · ] next", style="dim")
         self.query_one("#label-criteria", Static).update(crit)
 
         mine = Text()
@@ -481,39 +605,79 @@ class LabelScreen(ReviewerScreen):
             style = {"pass": "bold green", "fail": "bold red"}.get(self.mine.verdict, "bold yellow")
             mine.append("your label: ")
             mine.append(self.mine.verdict.upper(), style=style)
+            if self.mine.override:
+                mine.append("  (override: against the rubric's rule)", style="yellow")
         self.query_one("#label-mine", Static).update(mine)
-
-        judge = Text()
-        if self.mine is None:
-            judge.append("judge and other labelers hidden until you label", style="dim")
-        elif not self.revealed:
-            judge.append("v reveals the judge and other labelers", style="dim")
-        else:
-            verdicts = self.payload.verdicts if self.payload else []
-            for judged in verdicts:
-                verdict = str(getattr(judged, "verdict", ""))
-                disagree = (
-                    self.mine.verdict in ("pass", "fail")
-                    and verdict in ("pass", "fail")
-                    and verdict != self.mine.verdict
-                )
-                judge.append("judge: ")
-                judge.append(verdict.upper(), style="bold red reverse" if disagree else "bold")
-                if disagree:
-                    judge.append("  ≠ you", style="bold red")
-                judge.append("\n")
-                judge.append_text(safe_text(getattr(judged, "rationale", "") or ""))
-                judge.append("\n")
-            for who, label in sorted(self.others.items()):
-                judge.append_text(safe_text(f"{who}: {label.verdict}", single_line=True))
-                if label.verdict != self.mine.verdict:
-                    judge.append("  ≠ you", style="bold red")
-                judge.append("\n")
-            if not verdicts and not self.others:
-                judge.append("no judge verdict or other labels", style="dim")
-        self.query_one("#label-judge", Static).update(judge)
+        self.query_one("#label-judge", Static).update(self._judge_text())
         note = Text()
         if self.note:
             note.append("note: ", style="dim")
             note.append_text(safe_text(self.note))
         self.query_one("#label-note", Static).update(note)
+        self.query_one("#label-task", Static).update(self._task_text())
+
+    def _judge_text(self) -> Text:
+        """Nothing of the judge or other labelers before this labeler's label and ``v``."""
+        judge = Text()
+        if self.mine is None:
+            judge.append("judge and other labelers hidden until you label", style="dim")
+            return judge
+        if not self.revealed:
+            judge.append("v reveals the judge and other labelers", style="dim")
+            return judge
+        verdicts = self.payload.verdicts if self.payload else []
+        for judged in verdicts:
+            verdict = str(getattr(judged, "verdict", ""))
+            disagree = (
+                self.mine.verdict in ("pass", "fail")
+                and verdict in ("pass", "fail")
+                and verdict != self.mine.verdict
+            )
+            judge.append("judge: ")
+            judge.append(verdict.upper(), style="bold red reverse" if disagree else "bold")
+            if disagree:
+                judge.append("  ≠ you", style="bold red")
+            judge.append("\n")
+            judge.append_text(safe_text(getattr(judged, "rationale", "") or ""))
+            judge.append("\n")
+        for who, label in sorted(self.others.items()):
+            judge.append_text(safe_text(f"{who}: {label.verdict}", single_line=True))
+            if label.verdict != self.mine.verdict:
+                judge.append("  ≠ you", style="bold red")
+            judge.append("\n")
+        if not verdicts and not self.others:
+            judge.append("no judge verdict or other labels", style="dim")
+        return judge
+
+    def _task_text(self) -> Text:
+        """The task's instruction and the harness's expected actions beside the agent's."""
+        out = Text()
+        ctx = self.context
+        if ctx is None:
+            return out
+        if ctx.instruction:
+            out.append("task" if ctx.source == "task" else "first user message", style="bold")
+            out.append("\n")
+            out.append_text(safe_text(ctx.instruction))
+        if ctx.expected is not None:
+            out.append("\n\nexpected actions (harness)\n", style="bold")
+            if not ctx.expected:
+                out.append("none (no database writes)\n", style="dim")
+            for a in ctx.expected:
+                out.append("✓ " if a.matched else "✗ ", style="green" if a.matched else "red")
+                out.append_text(safe_text(a.text(), single_line=True))
+                if a.differs:
+                    out.append_text(
+                        safe_text(
+                            f"  differs in: {', '.join(a.differs)}", "yellow", single_line=True
+                        )
+                    )
+                out.append("\n")
+            out.append("\nactions taken\n", style="bold")
+            if not ctx.actual:
+                out.append("none\n", style="dim")
+            for a in ctx.actual:
+                out.append("✓ " if a.matched else "· ", style="green" if a.matched else "dim")
+                out.append_text(safe_text(a.text(), single_line=True))
+                out.append("\n")
+        return out

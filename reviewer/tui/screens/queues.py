@@ -1,4 +1,5 @@
-"""Calibration queues: their progress, a new stratified sample, and labeling one (Enter)."""
+"""Calibration queues: their progress, a new stratified sample (a form: size and runs), and labeling
+one (Enter)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import Vertical
 from textual.message import Message
-from textual.widgets import DataTable, Header, Static
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Header, Input, SelectionList, Static
 
 from reviewer.tui.safe import clean, safe_text
 from reviewer.tui.screens.base import ReviewerScreen
@@ -21,33 +24,97 @@ if TYPE_CHECKING:
 
 
 class QueuesLoaded(Message):
-    def __init__(self, rows: list[tuple[str, str, int, int, str]]) -> None:
+    def __init__(self, rows: list[tuple[str, str, int, int, str]], runs: list[str]) -> None:
         super().__init__()
         self.rows = rows
+        self.runs = runs
+
+
+class NewQueueForm(ModalScreen[tuple[int, list[str]] | None]):
+    """How many trials, from which runs: the app's face of `reviewer sample --size N --run R`."""
+
+    BINDINGS = [
+        Binding("ctrl+s", "make", "Make queue", id="new_queue.make"),
+        Binding("escape", "cancel", "Cancel", id="new_queue.cancel"),
+    ]
+    DEFAULT_CSS = """
+    NewQueueForm { align: center middle; }
+    NewQueueForm > Vertical { width: 70%; max-width: 80; height: auto; max-height: 90%;
+                              border: thick $accent; background: $surface; padding: 0 1; }
+    NewQueueForm SelectionList { height: auto; max-height: 12; }
+    """
+
+    def __init__(self, runs: list[str], chosen: list[str], size: int) -> None:
+        super().__init__()
+        self.runs = runs
+        self.chosen = chosen
+        self.default_size = size
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static("New calibration queue — Enter or ctrl+s makes it, Esc cancels")
+            yield Static("trials to sample")
+            yield Input(str(self.default_size), type="integer", id="new-queue-size")
+            yield Static("runs (space toggles; none ticked = every run)")
+            yield SelectionList[str](
+                *[(safe_text(r, single_line=True), r, r in self.chosen) for r in self.runs],
+                id="new-queue-runs",
+            )
+            yield Static("", id="new-queue-error")
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.action_make()
+
+    def action_make(self) -> None:
+        raw = self.query_one(Input).value.strip()
+        size = int(raw) if raw.isdigit() else 0
+        if size < 1:
+            self.query_one("#new-queue-error", Static).update(
+                Text("the size is a whole number, 1 or more", style="red")
+            )
+            return
+        runs = list(self.query_one(SelectionList).selected)
+        self.dismiss((size, runs))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
 
 
 class QueueMade(Message):
-    """The `a` key's queue: sampled now, or found stored under its default name."""
+    """The `a` form's queue: sampled now, or found stored under its default name."""
 
-    def __init__(self, name: str, created: bool, done: int, total: int, infra: int = 0) -> None:
+    def __init__(
+        self,
+        name: str,
+        created: bool,
+        done: int,
+        total: int,
+        shortfall: str | None = None,
+        infra: int = 0,
+    ) -> None:
         super().__init__()
         self.infra = infra  # trials ended by infrastructure errors, left out of the sample
         self.name = name
         self.created = created
         self.done = done
         self.total = total
+        self.shortfall = shortfall
 
 
 class QueuesScreen(ReviewerScreen):
     BINDINGS = [
         Binding("enter", "label", "Label", id="queues.label"),
-        Binding("a", "new", "New queue of 50", id="queues.new"),
+        Binding("a", "new", "New queue", id="queues.new"),
         Binding("escape", "app.pop_screen", "Back", id="queues.back"),
     ]
 
     def __init__(self, run: str | None = None) -> None:
         super().__init__()
         self.run = run
+        self.runs: list[str] = []
 
     def _app(self) -> ReviewerApp:
         return cast("ReviewerApp", self.app)
@@ -73,16 +140,19 @@ class QueuesScreen(ReviewerScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="queues-load")
     def load(self) -> None:
+        from reviewer.store.queries import run_names
         from reviewer.store.queues import list_queues, queue_progress
 
         with self.store() as db:
+            runs = run_names(db)
             rows = []
             for q in list_queues(db):
                 done, total, _ = queue_progress(db, q.name, self._app().labeler)
                 rows.append((q.name, q.labeler, done, total, q.created_at[:16].replace("T", " ")))
-        self.post_message(QueuesLoaded(rows))
+        self.post_message(QueuesLoaded(rows, runs))
 
     def on_queues_loaded(self, message: QueuesLoaded) -> None:
+        self.runs = message.runs
         table = self.query_one("#queues", DataTable)
         table.clear()
         for name, labeler, done, total, created in message.rows:
@@ -97,7 +167,7 @@ class QueuesScreen(ReviewerScreen):
         self.query_one("#queues-status", Static).update(
             safe_text(
                 f"{len(message.rows)} queues · labeling as {who} · Enter labels the queue · "
-                "a samples a new stratified queue of 50",
+                "a makes a new stratified queue (size and runs)",
                 single_line=True,
             )
         )
@@ -120,33 +190,52 @@ class QueuesScreen(ReviewerScreen):
         self.app.push_screen(LabelScreen(name, app.labeler, app.rubric))
 
     def action_new(self) -> None:
-        self.sample()
+        from reviewer.workflows.queues import DEFAULT_SIZE
+
+        def made(answer: tuple[int, list[str]] | None) -> None:
+            if answer is not None:
+                self.sample(*answer)
+
+        chosen = [self.run] if self.run else []
+        self.app.push_screen(NewQueueForm(self.runs, chosen, DEFAULT_SIZE), made)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="queues-sample")
-    def sample(self) -> None:
-        """The same job as `reviewer sample` with its defaults: a new queue, or the stored one to resume."""
+    def sample(self, size: int, runs: list[str]) -> None:
+        """The same job as `reviewer sample --size N --run R`: a new queue, or the stored one."""
         from reviewer.workflows.queues import make_queue
 
         app = self._app()
         try:
             with self.store() as db:
-                made = make_queue(db, app.labeler, run=self.run)
+                made = make_queue(db, app.labeler, n=size, runs=runs)
         except ValueError as e:  # nothing left to sample, an unknown run
             self.notify(clean(str(e), single_line=True), severity="warning", markup=False)
             return
         self.post_message(
-            QueueMade(made.queue.name, made.created, made.done, made.total, made.infra_left_out)
+            QueueMade(
+                made.queue.name,
+                made.created,
+                made.done,
+                made.total,
+                made.shortfall,
+                made.infra_left_out,
+            )
         )
 
     def on_queue_made(self, message: QueueMade) -> None:
         name = clean(message.name, single_line=True)
         if message.created:
+            short = f" ({message.shortfall})" if message.shortfall else ""
             crashed = (
                 f" {message.infra} ended by infrastructure errors left out."
                 if message.infra
                 else ""
             )
-            self.notify(f"Queue {name}: {message.total} trials sampled.{crashed}", markup=False)
+            self.notify(
+                f"Queue {name}: {message.total} trials sampled{short}.{crashed}",
+                severity="warning" if short else "information",
+                markup=False,
+            )
             self.load()
             return
         self.notify(

@@ -208,6 +208,7 @@ class TranscriptScreen(ExportMixin, ReviewerScreen):
         Binding("O", "open_record(True)", "Editor", show=False, id="transcript.editor"),
         Binding("R", "reload", "Reload", show=False, id="transcript.reload"),
         Binding("T", "export_tasks", "Export task", show=False, id="transcript.export"),
+        Binding("L", "label_trial", "Label", id="transcript.label", show=False),
         Binding("escape", "app.pop_screen", "Back", id="transcript.back"),
     ]
 
@@ -358,3 +359,12 @@ class TranscriptScreen(ExportMixin, ReviewerScreen):
                 self._app().show_error(
                     f"${var} failed", f"{command} exited with status {result.returncode}"
                 )
+
+    # --- label this trial outside any queue ------------------------------------------------------------
+
+    def action_label_trial(self) -> None:
+        """The label screen for this one trial (blind until labeled; the label has no queue)."""
+        from reviewer.tui.screens.label import LabelScreen
+
+        app = self._app()
+        self.app.push_screen(LabelScreen(None, app.labeler, app.rubric, trial_id=self.trial_id))

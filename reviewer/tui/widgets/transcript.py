@@ -111,6 +111,8 @@ class TranscriptView(TranscriptSearch, ScrollView, can_focus=True, inherit_bindi
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.show_judge = show_judge
+        #: labeling before the judge is seen: judge blocks are never drawn and `J` is off
+        self.blind = False
         self.cursor: int | None = None  # message index last jumped to
         self._blocks: list[Block] = []
         self._errors: list[int] = []
@@ -137,6 +139,8 @@ class TranscriptView(TranscriptSearch, ScrollView, can_focus=True, inherit_bindi
         """Show a trial; pass ``blocks`` built by ``build_blocks`` in a worker to skip that work here."""
         if blocks is None:
             blocks = [] if trial is None else build_blocks(trial, violations, verdicts)
+        if self.blind:  # judge blocks come last: without them no search or fold can reach them
+            blocks = [b for b in blocks if not b.judge]
         self._blocks = blocks
         errors = set()
         if trial is not None:
@@ -208,7 +212,7 @@ class TranscriptView(TranscriptSearch, ScrollView, can_focus=True, inherit_bindi
         return got
 
     def _height(self, block: Block) -> int:
-        if block.judge and not self.show_judge:
+        if block.judge and (self.blind or not self.show_judge):
             return 0
         if block.pieces:
             return 1
@@ -427,7 +431,22 @@ class TranscriptView(TranscriptSearch, ScrollView, can_focus=True, inherit_bindi
             self._expanded.clear()
         self._relayout(anchor)
 
+    def set_blind(self, blind: bool) -> None:
+        """Blind mode (a label screen before its trial is labeled): judge blocks hidden, `J` off;
+        leaving it keeps the judge hidden until `J`."""
+        self.blind = blind
+        self.show_judge = False
+        if blind:
+            self._blocks = [b for b in self._blocks if not b.judge]
+        self._relayout(self._anchor())
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return not (self.blind and action == "toggle_judge")
+
     def action_toggle_judge(self) -> None:
+        if self.blind:
+            return
         if not any(b.judge for b in self._blocks):
             self.notify("no judge verdict for this trial")
         anchor = self._anchor()

@@ -211,7 +211,9 @@ def build_blocks(
             b.add("call", pieces=tuple(call_pieces), message=i)
             args, is_json = pretty_json(call.arguments)
             b.text("args", args, json_text=is_json, message=i, prefix="│   ", prefix_style=bar[1])
-    for verdict in verdicts or ([trial.judge] if trial.judge is not None else []):
+    # an empty list means no verdict (a blind label screen); only None falls back to the record's own
+    fallback = [trial.judge] if trial.judge is not None else []
+    for verdict in verdicts if verdicts is not None else fallback:
         b.add("spacer", [""], judge=True)
         style = VERDICT_STYLES.get(verdict.verdict, "bold yellow")
         judge_pieces: list[tuple[str, str]] = [
