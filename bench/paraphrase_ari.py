@@ -83,9 +83,7 @@ def main() -> int:
             continue
         for split in ("dev", "held_out"):
             ari, pure, whole = agreement(split, embedder)
-            best = max(
-                (agreement(split, embedder, merge_threshold=cut)[0], cut) for cut in CUTS
-            )
+            best = max((agreement(split, embedder, merge_threshold=cut)[0], cut) for cut in CUTS)
             nn, within, between = wording_geometry(split, embedder)
             print(
                 f"{name:9} {split:8} {ari:>5.2f} {pure:>5.2f} {whole:>5.2f} "
