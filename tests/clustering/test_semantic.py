@@ -24,9 +24,9 @@ def ari(split: str, embedder: object = None) -> float:
 
 
 def test_tfidf_keeps_its_measured_agreement_on_paraphrases() -> None:
-    # measured when the fixtures were written: dev 0.46, held-out 0.64 (8 modes, 2-3 wordings each)
-    assert ari("dev") > 0.4
-    assert ari("held_out") > 0.55
+    # measured: dev 0.46, held-out 0.64 (8 modes, 2-3 wordings each); floors in test_paraphrase_floor
+    assert ari("dev") > 0.45
+    assert ari("held_out") > 0.62
 
 
 def test_semantic_without_the_extra_is_a_one_line_error(
@@ -65,6 +65,6 @@ def test_semantic_loads_the_shipped_weights_without_network(
 def test_semantic_agrees_with_the_modes_at_least_as_well_as_tfidf() -> None:
     pytest.importorskip("wordllama")
     semantic = embed.get_embedder("semantic")
-    # measured: dev 0.51 vs 0.46 for TF-IDF, held-out 0.64 for both
+    # measured: dev 0.46 and held-out 0.64 for both (bench/paraphrase_ari.py)
     assert ari("dev", semantic) >= ari("dev") - 1e-9
     assert ari("held_out", semantic) >= ari("held_out") - 1e-9
