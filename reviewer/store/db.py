@@ -13,7 +13,6 @@ from pathlib import Path
 from urllib.parse import quote
 
 
-
 def _import_sqlite_utils() -> None:
     """Import sqlite-utils without numpy: it imports numpy (60 ms) only to map numpy scalar types to
     column types when it creates tables from Python values, which reviewer never does (every table is
