@@ -35,6 +35,7 @@ from reviewer.store.writer import (
     Pending,
     RunIndex,
     ensure_run,
+    import_cache,
     next_seq,
     record_import,
     run_key_of,
@@ -199,7 +200,7 @@ def _import_trials(
 ) -> None:
     default_run = run or default_run_name(path)
     tally = Tally()
-    with db.transaction(), _collector_paused():
+    with import_cache(db), db.transaction(), _collector_paused():
         records = screen(apply_options(fmt.parse(path), session.options, tally), result.file)
         if run is None and (key := getattr(fmt, "RUN_KEY", None)):
             records = _distinct_runs(db, records, key)
