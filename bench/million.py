@@ -173,18 +173,30 @@ def measure(db_path: Path, small_path: Path, repeat: int) -> None:
 
     with open_store(db_path) as db:
         end = int(db.execute("SELECT MAX(seq) FROM trials").fetchone()[0])
-        tid = db.execute("SELECT id FROM trials WHERE seq = ?", [end // 2]).fetchone()[0]
+        rng = random.Random(3)
+        ids = [
+            db.execute("SELECT id FROM trials WHERE seq = ?", [rng.randint(1, end)]).fetchone()[0]
+            for _ in range(50)
+        ]
+        deep = TrialFilter(run="run-7", outcome="fail")
         cases = {
             "trials page (first 200)": lambda: page(db, TrialFilter(), limit=200),
-            "trials page (deep, run-7 failures)": lambda: page(
-                db, TrialFilter(run="run-7", outcome="fail"), after_seq=end * 3 // 4, limit=200
+            # the screen turning a page knows how many rows lie before it (Page.end_index)
+            "trials page (deep, run-7 failures, turned to)": lambda: page(
+                db, deep, after_seq=end * 3 // 4, limit=200, known_before=1
             ),
-            "one trial (load and decode its record)": lambda: load_trial(db, tid),
+            "trials page (deep, run-7 failures, jumped to: counts its position, uncached)": lambda: (
+                clear_cache(),
+                page(db, deep, after_seq=end * 3 // 4, limit=200),
+            ),
+            "one trial (a random one: read and decode its record)": lambda: load_trial(
+                db, ids[rng.randrange(len(ids))]
+            ),
         }
         for name, fn in cases.items():
             fn()
-            t = median_of(fn, max(repeat, 5))
-            print(f"{name}: {t * 1e3:.1f} ms (target <= 10 ms)")
+            t = median_of(fn, max(repeat, 7))
+            print(f"{name}: {t * 1e3:.2f} ms (target <= 10 ms)")
         for name, f in {
             "count, no filter": TrialFilter(),
             "count, run-3 failures": TrialFilter(run="run-3", outcome="fail"),
