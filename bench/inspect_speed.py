@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -29,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from reviewer.store import open_store
-from reviewer.workflows.imports import import_paths
+from reviewer.workflows.imports import ImportSummary, import_paths
 
 FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "inspect" / "support.eval"
 
@@ -43,8 +44,7 @@ def write_logs(folder: Path, samples: int) -> tuple[Path, Path]:
     out = []
     for i in range(samples):
         s = template[i % len(template)].model_copy(deep=True)
-        s.id = f"{s.id}-{i // len(template):05d}"
-        s.epoch = 1
+        s.id = f"{s.id}-{i // len(template):05d}"  # the template's epochs kept: ids stay unique
         out.append(s)
     log.samples = out
     log.eval.dataset.samples = samples
@@ -79,6 +79,20 @@ def peak_mb(fn: Callable[[], object]) -> float:
     return peak / 1e6
 
 
+def child_rss(code: str) -> float:
+    """Peak resident memory (MB) of a fresh Python process running CODE (json and reviewer loaded)."""
+    prelude = (
+        "import json, resource\n"
+        "from reviewer.store import open_store\n"
+        "from reviewer.workflows.imports import import_paths\n"
+    )
+    tail = "\nprint(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    out = subprocess.run(
+        [sys.executable, "-c", prelude + code + tail], capture_output=True, text=True, check=True
+    )
+    return int(out.stdout.split()[-1]) / 1024
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--samples", type=int, default=8000)
@@ -104,14 +118,16 @@ def main() -> None:
         def run(name: str, fn: Callable[[], object]) -> None:
             runs.setdefault(name, []).append(timed(fn))
 
+        imported: list[ImportSummary] = []
         for attempt in range(args.repeat):
             run("eval floor", lambda: read_members(eval_path))
             run("eval inspect", lambda: read_eval_log(str(eval_path)))
             for name, path in (("eval import", eval_path), ("json import", json_path)):
                 db = open_store(root / f"{name[:4]}{attempt}.db")
-                run(name, lambda db=db, path=path: import_paths(db, [str(path)]))
+                run(name, lambda db=db, path=path: imported.append(import_paths(db, [str(path)])))
                 db.close()
             run("json floor", lambda: json.loads(json_path.read_bytes()))
+        assert all(s.added == args.samples for s in imported), [s.added for s in imported]
         med = {
             k: (statistics.median(v[0] for v in vs), statistics.median(v[1] for v in vs))
             for k, vs in runs.items()
@@ -135,6 +151,14 @@ def main() -> None:
         db = open_store(root / "mem.db")
         imported = peak_mb(lambda: import_paths(db, [str(json_path)]))
         db.close()
+        rss_parse = child_rss(f"json.loads(open({str(json_path)!r}, 'rb').read())")
+        rss_import = child_rss(
+            f"import_paths(open_store({str(root / 'rss.db')!r}), [{str(json_path)!r}])"
+        )
+        print(
+            f".json memory: peak resident set of a process that imports it {rss_import:.0f} MB vs "
+            f"one that json.loads it {rss_parse:.0f} MB: {rss_import / rss_parse:.2f}x"
+        )
         print(
             f".json memory: import heap peak {imported:.0f} MB vs json.loads {parsed:.0f} MB: "
             f"{imported / parsed:.2f}x (target <= 1.5x)"
