@@ -141,18 +141,21 @@ def command(db_path: Path, *args: str, repeat: int) -> tuple[float, float]:
     """Median seconds of ``reviewer ARGS --db DB`` in a fresh process, and its peak memory (MB)."""
     times, rss = [], 0.0
     for _ in range(repeat):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         t0 = time.perf_counter()
-        out = subprocess.run(
+        proc = subprocess.Popen(
             [sys.executable, "-m", "reviewer", *args, "--db", str(db_path)],
-            capture_output=True,
-            text=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
             env={**os.environ, "NO_COLOR": "1"},
         )
+        assert proc.stderr is not None
+        err = proc.stderr.read()
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
         times.append(time.perf_counter() - t0)
-        if out.returncode != 0:
-            raise SystemExit(f"reviewer {' '.join(args)} failed: {out.stderr.strip()[-400:]}")
-        rss = max(rss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, before / 1024)
+        if proc.returncode != 0:
+            raise SystemExit(f"reviewer {' '.join(args)} failed: {err.decode()[-400:]}")
+        rss = max(rss, usage.ru_maxrss / 1024)
     return statistics.median(times), rss
 
 
