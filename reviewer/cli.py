@@ -98,7 +98,20 @@ def cli(ctx: click.Context, db_path: str, labeler: str | None) -> None:
 
 
 def _register() -> None:
-    from reviewer.commands import agreement, bias, clusters, export, imports, judge, labels, metrics
+    from reviewer.commands import (
+        agreement,
+        bias,
+        clusters,
+        export,
+        gate,
+        imports,
+        judge,
+        labels,
+        metrics,
+        monitor,
+        plan,
+    )
+    from reviewer.commands import audit as audit_cmd
 
     imports.register(cli)
     metrics.register(cli)
@@ -108,6 +121,10 @@ def _register() -> None:
     agreement.register(cli)
     bias.register(cli)
     judge.register(cli)
+    audit_cmd.register(cli)
+    plan.register(cli)
+    gate.register(cli)
+    monitor.register(cli)
 
 
 _register()

@@ -12,6 +12,12 @@ reviewer.toml (in the current folder) or ~/.config/reviewer/config.toml (XDG_CON
     [import]                   # how imports decide pass / fail (the CLI options win)
     pass_threshold = 0.5       # a reward at or above this passes (default 1 − 1e-6)
     success_field = "reward_info.components.base_success"  # a field of the source record
+    scorer = "match"           # Inspect logs: the scorer whose score decides
+    [gate]                     # budgets of `reviewer gate` (see reviewer.metrics.gate)
+    max_cost_per_task = 0.05   # or max_cost_per_task_ratio = 1.2 (to the baseline), and the same
+                               # for max_p95_latency_s, max_avg_steps, max_tool_error_rate
+    [monitor]                  # `reviewer monitor`
+    signals = ["escalated"]    # outcome signals: metadata fields, true (or a number above 0) is bad
 """
 
 from __future__ import annotations
@@ -24,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 PROJECT_FILE = "reviewer.toml"
-_KNOWN = {"labeler", "rules", "rubric", "keys", "judge", "db", "import"}
-_IMPORT_KEYS = {"pass_threshold", "success_field"}
+_KNOWN = {"labeler", "rules", "rubric", "keys", "judge", "db", "import", "gate", "monitor"}
+_IMPORT_KEYS = {"pass_threshold", "success_field", "scorer"}
 
 
 class ConfigError(ValueError):
@@ -42,6 +48,9 @@ class Config:
     judge: dict[str, Any] = field(default_factory=dict)
     pass_threshold: float | None = None  # [import]
     success_field: str | None = None  # [import]
+    scorer: str | None = None  # [import]: the Inspect scorer that decides
+    gate: dict[str, Any] = field(default_factory=dict)  # [gate], checked by _merge_gate
+    monitor: dict[str, Any] = field(default_factory=dict)  # [monitor], checked by _merge_monitor
     sources: list[Path] = field(default_factory=list)
 
     def labeler_name(self, override: str | None = None) -> str:
@@ -109,6 +118,10 @@ def _merge(cfg: Config, path: Path, data: dict[str, Any]) -> None:
         cfg.judge.update(data["judge"])
     if "import" in data:
         _merge_import(cfg, path, data["import"])
+    if "gate" in data:
+        _merge_gate(cfg, path, data["gate"])
+    if "monitor" in data:
+        _merge_monitor(cfg, path, data["monitor"])
 
 
 def _merge_import(cfg: Config, path: Path, table: Any) -> None:
@@ -133,3 +146,101 @@ def _merge_import(cfg: Config, path: Path, table: Any) -> None:
                 '"reward_info.components.base_success"'
             )
         cfg.success_field = value.strip()
+    if "scorer" in table:
+        value = table["scorer"]
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f'{path}: [import] scorer must be a scorer name, e.g. "match"')
+        cfg.scorer = value.strip()
+
+
+#: [gate] budgets: each an absolute limit on the new run, or (``_ratio``) a limit on new / baseline.
+GATE_BUDGETS = {
+    "max_cost_per_task": "max_cost_per_task_ratio",
+    "max_p95_latency_s": "max_p95_latency_ratio",
+    "max_avg_steps": "max_avg_steps_ratio",
+    "max_tool_error_rate": "max_tool_error_rate_ratio",
+}
+_GATE_KEYS = {*GATE_BUDGETS, *GATE_BUDGETS.values(), "k", "trial_url"}
+
+
+def _unknown(path: Path, section: str, table: dict[str, Any], known: set[str]) -> None:
+    unknown = set(table) - known
+    if unknown:
+        raise ConfigError(
+            f"{path}: [{section}] {sorted(unknown)[0]}: unknown setting; known: "
+            f"{', '.join(sorted(known))}"
+        )
+
+
+def _positive(path: Path, section: str, key: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ConfigError(f"{path}: [{section}] {key}: must be a number above 0, got {value!r}")
+    if value == float("inf"):
+        raise ConfigError(f"{path}: [{section}] {key}: must be a finite number")
+    return float(value)
+
+
+def _merge_gate(cfg: Config, path: Path, table: Any) -> None:
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [gate] must be a table")
+    _unknown(path, "gate", table, _GATE_KEYS)
+    for key, value in table.items():
+        if key == "k":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"{path}: [gate] k: must be a whole number of 1 or more")
+            cfg.gate[key] = value
+        elif key == "trial_url":
+            if not isinstance(value, str) or "{trial_id}" not in value:
+                raise ConfigError(
+                    f"{path}: [gate] trial_url: must be a string holding {{trial_id}}, e.g. "
+                    '"https://ci.example/trials/{trial_id}"'
+                )
+            cfg.gate[key] = value
+        else:
+            number = _positive(path, "gate", key, value)
+            if key == "max_tool_error_rate" and number > 1:
+                raise ConfigError(
+                    f"{path}: [gate] max_tool_error_rate: a rate between 0 and 1, got {value!r}"
+                )
+            cfg.gate[key] = number
+
+
+_MONITOR_KEYS = {"signals", "window", "sample", "max_cost", "baseline_windows", "run", "seed"}
+
+
+def _merge_monitor(cfg: Config, path: Path, table: Any) -> None:
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [monitor] must be a table")
+    _unknown(path, "monitor", table, _MONITOR_KEYS)
+    for key, value in table.items():
+        if key == "signals":
+            if not isinstance(value, list) or not all(
+                isinstance(v, str) and v.strip() and "" not in v.strip().split(".") for v in value
+            ):
+                raise ConfigError(
+                    f'{path}: [monitor] signals: a list of field names, e.g. ["escalated", '
+                    '"ticket.reopened"]'
+                )
+            cfg.monitor[key] = [v.strip() for v in value]
+        elif key == "window":
+            if value not in ("day", "hour"):
+                raise ConfigError(f"{path}: [monitor] window: day or hour, got {value!r}")
+            cfg.monitor[key] = value
+        elif key == "sample":
+            number = _positive(path, "monitor", key, value)
+            if number > 1:
+                raise ConfigError(
+                    f"{path}: [monitor] sample: a share between 0 and 1, got {value!r}"
+                )
+            cfg.monitor[key] = number
+        elif key == "max_cost":
+            cfg.monitor[key] = _positive(path, "monitor", key, value)
+        elif key in ("baseline_windows", "seed"):
+            low = 1 if key == "baseline_windows" else 0
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ConfigError(f"{path}: [monitor] {key}: a whole number of {low} or more")
+            cfg.monitor[key] = value
+        elif key == "run":
+            if not isinstance(value, str) or not value.strip():
+                raise ConfigError(f"{path}: [monitor] run: a run name")
+            cfg.monitor[key] = value

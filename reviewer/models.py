@@ -50,24 +50,37 @@ def outcome_of(passed: bool | None, reward: float | None, infra: bool = False) -
 @dataclass(frozen=True)
 class PassRule:
     """How a run's trials were judged pass or fail on import: a reward threshold and/or a field of the
-    source record (a dotted path) that says success. The default is tau-bench's: reward ≥ 1 − 1e-6."""
+    source record (a dotted path) that says success, and the Inspect scorer whose score decided
+    (named when a sample had several). The default is tau-bench's: reward ≥ 1 − 1e-6."""
 
     threshold: float | None = None
     field: str | None = None
+    scorer: str | None = None
 
     @property
     def is_default(self) -> bool:
-        return self.threshold is None and self.field is None
+        return self.threshold is None and self.field is None and self.scorer is None
 
     def describe(self) -> str:
         """The rule in words, as a report header shows it."""
         at = "1 − 1e-6" if self.threshold is None else f"{self.threshold:g} − 1e-6"
         if self.field:
             return f"pass means {self.field} ≥ {at} (or true)"
+        if self.scorer is not None:
+            # several names: samples whose first scorers differ, each decided by its first
+            who = (
+                f"scorer {self.scorer!r}"
+                if ", " not in self.scorer
+                else f"each sample's first scorer ({self.scorer})"
+            )
+            return f"pass means the score of {who} ≥ {at} (C = 1, P = 0.5, I = 0)"
         return f"pass means reward ≥ {at}"
 
     def to_json(self) -> str:
-        return json.dumps({"threshold": self.threshold, "field": self.field}, sort_keys=True)
+        d: dict[str, Any] = {"threshold": self.threshold, "field": self.field}
+        if self.scorer is not None:
+            d["scorer"] = self.scorer
+        return json.dumps(d, sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str | None) -> PassRule:
@@ -77,10 +90,11 @@ class PassRule:
             d = {}
         if not isinstance(d, dict):
             d = {}
-        threshold, field_ = d.get("threshold"), d.get("field")
+        threshold, field_, scorer = d.get("threshold"), d.get("field"), d.get("scorer")
         return cls(
             float(threshold) if isinstance(threshold, int | float) else None,
             field_ if isinstance(field_, str) else None,
+            scorer if isinstance(scorer, str) else None,
         )
 
 

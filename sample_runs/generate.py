@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import random
 import string
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 SEED = 20250614
@@ -586,7 +586,101 @@ def rubric_toml() -> str:
     return out
 
 
+# --- a production stream (``--production DIR``) ------------------------------------------------------
+
+#: Share of traffic per intent, and each intent's failure modes outside the incident.
+TRAFFIC = {
+    "cancel_after_ship": (0.22, ["gave_up_transfer", "hallucinated_policy", "tool_timeout"]),
+    "exchange_item": (0.12, ["cancel_shipped"]),
+    "refund_simple": (0.14, ["wrong_refund_amount"]),
+    "refund_partial": (0.10, ["wrong_refund_amount"]),
+    "address_change": (0.12, ["no_identity_check", "tool_timeout"]),
+    "multi_order_lookup": (0.10, ["missed_order", "tool_timeout"]),
+    "damaged_item_refund": (0.08, ["hallucinated_policy", "wrong_refund_amount"]),
+    "order_status": (0.12, ["tool_timeout"]),
+}
+PROD_START = date(2025, 6, 1)
+#: From this day (0-based) the new prompt v2 ships: it cancels orders that have already shipped (the
+#: rule no-cancel-after-shipped fires) and reports order statuses it never received; the judge fails
+#: far more conversations.
+INCIDENT_DAY = 9
+REPEATS = TEXT.get("prod.repeat", ["Like I said: {first}", "I already told you: {first}"])
+
+
+def make_conversation(day: int, i: int, minute: float) -> dict:
+    """One production conversation: unscored, with its start time and the business's signals."""
+    rng = random.Random(f"{SEED}:production:{day}:{i}")
+    incident = day >= INCIDENT_DAY
+    version = "v2" if incident else "v1"
+    t = Convo(rng, version)
+    tasks, weights = list(TRAFFIC), [w for w, _ in TRAFFIC.values()]
+    task = rng.choices(tasks, weights)[0]
+    if incident and task in ("cancel_after_ship", "exchange_item") and rng.random() < 0.95:
+        mode = "cancel_shipped"
+    elif incident and task == "order_status" and rng.random() < 0.8:
+        mode = "tool_timeout"  # v2 reports a status it never received
+    elif rng.random() < 0.1:
+        mode = rng.choice(TRAFFIC[task][1])
+    else:
+        mode = "ok"
+    if task == "refund_simple":
+        refund_simple(t, mode, False)
+    else:
+        TASKS[task](t, mode)
+    if rng.random() < 0.04:  # the customer has to say it again
+        first = next(k for k, msg in enumerate(t.msgs) if msg["role"] == "user")
+        again = rng.choice(REPEATS).format(first=t.msgs[first]["content"])
+        t.msgs.insert(first + 2, {"role": "user", "content": again})
+        t.msgs.insert(first + 3, {"role": "assistant", "content": "Sorry, let me look again."})
+    failed = mode != "ok"
+    started = datetime(2025, 6, 1, tzinfo=UTC) + timedelta(days=day, minutes=minute)
+    return {
+        "run": "production",
+        "task_id": task,
+        "started_at": started.isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "outcome": None,
+        "messages": t.msgs,
+        **usage_and_latency(t),
+        "metadata": {
+            "model": MODEL,
+            "prompt": version,
+            "conversation_id": f"conv-{day:02d}-{i:05d}",
+            "escalated": mode == "gave_up_transfer" or rng.random() < 0.01,
+            "thumbs_down": rng.random() < (0.3 if failed else 0.02),
+            "ticket_reopened": rng.random() < (0.15 if failed else 0.01),
+        },
+    }
+
+
+def production(out: Path, days: int = 14, per_day: int = 500) -> None:
+    """``days`` files ``production-YYYY-MM-DD.jsonl`` of ``per_day`` conversations each under ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    for day in range(days):
+        rng = random.Random(f"{SEED}:production:{day}:times")
+        minutes = sorted(rng.uniform(0, 24 * 60) for _ in range(per_day))
+        lines = [
+            json.dumps(make_conversation(day, i, m), ensure_ascii=False)
+            for i, m in enumerate(minutes)
+        ]
+        name = (PROD_START + timedelta(days=day)).isoformat()
+        (out / f"production-{name}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def main() -> None:
+    import argparse
+
+    ap = argparse.ArgumentParser(
+        description="Rewrite the sample runs, or write a production stream."
+    )
+    ap.add_argument(
+        "--production", metavar="DIR", help="write a production stream into DIR instead"
+    )
+    ap.add_argument("--days", type=int, default=14)
+    ap.add_argument("--per-day", type=int, default=500)
+    args = ap.parse_args()
+    if args.production:
+        production(Path(args.production), args.days, args.per_day)
+        return
     truth: dict[str, dict[str, str]] = {}
     for run, (n, version, tasks) in PLANS.items():
         truth[run], lines = {}, []

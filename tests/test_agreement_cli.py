@@ -134,3 +134,19 @@ def test_agreement_has_help() -> None:
     assert code == 0
     for option in ("--judge", "--labeler", "--rubric", "--threshold", "--seed", "--json"):
         assert option in out
+
+
+def test_the_plain_verdict_is_in_text_and_json(labeled_db: str) -> None:
+    code, out, _ = invoke("--db", labeled_db, "agreement")
+    assert code == 0
+    assert "95% CI for trust" in out
+    code, raw, _ = invoke("--db", labeled_db, "agreement", "--json")
+    a = json.loads(raw)["agreement"]
+    assert a["status"] in ("trusted", "not trusted", "undecided", "too few labels")
+    assert a["plain"].startswith(f"Kappa {a['kappa']:.2f}: the judge agrees with ana on")
+    assert (
+        " ".join(out.split()).count(" ".join(a["plain"].split())) == 1
+    )  # the same sentence, wrapped
+    assert a["ci_adjusted"][0] <= a["kappa"] <= a["ci_adjusted"][1]
+    assert a["kappa_lower"] == a["ci_adjusted"][0]
+    assert a["labels_needed"] is None or a["labels_needed"] >= 0

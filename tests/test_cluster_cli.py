@@ -10,13 +10,8 @@ from click.testing import CliRunner
 
 from reviewer.cli import cli
 from reviewer.store import open_store
-from reviewer.store.clusters import (
-    cluster_members,
-    latest_clusters,
-    merge_clusters,
-    rename_cluster,
-    split_cluster,
-)
+from reviewer.store.clusters import cluster_members, latest_clusters, rename_cluster
+from reviewer.workflows import clusters as jobs
 from tests.conftest import SAMPLE_RUNS
 
 
@@ -89,15 +84,16 @@ def test_rename_survives_reclustering_and_merge_split(sample_db: str) -> None:
     assert [r.name for r in named] == ["Cancelled shipped orders"]
 
     a, b = rows[0], rows[1]
-    merge_clusters(db, a.id, [b.id])
+    jobs.merge(db, [a.id, b.id])
     merged = {r.id: r for r in latest_clusters(db)}
     assert b.id not in merged and merged[a.id].size == a.size + b.size
     members = cluster_members(db, a.id)
     assert len(members) == a.size + b.size
 
-    ids = split_cluster(db, a.id, [members[: a.size], members[a.size :]], ["first", "second"])
+    pieces = jobs.split(db, a.id, into=2)
     after = {r.id: r for r in latest_clusters(db)}
-    assert after[ids[0]].size == a.size and after[ids[1]].size == b.size
+    assert [p.id for p in pieces][0] == a.id and len(pieces) == 2
+    assert sum(p.size for p in pieces) == a.size + b.size
     assert sum(r.size for r in after.values()) == 22
 
 
@@ -287,3 +283,30 @@ def test_rename_with_bytes_that_are_not_text_is_one_line(sample_db: str) -> None
     code, out, err = invoke("--db", sample_db, "cluster", "rename", first, "\udcff\udcfe", "--json")
     assert code == 1 and out == ""
     assert err.strip() == "reviewer: a cluster name must be text: it holds bytes that are not UTF-8"
+
+
+def test_cluster_run_of_only_crashed_trials_says_they_were_left_out(tmp_path: Path) -> None:
+    """Issue 15: a run whose failures are all infrastructure errors says so, as `report` does."""
+    crashed = SAMPLE_RUNS.parent / "tests" / "fixtures" / "tau_bench" / "deepseek-v3-crashed.json"
+    db = str(tmp_path / "c.db")
+    assert invoke("--db", db, "import", str(crashed))[0] == 0
+    run = open_store(db).execute("SELECT run FROM trials").fetchone()[0]
+    code, out, err = invoke("--db", db, "cluster", "--run", run)
+    assert code == 0, err
+    assert "no failures to cluster" in out
+    assert "note: 1 trial ended by infrastructure error, left out" in out
+    data = json.loads(invoke("--db", db, "cluster", "--run", run, "--json")[1])
+    assert data["infra_left_out"] == 1 and data["clusters"] == []
+
+
+def test_signatures_templates_across_lines_unless_streamed() -> None:
+    lines = [f"password authentication failed for user {u}" for u in "abcde"] + [
+        "deadlock detected"
+    ]
+    code, out, _ = invoke("signatures", "-", input="\n".join(lines) + "\n")
+    assert code == 0
+    assert out.splitlines() == ["password authentication failed for user <*>"] * 5 + [
+        "deadlock detected"
+    ]
+    code, out, _ = invoke("signatures", "--stream", "-", input="\n".join(lines) + "\n")
+    assert out.splitlines()[0] == "password authentication failed for user a"

@@ -13,7 +13,9 @@ from reviewer.workflows.imports import import_paths
 
 REPO = Path(__file__).resolve().parent.parent
 
-# (file, count, first three ids, sha256 of all ids joined by newlines, sha256 of all stored records)
+# (file, count, first three ids, sha256 of all ids joined by newlines, sha256 of all stored records).
+# An Inspect sample's identity is its eval, sample id and epoch since commit 1335ee2 (a deliberate
+# change of ids); these are the ids from then on.
 PINNED = [
     (
         "sample_runs/support-v1.jsonl",
@@ -25,15 +27,15 @@ PINNED = [
     (
         "tests/fixtures/inspect/support.eval",
         16,
-        ["c7142604b253d26cc87c", "e18dda408bf7901bd690", "1d2aad9d5bdd34dd5aba"],
-        "8255826a4af23232",
+        ["a6cad79bacd1bef305dd", "5a4e542fd38610bd2cfd", "6958d559097530a03ed2"],
+        "3c6b6c94ceb895f7",
         "673fea7534230fcd",
     ),
     (
         "tests/fixtures/inspect/support.json",
         16,
-        ["6d2e84dd3847f988d1d0", "221aebaf4442ab19cbda", "ba008a514b521e489a86"],
-        "ea66c5797b244c14",
+        ["f89514c29a9392e26265", "8399ac18cb9b97112a08", "aba46c744447dc017d06"],
+        "18554446baafe344",
         "a0ed295081de352e",
     ),
 ]

@@ -227,12 +227,12 @@ def test_invalid_search_is_a_clear_error(db: sqlite_utils.Database, text: str) -
 
 
 def test_match_query_quotes_words_and_keeps_explicit_operators() -> None:
-    assert match_query('refund "a phrase"') == '"refund" "a phrase"'
-    assert match_query('order#5 say"x"') == '"order#5" "say" "x"'
-    assert match_query("refun*") == '"refun"*'
-    assert match_query("(a OR b) NOT c:d") == '( "a" OR "b" ) NOT "c:d"'
-    assert match_query("NEAR(a b, 5)") == 'NEAR( "a" "b" , 5 )'
-    assert match_query("and or not") == '"and" "or" "not"'
+    assert match_query('refund "a phrase"', system=True) == '"refund" "a phrase"'
+    assert match_query('order#5 say"x"', system=True) == '"order#5" "say" "x"'
+    assert match_query("refun*", system=True) == '"refun"*'
+    assert match_query("(a OR b) NOT c:d", system=True) == '( "a" OR "b" ) NOT "c:d"'
+    assert match_query("NEAR(a b, 5)", system=True) == 'NEAR( "a" "b" , 5 )'
+    assert match_query("and or not", system=True) == '"and" "or" "not"'
 
 
 @pytest.mark.parametrize("prefer_set", [True, False])

@@ -16,6 +16,7 @@ from reviewer.calibration.kappa import (
     cohen_kappa,
     confusion_matrix,
     fleiss_kappa,
+    kappa_ci_adjusted,
     kappa_from_confusion,
     kappa_se_fce,
     krippendorff_alpha,
@@ -25,6 +26,7 @@ from reviewer.text import json_ready
 
 __all__ = [
     "CONFUSION_KEYS",
+    "MIN_LABELS",
     "Agreement",
     "CriterionAgreement",
     "HumanAgreement",
@@ -40,6 +42,15 @@ VERDICTS = ("pass", "fail")
 #: Keys of :attr:`Agreement.confusion`: human label first, judge verdict second.
 CONFUSION_KEYS = tuple(f"human {h}/judge {j}" for h in VERDICTS for j in VERDICTS)
 _Z95 = 1.959963984540054
+#: No trust verdict below this many labeled trials: the interval reaches its 94.5% coverage from
+#: about 30 (bench/kappa_coverage.py); below it, the report says how many more are needed.
+MIN_LABELS = 30
+#: Agreement.status values.
+TRUSTED = "trusted"
+NOT_TRUSTED = "not trusted"
+UNDECIDED = "undecided"
+TOO_FEW_LABELS = "too few labels"
+UNDEFINED = "undefined"
 _MISSING = (None, "skip")
 
 
@@ -88,7 +99,17 @@ class Agreement:
     judge_pass_rate: float | None = None
     seed: int = 0
     n_boot: int = 2000
-    min_n: int = 10
+    min_n: int = MIN_LABELS
+    #: the interval the trust verdict is decided on (``kappa.kappa_ci_adjusted``)
+    ci_adjusted: tuple[float, float] | None = None
+    #: trusted | not trusted (even the upper bound is below the threshold) | undecided |
+    #: too few labels | undefined
+    status: str = UNDEFINED
+    #: further labels that would settle the verdict if agreement stays as it is; None: no number would
+    labels_needed: int | None = None
+    #: chance agreement: the share two raters with these pass rates would agree on by luck
+    chance: float | None = None
+    labeler: str = "the human"
 
     def matrix(self) -> list[list[int]]:
         """The confusion matrix as rows human pass/fail x columns judge pass/fail."""
@@ -98,20 +119,29 @@ class Agreement:
     def verdict_line(self) -> str:
         """``judge is trusted: ...`` or ``judge is not trusted: ...`` with the reason."""
         thr = f"{self.threshold:g}"
-        if self.kappa_lower is None:
+        if self.kappa_lower is None or self.ci_adjusted is None:
             why = "kappa is undefined" if self.kappa is None else "no kappa interval"
             return f"judge is not trusted: {why}, so it cannot be checked against {thr}"
         cmp = f"kappa lower bound {self.kappa_lower:.3f}"
+        if self.status == TOO_FEW_LABELS:
+            return (
+                f"judge is not trusted yet: n = {self.n} is below the {self.min_n} labeled trials"
+                " a verdict needs"
+            )
         if self.trusted:
             return f"judge is trusted: {cmp} >= {thr} (n = {self.n})"
-        if self.kappa_lower < self.threshold:
-            return f"judge is not trusted: {cmp} < {thr}"
-        return (
-            f"judge is not trusted: n = {self.n} is below the {self.min_n} trials a verdict needs"
-        )
+        if self.status == NOT_TRUSTED:
+            return f"judge is not trusted: kappa upper bound {self.ci_adjusted[1]:.3f} < {thr}"
+        return f"judge is not trusted yet: {cmp} < {thr} <= upper bound {self.ci_adjusted[1]:.3f}"
+
+    @property
+    def plain(self) -> str:
+        """The verdict in one plain paragraph: what kappa means here, whether the judge can stand
+        in for a human at the threshold, and how many more labels would settle it."""
+        return plain_sentence(self)
 
     def to_dict(self) -> dict[str, Any]:
-        return json_ready({**asdict(self), "verdict": self.verdict_line})
+        return json_ready({**asdict(self), "verdict": self.verdict_line, "plain": self.plain})
 
 
 def judge_agreement(
@@ -119,13 +149,17 @@ def judge_agreement(
     seed: int = 0,
     n_boot: int = 2000,
     trust_threshold: float = 0.6,
-    min_n: int = 10,
+    min_n: int = MIN_LABELS,
+    labeler: str = "the human",
 ) -> Agreement:
     """Agreement of the judge with the human over ``pairs``.
 
-    The judge is trusted when the lower of the analytic (FCE) and bootstrap 95% lower bounds is at
-    least ``trust_threshold`` and there are at least ``min_n`` pairs (a perfect score on a handful of
-    trials has a zero-width interval that means nothing).
+    The trust verdict is decided on :func:`kappa.kappa_ci_adjusted` (the analytic FCE and bootstrap
+    intervals are reported too, but cover too little on calibration-sized sets): trusted when its
+    lower bound is at least ``trust_threshold``, not trusted when its upper bound is below it,
+    undecided in between; with fewer than ``min_n`` pairs there is no verdict at all (a perfect score
+    on a handful of trials means little). ``labels_needed`` says how many more labels would settle an
+    open verdict if agreement stays as it is.
     """
     ps = list(pairs)
     n = len(ps)
@@ -141,9 +175,11 @@ def judge_agreement(
         seed=seed,
         n_boot=n_boot,
         min_n=min_n,
+        labeler=labeler,
     )
     if n == 0:
         base.explanation = "no trial has both a human label and a judge verdict"
+        base.labels_needed = min_n
         return base
     (tp, fn), (fp, tn) = m
     base.observed = (tp + tn) / n
@@ -151,9 +187,13 @@ def judge_agreement(
     base.tnr = _ratio(tn, tn + fp)
     base.human_pass_rate = (tp + fn) / n
     base.judge_pass_rate = (tp + fp) / n
+    base.chance = base.human_pass_rate * base.judge_pass_rate + (1 - base.human_pass_rate) * (
+        1 - base.judge_pass_rate
+    )
     base.majority_class = "pass" if tp + fn >= fp + tn else "fail"
     base.majority_baseline = max(tp + fn, fp + tn) / n
     base.explanation = _degenerate("human", "judge", human, judge, base.observed)
+    base.labels_needed = max(0, min_n - n) or None
     if n < 2:
         return base
     kappa = kappa_from_confusion(m)
@@ -166,11 +206,100 @@ def judge_agreement(
         half = _Z95 * base.se
         base.ci_analytic = (max(-1.0, kappa - half), min(1.0, kappa + half))
     base.ci_bootstrap = bootstrap_kappa_ci(human, judge, seed=seed, n_boot=n_boot)
-    lows = [ci[0] for ci in (base.ci_analytic, base.ci_bootstrap) if ci is not None]
-    base.kappa_lower = min(lows) if lows else None
-    base.trusted = base.kappa_lower is not None and base.kappa_lower >= trust_threshold
-    base.trusted = base.trusted and n >= min_n
+    base.ci_adjusted = kappa_ci_adjusted(m)
+    base.kappa_lower = None if base.ci_adjusted is None else base.ci_adjusted[0]
+    base.status = _status(base.ci_adjusted, trust_threshold)
+    base.labels_needed = _labels_needed(m, trust_threshold, min_n)
+    if n < min_n and base.status != UNDEFINED:
+        base.status = TOO_FEW_LABELS
+    base.trusted = base.status == TRUSTED
     return base
+
+
+def _status(ci: tuple[float, float] | None, threshold: float) -> str:
+    if ci is None:
+        return UNDEFINED
+    if ci[0] >= threshold:
+        return TRUSTED
+    if ci[1] < threshold:
+        return NOT_TRUSTED
+    return UNDECIDED
+
+
+def _labels_needed(m: Sequence[Sequence[int]], threshold: float, min_n: int) -> int | None:
+    """Further labels after which the verdict is settled (trusted or not trusted) and ``min_n`` is
+    reached, if the table keeps its proportions; 0 when it already is, None when no number would."""
+    n = sum(sum(r) for r in m)
+
+    def settled(size: int) -> bool:
+        scaled = [[x * size / n for x in row] for row in m]
+        return _status(kappa_ci_adjusted(scaled), threshold) in (TRUSTED, NOT_TRUSTED)
+
+    start = max(n, min_n)
+    if settled(start):
+        return start - n
+    hi = start
+    while not settled(hi):
+        hi *= 2
+        if hi > 10_000_000:
+            return None
+    lo = hi // 2  # not settled at lo (or lo == start, checked above)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if settled(mid) else (mid, hi)
+    return hi - n
+
+
+def plain_sentence(a: Agreement) -> str:
+    """See :attr:`Agreement.plain`."""
+    thr = f"{a.threshold:g}"
+    who = a.labeler
+    if a.kappa is None:
+        need = f" ({a.labels_needed} more needed)" if a.labels_needed else ""
+        return (
+            f"There is no kappa yet{need}: it needs labeled trials of both outcomes on which the"
+            f" judge also gave a verdict, so whether the judge can stand in for {who} is unknown."
+        )
+    pct = round(a.kappa * 100)
+    obs = f"{a.observed:.0%}" if a.observed is not None else "n/a"
+    luck = f"{a.chance:.0%}" if a.chance is not None else "n/a"
+    if a.kappa <= 0:
+        meaning = (
+            f"Kappa {a.kappa:.2f}: the judge agrees with {who} on {obs} of trials, where luck"
+            f" alone would give {luck}: no better than chance."
+        )
+    else:
+        meaning = (
+            f"Kappa {a.kappa:.2f}: the judge agrees with {who} on {obs} of trials, where luck"
+            f" alone would give {luck}; that is {pct}% of the way from chance to perfect agreement."
+        )
+    ci = a.ci_adjusted
+    more = a.labels_needed
+    settle = (
+        f" about {more} more labels would settle it if agreement stays as it is"
+        if more
+        else " no number of labels would settle it while kappa sits at the threshold"
+    )
+    if a.status == TOO_FEW_LABELS:
+        stand = f" With {a.n} labels there is no verdict yet (it needs {a.min_n});{settle}."
+    elif a.status == TRUSTED and ci is not None:
+        stand = (
+            f" It can stand in for {who} at the {thr} threshold: even the low end of its 95%"
+            f" interval ({ci[0]:.2f}) reaches it."
+        )
+    elif a.status == NOT_TRUSTED and ci is not None:
+        stand = (
+            f" It cannot stand in for {who} at the {thr} threshold: even the high end of its 95%"
+            f" interval ({ci[1]:.2f}) is below it; more labels will not change that."
+        )
+    elif a.status == UNDECIDED and ci is not None:
+        stand = (
+            f" Whether it can stand in for {who} at the {thr} threshold is not settled: its 95%"
+            f" interval ({ci[0]:.2f} to {ci[1]:.2f}) contains {thr};{settle}."
+        )
+    else:
+        stand = " Its interval is undefined, so there is no verdict."
+    return meaning + stand
 
 
 @dataclass
@@ -302,6 +431,10 @@ def render_agreement(
         if a.ci_bootstrap is not None:
             boot = f"({a.n_boot} resamples, seed {a.seed})"
             lines.append(f"    95% CI bootstrap   {_ci(a.ci_bootstrap)}  {boot}")
+        if a.ci_adjusted is not None:
+            lines.append(
+                f"    95% CI for trust   {_ci(a.ci_adjusted)}  (small-sample adjusted; the verdict uses it)"
+            )
         lines.append(
             f"  majority baseline    {_f(a.majority_baseline)}  (always {a.majority_class!r})"
         )
@@ -315,7 +448,7 @@ def render_agreement(
             f"  {'human pass':<12}{tp:>{w}}  {fn:>{w}}",
             f"  {'human fail':<12}{fp:>{w}}  {tn:>{w}}",
         ]
-    lines += ["", a.verdict_line]
+    lines += ["", a.verdict_line, *_wrap(a.plain)]
     if a.n:
         (_, fn), (fp, _) = a.matrix()
         lines.append(
@@ -327,6 +460,12 @@ def render_agreement(
     if criteria:
         lines += ["", "Agreement per criterion", *(_row(c, c.criterion) for c in criteria)]
     return "\n".join(lines)
+
+
+def _wrap(text: str, width: int = 78) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, width) or [""]
 
 
 def _render_human(h: HumanAgreement) -> list[str]:

@@ -150,7 +150,10 @@ def build_report(
 ) -> AgreementReport:
     """Compute every part of the report from the collected data."""
     pairs = [Pair(t, h, j) for t, (h, j) in data.pairs.items()]
-    agreement = judge_agreement(pairs, seed=seed, n_boot=n_boot, trust_threshold=threshold)
+    who = visible(data.labeler, single_line=True) if data.labeler else "the human"
+    agreement = judge_agreement(
+        pairs, seed=seed, n_boot=n_boot, trust_threshold=threshold, labeler=who
+    )
     human = human_agreement(data.human) if len(data.human) >= 2 else None
     return AgreementReport(
         data=data,

@@ -11,7 +11,7 @@ give the same queue, in the same (shuffled) order.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from reviewer.store.db import Store
@@ -140,8 +140,10 @@ def make_queue(
     split: str | None = None,
     judge: str | None = None,
     replace: bool = False,
+    trial_ids: Collection[str] | None = None,
 ) -> Queue:
-    """Sample ``n`` trials the labeler has not labeled yet and store them as the queue ``name``.
+    """Sample ``n`` trials the labeler has not labeled yet and store them as the queue ``name``;
+    ``trial_ids`` narrows the pool to those trials (the monitor's flagged conversations).
 
     ``split="half"`` gives every item a dev or test half. Raises QueueExists (unless ``replace``),
     NothingToSample when no unlabeled trial is left, and ValueError for a bad ``n`` or ``split``; a
@@ -156,14 +158,21 @@ def make_queue(
     if not replace and queue_exists(db, name):
         raise QueueExists(name)
     every = candidates(db, run=run, judge=judge)
+    # a crash of the harness says nothing about the agent: not a trial to calibrate on
+    infra = sum(1 for c in every if c.outcome == "infra")
+    every = [c for c in every if c.outcome != "infra"]
+    if trial_ids is not None:
+        keep = set(trial_ids)
+        every = [c for c in every if c.trial_id in keep]
     done = labeled_trial_ids(db, labeler)
     pool = [c for c in every if c.trial_id not in done]
     if not pool:
         scope = f" of run {run}" if run is not None else ""
+        crashed = f" ({infra} ended by infrastructure errors, left out)" if infra else ""
         raise NothingToSample(
-            f"nothing to sample: {labeler} has labeled all {len(every)} trials{scope}"
+            f"nothing to sample: {labeler} has labeled all {len(every)} trials{scope}{crashed}"
             if every
-            else f"nothing to sample: no trials{scope}"
+            else f"nothing to sample: no trials{scope}{crashed}"
         )
     items = stratified_sample(pool, n, seed, split=split == "half")
     available = {v: sum(1 for c in pool if c.verdict == v) for v in VERDICT_CLASSES}
@@ -173,6 +182,7 @@ def make_queue(
         "judge": judge,
         "available": {k: v for k, v in available.items() if v},
         "already_labeled": len(every) - len(pool),
+        "infra_left_out": infra,
         "tasks": sorted({c.task_id for c in pool}),
         "clusters": sorted({c.cluster for c in pool if c.cluster}),
     }
@@ -205,6 +215,7 @@ def queue_summary(queue: Queue) -> dict[str, Any]:
         "verdicts": {k: v for k, v in per_class.items() if v},
         "available": p.get("available", {}),
         "already_labeled": p.get("already_labeled", 0),
+        "infra_left_out": p.get("infra_left_out", 0),
         "tasks_covered": len(tasks),
         "tasks_total": len(p.get("tasks", tasks)),
         "clusters_covered": len(clusters),

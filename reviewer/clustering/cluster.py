@@ -120,6 +120,7 @@ def _group_means(
     x: np.ndarray,
     signature_weight: float,
     seed: int,
+    embedder: Embedder | None = None,
 ) -> np.ndarray:
     """The mean, over each group, of its failures' vectors: a failure is its signature's embedding
     (weight ``signature_weight``) next to its text's, or its text's alone when it has no signature."""
@@ -141,7 +142,10 @@ def _group_means(
     unique_sigs = sorted({sig for sig in group_sig if sig})
     sig_part = np.zeros((n_groups, 1))
     if unique_sigs:
-        embedder = TfidfSvdEmbedder(seed=seed, dims=SIGNATURE_DIMS, char_dims=SIGNATURE_DIMS // 2)
+        if embedder is None or isinstance(embedder, TfidfSvdEmbedder):
+            embedder = TfidfSvdEmbedder(
+                seed=seed, dims=SIGNATURE_DIMS, char_dims=SIGNATURE_DIMS // 2
+            )
         sig_vectors = embedder.embed(unique_sigs)
         row = {sig: i for i, sig in enumerate(unique_sigs)}
         sig_part = np.zeros((n_groups, sig_vectors.shape[1]))
@@ -239,7 +243,7 @@ def cluster_failures(
     params["n_groups"], params["templated_signatures"] = n_groups, len(template)
 
     # 2. merge groups that read alike; a group with no vector at all stays as it is
-    means = _group_means(kinds, group_of, n_groups, x, signature_weight, seed)
+    means = _group_means(kinds, group_of, n_groups, x, signature_weight, seed, embedder)
     sizes = np.bincount(group_of, minlength=n_groups).astype(np.float64)
     live = np.flatnonzero(np.abs(means).sum(axis=1) > 0)
     group_label = np.arange(n_groups, dtype=np.int64) + n_groups

@@ -7,6 +7,7 @@ numpy and scikit-learn are imported inside the functions that need them.
 from __future__ import annotations
 
 import importlib.util
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -20,7 +21,9 @@ __all__ = [
     "EmbedderUnavailable",
     "SentenceTransformerEmbedder",
     "TfidfSvdEmbedder",
+    "WordLlamaEmbedder",
     "get_embedder",
+    "semantic_available",
 ]
 
 DEFAULT_EMBEDDER = "tfidf"
@@ -167,8 +170,67 @@ class SentenceTransformerEmbedder:
         return out
 
 
+def semantic_available() -> bool:
+    """The ``semantic`` extra is installed (``pip install 'reviewer[semantic]'``)."""
+    return importlib.util.find_spec("wordllama") is not None
+
+
+class WordLlamaEmbedder:
+    """WordLlama's static word embeddings (the ``semantic`` extra): the model's weights and
+    tokenizer ship inside the PyPI package and are read from there; nothing is ever downloaded.
+
+    Paraphrases of one failure mode ("cancelled an order that had shipped", "order was cancelled
+    after shipment") land close, where TF-IDF sees different words. The text's TF-IDF block is kept
+    beside it (weight ``tfidf_weight``), so exact wording still counts."""
+
+    name = "wordllama"
+
+    def __init__(self, seed: int = 0, tfidf_weight: float = 0.5) -> None:
+        if not semantic_available():
+            raise EmbedderUnavailable(
+                "the semantic embedder needs the extra: pip install 'reviewer[semantic]'"
+            )
+        try:
+            from pathlib import Path
+
+            import wordllama
+
+            # the wheel keeps its weights in weights/ and tokenizers/ beside the module; naming
+            # that folder as the cache finds both and download stays off
+            self._model = wordllama.WordLlama.load(
+                cache_dir=Path(wordllama.__file__).parent, disable_download=True
+            )
+        except Exception as exc:  # a broken install or a version that ships no weights
+            raise EmbedderUnavailable(f"the semantic embedder cannot load: {exc}") from exc
+        self.seed = seed
+        self.tfidf_weight = tfidf_weight
+
+    def params(self) -> dict[str, Any]:
+        return {"embedder": self.name, "tfidf_weight": self.tfidf_weight, "seed": self.seed}
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+        from sklearn.preprocessing import normalize
+
+        if not texts:
+            return np.zeros((0, 1))
+        # placeholders (<id>, <num>) carry no meaning for a word model
+        plain = [re.sub(r"<\w+>", " ", t[:3000]).replace("_", " ") for t in texts]
+        dense = np.asarray(self._model.embed(plain, norm=False), dtype=np.float64)
+        dense[[not t.strip() for t in plain]] = 0.0
+        dense = normalize(dense)
+        w = min(max(self.tfidf_weight, 0.0), 1.0)
+        if w == 0:
+            return np.asarray(dense)
+        sparse = TfidfSvdEmbedder(seed=self.seed).embed(texts)
+        return np.asarray(
+            normalize(np.hstack([np.sqrt(1 - w) * dense, np.sqrt(w) * sparse])), dtype=np.float64
+        )
+
+
 def get_embedder(name: str | None = None, *, seed: int = 0, **options: Any) -> Embedder:
-    """An embedder by name: ``tfidf`` (default), ``sentence-transformers`` or ``sentence-transformers:MODEL``.
+    """An embedder by name: ``tfidf`` (default), ``semantic`` (the WordLlama extra),
+    ``sentence-transformers`` or ``sentence-transformers:MODEL``.
 
     Raises ``EmbedderUnavailable`` for an optional backend that cannot run offline, ``ValueError`` for
     an unknown name.
@@ -176,7 +238,11 @@ def get_embedder(name: str | None = None, *, seed: int = 0, **options: Any) -> E
     key = (name or DEFAULT_EMBEDDER).strip()
     if key.lower() in ("tfidf", "tfidf-svd", "default"):
         return TfidfSvdEmbedder(seed=seed, **options)
+    if key.lower() in ("semantic", "wordllama"):
+        return WordLlamaEmbedder(seed=seed, **options)
     backend, _, model = key.partition(":")
     if backend.lower() in ("sentence-transformers", "sentence_transformers", "st"):
         return SentenceTransformerEmbedder(model or DEFAULT_ST_MODEL, **options)
-    raise ValueError(f"unknown embedder {name!r}; use 'tfidf' or 'sentence-transformers[:MODEL]'")
+    raise ValueError(
+        f"unknown embedder {name!r}; use 'tfidf', 'semantic' or 'sentence-transformers[:MODEL]'"
+    )

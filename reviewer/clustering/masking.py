@@ -92,6 +92,10 @@ _RUNS = re.compile(r"(<(\w+)>)(?:[\s,;|/-]*<\2>)+")
 _SPACES = re.compile(r"[ \t]{2,}|\t")
 
 _HAS_DIGIT = re.compile(r"\d")
+# cheap tests that a costly rule can match at all: the digits its pattern needs, side by side
+_DATE_HINT = re.compile(r"\d[-/]\d")
+_IPV4_HINT = re.compile(r"\d\.\d{1,3}\.\d")
+_TIME_HINT = re.compile(r"\d:\d\d")
 _HAS_ALPHA = re.compile(r"[A-Za-z]")
 _HEX = re.compile(r"(?i)^0x[0-9a-f]+$")
 _NUM_UNIT = re.compile(
@@ -163,12 +167,12 @@ _RULES: tuple[Rule, ...] = (
     (lambda s: "://" in s or "www." in s, _URL, "<url>"),
     (lambda s: "@" in s, _EMAIL, "<email>"),
     (lambda s: _UUID_HINT.search(s) is not None, _UUID, "<uuid>"),
-    (lambda s: "-" in s or "/" in s, _NUMERIC_DATE, "<date>"),
+    (lambda s: _DATE_HINT.search(s) is not None, _NUMERIC_DATE, "<date>"),
     (_has_month, _MONTH_DATE, "<date>"),
     (lambda s: ":" in s, _GLOG, _mask_glog),
-    (lambda s: "." in s, _IPV4, "<ip>"),
+    (lambda s: _IPV4_HINT.search(s) is not None, _IPV4, "<ip>"),
     (lambda s: "::" in s or s.count(":") >= 7, _IPV6, "<ip>"),
-    (lambda s: ":" in s, _TIME, "<time>"),
+    (lambda s: _TIME_HINT.search(s) is not None, _TIME, "<time>"),
     (lambda s: "/" in s or "\\" in s, _PATH, "<path>"),
     (lambda s: "=" in s, _KV, _mask_kv),
     (lambda s: any(q in s for q in "\"'`“‘"), _QUOTED, _mask_quoted),
@@ -183,7 +187,13 @@ def _mask_digit_words(s: str) -> str:
     """Ids and numbers, word by word: only the few words with a digit reach a regex."""
     parts = s.split(" ")
     for i, part in enumerate(parts):
-        if part and not part.isalpha() and _HAS_DIGIT.search(part):
+        core = part.lstrip("([{").rstrip(")]},:;.")
+        if core and core.isdigit() and core.isascii():
+            # a bare number, maybe in brackets or before punctuation: what the number rule makes
+            # of it, without a regex
+            head = len(part) - len(part.lstrip("([{"))
+            parts[i] = part[:head] + "<num>" + part[head + len(core) :]
+        elif part and not part.isalpha() and _HAS_DIGIT.search(part):
             part = _TOKEN.sub(_mask_token, part)
             parts[i] = _NUMBER.sub("<num>", part) if _HAS_DIGIT.search(part) else part
     return " ".join(parts)

@@ -10,15 +10,28 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from reviewer.clustering.outcomes import is_detail
 from reviewer.clustering.signature import FailureDoc
 from reviewer.models import Cluster
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["FailureCluster", "class_terms", "describe_clusters", "match_previous", "share_text"]
+__all__ = [
+    "FailureCluster",
+    "class_terms",
+    "describe_clusters",
+    "fact_name",
+    "majority",
+    "match_previous",
+    "share_text",
+    "unique_names",
+]
 
 NAME_SIGNATURE_CHARS = 96
+_COUNTED = re.compile(r" \(\d+ of \d+\)$")
+#: A word found in more than this share of the failures names no cluster.
+COMMON_SHARE = 0.6
 _PLACEHOLDER = re.compile(r"<\w+>")
 # Words of transcripts and tracebacks that name no failure.
 _EXTRA_STOP = "agent calls let file line return traceback recent notes".split()
@@ -134,6 +147,11 @@ def class_terms(
         (np.ones(len(picked)), (labels[picked], local.ravel())), shape=(n_clusters, len(text_ids))
     )  # sampled docs per (cluster, unique text)
     tf_raw = sp.csr_matrix(membership @ counts)
+    # words nearly every failure has (a system prompt, a grader's boilerplate) tell no cluster apart
+    present = sp.csr_matrix(counts)
+    present.data[:] = 1.0
+    df = np.asarray(np.asarray(membership.sum(axis=0)).ravel() @ present).ravel()
+    common = df > COMMON_SHARE * len(picked) if n_clusters > 1 and len(picked) >= 5 else None
     words_per_class = np.asarray(tf_raw.sum(axis=1)).ravel()
     freq = np.asarray(tf_raw.sum(axis=0)).ravel()
     avg = float(words_per_class.mean()) if words_per_class.size else 0.0
@@ -144,8 +162,13 @@ def class_terms(
         if row.nnz == 0:
             out.append([])
             continue
-        scores = row.data / max(words_per_class[c], 1e-12) * idf[row.indices]
-        terms = [str(vocab[j]) for j in row.indices]
+        keep = row.indices if common is None else row.indices[~common[row.indices]]
+        scores = (
+            (row.data if common is None else row.data[~common[row.indices]])
+            / max(words_per_class[c], 1e-12)
+            * idf[keep]
+        )
+        terms = [str(vocab[j]) for j in keep]
         ranked = sorted(
             zip(scores.tolist(), terms, strict=True), key=lambda st: (-round(st[0], 12), st[1])
         )
@@ -167,6 +190,53 @@ def _name(signature: str, terms: Sequence[str]) -> str:
     extra = [t for t in terms if t not in sig_words][:3]
     short = _short(signature, NAME_SIGNATURE_CHARS)
     return f"{short} — {', '.join(extra)}" if extra else short
+
+
+def _shown(fact: str) -> str:
+    """A fact as a name says it."""
+    if fact.startswith("rule: "):
+        return "broke " + fact[len("rule: ") :]
+    return _short(fact, NAME_SIGNATURE_CHARS)
+
+
+def _specificity(fact: str) -> int:
+    """How much a fact says: an argument or answer that differed > an expected action or a broken
+    rule > an error > how the episode ended."""
+    if fact.startswith("answered ") and ", expected " in fact:
+        return 5
+    if is_detail(fact) and not fact.startswith("scored incorrect by "):
+        return 4
+    if (
+        fact.startswith(("did not ", "called ", "rule: ", "answered ", "database "))
+        or "assertion" in fact
+    ):
+        return 3
+    if fact.startswith("terminated: ") or fact.startswith("scored incorrect by "):
+        return 1
+    return 2
+
+
+def majority(size: int) -> int:
+    """How many of a cluster's members a statement must hold for to name it: more than half (two at
+    least), so a name is never one member's accident."""
+    return 1 if size == 1 else max(2, size // 2 + 1)
+
+
+def fact_name(facts: Counter[str], size: int) -> tuple[str, list[str]] | None:
+    """The most specific fact true of most of a cluster's ``size`` members (``facts`` counts each
+    member's facts once), shown with how many it holds for when not all; with the other facts
+    that hold for most, most specific first (to tell clusters of one name apart). None when no
+    fact holds for most."""
+    need = majority(size)
+    eligible = [f for f, n in facts.items() if n >= need]
+    if not eligible:
+        return None
+    eligible.sort(key=lambda f: (-_specificity(f), -facts[f], len(f), f))
+    top = eligible[0]
+    name = _shown(top)
+    if facts[top] < size:
+        name += f" ({facts[top]} of {size})"
+    return name, eligible[1:]
 
 
 def _ranked(counts: Counter[str]) -> list[tuple[str, int]]:
@@ -212,6 +282,7 @@ def describe_clusters(
         dominant.append(next((s for s, _ in _ranked(Counter(kinds[i] for i in idx)) if s), ""))
     sig_uses = Counter(dominant)
     clusters = []
+    extras: dict[str, list[str]] = {}
     for c, idx in enumerate(members):
         if not idx:
             continue
@@ -220,12 +291,23 @@ def describe_clusters(
         norm = float(np.linalg.norm(centroid))
         best = int(np.argmax(np.round(rows @ (centroid / norm), 9))) if norm > 0 else 0
         ids = [docs[i].trial_id for i in idx]
+        fact_counts: Counter[str] = Counter()
+        for i in idx:
+            fact_counts.update(set(docs[i].facts))
+        named = fact_name(fact_counts, len(idx))
+        held = sum(1 for i in idx if kinds[i] == dominant[c] or docs[i].signature == dominant[c])
+        if named is not None:
+            name, others = named
+        elif dominant[c] and held >= majority(len(idx)):
+            name, others = _name(dominant[c], terms[c]), []
+        else:
+            name, others = _name("", terms[c]), []
+        cid = _cluster_id(dominant[c], bool(dominant[c]) and sig_uses[dominant[c]] == 1, ids[0])
+        extras[cid] = [_shown(f) for f in others] + [t for t in terms[c] if t not in name]
         clusters.append(
             FailureCluster(
-                id=_cluster_id(
-                    dominant[c], bool(dominant[c]) and sig_uses[dominant[c]] == 1, ids[0]
-                ),
-                name=_name(dominant[c], terms[c]),
+                id=cid,
+                name=name,
                 size=len(idx),
                 share=share_text(len(idx), total),
                 fraction=len(idx) / total,
@@ -238,8 +320,47 @@ def describe_clusters(
                 signatures=tuple(counted[c]),
             )
         )
+    clusters = unique_names(clusters, extras)
     clusters.sort(key=lambda cl: (-cl.size, cl.name, cl.id))
     return clusters
+
+
+def unique_names(
+    clusters: Sequence[FailureCluster], extras: Mapping[str, Sequence[str]] | None = None
+) -> list[FailureCluster]:
+    """The clusters with no two of one name: each of a shared name gets the first of its ``extras``
+    (other facts true of most of it, then its terms) that the others of that name lack, else a
+    number."""
+    import dataclasses
+
+    extras = extras or {}
+    base = [_COUNTED.sub("", cl.name) for cl in clusters]
+    counted = [cl.name[len(b) :] for cl, b in zip(clusters, base, strict=True)]
+    by_name: dict[str, list[int]] = {}
+    for i, name in enumerate(base):
+        by_name.setdefault(name.lower(), []).append(i)
+    for idx in by_name.values():
+        if len(idx) < 2:
+            continue
+        name = base[idx[0]]
+        for i in idx:
+            mine = [e for e in extras.get(clusters[i].id, ()) if e not in name]
+            theirs = {e for j in idx if j != i for e in extras.get(clusters[j].id, ())}
+            firsts = {e for j in idx if j != i for e in extras.get(clusters[j].id, ())[:1]}
+            pick = next((e for e in mine if e not in theirs), None) or next(
+                (e for e in mine if e not in firsts), None
+            )
+            if pick is not None:
+                base[i] = f"{name} — {pick}"
+    seen: Counter[str] = Counter()
+    for i in sorted(range(len(base)), key=lambda i: (-clusters[i].size, clusters[i].id)):
+        seen[base[i].lower()] += 1
+        if seen[base[i].lower()] > 1:
+            base[i] = f"{base[i]} (#{seen[base[i].lower()]})"
+    return [
+        dataclasses.replace(cl, name=b + c)
+        for cl, b, c in zip(clusters, base, counted, strict=True)
+    ]
 
 
 def match_previous(

@@ -60,25 +60,29 @@ def recluster(
     progress: Progress | None = None,
     cancelled: Callable[[], bool] | None = None,
     include_infra: bool = False,
+    embedder: str | None = None,
 ) -> ClusteringResult:
     """Cluster the failures of ``run`` (or of every run) and replace that scope's stored clustering;
-    infrastructure errors are left out unless ``include_infra``."""
+    infrastructure errors are left out unless ``include_infra``; ``embedder`` names the text
+    embedding (``tfidf``, the default, or ``semantic``; see ``embed.get_embedder``)."""
     from reviewer.clustering.cluster import cluster_failures
+    from reviewer.clustering.embed import get_embedder
     from reviewer.clustering.naming import match_previous
     from reviewer.store.clusters import previous_members, save_clustering
 
+    chosen = get_embedder(embedder, seed=seed)  # an unavailable one fails before any work
     docs = failure_docs(
         db, run, progress=progress, cancelled=cancelled, include_infra=include_infra
     )
     if progress:
         progress("clustering", 0, len(docs))
-    result = cluster_failures(docs, seed=seed)
+    result = cluster_failures(docs, seed=seed, embedder=chosen)
     if cancelled and cancelled():
         raise InterruptedError("clustering cancelled")
     scope = run or "*"
     result.params["scope"] = scope
     result.params["include_infra"] = include_infra
-    result.clusters = _name_rule_clusters(db, result.clusters)
+    result.clusters = name_rule_clusters(db, result.clusters)
     id_map = match_previous(previous_members(db, scope), result.clusters)
     save_clustering(db, scope, result, id_map, {d.trial_id: d.signature for d in docs})
     if progress:
@@ -86,23 +90,7 @@ def recluster(
     return result
 
 
-def split_groups(docs: list[FailureDoc], seed: int = 0) -> list[list[str]]:
-    """How a human-requested split divides a cluster: by member signature, else by text, largest first."""
-    by_sig: dict[str, list[str]] = {}
-    for d in docs:
-        by_sig.setdefault(d.signature, []).append(d.trial_id)
-    groups = list(by_sig.values())
-    if len(groups) < 2 and len(docs) >= 2:
-        from reviewer.clustering.cluster import cluster_failures
-
-        result = cluster_failures(
-            docs, seed=seed, merge_threshold=0.05, min_split_size=1, split_threshold=0.3
-        )
-        groups = [list(c.trial_ids) for c in result.clusters]
-    return sorted(groups, key=lambda g: (-len(g), g[0] if g else ""))
-
-
-def _name_rule_clusters(db: Store, clusters: list[Any]) -> list[Any]:
+def name_rule_clusters(db: Store, clusters: list[Any]) -> list[Any]:
     """A cluster named after a broken rule says what the rule forbids, in the rule's own words."""
     import dataclasses
 
@@ -116,8 +104,11 @@ def _name_rule_clusters(db: Store, clusters: list[Any]) -> list[Any]:
     described = {r.id: r.description for r in active.rules if r.description} if active else {}
     out = []
     for c in clusters:
-        rule_id = c.signature[len("rule: ") :].strip() if c.signature.startswith("rule: ") else ""
-        if rule_id in described:
-            c = dataclasses.replace(c, name=f"broke {rule_id}: {described[rule_id].rstrip('.')}")
+        for rule_id, description in described.items():
+            shown = f"broke {rule_id}"
+            if c.name == shown or c.name.startswith(shown + " ("):
+                said = f"{shown}: {description.rstrip('.')}"
+                c = dataclasses.replace(c, name=said + c.name[len(shown) :])
+                break
         out.append(c)
     return out

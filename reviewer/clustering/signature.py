@@ -13,7 +13,15 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reviewer.clustering.masking import mask
+from reviewer.clustering.masking import (
+    _EXIT_CODE,
+    _KEEP,
+    _STATUS,
+    _STATUS_AFTER,
+    _STATUS_BEFORE,
+    mask,
+)
+from reviewer.clustering.outcomes import is_detail, outcome_facts
 from reviewer.models import Message, Trial
 
 __all__ = [
@@ -21,6 +29,7 @@ __all__ = [
     "FailureEvidence",
     "evidence_of",
     "is_error_text",
+    "line_templates",
     "mask",
     "signature",
     "signatures_of_lines",
@@ -43,6 +52,7 @@ _EXC_WORDS = (
 _EXC_NAME = rf"(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:{_EXC_WORDS})|Http404)"
 _EXC_LINE = re.compile(rf"^(?P<type>{_EXC_NAME})(?:\s*:\s*(?P<msg>.*)|\s*\((?P<arg>.*)\)\s*)?$")
 _GENERIC_PREFIX = re.compile(r"(?i)^(?:error|err|exception|fatal)\s*[:!]\s*|^\[?error\]\s*")
+_HAS_DIGIT = re.compile(r"\d")
 _TB_HEAD = re.compile(r"^Traceback \(most recent call last\):\s*$", re.M)
 _TB_FRAME = re.compile(r'^\s+File "[^"]*", line \d+, in (?P<func>\S+)')
 _ERROR_HEAD = re.compile(
@@ -97,6 +107,8 @@ def _short_type(exc_type: str) -> str:
 
 def _parse_traceback(text: str) -> tuple[str, str, str | None] | None:
     """(exception type, message, innermost function) of the last Python traceback in ``text``."""
+    if "Traceback" not in text:
+        return None
     heads = list(_TB_HEAD.finditer(text))
     if not heads:
         return None
@@ -203,11 +215,81 @@ def signature(message: str, tool: str | None = None, exc_type: str | None = None
     return (prefix + masked).strip().rstrip(":")
 
 
-def signatures_of_lines(lines: Iterable[str]) -> Iterator[str]:
-    """One signature per input line (``reviewer signatures``); a blank line gives a blank line."""
-    for line in lines:
-        text = line.rstrip("\r\n")
-        yield signature(text) if text.strip() else ""
+#: A word position where lines otherwise equal take at least this many values is a variable
+#: (``reviewer signatures``: a user, host, table or method name with no digit to give it away).
+LINE_VARIABLE_VALUES = 4
+#: Passes of that rule: each pass can find one more variable position in a line.
+LINE_TEMPLATE_PASSES = 3
+
+
+def line_templates(signatures: Sequence[str]) -> list[str]:
+    """Each signature, or the template it shares with lines that differ from it in words that vary
+    like instances (see ``templates.templates_of``), found over the whole batch: no tuning per
+    dataset, linear in the number of distinct signatures per pass."""
+    from collections import Counter
+
+    from reviewer.clustering.templates import templates_of
+
+    out = list(signatures)
+    for _ in range(LINE_TEMPLATE_PASSES):
+        counts = Counter(s for s in out if s)
+        found = templates_of(counts, min_values=LINE_VARIABLE_VALUES, max_per_value=float("inf"))
+        if not found:
+            break
+        out = [found.get(s, s) for s in out]
+    return out
+
+
+def signatures_of_lines(lines: Iterable[str], templates: bool = True) -> Iterator[str]:
+    """One signature per input line (``reviewer signatures``); a blank line gives a blank line.
+    With ``templates`` the lines are read whole first and words that vary across otherwise equal
+    lines become ``<*>`` (``line_templates``)."""
+    sigs = _batch_signatures(line.rstrip("\r\n") for line in lines)
+    if not templates:
+        yield from sigs
+        return
+    yield from line_templates(list(sigs))
+
+
+_ZEROS = str.maketrans("123456789", "000000000")
+#: Words with digits that masking keeps (utf8, sha256, int64 ...), with their digits as zeros
+_KEPT_SHAPES = frozenset(k.translate(_ZEROS) for k in _KEEP)
+_WORDS = re.compile(r"[A-Za-z0-9_]*0[A-Za-z0-9_]*")
+
+
+def _value_matters(text: str, key: str) -> bool:
+    """Whether a digit's value, not only its place, can show in ``text``'s signature: a protected
+    status code, an exit code, errno or signal number, or a word masking keeps (sha256)."""
+    for m in _STATUS.finditer(text):
+        if _STATUS_BEFORE.search(text, max(0, m.start() - 24), m.start()) or _STATUS_AFTER.match(
+            text, m.end()
+        ):
+            return True
+    low = text.lower()
+    if ("exit" in low or "errno" in low or "signal" in low) and _EXIT_CODE.search(text):
+        return True
+    return any(w.lower() in _KEPT_SHAPES for w in _WORDS.findall(key) if not w.isdigit())
+
+
+def _batch_signatures(texts: Iterable[str]) -> Iterator[str]:
+    """``signature`` of each text, computed once per shape: texts equal but for the values of their
+    digits share a signature when no digit's value can show in it (``_value_matters``), so
+    log lines that differ in numbers, ids and times are masked once. The same output as calling
+    ``signature`` on each."""
+    cache: dict[str, str] = {}
+    for text in texts:
+        if not text.strip():
+            yield ""
+            continue
+        key = text.translate(_ZEROS)
+        sig = cache.get(key)
+        if sig is not None and _value_matters(text, key):
+            sig = None
+        if sig is None:
+            sig = signature(text)
+            if not _HAS_DIGIT.search(sig) and not _value_matters(text, key):
+                cache[key] = sig
+        yield sig
 
 
 def is_error_text(text: str) -> bool:
@@ -233,7 +315,7 @@ def termination_cause(termination: str | None) -> str | None:
 class FailureEvidence:
     """One piece of error evidence of a failed trial."""
 
-    kind: str  # violation | harness_error | tool_error | termination | reason
+    kind: str  # violation | harness_error | outcome | tool_error | termination | reason
     text: str
     signature: str
     tool: str | None = None
@@ -249,6 +331,9 @@ class FailureDoc:
     run: str = ""
     task_id: str = ""
     evidence: tuple[FailureEvidence, ...] = field(default=())
+    #: statements true of this trial (what its source says went wrong, broken rules, how it ended,
+    #: errors it did not recover from), worded alike across trials: clusters are named by them
+    facts: tuple[str, ...] = field(default=())
 
 
 def trial_key(trial: Trial) -> str:
@@ -302,16 +387,33 @@ def evidence_of(
         evidence.append(
             FailureEvidence("harness_error", f"{trial.error.type or ''}: {msg}".strip(": "), sig)
         )
+    facts = outcome_facts(trial)
+    key_facts = [f for f in facts if not is_detail(f)]
+    if facts:
+        evidence.append(FailureEvidence("outcome", "; ".join(facts), "; ".join(sorted(key_facts))))
     names = _tool_names(trial.messages)
     tool_errors = 0
-    for m in trial.messages:
-        if m.role != "tool" or tool_errors >= max_tool_errors:
-            continue
+    recovered: list[FailureEvidence] = []
+    tool_results = [
+        (m, m.name or names.get(m.tool_call_id or "")) for m in trial.messages if m.role == "tool"
+    ]
+    for i, (m, tool) in enumerate(tool_results):
+        if tool_errors >= max_tool_errors:
+            break
         if m.is_error or is_error_text(m.content):
-            tool = m.name or names.get(m.tool_call_id or "")
-            evidence.append(
-                FailureEvidence("tool_error", m.content, signature(m.content, tool=tool), tool)
+            piece = FailureEvidence("tool_error", m.content, signature(m.content, tool=tool), tool)
+            # an error the agent got past (a later call of the same tool succeeded) is not the
+            # failure: it stays in the text but does not name or group the trial
+            later_ok = any(
+                t == tool and not (r.is_error or is_error_text(r.content))
+                for r, t in tool_results[i + 1 :]
             )
+            if later_ok:
+                recovered.append(
+                    FailureEvidence("recovered_error", m.content, piece.signature, tool)
+                )
+            else:
+                evidence.append(piece)
             tool_errors += 1
     termination = trial.termination
     if not termination:
@@ -323,6 +425,7 @@ def evidence_of(
         evidence.append(FailureEvidence("termination", termination or "", f"terminated: {cause}"))
     if trial.reason and trial.reason.strip():
         evidence.append(FailureEvidence("reason", trial.reason, signature(trial.reason)))
+    evidence.extend(recovered)
     weak_sig = _violation_signature(weak_violations)
     if weak_sig:
         evidence.append(
@@ -335,6 +438,7 @@ def evidence_of(
     for kind in (
         "violation",
         "harness_error",
+        "outcome",
         "tool_error",
         "termination",
         "reason",
@@ -351,7 +455,27 @@ def evidence_of(
         run=trial.run or "",
         task_id=trial.task_id,
         evidence=tuple(evidence),
+        facts=tuple(_facts(evidence, facts, violations)),
     )
+
+
+def _facts(
+    evidence: Sequence[FailureEvidence], outcome: Sequence[str], violations: Sequence[str]
+) -> list[str]:
+    """The statements a cluster may be named by: outcome facts, broken rules, how the episode
+    ended, harness and unrecovered tool errors, and the reason's signature."""
+    out: list[str] = list(outcome)
+    out.extend(f"rule: {v.strip()}" for v in violations if v.strip())
+    for e in evidence:
+        if not e.signature or e.kind in (
+            "violation",
+            "outcome",
+            "recovered_error",
+            "weak_violation",
+        ):
+            continue
+        out.append(e.signature)
+    return list(dict.fromkeys(out))
 
 
 def _failure_text(trial: Trial, evidence: Sequence[FailureEvidence]) -> str:

@@ -54,8 +54,10 @@ def agreement(
 
     Cohen's kappa with a 95% interval (analytic and seeded bootstrap), the confusion matrix, the
     judge's TPR / TNR (pass is positive), the majority baseline, the Landis & Koch band, the
-    human-vs-human ceiling, per-criterion agreement and the list of disagreements. The judge is
-    trusted only when the kappa interval's lower bound reaches the threshold.
+    human-vs-human ceiling, per-criterion agreement and the list of disagreements. The verdict uses
+    a small-sample "for trust" interval: trusted when its lower bound reaches the threshold, not
+    trusted when its upper bound is below it, otherwise how many more labels would settle it; no
+    verdict below 30 labels. One plain sentence under the verdict says what it means.
     """
     from reviewer.calibration.report import build_report
     from reviewer.store.agreement_data import UnknownScope, gather_agreement

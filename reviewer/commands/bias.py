@@ -70,7 +70,7 @@ def bias(
     """Position bias: is the judge's winner the same when the two answers swap places?
 
     Reports, per judge, the MT-Bench table (consistent, biased toward first, biased toward second,
-    other inconsistent, error), the first-slot win rate with a 95% interval, accuracy and Cohen's
+    error; a tie in one order only leans to the slot that won the other, as in MT-Bench), the first-slot win rate with a 95% interval, accuracy and Cohen's
     kappa against the human preference per order and on the swap-consistent pairs, and the winners
     under "a win counts only if it survives the swap". Pair judgements come from `reviewer import`
     of a pairs JSONL file, or from --pairs.

@@ -40,6 +40,14 @@ def register(group: click.Group) -> None:
     is_flag=True,
     help="Cluster trials ended by infrastructure errors too (default: left out).",
 )
+@click.option(
+    "--embedder",
+    type=click.Choice(["tfidf", "semantic"]),
+    default="tfidf",
+    show_default=True,
+    help="Text embedding: tfidf, or semantic (groups paraphrases; needs "
+    "pip install 'reviewer[semantic]', nothing is downloaded).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 def cluster(
@@ -48,15 +56,18 @@ def cluster(
     seed: int,
     stored: bool,
     include_infra: bool,
+    embedder: str,
     as_json: bool,
 ) -> None:
     """Group failed trials by error signature and text, name each group, biggest first.
 
     Failures are the harness's fails and the unscored trials labeled or judged fail; trials ended
     by infrastructure errors (the harness crashed) are left out unless --include-infra.
-    `reviewer cluster merge|split|rename` edit the stored clusters, as the app's failures screen does.
+    `reviewer cluster merge|split|rename|undo` edit the stored clusters, as the app's failures
+    screen does.
     """
     from reviewer.workflows import clusters as jobs
+    from reviewer.workflows.clusters import tasks_summary
 
     if ctx.invoked_subcommand is not None:
         return
@@ -67,7 +78,16 @@ def cluster(
             if sys.stderr.isatty():
                 progress = _progress()
             try:
-                jobs.cluster(db, run, seed=seed, progress=progress, include_infra=include_infra)
+                jobs.cluster(
+                    db,
+                    run,
+                    seed=seed,
+                    progress=progress,
+                    include_infra=include_infra,
+                    embedder=embedder,
+                )
+            except jobs.ClusterJobError as e:
+                fail(str(e))
             finally:
                 if progress is not None:
                     progress.close()
@@ -75,24 +95,31 @@ def cluster(
     if current is None:
         fail("no clustering stored yet; run `reviewer cluster`")
     rows, info = current.rows, current.info
-    if as_json:
-        echo_json({**info, "clusters": [_row_json(r) for r in rows]})
-        return
-    total = info.get("n_failures", 0)
-    if not stored and not include_infra:
+    params = info.get("params") or {}
+    infra = 0
+    if not params.get("include_infra"):
         from reviewer.store.clusters import count_outcomes
 
+        scope = info.get("scope")
         with cli_store(ctx) as db:
-            infra = count_outcomes(db, run).get("infra", 0)
-        if infra:
-            click.echo(
-                f"{infra} trial{'' if infra == 1 else 's'} ended by infrastructure "
-                f"error{'' if infra == 1 else 's'}, left out (--include-infra keeps them)",
-                err=True,
-            )
+            infra = count_outcomes(db, None if scope in (None, "*") else str(scope)).get("infra", 0)
+    if as_json:
+        echo_json({**info, "infra_left_out": infra, "clusters": [_row_json(r) for r in rows]})
+        return
+    total = info.get("n_failures", 0)
+    left_out = (
+        f"note: {infra} trial{'' if infra == 1 else 's'} ended by infrastructure "
+        f"error{'' if infra == 1 else 's'}, left out (--include-infra keeps them)"
+        if infra
+        else ""
+    )
     if not rows:
         click.echo(f"no failures to cluster ({total} failed trials)")
+        if left_out:
+            click.echo(left_out)
         return
+    if left_out:
+        click.echo(left_out)
     click.echo(
         f"{total} failed trials in {len(rows)} clusters (scope {info.get('scope')}, seed {info['params'].get('seed')})"
     )
@@ -104,7 +131,7 @@ def cluster(
         if r.terms:
             click.echo(f"    terms: {', '.join(_plain(t) for t in r.terms)}")
         click.echo(
-            f"    runs: {', '.join(_plain(x) for x in r.runs)}; tasks: {', '.join(_plain(x) for x in r.tasks)}"
+            f"    runs: {', '.join(_plain(x) for x in r.runs)}; tasks: {_plain(tasks_summary(r.tasks))}"
         )
         if r.representative:
             click.echo(f"    representative trial: {r.representative}  [id {r.id}]")
@@ -151,12 +178,14 @@ def merge_command(ctx: click.Context, cluster_ids: tuple[str, ...], as_json: boo
     "--into",
     type=click.IntRange(min=2),
     default=None,
-    help="At most this many parts (default: as many as its signatures or texts make).",
+    help="Into this many pieces (default: the number its members' evidence separates best, "
+    "by silhouette; never all singletons).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 def split_command(ctx: click.Context, cluster_id: str, into: int | None, as_json: bool) -> None:
-    """Split a cluster by its members' signatures, else by their text; the biggest part keeps the id."""
+    """Split a cluster into pieces, each described afresh (runs, tasks, signature, name); the
+    biggest piece keeps the id. `reviewer cluster undo` takes it back."""
     from reviewer.workflows.clusters import split
 
     with _job(ctx) as db:
@@ -185,6 +214,24 @@ def rename_command(ctx: click.Context, cluster_id: str, name: str, as_json: bool
         return
     click.echo(f"renamed {row.id}")
     click.echo(_row_line(row))
+
+
+@cluster.command("undo")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def undo_command(ctx: click.Context, as_json: bool) -> None:
+    """Undo the last merge, split or rename of the newest clustering (again for the one before)."""
+    from reviewer.workflows.clusters import undo, undoable
+
+    with _job(ctx) as db:
+        kind, rows = undo(db)
+        left = undoable(db)
+    if _json_wanted(ctx, as_json):
+        echo_json({"undone": kind, "clusters": [_row_json(r) for r in rows], "undoable": left})
+        return
+    click.echo(f"undid the last {kind}; {left} more edit{'' if left == 1 else 's'} can be undone")
+    for r in rows:
+        click.echo(_row_line(r))
 
 
 def _row_line(r: Any) -> str:
@@ -239,9 +286,17 @@ class _progress:
 
 @click.command()
 @click.argument("file", default="-", type=click.File("r", encoding="utf-8", errors="replace"))
-def signatures(file: Any) -> None:
-    """One error message per input line (FILE or - for stdin) -> its signature per output line, in order."""
+@click.option(
+    "--stream",
+    is_flag=True,
+    help="Print each line's signature as it is read, without templates across lines.",
+)
+def signatures(file: Any, stream: bool) -> None:
+    """One error message per input line (FILE or - for stdin) -> its signature per output line, in order.
+
+    Words that vary across lines otherwise equal (a user, host or table name) become <*>: the
+    input is read whole first, unless --stream."""
     from reviewer.clustering.signature import signatures_of_lines
 
-    for sig in signatures_of_lines(line.rstrip("\n") for line in file):
+    for sig in signatures_of_lines((line.rstrip("\n") for line in file), templates=not stream):
         click.echo(sig)

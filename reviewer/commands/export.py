@@ -46,6 +46,11 @@ def _plain(s: object) -> str:
     "--judge-fails", is_flag=True, help="Also judge fail verdicts that no human labeled pass."
 )
 @click.option(
+    "--harness-fails",
+    is_flag=True,
+    help="Also trials the harness scored as failed that no human labeled pass.",
+)
+@click.option(
     "--trial", "trial_ids", multiple=True, metavar="ID", help="Only this trial (repeatable)."
 )
 @click.option("--task", default=None, help="Only trials of this task (as the trials list filters).")
@@ -67,7 +72,8 @@ def _plain(s: object) -> str:
 @click.option(
     "--rule", default=None, metavar="ID", help="Only trials breaking this rule (any: any rule)."
 )
-@click.option("--search", default=None, help="Only trials whose transcript matches (FTS5 query).")
+@click.option("--search", default=None, help="Only trials whose conversation matches (FTS5 query).")
+@click.option("--search-system", is_flag=True, help="--search matches the system prompt too.")
 @click.option("--one-per-cluster", is_flag=True, help="One representative task per cluster.")
 @click.option("--force", is_flag=True, help="Replace an existing file.")
 @click.option("--append", is_flag=True, help="Add only the tasks the file does not hold (by id).")
@@ -86,6 +92,7 @@ def export(
     cluster: str | None,
     labeler: str | None,
     judge_fails: bool,
+    harness_fails: bool,
     trial_ids: Sequence[str],
     task: str | None,
     outcome: Any,
@@ -93,6 +100,7 @@ def export(
     label: Any,
     rule: str | None,
     search: str | None,
+    search_system: bool,
     one_per_cluster: bool,
     force: bool,
     append: bool,
@@ -112,7 +120,13 @@ def export(
     from reviewer.workflows.export import ExportFailed, ExportRequest, export_regression_tasks
 
     listed = TrialFilter(
-        task_id=task, outcome=outcome, verdict=verdict, label=label, rule_id=rule, search=search
+        task_id=task,
+        outcome=outcome,
+        verdict=verdict,
+        label=label,
+        rule_id=rule,
+        search=search,
+        search_system=search_system,
     )
     request = ExportRequest(
         selection=Selection(
@@ -120,6 +134,7 @@ def export(
             cluster=cluster,
             labeler=labeler,
             include_judge=judge_fails,
+            include_harness=harness_fails,
             one_per_cluster=one_per_cluster,
             trial_ids=tuple(trial_ids) or None,
         ),

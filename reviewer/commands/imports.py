@@ -48,12 +48,37 @@ def open_cmd(ctx: click.Context, paths: Sequence[str]) -> None:
     db.close()
     from reviewer.tui.app import ReviewerApp
 
+    report = import_report_lines(summary) if summary is not None else []
+    ignored = [f.file for f in summary.files if f.ignored] if summary is not None else []
+    note = (
+        f"ignored {len(ignored)} file{'' if len(ignored) == 1 else 's'} reviewer does not read: "
+        + ", ".join(ignored[:5])
+        + (" …" if len(ignored) > 5 else "")
+        if ignored and not report
+        else ""
+    )
     ReviewerApp(
         db_path=ctx.obj["db"],
         keymap=cfg.keys,
         labeler=cfg.labeler_name(ctx.obj.get("labeler")),
         rubric=rubric,
+        import_report=report,
+        import_note=note,
     ).run()
+
+
+def import_report_lines(summary: ImportSummary) -> list[str]:
+    """What the app shows when it opens after `reviewer PATHS`: the problems and skipped records
+    (``file:line: reason``) and the summary line; nothing when the import had no problem."""
+    from reviewer.workflows.imports import summary_lines
+
+    problems = (
+        summary.errors
+        or summary.skipped
+        or summary.warnings
+        or any(f.error and not f.ignored for f in summary.files)
+    )
+    return summary_lines(summary, False, max_skips=500) if problems else []
 
 
 def _active_rubric(db: Store, configured: Any, summary: ImportSummary | None) -> Rubric | None:
@@ -98,6 +123,13 @@ def _active_rubric(db: Store, configured: Any, summary: ImportSummary | None) ->
     "reward_info.components.base_success ([import] success_field).",
 )
 @click.option(
+    "--scorer",
+    metavar="NAME",
+    default=None,
+    help="Inspect logs: the scorer whose score decides (default: each sample's first; "
+    "[import] scorer).",
+)
+@click.option(
     "--task", "task", default=None, help="Task id of every imported trial (Claude Code sessions)."
 )
 @click.option(
@@ -116,6 +148,7 @@ def import_cmd(
     run: str | None,
     pass_threshold: float | None,
     success_field: str | None,
+    scorer: str | None,
     task: str | None,
     outcomes_file: str | None,
     check: bool,
@@ -129,7 +162,7 @@ def import_cmd(
     pairs in both orders, for `reviewer bias`) is read too. A crashed trial (the harness's error)
     is an infrastructure error, left out of pass rates; a trial with no outcome is unscored.
     """
-    options = import_options(pass_threshold, success_field, task, outcomes_file)
+    options = import_options(pass_threshold, success_field, task, outcomes_file, scorer)
     db = None if check else cli_store(ctx)
     summary = run_import(db, paths, run=run, check=check, quiet_json=as_json, options=options)
     if as_json:
@@ -148,6 +181,7 @@ def import_options(
     success_field: str | None,
     task: str | None,
     outcomes_file: str | None,
+    scorer: str | None = None,
 ) -> ImportOptions:
     """The import's outcome options: the CLI's, else reviewer.toml's [import]; bad ones fail."""
     from reviewer.config import ConfigError, load_config
@@ -160,6 +194,7 @@ def import_options(
             success_field=success_field,
             task=task,
             outcomes_file=outcomes_file,
+            scorer=scorer,
         )
     except (ConfigError, ValueError) as e:
         fail(str(e))
@@ -267,6 +302,7 @@ def summary_json(summary: ImportSummary, check: bool) -> dict[str, Any]:
                 "error": f.error,
             }
             for f in summary.files
+            if not f.quiet
         ],
         "skipped": [{"file": s.file, "line": s.line, "reason": s.reason} for s in summary.skipped],
         "errors": summary.errors,

@@ -135,6 +135,10 @@ def _summary_lines(s: dict[str, Any]) -> list[str]:
     ]
     if s["already_labeled"]:
         lines.append(f"  left out: {s['already_labeled']} trials already labeled")
+    if s.get("infra_left_out"):
+        lines.append(
+            f"  left out: {s['infra_left_out']} trials ended by infrastructure errors (not sampled)"
+        )
     if s["split"]:
         lines.append(f"  split: dev {s['split']['dev']}, test {s['split']['test']}")
     return lines

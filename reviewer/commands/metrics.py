@@ -18,6 +18,29 @@ from reviewer.commands.common import (
     require_runs,
 )
 
+#: The largest k `report` and `compare` take: pass^k of more trials than any task has is n/a.
+MAX_K = 1000
+
+
+def _parse_k(value: str | None) -> list[int] | None:
+    """``--k 1,4`` of `report`: integers from 1 to MAX_K, else a usage error naming the range."""
+    try:
+        ks = parse_ks(value)
+    except click.BadParameter as e:
+        if "1 or more" in e.message:
+            raise click.BadParameter(f"k must be from 1 to {MAX_K}", param_hint="--k") from None
+        raise
+    return _check_k(ks)
+
+
+def _check_k(ks: list[int] | None) -> list[int] | None:
+    """``ks`` when every k is from 1 to MAX_K; a usage error (exit 2) naming the range otherwise."""
+    for k in ks or ():
+        if not 1 <= k <= MAX_K:
+            shown = str(k) if len(str(k)) <= 20 else str(k)[:20] + "…"
+            raise click.BadParameter(f"k must be from 1 to {MAX_K}, got {shown}", param_hint="--k")
+    return ks
+
 
 def register(group: click.Group) -> None:
     group.add_command(report)
@@ -44,7 +67,8 @@ def _rule_ids(db: Any) -> list[str]:
     "--k",
     "k",
     default=None,
-    help="Comma-separated k values, e.g. 1,4 (default: 1 and the largest n every task has).",
+    help="Comma-separated k values from 1 to 1000, e.g. 1,4 (default: 1, the largest n every "
+    "task has, and the k the app shows for these runs: metrics.passk.shared_k).",
 )
 @click.option("--plot", is_flag=True, help="Also draw the pass^k-vs-k curve of each run.")
 @click.option(
@@ -77,7 +101,8 @@ def report(
     Only scored trials count: a trial ended by an infrastructure error (the harness crashed) and an
     unscored trial are left out of n, and the report says how many."""
     from reviewer.metrics.distributions import run_distributions, task_distributions
-    from reviewer.metrics.passk import default_ks, run_passk
+    from reviewer.metrics.flakiness import render_flakiness
+    from reviewer.metrics.passk import default_ks, run_passk, shared_k
     from reviewer.metrics.plot import passk_curve, plot_passk
     from reviewer.metrics.report import (
         header_lines,
@@ -95,19 +120,26 @@ def report(
     )
     from reviewer.store.trials import trial_stats
     from reviewer.text import json_ready
+    from reviewer.workflows.audit import audit_warnings
+    from reviewer.workflows.flakiness import run_flakiness
 
-    ks = parse_ks(k)
+    ks = _parse_k(k)
     db = cli_store(ctx)
     selected = require_runs(db, ctx, list(runs))
     rule_ids = _rule_ids(db)
     out: list[dict[str, Any]] = []
     blocks: list[str] = []
     curves: dict[str, list[tuple[int, float]]] = {}
+    all_counts = {
+        r: task_counts(db, r, include_infra)
+        if source == "harness"
+        else judged_task_counts(db, r, source, include_infra)
+        for r in selected
+    }
+    # the app's default k (one k for the runs shown together), next to pass@1 and each run's pass^n
+    ranking = shared_k([(n, c) for _, n, c in counts] for counts in all_counts.values())
     for r in selected:
-        if source == "harness":
-            counts = task_counts(db, r, include_infra)
-        else:
-            counts = judged_task_counts(db, r, source, include_infra)
+        counts = all_counts[r]
         outcomes = run_outcomes(db, r)
         # trials neither the harness nor (with --outcome) a label or verdict scored
         scored = sum(n for _, n, _ in counts)
@@ -115,20 +147,35 @@ def report(
         unscored = max(0, sum(outcomes.values()) - outcomes.get("infra", 0) - (scored - infra_in))
         left = dict(outcomes, infra=0 if include_infra else outcomes.get("infra", 0))
         rule = run_pass_rule(db, r)
-        rep = run_passk(r, counts, ks or default_ks(n for _, n, _ in counts))
+        rep = run_passk(r, counts, ks or [*default_ks(n for _, n, _ in counts), ranking])
         stats = trial_stats(db, r)
         run_d, task_d = run_distributions(stats, rule_ids), task_distributions(stats, rule_ids)
         curves[r] = passk_curve([(n, c) for _, n, c in counts])
+        flaky = run_flakiness(db, r)
         if as_json:
             data = passk_json(rep)
             data["outcome_source"] = source
             data["pass_rule"] = PassRule.from_json(rule).describe()
             data["outcomes"] = outcomes
+            if source != "harness":
+                # the chosen source's counts: a label or verdict moves a trial between pass,
+                # fail and unscored (never out of infra)
+                passed = sum(c for _, _, c in counts)
+                chosen = {
+                    "pass": passed,
+                    "fail": scored - passed - infra_in,
+                    "infra": outcomes.get("infra", 0),
+                    "unscored": unscored,
+                }
+                data["outcomes"] = {o: v for o, v in chosen.items() if v}
+                data["harness_outcomes"] = outcomes
+            data["audit_warnings"] = audit_warnings(db, [r])
             data["left_out"] = {"infra": left.get("infra", 0), "unscored": unscored}
             data["distributions"] = {
                 "run": run_d.to_dict(),
                 "tasks": {t: d.to_dict() for t, d in task_d.items()},
             }
+            data["flakiness"] = [t.to_dict() for t in flaky if t.flaky]
             if plot:
                 data["pass_hat_k_curve"] = {str(kk): v for kk, v in curves[r]}
             out.append(data)
@@ -139,6 +186,9 @@ def report(
             notes.append(f"note: {n} infrastructure error{'' if n == 1 else 's'} counted as fail")
         table = "\n".join([render_passk(rep, scored_note=bool(notes)), *notes])
         text = table + "\n\n" + render_distributions(run_d, task_d)
+        for line in audit_warnings(db, [r]):  # stderr: the table below keeps its layout
+            click.echo(line, err=True)
+        text += "\n\n" + render_flakiness(flaky)
         head = header_lines(rule, source)
         if head:
             text = "\n".join(head) + "\n" + text
@@ -167,7 +217,7 @@ def report(
     "k",
     type=int,
     default=None,
-    help="k for pass^k (default: the largest k both runs support).",
+    help="k for pass^k, 1 to 1000 (default: the largest k both runs support).",
 )
 @click.option(
     "--seed", type=int, default=0, show_default=True, help="Seed of the paired bootstrap."
@@ -180,18 +230,20 @@ def compare(
 ) -> None:
     """Compare run NEW against run OLD: pass^k, pass@1, steps, cost, p95 latency, rule rates.
 
-    Tasks are matched by task_id; the per-task deltas follow, sorted by the largest pass^k drop, with a
-    seeded paired bootstrap saying whether each overall difference is larger than noise.
+    Tasks are matched by task_id. A row is better or worse only when its 95% interval (seeded paired
+    bootstrap over shared tasks) excludes zero, "within noise" otherwise, "too few tasks" below 10;
+    a forbidden rule's rise is a RED FLAG. The per-task deltas follow, largest pass^k drop first.
     """
     from reviewer.metrics.active_rules import active_rules
     from reviewer.metrics.compare import compare_runs, render_comparison
     from reviewer.metrics.plot import passk_curve, plot_passk
+    from reviewer.metrics.report import pass_rules
     from reviewer.metrics.rules import RuleError, severities
     from reviewer.store.queries import task_counts
     from reviewer.store.trials import trial_stats
+    from reviewer.workflows.audit import audit_warnings
 
-    if k is not None and k < 1:
-        raise click.BadParameter("k must be 1 or more", param_hint="--k")
+    _check_k(None if k is None else [k])
     db = cli_store(ctx)
     require_runs(db, ctx, [old, new])
     try:
@@ -208,9 +260,12 @@ def compare(
         old_name=old,
         new_name=new,
     )
+    cmp.pass_rules = pass_rules(db, old, new)  # a warning line / field when they differ
     curves = {r: passk_curve([(n, c) for _, n, c in task_counts(db, r)]) for r in (old, new)}
+    warnings = audit_warnings(db, [old, new])
     if as_json:
         data = cmp.to_dict()
+        data["audit_warnings"] = warnings
         if plot:
             data["pass_hat_k_curve"] = {
                 r: {str(kk): v for kk, v in pts} for r, pts in curves.items()
@@ -219,6 +274,8 @@ def compare(
         return
     color = sys.stdout.isatty() and "NO_COLOR" not in _env()
     text = render_comparison(cmp, color=color)
+    for line in warnings:  # stderr, before the table: stdout keeps its layout
+        click.echo(line, err=True)
     if color:  # our own colours, past the sanitizer; render_comparison made every name visible
         echo_raw(text, nl=not plot)
     else:

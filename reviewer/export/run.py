@@ -11,7 +11,7 @@ from typing import Any
 
 from reviewer.export.files import FILE_NAMES, ExportError, existing_ids, resolve_out, write_atomic
 from reviewer.export.redact import Redactor
-from reviewer.export.select import Candidate, Selection, select
+from reviewer.export.select import Candidate, Selection, select, skipped_reasons
 from reviewer.export.tasks import RuleInfo, TaskContext, build_task, candidate_task_id, to_inspect
 from reviewer.models import Rubric
 from reviewer.store.db import Store
@@ -49,6 +49,7 @@ class ExportSummary:
     sources: dict[str, int] = field(default_factory=dict)
     redacted: dict[str, int] | None = None
     redaction: str | None = None  # "3 secrets (2 api keys, 1 email)"
+    skipped: str = ""  # why the listed trials that were not exported were left out
 
     def lines(self) -> list[str]:
         """The summary as text lines (plain strings; names come from the data)."""
@@ -64,6 +65,8 @@ class ExportSummary:
             out.append(f"  {self.unclustered} in no cluster")
         if self.redaction is not None:
             out.append(f"redacted {self.redaction}")
+        if self.skipped:
+            out.append(self.skipped)
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -79,6 +82,7 @@ class ExportSummary:
             "unclustered": self.unclustered,
             "sources": self.sources,
             "redacted": self.redacted,
+            "skipped": self.skipped,
         }
 
 
@@ -105,8 +109,9 @@ def export_tasks(
         raise ExportError("--force replaces the file and --append adds to it; give one of them")
     path = resolve_out(out, fmt)
     candidates = select(db, selection)
+    skipped = skipped_reasons(db, selection, candidates)
     if not candidates:
-        raise NothingToExport(nothing_message(selection))
+        raise NothingToExport(nothing_message(selection, skipped))
     exists = path.exists()
     if exists and not (force or append):
         raise ExportError(f"{path} exists; --append adds the new tasks to it, --force replaces it")
@@ -118,7 +123,9 @@ def export_tasks(
     if new or not exists or not append:
         lines = _lines(db, new, fmt, redactor, _rule_infos(db))
         write_atomic(path, lines, keep_existing=append and exists)
-    return _summary(path, fmt, candidates, new, old, redactor)
+    summary = _summary(path, fmt, candidates, new, old, redactor)
+    summary.skipped = skipped
+    return summary
 
 
 def _task_ids(redactor: Redactor | None) -> Callable[[Candidate], str]:
@@ -130,11 +137,14 @@ def _task_ids(redactor: Redactor | None) -> Callable[[Candidate], str]:
     return lambda c: candidate_task_id(c, quiet.text)
 
 
-def nothing_message(sel: Selection) -> str:
-    """Why the selection is empty, and the option that widens it."""
+def nothing_message(sel: Selection, skipped: str = "") -> str:
+    """Why the selection is empty (with why the listed trials were skipped), and the options that
+    widen it."""
     what = "no trial is labeled fail by " + (repr(sel.labeler) if sel.labeler else "a human")
     if sel.include_judge:
         what += " or failed by a judge without a human saying pass"
+    if sel.include_harness:
+        what += " or failed by the harness without a human saying pass"
     where = []
     if sel.runs:
         where.append("in run " + ", ".join(sel.runs))
@@ -143,7 +153,10 @@ def nothing_message(sel: Selection) -> str:
     if sel.trial_ids is not None:
         where.append("among the chosen trials")
     hint = "" if sel.include_judge else "; --judge-fails adds judge fails no human contradicted"
-    return f"nothing to export: {' '.join([what, *where])}{hint}"
+    if not sel.include_harness:
+        hint += "; --harness-fails adds the harness's failures"
+    why = f" ({skipped})" if skipped else ""
+    return f"nothing to export: {' '.join([what, *where])}{why}{hint}"
 
 
 def _rule_infos(db: Store) -> dict[str, RuleInfo]:
@@ -171,6 +184,7 @@ def _lines(
 ) -> Iterator[str]:
     """One JSON line per task, built as it is written (so a failure midway writes nothing)."""
     from reviewer.store.export_select import rubric_by_ref, violation_rows
+    from reviewer.store.monitor import is_production
     from reviewer.store.trials import load_trial
 
     rubrics: dict[str, Rubric | None] = {}
@@ -182,7 +196,10 @@ def _lines(
         if ref is not None and ref not in rubrics:
             rubrics[ref] = rubric_by_ref(db, ref)
         ctx = TaskContext(
-            violation_rows(db, c.key.trial_id), rubrics.get(ref) if ref else None, rules
+            violation_rows(db, c.key.trial_id),
+            rubrics.get(ref) if ref else None,
+            rules,
+            "production" if is_production(db, c.key.trial_id) else None,
         )
         task = build_task(c, trial, ctx)
         if redactor is not None:

@@ -13,6 +13,7 @@ from reviewer.store.export_select import (
     Membership,
     TrialKey,
     cluster_ids,
+    harness_fails,
     human_labels,
     human_passes,
     latest_trial_verdicts,
@@ -36,6 +37,7 @@ class Selection:
     include_judge: bool = False
     one_per_cluster: bool = False
     trial_ids: tuple[str, ...] | None = None
+    include_harness: bool = False  # also the harness's failures no human labeled pass
 
 
 @dataclass(frozen=True)
@@ -84,11 +86,15 @@ def select(db: Store, sel: Selection) -> list[Candidate]:
     labels = human_labels(db, sel.labeler)
     verdicts = latest_trial_verdicts(db)
     sources = {tid: "human" for tid, label in labels.items() if label.verdict == "fail"}
+    passed = human_passes(db) if sel.include_judge or sel.include_harness else set()
     if sel.include_judge:
-        passed = human_passes(db)
         for tid, v in verdicts.items():
             if v.verdict == "fail" and tid not in sources and tid not in passed:
                 sources[tid] = "judge"
+    if sel.include_harness:
+        for tid in harness_fails(db):
+            if tid not in sources and tid not in passed:
+                sources[tid] = "harness"
     if sel.trial_ids is not None:
         wanted = set(sel.trial_ids)
         sources = {tid: s for tid, s in sources.items() if tid in wanted}
@@ -121,3 +127,44 @@ def one_per_cluster(candidates: Sequence[Candidate]) -> list[Candidate]:
             picked[cid] = c
     keep = {id(c) for c in picked.values()}
     return [c for c in candidates if c.cluster is None or id(c) in keep]
+
+
+def skipped_reasons(db: Store, sel: Selection, chosen: Sequence[Candidate]) -> str:
+    """Why the trials of ``sel.trial_ids`` that were not chosen were left out, in one line ("" when
+    no trial was left out or the selection is not a list of trials)."""
+    from reviewer.store.export_select import trial_outcomes
+
+    if sel.trial_ids is None:
+        return ""
+    taken = {c.key.trial_id for c in chosen}
+    left = [t for t in dict.fromkeys(sel.trial_ids) if t not in taken]
+    if not left:
+        return ""
+    labels = human_labels(db, sel.labeler)
+    verdicts = latest_trial_verdicts(db)
+    outcomes = trial_outcomes(db, left)
+    reasons: dict[str, int] = {}
+    for tid in left:
+        label = labels.get(tid)
+        verdict = verdicts.get(tid)
+        outcome = outcomes.get(tid, "")
+        if label is not None and label.verdict == "pass":
+            why = "labeled pass by a human"
+        elif label is not None and label.verdict == "skip":
+            why = "labeled skip"
+        elif verdict is not None and verdict.verdict == "fail" and not sel.include_judge:
+            why = "judge fails"
+        elif outcome == "pass":
+            why = "passed"
+        elif outcome == "infra":
+            why = "infrastructure errors"
+        elif outcome == "unscored":
+            why = "unscored, no fail label"
+        elif outcome == "fail" and not sel.include_harness:
+            why = "harness failures nobody labeled"
+        else:
+            why = "not a failure a human or judge named"
+        reasons[why] = reasons.get(why, 0) + 1
+    parts = [f"{n} {why}" for why, n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))]
+    n = len(left)
+    return f"skipped {n} trial{'' if n == 1 else 's'}: " + ", ".join(parts)

@@ -32,6 +32,7 @@ class TaskContext:
     violations: Sequence[tuple[str, str, str]] = ()  # (rule id, severity, detail)
     rubric: Rubric | None = None
     rules: dict[str, RuleInfo] = field(default_factory=dict)
+    origin: str | None = None  # "production": a conversation the monitor watched
 
 
 def task_id(
@@ -151,6 +152,8 @@ def _provenance(c: Candidate, trial: Trial, ctx: TaskContext) -> dict[str, Any]:
             "rationale": c.verdict.rationale,
         },
     }
+    if ctx.origin:
+        prov["origin"] = ctx.origin
     if trial.metadata:
         prov["metadata"] = trial.metadata
     return prov

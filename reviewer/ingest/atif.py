@@ -19,6 +19,12 @@ A JSON object with ``schema_version`` ``"ATIF-v1.x"``, ``session_id``, ``agent``
   ``<trial>/result.json``), its ``exception_info`` the error; without a result.json, unscored.
 - Task id: ``task_name`` of result.json, else the trial folder (``<task>__<id>``) of a file named
   ``trajectory.json``, else the file name up to ``.trajectory``.
+- A Harbor job (``<job>/<trial>/agent/trajectory.json`` beside ``<job>/<trial>/result.json``) is one
+  run named after the job folder, the folder holding the trial folders; each trial's id hashes its
+  trial folder's name and result.json with the trajectory, so two trials whose agents wrote the
+  same steps but were graded apart stay two trials. Harbor's own ``result.json`` / ``config.json``
+  files, of a trial or of the job, are read with the trajectories they describe and never reported
+  as files of an unknown format (``harbor_side_file``).
 - Usage: ``final_metrics`` totals (summed over continuations), else the steps' ``metrics``.
 """
 
@@ -40,6 +46,7 @@ from reviewer.ingest.base import (
     load_document,
     parse_arguments,
 )
+from reviewer.ingest.files import path_text
 from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage
 from reviewer.record import json_problem
 
@@ -189,8 +196,17 @@ def _trial(path: Path, parts: list[tuple[Path, dict[str, Any]]]) -> Trial:
             for k in ("trial_name", "task_name", "verifier_result", "exception_info")
             if k in result
         }
+    trial_folder = _trial_folder(path)
+    fingerprint = canonical([p for _, p in parts])
+    if trial_folder is not None:
+        # two Harbor trials may hold byte-identical trajectories: their folder and grading tell
+        # them apart
+        fingerprint = canonical(
+            {"trajectory": [p for _, p in parts], "trial": trial_folder.name, "result": result}
+        )
     return Trial(
         task_id=_task_id(path, result),
+        run=_job_name(trial_folder),
         messages=messages,
         reward=reward,
         error=error,
@@ -200,7 +216,7 @@ def _trial(path: Path, parts: list[tuple[Path, dict[str, Any]]]) -> Trial:
         metadata=metadata,
         instruction=next((m.content for m in messages if m.role == "user" and m.content), None),
         source=result,
-        fingerprint=canonical([p for _, p in parts]),
+        fingerprint=fingerprint,
     )
 
 
@@ -255,6 +271,47 @@ def _refs(result: dict[str, Any]) -> str:
     return ", ".join(
         str(as_dict(r).get("trajectory_path") or as_dict(r).get("session_id") or r) for r in items
     )
+
+
+def _trial_folder(path: Path) -> Path | None:
+    """The Harbor trial folder of a trajectory: ``<trial>/agent/`` holding it, or the folder
+    holding it beside a ``result.json``; None for a trajectory on its own."""
+    if path.parent.name == "agent":
+        return path.parent.parent
+    return path.parent if (path.parent / "result.json").is_file() else None
+
+
+def _job_name(trial_folder: Path | None) -> str | None:
+    """A Harbor job's run name: the folder holding the trial folders (None without one)."""
+    if trial_folder is None:
+        return None
+    job = trial_folder.resolve().parent
+    return path_text(job.name) if job.name else None
+
+
+#: Harbor's own files beside the trajectories: a trial's or a job's result and config.
+_HARBOR_SIDE_FILES = {"result.json", "config.json"}
+
+
+def harbor_side_file(path: Path) -> bool:
+    """True for Harbor's ``result.json`` / ``config.json`` of a trial (beside ``agent/`` or a
+    ``trajectory.json``) or of a job (a folder of such trials): read with the trajectories, so an
+    import walking the folder passes over them without a word."""
+    if path.name not in _HARBOR_SIDE_FILES:
+        return False
+    folder = path.parent
+
+    def holds_trajectory(trial: Path) -> bool:
+        return (trial / "agent" / "trajectory.json").is_file() or (
+            trial / "trajectory.json"
+        ).is_file()
+
+    try:
+        if holds_trajectory(folder):
+            return True
+        return any(c.is_dir() and holds_trajectory(c) for c in folder.iterdir())
+    except OSError:
+        return False
 
 
 def _result(path: Path) -> dict[str, Any]:

@@ -24,8 +24,9 @@ from reviewer.ingest.base import (
     load_document,
     parse_arguments,
 )
+from reviewer.ingest.inspect_scores import score_outcome, scores_kept, short
 from reviewer.ingest.limits import MIB, RATIO_FREE, Limits, limits, size_text
-from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage, is_success
+from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage
 from reviewer.record import RecordError, json_problem, loads, loads_unchecked
 
 NAME = "inspect"
@@ -50,10 +51,9 @@ _DAMAGE = (
     zlib.error,
     struct.error,
 )
-_PASS = {"c", "correct", "true", "yes", "1", "1.0"}
-_FAIL = {"i", "incorrect", "p", "partial", "n", "noanswer", "false", "no"}
+#: The one flag the import options read: ``--scorer NAME`` picks the score that decides.
+HAS_SCORERS = True
 _MEDIA = {"image", "audio", "video", "document"}
-_REASON_MAX = 300
 _EXC_NAME = re.compile(r"([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt))\b")
 
 
@@ -243,7 +243,7 @@ def _convert(
         return skip("no sample id")
     task_id, epoch = str(sample["id"]), sample.get("epoch")
     if epoch is not None and (type(epoch) is not int or epoch < 0):
-        return skip(f"epoch {_short(repr(epoch))} is not a whole number of 0 or more")
+        return skip(f"epoch {short(repr(epoch))} is not a whole number of 0 or more")
     raw_messages = sample.get("messages")
     if not isinstance(raw_messages, list):
         return skip(f"{task_id} epoch {epoch}: no messages list")
@@ -252,26 +252,19 @@ def _convert(
     except (TypeError, ValueError, AttributeError) as exc:
         return skip(f"{task_id} epoch {epoch}: malformed messages: {exc}")
     error = _error(sample.get("error"))
-    passed, reward, reason, scorer = None, None, None, None
+    passed, reward, reason, scorer, unread = None, None, None, None, None
     if sample.get("scores") not in (None, {}) and not isinstance(sample.get("scores"), dict):
         return skip(f"{task_id} epoch {epoch}: no score (scores is not an object)")
     scores = as_dict(sample.get("scores"))
     if scores:
+        # the first scorer decides unless --scorer names another (ingest.outcome); the run's pass
+        # rule names it when a sample has several
         scorer, score = next(iter(scores.items()))
-        value = as_dict(score).get("value")
-        verdict = _verdict(value)
-        if verdict is None:
-            return skip(
-                f"{task_id} epoch {epoch}: score {value!r} of scorer {scorer!r} is not pass/fail"
-            )
-        passed, reward = verdict
-        if not is_success(passed, reward):
-            explanation = as_dict(score).get("explanation")
-            reason = _short(explanation) if isinstance(explanation, str) and explanation else None
+        passed, reward, reason, unread = score_outcome(scorer, score)
     # no score and no error: an eval without a scorer (or not scored yet), an unscored trial
     if error is not None:
         # Inspect leaves a sample that errored out of its metrics: the run broke, not the model
-        reason = "infrastructure error: " + _short(error.message or "sample error")
+        reason = "infrastructure error: " + short(error.message or "sample error")
     limit = as_dict(sample.get("limit"))
     meta = {
         "eval_task": header.get("task"),
@@ -282,7 +275,8 @@ def _convert(
         "sample_uuid": sample.get("uuid"),
         "target": sample.get("target"),
         "scorer": scorer,
-        "scores": _scores(scores) or None,
+        "scores": scores_kept(scores) or None,
+        "score_unread": unread,
         "sample_metadata": sample.get("metadata") or None,
     }
     return Trial(
@@ -302,28 +296,25 @@ def _convert(
         termination=f"{limit['type']} limit" if isinstance(limit.get("type"), str) else None,
         source_line=index,
         source=sample,
-        fingerprint=canonical(sample),
+        fingerprint=_identity(header, sample),
         source_member=where if line is None else None,  # an .eval member: named, it has no line
     )
 
 
-def _verdict(value: Any) -> tuple[bool | None, float | None] | None:
-    """``(passed, reward)``: letters and booleans set ``passed``, numbers set ``reward``."""
-    if isinstance(value, bool):
-        return value, None
-    if isinstance(value, int | float):
-        return None, float(value)
-    if isinstance(value, str):
-        text = value.strip().lower()
-        if text in _PASS:
-            return True, None
-        if text in _FAIL:
-            return False, None
-        try:
-            return None, float(text)
-        except ValueError:
-            return None
-    return None
+def _identity(header: dict[str, Any], sample: dict[str, Any]) -> bytes:
+    """What makes a sample the same trial: its eval (the eval id; in logs older than eval ids, the
+    run id and task id), sample id and epoch, so the .eval and .json copies of one log, serialized
+    apart (attachments, events, transcript), are one trial; the whole sample when the log names no
+    eval."""
+    eval_id = header.get("eval_id")
+    run_id, task_id = header.get("run_id"), header.get("task_id")
+    if isinstance(eval_id, str) and eval_id:
+        ident: Any = eval_id
+    elif isinstance(run_id, str) and run_id and isinstance(task_id, str) and task_id:
+        ident = [run_id, task_id]
+    else:
+        return canonical(sample)
+    return canonical({"eval_id": ident, "id": sample.get("id"), "epoch": sample.get("epoch")})
 
 
 def _messages(raw: list[Any]) -> list[Message]:
@@ -417,11 +408,6 @@ def _first_number(*values: Any) -> float | None:
     return next((n for v in values if (n := _number(v)) is not None), None)
 
 
-def _short(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= _REASON_MAX else text[: _REASON_MAX - 1] + "…"
-
-
 def run_name(header: dict[str, Any]) -> str | None:
     """A run named after the eval's task and model (``popularity · claude-sonnet-4``), the model
     without its provider prefix; None when the header names neither."""
@@ -432,14 +418,3 @@ def run_name(header: dict[str, Any]) -> str | None:
     if task is None and model is None:
         return None
     return " · ".join(p for p in (task, model) if p)
-
-
-def _scores(scores: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Every scorer's score as Inspect wrote it: value, answer, explanation (for the transcript)."""
-    out: dict[str, dict[str, Any]] = {}
-    for name, score in scores.items():
-        score = as_dict(score)
-        kept = {k: score[k] for k in ("value", "answer", "explanation") if score.get(k) is not None}
-        if kept:
-            out[str(name)] = kept
-    return out

@@ -1,4 +1,5 @@
-"""OpenAI chat JSONL: one conversation a line, ``{"messages": [...], "passed": bool}`` or ``"reward": x``."""
+"""OpenAI chat JSONL: one conversation a line, ``{"messages": [...], "passed": bool}`` or ``"reward": x``;
+a line with neither (a fine-tuning or production log) is an unscored trial."""
 
 from __future__ import annotations
 
@@ -31,7 +32,9 @@ _SLUG_MAX = 40
 
 
 def sniff(path: Path, head: bytes) -> bool:
-    """First non-blank line: an object with ``messages`` and ``passed``/``reward``, and no ``outcome``."""
+    """First non-blank line: an object with a ``messages`` list of chat messages (``role``) and no
+    ``outcome`` (``passed`` / ``reward`` optional). The last format tried, so every more specific
+    one goes first."""
     if path.suffix.lower() not in _SUFFIXES:
         return False
     first = next(
@@ -45,16 +48,12 @@ def sniff(path: Path, head: bytes) -> bool:
         # a first line longer than the head: judge by the keys it shows
         text = first.decode("utf-8", "replace")
         has = {
-            k: re.search(_KEY.format(k), text) is not None
-            for k in ("messages", "passed", "reward", "outcome")
+            k: re.search(_KEY.format(k), text) is not None for k in ("messages", "role", "outcome")
         }
-        return has["messages"] and (has["passed"] or has["reward"]) and not has["outcome"]
-    return (
-        isinstance(obj, dict)
-        and isinstance(obj.get("messages"), list)
-        and ("passed" in obj or "reward" in obj)
-        and "outcome" not in obj
-    )
+        return has["messages"] and has["role"] and not has["outcome"]
+    if not isinstance(obj, dict) or "outcome" in obj or not isinstance(obj.get("messages"), list):
+        return False
+    return any(isinstance(m, dict) and "role" in m for m in obj["messages"])
 
 
 def parse(path: Path) -> Iterator[Record]:
@@ -88,9 +87,6 @@ def _trial(rec: dict[str, Any], file: str, lineno: int, line: bytes) -> Record:
         return Skip(file, lineno, f"passed must be true or false, got {passed!r}")
     if reward is not None and (isinstance(reward, bool) or not isinstance(reward, int | float)):
         return Skip(file, lineno, f"reward must be a number, got {reward!r}")
-    if passed is None and reward is None and "passed" not in rec and "reward" not in rec:
-        # "passed": null (or "reward": null) says it: an unscored conversation
-        return Skip(file, lineno, "no passed or reward field (null for an unscored trial)")
     metadata = dict(rec["metadata"]) if isinstance(rec.get("metadata"), dict) else {}
     task_id = rec.get("task_id")
     if task_id is None or task_id == "":

@@ -45,6 +45,8 @@ from reviewer.record import json_problem
 
 NAME = "openhands"
 KIND: Kind = "trials"
+#: ``import --outcomes FILE`` (a SWE-bench report) gives these trials their outcomes.
+JOINS_OUTCOMES = True
 
 _SKIP_ACTIONS = {"recall", "change_agent_state", "null", "agent_state_changed"}
 _SKIP_OBSERVATIONS = {"recall", "agent_state_changed", "null"}

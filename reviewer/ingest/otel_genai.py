@@ -379,6 +379,8 @@ def _trace(file: str, lineno: int | None, trace_id: str, spans: list[dict[str, A
             "provider": root_attrs.get("gen_ai.provider.name"),
             "model": ", ".join(models) or None,
             "root_span": root[0].get("name"),
+            # when the conversation started, for `reviewer monitor`'s windows
+            "started_at": _iso(_ns(root[0].get("startTimeUnixNano"))),
             "evaluations": evaluations or None,
         }.items()
         if v is not None
@@ -398,6 +400,18 @@ def _trace(file: str, lineno: int | None, trace_id: str, spans: list[dict[str, A
         source_line=lineno,
         fingerprint=canonical([{k: v for k, v in s.items() if k != "_resource"} for s in spans]),
     )
+
+
+def _iso(ns: int) -> str | None:
+    """A span time (ns since the epoch) as ISO-8601 UTC, or None when unset."""
+    from datetime import UTC, datetime
+
+    if ns <= 0:
+        return None
+    try:
+        return datetime.fromtimestamp(ns / 1e9, UTC).isoformat(timespec="milliseconds")
+    except (OverflowError, OSError, ValueError):
+        return None
 
 
 def _tool(conv: _Conversation, span: dict[str, Any], attrs: dict[str, Any]) -> None:

@@ -9,7 +9,10 @@
   its ``action`` (the command it ran) is one tool call named after the command's first word, with the
   whole command as ``{"command": ...}``. The reply that follows (role ``tool``, or ``user`` after an
   action in older files) is the tool message. With no ``history``, ``trajectory`` steps are used.
-- Task id: the file name without ``.traj`` (SWE-agent names it after the instance id).
+- Task id: the instance id, ``replay_config.problem_statement.id`` (SWE-agent 1.x; the config may be
+  a JSON string), else the file name without ``.traj`` (SWE-agent names it after the instance id).
+- Run: the run folder, the one holding the ``.traj`` files (``<run>/<id>.traj``) or the instance
+  folders (``<run>/<id>/<id>.traj``, SWE-agent 1.x): one run per folder, one task per instance.
 - ``info.exit_status`` is the termination; ``info.model_stats`` gives the cost (``instance_cost``) and
   tokens (``tokens_sent`` / ``tokens_received``); the submission (patch) goes to metadata.
 - ``all_preds.jsonl`` (``model_name_or_path``, ``instance_id``, ``model_patch`` per line) is
@@ -35,11 +38,14 @@ from reviewer.ingest.base import (
     parse_arguments,
     read_document,
 )
+from reviewer.ingest.files import path_text
 from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage
 from reviewer.record import MAX_DEPTH, json_problem
 
 NAME = "swe-agent"
 KIND: Kind = "trials"
+#: ``import --outcomes FILE`` (a SWE-bench report) gives these trials their outcomes.
+JOINS_OUTCOMES = True
 
 _PRED_KEYS = (b"model_patch", b"instance_id")
 
@@ -120,8 +126,10 @@ def _trial(path: Path, data: dict[str, Any]) -> Trial:
     error = None
     if isinstance(exit_status, str) and ("error" in exit_status or "exit_format" in exit_status):
         error = TrialError(type=exit_status, message=None)
+    task_id = instance_id(data) or path.name.removesuffix(".traj")
     return Trial(
-        task_id=path.name.removesuffix(".traj"),
+        task_id=task_id,
+        run=_run_name(path, task_id),
         messages=messages,
         usage=Usage(
             input_tokens=as_int(stats.get("tokens_sent")),
@@ -137,6 +145,26 @@ def _trial(path: Path, data: dict[str, Any]) -> Trial:
         source=data,
         fingerprint=canonical(data),
     )
+
+
+def instance_id(data: dict[str, Any]) -> str | None:
+    """The SWE-bench instance id a trajectory records (``replay_config.problem_statement.id``)."""
+    config = data.get("replay_config")
+    if isinstance(config, str):
+        try:
+            config = json.loads(config)
+        except (ValueError, RecursionError):
+            return None
+    value = as_dict(as_dict(config).get("problem_statement")).get("id")
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _run_name(path: Path, task_id: str) -> str | None:
+    """The run folder: the one holding the .traj, or above it when that folder is the instance's."""
+    folder = path.resolve().parent
+    if folder.name in (task_id, path.name.removesuffix(".traj")):
+        folder = folder.parent
+    return path_text(folder.name) if folder.name else None
 
 
 def _from_history(history: list[Any]) -> list[Message]:

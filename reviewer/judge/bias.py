@@ -4,10 +4,20 @@ Winners arrive mapped back to the pair's own names (``a``, ``b``, ``tie``, ``Non
 unparseable verdict). In order AB ``a`` is shown first, in order BA ``b`` is, so a pair is
 
 - *consistent*: the same winner in both orders (a tie in both counts),
-- *biased toward first*: AB says ``a`` and BA says ``b`` (the first-shown answer wins both times),
-- *biased toward second*: AB says ``b`` and BA says ``a``,
-- *other inconsistent*: a tie in exactly one order,
+- *biased toward first*: the first-shown answer is favoured: it wins in both orders (AB ``a``, BA
+  ``b``), or wins in one order and ties in the other (MT-Bench, Zheng et al. 2023: a tie in one order
+  only is inconsistent, and leans to the position that won the other order),
+- *biased toward second*: the same for the second-shown answer (AB ``b`` / BA ``a``, or a tie and a
+  second-slot win),
 - *error*: a verdict is missing in either order.
+
+Rating-based judges (LLMBar's ``*/Rating*`` strategies) give two absolute scores; LLMBar writes a
+score tie as AB ``b`` and BA ``a``, which would read as biased toward second. For a judge
+:func:`is_rating_judge` recognises, that pattern is a tie in both orders (consistent).
+
+The first-slot win rate counts single-order verdicts, but its interval takes the pair as the unit:
+the two verdicts of one pair are not independent (a judge that always favours one slot decides both),
+so the Wilson interval uses the effective number of verdicts after the design effect of the pairs.
 
 Pure statistics over plain values; kappa comes from :mod:`reviewer.calibration.kappa`. Degenerate
 inputs give ``None`` figures with an explanation, never NaN.
@@ -37,6 +47,7 @@ __all__ = [
     "VsHuman",
     "bias_report",
     "classify",
+    "is_rating_judge",
     "judge_bias",
     "render_bias",
     "surviving_winner",
@@ -45,12 +56,11 @@ __all__ = [
 ]
 
 WINNERS = ("a", "b", "tie")
-CATEGORIES = ("consistent", "biased_first", "biased_second", "other_inconsistent", "error")
+CATEGORIES = ("consistent", "biased_first", "biased_second", "error")
 CATEGORY_NAMES = {
     "consistent": "consistent",
     "biased_first": "biased toward first",
     "biased_second": "biased toward second",
-    "other_inconsistent": "other inconsistent",
     "error": "error",
 }
 _Z95 = 1.959963984540054
@@ -75,29 +85,38 @@ def _winner(value: str | None) -> str | None:
     return value if value in WINNERS else None
 
 
-def classify(order_ab: str | None, order_ba: str | None) -> str:
-    """The MT-Bench category of one pair's two mapped-back verdicts (one of :data:`CATEGORIES`)."""
+def is_rating_judge(judge: str) -> bool:
+    """A judge whose two verdicts come from two absolute scores (LLMBar's ``Rating*`` strategies,
+    named ``MODEL/Rating...``): its AB ``b`` / BA ``a`` is a score tie."""
+    return any(part.startswith("Rating") for part in judge.split("/")[1:])
+
+
+def classify(order_ab: str | None, order_ba: str | None, rating: bool = False) -> str:
+    """The MT-Bench category of one pair's two mapped-back verdicts (one of :data:`CATEGORIES`);
+    ``rating``: the judge scores each answer, so AB ``b`` / BA ``a`` is a tie."""
     ab, ba = _winner(order_ab), _winner(order_ba)
     if ab is None or ba is None:
         return "error"
-    if ab == ba:
+    if ab == ba or (rating and (ab, ba) == ("b", "a")):
         return "consistent"
-    if (ab, ba) == ("a", "b"):
-        return "biased_first"
-    if (ab, ba) == ("b", "a"):
-        return "biased_second"
-    return "other_inconsistent"
+    # the first-shown answer is a in order AB and b in order BA
+    first = (ab == "a") + (ba == "b")
+    second = (ab == "b") + (ba == "a")
+    return "biased_first" if first > second else "biased_second"
 
 
-def surviving_winner(order_ab: str | None, order_ba: str | None) -> str:
+def surviving_winner(order_ab: str | None, order_ba: str | None, rating: bool = False) -> str:
     """The aggregate rule: a win counts only if it survives the swap, else the pair is a tie."""
-    if classify(order_ab, order_ba) != "consistent":
+    if classify(order_ab, order_ba, rating) != "consistent":
+        return "tie"
+    if rating and (order_ab, order_ba) == ("b", "a"):
         return "tie"
     return _winner(order_ab) or "tie"
 
 
-def wilson_interval(k: int, n: int, z: float = _Z95) -> tuple[float, float] | None:
-    """Wilson score interval of a proportion k / n; ``None`` when n is 0."""
+def wilson_interval(k: float, n: float, z: float = _Z95) -> tuple[float, float] | None:
+    """Wilson score interval of a proportion k / n (an effective, possibly fractional, count);
+    ``None`` when n is 0."""
     if n <= 0:
         return None
     p = k / n
@@ -118,6 +137,10 @@ class FirstSlot:
     rate: float | None = None
     ci: tuple[float, float] | None = None
     explanation: str | None = None
+    pairs: int = 0  # pairs with at least one decided verdict: the unit of the interval
+    design_effect: float | None = (
+        None  # variance over pairs / variance if verdicts were independent
+    )
 
 
 @dataclass
@@ -192,12 +215,15 @@ class BiasReport:
 
 
 def bias_report(pairs: Iterable[PairVerdicts], judge: str | None = None) -> BiasReport:
-    """Figures per judge (or for ``judge`` only), judges in name order."""
+    """Figures per judge (or for ``judge`` only), judges in name order; rating-based judges
+    (:func:`is_rating_judge`) read AB ``b`` / BA ``a`` as a score tie."""
     by_judge: dict[str, list[PairVerdicts]] = {}
     for p in pairs:
         if judge is None or p.judge == judge:
             by_judge.setdefault(p.judge, []).append(p)
-    report = BiasReport([judge_bias(name, by_judge[name]) for name in sorted(by_judge)])
+    report = BiasReport(
+        [judge_bias(name, by_judge[name], is_rating_judge(name)) for name in sorted(by_judge)]
+    )
     if not report.judges:
         report.explanation = (
             f"no pair judgements of judge {judge!r}"
@@ -207,17 +233,17 @@ def bias_report(pairs: Iterable[PairVerdicts], judge: str | None = None) -> Bias
     return report
 
 
-def judge_bias(judge: str, pairs: Sequence[PairVerdicts]) -> JudgeBias:
+def judge_bias(judge: str, pairs: Sequence[PairVerdicts], rating: bool = False) -> JudgeBias:
     """One judge's consistency table, first-slot win rate, agreement with humans and aggregate."""
-    cats = [classify(p.order_ab, p.order_ba) for p in pairs]
+    cats = [classify(p.order_ab, p.order_ba, rating) for p in pairs]
     counts = Counter(cats)
     return JudgeBias(
         judge=judge,
         n=len(pairs),
         counts={c: counts.get(c, 0) for c in CATEGORIES},
-        first_slot=_first_slot(pairs),
-        vs_human=_vs_human_all(pairs, cats),
-        aggregate=_aggregate(pairs, cats),
+        first_slot=_first_slot(pairs, rating),
+        vs_human=_vs_human_all(pairs, cats, rating),
+        aggregate=_aggregate(pairs, cats, rating),
         n_human=sum(1 for p in pairs if _winner(p.human) is not None),
         inconsistent=[
             Inconsistent(p.pair_id, c, p.order_ab, p.order_ba, p.human)
@@ -227,28 +253,52 @@ def judge_bias(judge: str, pairs: Sequence[PairVerdicts]) -> JudgeBias:
     )
 
 
-def _first_slot(pairs: Sequence[PairVerdicts]) -> FirstSlot:
+def _first_slot(pairs: Sequence[PairVerdicts], rating: bool = False) -> FirstSlot:
     wins = decided = ties = errors = 0
+    per_pair: list[tuple[int, int]] = []  # (first-slot wins, decided verdicts) of each pair
     for p in pairs:
-        for value, first in ((p.order_ab, "a"), (p.order_ba, "b")):
-            w = _winner(value)
-            if w is None:
+        ab, ba = p.order_ab, p.order_ba
+        if rating and (_winner(ab), _winner(ba)) == ("b", "a"):
+            ab = ba = "tie"  # a score tie
+        w = d = 0
+        for value, first in ((ab, "a"), (ba, "b")):
+            v = _winner(value)
+            if v is None:
                 errors += 1
-            elif w == "tie":
+            elif v == "tie":
                 ties += 1
             else:
-                decided += 1
-                wins += w == first
-    out = FirstSlot(wins=wins, decided=decided, ties=ties, errors=errors)
+                d += 1
+                w += v == first
+        wins, decided = wins + w, decided + d
+        if d:
+            per_pair.append((w, d))
+    out = FirstSlot(wins=wins, decided=decided, ties=ties, errors=errors, pairs=len(per_pair))
     if decided:
         out.rate = wins / decided
-        out.ci = wilson_interval(wins, decided)
+        out.design_effect = _design_effect(per_pair, out.rate)
+        n_eff = decided / max(1.0, out.design_effect or 1.0)
+        out.ci = wilson_interval(wins / decided * n_eff, n_eff)
     else:
         out.explanation = "no single-order verdict picked a winner (all ties or errors)"
     return out
 
 
-def _vs_human_all(pairs: Sequence[PairVerdicts], cats: Sequence[str]) -> list[VsHuman]:
+def _design_effect(per_pair: Sequence[tuple[int, int]], rate: float) -> float | None:
+    """Variance of the rate with pairs as the unit (ratio estimator, n / (n - 1) corrected) over
+    the binomial variance of as many independent verdicts; None when either is 0."""
+    m = len(per_pair)
+    total = sum(d for _, d in per_pair)
+    if m < 2 or not total or rate in (0.0, 1.0):
+        return None
+    resid = math.fsum((w - rate * d) ** 2 for w, d in per_pair)
+    clustered = m / (m - 1) * resid / total**2
+    return clustered / (rate * (1 - rate) / total)
+
+
+def _vs_human_all(
+    pairs: Sequence[PairVerdicts], cats: Sequence[str], rating: bool = False
+) -> list[VsHuman]:
     human = [_winner(p.human) for p in pairs]
     scopes: list[tuple[str, list[str | None]]] = [
         ("order AB", [_winner(p.order_ab) for p in pairs]),
@@ -256,11 +306,11 @@ def _vs_human_all(pairs: Sequence[PairVerdicts], cats: Sequence[str]) -> list[Vs
         (
             "swap-consistent",
             [
-                _winner(p.order_ab) if c == "consistent" else None
+                surviving_winner(p.order_ab, p.order_ba, rating) if c == "consistent" else None
                 for p, c in zip(pairs, cats, strict=True)
             ],
         ),
-        ("swap-surviving", [surviving_winner(p.order_ab, p.order_ba) for p in pairs]),
+        ("swap-surviving", [surviving_winner(p.order_ab, p.order_ba, rating) for p in pairs]),
     ]
     return [vs_human(scope, judged, human) for scope, judged in scopes]
 
@@ -301,10 +351,12 @@ def _kappa_note(human: Sequence[str], judge: Sequence[str], kappa: float | None)
     return None
 
 
-def _aggregate(pairs: Sequence[PairVerdicts], cats: Sequence[str]) -> Aggregate:
+def _aggregate(
+    pairs: Sequence[PairVerdicts], cats: Sequence[str], rating: bool = False
+) -> Aggregate:
     agg = Aggregate()
     for p, c in zip(pairs, cats, strict=True):
-        w = surviving_winner(p.order_ab, p.order_ba)
+        w = surviving_winner(p.order_ab, p.order_ba, rating)
         setattr(agg, w, getattr(agg, w) + 1)
         if c == "error":
             agg.from_error += 1
@@ -368,8 +420,10 @@ def _first_slot_lines(f: FirstSlot) -> list[str]:
     head = "  first-slot win rate"
     if f.rate is None or f.ci is None:
         return [f"{head}: n/a ({f.explanation})"]
+    deff = "" if f.design_effect is None else f", design effect {f.design_effect:.2f}"
     return [
-        f"{head} {f.rate:.3f}, 95% CI {f.ci[0]:.3f} .. {f.ci[1]:.3f} (Wilson)",
+        f"{head} {f.rate:.3f}, 95% CI {f.ci[0]:.3f} .. {f.ci[1]:.3f}"
+        f" (Wilson, the {f.pairs} pairs as the unit{deff})",
         f"    {f.wins} / {f.decided} single-order verdicts with a winner; "
         f"{f.ties} ties and {f.errors} errors left out",
     ]

@@ -13,13 +13,20 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from reviewer.metrics.compare_types import (
+    BETTER,
     BUCKETS,
+    DIRECTIONS,
     INFRA_BUCKET,
+    NA,
+    NOISE,
     RED_FLAG,
+    SAME,
+    TOO_FEW,
     UNSCORED_BUCKET,
+    WORSE,
     BootstrapCI,
     Comparison,
     Row,
@@ -27,14 +34,20 @@ from reviewer.metrics.compare_types import (
     TaskDelta,
 )
 from reviewer.metrics.distributions import TrialStats, run_distributions
+from reviewer.metrics.noise import (
+    MIN_TASKS,
+    PercentileSpec,
+    RatioSpec,
+    Spec,
+    task_intervals,
+)
 from reviewer.metrics.passk import pass_hat_k_exact
 from reviewer.text import visible
 
-if TYPE_CHECKING:
-    import numpy as np
-
 __all__ = [
     "BUCKETS",
+    "DIRECTIONS",
+    "MIN_TASKS",
     "RED_FLAG",
     "BootstrapCI",
     "Comparison",
@@ -151,24 +164,50 @@ def compare_runs(
     ov, nv = od.violation_rate, nd.violation_rate
     cost_o, cost_n = od.cost_per_task.mean, nd.cost_per_task.mean
     err_o, err_n = od.tool_error_rate, nd.tool_error_rate
-    rows = [
-        _row("pass_hat_k", f"pass^{kk} (overall)", hat_old, hat_new),
-        _row("pass_at_1", "pass@1", p1_old, p1_new),
-        _row("avg_steps", "avg steps", od.steps.mean, nd.steps.mean, "steps", False),
-        _row("cost_per_task", "cost / task", cost_o, cost_n, "usd", False),
-        _row("p95_latency_s", "p95 latency", od.latency.p95, nd.latency.p95, "seconds", False),
-        _row("tool_error_rate", "tool error rate", err_o, err_n, "pct", False),
-    ]
+    specs = _Specs(shared, old_rows, new_rows)
+    hat_num = [float(hat(*oc[t])) if t in eligible_set else 0.0 for t in shared]
+    hat_num_new = [float(hat(*nc[t])) if t in eligible_set else 0.0 for t in shared]
+    hat_den = [1.0 if t in eligible_set else 0.0 for t in shared]
+    scored_set = set(scored)
+    p1_num = [oc[t][1] / oc[t][0] if t in scored_set else 0.0 for t in shared]
+    p1_num_new = [nc[t][1] / nc[t][0] if t in scored_set else 0.0 for t in shared]
+    p1_den = [1.0 if t in scored_set else 0.0 for t in shared]
+    # (metric, label, old, new, unit, higher is better, red flag on a rise, spec)
+    plan: list[tuple[str, str, float | None, float | None, str, bool, bool, Spec]] = [
+        ("pass_hat_k", f"pass^{kk} (overall)", hat_old, hat_new, "rate", True, False,
+         RatioSpec(hat_num, hat_den, hat_num_new, hat_den)),
+        ("pass_at_1", "pass@1", p1_old, p1_new, "rate", True, False,
+         RatioSpec(p1_num, p1_den, p1_num_new, p1_den)),
+        ("avg_steps", "avg steps", od.steps.mean, nd.steps.mean, "steps", False, False,
+         specs.ratio(lambda s: s.steps, lambda s: 1)),
+        ("cost_per_task", "cost / task", cost_o, cost_n, "usd", False, False, specs.cost()),
+        ("p95_latency_s", "p95 latency", od.latency.p95, nd.latency.p95, "seconds", False, False,
+         specs.latency(95)),
+        ("tool_error_rate", "tool error rate", err_o, err_n, "pct", False, False,
+         specs.ratio(lambda s: s.tool_errors, lambda s: s.tool_calls)),
+    ]  # fmt: skip
     if forbidden:
         fo, fn = _share(old_rows, forbidden), _share(new_rows, forbidden)
-        rows.append(_row("forbidden_rate", "forbidden-tool rate", fo, fn, "pct", False, True))
+        plan.append(
+            ("forbidden_rate", "forbidden-tool rate", fo, fn, "pct", False, True,
+             specs.ratio(lambda s: not forbidden.isdisjoint(s.violations), lambda s: 1))
+        )  # fmt: skip
     for rid, severity in sev.items():
         o, n = ov.get(rid), nv.get(rid)
         label = f"rule {_visible(rid)}"  # a rule id is data: shown, never sent to the terminal
-        rows.append(_row(f"rule:{rid}", label, o, n, "pct", False, severity == "forbidden"))
-    if rows[0].direction == "worse":
+        plan.append(
+            (f"rule:{rid}", label, o, n, "pct", False, severity == "forbidden",
+             specs.ratio(lambda s, r=rid: r in s.violations, lambda s: 1))  # type: ignore[misc]
+        )  # fmt: skip
+    intervals = task_intervals([p[7] for p in plan], len(shared), seed, n_boot)
+    rows = []
+    for (metric, label, o, n, unit, hib, flag, spec), ci in zip(plan, intervals, strict=True):
+        n_tasks = _tasks_with_data(spec)
+        note = _too_few_note(metric, n_tasks, kk, len(scored))
+        rows.append(_row(metric, label, o, n, unit, hib, flag, ci, n_tasks, note))
+    if rows[0].direction == WORSE:
         rows = [
-            replace(r, quoted=True) if i and r.direction == "better" else r
+            replace(r, quoted=True) if i and r.direction == BETTER else r
             for i, r in enumerate(rows)
         ]
 
@@ -193,18 +232,9 @@ def compare_runs(
         )
     )
 
-    import numpy as np  # deferred: importing this module stays light for `reviewer --help`
-
-    by_id = {d.task_id: d for d in deltas}
-    d_hat = np.array([by_id[t].delta for t in eligible], dtype=float)
-    d_p1 = np.array([by_id[t].pass1_delta for t in scored], dtype=float)
-    rng = np.random.default_rng(seed)
-    if len(eligible) == len(scored):  # the same tasks: one set of resamples for both (paired)
-        groups = [(["pass_hat_k", "pass_at_1"], np.column_stack([d_hat, d_p1]))]
-    else:
-        groups = [(["pass_hat_k"], d_hat[:, None]), (["pass_at_1"], d_p1[:, None])]
-    boot = [ci for names, values in groups for ci in _bootstrap(names, values, rng, n_boot, seed)]
-    boot.sort(key=lambda ci: ci.metric != "pass_hat_k")
+    boot = [
+        BootstrapCI(r.metric, r.delta, r.low, r.high, r.n_tasks, n_boot, seed) for r in rows[:2]
+    ]
 
     only_old = [TaskCount(t, *oc[t]) for t in sorted(oc.keys() - shared_set)]
     only_new = [TaskCount(t, *nc[t]) for t in sorted(nc.keys() - shared_set)]
@@ -234,16 +264,115 @@ def _row(
     unit: str = "rate",
     higher_is_better: bool = True,
     red_flag: bool = False,
+    ci: tuple[float, float] | None = None,
+    n_tasks: int = 0,
+    note: str = "",
 ) -> Row:
+    """A row with its direction (see ``compare_types.DIRECTIONS``): better or worse only when the
+    interval ``ci`` of new - old excludes zero over at least ``MIN_TASKS`` tasks; a forbidden rule's
+    rise is a RED FLAG whatever the interval."""
+    low, high = ci if ci is not None else (None, None)
     if old is None or new is None:
-        direction = "n/a"
+        direction = NA
     elif abs(new - old) <= _EPS * max(1.0, abs(old), abs(new)):
-        direction = "same"
+        direction = SAME
     elif red_flag and new > old:
         direction = RED_FLAG
+    elif n_tasks < MIN_TASKS:
+        direction = TOO_FEW
+    elif low is None or high is None or low <= 0 <= high:
+        direction = NOISE
     else:
-        direction = "better" if (new > old) == higher_is_better else "worse"
-    return Row(metric, label, old, new, unit, higher_is_better, direction)
+        direction = BETTER if (low > 0) == higher_is_better else WORSE
+    if direction != TOO_FEW:
+        note = ""
+    return Row(
+        metric, label, old, new, unit, higher_is_better, direction, False, low, high, n_tasks, note
+    )
+
+
+def _tasks_with_data(spec: Spec) -> int:
+    """Tasks that give the row a value in both runs."""
+    if isinstance(spec, RatioSpec):
+        return sum(1 for a, b in zip(spec.den_old, spec.den_new, strict=True) if a > 0 and b > 0)
+    return len(set(spec.task_old) & set(spec.task_new))
+
+
+def _too_few_note(metric: str, n_tasks: int, k: int, n_scored: int) -> str:
+    if n_tasks >= MIN_TASKS:
+        return ""
+    more = MIN_TASKS - n_tasks
+    text = (
+        f"{n_tasks} shared task{' carries' if n_tasks == 1 else 's carry'} this row; an interval needs"
+        f" {MIN_TASKS} ({more} more)"
+    )
+    if metric == "pass_hat_k" and n_scored > n_tasks:
+        text += f", or give more tasks {k} trials in both runs, or a smaller --k"
+    return text
+
+
+class _Specs:
+    """Per-task sums of the trial-level rows, for the paired task bootstrap (``noise``)."""
+
+    def __init__(
+        self, shared: Sequence[str], old: Sequence[TrialStats], new: Sequence[TrialStats]
+    ) -> None:
+        self.index = {t: i for i, t in enumerate(shared)}
+        self.m = len(shared)
+        self.old, self.new = old, new
+        self._idx_old = [self.index[s.task_id] for s in old]
+        self._idx_new = [self.index[s.task_id] for s in new]
+
+    def _sums(self, rows: Sequence[TrialStats], f: Callable[[TrialStats], float]) -> list[float]:
+        import numpy as np
+
+        if rows is self.old:
+            idx = self._idx_old
+        elif rows is self.new:
+            idx = self._idx_new
+        else:
+            idx = [self.index[s.task_id] for s in rows]
+        vals = np.fromiter((f(s) for s in rows), float, len(rows))
+        sums: list[float] = np.bincount(
+            np.asarray(idx, dtype=np.intp), weights=vals, minlength=self.m
+        ).tolist()
+        return sums
+
+    def ratio(
+        self, num: Callable[[TrialStats], float], den: Callable[[TrialStats], float]
+    ) -> RatioSpec:
+        return RatioSpec(
+            self._sums(self.old, num),
+            self._sums(self.old, den),
+            self._sums(self.new, num),
+            self._sums(self.new, den),
+        )
+
+    def _task_cost(self, rows: Sequence[TrialStats]) -> tuple[list[float], list[float]]:
+        total, count = [0.0] * self.m, [0] * self.m
+        for s in rows:
+            if s.cost_usd is not None and math.isfinite(s.cost_usd):
+                total[self.index[s.task_id]] += s.cost_usd
+                count[self.index[s.task_id]] += 1
+        num = [t / c if c else 0.0 for t, c in zip(total, count, strict=True)]
+        return num, [1.0 if c else 0.0 for c in count]
+
+    def cost(self) -> RatioSpec:
+        """The macro mean: every task's mean cost weighs the same."""
+        (no, do), (nn, dn) = self._task_cost(self.old), self._task_cost(self.new)
+        return RatioSpec(no, do, nn, dn)
+
+    def latency(self, q: float) -> PercentileSpec:
+        def known(rows: Sequence[TrialStats]) -> tuple[list[float], list[int]]:
+            pairs = [
+                (float(s.latency_s), self.index[s.task_id])
+                for s in rows
+                if s.latency_s is not None and math.isfinite(s.latency_s)
+            ]
+            return [p[0] for p in pairs], [p[1] for p in pairs]
+
+        (vo, to), (vn, tn) = known(self.old), known(self.new)
+        return PercentileSpec(q, vo, to, vn, tn)
 
 
 def _share(rows: Sequence[TrialStats], rule_ids: set[str]) -> float | None:
@@ -266,40 +395,6 @@ def _bucket(on: int, oc: int, nn: int, nc: int, hat_delta: Fraction | None) -> s
     if change > 0:
         return "improved"
     return "unchanged"
-
-
-def _bootstrap(
-    metrics: list[str], values: np.ndarray, rng: np.random.Generator, n_boot: int, seed: int
-) -> list[BootstrapCI]:
-    """Percentile intervals of the mean of each column of ``values`` (tasks x metrics) over resamples of
-    the tasks with replacement; all columns share the resamples."""
-    import numpy as np
-
-    m = len(values)
-    if m == 0:
-        return [BootstrapCI(name, None, None, None, 0, n_boot, seed) for name in metrics]
-    classes, counts = np.unique(values, axis=0, return_counts=True)
-    means: list[np.ndarray] = []
-    if len(classes) * 4 <= m:
-        # Tasks with equal values are interchangeable, so drawing m tasks with replacement is a
-        # multinomial draw over the distinct values: the same distribution, far less work.
-        p = counts / m
-        chunk = max(1, 2_000_000 // len(classes))
-        for start in range(0, n_boot, chunk):
-            draws = rng.multinomial(m, p, size=min(chunk, n_boot - start))
-            means.append(draws @ classes / m)
-    else:
-        chunk = max(1, 2_000_000 // m)  # bounds memory at a few MB whatever the run size
-        for start in range(0, n_boot, chunk):
-            idx = rng.integers(0, m, size=(min(chunk, n_boot - start), m))
-            means.append(values[idx].mean(axis=1))
-    boot = np.concatenate(means)
-    out: list[BootstrapCI] = []
-    for j, name in enumerate(metrics):
-        low, high = np.percentile(boot[:, j], [2.5, 97.5])
-        diff = float(values[:, j].mean())
-        out.append(BootstrapCI(name, diff, float(low), float(high), m, n_boot, seed))
-    return out
 
 
 # --- rendering -----------------------------------------------------------------------------------------
@@ -351,35 +446,22 @@ def comparison_lines(cmp: Comparison, max_tasks: int | None = None) -> list[Any]
     w0 = max([len(c[0]) for c in cells] + [10]) + 2
     w1 = max([len(c[1]) for c in cells] + [len(names[0])]) + 4
     w2 = max([len(c[2]) for c in cells] + [len(names[1])]) + 4
-    lines.append(Text(" " * w0 + names[0].rjust(w1) + names[1].rjust(w2)))
-    for label, o, n, r in cells:
-        line = Text(label.ljust(w0) + o.rjust(w1) + n.rjust(w2))
+    cis = [_ci_text(r) for r in cmp.rows]
+    w3 = max([len(c) for c in cis] + [len("95% CI of change")]) + 4
+    head = " " * w0 + names[0].rjust(w1) + names[1].rjust(w2) + "95% CI of change".rjust(w3)
+    lines.append(Text(head))
+    for (label, o, n, r), ci in zip(cells, cis, strict=True):
+        line = Text(label.ljust(w0) + o.rjust(w1) + n.rjust(w2) + ci.rjust(w3))
         if r.mark:
             line.append("     ")
             line.append(r.mark, style=_STYLES.get(r.direction, ""))
         lines.append(line)
     if cmp.k_is_default:
         lines.append(Text(f"k = {cmp.k}: the largest k every shared task supports in both runs"))
-
-    b0 = cmp.bootstrap[0] if cmp.bootstrap else None
-    if b0 is not None:
-        lines.append(Text(""))
-        lines.append(
-            Text(
-                f"noise check: paired bootstrap over shared tasks, {b0.n_boot} resamples, seed {b0.seed}"
-            )
-        )
-    for b in cmp.bootstrap:
-        name = f"pass^{cmp.k}" if b.metric == "pass_hat_k" else "pass@1"
-        if b.diff is None or b.low is None or b.high is None:
-            lines.append(Text(f"  {name:<8} no tasks to compare"))
-            continue
-        verdict = "larger than noise" if b.significant else "within noise"
-        line = Text(
-            f"  {name:<8} diff {b.diff:+.3f}  95% CI [{b.low:+.3f}, {b.high:+.3f}]  over {b.n_tasks} tasks  "
-        )
-        line.append(verdict, style=("red" if b.diff < 0 else "green") if b.significant else "")
-        lines.append(line)
+    if cmp.rules_differ:
+        old_rule, new_rule = cmp.pass_rules.get("old", ""), cmp.pass_rules.get("new", "")
+        lines.append(Text(f"warning: the runs' pass rules differ: old {old_rule}; new {new_rule}"))
+    lines += [Text(t) for t in noise_lines(cmp)]
 
     if cmp.tasks:
         lines.append(Text(""))
@@ -437,6 +519,53 @@ def comparison_lines(cmp: Comparison, max_tasks: int | None = None) -> list[Any]
                 + ", ".join(_visible(t) for t in cmp.excluded)
             )
         )
+    return lines
+
+
+def _ci_text(r: Row) -> str:
+    if r.low is None or r.high is None or r.direction in (NA, TOO_FEW):
+        return ""
+    return f"[{format_delta(r.low, r.unit)}, {format_delta(r.high, r.unit)}]"
+
+
+def format_delta(v: float, unit: str) -> str:
+    """A signed change in the row's unit."""
+    if unit == "rate":
+        return f"{v:+.2f}"
+    if unit == "steps":
+        return f"{v:+.1f}"
+    if unit == "usd":
+        return (
+            f"{'-' if v < 0 else '+'}${abs(v):.4f}"
+            if abs(v) < 0.001
+            else f"{'-' if v < 0 else '+'}${abs(v):.3f}"
+        )
+    if unit == "seconds":
+        return f"{v:+.1f}s" if abs(v) < 1e9 else f"{v:+.3g}s"
+    return f"{v * 100:+.1f}%"
+
+
+def noise_lines(cmp: Comparison) -> list[str]:
+    """What the verdicts mean, in plain words, and what more data the undecided rows need."""
+    n_boot = cmp.bootstrap[0].n_boot if cmp.bootstrap else 0
+    seed = cmp.bootstrap[0].seed if cmp.bootstrap else 0
+    lines = [
+        "",
+        f"noise check: paired bootstrap over shared tasks, {n_boot} resamples, seed {seed}.",
+        "  a row gets a mark only when the 95% interval of its change excludes zero, and is",
+        "  'within noise' otherwise (it may be luck). A forbidden rule's rise is a RED FLAG",
+        "  whatever the interval.",
+    ]
+    if not cmp.tasks:
+        lines.append("no tasks to compare: the runs share no task")
+    seen: list[str] = []
+    for r in cmp.rows:
+        if r.direction == TOO_FEW and r.note and r.note not in seen:
+            seen.append(r.note)
+    lines += [
+        f"too few tasks to tell: {note.replace(' this row', ' the rows so marked')}."
+        for note in seen
+    ]
     return lines
 
 

@@ -29,12 +29,28 @@ BUCKETS = (
     UNSCORED_BUCKET,
 )
 RED_FLAG = "RED FLAG"
+#: ``Row.direction``, the one field that says whether a row got better or worse (a CI gate reads it):
+#: - ``better`` / ``worse``: the 95% interval of new - old over shared tasks excludes zero;
+#: - ``within noise``: the values differ but the interval includes zero;
+#: - ``too few tasks``: fewer shared tasks than ``noise.MIN_TASKS`` carry the row, so no interval
+#:   means anything (``Row.note`` says how many would);
+#: - ``same``: equal values; ``n/a``: a run has no value;
+#: - ``RED FLAG``: a forbidden rule's rate rose, however little and however few the tasks.
+BETTER = "better"
+WORSE = "worse"
+SAME = "same"
+NOISE = "within noise"
+TOO_FEW = "too few tasks"
+NA = "n/a"
+DIRECTIONS = (BETTER, WORSE, NOISE, TOO_FEW, SAME, NA, RED_FLAG)
 
 
 @dataclass(frozen=True)
 class Row:
-    """One summary row. ``direction`` is better | worse | same | RED FLAG | n/a; ``quoted`` marks an
-    improvement shown as ``"better"`` because pass^k got worse at the same time."""
+    """One summary row. ``direction`` is one of :data:`DIRECTIONS` (see there); ``quoted`` marks an
+    improvement shown as ``"better"`` because pass^k got worse at the same time. ``low`` / ``high``
+    bound the 95% interval of new - old over ``n_tasks`` shared tasks; ``note`` says what more data
+    a ``too few tasks`` row needs."""
 
     metric: str
     label: str
@@ -44,6 +60,10 @@ class Row:
     higher_is_better: bool
     direction: str
     quoted: bool = False
+    low: float | None = None
+    high: float | None = None
+    n_tasks: int = 0
+    note: str = ""
 
     @property
     def delta(self) -> float | None:
@@ -51,8 +71,10 @@ class Row:
 
     @property
     def mark(self) -> str:
-        if self.direction in ("same", "n/a"):
+        if self.direction in (SAME, NA):
             return ""
+        if self.direction in (NOISE, TOO_FEW):
+            return self.direction
         if self.direction == "better" and self.quoted:
             return '<-- "better"'
         return f"<-- {self.direction}"
@@ -68,6 +90,9 @@ class Row:
             "higher_is_better": self.higher_is_better,
             "direction": self.direction,
             "mark": self.mark,
+            "ci95": [self.low, self.high],
+            "n_tasks": self.n_tasks,
+            "note": self.note,
         }
 
 
@@ -165,6 +190,12 @@ class Comparison:
     severities: dict[str, str] = field(default_factory=dict)
     #: trials of each run left out of every rate: {"old"|"new": {"infra": n, "unscored": n}}
     left_out: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: each run's pass rule in words ({"old": ..., "new": ...}), set by the caller from the store
+    pass_rules: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def rules_differ(self) -> bool:
+        return len(set(self.pass_rules.values())) > 1
 
     def row(self, metric: str) -> Row:
         return next(r for r in self.rows if r.metric == metric)
@@ -193,6 +224,8 @@ class Comparison:
             "excluded": list(self.excluded),
             "rules": dict(self.severities),
             "left_out": {r: dict(v) for r, v in self.left_out.items()},
+            "pass_rules": dict(self.pass_rules),
+            "pass_rules_differ": self.rules_differ,
             "distributions": {"old": self.old_dist.to_dict(), "new": self.new_dist.to_dict()},
         }
 

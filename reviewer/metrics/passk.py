@@ -77,6 +77,28 @@ def default_ks(counts: Iterable[int]) -> list[int]:
     return [1] if m <= 1 else [1, m]
 
 
+def shared_k(runs: Iterable[Iterable[tuple[int, int]]]) -> int:
+    """The default k for pass^k over the runs shown together: one k every run has trials for, that
+    still tells tasks apart.
+
+    ``runs`` gives each run's tasks as (n, c) (scored trials, passes). k is at most the smallest n of
+    any task (with a scored trial) of any run, and the largest such k at which at least half of the
+    tasks that pass at least once still have pass^k above 0 (pass^k is 0 exactly when c < k). With
+    no task that ever passes, k is that smallest n; with one trial per task, k is 1."""
+    tasks = [(n, c) for run in runs for n, c in run if n > 0]
+    if not tasks:
+        return 1
+    n_min = min(n for n, _ in tasks)
+    passing = sorted((c for _, c in tasks if c > 0), reverse=True)
+    if n_min <= 1:
+        return 1
+    if not passing:
+        return n_min
+    # the c of the task at the half-way mark: at least half of the passing tasks have c >= it
+    half = passing[(len(passing) + 1) // 2 - 1]
+    return max(1, min(n_min, half))
+
+
 def run_passk(run: str, tasks: Sequence[tuple[str, int, int]], ks: Sequence[int]) -> RunPassK:
     """Per-task and averaged estimators for ``tasks`` given as (task_id, n, c)."""
     ks = sorted(set(ks))

@@ -8,6 +8,7 @@ from typing import Any
 from reviewer.metrics.distributions import Distributions
 from reviewer.metrics.passk import RunPassK
 from reviewer.models import PassRule
+from reviewer.store.db import Store
 from reviewer.text import json_ready
 
 #: Where a report's outcomes come from: the harness's, or a human label / the latest judge verdict
@@ -30,15 +31,24 @@ def render_passk(report: RunPassK, scored_note: bool = False) -> str:
     cols: list[tuple[str, str, int]] = [("pass@", "at", k) for k in report.k]
     cols += [("pass^", "hat", k) for k in report.k if k > 1]
     width = max([20] + [len(t.task_id) + 1 for t in report.tasks] + [len("AVERAGE") + 1])
-    header = "task".ljust(width) + "".join(f"{p}{k}".rjust(8) for p, _, k in cols)
+    # at least two spaces between columns, whatever k is
+    ws = [max(8, len(f"{p}{k}") + 2) for p, _, k in cols]
+    header = "task".ljust(width) + "".join(
+        f"{p}{k}".rjust(w) for (p, _, k), w in zip(cols, ws, strict=True)
+    )
     lines = [header]
     for t in report.tasks:
         cells = [t.pass_at_k[k] if kind == "at" else t.pass_hat_k[k] for _, kind, k in cols]
-        lines.append(t.task_id.ljust(width) + "".join(_fmt(c).rjust(8) for c in cells))
+        lines.append(
+            t.task_id.ljust(width)
+            + "".join(_fmt(c).rjust(w) for c, w in zip(cells, ws, strict=True))
+        )
     avg = [
         report.average_at_k[k] if kind == "at" else report.average_hat_k[k] for _, kind, k in cols
     ]
-    lines.append("AVERAGE".ljust(width) + "".join(_fmt(c).rjust(8) for c in avg))
+    lines.append(
+        "AVERAGE".ljust(width) + "".join(_fmt(c).rjust(w) for c, w in zip(avg, ws, strict=True))
+    )
     for k in report.k:
         left_out = report.excluded.get(k, 0)
         if left_out:
@@ -62,6 +72,17 @@ def header_lines(pass_rule: str | None, source: str = "harness") -> list[str]:
     elif source == "judge":
         lines.append("outcomes: the latest judge verdict where there is one, else the harness's")
     return lines
+
+
+def pass_rules(db: Store, old: str, new: str) -> dict[str, str]:
+    """Each run's pass rule in words (``{"old": ..., "new": ...}``), for a comparison to say when
+    they differ (``Comparison.rules_differ``)."""
+    from reviewer.store.queries import run_pass_rule
+
+    return {
+        side: PassRule.from_json(run_pass_rule(db, run)).describe()
+        for side, run in (("old", old), ("new", new))
+    }
 
 
 def left_out_lines(outcomes: dict[str, int], *, unscored: int | None = None) -> list[str]:
@@ -142,11 +163,10 @@ def render_distributions(run: Distributions, tasks: dict[str, Distributions]) ->
         ("tool err", 9),
         ("rules", 6),
     ]
-    lines = ["task".ljust(width) + "".join(h.rjust(w) for h, w in heads)]
 
-    def row(name: str, d: Distributions) -> str:
+    def cells_of(d: Distributions) -> list[str]:
         broken = sum(d.violation_trials.values())
-        cells = [
+        return [
             str(d.n_trials),
             _avg(d.steps.mean),
             _avg(d.steps.p95),
@@ -157,8 +177,19 @@ def render_distributions(run: Distributions, tasks: dict[str, Distributions]) ->
             _pct(d.tool_error_rate),
             str(broken),
         ]
+
+    # each column at least two cells wider than its widest value, so a 76,778 s latency or a
+    # $1,234.56 cost never runs into its neighbour
+    widths = [w for _, w in heads]
+    for d in [*tasks.values(), run]:
+        widths = [max(w, len(c) + 2) for w, c in zip(widths, cells_of(d), strict=True)]
+    lines = [
+        "task".ljust(width) + "".join(h.rjust(w) for (h, _), w in zip(heads, widths, strict=True))
+    ]
+
+    def row(name: str, d: Distributions) -> str:
         return name.ljust(width) + "".join(
-            c.rjust(w) for c, (_, w) in zip(cells, heads, strict=True)
+            c.rjust(w) for c, w in zip(cells_of(d), widths, strict=True)
         )
 
     for task_id, d in tasks.items():

@@ -7,7 +7,6 @@ are stored by id, so a rename survives re-clustering.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -106,6 +105,7 @@ def save_clustering(
             for r in db.execute("SELECT id FROM clusterings WHERE scope = ?", [scope]).fetchall()
         ]
         for cid in old:
+            db.execute("DELETE FROM cluster_edits WHERE clustering_id = ?", [cid])
             db.execute("DELETE FROM cluster_members WHERE clustering_id = ?", [cid])
             db.execute("DELETE FROM clusters WHERE clustering_id = ?", [cid])
             db.execute("DELETE FROM clusterings WHERE id = ?", [cid])
@@ -124,9 +124,19 @@ def _write_clusters(
     clusters: Sequence[StoredCluster],
     id_map: dict[str, str],
     signatures: dict[str, str],
-) -> None:
-    for rank, c in enumerate(clusters, 1):
+    first_rank: int = 1,
+) -> list[str]:
+    """Insert ``clusters`` (ids through ``id_map``); an id met twice gets a suffix rather than
+    breaking the clustering's key. Returns the ids written."""
+    written: list[str] = []
+    for rank, c in enumerate(clusters, first_rank):
         cid = id_map.get(c.id, c.id)
+        if cid in written:
+            n = 2
+            while f"{cid}-{n}" in written:
+                n += 1
+            cid = f"{cid}-{n}"
+        written.append(cid)
         db.execute(
             "INSERT INTO clusters (id, clustering_id, rank, name, size, signature, terms, runs, tasks, representative) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -147,6 +157,7 @@ def _write_clusters(
             "INSERT INTO cluster_members (clustering_id, cluster_id, trial_id, signature) VALUES (?, ?, ?, ?)",
             [(clustering_id, cid, t, signatures.get(t)) for t in c.trial_ids],
         )
+    return written
 
 
 def count_failures(db: Store, run: str | None = None, include_infra: bool = False) -> int:
@@ -178,19 +189,6 @@ def failure_violations(db: Store, include_infra: bool = False) -> list[tuple[str
             "SELECT v.trial_id, v.rule_id, v.severity FROM violations v JOIN trials t ON t.id = v.trial_id "
             f"WHERE {failure_condition(include_infra)} "
             "ORDER BY v.trial_id, COALESCE(v.message_index, 1e9)"
-        ).fetchall()
-    ]
-
-
-def member_signatures(db: Store, trial_ids: Sequence[str]) -> list[str]:
-    """The stored error signature of each clustered membership of ``trial_ids`` ("" when none)."""
-    if not trial_ids:
-        return []
-    marks = ",".join("?" * len(trial_ids))
-    return [
-        r[0] or ""
-        for r in db.execute(
-            f"SELECT signature FROM cluster_members WHERE trial_id IN ({marks})", list(trial_ids)
         ).fetchall()
     ]
 
@@ -269,110 +267,168 @@ def cluster_of(db: Store, trial_id: str) -> str | None:
 
 
 def rename_cluster(db: Store, cluster_id: str, name: str) -> None:
-    """A human name for a cluster, kept by id across re-clustering; an empty name restores the generated one."""
+    """A human name for a cluster, kept by id across re-clustering; an empty name restores the
+    generated one. Undoable like a merge or split."""
     name = " ".join(name.split())
-    with db.transaction():
-        if name:
-            db.execute(
-                "INSERT INTO cluster_names (cluster_id, name, at) VALUES (?, ?, ?) "
-                "ON CONFLICT(cluster_id) DO UPDATE SET name = excluded.name, at = excluded.at",
-                [cluster_id, name, _now()],
-            )
-        else:
-            db.execute("DELETE FROM cluster_names WHERE cluster_id = ?", [cluster_id])
-
-
-def merge_clusters(db: Store, into: str, others: Sequence[str]) -> None:
-    """Move every member of ``others`` into ``into`` (in the newest clustering)."""
     cid = latest_clustering_id(db)
-    others = [o for o in others if o != into]
-    if cid is None or not others:
-        return
-    marks = ",".join("?" * len(others))
     with db.transaction():
-        db.execute(
-            f"UPDATE cluster_members SET cluster_id = ? WHERE clustering_id = ? AND cluster_id IN ({marks})",
-            [into, cid, *others],
-        )
-        moved = db.execute(
-            f"SELECT COALESCE(SUM(size), 0) FROM clusters WHERE clustering_id = ? AND id IN ({marks})",
-            [cid, *others],
-        ).fetchone()[0]
-        for field in ("runs", "tasks"):
-            values: set[str] = set()
-            for (raw,) in db.execute(
-                f"SELECT {field} FROM clusters WHERE clustering_id = ? AND id IN ({marks}, ?)",
-                [cid, *others, into],
-            ).fetchall():
-                values.update(json.loads(raw or "[]"))
-            db.execute(
-                f"UPDATE clusters SET {field} = ? WHERE clustering_id = ? AND id = ?",
-                [json.dumps(sorted(values)), cid, into],
-            )
-        db.execute(
-            "UPDATE clusters SET size = size + ? WHERE clustering_id = ? AND id = ?",
-            [moved, cid, into],
-        )
-        db.execute(
-            f"DELETE FROM clusters WHERE clustering_id = ? AND id IN ({marks})", [cid, *others]
-        )
+        if cid is not None:
+            old = db.execute(
+                "SELECT name FROM cluster_names WHERE cluster_id = ?", [cluster_id]
+            ).fetchone()
+            before = {
+                "clusters": [],
+                "members": [],
+                "names": {cluster_id: old[0]} if old else {},
+                "ids": [cluster_id],
+                "rename_only": True,
+            }
+            _log_edit(db, cid, "rename", before)
+        _set_name(db, cluster_id, name)
 
 
-def split_cluster(
+_COLUMNS = "id, rank, name, size, signature, terms, runs, tasks, representative"
+
+
+def _snapshot(db: Store, clustering_id: int, cluster_ids: Sequence[str]) -> dict[str, Any]:
+    """The rows, members and human names of ``cluster_ids``, as an edit's ``before``."""
+    marks = ",".join("?" * len(cluster_ids))
+    rows = db.execute(
+        f"SELECT {_COLUMNS} FROM clusters WHERE clustering_id = ? AND id IN ({marks})",
+        [clustering_id, *cluster_ids],
+    ).fetchall()
+    members = db.execute(
+        "SELECT cluster_id, trial_id, signature FROM cluster_members "
+        f"WHERE clustering_id = ? AND cluster_id IN ({marks})",
+        [clustering_id, *cluster_ids],
+    ).fetchall()
+    names = db.execute(
+        f"SELECT cluster_id, name FROM cluster_names WHERE cluster_id IN ({marks})",
+        list(cluster_ids),
+    ).fetchall()
+    return {
+        "clusters": [list(r) for r in rows],
+        "members": [list(m) for m in members],
+        "names": {str(c): str(n) for c, n in names},
+        "ids": list(cluster_ids),
+    }
+
+
+def _log_edit(db: Store, clustering_id: int, kind: str, before: dict[str, Any]) -> None:
+    db.execute(
+        "INSERT INTO cluster_edits (clustering_id, kind, at, before) VALUES (?, ?, ?, ?)",
+        [clustering_id, kind, _now(), json.dumps(before)],
+    )
+
+
+def replace_clusters(
     db: Store,
-    cluster_id: str,
-    groups: Sequence[Sequence[str]],
-    names: Sequence[str],
+    kind: str,
+    remove: Sequence[str],
+    add: Sequence[StoredCluster],
+    names: dict[str, str] | None = None,
 ) -> list[str]:
-    """Split ``cluster_id`` into ``groups`` of its trial ids (the first group keeps the id); returns the ids."""
+    """One hand edit of the newest clustering, undoable: the clusters ``remove`` make way for
+    ``add`` (their members between them), ``names`` sets human names by id; returns the new ids."""
     cid = latest_clustering_id(db)
-    row = db.execute(
-        "SELECT rank, signature, terms, runs, tasks FROM clusters WHERE clustering_id = ? AND id = ?",
-        [cid, cluster_id],
-    ).fetchone()
-    if cid is None or row is None or len(groups) < 2:
-        return [cluster_id]
-    ids = [cluster_id]
+    if cid is None:
+        return []
     with db.transaction():
-        for group, name in zip(groups[1:], names[1:], strict=False):
-            new_id = "split-" + hashlib.sha256("\0".join(sorted(group)).encode()).hexdigest()[:12]
-            ids.append(new_id)
-            marks = ",".join("?" * len(group))
-            db.execute(
-                f"UPDATE cluster_members SET cluster_id = ? WHERE clustering_id = ? AND trial_id IN ({marks})",
-                [new_id, cid, *group],
-            )
-            runs_tasks = db.execute(
-                f"SELECT run, task_id FROM trials WHERE id IN ({marks})", list(group)
-            ).fetchall()
-            db.execute(
-                "INSERT INTO clusters (id, clustering_id, rank, name, size, signature, terms, runs, tasks, representative) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    new_id,
-                    cid,
-                    row[0],
-                    name,
-                    len(group),
-                    row[1],
-                    row[2],
-                    json.dumps(sorted({r[0] for r in runs_tasks})),
-                    json.dumps(sorted({r[1] for r in runs_tasks})),
-                    group[0],
-                ],
-            )
-        first = list(groups[0])
-        rep = db.execute(
-            "SELECT representative FROM clusters WHERE clustering_id = ? AND id = ?",
-            [cid, cluster_id],
-        ).fetchone()[0]
+        new_ids = [c.id for c in add]
+        touched = list(dict.fromkeys([*remove, *new_ids, *(names or {})]))
+        before = _snapshot(db, cid, touched)
+        _log_edit(db, cid, kind, before)
+        signatures = {str(t): str(sig or "") for _, t, sig in before["members"]}
+        rank = min((int(r[1]) for r in before["clusters"]), default=1)
+        marks = ",".join("?" * len(touched))
         db.execute(
-            "UPDATE clusters SET size = ?, representative = ? WHERE clustering_id = ? AND id = ?",
-            [len(first), rep if rep in first else (first[0] if first else None), cid, cluster_id],
+            f"DELETE FROM cluster_members WHERE clustering_id = ? AND cluster_id IN ({marks})",
+            [cid, *touched],
         )
-        if names:
-            db.execute(
-                "UPDATE clusters SET name = ? WHERE clustering_id = ? AND id = ?",
-                [names[0], cid, cluster_id],
-            )
-    return ids
+        db.execute(
+            f"DELETE FROM clusters WHERE clustering_id = ? AND id IN ({marks})", [cid, *touched]
+        )
+        written = _write_clusters(db, cid, add, {}, signatures, first_rank=rank) if add else []
+        for cluster_id, name in (names or {}).items():
+            _set_name(db, cluster_id, name)
+    return written
+
+
+def undo_last_edit(db: Store) -> tuple[str, list[str]] | None:
+    """Undo the newest hand edit of the newest clustering: (its kind, the ids it restored), or None
+    when there is none (a new clustering starts with none)."""
+    cid = latest_clustering_id(db)
+    if cid is None:
+        return None
+    with db.transaction():
+        row = db.execute(
+            "SELECT id, kind, before FROM cluster_edits WHERE clustering_id = ? "
+            "ORDER BY id DESC LIMIT 1",
+            [cid],
+        ).fetchone()
+        if row is None:
+            return None
+        before = json.loads(row[2])
+        touched: list[str] = list(before["ids"])
+        if before.get("rename_only"):
+            for cluster_id in touched:
+                _set_name(db, cluster_id, before["names"].get(cluster_id, ""))
+            db.execute("DELETE FROM cluster_edits WHERE id = ?", [row[0]])
+            return str(row[1]), touched
+        # every cluster the edit made holds members of the clusters it replaced
+        marks = ",".join("?" * len(touched))
+        members = [m[1] for m in before["members"]]
+        made = (
+            {
+                r[0]
+                for r in db.execute(
+                    "SELECT DISTINCT cluster_id FROM cluster_members WHERE clustering_id = ? "
+                    f"AND trial_id IN ({','.join('?' * len(members))})",
+                    [cid, *members],
+                ).fetchall()
+            }
+            if members
+            else set()
+        )
+        gone = list(dict.fromkeys([*touched, *made]))
+        marks = ",".join("?" * len(gone))
+        db.execute(
+            f"DELETE FROM cluster_members WHERE clustering_id = ? AND cluster_id IN ({marks})",
+            [cid, *gone],
+        )
+        db.execute(
+            f"DELETE FROM clusters WHERE clustering_id = ? AND id IN ({marks})", [cid, *gone]
+        )
+        db.conn.executemany(
+            f"INSERT INTO clusters (clustering_id, {_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [[cid, *r] for r in before["clusters"]],
+        )
+        db.conn.executemany(
+            "INSERT INTO cluster_members (clustering_id, cluster_id, trial_id, signature) "
+            "VALUES (?, ?, ?, ?)",
+            [[cid, *m] for m in before["members"]],
+        )
+        for cluster_id in touched:
+            _set_name(db, cluster_id, before["names"].get(cluster_id, ""))
+        db.execute("DELETE FROM cluster_edits WHERE id = ?", [row[0]])
+    return str(row[1]), [str(r[0]) for r in before["clusters"]]
+
+
+def _set_name(db: Store, cluster_id: str, name: str) -> None:
+    if name:
+        db.execute(
+            "INSERT INTO cluster_names (cluster_id, name, at) VALUES (?, ?, ?) "
+            "ON CONFLICT(cluster_id) DO UPDATE SET name = excluded.name, at = excluded.at",
+            [cluster_id, name, _now()],
+        )
+    else:
+        db.execute("DELETE FROM cluster_names WHERE cluster_id = ?", [cluster_id])
+
+
+def edits_count(db: Store) -> int:
+    """How many hand edits of the newest clustering can be undone."""
+    cid = latest_clustering_id(db)
+    if cid is None:
+        return 0
+    row = db.execute("SELECT COUNT(*) FROM cluster_edits WHERE clustering_id = ?", [cid]).fetchone()
+    return int(row[0])

@@ -740,3 +740,100 @@ def m009_outcomes(db: sqlite_utils.Database) -> None:
         FROM task_stats;
         """,
     )
+
+
+@migrations()
+def m010_audit(db: sqlite_utils.Database) -> None:
+    """The independence audit of each run (`reviewer audit`): when it ran and over which trials (so
+    a run that gained trials since reads as stale), its summary as JSON, and one row per finding."""
+    _run_script(
+        db,
+        """
+        CREATE TABLE audit_runs (
+            run TEXT PRIMARY KEY REFERENCES runs(name),
+            audited_at TEXT NOT NULL,
+            trials INTEGER NOT NULL,
+            top_seq INTEGER NOT NULL,
+            summary TEXT NOT NULL
+        );
+        CREATE TABLE audit_findings (
+            id INTEGER PRIMARY KEY,
+            run TEXT NOT NULL REFERENCES runs(name),
+            kind TEXT NOT NULL,
+            task_id TEXT,
+            finding TEXT NOT NULL
+        );
+        CREATE INDEX audit_findings_run ON audit_findings(run, kind);
+        """,
+    )
+
+
+@migrations()
+def m011_gate_monitor(db: sqlite_utils.Database) -> None:
+    """The CI gate's baselines (every `baseline set` kept: the latest is the baseline) and the
+    monitor's per-conversation results (time, cheap checks, outcome signals), computed once."""
+    _run_script(
+        db,
+        """
+        CREATE TABLE baselines (
+            id INTEGER PRIMARY KEY,
+            run TEXT NOT NULL,
+            set_at TEXT NOT NULL,
+            set_by TEXT,
+            note TEXT
+        );
+        CREATE TABLE monitor_trials (
+            trial_id TEXT PRIMARY KEY REFERENCES trials(id),
+            started_at TEXT,
+            checks TEXT NOT NULL,
+            signals TEXT NOT NULL,
+            version TEXT NOT NULL
+        );
+        CREATE INDEX monitor_trials_time ON monitor_trials(started_at);
+        """,
+    )
+
+
+@migrations()
+def m012_cluster_edits(db: sqlite_utils.Database) -> None:
+    """The hand edits (merge, split, rename) of a stored clustering, newest last, each with what it
+    replaced, so the last one can be undone; a new clustering of the scope drops them."""
+    _run_script(
+        db,
+        """
+        CREATE TABLE cluster_edits (
+            id INTEGER PRIMARY KEY,
+            clustering_id INTEGER NOT NULL REFERENCES clusterings(id) ON DELETE CASCADE,
+            kind TEXT NOT NULL,
+            at TEXT NOT NULL,
+            before TEXT NOT NULL
+        );
+        CREATE INDEX cluster_edits_clustering ON cluster_edits(clustering_id, id);
+        """,
+    )
+
+
+@migrations()
+def m013_fts_system(db: sqlite_utils.Database) -> None:
+    """Full-text search over the conversation by default: the index gets a second column for the
+    system prompt (searched only when asked), and every stored trial is indexed again."""
+    from reviewer.record import decode
+    from reviewer.store.search_text import search_text, system_text
+
+    _run_script(
+        db,
+        """
+        DROP TABLE IF EXISTS trials_fts;
+        CREATE VIRTUAL TABLE trials_fts USING fts5(text, system, content='', tokenize='unicode61')
+        """,
+    )
+    rows = db.execute("SELECT seq, run, task_id, trial, record FROM trials ORDER BY seq")
+    while batch := rows.fetchmany(500):
+        out = []
+        for seq, run, task_id, trial_no, record in batch:
+            try:
+                trial = decode(record, run=run, task_id=task_id, trial=trial_no)
+            except ValueError:
+                continue  # a record this version cannot read stays out of search, as on import
+            out.append((seq, search_text(trial), system_text(trial)))
+        db.conn.executemany("INSERT INTO trials_fts (rowid, text, system) VALUES (?, ?, ?)", out)

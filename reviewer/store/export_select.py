@@ -53,6 +53,22 @@ def human_labels(db: Store, labeler: str | None = None) -> dict[str, Label]:
     return shown_labels(db, labeler)
 
 
+def harness_fails(db: Store) -> set[str]:
+    """Trials the harness scored as failed (not infrastructure errors, not unscored)."""
+    return {r[0] for r in db.execute("SELECT id FROM trials WHERE outcome = 'fail'").fetchall()}
+
+
+def trial_outcomes(db: Store, ids: Iterable[str]) -> dict[str, str]:
+    """trial id -> its outcome (pass, fail, infra, unscored), for the stored trials among ``ids``."""
+    wanted = sorted(set(ids))
+    out: dict[str, str] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        sql = f"SELECT id, outcome FROM trials WHERE id IN ({','.join('?' * len(chunk))})"
+        out.update({r[0]: r[1] for r in db.execute(sql, chunk).fetchall()})
+    return out
+
+
 def human_passes(db: Store) -> set[str]:
     """Trials some labeler's standing label calls pass: a judge's fail there is contradicted."""
     return {tid for (tid, _), label in current_labels(db).items() if label.verdict == "pass"}

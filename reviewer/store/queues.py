@@ -25,6 +25,7 @@ class Candidate:
     trial: int
     verdict: str  # pass | fail | none (no verdict, or the judge erred)
     cluster: str | None  # cluster id in the newest clustering that holds the trial
+    outcome: str = ""  # pass | fail | infra | unscored (the harness's)
 
 
 @dataclass
@@ -77,7 +78,7 @@ def candidates(db: Store, run: str | None = None, judge: str | None = None) -> l
                     PARTITION BY m.trial_id ORDER BY m.clustering_id DESC) AS n
                 FROM cluster_members m)
             WHERE n = 1)
-        SELECT t.id, t.run, t.task_id, t.trial, latest.verdict, membership.cluster_id
+        SELECT t.id, t.run, t.task_id, t.trial, latest.verdict, membership.cluster_id, t.outcome
         FROM trials t
         LEFT JOIN latest ON latest.trial_id = t.id
         LEFT JOIN membership ON membership.trial_id = t.id
@@ -97,6 +98,7 @@ def candidates(db: Store, run: str | None = None, judge: str | None = None) -> l
             trial=r[3],
             verdict=r[4] if r[4] in ("pass", "fail") else "none",
             cluster=r[5],
+            outcome=str(r[6]),
         )
         for r in db.conn.execute(sql, args)
     ]

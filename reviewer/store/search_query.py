@@ -115,8 +115,12 @@ def _structured(chunks: list[tuple[bool, str]]) -> list[str]:
     return parts
 
 
-def match_query(text: str) -> str | None:
-    """The MATCH string for ``text``; None for blank text, SearchError when there is nothing to find."""
+def match_query(text: str, *, system: bool = False) -> str | None:
+    """The MATCH string for ``text``; None for blank text, SearchError when there is nothing to find.
+
+    The index has two columns (migration m011): ``text``, the conversation (every message but the
+    system prompt, tool calls, reason, error), and ``system``, the system prompt. Without ``system``
+    the query is limited to the conversation: a word of a prompt every trial shares finds nothing."""
     if not text.strip():
         return None
     chunks = _chunks(text)
@@ -126,4 +130,43 @@ def match_query(text: str) -> str | None:
     parts = _structured(chunks) if explicit else _plain(chunks)
     if not parts:
         raise SearchError(f"nothing to search for in {text!r}: type a word")
-    return " ".join(parts)
+    query = " ".join(parts)
+    return query if system else f"text : ({query})"
+
+
+def search_words(text: str) -> list[str]:
+    """The words and phrases of a search, lower-cased, without operators: what a snippet looks for."""
+    out = []
+    for is_phrase, s in _chunks(text):
+        if not is_phrase and (s in _OPERATORS or s.startswith("NEAR(")):
+            continue
+        s = s.strip("()^*,").strip()
+        if s and _has_words(s):
+            out.append(s.lower())
+    return out
+
+
+def snippet(text: str, words: list[str], width: int = 80) -> tuple[str, list[tuple[int, int]]]:
+    """About ``width`` characters of ``text`` around the first of ``words`` found (case-insensitive),
+    on one line, with the (start, end) of each word found in it; ("", []) when none is found."""
+    low = text.lower()
+    if len(low) != len(text):
+        return "", []
+    hits = [(i, w) for w in words if (i := low.find(w)) >= 0]
+    if not hits:
+        return "", []
+    at, word = min(hits)
+    start = max(0, at - min(16, width // 3))  # a little context before: the match stays in view
+    end = min(len(text), start + width)
+    piece = " ".join(text[start:end].split("\n"))
+    lead = "…" if start > 0 else ""
+    tail = "…" if end < len(text) else ""
+    shown = lead + piece + tail
+    spans: list[tuple[int, int]] = []
+    low_shown = shown.lower()
+    for w in words:
+        i = low_shown.find(w)
+        while i >= 0:
+            spans.append((i, i + len(w)))
+            i = low_shown.find(w, i + len(w))
+    return shown, sorted(spans)

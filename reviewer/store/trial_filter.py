@@ -24,7 +24,8 @@ class TrialFilter:
 
     ``verdict`` is the latest verdict of any judge (or of ``judge``), ``label`` the latest standing label
     of any labeler (or of ``labeler``): the same values the list shows. "none" means there is none.
-    ``rule_id`` "any" keeps trials with at least one violation. ``search`` is user text for FTS5.
+    ``rule_id`` "any" keeps trials with at least one violation. ``search`` is user text for FTS5,
+    matched in the conversation; ``search_system`` matches the system prompt too.
     """
 
     run: str | None = None
@@ -37,10 +38,11 @@ class TrialFilter:
     cluster_id: str | None = None
     rule_id: str | None = None
     search: str | None = None
+    search_system: bool = False
 
     @property
     def is_empty(self) -> bool:
-        return all(getattr(self, f.name) in (None, "") for f in fields(self))
+        return all(getattr(self, f.name) in (None, "", False) for f in fields(self))
 
 
 # The rules themselves (latest verdict, standing label) are the views of migration m006.

@@ -92,7 +92,7 @@ def _run(db: Store, f: TrialFilter, sql: str, params: Sequence[Any]) -> list[Any
 
 
 def _match(f: TrialFilter) -> str | None:
-    return match_query(f.search) if f.search else None
+    return match_query(f.search, system=f.search_system) if f.search else None
 
 
 # ---- counts ----------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from typing import Any
 from reviewer.models import Trial
 from reviewer.record import encode
 from reviewer.store.db import Store
+from reviewer.store.search_text import search_text, system_text  # noqa: F401 (re-exported)
 
 _TRIAL_COLUMNS = (
     "seq id run task_id trial success passed reward reason n_messages assistant_turns tool_calls "
@@ -19,7 +20,8 @@ _TRIAL_COLUMNS = (
     "termination instruction metadata record source_file source_line imported_at outcome"
 ).split()
 _TRIAL_SQL = f"INSERT INTO trials ({', '.join(_TRIAL_COLUMNS)}) VALUES ({', '.join('?' * len(_TRIAL_COLUMNS))})"
-_FTS_SQL = "INSERT INTO trials_fts (rowid, text) VALUES (?, ?)"
+
+_FTS_SQL = "INSERT INTO trials_fts (rowid, text, system) VALUES (?, ?, ?)"
 _TASK_STATS_SQL = (
     "INSERT INTO task_stats (run, task_id, n, c, steps_sum, cost_sum, cost_n, first_seq, infra, "
     "unscored) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run, task_id) DO UPDATE SET "
@@ -32,23 +34,6 @@ _VERDICT_SQL = (
     "INSERT OR IGNORE INTO verdicts (trial_id, judge, verdict, rationale, model, rubric, cost_usd, "
     "source, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'import', ?)"
 )
-
-
-def search_text(trial: Trial) -> str:
-    """What full-text search sees of a trial: every message, tool call arguments, reason and error."""
-    parts = [m.content for m in trial.messages if m.content]
-    for m in trial.messages:
-        for c in m.tool_calls:
-            parts.append(c.name)
-            if c.arguments:
-                parts.append(
-                    c.arguments if isinstance(c.arguments, str) else json.dumps(c.arguments)
-                )
-    if trial.reason:
-        parts.append(trial.reason)
-    if trial.error and trial.error.message:
-        parts.append(trial.error.message)
-    return "\n".join(parts)
 
 
 @dataclass
@@ -134,6 +119,12 @@ def ensure_run(
     return None if row is None else (row[0] or "")
 
 
+def set_pass_rule(db: Store, run: str, pass_rule: str) -> None:
+    """Record the rule a new run's trials were judged by, once its first file is read (inside the
+    caller's transaction)."""
+    db.execute("UPDATE runs SET pass_rule = ? WHERE name = ?", [pass_rule, run])
+
+
 def pass_rule_of(db: Store, run: str) -> str | None:
     """The pass rule a run's trials were judged by on import (JSON), None when none was recorded."""
     row = db.execute("SELECT pass_rule FROM runs WHERE name = ?", [run]).fetchone()
@@ -143,7 +134,7 @@ def pass_rule_of(db: Store, run: str) -> str | None:
 def write_batch(db: Store, batch: Sequence[Pending], seq: int, source_file: str, now: str) -> int:
     """Insert ``batch`` inside the caller's transaction; returns the next free seq."""
     trial_rows: list[tuple[Any, ...]] = []
-    fts_rows: list[tuple[int, str]] = []
+    fts_rows: list[tuple[int, str, str]] = []
     verdict_rows: list[tuple[Any, ...]] = []
     stats: dict[tuple[str, str], list[Any]] = {}
     for p in batch:
@@ -184,7 +175,7 @@ def write_batch(db: Store, batch: Sequence[Pending], seq: int, source_file: str,
                 outcome,
             )
         )
-        fts_rows.append((seq, search_text(t)))
+        fts_rows.append((seq, search_text(t), system_text(t)))
         st = stats.get((p.run, t.task_id))
         if st is None:
             st = stats[(p.run, t.task_id)] = [0, 0, 0, 0.0, 0, seq, 0, 0]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.app import App
 from textual.binding import Binding
@@ -18,6 +18,40 @@ from reviewer.tui.screens.runs import RunsScreen
 if TYPE_CHECKING:
     from reviewer.models import Rubric
     from reviewer.store.db import Store
+
+
+def state_path() -> Path:
+    """Where the app keeps what it remembers between sessions (the theme): ``app-state.json`` beside
+    the user's config file (``~/.config/reviewer/``, ``XDG_CONFIG_HOME`` honoured)."""
+    from reviewer.config import user_config_path
+
+    return user_config_path().parent / "app-state.json"
+
+
+def load_state() -> dict[str, Any]:
+    import json
+
+    try:
+        data = json.loads(state_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def save_state(**changes: Any) -> None:
+    """Merge ``changes`` into the state file (written whole, then renamed); a failure is not fatal."""
+    import json
+    import os
+
+    path = state_path()
+    data = {**load_state(), **changes}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 def _login_name() -> str:
@@ -44,6 +78,8 @@ class ReviewerApp(App[None]):
         keymap: dict[str, str] | None = None,
         labeler: str | None = None,
         rubric: Rubric | None = None,
+        import_report: list[str] | None = None,
+        import_note: str = "",
     ) -> None:
         super().__init__()
         self.db_path = Path(db_path)
@@ -52,6 +88,9 @@ class ReviewerApp(App[None]):
         self.labeler = labeler or _login_name()
         self._migrated = False
         self.rubric = rubric
+        self.import_report = list(import_report or [])
+        self.import_note = import_note
+        self.pass_k: int | None = None  # k of pass^k chosen with `k`; None: metrics.passk.shared_k
 
     def open_store(self) -> Store:
         """A fresh connection for the calling (worker) thread; the caller closes it."""
@@ -62,6 +101,10 @@ class ReviewerApp(App[None]):
         self._migrated = True
         return db
 
+    def _theme_changed(self, theme: Any) -> None:
+        """The palette's "change theme" (or any theme change) is remembered for the next session."""
+        save_state(theme=getattr(theme, "name", str(theme)))
+
     def _waiting(self, message: str) -> None:
         """A writer waits for another process's write lock: say so (from any thread; notify posts)."""
         self.notify(message, severity="warning")
@@ -69,7 +112,17 @@ class ReviewerApp(App[None]):
     def on_mount(self) -> None:
         if self._user_keymap:
             self.set_keymap(self._user_keymap)
+        theme = load_state().get("theme")
+        if isinstance(theme, str) and theme in self.available_themes:
+            self.theme = theme
+        self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.push_screen(RunsScreen())
+        if self.import_report:
+            from reviewer.tui.screens.import_report import ImportReport
+
+            self.push_screen(ImportReport(self.import_report))
+        elif self.import_note:  # only files it does not read: said, without stopping the user
+            self.notify(self.import_note, title="Import", timeout=20)
 
     def notify(
         self,

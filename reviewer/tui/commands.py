@@ -42,6 +42,13 @@ class ReviewerCommands(Provider):
                         partial(self._run, run),
                     )
                 )
+                entries.append(
+                    _Entry(
+                        f"plan: {clean(run, single_line=True)}",
+                        "power plan: the smallest drop a comparison of two such runs detects",
+                        partial(self._plan, run),
+                    )
+                )
                 for t in task_table(db, run):
                     entries.append(
                         _Entry(
@@ -66,6 +73,21 @@ class ReviewerCommands(Provider):
                         partial(self._compare, runs[-2], runs[-1]),
                     )
                 )
+        if runs:
+            entries.append(
+                _Entry(
+                    f"gate {clean(runs[-1], single_line=True)} against the baseline",
+                    "reviewer gate: pass^k, RED FLAGs, [gate] budgets; B makes it the baseline",
+                    partial(self._gate, runs[-1]),
+                )
+            )
+        entries.append(
+            _Entry(
+                "monitor production",
+                "reviewer monitor: windows, check rates, judge pass rate, alerts",
+                self._monitor,
+            )
+        )
         entries.append(
             _Entry("re-cluster failures", "cluster every failed trial again", self._recluster)
         )
@@ -88,6 +110,13 @@ class ReviewerCommands(Provider):
                 self._agreement,
             )
         )
+        entries.append(
+            _Entry(
+                "audit",
+                "are the trials independent? leaked state, copies, hollow passes, order effects",
+                self._audit,
+            )
+        )
         if hasattr(self.screen, "action_export_tasks"):
             entries.append(
                 _Entry(
@@ -101,7 +130,16 @@ class ReviewerCommands(Provider):
                 "all trials", "every trial, filterable and searchable", partial(self._trials, None)
             )
         )
+        entries.append(
+            _Entry("pass^k: choose k", "the k of pass^k on the runs and tasks screens", self._k)
+        )
+        entries.append(_Entry("import", "import a file or folder", self._import))
         return entries
+
+    def _k(self) -> None:
+        from reviewer.tui.screens.choose_k import choose_k
+
+        choose_k(self.app)
 
     def _judge(self, trial_ids: list[str] | None) -> None:
         from reviewer.tui.screens.judging import JudgeScreen
@@ -174,6 +212,16 @@ class ReviewerCommands(Provider):
 
         self.app.push_screen(CompareScreen(old, new))
 
+    def _gate(self, run: str) -> None:
+        from reviewer.tui.screens.gate import GateScreen
+
+        self.app.push_screen(GateScreen(run))
+
+    def _monitor(self) -> None:
+        from reviewer.tui.screens.monitor import MonitorScreen
+
+        self.app.push_screen(MonitorScreen())
+
     def _import(self) -> None:
         from reviewer.tui.screens.importing import ImportModal
         from reviewer.tui.screens.runs import RunsScreen
@@ -188,6 +236,16 @@ class ReviewerCommands(Provider):
     def _export(self) -> None:
         screen: Any = self.screen
         screen.action_export_tasks()
+
+    def _audit(self) -> None:
+        from reviewer.tui.screens.audit import AuditScreen
+
+        self.app.push_screen(AuditScreen())
+
+    def _plan(self, run: str) -> None:
+        from reviewer.tui.screens.plan import PlanScreen
+
+        self.app.push_screen(PlanScreen(run))
 
     def _agreement(self) -> None:
         from reviewer.tui.screens.agreement import AgreementScreen

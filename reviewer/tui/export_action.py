@@ -13,8 +13,13 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.message import Message
 from textual.notifications import SeverityLevel
+from textual.screen import ModalScreen
+from textual.widgets import Static
 
 from reviewer.store.trial_list import TrialFilter
 from reviewer.tui.safe import clean
@@ -38,24 +43,41 @@ class ExportScope:
     trial_ids: tuple[str, ...] | None = None
     cluster: str | None = None
     filter: TrialFilter | None = None
+    harness: bool = False  # the harness's failures too (offered when nothing else is there)
 
 
 class ExportFinished(Message):
-    """An export's summary (plain text), or why nothing was exported."""
+    """An export's summary (plain text), or why nothing was exported; ``offer``: how many harness
+    failures the scope holds when nothing else was there to export."""
 
-    def __init__(self, text: str, severity: SeverityLevel) -> None:
+    def __init__(
+        self, text: str, severity: SeverityLevel, offer: int = 0, scope: ExportScope | None = None
+    ) -> None:
         super().__init__()
         self.text = text
         self.severity = severity
+        self.offer = offer
+        self.scope = scope
 
 
-def run_export(db: Any, scope: ExportScope) -> tuple[str, SeverityLevel]:
-    """Export ``scope`` (worker thread): the summary text and how to show it."""
+def run_export(db: Any, scope: ExportScope) -> tuple[str, SeverityLevel, int]:
+    """Export ``scope`` (worker thread): the summary text, how to show it, and (when nothing a human
+    or judge named was there) how many harness failures could be exported instead."""
     from reviewer.export.select import Selection
-    from reviewer.workflows.export import ExportFailed, ExportRequest, export_regression_tasks
+    from reviewer.workflows.export import (
+        ExportFailed,
+        ExportRequest,
+        export_regression_tasks,
+        harness_fail_count,
+    )
 
     request = ExportRequest(
-        selection=Selection(cluster=scope.cluster, include_judge=True, trial_ids=scope.trial_ids),
+        selection=Selection(
+            cluster=scope.cluster,
+            include_judge=True,
+            include_harness=scope.harness,
+            trial_ids=scope.trial_ids,
+        ),
         trials=scope.filter,
         append=True,
     )
@@ -63,9 +85,10 @@ def run_export(db: Any, scope: ExportScope) -> tuple[str, SeverityLevel]:
         summary = export_regression_tasks(db, request)
     except ExportFailed as e:
         if e.nothing:
-            return f"Nothing to export from {scope.label}: {e}", "warning"
-        return f"Export failed: {e}", "error"
-    return "\n".join(summary.lines()), "information"
+            offer = 0 if scope.harness else harness_fail_count(db, request)
+            return f"Nothing to export from {scope.label}: {e}", "warning", offer
+        return f"Export failed: {e}", "error", 0
+    return "\n".join(summary.lines()), "information", 0
 
 
 class ExportMixin(_Base):
@@ -88,10 +111,20 @@ class ExportMixin(_Base):
 
     def _export_worker(self, scope: ExportScope) -> None:
         with self.store() as db:
-            text, severity = run_export(db, scope)
-        self.post_message(ExportFinished(text, severity))
+            text, severity, offer = run_export(db, scope)
+        self.post_message(ExportFinished(text, severity, offer, scope))
 
     def on_export_finished(self, message: ExportFinished) -> None:
+        scope = message.scope
+        if message.offer and scope is not None:
+            from dataclasses import replace
+
+            def answer(yes: bool | None) -> None:
+                if yes:
+                    self.start_export(replace(scope, harness=True))
+
+            self.app.push_screen(OfferHarness(message.text, message.offer), answer)
+            return
         self.notify(
             clean(message.text),
             title="Regression tasks",
@@ -99,3 +132,35 @@ class ExportMixin(_Base):
             timeout=8,
             markup=False,
         )
+
+
+class OfferHarness(ModalScreen[bool]):
+    """Nothing labeled fail here: export the harness's failures instead? (Enter yes, Esc no)."""
+
+    BINDINGS = [
+        Binding("enter", "answer(True)", "Export them", id="offer.yes"),
+        Binding("escape", "answer(False)", "Cancel", id="offer.no"),
+    ]
+    DEFAULT_CSS = """
+    OfferHarness { align: center middle; }
+    OfferHarness > Static { width: 80%; max-width: 100; height: auto; border: thick $warning;
+        background: $surface; padding: 1 2; }
+    """
+
+    def __init__(self, why: str, count: int) -> None:
+        super().__init__()
+        self.why = why
+        self.count = count
+
+    def compose(self) -> ComposeResult:
+        s = "" if self.count == 1 else "s"
+        yield Static(
+            Text(
+                f"{clean(self.why)}\n\nThe harness failed {self.count} trial{s} here that no human"
+                f" labeled pass. Export {'it' if self.count == 1 else 'them'} as regression task{s}?"
+                "\n\nEnter exports · Esc cancels  (the CLI: reviewer export --harness-fails)"
+            )
+        )
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)

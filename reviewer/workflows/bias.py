@@ -136,7 +136,7 @@ class BiasView:
 
 def position_bias(db: Store, judge: str | None = None) -> BiasView:
     """The MT-Bench report per judge (or of ``judge``) and every inconsistent pair judgement."""
-    from reviewer.judge.bias import bias_report, classify
+    from reviewer.judge.bias import bias_report, classify, is_rating_judge
     from reviewer.store.pairs import pair_judges, pair_rows
 
     judges = pair_judges(db)
@@ -149,6 +149,8 @@ def position_bias(db: Store, judge: str | None = None) -> BiasView:
     elif judge is not None and judge not in judges:
         report.explanation = f"no pair judgements of judge {judge!r}; judges: {', '.join(judges)}"
     inconsistent = [
-        (r, cat) for r in rows if (cat := classify(r.order_ab, r.order_ba)) != "consistent"
+        (r, cat)
+        for r in rows
+        if (cat := classify(r.order_ab, r.order_ba, is_rating_judge(r.judge))) != "consistent"
     ]
     return BiasView(report, inconsistent)

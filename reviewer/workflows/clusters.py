@@ -3,7 +3,6 @@ screen both call these, so an edit made on one face is the same edit, checked th
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,12 +11,12 @@ from reviewer.store.clusters import (
     ClusterRow,
     cluster_members,
     clustering_info,
+    edits_count,
     latest_clustering_id,
     latest_clusters,
-    member_signatures,
-    merge_clusters,
     rename_cluster,
-    split_cluster,
+    replace_clusters,
+    undo_last_edit,
 )
 from reviewer.store.db import Store
 
@@ -39,6 +38,13 @@ class Clustering:
     rows: list[ClusterRow] = field(default_factory=list)
 
 
+def tasks_summary(tasks: list[str], shown: int = 3) -> str:
+    """A cluster's tasks in one short line: all of a few, else "12 tasks: a, b, c and 9 more"."""
+    if len(tasks) <= shown + 1:
+        return ", ".join(tasks)
+    return f"{len(tasks)} tasks: {', '.join(tasks[:shown])} and {len(tasks) - shown} more"
+
+
 def current(db: Store) -> Clustering | None:
     """The newest stored clustering, or None before the first one."""
     cid = latest_clustering_id(db)
@@ -54,18 +60,39 @@ def cluster(
     progress: Progress | None = None,
     cancelled: Callable[[], bool] | None = None,
     include_infra: bool = False,
+    embedder: str | None = None,
 ) -> Clustering:
     """Cluster the failures of ``run`` (or of every run) and store the result in place of that scope's
     previous clustering; ``cancelled()`` returning True stops it with InterruptedError, storing nothing.
-    Infrastructure errors are not failures of the agent and are left out unless ``include_infra``."""
+    Infrastructure errors are not failures of the agent and are left out unless ``include_infra``.
+    ``embedder``: ``tfidf`` (default) or ``semantic`` (the optional extra); an embedder that cannot
+    run is a ClusterJobError, and nothing stored changes."""
+    from reviewer.clustering.embed import EmbedderUnavailable
     from reviewer.clustering.run import recluster
 
-    recluster(
-        db, run, seed=seed, progress=progress, cancelled=cancelled, include_infra=include_infra
-    )
+    try:
+        recluster(
+            db,
+            run,
+            seed=seed,
+            progress=progress,
+            cancelled=cancelled,
+            include_infra=include_infra,
+            embedder=embedder,
+        )
+    except (EmbedderUnavailable, ValueError) as e:
+        if isinstance(e, ValueError) and "embedder" not in str(e):
+            raise
+        raise ClusterJobError(str(e)) from None
     stored = current(db)
     assert stored is not None  # recluster always stores one
     return stored
+
+
+def embedder_of(stored: Clustering | None) -> str | None:
+    """The embedder a stored clustering used, by the name `cluster(embedder=...)` takes."""
+    params = (stored.info.get("params") or {}) if stored is not None else {}
+    return "semantic" if params.get("embedder") == "wordllama" else None
 
 
 def _clustering(db: Store) -> Clustering:
@@ -82,47 +109,105 @@ def _row(stored: Clustering, cluster_id: str) -> ClusterRow:
     raise ClusterJobError(f"no cluster with id {cluster_id!r} in the newest clustering")
 
 
-def merge(db: Store, cluster_ids: Sequence[str]) -> ClusterRow:
+def _docs(db: Store, trial_ids: list[str]) -> list[Any]:
+    from reviewer.clustering.run import failure_docs
+
+    stored = _clustering(db)
+    include_infra = bool(stored.info.get("params", {}).get("include_infra"))
+    return failure_docs(db, ids=trial_ids, include_infra=include_infra)
+
+
+def merge(db: Store, cluster_ids: Sequence[str], seed: int = 0) -> ClusterRow:
     """Merge the clusters into the biggest of them (the first given on a tie), which keeps its id and
-    name; returns the merged cluster."""
+    name; its runs, tasks, signature and representative are those of all the members. Undoable."""
+    import dataclasses
+
+    from reviewer.clustering.edit import describe_groups
+
     ids = list(dict.fromkeys(cluster_ids))
     if len(ids) < 2:
         raise ClusterJobError("merge needs two or more different cluster ids")
     stored = _clustering(db)
     rows = [_row(stored, cid) for cid in ids]
-    into = max(rows, key=lambda r: r.size).id  # max keeps the first of equals
-    merge_clusters(db, into, [r.id for r in rows if r.id != into])
-    return _row(_clustering(db), into)
+    into = max(rows, key=lambda r: r.size)  # max keeps the first of equals
+    members = [t for r in rows for t in cluster_members(db, r.id)]
+    (merged,) = _named(db, describe_groups(_docs(db, members), [members], into.total, seed=seed))
+    taken = {r.name.lower() for r in stored.rows if r.id not in ids}
+    merged = dataclasses.replace(merged, id=into.id, name=_free(merged.name, taken))
+    replace_clusters(db, "merge", [r.id for r in rows], [merged])
+    return _row(_clustering(db), into.id)
 
 
 def split(db: Store, cluster_id: str, into: int | None = None, seed: int = 0) -> list[ClusterRow]:
-    """Split a cluster by its members' signatures, else by their text; with ``into``, into at most that
-    many parts (the smallest parts stay together as one). The biggest part keeps the id."""
-    from reviewer.clustering.run import failure_docs, split_groups
+    """Split a cluster into ``into`` pieces, or (None) as many as its members' evidence separates
+    best (by silhouette; never all singletons). Each piece is described afresh: runs, tasks,
+    signature, name. The biggest piece keeps the id (and a name given by hand). Undoable."""
+    import dataclasses
+    import hashlib
+
+    from reviewer.clustering.edit import describe_groups, split_groups
 
     if into is not None and into < 2:
         raise ClusterJobError(
             f"cannot split into {into} part{'' if into == 1 else 's'}; use 2 or more"
         )
-    row = _row(_clustering(db), cluster_id)
+    stored = _clustering(db)
+    row = _row(stored, cluster_id)
     if row.size < 2:
         raise ClusterJobError(f"cluster {cluster_id} has one trial; it cannot be split")
-    groups = split_groups(failure_docs(db, ids=cluster_members(db, cluster_id)), seed=seed)
+    docs = _docs(db, cluster_members(db, cluster_id))
+    groups = split_groups(docs, into=into, seed=seed)
     if len(groups) < 2:
         raise ClusterJobError(f"cluster {cluster_id}: its trials read alike; nothing to split")
-    if into is not None and len(groups) > into:
-        rest = [t for g in groups[into - 1 :] for t in g]
-        groups = sorted([*groups[: into - 1], rest], key=lambda g: (-len(g), g[0]))
-    names = [_part_name(db, g) for g in groups]
-    ids = split_cluster(db, cluster_id, groups, names)
+    pieces = _named(db, describe_groups(docs, groups, row.total, seed=seed))
+    taken = {r.name.lower() for r in stored.rows if r.id != cluster_id}
+    out = []
+    for i, (piece, group) in enumerate(zip(pieces, groups, strict=True)):
+        new_id = (
+            cluster_id
+            if i == 0
+            else "split-" + hashlib.sha256("\0".join(sorted(group)).encode()).hexdigest()[:12]
+        )
+        name = _free(piece.name, taken)
+        taken.add(name.lower())
+        out.append(dataclasses.replace(piece, id=new_id, name=name))
+    ids = replace_clusters(db, "split", [cluster_id], out)
     after = _clustering(db)
     return [_row(after, cid) for cid in ids]
 
 
-def _part_name(db: Store, trial_ids: list[str]) -> str:
-    """A name for one part of a split: its most common signature and its size."""
-    common = Counter(member_signatures(db, trial_ids)).most_common(1)
-    return (common[0][0] if common and common[0][0] else "split part") + f" ({len(trial_ids)})"
+def _named(db: Store, clusters: list[Any]) -> list[Any]:
+    from reviewer.clustering.run import name_rule_clusters
+
+    return name_rule_clusters(db, clusters)
+
+
+def _free(name: str, taken: set[str]) -> str:
+    """``name``, numbered when another cluster of the clustering has it."""
+    out, n = name, 2
+    while out.lower() in taken:
+        out = f"{name} (#{n})"
+        n += 1
+    return out
+
+
+def undo(db: Store) -> tuple[str, list[ClusterRow]]:
+    """Undo the newest merge, split or rename of the newest clustering: (what it was, the clusters
+    as they are again). A new clustering starts with nothing to undo."""
+    _clustering(db)
+    done = undo_last_edit(db)
+    if done is None:
+        raise ClusterJobError(
+            "nothing to undo: no merge, split or rename since the last clustering"
+        )
+    kind, ids = done
+    after = _clustering(db)
+    return kind, [r for r in after.rows if r.id in ids]
+
+
+def undoable(db: Store) -> int:
+    """How many edits of the newest clustering `undo` can still take back."""
+    return edits_count(db)
 
 
 def rename(db: Store, cluster_id: str, name: str | None) -> ClusterRow:

@@ -73,3 +73,18 @@ def _narrow(db: Store, ids: tuple[str, ...] | None, trials: TrialFilter) -> tupl
         return tuple(shown)
     wanted = set(ids)
     return tuple(t for t in shown if t in wanted)
+
+
+def harness_fail_count(db: Store, request: ExportRequest) -> int:
+    """How many trials ``request`` would export with the harness's failures added (what the app
+    offers when nothing a human or judge named is there)."""
+    from reviewer.export.select import SelectionError, select
+    from reviewer.store.trial_list import SearchError
+
+    sel = replace(request.selection, include_harness=True)
+    try:
+        if request.trials is not None:
+            sel = replace(sel, trial_ids=_narrow(db, sel.trial_ids, request.trials))
+        return len(select(db, sel))
+    except (SelectionError, SearchError):
+        return 0

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from reviewer import ingest
+from reviewer.ingest import atif
 from reviewer.ingest.base import Format, IngestError, Item
 from reviewer.ingest.files import (
     BATCH,
@@ -39,6 +40,7 @@ from reviewer.store.writer import (
     next_seq,
     record_import,
     run_key_of,
+    set_pass_rule,
     write_batch,
 )
 
@@ -69,6 +71,9 @@ class FileResult:
     skipped: list[Skip] = field(default_factory=list)
     error: str | None = None
     ignored: bool = False  # found by walking a folder, not a format we read
+    quiet: bool = (
+        False  # ignored without a word: Harbor's result.json / config.json of a trajectory
+    )
     cancelled: bool = False  # stopped by the caller; nothing of it was written
     runs: set[str] = field(default_factory=set)
     tasks: set[tuple[str, str]] = field(default_factory=set)
@@ -80,6 +85,10 @@ class FileResult:
     warnings: list[str] = field(default_factory=list)  # graded rewards, a changed pass rule, …
     outcomes: dict[str, int] = field(default_factory=dict)  # new trials by outcome
     joined: int = 0  # trials given an outcome from --outcomes FILE
+    considered: int = 0  # trials --outcomes FILE could give an outcome (SWE-agent, OpenHands)
+    unmatched: list[str] = field(default_factory=list)  # instance ids --outcomes FILE lacks
+    rule: PassRule | None = None  # the rule that decided this file's outcomes
+    not_applied: list[str] = field(default_factory=list)  # options its format does not use
 
 
 def import_file(
@@ -102,9 +111,16 @@ def import_file(
     try:
         fmt = ingest.sniff(path)
     except IngestError as e:
+        side = e.reason.startswith("unknown format") and atif.harbor_side_file(path)
         if not direct and e.reason.startswith("unknown format"):
             result.ignored = True
+            result.quiet = side
         result.error = str(e)
+        if direct and side:
+            result.error = (
+                f"{result.file}: Harbor's {path.name}, read with the trajectories it describes: "
+                "import the trial or job folder"
+            )
         return result
     result.format = fmt.NAME
     try:
@@ -115,12 +131,15 @@ def import_file(
         elif check or db is None:
             default_run = run or default_run_name(path)
             tally = Tally()
-            records = screen(apply_options(fmt.parse(path), session.options, tally), result.file)
+            records = screen(
+                apply_options(fmt.parse(path), session.options, tally, fmt), result.file
+            )
             found = check_trials(records, result.file, run, default_run, progress)
             result.trials, result.runs, result.tasks = found.trials, found.runs, found.tasks
             result.skipped = found.skipped
             result.warnings += tally.warnings(result.file, session.options)
-            result.joined = tally.joined
+            result.joined, result.considered = tally.joined, tally.considered
+            result.unmatched, result.not_applied = tally.unmatched, tally.not_applied
         else:
             _import_trials(db, fmt, path, result, run, progress, cancelled, session)
     except (IngestError, Cancelled) as e:
@@ -147,6 +166,7 @@ def _forget(result: FileResult, session: Session) -> None:
     """A file that was rolled back adds nothing; the run indexes may hold its trials, so they go."""
     result.added = 0
     result.violations = 0
+    result.joined = result.considered = 0
     result.outcomes.clear()
     result.new_ids.clear()
     result.runs.clear()
@@ -200,13 +220,17 @@ def _import_trials(
 ) -> None:
     default_run = run or default_run_name(path)
     tally = Tally()
+    earlier: dict[str, str | None] = {}  # each run of this file: the rule it was stored with
     with import_cache(db), db.transaction(), _collector_paused():
-        records = screen(apply_options(fmt.parse(path), session.options, tally), result.file)
+        records = screen(apply_options(fmt.parse(path), session.options, tally, fmt), result.file)
         if run is None and (key := getattr(fmt, "RUN_KEY", None)):
             records = _distinct_runs(db, records, key)
-        _write_trials(db, records, result, run, default_run, progress, cancelled, session)
+        _write_trials(db, records, result, run, default_run, progress, cancelled, session, earlier)
         result.warnings += tally.warnings(result.file, session.options)
-        result.joined = tally.joined
+        result.joined, result.considered = tally.joined, tally.considered
+        result.unmatched, result.not_applied = tally.unmatched, tally.not_applied
+        result.rule = tally.applied_rule(session.options)
+        _store_rule(db, result, result.rule, earlier)
         record_import(
             db, result.file, fmt.NAME, result.added, result.already, len(result.skipped), _now()
         )
@@ -225,6 +249,22 @@ def _collector_paused() -> Iterator[None]:
         yield
     finally:
         gc.enable()
+
+
+def _store_rule(
+    db: Store, result: FileResult, rule: PassRule, earlier: dict[str, str | None]
+) -> None:
+    """A run this file made stores the rule that actually decided its outcomes; a run stored
+    before under another rule gets a warning."""
+    for name, before in earlier.items():
+        if before is None:
+            set_pass_rule(db, name, rule.to_json())
+        elif PassRule.from_json(before) != rule:
+            result.warnings.append(
+                f"{result.file}: run {name!r} was first imported with "
+                f"{PassRule.from_json(before).describe()}; these trials use {rule.describe()} "
+                "(use --run NAME to keep them apart)"
+            )
 
 
 def _distinct_runs(db: Store, records: Iterable[Item], key: str) -> Iterator[Item]:
@@ -259,6 +299,7 @@ def _write_trials(
     progress: Progress | None,
     cancelled: Callable[[], bool] | None,
     session: Session,
+    earlier: dict[str, str | None],
 ) -> None:
     now = _now()
     indexes = session.indexes
@@ -285,14 +326,8 @@ def _write_trials(
             else:
                 index.refresh(db)
             used[run] = index
-            rule = session.options.rule
-            earlier = ensure_run(db, run, result.file, result.format or "", now, rule.to_json())
-            if earlier is not None and PassRule.from_json(earlier) != rule:
-                result.warnings.append(
-                    f"{result.file}: run {run!r} was first imported with "
-                    f"{PassRule.from_json(earlier).describe()}; these trials use {rule.describe()} "
-                    "(use --run NAME to keep them apart)"
-                )
+            rule = session.options.rule.to_json()  # until the file is read: see _store_rule
+            earlier[run] = ensure_run(db, run, result.file, result.format or "", now, rule)
         pending = _place(rec, run, index, seen, result)
         if pending is None:
             continue

@@ -10,7 +10,7 @@ from pathlib import Path
 from reviewer.config import Config
 from reviewer.ingest.files import Progress, discover
 from reviewer.ingest.limits import LimitError, limits
-from reviewer.ingest.outcome import ImportOptions
+from reviewer.ingest.outcome import ImportOptions, not_applied_lines
 from reviewer.metrics.rules import Rule
 from reviewer.models import Rubric, Skip
 from reviewer.store.db import Store
@@ -40,6 +40,8 @@ class ImportSummary:
     rubric: Rubric | None = None  # a folder's rubric.toml, registered by this import
     rubric_file: str | None = None
     rubric_problem: str | None = None
+    notes: list[str] = field(default_factory=list)  # warnings about the whole import (--outcomes)
+    audit_line: str | None = None  # the independence audit of the runs that gained trials
 
     @property
     def added(self) -> int:
@@ -82,7 +84,7 @@ class ImportSummary:
 
     @property
     def warnings(self) -> list[str]:
-        return [w for f in self.files for w in f.warnings]
+        return [w for f in self.files for w in f.warnings] + self.notes
 
     @property
     def outcomes(self) -> dict[str, int]:
@@ -182,7 +184,41 @@ def import_paths(
             break
     if db is not None and not check:
         _register_rubric(db, paths, summary)
+        from reviewer.workflows.audit import audit_after_import
+
+        summary.audit_line = audit_after_import(
+            db, {r for f in summary.files if f.added for r in f.runs}
+        )
+    summary.notes += _outcomes_notes(summary, session.options)
     return summary
+
+
+def _outcomes_notes(summary: ImportSummary, options: ImportOptions) -> list[str]:
+    """What ``--outcomes FILE`` did overall: ids it lists twice, and how many trials it matched
+    when not all (``0 of 12 trials matched report.json``, with ids of both sides to compare)."""
+    out = not_applied_lines([(f.file, f.format or "", f.not_applied) for f in summary.files])
+    if options.outcomes is None:
+        return out
+    name = options.outcomes_file or "the outcomes file"
+    if options.outcome_conflicts:
+        n = len(options.outcome_conflicts)
+        eg = ", ".join(options.outcome_conflicts[:3])
+        out.append(
+            f"{name}: {n} instance id{_s(n)} listed with two outcomes (e.g. {eg}): left as the "
+            "trajectories say"
+        )
+    considered = sum(f.considered for f in summary.files)
+    joined = summary.joined
+    if considered and joined < considered:
+        line = f"{joined} of {considered} trials matched {name}"
+        if joined == 0:
+            theirs = ", ".join(sorted(options.outcomes)[:2]) or "none"
+            ours = ", ".join([i for f in summary.files for i in f.unmatched][:2]) or "none"
+            line += f" (its ids: {theirs}; the trials' instance ids: {ours})"
+        else:
+            line += "; the others keep the outcome their files give (else unscored)"
+        out.append(line)
+    return out
 
 
 def _folders(paths: Sequence[str | Path], name: str) -> list[Path]:
@@ -260,9 +296,11 @@ def outcome_line(summary: ImportSummary, options: ImportOptions | None = None) -
     """What the new trials' outcomes were, when any was not a plain pass or fail (or a pass rule
     other than the default decided them); None otherwise."""
     counts = summary.outcomes
-    rule = (options or ImportOptions()).rule
+    # the rules that decided (a success field that gave no value is not one), in file order
+    applied = [f.rule for f in summary.files if f.rule is not None and f.outcomes]
+    rules = list(dict.fromkeys(r for r in applied if not r.is_default))
     special = counts.get("infra", 0) + counts.get("unscored", 0)
-    if not counts or (not special and rule.is_default and not summary.joined):
+    if not counts or (not special and not rules and not summary.joined):
         return None
     parts = [f"{counts.get('pass', 0)} pass", f"{counts.get('fail', 0)} fail"]
     if counts.get("infra"):
@@ -271,8 +309,8 @@ def outcome_line(summary: ImportSummary, options: ImportOptions | None = None) -
     if counts.get("unscored"):
         parts.append(f"{counts['unscored']} unscored")
     line = "outcomes: " + ", ".join(parts)
-    if not rule.is_default:
-        line += f"; {rule.describe()}"
+    if rules:
+        line += "; " + "; ".join(r.describe() for r in rules)
     if summary.joined:
         line += f"; {summary.joined} joined from {(options or ImportOptions()).outcomes_file}"
     return line
@@ -285,6 +323,7 @@ def import_options(
     success_field: str | None = None,
     task: str | None = None,
     outcomes_file: str | Path | None = None,
+    scorer: str | None = None,
 ) -> ImportOptions:
     """The outcome options of an import: the given values (CLI options), else ``[import]`` of the
     config (reviewer.toml); ValueError with one line for a bad value or outcomes file. The CLI and
@@ -300,6 +339,7 @@ def import_options(
             threshold_from = "[import] pass_threshold"
         pass_threshold = config.pass_threshold if pass_threshold is None else pass_threshold
         success_field = config.success_field if success_field is None else success_field
+        scorer = config.scorer if scorer is None else scorer
     if pass_threshold is not None and not (
         math.isfinite(pass_threshold) and 0 < pass_threshold <= 1
     ):
@@ -311,10 +351,13 @@ def import_options(
         raise ValueError(problem)
     if task is not None and not task.strip():
         raise ValueError("--task must not be empty")
-    outcomes = None
+    if scorer is not None and not scorer.strip():
+        raise ValueError("--scorer must not be empty")
+    outcomes: dict[str, str] | None = None
+    conflicts: list[str] = []
     if outcomes_file is not None:
         try:
-            outcomes = load_outcomes(Path(outcomes_file))
+            outcomes, conflicts = load_outcomes(Path(outcomes_file))
         except IngestError as e:
             raise ValueError(str(e)) from None
     return ImportOptions(
@@ -323,6 +366,8 @@ def import_options(
         task,
         outcomes,
         None if outcomes_file is None else str(outcomes_file),
+        scorer,
+        conflicts,
     )
 
 
@@ -345,6 +390,8 @@ def summary_lines(
     out += [f"reviewer: warning: {w}" for w in summary.warnings]
     if not check and (line := outcome_line(summary, options)):
         out.append(line)
+    if not check and summary.audit_line:
+        out.append(summary.audit_line)
     return out
 
 
@@ -353,7 +400,7 @@ def _summary_lines(summary: ImportSummary, check: bool, max_skips: int) -> list[
     for f in summary.files:
         if f.error and not f.ignored:
             out.append(f"reviewer: {f.error}")
-        elif f.ignored:
+        elif f.ignored and not f.quiet:
             seen = (f.error or "").split("; reviewer reads")[0].removeprefix(f"{f.file}: ")
             out.append(f"reviewer: ignored {f.file} (not a format reviewer reads: {seen})")
     skips = summary.skipped

@@ -6,6 +6,7 @@ that name exists already: it is handed back to resume (unless ``replace``), neve
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from reviewer.calibration.sampling import make_queue as sample_queue
@@ -33,6 +34,11 @@ class QueueMade:
     total: int
 
     @property
+    def infra_left_out(self) -> int:
+        """Trials in scope ended by infrastructure errors: never sampled."""
+        return int(self.queue.params.get("infra_left_out", 0) or 0)
+
+    @property
     def short(self) -> bool:
         """Fewer trials were left to sample than were asked for."""
         return self.created and len(self.queue.items) < self.requested
@@ -55,6 +61,7 @@ def make_queue(
     judge: str | None = None,
     split: bool = False,
     replace: bool = False,
+    trial_ids: Collection[str] | None = None,
 ) -> QueueMade:
     """Sample ``n`` trials ``labeler`` has not labeled (of ``run``) as a stratified queue, or hand back
     the stored queue of that name to resume.
@@ -80,6 +87,7 @@ def make_queue(
             split="half" if split else None,
             judge=judge,
             replace=replace,
+            trial_ids=trial_ids,
         )
     except QueueExists:
         stored = get_queue(db, queue_name)

@@ -77,28 +77,64 @@ def test_majority_baseline_is_the_share_of_the_majority_human_class() -> None:
     assert a.majority_baseline == pytest.approx(0.8)
 
 
-def test_trust_uses_the_lower_of_both_lower_bounds() -> None:
+def test_trust_uses_the_adjusted_interval() -> None:
     a = judge_agreement(EXAMPLE, seed=1)
-    assert a.ci_analytic is not None and a.ci_bootstrap is not None
-    assert a.kappa_lower == min(a.ci_analytic[0], a.ci_bootstrap[0])
+    assert a.ci_analytic is not None and a.ci_bootstrap is not None and a.ci_adjusted is not None
+    assert a.kappa_lower == a.ci_adjusted[0]
+    # wider than both the analytic and the bootstrap interval at n = 50
+    assert a.ci_adjusted[0] < min(a.ci_analytic[0], a.ci_bootstrap[0])
+    assert a.ci_adjusted[1] >= a.ci_analytic[1]
     low = a.kappa_lower
     assert low is not None
     at = judge_agreement(EXAMPLE, seed=1, trust_threshold=low)
-    assert at.trusted
+    assert at.trusted and at.status == "trusted" and at.labels_needed == 0
     assert at.verdict_line == f"judge is trusted: kappa lower bound {low:.3f} >= {low:g} (n = 50)"
     above = judge_agreement(EXAMPLE, seed=1, trust_threshold=low + 1e-9)
-    assert not above.trusted
-    assert above.verdict_line.startswith("judge is not trusted: kappa lower bound")
+    assert not above.trusted and above.status == "undecided"
+    assert above.verdict_line.startswith("judge is not trusted yet: kappa lower bound")
     assert " < " in above.verdict_line
+
+
+def test_a_judge_whose_upper_bound_is_below_the_threshold_is_settled_not_trusted() -> None:
+    a = judge_agreement(EXAMPLE, trust_threshold=0.7)
+    assert a.ci_adjusted is not None and a.ci_adjusted[1] < 0.7
+    assert a.status == "not trusted" and a.labels_needed == 0 and not a.trusted
+    assert "cannot stand in for the human at the 0.7 threshold" in a.plain
 
 
 def test_a_high_lower_bound_on_few_trials_is_not_trusted() -> None:
     few = pairs_from({("pass", "pass"): 3, ("fail", "fail"): 3})
     a = judge_agreement(few, trust_threshold=0.4)
-    assert a.kappa == 1.0 and a.kappa_lower == 1.0
-    assert not a.trusted
-    assert "n = 6 is below the 10 trials" in a.verdict_line
-    assert judge_agreement(few, trust_threshold=0.4, min_n=6).trusted
+    assert a.kappa == 1.0 and a.ci_analytic == (1.0, 1.0)
+    assert a.kappa_lower is not None and a.kappa_lower < 0  # six trials say little
+    assert not a.trusted and a.status == "too few labels"
+    assert "n = 6 is below the 30 labeled trials" in a.verdict_line
+    assert a.labels_needed is not None and a.labels_needed >= 24
+    assert "With 6 labels there is no verdict yet (it needs 30)" in a.plain
+
+
+def test_perfect_agreement_on_ten_trials_is_not_trusted() -> None:
+    # the defect: a perfect score on 10 trials had the interval [1, 1] and was trusted
+    ten = pairs_from({("pass", "pass"): 5, ("fail", "fail"): 5})
+    a = judge_agreement(ten, trust_threshold=0.6, min_n=10)
+    assert a.ci_adjusted is not None and a.ci_adjusted[0] < 0.6
+    assert not a.trusted and a.status == "undecided"
+    assert a.labels_needed is not None and a.labels_needed > 0
+    assert f"about {a.labels_needed} more labels would settle it" in a.plain
+
+
+def test_labels_needed_settles_the_verdict_when_agreement_holds() -> None:
+    from reviewer.calibration.kappa import kappa_ci_adjusted
+
+    a = judge_agreement(EXAMPLE, trust_threshold=0.55)
+    assert a.status == "undecided" and a.labels_needed
+    n = 50 + a.labels_needed
+    m = [[x * n / 50 for x in row] for row in a.matrix()]
+    ci = kappa_ci_adjusted(m)
+    assert ci is not None and ci[1] < 0.55  # kappa 0.4 stays below 0.55: settled as not trusted
+    m1 = [[x * (n - 1) / 50 for x in row] for row in a.matrix()]
+    ci1 = kappa_ci_adjusted(m1)
+    assert ci1 is not None and ci1[1] >= 0.55  # one label fewer would not settle it
 
 
 def test_strong_agreement_is_trusted() -> None:
@@ -207,7 +243,8 @@ def test_render_shows_the_report() -> None:
     assert "judge pass  judge fail" in text
     rows = [line.split() for line in text.splitlines() if line.strip().startswith("human ")]
     assert rows == [["human", "pass", "20", "5"], ["human", "fail", "10", "15"]]
-    assert "judge is not trusted: kappa lower bound" in text and "< 0.4" in text
+    assert "judge is not trusted yet: kappa lower bound" in text and "< 0.4" in text
+    assert "that is 40% of the way from chance to perfect agreement" in text
     assert "disagreements: 15" in text
     assert "majority baseline    0.500" in text
 

@@ -75,7 +75,8 @@ def test_json_summary_formats_and_options(sample_db: Path) -> None:
     assert code == 1 and out == ""
     assert err == (
         "reviewer: nothing to export: no trial is labeled fail by a human in run support-v2; "
-        "--judge-fails adds judge fails no human contradicted\n"
+        "--judge-fails adds judge fails no human contradicted; --harness-fails adds the "
+        "harness's failures\n"
     )
     code, out, err = invoke(
         "--db", db, "export", "--run", "support-v2", "--judge-fails", "--out", "v2"
@@ -170,7 +171,8 @@ def test_trial_and_list_filters_narrow_the_selection(sample_db: Path) -> None:
     assert code == 1
     assert err.strip() == (
         "reviewer: nothing to export: no trial is labeled fail by a human among the chosen "
-        "trials; --judge-fails adds judge fails no human contradicted"
+        "trials (skipped 66 trials: 60 passed, 6 judge fails); --judge-fails adds judge fails "
+        "no human contradicted; --harness-fails adds the harness's failures"
     )
     code, out, err = invoke("--db", str(sample_db), "export", "--search", "zzqx", "--json")
     assert code == 1 and "among the chosen trials" in err and out == ""

@@ -192,7 +192,7 @@ def test_score_values_map_to_passed_or_reward(tmp_path: Path) -> None:
     assert got == [
         (True, None, True),
         (False, None, False),
-        (False, None, False),
+        (None, 0.5, False),  # PARTIAL: half credit, which the default threshold fails
         (False, None, False),
         (None, 1.0, True),
         (None, 0.0, False),
@@ -237,13 +237,18 @@ def test_errors_limits_and_bad_samples(tmp_path: Path) -> None:
     )
     assert err.reason == "infrastructure error: RuntimeError('boom')"
     assert isinstance(lim, Trial) and lim.termination == "message limit"
-    skips = out[3:]
+    # a dict of per-field scores says neither pass nor fail: an unscored trial that says why
+    per_field = out[3]
+    assert isinstance(per_field, Trial) and per_field.outcome == "unscored"
+    assert per_field.metadata["score_unread"] == (
+        "score of scorer 'first' is a dict of per-field scores, not pass/fail or a number"
+    )
+    skips = out[4:]
     assert all(isinstance(s, Skip) for s in skips)
-    assert [s.line for s in skips if isinstance(s, Skip)] == [4, 5, 6]
+    assert [s.line for s in skips if isinstance(s, Skip)] == [5, 6]
     reasons = [s.reason for s in skips if isinstance(s, Skip)]
-    assert reasons[0].startswith("sample 4: dict epoch 1: score {'accuracy': 1} of scorer 'first'")
-    assert reasons[1] == "sample 5: no sample id"
-    assert reasons[2] == "sample 6: not a JSON object (str)"
+    assert reasons[0] == "sample 5: no sample id"
+    assert reasons[1] == "sample 6: not a JSON object (str)"
 
 
 def test_json_whole_file_problems(tmp_path: Path) -> None:

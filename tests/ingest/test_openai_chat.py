@@ -101,9 +101,9 @@ def test_bad_lines_become_skips_and_parsing_goes_on(tmp_path: Path) -> None:
     assert skips[2].reason == "no messages list"
     assert skips[3].reason == "passed must be true or false, got 'yes'"
     assert skips[4].reason == "not a JSON object (list)"
+    # a conversation with neither passed nor reward (a fine-tuning or production log) is unscored
     (no_field,) = openai_chat.parse(write_lines(tmp_path, {"messages": convo()["messages"]}))
-    assert isinstance(no_field, Skip)
-    assert no_field.reason == "no passed or reward field (null for an unscored trial)"
+    assert isinstance(no_field, Trial) and no_field.outcome == "unscored"
     assert str(skips[0]).startswith(f"{path}:3: invalid JSON")
     last = out[-1]
     assert isinstance(last, Trial) and last.source_line == 9 and last.trial == 2
@@ -145,6 +145,10 @@ def test_sniff_own_format_and_not_the_others(tmp_path: Path) -> None:
     no_outcome = tmp_path / "plain.jsonl"
     no_outcome.write_text(json.dumps({"messages": []}) + "\n")
     assert not openai_chat.sniff(no_outcome, head(no_outcome))
+    # chat messages with neither passed nor reward: unscored conversations, read here
+    unscored = tmp_path / "unscored.jsonl"
+    unscored.write_text(json.dumps({"messages": convo()["messages"]}) + "\n")
+    assert openai_chat.sniff(unscored, head(unscored))
     txt = tmp_path / "chat.txt"
     txt.write_bytes(FIXTURE.read_bytes())
     assert not openai_chat.sniff(txt, head(txt))

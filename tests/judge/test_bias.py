@@ -17,6 +17,7 @@ from reviewer.ingest.pairs import read_pairs
 from reviewer.judge.bias import (
     bias_report,
     classify,
+    is_rating_judge,
     judge_bias,
     render_bias,
     surviving_winner,
@@ -64,8 +65,11 @@ def counts(report_judge: object) -> tuple[int, ...]:
         ("tie", "tie", "consistent"),
         ("a", "b", "biased_first"),  # a wins shown first, b wins shown first
         ("b", "a", "biased_second"),
-        ("a", "tie", "other_inconsistent"),
-        ("tie", "b", "other_inconsistent"),
+        # MT-Bench: a tie in one order only leans to the slot that won the other order
+        ("a", "tie", "biased_first"),
+        ("tie", "b", "biased_first"),
+        ("b", "tie", "biased_second"),
+        ("tie", "a", "biased_second"),
         (None, "a", "error"),
         ("a", None, "error"),
         (None, None, "error"),
@@ -101,16 +105,15 @@ def test_counts_first_slot_and_aggregate() -> None:
             ("a", "b", "b"),  # biased toward first: first wins both
             ("b", "a", "a"),  # biased toward second
             ("tie", "tie", "tie"),  # consistent tie
-            ("a", "tie", "a"),  # other inconsistent
+            ("a", "tie", "a"),  # a tie in one order only: biased toward first (MT-Bench)
             (None, "b", None),  # error
         ),
     )
     assert j.n == 6
     assert j.counts == {
         "consistent": 2,
-        "biased_first": 1,
+        "biased_first": 2,
         "biased_second": 1,
-        "other_inconsistent": 1,
         "error": 1,
     }
     assert j.pct("consistent") == pytest.approx(100 * 2 / 6)
@@ -123,7 +126,7 @@ def test_counts_first_slot_and_aggregate() -> None:
     assert [p.category for p in j.inconsistent] == [
         "biased_first",
         "biased_second",
-        "other_inconsistent",
+        "biased_first",
         "error",
     ]
 
@@ -190,10 +193,10 @@ def test_render_is_an_mtbench_table_with_counts_and_percentages() -> None:
         "consistent",
         "biased toward first",
         "biased toward second",
-        "other inconsistent",
         "error",
     ):
         assert column in header
+    assert "other inconsistent" not in header  # MT-Bench has no such column
     assert "1 (33.3%)" in text.splitlines()[2]
     assert "first-slot win rate" in text and "95% CI" in text
     assert "swap-surviving winners" in text
@@ -219,7 +222,6 @@ def test_llmbar_fixture_gives_the_published_counts() -> None:
         j = by_judge[judge]
         assert j.n == 200  # type: ignore[attr-defined]
         assert counts(j) == expected
-        assert j.counts["other_inconsistent"] == 0  # type: ignore[attr-defined]
 
 
 def test_llmbar_fixture_accuracy_matches_llmbar_statistics() -> None:
@@ -329,7 +331,6 @@ def test_bias_command_json_and_one_judge(tmp_path: Path) -> None:
         "consistent": 115,
         "biased_first": 83,
         "biased_second": 2,
-        "other_inconsistent": 0,
         "error": 0,
     }
     assert Counter(p["category"] for p in j["inconsistent"]) == {
@@ -351,3 +352,100 @@ def test_bias_command_errors(tmp_path: Path) -> None:
     # the imported pairs' trials are not in this store, so there is nothing to sample
     assert run.exit_code == 1 and "no pairs to judge" in run.stderr
     assert len(run.stderr.strip().splitlines()) == 1
+
+
+# --- issue 18: the pair as the unit, MT-Bench ties, rating-based judges ---------------------------
+
+
+def _split_judge(rng: object, n: int, first: float, second: float) -> list[object]:
+    """A judge whose pairs are biased toward first with chance ``first``, toward second with
+    ``second``, else consistent (a or b at random): the true first-slot rate is first + rest / 2."""
+    import random
+
+    assert isinstance(rng, random.Random)
+    out = []
+    for i in range(n):
+        u = rng.random()
+        if u < first:
+            ab, ba = "a", "b"
+        elif u < first + second:
+            ab, ba = "b", "a"
+        else:
+            ab = ba = rng.choice("ab")
+        out.append(P(f"p{i}", "j", ab, ba, None))
+    return out
+
+
+def test_first_slot_interval_with_the_pair_as_the_unit_keeps_its_coverage() -> None:
+    # the defect: a judge split 45/45/10 got a Wilson interval over verdicts covering about 85%
+    import random
+
+    rng = random.Random(18)
+    sims, n = 1500, 60
+    truth = 0.45 + 0.10 / 2
+    pair_hits = verdict_hits = 0
+    for _ in range(sims):
+        j = judge_bias("j", _split_judge(rng, n, 0.45, 0.45))  # type: ignore[arg-type]
+        f = j.first_slot
+        assert f.ci is not None and f.pairs == n
+        pair_hits += f.ci[0] <= truth <= f.ci[1]
+        naive = wilson_interval(f.wins, f.decided)
+        assert naive is not None
+        verdict_hits += naive[0] <= truth <= naive[1]
+    assert pair_hits / sims >= 0.93
+    assert verdict_hits / sims < 0.9  # what the old interval did
+
+
+def test_a_consistent_judge_keeps_the_plain_wilson_interval() -> None:
+    j = judge_bias("j", pairs(*[("a", "a", None)] * 10, *[("b", "b", None)] * 10))
+    f = j.first_slot
+    assert f.rate == 0.5 and f.ci == wilson_interval(20, 40)
+
+
+def test_a_score_tie_of_a_rating_judge_is_a_tie_not_a_bias() -> None:
+    assert is_rating_judge("GPT-4/Rating_NoRules") and is_rating_judge("ChatGPT/Rating")
+    assert not is_rating_judge("GPT-4/Vanilla_NoRules") and not is_rating_judge("Rating")
+    assert classify("b", "a", rating=True) == "consistent"
+    assert classify("b", "a") == "biased_second"
+    assert classify("a", "b", rating=True) == "biased_first"
+    report = bias_report(
+        [
+            P("p1", "GPT-4/Rating", "b", "a", "a"),
+            P("p2", "GPT-4/Rating", "a", "a", "a"),
+            P("p1", "GPT-4/CoT", "b", "a", "a"),
+        ]
+    )
+    rating, cot = {j.judge: j for j in report.judges}["GPT-4/Rating"], report.judges[0]
+    assert rating.counts["consistent"] == 2 and rating.counts["biased_second"] == 0
+    assert rating.aggregate.tie == 1 and rating.aggregate.a == 1
+    assert cot.judge == "GPT-4/CoT" and cot.counts["biased_second"] == 1
+
+
+@pytest.mark.parametrize(
+    "path", real_data(LLMBAR / "llmbar_verdicts.csv", "judge", "llmbar", "llmbar_verdicts.csv")
+)
+def test_llmbar_rating_runs_have_no_score_ties_read_as_bias(path: Path) -> None:
+    rows: list[P] = []
+    with path.open(encoding="utf-8", newline="") as f:
+        for r in csv.DictReader(f):
+            if "/Rating" in r["evaluator"]:
+                rows.append(
+                    P(
+                        f"{r['subset']}/{r['item']}",
+                        f"{r['subset']}|{r['evaluator']}",
+                        _WINNERS[r["order1_winner"]],
+                        _WINNERS[r["order2_winner"]],
+                        _WINNERS[r["label"]],
+                    )
+                )
+    if not rows:
+        pytest.skip("this file has no rating-based runs (the full corpus does)")
+    assert len(rows) == 2933
+    judges = bias_report(
+        [P(p.pair_id, p.judge.split("|")[1], p.order_ab, p.order_ba, p.human) for p in rows]
+    ).judges
+    assert sum(j.counts["biased_second"] for j in judges) == 0  # was 714 score ties
+    assert sum(j.counts["biased_first"] for j in judges) == 5
+    # the 714 score ties are ties; the 5 pairs biased toward first become ties under the swap rule
+    assert sum(j.aggregate.tie for j in judges) == 714 + 5
+    assert sum(j.aggregate.from_inconsistent for j in judges) == 5

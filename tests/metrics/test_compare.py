@@ -35,22 +35,30 @@ def run(spec: dict[str, str], **kw: object) -> list[TrialStats]:
     return out
 
 
+def wide(spec: dict[str, str], copies: int = 2) -> dict[str, str]:
+    """Each task ``copies`` times (``a`` -> ``a0``, ``a1``): enough tasks for an interval."""
+    return {f"{t}{i}": v for i in range(copies) for t, v in spec.items()}
+
+
 OLD = {"a": "11111", "b": "11111", "c": "11100", "d": "00000", "e": "11000"}
 NEW = {"a": "11111", "b": "11011", "c": "00000", "d": "11111", "e": "11100"}
 
 
 def test_summary_rows_and_marks() -> None:
-    old = run(OLD, steps=6, cost=0.031, latency=20.0)
-    new = run(NEW, steps=4, cost=0.024, latency=30.0)
-    new[0] = TrialStats("a", True, 4, 0.024, 30.0, 2, 0, frozenset({"no-cancel"}))
+    old = run(wide(OLD), steps=6, cost=0.031, latency=20.0)
+    new = run(wide(NEW), steps=4, cost=0.024, latency=30.0)
+    new[0] = TrialStats("a0", True, 4, 0.024, 30.0, 2, 0, frozenset({"no-cancel"}))
     cmp = compare_runs(old, new, None, SEV, old_name="old prompt", new_name="new prompt")
     assert cmp.k == 5 and cmp.k_is_default
     hat, p1 = cmp.row("pass_hat_k"), cmp.row("pass_at_1")
     assert hat.label == "pass^5 (overall)"
     assert (hat.old, hat.new) == pytest.approx((0.4, 0.4))  # a, b -> a, d
     assert hat.direction == "same" and hat.mark == ""
-    assert (p1.old, p1.new) == pytest.approx((15 / 25, 17 / 25)) and p1.direction == "better"
-    assert cmp.row("avg_steps").mark == "<-- better"
+    # +0.08 from two tasks moving a lot in opposite directions: the interval straddles zero
+    assert (p1.old, p1.new) == pytest.approx((15 / 25, 17 / 25))
+    assert p1.direction == "within noise" and p1.mark == "within noise"
+    assert p1.low is not None and p1.high is not None and p1.low < 0 < p1.high
+    assert cmp.row("avg_steps").mark == "<-- better"  # every task took fewer steps
     assert cmp.row("p95_latency_s").mark == "<-- worse"
     assert cmp.row("forbidden_rate").direction == "RED FLAG"
     assert cmp.row("forbidden_rate").mark == "<-- RED FLAG"
@@ -59,8 +67,8 @@ def test_summary_rows_and_marks() -> None:
 
 
 def test_cheaper_while_less_reliable_is_quoted_better() -> None:
-    old = run({"a": "11111", "b": "11111"}, steps=6, cost=0.031)
-    new = run({"a": "11111", "b": "11110"}, steps=4, cost=0.024)
+    old = run({f"t{i}": "11111" for i in range(12)}, steps=6, cost=0.031)
+    new = run({f"t{i}": "11111" if i % 2 else "11110" for i in range(12)}, steps=4, cost=0.024)
     cmp = compare_runs(old, new, None, {})
     assert cmp.row("pass_hat_k").mark == "<-- worse"
     assert cmp.row("avg_steps").mark == '<-- "better"'
@@ -69,8 +77,12 @@ def test_cheaper_while_less_reliable_is_quoted_better() -> None:
 
 
 def test_policy_rule_rise_is_worse_not_red_flag() -> None:
-    old = run({"a": "11"})
-    new = trials("a", [True, True], violations=[frozenset({"lookup"}), frozenset()])
+    old = run({f"t{i}": "11" for i in range(12)})
+    new = [
+        s
+        for i in range(12)
+        for s in trials(f"t{i}", [True, True], violations=[frozenset({"lookup"}), frozenset()])
+    ]
     cmp = compare_runs(old, new, None, SEV)
     assert cmp.row("rule:lookup").direction == "worse"
     assert cmp.row("forbidden_rate").direction == "same"
@@ -80,8 +92,19 @@ def test_forbidden_rise_from_nonzero_is_red_flag() -> None:
     v = frozenset({"no-cancel"})
     old = trials("a", [True] * 4, violations=[v, frozenset(), frozenset(), frozenset()])
     new = trials("a", [True] * 4, violations=[v, v, frozenset(), frozenset()])
+    # one task: a fall says nothing, a rise is a RED FLAG all the same
     assert compare_runs(old, new, None, SEV).row("forbidden_rate").direction == "RED FLAG"
-    assert compare_runs(new, old, None, SEV).row("forbidden_rate").direction == "better"
+    assert compare_runs(new, old, None, SEV).row("forbidden_rate").direction == "too few tasks"
+    many_old = [
+        s
+        for i in range(12)
+        for s in trials(f"t{i}", [True] * 4, violations=[v, v, frozenset(), frozenset()])
+    ]
+    many_new = [
+        s for i in range(12) for s in trials(f"t{i}", [True] * 4, violations=[frozenset()] * 4)
+    ]
+    fell = compare_runs(many_old, many_new, None, SEV).row("forbidden_rate")
+    assert fell.direction == "better" and fell.high is not None and fell.high < 0
 
 
 def test_buckets_and_order() -> None:
@@ -198,19 +221,19 @@ def test_bootstrap_significance() -> None:
 
 def test_render_plain_and_colour(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NO_COLOR", raising=False)
-    old = run({"a": "11111", "b": "11111"}, steps=6, cost=0.031)
-    new = run({"a": "11111", "b": "11110"}, steps=4, cost=0.024)
-    new[0] = TrialStats("a", True, 4, 0.024, 10.0, 2, 0, frozenset({"no-cancel"}))
+    old = run({f"t{i:02}": "11111" for i in range(12)}, steps=6, cost=0.031)
+    new = run({f"t{i:02}": "11111" if i % 2 else "11110" for i in range(12)}, steps=4, cost=0.024)
+    new[0] = TrialStats("t00", True, 4, 0.024, 10.0, 2, 0, frozenset({"no-cancel"}))
     cmp = compare_runs(old, new, None, SEV, old_name="old prompt", new_name="new prompt")
     plain = render_comparison(cmp, color=False)
     lines = plain.splitlines()
-    assert lines[0].split() == ["old", "prompt", "new", "prompt"]
+    assert lines[0].split() == ["old", "prompt", "new", "prompt", "95%", "CI", "of", "change"]
     assert lines[1].split()[:3] == ["pass^5", "(overall)", "1.00"] and lines[1].endswith(
         "<-- worse"
     )
     assert '<-- "better"' in plain
     flag = next(line for line in lines if line.startswith("forbidden-tool rate"))
-    assert flag.split()[2:] == ["0.0%", "10.0%", "<--", "RED", "FLAG"]
+    assert flag.split()[2:4] == ["0.0%", "1.7%"] and flag.endswith("<-- RED FLAG")
     assert "\x1b" not in plain
     coloured = render_comparison(cmp, color=True)
     assert "\x1b[" in coloured and "RED FLAG" in coloured

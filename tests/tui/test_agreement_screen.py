@@ -106,7 +106,7 @@ async def test_r_reloads_as_new_labels_arrive(labeled_db: Path) -> None:
             add_label(db, row[0], "ana", "pass", rubric_ref="support-policy@1")
         finally:
             db.close()
-        await pilot.press("r")
+        await pilot.press("R")
         await settle(app, pilot)
         assert "trials with both     41" in report_text(app)
 
@@ -160,3 +160,21 @@ async def test_j_switches_to_the_next_judge(labeled_db: Path) -> None:
         await settle(app, pilot)
         assert "judge    second-judge" in report_text(app)
         assert "trials with both     5" in report_text(app)
+
+
+async def test_the_verdict_and_its_plain_sentence_stay_visible_at_80x24(labeled_db: Path) -> None:
+    app = ReviewerApp(db_path=labeled_db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("A")
+        await settle(app, pilot)
+        assert isinstance(app.screen, AgreementScreen)
+        verdict = app.screen.query_one("#agreement-verdict", Static)
+        text = str(verdict.render())
+        report = app.screen.report
+        assert report is not None
+        assert report.agreement.verdict_line in text
+        assert "Kappa" in text and "stand in for ana" in text
+        region = verdict.region
+        assert region.height >= 3 and region.y >= 0 and region.bottom <= 24 - 3
+        assert verdict.visible and verdict.display

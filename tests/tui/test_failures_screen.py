@@ -46,7 +46,7 @@ async def settle(app: ReviewerApp, pilot: object) -> None:
 
 async def open_failures(app: ReviewerApp, pilot: object) -> DataTable:
     await settle(app, pilot)
-    await pilot.press("f")  # type: ignore[attr-defined]
+    await pilot.press("F")  # type: ignore[attr-defined]
     await settle(app, pilot)
     assert isinstance(app.screen, FailuresScreen)
     return app.screen.query_one("#clusters", DataTable)
@@ -102,7 +102,7 @@ async def test_edits_made_in_the_app_show_in_the_cli(clustered: Path) -> None:
         await pilot.press(*"Named in the app", "enter")
         await settle(app, pilot)
         put_cursor_on(table, ids[0])
-        await pilot.press("s")
+        await pilot.press("S")
         await settle(app, pilot)
         shown = rows(table)
     after = stored(clustered)
@@ -137,6 +137,14 @@ async def test_merge_of_even_clusters_then_recluster_in_the_app(clustered: Path)
 
 
 async def test_refused_edits_are_warnings(clustered: Path) -> None:
+    # a cluster of one trial: a pair split in two by hand
+    for cid, c in stored(clustered).items():
+        if c["size"] == 2:
+            done = CliRunner().invoke(
+                cli, ["--db", str(clustered), "cluster", "split", cid, "--into", "2"]
+            )
+            if done.exit_code == 0:
+                break
     app = ReviewerApp(db_path=clustered)
     async with app.run_test(size=SIZE) as pilot:
         table = await open_failures(app, pilot)
@@ -146,7 +154,7 @@ async def test_refused_edits_are_warnings(clustered: Path) -> None:
             if size < 2:
                 continue
             put_cursor_on(table, cid)
-            await pilot.press("s")
+            await pilot.press("S")
             await settle(app, pilot)
             if any("read alike" in w for w in warnings(app)):
                 alike = cid
@@ -155,7 +163,7 @@ async def test_refused_edits_are_warnings(clustered: Path) -> None:
         assert "nothing to split" in warnings(app)[-1]
         one = next(cid for cid, (size, _) in rows(table).items() if size == 1)
         put_cursor_on(table, one)
-        await pilot.press("s")
+        await pilot.press("S")
         await settle(app, pilot)
         assert "cannot be split" in warnings(app)[-1]
         await pilot.press("r")
@@ -165,3 +173,45 @@ async def test_refused_edits_are_warnings(clustered: Path) -> None:
         await settle(app, pilot)
         assert "at most 200 characters" in warnings(app)[-1]
         assert isinstance(app.screen, FailuresScreen)
+
+
+async def test_rename_split_and_undo_keep_the_cursor_on_the_cluster(clustered: Path) -> None:
+    """Regression (issue 16): a rename or split moved the cursor back to row 1; u undoes an edit."""
+    before = stored(clustered)
+    ids = list(before)
+    app = ReviewerApp(db_path=clustered)
+    async with app.run_test(size=SIZE) as pilot:
+        table = await open_failures(app, pilot)
+        for cid in ids[:2]:
+            put_cursor_on(table, cid)
+            await pilot.press("space")
+        await pilot.press("m")
+        await settle(app, pilot)
+        put_cursor_on(table, ids[2])
+        await pilot.press("r")
+        await pilot.pause()
+        await pilot.press(*"x", "enter")
+        await settle(app, pilot)
+        assert table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value == ids[2]
+        put_cursor_on(table, ids[0])
+        await pilot.press("S")
+        await settle(app, pilot)
+        assert table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value == ids[0]
+        for _ in range(3):
+            await pilot.press("z")
+            await settle(app, pilot)
+        shown = rows(table)
+        await pilot.press("z")
+        await settle(app, pilot)
+        refused = warnings(app)
+    assert stored(clustered) == before
+    assert {k: v[0] for k, v in shown.items()} == {k: v["size"] for k, v in before.items()}
+    assert any("nothing to undo" in w for w in refused)
+
+
+def test_long_task_lists_are_summarised() -> None:
+    from reviewer.workflows.clusters import tasks_summary
+
+    tasks = [f"task_{i:02}" for i in range(12)]
+    assert tasks_summary(tasks) == "12 tasks: task_00, task_01, task_02 and 9 more"
+    assert tasks_summary(tasks[:4]) == "task_00, task_01, task_02, task_03"

@@ -130,20 +130,29 @@ async def test_every_screen_shows_hostile_names_literally(hostile_db: Path) -> N
         assert visible(hostile.RUN, single_line=True) in text
         assert "db␛]0;pwned␇.db" in text  # the header's sub-title: the database file
         # runs: mark both, compare, swap
-        await press(app, pilot, "space", "down", "space", "c", "w")
+        await press(app, pilot, "space", "down", "space", "d", "w")
         assert "second ␛]52;c;" in assert_safe(app)
         await press(app, pilot, "escape", "escape")
         # tasks → trials → transcript, with their keys
-        await press(app, pilot, "enter", "s", "F", "F", "x")
+        await press(app, pilot, "enter", "s", "y", "y", "F")
         assert "copy file to [/tmp] dir ␛]52;c;" in assert_safe(app)
-        await press(app, pilot, "o", "v", "l", "x", "c", "enter")
+        await press(app, pilot, "o", "j", "l", "exclamation_mark", "backspace", "enter")
         text = assert_safe(app)
-        await press(app, pilot, "J", "e", "]", "n", "k", "T")
+        await press(
+            app,
+            pilot,
+            "J",
+            "e",
+            "greater_than_sign",
+            "right_square_bracket",
+            "left_square_bracket",
+            "T",
+        )
         text = assert_safe(app)
         assert "because ␛]52;c;" in text or "failed ␛]52;c;" in text
         await press(app, pilot, "escape", "escape", "escape", "escape")
         # failures: the renamed cluster, detail, rename modal, export toast
-        await press(app, pilot, "f")
+        await press(app, pilot, "F")
         assert "cluster ␛]52;c;" in assert_safe(app)
         await press(app, pilot, "r")
         await press(app, pilot, "escape", "T", "enter")
@@ -151,12 +160,12 @@ async def test_every_screen_shows_hostile_names_literally(hostile_db: Path) -> N
         # queues and labeling: the queue, labeler, rubric question, judge rationale, note
         await press(app, pilot, "L")
         assert "queue ␛]52;c;" in assert_safe(app)
-        await press(app, pilot, "enter", "1", "p", "r", "u", "n")
+        await press(app, pilot, "enter", "1", "p", "v", "u", "right_square_bracket")
         text = assert_safe(app)
         assert "asked ␛]52;c;" in text
         await press(app, pilot, "escape", "escape")
         # agreement with its keys, position bias, help
-        await press(app, pilot, "A", "j", "l", "v", "r", "enter")
+        await press(app, pilot, "A", "j", "l", "g", "R", "enter")
         await press(app, pilot, "escape", "escape")
         await press(app, pilot, "question_mark", "escape")
         app.notify("toast " + hostile.EVERYTHING, title="title " + hostile.EVERYTHING)

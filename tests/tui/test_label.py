@@ -84,12 +84,12 @@ async def test_one_key_per_trial_blind_judge_and_undo(queued_db: Path) -> None:
         await wait_until(pilot, lambda: len(screen.state.done) == 1)  # type: ignore[union-attr]
         assert len(current_labels(open_store(queued_db), "ana")) == 1
         assert screen.mine is None
-        await pilot.press("s")
+        await pilot.press("x")
         await wait_until(pilot, lambda: len(screen.state.done) == 2)  # type: ignore[union-attr]
-        await pilot.press("b")
+        await pilot.press("left_square_bracket")
         await wait_until(pilot, lambda: screen.mine is not None)
         assert screen.mine is not None and screen.mine.verdict == "skip"
-        await pilot.press("r")
+        await pilot.press("v")
         await pilot.pause()
         assert "judge:" in text_of(app, "#label-judge")
 
@@ -101,7 +101,7 @@ async def test_note_is_kept_with_the_label(queued_db: Path) -> None:
         app.push_screen(screen)
         await wait_loaded(app, pilot, screen)
         trial = screen.payload.trial_id  # type: ignore[union-attr]
-        await pilot.press("N")
+        await pilot.press("c")
         await pilot.pause()
         assert isinstance(app.screen, NoteModal)
         await pilot.press(

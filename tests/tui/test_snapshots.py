@@ -51,7 +51,7 @@ def test_failing_transcript(snap_compare, frozen_db: Path) -> None:  # type: ign
         await _settle(pilot)
         await pilot.press("enter")
         await _settle(pilot)
-        await pilot.press("down", "down", "down", "x")
+        await pilot.press("down", "down", "down", "F")
         await _settle(pilot)
         await pilot.press("enter")
         await _settle(pilot)

@@ -176,19 +176,19 @@ async def test_n_and_p_step_through_the_list(tmp_path: Path) -> None:
         screen = app.screen
         assert isinstance(screen, TranscriptScreen)
         assert "1 / 3" in static_text(app, "#transcript-title")
-        await pilot.press("n")
+        await pilot.press("right_square_bracket")
         await settle(app, pilot)
         assert screen.trial_id == ids[1]
         assert "2 / 3" in static_text(app, "#transcript-title")
-        await pilot.press("j")
+        await pilot.press("right_square_bracket")
         await settle(app, pilot)
         assert screen.trial_id == ids[2]
-        await pilot.press("n")  # past the end: stays, says so
+        await pilot.press("right_square_bracket")  # past the end: stays, says so
         await settle(app, pilot)
         assert screen.trial_id == ids[2]
-        await pilot.press("k")
+        await pilot.press("left_square_bracket")
         await settle(app, pilot)
-        await pilot.press("p")
+        await pilot.press("left_square_bracket")
         await settle(app, pilot)
         assert screen.trial_id == ids[0]
         assert "trial 1" in static_text(app, "#transcript-title")
@@ -231,19 +231,19 @@ async def test_next_and_previous_tool_error(tmp_path: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         view = await open_transcript(app, pilot, trial_ids(db)[0])
         assert view.tool_errors == [3, 7]
-        await pilot.press("right_square_bracket")
+        await pilot.press("greater_than_sign")
         await pilot.pause()
         assert view.cursor == 3
         assert "#3" in view.visible_lines()[0]
-        await pilot.press("right_square_bracket")
+        await pilot.press("greater_than_sign")
         await pilot.pause()
         assert view.cursor == 7
         assert any("boom" in line for line in view.visible_lines())
-        await pilot.press("right_square_bracket")
+        await pilot.press("greater_than_sign")
         await pilot.pause()
         assert view.cursor == 7
         assert any("no more tool errors" in n.message for n in app._notifications)
-        await pilot.press("left_square_bracket")
+        await pilot.press("less_than_sign")
         await pilot.pause()
         assert view.cursor == 3
 
@@ -273,7 +273,7 @@ async def test_pager_in_headless_terminal_reports_instead_of_crashing(
     app = ReviewerApp(db_path=db)
     async with app.run_test(size=SIZE) as pilot:
         await open_transcript(app, pilot, trial_ids(db)[0])
-        await pilot.press("o")
+        await pilot.press("P")
         await settle(app, pilot)
         assert isinstance(app.screen, ErrorModal)  # the test driver cannot suspend
         assert app.is_running
@@ -291,7 +291,7 @@ async def test_raw_record_goes_to_pager_or_editor(
     async with app.run_test(size=SIZE) as pilot:
         monkeypatch.setattr(app, "suspend", nullcontext)
         await open_transcript(app, pilot, trial_ids(db)[0])
-        await pilot.press("O" if editor else "o")
+        await pilot.press("O" if editor else "P")
         await settle(app, pilot)
         assert isinstance(app.screen, TranscriptScreen)
     assert '"task_id": "refund"' in out.read_text(encoding="utf-8")
@@ -307,7 +307,7 @@ async def test_failing_pager_shows_an_error(
     async with app.run_test(size=SIZE) as pilot:
         monkeypatch.setattr(app, "suspend", nullcontext)
         await open_transcript(app, pilot, trial_ids(db)[0])
-        await pilot.press("o")
+        await pilot.press("P")
         await settle(app, pilot)
         assert isinstance(app.screen, ErrorModal)
     monkeypatch.setenv("PAGER", "/nonexistent/pager")
@@ -315,7 +315,7 @@ async def test_failing_pager_shows_an_error(
     async with app.run_test(size=SIZE) as pilot:
         monkeypatch.setattr(app, "suspend", nullcontext)
         await open_transcript(app, pilot, trial_ids(db)[0])
-        await pilot.press("o")
+        await pilot.press("P")
         await settle(app, pilot)
         assert isinstance(app.screen, ErrorModal)
 
@@ -473,7 +473,7 @@ async def test_resize_rewraps_and_keeps_the_place(tmp_path: Path) -> None:
     app = ReviewerApp(db_path=db)
     async with app.run_test(size=SIZE) as pilot:
         view = await open_transcript(app, pilot, trial_ids(db)[0])
-        await pilot.press("right_square_bracket")
+        await pilot.press("greater_than_sign")
         await pilot.pause()
         wide_height = view.line_count
         await pilot.resize_terminal(50, 30)

@@ -12,11 +12,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from reviewer.tui.safe import clean, safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import cursor_key
+from reviewer.tui.widgets.footer import KeyFooter
 
 if TYPE_CHECKING:
     from reviewer.calibration.report import AgreementReport
@@ -36,14 +37,15 @@ class AgreementScreen(ReviewerScreen):
 
     BINDINGS = [
         Binding("enter", "open", "Transcript", id="agreement.open"),
-        Binding("r", "reload", "Reload", id="agreement.reload"),
-        Binding("j", "next_judge", "Next judge", id="agreement.judge"),
-        Binding("l", "next_labeler", "Next labeler", id="agreement.labeler"),
-        Binding("v", "next_rubric", "Next rubric version", id="agreement.rubric"),
+        Binding("R", "reload", "Reload", id="agreement.reload"),
+        Binding("j", "next_judge", "Judge", id="agreement.judge"),
+        Binding("l", "next_labeler", "Labeler", id="agreement.labeler"),
+        Binding("g", "next_rubric", "Next rubric version", id="agreement.rubric"),
         Binding("escape", "app.pop_screen", "Back", id="agreement.back"),
     ]
 
     DEFAULT_CSS = """
+    AgreementScreen #agreement-verdict { height: auto; max-height: 6; padding: 0 1; }
     AgreementScreen #agreement-body { height: 2fr; padding: 0 1; }
     AgreementScreen #disagreements { height: 1fr; }
     """
@@ -58,11 +60,13 @@ class AgreementScreen(ReviewerScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("Judge agreement", classes="title")
+        # the verdict stays in view however small the terminal: it never scrolls with the report
+        yield Static("", id="agreement-verdict")
         with VerticalScroll(id="agreement-body"):
             yield Static("loading…", id="agreement-report")
         yield DataTable(id="disagreements", cursor_type="row", zebra_stripes=True)
         yield Static("", id="agreement-status", classes="status")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#disagreements", DataTable)
@@ -105,6 +109,11 @@ class AgreementScreen(ReviewerScreen):
         self.query_one("#agreement-report", Static).update(
             Text(clean(message.report.render(disagreements=False)))
         )
+        agreement = message.report.agreement
+        style = {"trusted": "bold green", "not trusted": "bold red"}.get(agreement.status, "bold")
+        verdict = Text(clean(agreement.verdict_line), style=style)
+        verdict.append("\n" + clean(agreement.plain), style="")
+        self.query_one("#agreement-verdict", Static).update(verdict)
         self._fill_table(message.report)
         n = len(message.report.disagreements)
         line = f"{n} disagreement{'' if n == 1 else 's'} · Enter: transcript · r reload"

@@ -12,10 +12,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
+from reviewer.tui.widgets.footer import KeyFooter
 from reviewer.tui.widgets.transcript import TranscriptView
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ class BiasScreen(ReviewerScreen):
             yield Static("loading…", id="bias-report")
         yield Static("", id="bias-status", classes="status")
         yield DataTable(id="bias-pairs", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#bias-pairs", DataTable)
@@ -157,10 +158,12 @@ class PairLoaded(Message):
 
 def rationale_text(row: PairRow) -> Text:
     """Both orders' winners and rationales, the kind of pair and the human preference."""
-    from reviewer.judge.bias import CATEGORY_NAMES, classify
+    from reviewer.judge.bias import CATEGORY_NAMES, classify, is_rating_judge
 
     out = Text()
-    out.append(CATEGORY_NAMES[classify(row.order_ab, row.order_ba)], "bold")
+    out.append(
+        CATEGORY_NAMES[classify(row.order_ab, row.order_ba, is_rating_judge(row.judge))], "bold"
+    )
     out.append("   human: ")
     out.append_text(_winner(row.human))
     for order, first, winner, why in (
@@ -223,7 +226,7 @@ class PairScreen(ReviewerScreen):
                 with Vertical(classes="pair-side", id=f"pair-side-{side}"):
                     yield Static(side.upper(), classes="pair-head", id=f"pair-head-{side}")
                     yield TranscriptView(id=f"pair-{side}")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.load()

@@ -10,10 +10,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
+from reviewer.tui.widgets.footer import KeyFooter
 
 
 class ComparisonReady(Message):
@@ -27,6 +28,7 @@ class CompareScreen(ReviewerScreen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", id="compare.back"),
         Binding("w", "swap", "Swap old/new", id="compare.swap"),
+        Binding("R", "reload", "Reload", show=False, id="compare.reload"),
     ]
 
     def __init__(self, old: str, new: str) -> None:
@@ -43,7 +45,7 @@ class CompareScreen(ReviewerScreen):
         with VerticalScroll():
             yield Static("comparing…", id="comparison")
             yield Static("", id="chart")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.load()
@@ -59,8 +61,9 @@ class CompareScreen(ReviewerScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="compare-load")
     def load(self) -> None:
         from reviewer.metrics.active_rules import active_rules
-        from reviewer.metrics.compare import compare_runs, comparison_lines
+        from reviewer.metrics.compare import compare_runs, comparison_lines, format_value
         from reviewer.metrics.plot import passk_curve, plot_passk
+        from reviewer.metrics.report import pass_rules
         from reviewer.metrics.rules import severities
         from reviewer.store.queries import task_counts
         from reviewer.store.trials import trial_stats
@@ -71,15 +74,57 @@ class CompareScreen(ReviewerScreen):
                 trial_stats(db, self.old),
                 trial_stats(db, self.new),
                 rules_severity=severities(active.rules) if active else {},
-                old_name=self.old,
-                new_name=self.new,
+                old_name="",
+                new_name="",
             )
-            curves = {
-                r: passk_curve([(n, c) for _, n, c in task_counts(db, r)])
-                for r in (self.old, self.new)
-            }
-        self.post_message(ComparisonReady(comparison_lines(cmp), plot_passk(curves)))
+            cmp.pass_rules = pass_rules(db, self.old, self.new)
+            counts = {r: task_counts(db, r) for r in (self.old, self.new)}
+        # the table's width with empty names says how much room the two names have
+        table = comparison_lines(cmp)[: len(cmp.rows) + 1]
+        values = (
+            max(len(format_value(v, r.unit)) for r in cmp.rows for v in (r.old, r.new))
+            if cmp.rows
+            else 0
+        )
+        spare = (self.size.width or 100) - 2 - max((len(t.plain) for t in table), default=0)
+        old_short, new_short = short_names(self.old, self.new, values + max(0, spare) // 2)
+        cmp.old_name, cmp.new_name = old_short, new_short
+        curves = {
+            short: passk_curve([(n, c) for _, n, c in counts[r]])
+            for short, r in ((old_short, self.old), (new_short, self.new))
+        }
+        lines = comparison_lines(cmp)
+        if (old_short, new_short) != (self.old, self.new):  # say which run each short name is
+            lines[:0] = [
+                safe_text(f"old: {self.old}", "dim", single_line=True),
+                safe_text(f"new: {self.new}", "dim", single_line=True),
+                Text(""),
+            ]
+        self.post_message(ComparisonReady(lines, plot_passk(curves)))
 
     def on_comparison_ready(self, message: ComparisonReady) -> None:
         self.query_one("#comparison", Static).update(Text("\n").join(message.lines))
         self.query_one("#chart", Static).update(safe_text("\n" + message.chart))
+
+
+def short_names(old: str, new: str, room: int) -> tuple[str, str]:
+    """Both run names cut in the middle to at most ``room`` cells (at least 5) so the table fits the
+    screen; the two stay different."""
+    from reviewer.text import visible
+
+    room = max(5, room)
+    a, b = visible(old, single_line=True), visible(new, single_line=True)
+    if len(a) <= room and len(b) <= room:
+        return old, new
+
+    def cut(s: str) -> str:
+        if len(s) <= room:
+            return s
+        head = (room - 1) // 3  # run names often differ at the end: keep more of it
+        return s[:head] + "…" + s[len(s) - (room - 1 - head) :]
+
+    sa, sb = cut(a), cut(b)
+    if sa == sb:
+        sa = cut("old " + a)
+        sb = cut("new " + b)
+    return sa, sb

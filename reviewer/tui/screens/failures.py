@@ -1,4 +1,5 @@
-"""Failure clusters ranked by size; open one to see its trials; rename, merge and split (persisted)."""
+"""Failure clusters ranked by size; open one to see its trials; rename, merge, split and undo
+(persisted)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,15 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Footer, Header, Input, ProgressBar, Static
+from textual.widgets import DataTable, Header, Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from reviewer.store.clusters import ClusterRow
 from reviewer.tui.export_action import ExportMixin, ExportScope
 from reviewer.tui.safe import clean, safe_text
 from reviewer.tui.screens.base import ReviewerScreen
+from reviewer.tui.widgets.footer import KeyFooter
+from reviewer.workflows.clusters import tasks_summary
 
 
 class ClustersLoaded(Message):
@@ -65,7 +68,8 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
         Binding("r", "rename", "Rename", id="failures.rename"),
         Binding("space", "mark", "Mark", id="failures.mark"),
         Binding("m", "merge", "Merge marked", id="failures.merge"),
-        Binding("s", "split", "Split", id="failures.split"),
+        Binding("S", "split", "Split", id="failures.split"),
+        Binding("z", "undo", "Undo edit", id="failures.undo"),
         Binding("C", "recluster", "Re-cluster", id="failures.recluster"),
         Binding("X", "cancel", "Cancel clustering", id="failures.cancel", show=False),
         Binding("T", "export_tasks", "Export tasks", id="failures.export"),
@@ -77,6 +81,7 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
         self.rows: list[ClusterRow] = []
         self.marked: list[str] = []
         self._recluster_on_mount = recluster
+        self._focus_after: str | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -85,7 +90,7 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
         yield Static("", id="cluster-detail", classes="detail")
         yield ProgressBar(id="cluster-progress", show_eta=False)
         yield Static("loading…", id="clusters-status", classes="status")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#clusters", DataTable)
@@ -123,9 +128,14 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
             self.post_message(ClustersLoaded(stored.rows, info))
 
     def on_clusters_loaded(self, message: ClustersLoaded) -> None:
+        table = self.query_one("#clusters", DataTable)
+        # an edit or reload keeps the cursor on its cluster (or where it was, when that one is gone)
+        was = self._current()
+        keep_id, keep_row = (was.id if was else None), table.cursor_row
+        if self._focus_after is not None:
+            keep_id, self._focus_after = self._focus_after, None
         self.rows = message.rows
         self.marked = [m for m in self.marked if any(r.id == m for r in self.rows)]
-        table = self.query_one("#clusters", DataTable)
         table.clear()
         for r in self.rows:
             table.add_row(
@@ -135,9 +145,14 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
                 Text(f"{r.size / r.total:.0%}" if r.total else "-", justify="right"),
                 safe_text(r.name, "bold" if r.renamed else "", single_line=True, limit=70),
                 safe_text(", ".join(r.runs), single_line=True, limit=30),
-                safe_text(", ".join(r.tasks), single_line=True, limit=40),
+                safe_text(tasks_summary(r.tasks), single_line=True, limit=40),
                 key=r.id,
             )
+        if self.rows:
+            index = next((i for i, r in enumerate(self.rows) if r.id == keep_id), None)
+            if index is None:
+                index = min(max(keep_row, 0), len(self.rows) - 1)
+            table.move_cursor(row=index)
         status = self.query_one("#clusters-status", Static)
         if not message.info:
             status.update("No clustering yet — press C to cluster every failed trial.")
@@ -152,7 +167,7 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
             )
             status.update(
                 f"{total} failures in {len(self.rows)} clusters, biggest first{left_out} · Enter: its trials · r rename · "
-                "space+m merge · s split · C re-cluster"
+                "space+m merge · s split · u undo · C re-cluster"
             )
         table.focus()
         self._detail()
@@ -181,7 +196,7 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
         text.append("\nterms: ", style="dim")
         text.append_text(safe_text(", ".join(r.terms), single_line=True))
         text.append("\ntasks: ", style="dim")
-        text.append_text(safe_text(", ".join(r.tasks), single_line=True))
+        text.append_text(safe_text(tasks_summary(r.tasks), single_line=True))
         if r.renamed:
             text.append("\ngenerated name: ", style="dim")
             text.append_text(safe_text(r.generated_name, single_line=True))
@@ -250,6 +265,9 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
             return
         self.edit("split", r.id, None)
 
+    def action_undo(self) -> None:
+        self.edit("undo", "", None)
+
     @work(thread=True, exclusive=True, exit_on_error=False, group="clusters-edit")
     def edit(self, kind: str, cluster_id: str, arg: object) -> None:
         """Rename, merge or split through the same cluster jobs as `reviewer cluster rename|merge|split`."""
@@ -263,6 +281,13 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
                     jobs.merge(db, [str(a) for a in arg])
                 elif kind == "split":
                     jobs.split(db, cluster_id)
+                elif kind == "undo":
+                    undone, back = jobs.undo(db)
+                    if back:
+                        self._focus_after = back[0].id
+                    self.app.call_from_thread(
+                        self.notify, f"Undid the last {undone}.", markup=False
+                    )
         except jobs.ClusterJobError as e:
             self.app.call_from_thread(self.notify, str(e), severity="warning", markup=False)
         self.load()
@@ -282,7 +307,7 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="clusters-recluster")
     def recluster(self) -> None:
-        from reviewer.workflows.clusters import cluster
+        from reviewer.workflows.clusters import ClusterJobError, cluster, current, embedder_of
 
         worker = get_current_worker()
 
@@ -291,9 +316,17 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
 
         try:
             with self.store() as db:
-                cluster(db, progress=progress, cancelled=lambda: worker.is_cancelled)
+                # the same embedding as the stored clustering (`reviewer cluster --embedder`)
+                cluster(
+                    db,
+                    progress=progress,
+                    cancelled=lambda: worker.is_cancelled,
+                    embedder=embedder_of(current(db)),
+                )
         except InterruptedError:
             pass
+        except ClusterJobError as e:
+            self.app.call_from_thread(self.notify, str(e), severity="warning", markup=False)
         finally:
             self.post_message(ClusterProgress("done", 1, 1))
         self.load()

@@ -10,9 +10,11 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
+from reviewer.tui.keys import key_display
+
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,question_mark,q", "dismiss", "Close", id="help.close")]
+    BINDINGS = [Binding("escape,question_mark", "dismiss", "Close", id="help.close")]
 
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
@@ -35,17 +37,16 @@ class HelpScreen(ModalScreen[None]):
             title=Text("Keys (Esc closes) — remap any of them in reviewer.toml [keys] by id"),
             expand=True,
         )
-        table.add_column("key", style="bold", no_wrap=True)
-        table.add_column("does")
+        table.add_column(Text("key"), style="bold", no_wrap=True)
+        table.add_column(Text("does"))
         table.add_column(Text("id (for [keys])"), style="dim", no_wrap=True)
         keymap = getattr(self.app, "_keymap", {})
         seen: set[tuple[str, str]] = set()
         sources: list[tuple[str, list[Binding]]] = []
         for node in [self.for_screen, *self.for_screen.query("*")]:
-            if node.BINDINGS:
-                sources.append(
-                    (type(node).__name__, [b for b in node.BINDINGS if isinstance(b, Binding)])
-                )
+            own = type(node).__dict__.get("BINDINGS")  # declared by our class, not inherited
+            if own and type(node).__module__.startswith("reviewer."):
+                sources.append((_where(node), [b for b in own if isinstance(b, Binding)]))
         sources.append(("everywhere", [b for b in self.app.BINDINGS if isinstance(b, Binding)]))
         for where, bindings in sources:
             rows = []
@@ -56,31 +57,39 @@ class HelpScreen(ModalScreen[None]):
                 if (key, b.description) in seen:
                     continue
                 seen.add((key, b.description))
-                rows.append((key, b.description, b.id or ""))
+                rows.append((key_display(key), b.description, b.id or ""))
+            if where == "this screen":
+                rows += _criteria_rows(self.for_screen)
             if rows:
-                table.add_row(Text(where, style="italic"), "", "")
+                table.add_row(Text(where, style="italic"), Text(""), Text(""))
                 for key, desc, bid in rows:
-                    table.add_row(Text(_pretty(key)), Text(desc), Text(bid))
+                    table.add_row(Text(key), Text(desc), Text(bid))
         return table
 
 
+def _where(node: object) -> str:
+    from textual.screen import Screen as _Screen
+
+    if isinstance(node, _Screen):
+        return "this screen"
+    return {"TranscriptView": "the transcript"}.get(type(node).__name__, type(node).__name__)
+
+
+def _criteria_rows(screen: object) -> list[tuple[str, str, str]]:
+    """The labeling screen's rubric criteria: their number keys (read by ``on_key``, not bindings)."""
+    rubric = getattr(screen, "rubric", None)
+    criteria = getattr(rubric, "criteria", None) or []
+    if not criteria or not hasattr(screen, "action_label"):
+        return []
+    out = []
+    for c in criteria:
+        if not getattr(c, "key", ""):
+            continue  # a criterion without a key is answered in the panel only
+        question = getattr(c, "question", "") or getattr(c, "id", "")
+        out.append((str(c.key), f"criterion: {question} (yes → no → unset)", ""))
+    return out
+
+
 def _pretty(keys: str) -> str:
-    names = {
-        "question_mark": "?",
-        "escape": "Esc",
-        "enter": "Enter",
-        "space": "Space",
-        "slash": "/",
-        "right_square_bracket": "]",
-        "left_square_bracket": "[",
-        "full_stop": ".",
-        "comma": ",",
-        "plus": "+",
-        "minus": "-",
-        "asterisk": "*",
-        "tab": "Tab",
-        "shift+tab": "Shift+Tab",
-        "pageup": "PgUp",
-        "pagedown": "PgDn",
-    }
-    return ", ".join(names.get(k.strip(), k.strip()) for k in keys.split(","))
+    """Key names as typed (kept for callers; ``keys.key_display`` is the one rule)."""
+    return key_display(keys)

@@ -24,7 +24,7 @@ from reviewer.tui.screens.base import StoreAccess
 class JudgeScreen(StoreAccess, ModalScreen[None]):
     """Judges ``trial_ids`` (None: every trial this judge has not graded yet)."""
 
-    BINDINGS = [Binding("escape,x", "cancel", "Cancel", id="judge.cancel")]
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="judge.cancel")]
     DEFAULT_CSS = """
     JudgeScreen { align: center middle; }
     JudgeScreen #judge-box {
@@ -40,6 +40,7 @@ class JudgeScreen(StoreAccess, ModalScreen[None]):
         self.cancel_event = threading.Event()
         self.finished = False
         self.summary = ""
+        self.outcome = "Done"  # the title when it ends: Done, Failed, Cancelled or Incomplete
 
     def compose(self) -> ComposeResult:
         with Vertical(id="judge-box"):
@@ -81,7 +82,15 @@ class JudgeScreen(StoreAccess, ModalScreen[None]):
         self.query_one("#judge-title", Static).update(safe_text(title, single_line=True))
         self.query_one("#judge-progress", ProgressBar).update(total=max(total, 1), progress=0)
 
-    @work(thread=True, exclusive=True, group="judge-run")
+    def on_worker_state_changed(self, event: Any) -> None:
+        from textual.worker import WorkerState
+
+        if event.worker.group == "judge-run" and event.state == WorkerState.ERROR:
+            self.summary = f"judge: {event.worker.error}"
+            self.outcome = "Failed"
+            self._done()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="judge-run")
     def run_judge(self) -> None:
         from reviewer.workflows.judge import JudgeFailed, JudgeRequest, judge_trials
 
@@ -97,8 +106,10 @@ class JudgeScreen(StoreAccess, ModalScreen[None]):
                     cancel=self.cancel_event,
                 )
                 self.summary = result.summary
+                self.outcome = end_title(result, self.cancel_event.is_set())
             except JudgeFailed as e:
                 self.summary = f"judge: {e}"
+                self.outcome = "Failed"
         self.app.call_from_thread(self._done)
 
     def _done(self) -> None:
@@ -112,5 +123,21 @@ class JudgeScreen(StoreAccess, ModalScreen[None]):
         bar = self.query_one("#judge-progress", ProgressBar)
         if bar.total is None:
             bar.update(total=1, progress=0)
-        self.query_one("#judge-title", Static).update(Text("Done"))
+        style = {"Done": "bold green", "Failed": "bold red"}.get(self.outcome, "bold yellow")
+        self.query_one("#judge-title", Static).update(Text(self.outcome, style=style))
         self.query_one("#judge-hint", Static).update(Text("Esc closes"))
+
+
+def end_title(result: Any, cancelled: bool) -> str:
+    """Done only when every planned trial got a verdict: else Cancelled, Failed (nothing judged, or
+    every request failed) or Incomplete (some left: the cost cap, failed requests)."""
+    stats = getattr(result, "stats", None)
+    if cancelled:
+        return "Cancelled"
+    if stats is not None and stats.total and stats.errors >= stats.total:
+        return "Failed"
+    if stats is not None and stats.errors:
+        return "Incomplete" if stats.errors < stats.total else "Failed"
+    if getattr(result, "incomplete", False):
+        return "Incomplete"
+    return "Done"

@@ -1,7 +1,7 @@
 """Labeling a calibration queue: the transcript beside a label panel, one key per decision.
 
-p / f / s label the trial pass / fail / skip, commit it to SQLite at once and move on to the next
-unlabeled trial; number keys toggle the rubric's criteria first; N adds a note; u undoes the last label.
+p / f / x label the trial pass / fail / skip, commit it to SQLite at once and move on to the next
+unlabeled trial; number keys toggle the rubric's criteria first; c adds a note; u undoes the last label.
 The judge's verdict and other labelers' labels stay hidden until this labeler has labeled the trial.
 """
 
@@ -19,11 +19,12 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import Footer, ProgressBar, Static, TextArea
+from textual.widgets import ProgressBar, Static, TextArea
 
 from reviewer.models import Label, Rubric
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
+from reviewer.tui.widgets.footer import KeyFooter
 from reviewer.tui.widgets.transcript import TranscriptView
 
 if TYPE_CHECKING:
@@ -120,12 +121,12 @@ class LabelScreen(ReviewerScreen):
     BINDINGS = [
         Binding("p", "label('pass')", "Pass", id="label.pass"),
         Binding("f", "label('fail')", "Fail", id="label.fail"),
-        Binding("s", "label('skip')", "Skip", id="label.skip"),
+        Binding("x", "label('skip')", "Skip", id="label.skip"),
         Binding("u", "undo", "Undo", id="label.undo"),
-        Binding("N", "note", "Note", id="label.note"),
-        Binding("r", "reveal", "Reveal judge", id="label.reveal"),
-        Binding("n,j", "step(1)", "Next", id="label.next"),
-        Binding("b,k", "step(-1)", "Prev", show=False, id="label.prev"),
+        Binding("c", "note", "Note", id="label.note"),
+        Binding("v", "reveal", "Reveal judge", id="label.reveal"),
+        Binding("right_square_bracket", "step(1)", "Next", id="label.next"),
+        Binding("left_square_bracket", "step(-1)", "Prev", show=False, id="label.prev"),
         Binding("escape", "app.pop_screen", "Back", id="label.back"),
     ]
 
@@ -164,7 +165,7 @@ class LabelScreen(ReviewerScreen):
                 yield Static("", id="label-mine")
                 yield Static("", id="label-judge")
                 yield Static("", id="label-note")
-        yield Footer()
+        yield KeyFooter()
 
     def _app(self) -> ReviewerApp:
         return cast("ReviewerApp", self.app)
@@ -470,7 +471,7 @@ class LabelScreen(ReviewerScreen):
                 crit.append(mark + " ", style=style)
                 crit.append_text(safe_text(c.question))
                 crit.append("\n")
-        crit.append("p pass · f fail · s skip · u undo · N note", style="dim")
+        crit.append("p pass · f fail · x skip · u undo · c note", style="dim")
         self.query_one("#label-criteria", Static).update(crit)
 
         mine = Text()
@@ -486,7 +487,7 @@ class LabelScreen(ReviewerScreen):
         if self.mine is None:
             judge.append("judge and other labelers hidden until you label", style="dim")
         elif not self.revealed:
-            judge.append("r reveals the judge and other labelers", style="dim")
+            judge.append("v reveals the judge and other labelers", style="dim")
         else:
             verdicts = self.payload.verdicts if self.payload else []
             for judged in verdicts:

@@ -9,11 +9,12 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from reviewer.tui.safe import clean, safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import cursor_key
+from reviewer.tui.widgets.footer import KeyFooter
 
 if TYPE_CHECKING:
     from reviewer.tui.app import ReviewerApp
@@ -28,8 +29,9 @@ class QueuesLoaded(Message):
 class QueueMade(Message):
     """The `a` key's queue: sampled now, or found stored under its default name."""
 
-    def __init__(self, name: str, created: bool, done: int, total: int) -> None:
+    def __init__(self, name: str, created: bool, done: int, total: int, infra: int = 0) -> None:
         super().__init__()
+        self.infra = infra  # trials ended by infrastructure errors, left out of the sample
         self.name = name
         self.created = created
         self.done = done
@@ -55,7 +57,7 @@ class QueuesScreen(ReviewerScreen):
         yield Static("Calibration queues", classes="title")
         yield DataTable(id="queues", cursor_type="row", zebra_stripes=True)
         yield Static("loading…", id="queues-status", classes="status")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#queues", DataTable)
@@ -132,12 +134,19 @@ class QueuesScreen(ReviewerScreen):
         except ValueError as e:  # nothing left to sample, an unknown run
             self.notify(clean(str(e), single_line=True), severity="warning", markup=False)
             return
-        self.post_message(QueueMade(made.queue.name, made.created, made.done, made.total))
+        self.post_message(
+            QueueMade(made.queue.name, made.created, made.done, made.total, made.infra_left_out)
+        )
 
     def on_queue_made(self, message: QueueMade) -> None:
         name = clean(message.name, single_line=True)
         if message.created:
-            self.notify(f"Queue {name}: {message.total} trials sampled.", markup=False)
+            crashed = (
+                f" {message.infra} ended by infrastructure errors left out."
+                if message.infra
+                else ""
+            )
+            self.notify(f"Queue {name}: {message.total} trials sampled.{crashed}", markup=False)
             self.load()
             return
         self.notify(

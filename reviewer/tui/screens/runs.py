@@ -10,11 +10,12 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import cursor_key, num
+from reviewer.tui.widgets.footer import KeyFooter
 
 
 @dataclass
@@ -31,6 +32,7 @@ class RunSummary:
     unscored: int = 0  # trials with no outcome, left out of the rates
     model: str | None = None  # the model its trials name (Inspect logs)
     pass_rule: str = ""  # the pass rule in words, when not the default
+    short: int = 0  # tasks with fewer than k scored trials, left out of pass^k
 
 
 def _left_out(r: RunSummary) -> str:
@@ -47,36 +49,45 @@ def _cost(v: float | None) -> str:
 
 
 class RunsLoaded(Message):
-    def __init__(self, rows: list[RunSummary]) -> None:
+    def __init__(self, rows: list[RunSummary], k: int = 1, chosen: bool = False) -> None:
         super().__init__()
         self.rows = rows
+        self.k = k
+        self.chosen = chosen
 
 
 class RunsScreen(ReviewerScreen):
     BINDINGS = [
         Binding("enter", "open_run", "Tasks", id="runs.open"),
         Binding("space", "mark", "Mark", id="runs.mark"),
-        Binding("c", "compare", "Compare marked", id="runs.compare"),
-        Binding("f", "failures", "Failures", id="runs.failures"),
+        Binding("d", "compare", "Compare", id="runs.compare"),
+        Binding("F", "failures", "Failures", id="runs.failures"),
         Binding("t", "trials", "Trials", id="runs.trials"),
         Binding("L", "label", "Label", id="runs.label"),
         # off the footer, which is full at 100 columns; `?` and the palette list it
         Binding("A", "agreement", "Judge agreement", id="runs.agreement", show=False),
+        Binding("U", "audit", "Audit", id="runs.audit", show=False),
+        Binding("D", "plan", "Power plan", id="runs.plan", show=False),
+        Binding("G", "gate", "Gate vs baseline", id="runs.gate", show=False),
+        Binding("M", "monitor", "Monitor", id="runs.monitor", show=False),
         Binding("i", "import", "Import", id="runs.import"),
-        Binding("R", "reload", "Reload", id="runs.reload"),
+        Binding("k", "choose_k", "Choose k", id="runs.k"),
+        Binding("R", "reload", "Reload", show=False, id="runs.reload"),
     ]
 
     def __init__(self) -> None:
         super().__init__()
         self.marked: list[str] = []
         self.rows: list[RunSummary] = []
+        self.k = 1
+        self.k_chosen = False
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("Runs", classes="title")
         yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
         yield Static("", id="runs-status", classes="status")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.action_reload()
@@ -90,7 +101,7 @@ class RunsScreen(ReviewerScreen):
             ("tasks", "tasks", 6),
             ("trials", "trials", 7),
             ("p1", "pass@1", 6),
-            ("phk", "pass^k", 11),
+            ("phk", f"pass^{self.k}", 8),
             ("cost", "cost", max([4] + [len(_cost(r.cost_usd)) for r in rows])),
         ):
             table.add_column(Text(label, justify="right"), key=key, width=width)
@@ -109,15 +120,22 @@ class RunsScreen(ReviewerScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="runs-load")
     def load_runs(self) -> None:
-        from reviewer.metrics.passk import average_passk, default_ks
+        from reviewer.metrics.passk import average_passk, shared_k
         from reviewer.models import PassRule
         from reviewer.store.queries import count_groups, list_runs
 
+        chosen = getattr(self.app, "pass_k", None)
         with self.store() as db:
+            runs = list_runs(db)
+            all_groups = {r.name: count_groups(db, r.name) for r in runs}
+            # one k for every run on the screen (never two k side by side)
+            k = chosen or shared_k(
+                [(n, c) for n, c, times in groups for _ in range(times)]
+                for groups in all_groups.values()
+            )
             rows = []
-            for r in list_runs(db):
-                groups = count_groups(db, r.name)
-                k = default_ks(n for n, _, _ in groups)[-1]
+            for r in runs:
+                groups = all_groups[r.name]
                 at, hat = average_passk(groups, [1, k])
                 rows.append(
                     RunSummary(
@@ -135,12 +153,14 @@ class RunsScreen(ReviewerScreen):
                         ""
                         if PassRule.from_json(r.pass_rule).is_default
                         else PassRule.from_json(r.pass_rule).describe(),
+                        sum(times for n, _, times in groups if 0 < n < k),
                     )
                 )
-        self.post_message(RunsLoaded(rows))
+        self.post_message(RunsLoaded(rows, k, chosen is not None))
 
     def on_runs_loaded(self, message: RunsLoaded) -> None:
         self.rows = message.rows
+        self.k, self.k_chosen = message.k, message.chosen
         table = self.query_one("#runs", DataTable)
         self._columns(table, message.rows)
         left_out = "left_out" in table.columns
@@ -160,7 +180,8 @@ class RunsScreen(ReviewerScreen):
                 Text(str(r.trials), justify="right"),
                 num(r.pass_at_1),
                 Text(
-                    ("-" if r.pass_hat_k is None else f"{r.pass_hat_k:.2f}") + f" (k={r.k})",
+                    ("-" if r.pass_hat_k is None else f"{r.pass_hat_k:.2f}")
+                    + ("*" if r.short else ""),
                     justify="right",
                 ),
                 Text(_cost(r.cost_usd), justify="right"),
@@ -174,19 +195,24 @@ class RunsScreen(ReviewerScreen):
     def _status(self) -> None:
         status = self.query_one("#runs-status", Static)
         if not self.rows:
-            status.update(
-                "No runs yet: press i to import a file or folder (or run `reviewer import PATH`)."
-            )
+            status.update("No runs yet: press i to import a file or folder (ctrl+p: every action).")
         elif self.marked:
             status.update(
                 safe_text(
-                    f"marked: {', '.join(self.marked)} — mark two runs (space), then c compares them",
+                    f"marked: {', '.join(self.marked)} — mark two runs (space), then d compares them",
                     single_line=True,
                 )
             )
         else:
+            how = "chosen with k" if self.k_chosen else "the default: see README"
+            short = (
+                " · * leaves out tasks with fewer than k trials"
+                if any(r.short for r in self.rows)
+                else ""
+            )
             status.update(
-                f"{len(self.rows)} runs — Enter: tasks of a run · space then c: compare two runs"
+                f"{len(self.rows)} runs · pass^{self.k} for every run (k={self.k}, {how}){short}"
+                " · Enter: tasks · space then d: compare"
             )
 
     def _current(self) -> str | None:
@@ -204,7 +230,7 @@ class RunsScreen(ReviewerScreen):
     def _open(self, run: str) -> None:
         from reviewer.tui.screens.tasks import TasksScreen
 
-        self.app.push_screen(TasksScreen(run))
+        self.app.push_screen(TasksScreen(run, k=self.k))
 
     def action_mark(self) -> None:
         run = self._current()
@@ -220,6 +246,14 @@ class RunsScreen(ReviewerScreen):
                 r.name, "mark", Text("✓" if r.name in self.marked else " ", style="bold green")
             )
         self._status()
+
+    def action_choose_k(self) -> None:
+        from reviewer.tui.screens.choose_k import choose_k
+
+        choose_k(self.app)
+
+    def reload_k(self) -> None:
+        self.action_reload()
 
     def action_compare(self) -> None:
         from reviewer.tui.screens.compare import CompareScreen
@@ -248,6 +282,18 @@ class RunsScreen(ReviewerScreen):
 
         self.app.push_screen(AgreementScreen())
 
+    def action_audit(self) -> None:
+        from reviewer.tui.screens.audit import AuditScreen
+
+        self.app.push_screen(AuditScreen(self._current()))
+
+    def action_plan(self) -> None:
+        from reviewer.tui.screens.plan import PlanScreen
+
+        run = self._current()
+        if run is not None:
+            self.app.push_screen(PlanScreen(run))
+
     def action_label(self) -> None:
         from reviewer.tui.screens.queues import QueuesScreen
 
@@ -261,3 +307,15 @@ class RunsScreen(ReviewerScreen):
         self.app.push_screen(
             TrialsScreen(TrialFilter(run=run), title=f"Trials of {run}" if run else "Trials")
         )
+
+    def action_gate(self) -> None:
+        from reviewer.tui.screens.gate import GateScreen
+
+        run = self._current()
+        if run is not None:
+            self.app.push_screen(GateScreen(run))
+
+    def action_monitor(self) -> None:
+        from reviewer.tui.screens.monitor import MonitorScreen
+
+        self.app.push_screen(MonitorScreen())

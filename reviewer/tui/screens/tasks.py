@@ -9,12 +9,13 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from reviewer.store.queries import TaskRow
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import cursor_key, money, num, strip
+from reviewer.tui.widgets.footer import KeyFooter
 
 # (column key to sort by, what the status line calls it)
 _SORTS: list[tuple[str, str]] = [
@@ -36,37 +37,78 @@ class TasksLoaded(Message):
         self.rule = rule  # the run's pass rule in words, when not the default
 
 
+class FlakinessLoaded(Message):
+    def __init__(self, tasks: dict[str, Any]) -> None:
+        super().__init__()
+        self.tasks = tasks
+
+
 class TasksScreen(ReviewerScreen):
     BINDINGS = [
         Binding("enter", "open_task", "Trials", id="tasks.open"),
-        Binding("x", "failing", "Failing trials", id="tasks.failing"),
+        Binding("F", "failing", "Failing trials", id="tasks.failing"),
         Binding("s", "sort", "Sort", id="tasks.sort"),
-        Binding("F", "flaky_only", "Flaky only", id="tasks.flaky"),
+        Binding("y", "flaky_only", "Flaky only", id="tasks.flaky"),
+        Binding("k", "choose_k", "Choose k", id="tasks.k"),
+        Binding("R", "reload", "Reload", show=False, id="tasks.reload"),
         Binding("escape", "app.pop_screen", "Back", id="tasks.back"),
     ]
 
-    def __init__(self, run: str) -> None:
+    def __init__(self, run: str, k: int | None = None) -> None:
         super().__init__()
         self.run = run
         self.k = 1
+        self.runs_k = k  # the k of the runs screen it was opened from: the same pass^k
         self.rows: list[TaskRow] = []
         self.sort_index = 0
         self.flaky_only = False
         self.rule = ""
+        self.flakiness: dict[str, Any] = {}
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(safe_text(f"Tasks of {self.run}", single_line=True), classes="title")
         yield DataTable(id="tasks", cursor_type="row", zebra_stripes=True)
+        # where the highlighted task's failures come from (one line, like the status line)
+        yield Static("", id="tasks-flakiness", classes="status")
         yield Static("loading…", id="tasks-status", classes="status")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.load_tasks()
+        self.load_flakiness()
+
+    # --- flakiness attribution (issue 18): one line for the highlighted task -----------------------
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="tasks-flakiness")
+    def load_flakiness(self) -> None:
+        from reviewer.workflows.flakiness import run_flakiness
+
+        with self.store() as db:
+            tasks = run_flakiness(db, self.run)
+        self.post_message(FlakinessLoaded({t.task_id: t for t in tasks}))
+
+    def on_flakiness_loaded(self, message: FlakinessLoaded) -> None:
+        self.flakiness = message.tasks
+        self._show_flakiness(self._current())
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        key = event.row_key.value if event.row_key is not None else None
+        self._show_flakiness(None if key is None else str(key))
+
+    def _show_flakiness(self, task: str | None) -> None:
+        t = self.flakiness.get(task) if task is not None else None
+        if t is None:
+            text = ""
+        elif t.flaky:
+            text = f"flaky: {t.summary()}"
+        else:
+            text = "not flaky: every trial passed" if t.passed else "not flaky: no trial passed"
+        self.query_one("#tasks-flakiness", Static).update(safe_text(text, single_line=True))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="tasks-load")
     def load_tasks(self) -> None:
-        from reviewer.metrics.passk import default_ks
+        from reviewer.metrics.passk import shared_k
         from reviewer.models import PassRule
         from reviewer.store.queries import run_pass_rule, task_table
 
@@ -74,7 +116,12 @@ class TasksScreen(ReviewerScreen):
             rows = task_table(db, self.run)
             rule = PassRule.from_json(run_pass_rule(db, self.run))
         words = "" if rule.is_default else rule.describe()
-        self.post_message(TasksLoaded(default_ks(r.n for r in rows)[-1], rows, words))
+        k = (
+            getattr(self.app, "pass_k", None)
+            or self.runs_k
+            or shared_k([[(r.n, r.c) for r in rows]])
+        )
+        self.post_message(TasksLoaded(k, rows, words))
 
     def on_tasks_loaded(self, message: TasksLoaded) -> None:
         self.k, self.rows, self.rule = message.k, message.rows, message.rule
@@ -82,13 +129,10 @@ class TasksScreen(ReviewerScreen):
         table.clear(columns=True)
         k = self.k
         table.add_column("task", key="task")
-        for key, label in (
-            ("n", "n"),
-            ("c", "c"),
-            ("p1", "pass@1"),
-            ("pak", f"pass@{k}"),
-            ("phk", f"pass^{k}"),
-        ):
+        columns = [("n", "n"), ("c", "c"), ("p1", "pass@1")]
+        if k > 1:  # with k = 1 both would repeat pass@1
+            columns += [("pak", f"pass@{k}"), ("phk", f"pass^{k}")]
+        for key, label in columns:
             table.add_column(Text(label, justify="right"), key=key)
         table.add_column("trials", key="strip")
         table.add_column(Text("steps", justify="right"), key="steps")
@@ -141,8 +185,7 @@ class TasksScreen(ReviewerScreen):
                 Text(str(r.n), justify="right"),
                 Text(str(r.c), justify="right"),
                 num(v["p1"]),
-                num(v["pak"]),
-                num(v["phk"]),
+                *([num(v["pak"]), num(v["phk"])] if self.k > 1 else []),
                 strip(r.outcomes, r.kinds),
                 num(r.avg_steps, "{:.1f}"),
                 money(r.avg_cost),
@@ -164,6 +207,14 @@ class TasksScreen(ReviewerScreen):
             legend += " · unscored"
             left_out.append(f"{unscored} unscored, left out")
         rule = f" · {self.rule}" if self.rule else ""
+        chosen = "chosen with k" if getattr(self.app, "pass_k", None) else "the default"
+        rule += (
+            f" · k={self.k} ({chosen})"
+            if self.k > 1
+            else " · one trial per task: pass^k needs two or more (k chooses)"
+            if all(r.n <= 1 for r in self.rows)
+            else f" · k=1 ({chosen}; k chooses)"
+        )
         self.query_one("#tasks-status", Static).update(
             safe_text(
                 f"{len(self.rows)} tasks, {flaky} flaky (0 < c < n, in yellow) · showing {shown} · "
@@ -180,6 +231,18 @@ class TasksScreen(ReviewerScreen):
                 self.sort_index = i
                 self._fill()
                 return
+
+    def action_choose_k(self) -> None:
+        from reviewer.tui.screens.choose_k import choose_k
+
+        choose_k(self.app)
+
+    def reload_k(self) -> None:
+        self.runs_k = None
+        self.load_tasks()
+
+    def action_reload(self) -> None:
+        self.load_tasks()
 
     def action_sort(self) -> None:
         self.sort_index = (self.sort_index + 1) % len(_SORTS)

@@ -1,4 +1,5 @@
-"""One trial: its summary, the transcript viewer and the judge line; n / p step through the list it came from."""
+"""One trial: its summary, the transcript viewer and the judge line; ] / [ step through the list it came from,
+/ finds in the conversation."""
 
 from __future__ import annotations
 
@@ -18,14 +19,16 @@ from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.message import Message
 from textual.notifications import SeverityLevel
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from reviewer.tui.export_action import ExportMixin, ExportScope
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
+from reviewer.tui.widgets.footer import KeyFooter
 from reviewer.tui.widgets.transcript import TranscriptView
 from reviewer.tui.widgets.transcript_render import VERDICT_STYLES, Block, VerdictLike
+from reviewer.tui.widgets.transcript_search import SearchChanged
 
 if TYPE_CHECKING:
     from reviewer.metrics.rules import Violation
@@ -196,13 +199,14 @@ def judge_text(verdicts: list[VerdictLike]) -> Text:
 
 
 class TranscriptScreen(ExportMixin, ReviewerScreen):
-    """A trial's transcript; opened from a list, ``n`` / ``p`` step through that list."""
+    """A trial's transcript; opened from a list, ``]`` / ``[`` step through that list."""
 
     BINDINGS = [
-        Binding("n,j", "step(1)", "Next trial", id="transcript.next"),
-        Binding("p,k", "step(-1)", "Prev trial", show=False, id="transcript.prev"),
-        Binding("o", "open_record(False)", "Pager", id="transcript.pager"),
+        Binding("right_square_bracket", "step(1)", "Next trial", id="transcript.next"),
+        Binding("left_square_bracket", "step(-1)", "Prev trial", show=False, id="transcript.prev"),
+        Binding("P", "open_record(False)", "Pager", show=False, id="transcript.pager"),
         Binding("O", "open_record(True)", "Editor", show=False, id="transcript.editor"),
+        Binding("R", "reload", "Reload", show=False, id="transcript.reload"),
         Binding("T", "export_tasks", "Export task", show=False, id="transcript.export"),
         Binding("escape", "app.pop_screen", "Back", id="transcript.back"),
     ]
@@ -210,6 +214,7 @@ class TranscriptScreen(ExportMixin, ReviewerScreen):
     DEFAULT_CSS = """
     TranscriptScreen #transcript-summary { height: auto; max-height: 3; padding: 0 1; }
     TranscriptScreen #transcript-judge { height: 1; padding: 0 1; background: $boost; }
+    TranscriptScreen #transcript-find { display: none; }
     """
 
     def __init__(self, trial_id: str, sequence: TrialSequence | None = None) -> None:
@@ -225,7 +230,8 @@ class TranscriptScreen(ExportMixin, ReviewerScreen):
         yield Static("loading…", id="transcript-summary")
         yield TranscriptView(id="transcript")
         yield Static("", id="transcript-judge")
-        yield Footer()
+        yield Static("", id="transcript-find", classes="status")
+        yield KeyFooter()
 
     @property
     def view(self) -> TranscriptView:
@@ -276,6 +282,14 @@ class TranscriptScreen(ExportMixin, ReviewerScreen):
         judge = self.query_one("#transcript-judge", Static)
         judge.update(judge_text(p.verdicts))
         judge.display = view.show_judge
+
+    def on_search_changed(self, message: SearchChanged) -> None:
+        find = self.query_one("#transcript-find", Static)
+        find.update(safe_text("find " + message.describe(), single_line=True))
+        find.display = bool(message.query)
+
+    def action_reload(self) -> None:
+        self.load(self.trial_id)
 
     def on_transcript_notice(self, message: TranscriptNotice) -> None:
         self.view.loading = False

@@ -11,7 +11,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.widgets import DataTable, Header, Input, Static
 from textual.worker import get_current_worker
 
 from reviewer.store.trial_list import FilterSequence, Page, SearchError, TrialFilter, TrialRow
@@ -19,11 +19,16 @@ from reviewer.tui.export_action import ExportMixin, ExportScope
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import money, num
+from reviewer.tui.widgets.footer import KeyFooter
 
 if TYPE_CHECKING:
     pass
 
 PAGE_SIZE = 200
+SNIPPET_CHARS = 160
+#: the widest the run and task columns get before the reason takes the rest
+RUN_CHARS = 20
+TASK_CHARS = 28
 _CYCLES: dict[str, list[Any]] = {
     "outcome": [None, "pass", "fail", "infra", "unscored"],
     "verdict": [None, "pass", "fail", "error", "none"],
@@ -48,10 +53,55 @@ class PageRequest:
 
 
 class PageLoaded(Message):
-    def __init__(self, request: PageRequest, page: Page) -> None:
+    def __init__(
+        self, request: PageRequest, page: Page, snippets: dict[str, Snippet] | None = None
+    ) -> None:
         super().__init__()
         self.request = request
         self.page = page
+        self.snippets = snippets or {}
+
+
+Snippet = tuple[str, list[tuple[int, int]]]  # text, spans of the words found
+
+
+def find_snippets(db: Any, rows: list[TrialRow], search: str, system: bool) -> dict[str, Snippet]:
+    """For each row of a searched page: the conversation (or, when asked, system prompt) around the
+    first word of the search found in it (worker thread)."""
+    from reviewer.store.search_query import search_words, snippet
+    from reviewer.store.search_text import search_text, system_text
+    from reviewer.store.trials import load_trial
+
+    words = search_words(search)
+    out: dict[str, Snippet] = {}
+    if not words:
+        return out
+    for r in rows:
+        trial = load_trial(db, r.id)
+        if trial is None:
+            continue
+        got = snippet(search_text(trial), words, SNIPPET_CHARS)
+        if not got[0] and system:
+            text, spans = snippet(system_text(trial), words, SNIPPET_CHARS - 9)
+            got = ("system: " + text, [(a + 8, b + 8) for a, b in spans]) if text else got
+        if got[0]:
+            out[r.id] = got
+    return out
+
+
+def snippet_text(snip: Snippet) -> Text:
+    """The snippet as plain text with the words found highlighted (cleaned piece by piece)."""
+    text, spans = snip
+    out = Text(style="dim")
+    at = 0
+    for a, b in spans:
+        if a < at:
+            continue
+        out.append_text(safe_text(text[at:a], "dim", single_line=True))
+        out.append_text(safe_text(text[a:b], "bold black on yellow", single_line=True))
+        at = b
+    out.append_text(safe_text(text[at:], "dim", single_line=True))
+    return out
 
 
 class PageFailed(Message):
@@ -97,7 +147,7 @@ def describe(f: TrialFilter) -> str:
     if f.rule_id is not None:
         parts.append("violations=any" if f.rule_id == "any" else f"rule={f.rule_id}")
     if f.search:
-        parts.append(f"search={f.search!r}")
+        parts.append(f"search={f.search!r}" + (" (system prompt too)" if f.search_system else ""))
     return " · ".join(parts)
 
 
@@ -120,36 +170,115 @@ def _verdict(v: str | None) -> Text:
     )
 
 
-def _cells(r: TrialRow) -> list[Text]:
-    return [
-        safe_text(r.run, single_line=True, limit=20),
-        safe_text(r.task_id, single_line=True, limit=28),
-        Text(str(r.trial), justify="right"),
-        _outcome(r),
-        _verdict(r.verdict),
-        _verdict(r.label),
-        Text(str(r.steps), justify="right"),
-        money(r.cost_usd),
-        num(r.latency_s, "{:.1f}s"),
-        Text(str(r.violations) if r.violations else "-", justify="right", style="yellow"),
-        safe_text(r.reason or "", "dim", single_line=True, limit=40),
-    ]
+def _cells(r: TrialRow, snip: Snippet | None = None) -> dict[str, Text]:
+    """Every column's cell of a row (the table shows the columns that fit)."""
+    return {
+        "run": safe_text(r.run, single_line=True, limit=200),
+        "task": safe_text(r.task_id, single_line=True, limit=200),
+        "trial": Text(str(r.trial), justify="right"),
+        "outcome": _outcome(r),
+        "judge": _verdict(r.verdict),
+        "label": _verdict(r.label),
+        "steps": Text(str(r.steps), justify="right"),
+        "cost": money(r.cost_usd),
+        "latency": num(r.latency_s, "{:.1f}s"),
+        "rules": Text(str(r.violations) if r.violations else "-", justify="right", style="yellow"),
+        "reason": snippet_text(snip)
+        if snip is not None
+        else safe_text(r.reason or "", "dim", single_line=True, limit=400),
+        "model": safe_text(r.model or "", single_line=True, limit=28),
+    }
+
+
+#: (key, label, right-aligned): the columns before the reason, in order
+_COLUMNS: list[tuple[str, str, bool]] = [
+    ("run", "run", False),
+    ("task", "task", False),
+    ("trial", "#", True),
+    ("outcome", "outcome", False),
+    ("judge", "judge", False),
+    ("label", "label", False),
+    ("steps", "steps", True),
+    ("cost", "cost", True),
+    ("latency", "latency", True),
+    ("rules", "rules", True),
+]
+#: below this width the numbers go to the line under the table (the transcript shows them too)
+NARROW = 110
+_NUMBERS = ("steps", "cost", "latency", "rules")
+
+
+def column_widths(
+    rows: list[TrialRow], total: int, f: TrialFilter, model: bool = False
+) -> dict[str, int]:
+    """The columns shown and their widths, so the reason (or search match) column takes every free
+    cell of ``total``: a column the filter fixes (the run, the task: the title names them) is left
+    out, the numbers move under the table on a narrow terminal, and run and task give way before
+    the reason does."""
+    from rich.cells import cell_len
+
+    from reviewer.text import visible
+
+    cells = [_cells(r) for r in rows]
+
+    def want(key: str, header: str, cap: int = 1000) -> int:
+        widest = max([cell_len(c[key].plain) for c in cells] + [len(header)])
+        return min(cap, widest)
+
+    widths: dict[str, int] = {}
+    for key, header, _ in _COLUMNS:
+        if key == "run" and f.run is not None:
+            continue
+        if key == "task" and f.task_id is not None:
+            continue
+        if key in _NUMBERS and total < NARROW:
+            continue
+        if key == "rules" and not any(r.violations for r in rows):
+            continue  # no violation on the page: the column would be all "-"
+        widths[key] = want(key, header)
+    if model:
+        widths["model"] = want("model", "model", 20)
+    pad = 2  # DataTable's cell padding, one each side
+    fixed = sum(w for k, w in widths.items() if k not in ("run", "task"))
+    free = total - fixed - pad * (len(widths) + 1) - 2  # the reason column, the scrollbar
+    run_w = widths.get("run", 0)
+    task_w = widths.get("task", 0)
+    names = run_w + task_w
+    if names:
+        # the reason keeps at least 60% of what is left; run and task share the rest
+        room = max(8, free - max(20, free * 3 // 5))
+        if names > room:
+            run_w = min(run_w, max(4, room * run_w // names))
+            task_w = min(task_w, max(4, room - run_w)) if task_w else 0
+    if "run" in widths:
+        widths["run"] = run_w
+    if "task" in widths:
+        widths["task"] = task_w
+    widths["reason"] = max(12, free - run_w - task_w)
+    del visible
+    return widths
 
 
 class TrialsScreen(ExportMixin, ReviewerScreen):
     BINDINGS = [
         Binding("slash", "focus_search", "Search", id="trials.search"),
         Binding("o", "cycle('outcome')", "Outcome", id="trials.outcome"),
-        Binding("v", "cycle('verdict')", "Judge", id="trials.verdict"),
+        Binding("j", "cycle('verdict')", "Judge", id="trials.verdict"),
         Binding("l", "cycle('label')", "Label", id="trials.label"),
-        Binding("x", "violations", "Violations", id="trials.violations"),
-        Binding("c", "clear", "Clear", id="trials.clear"),
-        Binding("right_square_bracket", "turn(1)", "Next page", id="trials.next_page"),
-        Binding("left_square_bracket", "turn(-1)", "Prev page", id="trials.prev_page"),
-        Binding("r", "reload", "Reload", id="trials.reload", show=False),
+        Binding("exclamation_mark", "violations", "Violations", id="trials.violations"),
+        Binding("I", "system_prompt", "System prompt", show=False, id="trials.system"),
+        Binding("backspace", "clear", "Clear", id="trials.clear"),
+        Binding("pagedown", "turn(1)", "Next page", show=False, id="trials.next_page"),
+        Binding("pageup", "turn(-1)", "Prev page", show=False, id="trials.prev_page"),
+        Binding("R", "reload", "Reload", id="trials.reload", show=False),
         Binding("T", "export_tasks", "Export tasks", show=False, id="trials.export"),
         Binding("escape", "back", "Back", id="trials.back"),
     ]
+
+    DEFAULT_CSS = """
+    TrialsScreen #trials-detail { height: auto; max-height: 3; padding: 0 1; }
+    TrialsScreen #trials-detail.-empty { display: none; }
+    """
 
     def __init__(self, filter: TrialFilter | None = None, title: str = "Trials") -> None:
         super().__init__()
@@ -166,31 +295,23 @@ class TrialsScreen(ExportMixin, ReviewerScreen):
         yield Static(safe_text(self.title_text, single_line=True), classes="title")
         yield Input(
             value=self.initial.search or "",
-            placeholder='/ search transcripts: words, "a phrase", refund*, a OR b — Enter applies',
+            placeholder='/ search conversations: words, "a phrase", refund*, a OR b — Enter applies · '
+            "I: the system prompt too",
             id="trials-search",
             compact=True,
         )
         yield Static("", id="trials-filters", classes="status")
         yield TrialTable(id="trials", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="trials-detail", classes="detail")
         yield Static("loading…", id="trials-status", classes="status")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one(TrialTable)
-        for key, label, right in (
-            ("run", "run", False),
-            ("task", "task", False),
-            ("trial", "#", True),
-            ("outcome", "outcome", False),
-            ("judge", "judge", False),
-            ("label", "label", False),
-            ("steps", "steps", True),
-            ("cost", "cost", True),
-            ("latency", "latency", True),
-            ("rules", "rules", True),
-            ("reason", "reason", False),
-        ):
-            table.add_column(Text(label, justify="right" if right else "left"), key=key)
+        self.snippets: dict[str, Snippet] = {}
+        self._widths: dict[str, int] = {}
+        self._columns_key: tuple[Any, ...] = ()
+        self._set_columns(table, [])
         table.focus()
         self._show_filters(self.initial)
         self._request(self.initial)
@@ -221,8 +342,13 @@ class TrialsScreen(ExportMixin, ReviewerScreen):
             except SearchError as e:
                 self.post_message(PageFailed(request, str(e)))
                 return
+            snippets: dict[str, Snippet] = {}
+            if request.filter.search and not worker.is_cancelled:
+                snippets = find_snippets(
+                    db, result.rows, request.filter.search, request.filter.search_system
+                )
         if not worker.is_cancelled:
-            self.post_message(PageLoaded(request, result))
+            self.post_message(PageLoaded(request, result, snippets))
 
     def on_page_failed(self, message: PageFailed) -> None:
         if message.request.generation != self.generation:
@@ -242,24 +368,88 @@ class TrialsScreen(ExportMixin, ReviewerScreen):
             self._show_status("no more rows that way")
             return
         self.filter, self.page = request.filter, page
+        self.snippets = message.snippets
         self._show_filters(self.filter)
-        table = self.query_one(TrialTable)
-        table.clear()
-        models = any(r.model for r in page.rows)
-        if models and "model" not in table.columns:
-            table.add_column("model", key="model")  # Inspect logs name the model of each sample
-        with_model = "model" in table.columns
-        for r in page.rows:
-            cells = _cells(r)
-            if with_model:
-                cells.append(safe_text(r.model or "", single_line=True, limit=28))
-            table.add_row(*cells, key=r.id)
+        row = 0
         if page.rows:
             row = 0 if request.cursor == "first" else len(page.rows) - 1
             if request.cursor == "keep" and request.keep_id is not None:
                 row = next((i for i, r in enumerate(page.rows) if r.id == request.keep_id), 0)
-            table.move_cursor(row=row)
+        self._fill(row)
         self._show_status()
+
+    def _set_columns(self, table: DataTable[Text], rows: list[TrialRow]) -> None:
+        """The columns at this width: the reason (the search match when searching) takes the rest."""
+        # Inspect logs name the model of each sample: a column when it tells trials apart
+        model = len({r.model for r in rows if r.model}) > 1
+        widths = column_widths(rows, self.size.width or 120, self.filter, model)
+        shape = (tuple(widths.items()), bool(self.filter.search))
+        if shape == self._columns_key and table.columns:
+            return
+        self._widths, self._columns_key = widths, shape
+        table.clear(columns=True)
+        for key, label, right in _COLUMNS:
+            if key in widths:
+                table.add_column(
+                    Text(label, justify="right" if right else "left"), key=key, width=widths[key]
+                )
+        table.add_column(
+            "match" if self.filter.search else "reason", key="reason", width=widths["reason"]
+        )
+        if model:
+            table.add_column("model", key="model", width=widths["model"])
+
+    def _fill(self, cursor_row: int | None = None) -> None:
+        page = self.page
+        table = self.query_one(TrialTable)
+        if cursor_row is None:
+            cursor_row = table.cursor_row if table.row_count else 0
+        table.clear()
+        rows = page.rows if page is not None else []
+        self._set_columns(table, rows)
+        keys = [str(k.value) for k in table.columns]
+        for r in rows:
+            cells = _cells(r, self.snippets.get(r.id))
+            table.add_row(*(cells[k] for k in keys), key=r.id)
+        if rows:
+            table.move_cursor(row=min(cursor_row, len(rows) - 1))
+        self._show_detail()
+
+    def on_resize(self) -> None:
+        if self.page is not None:
+            self._fill()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_detail()
+
+    def _show_detail(self) -> None:
+        """The highlighted trial's whole reason, or its search match, under the table."""
+        detail = self.query_one("#trials-detail", Static)
+        table = self.query_one(TrialTable)
+        page = self.page
+        if page is None or not table.row_count or not page.rows:
+            detail.update("")
+            detail.add_class("-empty")
+            return
+        r = page.rows[min(table.cursor_row, len(page.rows) - 1)]
+        snip = self.snippets.get(r.id)
+        out = Text("")
+        if "run" not in table.columns or "task" not in table.columns:
+            pass  # the title names them
+        else:
+            out.append_text(safe_text(f"{r.run} › {r.task_id} › {r.trial}  ", single_line=True))
+        cells = _cells(r)
+        missing = [k for k in _NUMBERS if k not in table.columns]  # narrow: what the table left out
+        if missing:
+            out.append(" · ".join(f"{k} {cells[k].plain}" for k in missing) + "  ")
+        if snip is not None:
+            out.append("match: ", "bold")
+            out.append_text(snippet_text(snip))
+        elif r.reason:
+            out.append("reason: ", "bold")
+            out.append_text(safe_text(r.reason, single_line=True, limit=400))
+        detail.update(out)
+        detail.set_class(not out.plain, "-empty")
 
     def _show_status(self, note: str = "") -> None:
         page = self.page
@@ -267,14 +457,14 @@ class TrialsScreen(ExportMixin, ReviewerScreen):
             return
         if not page.rows:
             text = (
-                "no trials match these filters — c clears them"
+                "no trials match these filters — Backspace clears them"
                 if page.total == 0
                 else "no rows here"
             )
         else:
             text = f"rows {page.first_index + 1:,}–{page.end_index:,} of {page.total:,}"
             if page.has_next or page.has_previous:
-                text += " · ] next page · [ previous"
+                text += " · PgDn past the last row: next page · PgUp previous"
             text += " · Enter opens"
         self.query_one("#trials-status", Static).update(f"{text} · {note}" if note else text)
 
@@ -283,7 +473,7 @@ class TrialsScreen(ExportMixin, ReviewerScreen):
         shown = (
             f"filters: {text}"
             if text
-            else "no filters — o outcome · v judge · l label · x violations"
+            else "no filters — o outcome · j judge · l label · ! violations · / search"
         )
         self.query_one("#trials-filters", Static).update(safe_text(shown, single_line=True))
 
@@ -297,7 +487,17 @@ class TrialsScreen(ExportMixin, ReviewerScreen):
         values = _CYCLES[field]
         current = getattr(self.pending, field)
         nxt = values[(values.index(current) + 1) % len(values)] if current in values else None
-        self._apply(replace(self.pending, **{field: nxt}))
+        self._apply(replace(self.pending, **{field: nxt}))  # type: ignore[arg-type]
+
+    def action_system_prompt(self) -> None:
+        """Search the system prompt too (or again only the conversation)."""
+        on = not self.pending.search_system
+        self.notify(
+            "search: the system prompt too"
+            if on
+            else "search: the conversation only (not the system prompt)"
+        )
+        self._apply(replace(self.pending, search_system=on))
 
     def action_violations(self) -> None:
         self._apply(replace(self.pending, rule_id=None if self.pending.rule_id else "any"))

@@ -33,6 +33,7 @@ from reviewer.tui.widgets.transcript_render import (
     line_span,
     row_starts,
 )
+from reviewer.tui.widgets.transcript_search import TranscriptSearch
 
 #: rows rendered (and cached) together within one block
 CHUNK = 64
@@ -44,25 +45,38 @@ _JSON = JSONHighlighter()
 Row = tuple[int, int, int]  # line index, start, end
 
 
-class TranscriptView(ScrollView, can_focus=True, inherit_bindings=False):
+class TranscriptView(TranscriptSearch, ScrollView, can_focus=True, inherit_bindings=False):
     """A trial's messages, tool calls, results, rule marks and judge blocks."""
 
     BINDINGS = [
         Binding("up", "scroll_lines(-1)", "Up", show=False, id="transcript.up"),
         Binding("down", "scroll_lines(1)", "Down", show=False, id="transcript.down"),
         Binding("pageup", "page(-1)", "Page up", show=False, id="transcript.page_up"),
-        Binding("pagedown,space", "page(1)", "Page down", show=False, id="transcript.page_down"),
+        Binding("pagedown", "page(1)", "Page down", show=False, id="transcript.page_down"),
         Binding("home", "top", "Top", show=False, id="transcript.home"),
         Binding("end", "bottom", "End", show=False, id="transcript.end"),
         Binding("e", "toggle_fold", "Fold", id="transcript.fold"),
         Binding("E", "toggle_fold_all", "Fold all", show=False, id="transcript.fold_all"),
-        Binding("right_square_bracket", "tool_error(1)", "Next error", id="transcript.next_error"),
+        Binding("greater_than_sign", "tool_error(1)", "Next error", id="transcript.next_error"),
         Binding(
-            "left_square_bracket",
-            "tool_error(-1)",
-            "Prev error",
+            "less_than_sign", "tool_error(-1)", "Prev error", show=False, id="transcript.prev_error"
+        ),
+        Binding("slash", "search", "Find", id="transcript.search"),
+        Binding("n", "next_match(1)", "Next match", show=False, id="transcript.next_match"),
+        Binding("N", "next_match(-1)", "Prev match", show=False, id="transcript.prev_match"),
+        Binding(
+            "right_curly_bracket",
+            "violation(1)",
+            "Next violation",
             show=False,
-            id="transcript.prev_error",
+            id="transcript.next_violation",
+        ),
+        Binding(
+            "left_curly_bracket",
+            "violation(-1)",
+            "Prev violation",
+            show=False,
+            id="transcript.prev_violation",
         ),
         Binding("J", "toggle_judge", "Judge", id="transcript.judge"),
     ]
@@ -133,6 +147,7 @@ class TranscriptView(ScrollView, can_focus=True, inherit_bindings=False):
         self._invalidate()
         self._layout()
         self.scroll_to(y=0, animate=False, force=True)
+        self.search_reset(violations)
 
     @property
     def blocks(self) -> list[Block]:
@@ -304,6 +319,7 @@ class TranscriptView(ScrollView, can_focus=True, inherit_bindings=False):
                 text = text[start:end]
         else:
             text = Text(line[start:end], style=block.style)
+        self.search_highlight(block, i, start, end, text)
         if block.prefix:
             text = Text.assemble((block.prefix, block.prefix_style), text)
         return self._strip(text)

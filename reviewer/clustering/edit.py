@@ -1,0 +1,118 @@
+"""Hand edits of a clustering, computed: how a split divides a cluster, and each piece (or a merged
+cluster) described afresh -- its runs, tasks, signature, name and representative."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from reviewer.clustering.signature import FailureDoc
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from reviewer.clustering.naming import FailureCluster
+
+__all__ = ["describe_groups", "split_groups"]
+
+#: A default split is refused when no cut reaches this silhouette: the members read alike.
+MIN_SILHOUETTE = 0.1
+#: The most pieces a default split makes.
+MAX_PIECES = 8
+
+
+def _doc_vectors(docs: Sequence[FailureDoc], seed: int) -> np.ndarray:
+    """One unit vector per doc: its signature's embedding beside its text's (as clustering does)."""
+    import numpy as np
+    from sklearn.preprocessing import normalize
+
+    from reviewer.clustering.cluster import SIGNATURE_WEIGHT, _embed, _group_means
+
+    x, _, _, _ = _embed(list(docs), None, None, list(range(len(docs))), seed)
+    kinds = [d.signature for d in docs]
+    means = _group_means(kinds, np.arange(len(docs)), len(docs), x, SIGNATURE_WEIGHT, seed)
+    return np.asarray(normalize(means))
+
+
+def split_groups(
+    docs: Sequence[FailureDoc], into: int | None = None, seed: int = 0
+) -> list[list[str]]:
+    """How a split divides a cluster's ``docs``: the average-linkage tree of their vectors cut into
+    ``into`` pieces, or (None) into the number of pieces with the best silhouette, at most half the
+    members, each of two or more (never singletons, from four members up) and only when some cut separates them (silhouette at least
+    ``MIN_SILHOUETTE``). Largest first; [] when they read alike. Deterministic under ``seed``."""
+    import numpy as np
+    from scipy.cluster.hierarchy import fcluster
+
+    from reviewer.clustering.linkage import _distances, canonical, upgma, weighted_silhouette
+
+    docs = sorted(docs, key=lambda d: d.trial_id)
+    n = len(docs)
+    if n < 2:
+        return []
+    x = _doc_vectors(docs, seed)
+    rows, inverse, counts = np.unique(
+        np.round(x, 6), axis=0, return_inverse=True, return_counts=True
+    )
+    inverse = inverse.ravel()
+    m = len(rows)
+    weights = counts.astype(np.float64)
+    if m < 2:
+        return []
+    tree = upgma(rows, weights)
+    dist = _distances(rows)
+
+    def cut(k: int) -> np.ndarray:
+        return canonical(fcluster(tree, t=k, criterion="maxclust"))
+
+    if into is not None:
+        labels = cut(min(into, m))
+    else:
+        best: tuple[float, np.ndarray] | None = None
+        for k in range(2, min(m, max(2, n // 2), MAX_PIECES) + 1):
+            labels = cut(k)
+            pieces = np.bincount(labels, weights=weights)
+            if n >= 4 and pieces.min() < 2:
+                continue  # a default split never cuts off single trials (nor makes all singletons)
+            score = weighted_silhouette(dist, labels, weights)
+            if best is None or score > best[0] + 1e-9:
+                best = (score, labels)
+        if best is None or best[0] < MIN_SILHOUETTE:
+            return []
+        labels = best[1]
+    groups: dict[int, list[str]] = {}
+    for i, d in enumerate(docs):
+        groups.setdefault(int(labels[inverse[i]]), []).append(d.trial_id)
+    out = sorted(groups.values(), key=lambda g: (-len(g), g[0]))
+    return out if len(out) >= 2 else []
+
+
+def describe_groups(
+    docs: Sequence[FailureDoc], groups: Sequence[Sequence[str]], total: int, seed: int = 0
+) -> list[FailureCluster]:
+    """Each group of trial ids as a cluster described from its own members, in the order given;
+    ``total`` is the number of failures of the whole clustering (for shares)."""
+    import dataclasses
+
+    import numpy as np
+
+    from reviewer.clustering.cluster import _embed
+    from reviewer.clustering.naming import describe_clusters, share_text
+
+    by_id = {d.trial_id: d for d in docs}
+    ordered = [by_id[t] for g in groups for t in g if t in by_id]
+    ordered.sort(key=lambda d: d.trial_id)
+    group_of = {t: gi for gi, g in enumerate(groups) for t in g}
+    labels = np.array([group_of[d.trial_id] for d in ordered], dtype=np.int64)
+    x, doc_text, texts, _ = _embed(ordered, None, None, list(range(len(ordered))), seed)
+    kinds = [d.signature for d in ordered]
+    described = describe_clusters(ordered, kinds, x, labels, texts, doc_text, seed=seed)
+    first = {c.trial_ids[0]: c for c in described}
+    out = []
+    for g in groups:
+        head = min(t for t in g if t in by_id)
+        c = first[head]
+        out.append(
+            dataclasses.replace(c, share=share_text(c.size, total), fraction=c.size / max(total, 1))
+        )
+    return out

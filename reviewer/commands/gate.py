@@ -1,0 +1,208 @@
+"""`reviewer baseline` and `reviewer gate`: the CI gate against the last good run.
+
+Exit codes of `gate`: 0 nothing regressed, 1 something did, 2 a usage or data error."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from reviewer.commands.common import echo_json, fail
+
+
+def register(group: click.Group) -> None:
+    group.add_command(baseline)
+    group.add_command(gate)
+
+
+def _store(ctx: click.Context, code: int) -> Any:
+    from reviewer.store.db import StoreError, open_store
+
+    try:
+        db = open_store(
+            ctx.obj["db"], on_wait=lambda message: click.echo(f"reviewer: {message}", err=True)
+        )
+    except StoreError as e:
+        fail(str(e), code)
+    ctx.find_root().call_on_close(db.close)
+    return db
+
+
+def _config(code: int) -> Any:
+    from reviewer.config import ConfigError, load_config
+
+    try:
+        return load_config()
+    except ConfigError as e:
+        fail(str(e), code)
+
+
+@click.group()
+def baseline() -> None:
+    """The CI gate's baseline: the last good run (`baseline set RUN`, `show`, `history`)."""
+
+
+@baseline.command("set")
+@click.argument("run")
+@click.option("--note", default=None, help="Why this run is the baseline (kept in the history).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def baseline_set(ctx: click.Context, run: str, note: str | None, as_json: bool) -> None:
+    """Mark RUN as the last good run: `reviewer gate` compares new runs with it."""
+    from reviewer.workflows.gate import GateError, set_baseline_run
+
+    db = _store(ctx, 1)
+    who = _config(1).labeler_name(ctx.obj.get("labeler"))
+    try:
+        entry = set_baseline_run(db, run, who, note)
+    except GateError as e:
+        fail(str(e))
+    if as_json:
+        echo_json(entry.to_dict())
+        return
+    click.echo(f"baseline: {entry.run} (set {entry.set_at} by {entry.set_by})")
+
+
+@baseline.command("show")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def baseline_show(ctx: click.Context, as_json: bool) -> None:
+    """The current baseline run."""
+    from reviewer.store.baseline import current_baseline
+
+    entry = current_baseline(_store(ctx, 1))
+    if as_json:
+        echo_json({"baseline": None if entry is None else entry.to_dict()})
+        return
+    if entry is None:
+        fail("no baseline set; mark the last good run: reviewer baseline set RUN")
+    note = f": {entry.note}" if entry.note else ""
+    click.echo(f"baseline: {entry.run} (set {entry.set_at} by {entry.set_by}{note})")
+
+
+@baseline.command("history")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def baseline_history_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Every baseline set, newest first (the first line is the baseline)."""
+    from reviewer.store.baseline import baseline_history
+
+    entries = baseline_history(_store(ctx, 1))
+    if as_json:
+        echo_json({"history": [e.to_dict() for e in entries]})
+        return
+    if not entries:
+        click.echo("no baseline set yet", err=True)
+    for e in entries:
+        note = f"  {e.note}" if e.note else ""
+        click.echo(f"{e.set_at}  {e.run}  by {e.set_by}{note}")
+
+
+@click.command()
+@click.argument("new", required=False)
+@click.option(
+    "--baseline", "base", default=None, help="Compare with this run instead of the baseline."
+)
+@click.option(
+    "--k",
+    "k",
+    type=int,
+    default=None,
+    help="k for pass^k (default: [gate] k, else the largest both runs support).",
+)
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Seed of the paired bootstrap."
+)
+@click.option(
+    "--import",
+    "imports",
+    multiple=True,
+    type=click.Path(),
+    metavar="PATH",
+    help="Import PATH first (repeatable); NEW defaults to the run it holds.",
+)
+@click.option(
+    "--markdown",
+    "markdown",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also write a Markdown summary (a CI job summary) to FILE.",
+)
+@click.option(
+    "--junit",
+    "junit",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also write JUnit XML (one test case per task) to FILE.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the text.")
+@click.pass_context
+def gate(
+    ctx: click.Context,
+    new: str | None,
+    base: str | None,
+    k: int | None,
+    seed: int,
+    imports: Sequence[str],
+    markdown: str | None,
+    junit: str | None,
+    as_json: bool,
+) -> None:
+    """Did run NEW regress against the baseline? Exit 0: no; 1: yes; 2: usage or data error.
+
+    A regression is pass^k or pass@1 worse by `reviewer compare`'s rule, any RED FLAG (a forbidden
+    rule's rate rising), or a [gate] budget in reviewer.toml exceeded. The first line says why."""
+    from reviewer.workflows.gate import GateError, import_new_run, run_gate
+
+    if k is not None and k < 1:
+        fail("--k must be 1 or more", 2)
+    db = _store(ctx, 2)
+    cfg = _config(2)
+    try:
+        if imports:
+            runs = import_new_run(
+                db, imports, lambda line: click.echo(f"reviewer: {line}", err=True)
+            )
+            if new is None:
+                if len(runs) != 1:
+                    fail(
+                        f"the import holds {len(runs)} runs ({', '.join(runs)}); name the one to gate",
+                        2,
+                    )
+                new = runs[0]
+        if new is None:
+            fail("name the run to gate: reviewer gate NEW (or --import PATH)", 2)
+        result = run_gate(db, new, baseline=base, k=k, seed=seed, cfg=cfg)
+    except GateError as e:
+        fail(str(e), 2)
+    from reviewer.metrics.gate_formats import junit as junit_xml
+    from reviewer.metrics.gate_formats import markdown as markdown_text
+
+    for path, render in ((markdown, markdown_text), (junit, junit_xml)):
+        if path is not None:
+            _write(path, render(result))
+    if as_json:
+        from reviewer.text import json_ready
+
+        echo_json(json_ready(result.to_dict()))
+    else:
+        click.echo(result.render_text(), nl=False)
+    sys.exit(result.exit_code)
+
+
+def _write(path: str, text: str) -> None:
+    """Write a report file whole (a temporary file renamed), or exit 2 naming the problem."""
+    import os
+
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, target)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        fail(f"{path}: cannot write: {e.strerror or e}", 2)

@@ -1,0 +1,215 @@
+"""What the independence audit needs from one trial, read once: identifiers its write-like tool calls
+created, what its reads returned before it wrote anything, fingerprints for spotting copies, and the
+shape of its final answer.
+
+An *identifier* is a token of an id, number or code: letters with digits (``W5521``,
+``certificate_7504069``), six digits or more, or a code of five capitals or more (``HATHAT``);
+dates and times are not identifiers. A tool is *write-like* when a word of its name says it changes
+something (create, book, cancel, update, ...).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from reviewer.models import PASS, Trial
+from reviewer.record import looks_like_error
+
+WRITE_WORDS = frozenset(
+    "create add insert new make generate register issue book reserve place submit post put send "
+    "pay charge refund return exchange transfer cancel delete remove update modify edit change "
+    "upgrade set reset assign apply write".split()
+)
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-#.:/]*[A-Za-z0-9]")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ].*)?$|\d{1,2}:\d{2}(?::\d{2})?$")
+_CAMEL = re.compile(r"([a-z0-9])([A-Z])")
+_WORD_SPLIT = re.compile(r"[^A-Za-z0-9]+")
+#: Assistant output shorter than this (with no tool call and one turn) is too little to call two
+#: identical repeats a copy: a multiple-choice letter is the same every time from a sound agent.
+MIN_COPY_CHARS = 200
+
+
+@lru_cache(maxsize=4096)
+def is_write_tool(name: str | None) -> bool:
+    """Whether a tool's name says it changes state (``book_reservation``, ``cancelOrder``)."""
+    if not name:
+        return False
+    words = _WORD_SPLIT.split(_CAMEL.sub(r"\1_\2", name).lower())
+    return any(w in WRITE_WORDS for w in words)
+
+
+def is_identifier(token: str) -> bool:
+    if not 4 <= len(token) <= 100:
+        return False
+    known = _KNOWN.get(token)
+    if known is None:
+        known = _is_identifier(token)
+        if len(_KNOWN) > 500_000:
+            _KNOWN.clear()
+        _KNOWN[token] = known
+    return known
+
+
+_KNOWN: dict[str, bool] = {}
+_DIGIT = re.compile(r"\d")
+_LETTER = re.compile(r"[A-Za-z]")
+_NOT_DIGIT = re.compile(r"\D+")
+
+
+def _is_identifier(token: str) -> bool:
+    if _DATE.match(token):
+        return False
+    if _DIGIT.search(token):
+        return _LETTER.search(token) is not None or len(_NOT_DIGIT.sub("", token)) >= 6
+    core = token.replace("_", "").replace("-", "")
+    return len(core) >= 5 and core.isalpha() and core.isupper()
+
+
+@lru_cache(maxsize=512)
+def _identifiers(text: str) -> frozenset[str]:
+    return frozenset(t for t in set(_TOKEN.findall(text)) if is_identifier(t))
+
+
+def identifiers(text: str | None) -> frozenset[str]:
+    """The identifier tokens of ``text`` (see the module docstring); a text seen lately (a system
+    prompt, the same profile read by every trial of a task) is read once."""
+    if not text:
+        return frozenset()
+    return _identifiers(text)
+
+
+def _args_text(arguments: Any) -> str:
+    if isinstance(arguments, str):
+        return arguments
+    try:
+        return json.dumps(arguments, sort_keys=True, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(arguments)
+
+
+def _bytes(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
+@dataclass(frozen=True, slots=True)
+class Creation:
+    """Where a trial first saw an identifier: in the result of its write-like call ``tool``."""
+
+    message: int
+    tool: str
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    """A successful read made before the trial's first write: the query (tool and arguments as
+    text), where it is and the identifiers its result held."""
+
+    query: str
+    tool: str
+    message: int
+    values: frozenset[str]
+
+
+@dataclass(slots=True)
+class TrialDigest:
+    """One trial as the audit sees it (kept small: the transcript itself is not kept)."""
+
+    id: str
+    task_id: str
+    trial: int
+    outcome: str
+    assistant_turns: int
+    tool_calls: int
+    final_empty: bool  # the last assistant turn has no text and no tool call
+    copy_key: str | None  # fingerprint of every assistant turn (None: too little to tell)
+    replay_key: str | None  # fingerprint of tool results, latency and tokens (None: one unknown)
+    created: dict[str, Creation] = field(default_factory=dict)
+    reads: list[Read] = field(default_factory=list)
+    given: frozenset[str] = frozenset()  # identifiers in the instruction and system prompt
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == PASS
+
+
+def digest_trial(trial_id: str, trial: Trial) -> TrialDigest:
+    """Read ``trial`` once for the audit."""
+    given = identifiers(trial.instruction)
+    seen = set(given)
+    calls: dict[str, tuple[str, str]] = {}  # call id -> (tool, arguments as text)
+    created: dict[str, Creation] = {}
+    reads: list[Read] = []
+    wrote = False
+    said = hashlib.blake2b(digest_size=16)  # every assistant turn, in order
+    returned = hashlib.blake2b(digest_size=16)  # every tool result, in order
+    turns = results = chars = 0
+    last_assistant = None
+    for i, m in enumerate(trial.messages):
+        if m.role == "system":
+            found = identifiers(m.content)
+            given |= found
+            seen |= found
+            continue
+        if m.role == "assistant":
+            last_assistant = m
+            turns += 1
+            chars += len(m.content)
+            said.update(_bytes(m.content) + b"\x00")
+            for c in m.tool_calls:
+                text = _args_text(c.arguments)
+                chars += len(c.name) + len(text)
+                said.update(_bytes(f"{c.name}\x01{text}\x02"))
+                seen |= identifiers(text)
+                if c.id:
+                    calls[c.id] = (c.name, text)
+            said.update(b"\x03")
+            seen |= identifiers(m.content)
+            continue
+        if m.role != "tool":
+            seen |= identifiers(m.content)
+            continue
+        results += 1
+        returned.update(_bytes(m.content) + b"\x00")
+        name, arguments = calls.get(m.tool_call_id or "", (m.name or "", ""))
+        name = m.name or name
+        values = identifiers(m.content)
+        ok = not m.is_error and not looks_like_error(m.content)
+        if is_write_tool(name):
+            if ok:  # the call's own arguments are already in seen
+                for v in values - seen:
+                    created.setdefault(v, Creation(i, name))
+                wrote = True
+        elif ok and not wrote and m.tool_call_id in calls:
+            reads.append(Read(f"{name}\x00{arguments}", name, i, values))
+        seen |= values
+    substantial = trial.tool_call_count > 0 or turns > 1 or chars >= MIN_COPY_CHARS
+    copy_key = said.hexdigest() if turns and substantial else None
+    replay_key = None
+    usage = trial.usage
+    # a millisecond latency alone collides by chance in big runs; with both token counts it cannot
+    timed = None not in (trial.latency_s, usage.input_tokens, usage.output_tokens)
+    if results and timed:
+        returned.update(_bytes(f"{trial.latency_s!r}/{usage.input_tokens}/{usage.output_tokens}"))
+        replay_key = returned.hexdigest()
+    final_empty = last_assistant is not None and not (
+        last_assistant.content.strip() or last_assistant.tool_calls
+    )
+    return TrialDigest(
+        id=trial_id,
+        task_id=trial.task_id,
+        trial=trial.trial if trial.trial is not None else 0,
+        outcome=trial.outcome,
+        assistant_turns=turns,
+        tool_calls=trial.tool_call_count,
+        final_empty=final_empty,
+        copy_key=copy_key,
+        replay_key=replay_key,
+        created=created,
+        reads=reads,
+        given=frozenset(given),
+    )

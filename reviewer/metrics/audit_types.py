@@ -1,0 +1,123 @@
+"""What the independence audit reports: findings, the trials they name, a run's audit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from reviewer.metrics.audit_trial import TrialDigest
+from reviewer.metrics.trend import ALPHA, Trend
+
+KINDS = ("leak", "copy", "hollow", "order")
+#: How a count of findings of each kind reads: (one, many).
+KIND_WORDS = {
+    "leak": ("leak", "leaks"),
+    "copy": ("copy group", "copy groups"),
+    "hollow": ("hollow pass", "hollow passes"),
+    "order": ("order effect", "order effects"),
+}
+
+
+def kind_count(kind: str, n: int) -> str:
+    """``2 leaks``, ``1 copy group``."""
+    one, many = KIND_WORDS.get(kind, (kind, kind))
+    return f"{n} {one if n == 1 else many}"
+
+
+@dataclass(frozen=True)
+class TrialRef:
+    id: str
+    task_id: str
+    trial: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "task_id": self.task_id, "trial": self.trial}
+
+    @classmethod
+    def of(cls, d: TrialDigest) -> TrialRef:
+        return cls(d.id, d.task_id, d.trial)
+
+
+@dataclass
+class Finding:
+    """One problem: what it is, the trials it names, the evidence, and the run's pass^k with it taken
+    into account (``adjusted``, beside the reported ``RunAudit.reported``)."""
+
+    kind: str
+    task_id: str | None
+    trials: list[TrialRef]
+    title: str
+    evidence: list[str]
+    adjusted: float | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "task_id": self.task_id,
+            "trials": [t.to_dict() for t in self.trials],
+            "title": self.title,
+            "evidence": self.evidence,
+            "pass_hat_k_adjusted": self.adjusted,
+            "detail": self.detail,
+        }
+
+
+@dataclass
+class RunAudit:
+    run: str
+    trials: int
+    k: int
+    reported: float | None  # the run's pass^k as `report` shows it
+    distinct: float | None  # the same with each group of copies counted once
+    distinct_left_out: int  # tasks left with fewer than k distinct trials
+    trend: Trend
+    findings: list[Finding] = field(default_factory=list)
+    #: values read that varied between trials, past the memory cap: not checked for leaks
+    unchecked: int = 0
+
+    def counts(self) -> dict[str, int]:
+        out = dict.fromkeys(KINDS, 0)
+        for f in self.findings:
+            out[f.kind] += 1
+        return out
+
+    def summary(self) -> str:
+        """One line: the run and what was found, or that nothing was."""
+        c = {k: v for k, v in self.counts().items() if v}
+        if not c:
+            return f"{self.run}: no finding in {self.trials} trial{plural(self.trials)}"
+        parts = [kind_count(k, n) for k, n in c.items()]
+        line = f"{self.run}: " + ", ".join(parts)
+        if c.get("copy") and self.distinct != self.reported:
+            line += f" (pass^{self.k} {fmt_rate(self.reported)}, {fmt_rate(self.distinct)} with copies once)"
+        return line
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run": self.run,
+            "trials": self.trials,
+            "k": self.k,
+            "pass_hat_k_reported": self.reported,
+            "pass_hat_k_copies_once": self.distinct,
+            "copies_once_tasks_left_out": self.distinct_left_out,
+            "trend": {
+                "z": self.trend.z,
+                "p": self.trend.p,
+                "alpha": ALPHA,
+                "tasks": self.trend.tasks,
+                "early_pass_rate": self.trend.early_rate,
+                "late_pass_rate": self.trend.late_rate,
+            },
+            "counts": self.counts(),
+            "unchecked_sightings": self.unchecked,
+            "findings": [f.to_dict() for f in self.findings],
+        }
+
+
+def plural(n: int) -> str:
+    return "" if n == 1 else "s"
+
+
+def fmt_rate(v: float | None) -> str:
+    return "-" if v is None else f"{v:.2f}"

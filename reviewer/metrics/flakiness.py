@@ -1,0 +1,115 @@
+"""Where a flaky task's failures come from.
+
+A task is flaky when some of its trials passed and others did not (failed or ended by an
+infrastructure error). Each non-passing trial of a flaky task goes to the first source that explains
+it, in this order:
+
+1. ``infra``: the harness crashed (outcome ``infra``): not the agent's doing;
+2. ``judge``: the harness said fail but a re-judge (the latest judge verdict) or a human label says
+   pass: the failure may be the grader's, not the agent's;
+3. ``rule``: the trial broke a rule (any configured rule): a behaviour to fix;
+4. ``agent``: the rest: the agent did the same task differently (agent variance).
+
+Unscored trials are neither passes nor failures and are left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from reviewer.text import visible
+
+#: The sources in the order a failure is attributed, with what the report calls them.
+SOURCES = ("infra", "judge", "rule", "agent")
+SOURCE_NAMES = {
+    "infra": "infrastructure errors",
+    "judge": "judge disagrees",
+    "rule": "broke a rule",
+    "agent": "agent variance",
+}
+
+
+@dataclass
+class TaskFlakiness:
+    task_id: str
+    trials: int  # scored trials plus infrastructure errors
+    passed: int
+    infra: int = 0
+    judge: int = 0
+    rule: int = 0
+    agent: int = 0
+
+    @property
+    def failures(self) -> int:
+        return self.infra + self.judge + self.rule + self.agent
+
+    @property
+    def flaky(self) -> bool:
+        return 0 < self.passed < self.trials
+
+    def main_source(self) -> str | None:
+        """The source with the most failures (the earlier in :data:`SOURCES` on a tie)."""
+        if not self.failures:
+            return None
+        return max(SOURCES, key=lambda s: (getattr(self, s), -SOURCES.index(s)))
+
+    def summary(self) -> str:
+        """``2 of 5 failed: 1 infrastructure error, 1 agent variance``-style words."""
+        parts = [f"{getattr(self, s)} {SOURCE_NAMES[s]}" for s in SOURCES if getattr(self, s)]
+        return f"{self.failures} of {self.trials} failed: " + ", ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "failures": self.failures, "main_source": self.main_source()}
+
+
+def attribute(
+    trials: Iterable[tuple[str, str, frozenset[str], str | None, str | None]],
+) -> list[TaskFlakiness]:
+    """Per task, in order of first appearance, from (task_id, outcome, rules broken, latest judge
+    verdict, human label) per trial; every task, flaky or not (see :attr:`TaskFlakiness.flaky`)."""
+    tasks: dict[str, TaskFlakiness] = {}
+    for task_id, outcome, broken, judge, human in trials:
+        if outcome == "unscored":
+            continue
+        t = tasks.setdefault(task_id, TaskFlakiness(task_id, 0, 0))
+        t.trials += 1
+        if outcome == "pass":
+            t.passed += 1
+        elif outcome == "infra":
+            t.infra += 1
+        elif "pass" in (judge, human):
+            t.judge += 1
+        elif broken:
+            t.rule += 1
+        else:
+            t.agent += 1
+    return list(tasks.values())
+
+
+def render_flakiness(tasks: Iterable[TaskFlakiness]) -> str:
+    """The flaky tasks as a table, or one line saying there are none."""
+    flaky = [t for t in tasks if t.flaky]
+    if not flaky:
+        return "Where the flakiness comes from: no flaky task (every task passed all or none)"
+    names = [visible(t.task_id, single_line=True) for t in flaky]
+    w = max(4, *(len(n) for n in names)) + 2
+    heads = ["trials", "failed", *(SOURCE_NAMES[s] for s in SOURCES)]
+    lines = [
+        "Where the flakiness comes from (failures of flaky tasks; each counted once, in this order)",
+        "task".ljust(w) + "".join(h.rjust(len(h) + 2) for h in heads),
+    ]
+    for name, t in zip(names, flaky, strict=True):
+        cells = [t.trials, t.failures, *(getattr(t, s) for s in SOURCES)]
+        lines.append(
+            name.ljust(w)
+            + "".join(str(c).rjust(len(h) + 2) for c, h in zip(cells, heads, strict=True))
+        )
+    total = {s: sum(getattr(t, s) for t in flaky) for s in SOURCES}
+    all_failures = sum(total.values())
+    share = ", ".join(
+        f"{SOURCE_NAMES[s]} {total[s] / all_failures:.0%}" for s in SOURCES if total[s]
+    )
+    lines.append(f"all flaky tasks: {share}")
+    return "\n".join(lines)

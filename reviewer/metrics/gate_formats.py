@@ -1,0 +1,134 @@
+"""The gate's CI formats: a Markdown job summary and JUnit XML (valid under the JUnit schema Jenkins'
+xUnit plugin reads). Data (task ids, rule ids, run names) is escaped for each: never Markdown, HTML
+or an XML character 1.0 cannot hold."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from typing import TYPE_CHECKING
+
+from reviewer.metrics.compare import format_value as _fmt
+from reviewer.text import visible
+
+if TYPE_CHECKING:
+    from reviewer.metrics.gate import GateResult
+
+
+def markdown(result: GateResult) -> str:
+    """A CI job summary: the verdict, the table, the tasks that regressed with their trials."""
+    mark = "PASS" if result.passed else "FAIL"
+    lines = [
+        f"## reviewer gate: {mark}",
+        "",
+        f"**{mark}**: " + _md(result.verdict_line().removeprefix(f"gate: {mark}: ")),
+        "",
+        *[f"> {_md(w)}" for w in result.warnings],
+        *([""] if result.warnings else []),
+        "| check | baseline | new | limit | result |",
+        "| --- | ---: | ---: | --- | --- |",
+    ]
+    for c in result.checks:
+        verdict = f"**{c.status.upper()}**" if c.failed else c.status
+        lines.append(
+            f"| {_md(c.label)} | {_fmt(c.old, c.unit)} | {_fmt(c.new, c.unit)} | "
+            f"{_md(', '.join(c.limits))} | {verdict} |"
+        )
+    bad = result.regressed_tasks
+    lines += ["", f"### Tasks that regressed ({len(bad)})", ""]
+    if not bad:
+        lines.append("None.")
+    else:
+        lines += [
+            "| task | baseline c/n | new c/n | why | failed trials |",
+            "| --- | ---: | ---: | --- | --- |",
+        ]
+        for t in bad:
+            links = ", ".join(_link(result, i) for i in t.trial_ids) or "-"
+            lines.append(
+                f"| {_md(t.task_id)} | {t.old_c}/{t.old_n} | {t.new_c}/{t.new_n} | "
+                f"{_md(t.why)} | {links} |"
+            )
+    lines += [
+        "",
+        f"k = {result.k}. Open a trial with `reviewer` (ctrl+p, its id) or "
+        "`reviewer export --trial ID`.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _link(result: GateResult, trial_id: str) -> str:
+    tid = _md(trial_id)
+    if result.trial_url:
+        return f"[`{tid}`]({result.trial_url.replace('{trial_id}', trial_id)})"
+    return f"`{tid}`"
+
+
+def junit(result: GateResult) -> str:
+    """JUnit XML: a suite ``gate`` with one case per check (the verdict), and a suite of the
+    run's tasks with one case per task (failed when it regressed, skipped when not measured)."""
+    root = ET.Element("testsuites", name=_x(f"reviewer gate: {result.new} vs {result.baseline}"))
+    gate = ET.SubElement(root, "testsuite", name="reviewer.gate")
+    for c in result.checks:
+        case = ET.SubElement(gate, "testcase", classname="reviewer.gate", name=_x(c.label))
+        case.set("time", "0")
+        if c.failed:
+            failure = ET.SubElement(case, "failure", type=c.status, message=_x(c.why))
+            failure.text = _x(
+                f"{c.label}: baseline {_fmt(c.old, c.unit)}, new {_fmt(c.new, c.unit)}"
+                + (f"; limits {', '.join(c.limits)}" if c.limits else "")
+            )
+    _counts(gate, len(result.checks), len(result.failures), 0)
+    suite = ET.SubElement(root, "testsuite", name=_x(f"reviewer.tasks.{result.new}"))
+    for t in result.tasks:
+        case = ET.SubElement(
+            suite, "testcase", classname=_x(f"reviewer.tasks.{result.new}"), name=_x(t.task_id)
+        )
+        case.set("time", "0")
+        if t.status == "failed":
+            failure = ET.SubElement(case, "failure", type="regression", message=_x(t.why))
+            failure.text = _x(
+                f"baseline {t.old_c}/{t.old_n} passed, new {t.new_c}/{t.new_n}; "
+                f"failed trials: {', '.join(t.trial_ids) or '-'}"
+            )
+        elif t.status == "skipped":
+            ET.SubElement(case, "skipped", message=_x(t.why))
+    n_skip = sum(1 for t in result.tasks if t.status == "skipped")
+    _counts(suite, len(result.tasks), len(result.regressed_tasks), n_skip)
+    root.set("tests", str(len(result.checks) + len(result.tasks)))
+    root.set("failures", str(len(result.failures) + len(result.regressed_tasks)))
+    root.set("errors", "0")
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _counts(suite: ET.Element, tests: int, failures: int, skipped: int) -> None:
+    suite.set("tests", str(tests))
+    suite.set("failures", str(failures))
+    suite.set("errors", "0")
+    suite.set("skipped", str(skipped))
+    suite.set("time", "0")
+
+
+_MD_SPECIAL = set("\\`*_[]|~")
+
+
+def _md(s: str) -> str:
+    """Data as literal Markdown text: every character Markdown or HTML could read escaped."""
+    out = []
+    for ch in visible(s, single_line=True):
+        if ch in _MD_SPECIAL:
+            out.append("\\" + ch)
+        elif ch == "<":
+            out.append("&lt;")
+        elif ch == ">":
+            out.append("&gt;")
+        elif ch == "&":
+            out.append("&amp;")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _x(s: str) -> str:
+    """Text XML 1.0 can hold: controls made visible, the two non-characters replaced."""
+    return visible(s, single_line=True).replace("\ufffe", "<U+FFFE>").replace("\uffff", "<U+FFFF>")

@@ -1,0 +1,438 @@
+"""Online evaluation of production conversations: each conversation's time, cheap checks and outcome
+signals; windows (a day or an hour) with each rate; the seeded judge sample; alerts.
+
+Cheap checks, on every conversation: each trajectory rule it broke (``rule:ID``), ``tool_error`` (a
+tool call came back as an error; the window's tool error rate is errors / calls), ``user_repeat`` (a
+user turn restates an earlier one: the user had to repeat themselves) and ``unresolved`` (the
+conversation ended without a resolution: the user spoke last, the agent's last act was a tool call,
+or its last words hand over, give up or apologise for not helping).
+
+The alert rule, per rate and window: the window's count against the pooled counts of up to
+``baseline_windows`` windows before it (those that did not alert on that rate), by a one-sided Fisher
+exact test that the rate got worse. A window alerts when p < ``ALPHA_ONE`` (one window is enough), or
+p < ``ALPHA_TWO`` in it and in the window before (two in a row): a run rule that ignores single
+wobbles. Its false-alarm rate under no change is measured by seeded simulation in
+tests/test_monitor_alerts.py (the README states the figure).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from reviewer.metrics.fisher import fisher_one_sided
+from reviewer.models import Message
+
+#: Bump when a check's definition changes: stored results of older versions are recomputed.
+CHECKS_VERSION = "1"
+ALPHA_ONE = 0.001
+ALPHA_TWO = 0.01
+MIN_BASELINE_WINDOWS = 3
+DEFAULT_BASELINE_WINDOWS = 7
+DEFAULT_SAMPLE = 0.02
+TIME_KEYS = ("started_at", "timestamp", "created_at", "start_time", "time")
+BUILTIN_CHECKS = ("tool_error", "user_repeat", "unresolved")
+CHECK_WORDS = {
+    "tool_error": "tool error",
+    "user_repeat": "user repeated",
+    "unresolved": "unresolved",
+}
+
+
+# --- one conversation ------------------------------------------------------------------------------
+
+
+def parse_time(value: Any) -> datetime | None:
+    """An ISO-8601 time (``Z`` or an offset; naive means UTC) or epoch seconds / ms / ns, in UTC."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        if not math.isfinite(value) or value <= 0:
+            return None
+        seconds = float(value)
+        while seconds > 1e11:  # milliseconds, microseconds, nanoseconds
+            seconds /= 1000
+        try:
+            return datetime.fromtimestamp(seconds, UTC)
+        except (OverflowError, OSError, ValueError):
+            return None
+    if isinstance(value, str) and value.strip():
+        text = value.strip()
+        if text.endswith(("Z", "z")):
+            text = text[:-1] + "+00:00"
+        try:
+            t = datetime.fromisoformat(text)
+        except ValueError:
+            return None
+        return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
+    return None
+
+
+def record_time(record: Mapping[str, Any]) -> datetime | None:
+    """When a conversation started: a time key at the top of the record, else in its metadata."""
+    meta = record.get("metadata")
+    for source in (record, meta if isinstance(meta, dict) else {}):
+        for key in TIME_KEYS:
+            if key in source:
+                t = parse_time(source[key])
+                if t is not None:
+                    return t
+    return None
+
+
+def lookup(record: Mapping[str, Any], path: str) -> Any:
+    """A dotted field of the record's metadata, else of the record itself (None when absent)."""
+    meta = record.get("metadata")
+    for source in (meta if isinstance(meta, dict) else {}, record):
+        cur: Any = source
+        for part in path.split("."):
+            if not isinstance(cur, dict) or part not in cur:
+                cur = None
+                break
+            cur = cur[part]
+        if cur is not None:
+            return cur
+    return None
+
+
+def signal_value(value: Any) -> bool | None:
+    """An outcome signal as bad (True) / fine (False): true or a number above 0 is bad; absent or
+    anything else is unknown (None, counted in no rate)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float) and math.isfinite(value):
+        return value > 0
+    if isinstance(value, str) and value.strip().lower() in ("true", "yes", "1"):
+        return True
+    if isinstance(value, str) and value.strip().lower() in ("false", "no", "0"):
+        return False
+    return None
+
+
+_WORD = re.compile(r"[a-z0-9#]+")
+_STOP = frozenset(
+    "a an the i me my we you your it is are was to of and or for on in at this that with be "
+    "can could please hi hello hey just so do did have has not".split()
+)
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 1}
+
+
+def user_repeated(messages: Sequence[Message]) -> bool:
+    """A user turn restates an earlier user turn: at least 4 content words and 60% of them (by the
+    shorter turn, Jaccard ≥ 0.5) the same."""
+    seen: list[set[str]] = []
+    for m in messages:
+        if m.role != "user":
+            continue
+        words = _words(m.content)
+        if len(words) >= 4:
+            for earlier in seen:
+                shared = len(words & earlier)
+                if (
+                    shared / min(len(words), len(earlier)) >= 0.6
+                    and shared / len(words | earlier) >= 0.5
+                ):
+                    return True
+            seen.append(words)
+    return False
+
+
+_UNRESOLVED = re.compile(
+    r"transfer(?:ring)? you|hand(?:ing)? (?:you )?over|human agent|specialist|escalat|"
+    r"someone (?:from our team )?will|in the queue|a colleague will|unable to|"
+    r"can(?:no|')t (?:help|resolve|access|do that)|try (?:again )?later|contact us again|"
+    r"could(?:n't| not) (?:complete|resolve|find a way)|(?:system|service)(?:'s| is) down",
+    re.IGNORECASE,
+)
+
+
+def unresolved(messages: Sequence[Message]) -> bool:
+    """The conversation ended without a resolution: the user spoke last, the agent's last act was a
+    tool call (no closing answer), or its last words hand over, give up or cannot help."""
+    talk = [m for m in messages if m.role in ("user", "assistant", "tool")]
+    if not talk:
+        return True
+    last = talk[-1]
+    if last.role == "user" or last.role == "tool":
+        return True
+    if last.tool_calls and not last.content.strip():
+        return True
+    return bool(_UNRESOLVED.search(last.content))
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the monitor keeps of one conversation (stored once per checks version)."""
+
+    trial_id: str
+    started_at: str | None
+    fired: tuple[str, ...]  # the checks that fired
+    tool_calls: int
+    tool_errors: int
+    signals: dict[str, bool | None] = field(default_factory=dict)
+
+
+def conversation_facts(
+    trial_id: str,
+    record: Mapping[str, Any],
+    messages: Sequence[Message],
+    broken_rules: Iterable[str],
+    tool_calls: int,
+    tool_errors: int,
+    signals: Sequence[str],
+) -> Facts:
+    t = record_time(record)
+    fired = [f"rule:{r}" for r in sorted(set(broken_rules))]
+    if tool_errors:
+        fired.append("tool_error")
+    if user_repeated(messages):
+        fired.append("user_repeat")
+    if unresolved(messages):
+        fired.append("unresolved")
+    return Facts(
+        trial_id,
+        None if t is None else t.isoformat(timespec="seconds"),
+        tuple(fired),
+        tool_calls,
+        tool_errors,
+        {s: signal_value(lookup(record, s)) for s in signals},
+    )
+
+
+def in_sample(trial_id: str, share: float, seed: int) -> bool:
+    """The seeded sample: a conversation is in it when a hash of (seed, id) falls under ``share``;
+    the same conversation is always in or out, whenever and in whatever order it arrives."""
+    digest = hashlib.sha256(f"{seed}:{trial_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < share
+
+
+# --- windows ----------------------------------------------------------------------------------------
+
+
+def window_start(started_at: str, size: str) -> str:
+    """The window a time falls in: ``2025-06-10`` (day) or ``2025-06-10T14:00`` (hour), UTC."""
+    t = datetime.fromisoformat(started_at).astimezone(UTC)
+    return t.date().isoformat() if size == "day" else t.strftime("%Y-%m-%dT%H:00")
+
+
+def next_window(start: str, size: str) -> str:
+    if size == "day":
+        return (datetime.fromisoformat(start) + timedelta(days=1)).date().isoformat()
+    return (datetime.fromisoformat(start) + timedelta(hours=1)).strftime("%Y-%m-%dT%H:00")
+
+
+@dataclass
+class Rate:
+    """A count of bad outcomes out of n (bad = the check fired, the judge failed, the signal was
+    bad); ``rate`` None when n is 0."""
+
+    bad: int = 0
+    n: int = 0
+
+    @property
+    def rate(self) -> float | None:
+        return self.bad / self.n if self.n else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"bad": self.bad, "n": self.n, "rate": self.rate}
+
+
+@dataclass
+class Window:
+    start: str
+    conversations: int = 0
+    rates: dict[str, Rate] = field(default_factory=dict)  # metric -> counts
+    judge_pass: Rate = field(default_factory=Rate)  # bad = passed here: the pass rate
+    flagged: int = 0
+    alerts: list[str] = field(default_factory=list)  # metrics that alerted
+
+    @property
+    def judge_interval(self) -> tuple[float, float] | None:
+        return wilson(self.judge_pass.bad, self.judge_pass.n)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "start": self.start,
+            "conversations": self.conversations,
+            "rates": {k: v.to_dict() for k, v in self.rates.items()},
+            "judge": {
+                "judged": self.judge_pass.n,
+                "passed": self.judge_pass.bad,
+                "pass_rate": self.judge_pass.rate,
+                "ci95": list(self.judge_interval) if self.judge_interval else None,
+            },
+            "flagged": self.flagged,
+            "alerts": list(self.alerts),
+        }
+
+
+def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float] | None:
+    """The 95% Wilson score interval of k successes in n."""
+    if n <= 0:
+        return None
+    p = k / n
+    den = 1 + z * z / n
+    mid = (p + z * z / (2 * n)) / den
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return max(0.0, mid - half), min(1.0, mid + half)
+
+
+@dataclass(frozen=True)
+class Alert:
+    window: str
+    metric: str
+    bad: int
+    n: int
+    base_bad: int
+    base_n: int
+    base_windows: int
+    p_value: float
+
+    def line(self, size: str) -> str:
+        now = _pct(self.bad, self.n)
+        before = _pct(self.base_bad, self.base_n)
+        what = metric_words(self.metric)
+        if self.metric == "judge_fail":
+            what = "judge fail rate"
+        return (
+            f"ALERT {size} {self.window}: {what} {now} ({self.bad} of {self.n}) vs {before} "
+            f"({self.base_bad} of {self.base_n}) in the {self.base_windows} {size}s before "
+            f"(Fisher p = {self.p_value:.2g})"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "window": self.window,
+            "metric": self.metric,
+            "bad": self.bad,
+            "n": self.n,
+            "baseline": {"bad": self.base_bad, "n": self.base_n, "windows": self.base_windows},
+            "p_value": self.p_value,
+        }
+
+
+def _pct(bad: int, n: int) -> str:
+    return f"{100 * bad / n:.1f}%" if n else "n/a"
+
+
+def metric_words(metric: str) -> str:
+    if metric.startswith("rule:"):
+        return f"rule {metric[5:]}"
+    if metric.startswith("signal:"):
+        return metric[7:]
+    if metric == "judge_fail":
+        return "judge fail"
+    if metric == "tool_error_rate":
+        return "tool error rate"
+    return CHECK_WORDS.get(metric, metric)
+
+
+def build_windows(
+    facts: Iterable[Facts],
+    size: str,
+    judged: Mapping[str, str],
+    metrics: Sequence[str],
+) -> list[Window]:
+    """Windows in time order, every window between the first and the last (empty ones too, so a
+    silent hour shows). ``judged`` maps a sampled conversation's id to its verdict (pass / fail);
+    ``metrics`` are the check and signal rates to show (``signal:NAME``)."""
+    by_start: dict[str, Window] = {}
+    for f in facts:
+        if f.started_at is None:
+            continue
+        start = window_start(f.started_at, size)
+        w = by_start.get(start)
+        if w is None:
+            w = by_start[start] = Window(start, rates={m: Rate() for m in metrics})
+            w.rates["tool_error_rate"] = Rate()
+        w.conversations += 1
+        flagged = False
+        for m in metrics:
+            if m.startswith("signal:"):
+                value = f.signals.get(m[7:])
+                if value is None:
+                    continue
+                w.rates[m].n += 1
+                w.rates[m].bad += value
+                flagged |= value
+            else:
+                w.rates[m].n += 1
+                hit = m in f.fired
+                w.rates[m].bad += hit
+                flagged |= hit
+        w.rates["tool_error_rate"].n += f.tool_calls
+        w.rates["tool_error_rate"].bad += f.tool_errors
+        verdict = judged.get(f.trial_id)
+        if verdict in ("pass", "fail"):
+            w.judge_pass.n += 1
+            w.judge_pass.bad += verdict == "pass"
+            flagged |= verdict == "fail"
+        w.flagged += flagged
+    if not by_start:
+        return []
+    starts = sorted(by_start)
+    out, cur = [], starts[0]
+    while cur <= starts[-1]:
+        out.append(
+            by_start.get(cur)
+            or Window(cur, rates={m: Rate() for m in [*metrics, "tool_error_rate"]})
+        )
+        cur = next_window(cur, size)
+    return out
+
+
+def alert_series(
+    counts: Sequence[tuple[int, int]],
+    baseline_windows: int = DEFAULT_BASELINE_WINDOWS,
+    min_baseline: int = MIN_BASELINE_WINDOWS,
+) -> list[tuple[int, float, int, int, int]]:
+    """The alert rule over one rate's (bad, n) per window, in time order: the windows that alert, as
+    (index, p-value, baseline bad, baseline n, baseline windows). See the module docstring."""
+    alarmed: set[int] = set()
+    out = []
+    prev_low = False
+    for i, (bad, n) in enumerate(counts):
+        base = [
+            j for j in range(max(0, i - baseline_windows), i) if j not in alarmed and counts[j][1]
+        ]
+        if n == 0 or len(base) < min_baseline:
+            prev_low = False
+            continue
+        bb, bn = sum(counts[j][0] for j in base), sum(counts[j][1] for j in base)
+        # worse = the bad share rose: the good share fell (Fisher's one-sided tail)
+        p = fisher_one_sided(bn - bb, bn, n - bad, n)
+        if p < ALPHA_ONE or (p < ALPHA_TWO and prev_low):
+            alarmed.add(i)
+            out.append((i, p, bb, bn, len(base)))
+        prev_low = p < ALPHA_TWO
+    return out
+
+
+def find_alerts(
+    windows: Sequence[Window], baseline_windows: int = DEFAULT_BASELINE_WINDOWS
+) -> list[Alert]:
+    """Alerts on every rate of ``windows`` (and the judge fail rate), marked on the windows."""
+    if not windows:
+        return []
+    metrics = list(windows[0].rates)
+    series: dict[str, list[tuple[int, int]]] = {
+        m: [(w.rates[m].bad, w.rates[m].n) for w in windows] for m in metrics
+    }
+    series["judge_fail"] = [(w.judge_pass.n - w.judge_pass.bad, w.judge_pass.n) for w in windows]
+    alerts = []
+    for metric, counts in series.items():
+        for i, p, bb, bn, nb in alert_series(counts, baseline_windows):
+            alerts.append(
+                Alert(windows[i].start, metric, counts[i][0], counts[i][1], bb, bn, nb, p)
+            )
+            windows[i].alerts.append(metric)
+    alerts.sort(key=lambda a: (a.window, a.metric))
+    return alerts

@@ -1,0 +1,106 @@
+"""The independence audit's reads and writes: a run's trials task by task, and its stored findings."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from reviewer.models import Trial
+from reviewer.record import decode
+from reviewer.store.db import Store
+
+PAGE = 500
+
+
+def iter_tasks(db: Store, run: str) -> Iterator[list[tuple[str, Trial]]]:
+    """The trials of ``run`` as (id, Trial), one list per task, tasks and trials in order; read in
+    pages on the (run, task_id, trial) index so memory holds one task and one page at most."""
+    last: tuple[str, int] | None = None
+    task: list[tuple[str, Trial]] = []
+    while True:
+        if last is None:
+            rows = db.execute(
+                "SELECT id, task_id, trial, record FROM trials WHERE run = ? "
+                "ORDER BY task_id, trial LIMIT ?",
+                [run, PAGE],
+            ).fetchall()
+        else:
+            rows = db.execute(
+                "SELECT id, task_id, trial, record FROM trials WHERE run = ? "
+                "AND (task_id, trial) > (?, ?) ORDER BY task_id, trial LIMIT ?",
+                [run, last[0], last[1], PAGE],
+            ).fetchall()
+        if not rows:
+            break
+        for tid, task_id, trial_no, record in rows:
+            if task and task[0][1].task_id != task_id:
+                yield task
+                task = []
+            task.append((tid, decode(record, run=run, task_id=task_id, trial=trial_no)))
+        last = (rows[-1][1], rows[-1][2])
+    if task:
+        yield task
+
+
+@dataclass(frozen=True)
+class AuditState:
+    """A stored audit: when, over how many trials and up to which row, and its summary."""
+
+    run: str
+    audited_at: str
+    trials: int
+    top_seq: int
+    summary: dict[str, Any]
+
+
+def run_extent(db: Store, run: str) -> tuple[int, int]:
+    """(how many trials, the highest row number) of ``run``: a stored audit with other numbers is
+    stale."""
+    row = db.execute(
+        "SELECT COUNT(*), COALESCE(MAX(seq), 0) FROM trials WHERE run = ?", [run]
+    ).fetchone()
+    return int(row[0]), int(row[1])
+
+
+def save_audit(
+    db: Store,
+    run: str,
+    at: str,
+    extent: tuple[int, int],
+    summary: dict[str, Any],
+    findings: Sequence[dict[str, Any]],
+) -> None:
+    """Replace ``run``'s stored audit with this one, in one transaction."""
+    with db.transaction():
+        db.execute("DELETE FROM audit_findings WHERE run = ?", [run])
+        db.execute(
+            "INSERT OR REPLACE INTO audit_runs (run, audited_at, trials, top_seq, summary) "
+            "VALUES (?, ?, ?, ?, ?)",
+            [run, at, extent[0], extent[1], json.dumps(summary, ensure_ascii=False)],
+        )
+        db.conn.executemany(
+            "INSERT INTO audit_findings (run, kind, task_id, finding) VALUES (?, ?, ?, ?)",
+            [
+                (run, f["kind"], f.get("task_id"), json.dumps(f, ensure_ascii=False))
+                for f in findings
+            ],
+        )
+
+
+def audit_state(db: Store, run: str) -> AuditState | None:
+    row = db.execute(
+        "SELECT run, audited_at, trials, top_seq, summary FROM audit_runs WHERE run = ?", [run]
+    ).fetchone()
+    if row is None:
+        return None
+    return AuditState(row[0], row[1], int(row[2]), int(row[3]), json.loads(row[4]))
+
+
+def stored_findings(db: Store, run: str) -> list[dict[str, Any]]:
+    """The stored findings of ``run`` in the order they were found."""
+    rows = db.execute(
+        "SELECT finding FROM audit_findings WHERE run = ? ORDER BY id", [run]
+    ).fetchall()
+    return [json.loads(r[0]) for r in rows]

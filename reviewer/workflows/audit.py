@@ -1,0 +1,137 @@
+"""The independence audit, one job for the CLI, the app, the import and the gate: audit runs (read
+task by task), store what was found, and say it in a line or a warning."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from reviewer.metrics.audit import RunAudit, RunAuditor, kind_count
+from reviewer.metrics.audit_trial import digest_trial
+from reviewer.store.db import Store
+
+
+@dataclass
+class StoredAudit:
+    """A run's audit as stored: its summary (``RunAudit.to_dict`` without findings), its findings,
+    and whether the run gained trials since (stale)."""
+
+    run: str
+    audited_at: str
+    summary: dict[str, Any]
+    findings: list[dict[str, Any]]
+    stale: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.summary, "audited_at": self.audited_at, "findings": self.findings}
+
+
+def audit_run(db: Store, run: str, *, store: bool = True) -> RunAudit:
+    """Audit ``run`` (read once, a task at a time) and, with ``store``, keep the result in place
+    of the last one."""
+    from reviewer.store.audit import iter_tasks, run_extent, save_audit
+
+    extent = run_extent(db, run)
+    auditor = RunAuditor(run)
+    for task in iter_tasks(db, run):
+        auditor.add_task([digest_trial(tid, t) for tid, t in task])
+    result = auditor.finish()
+    if not store:
+        return result
+    data = result.to_dict()
+    findings = data.pop("findings")
+    at = datetime.now(UTC).isoformat(timespec="seconds")
+    save_audit(db, run, at, extent, data, findings)
+    return result
+
+
+def audit_runs(
+    db: Store, runs: Sequence[str], *, on_run: Callable[[str], None] | None = None
+) -> list[RunAudit]:
+    """Audit each of ``runs`` in turn (``on_run(name)`` before each), storing every result."""
+    out = []
+    for run in runs:
+        if on_run is not None:
+            on_run(run)
+        out.append(audit_run(db, run))
+    return out
+
+
+def stored_audit(db: Store, run: str, *, refresh: bool = True) -> StoredAudit | None:
+    """``run``'s stored audit; with ``refresh``, audited first when it never was or is stale."""
+    from reviewer.store.audit import audit_state, run_extent, stored_findings
+
+    state = audit_state(db, run)
+    stale = state is None or (state.trials, state.top_seq) != run_extent(db, run)
+    if stale and refresh:
+        audit_run(db, run)
+        state = audit_state(db, run)
+        stale = False
+    if state is None:
+        return None
+    return StoredAudit(run, state.audited_at, state.summary, stored_findings(db, run), stale)
+
+
+def summary_line(audits: Sequence[RunAudit]) -> str | None:
+    """The import's one line about the audit of the runs it added to; None when there were none."""
+    if not audits:
+        return None
+    flagged = [a for a in audits if a.findings]
+    if not flagged:
+        n = len(audits)
+        return f"audit: no finding in {n} run{'' if n == 1 else 's'}"
+    shown = "; ".join(a.summary() for a in flagged[:3])
+    more = f"; and {len(flagged) - 3} more runs" if len(flagged) > 3 else ""
+    return f"audit: {shown}{more} (see `reviewer audit`)"
+
+
+def warning_of(summary: dict[str, Any]) -> str | None:
+    """The warning a report header shows for a run with findings, else None."""
+    counts = {k: v for k, v in (summary.get("counts") or {}).items() if v}
+    if not counts:
+        return None
+    parts = [kind_count(k, n) for k, n in counts.items()]
+    line = f"warning: run {summary.get('run')}: the audit found " + ", ".join(parts)
+    k = summary.get("k")
+    reported, once = summary.get("pass_hat_k_reported"), summary.get("pass_hat_k_copies_once")
+    if counts.get("copy") and reported != once:
+        fmt = lambda v: "-" if v is None else f"{v:.2f}"  # noqa: E731
+        line += f"; pass^{k} {fmt(reported)}, {fmt(once)} with copies counted once"
+    return line + f" (reviewer audit --run {shlex.quote(str(summary.get('run')))})"
+
+
+def audit_warnings(db: Store, run_ids: Sequence[str]) -> list[str]:
+    """One warning line per run of ``run_ids`` the audit flags (audited first when never audited or
+    stale), for the headers of `report`, `compare` and `gate`."""
+    import sqlite3
+
+    from reviewer.store.db import StoreError
+
+    out = []
+    for run in run_ids:
+        try:
+            stored = stored_audit(db, run)
+            summary = None if stored is None else stored.summary
+        except (sqlite3.Error, StoreError):  # a database we may not write: audit, keep nothing
+            summary = audit_run(db, run, store=False).to_dict()
+        if summary is not None and (line := warning_of(summary)):
+            out.append(line)
+    return out
+
+
+def audit_after_import(db: Store, runs: set[str]) -> str | None:
+    """Audit the runs an import added trials to; the import summary's one line (None: no run).
+    The import is done and stored whatever happens here, so a failure is told, not raised."""
+    import sqlite3
+
+    from reviewer.store.db import StoreError
+
+    if not runs:
+        return None
+    try:
+        return summary_line(audit_runs(db, sorted(runs)))
+    except (sqlite3.Error, StoreError, ValueError) as e:
+        return f"audit: not run ({e}); run `reviewer audit` to retry"

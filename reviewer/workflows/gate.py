@@ -1,0 +1,114 @@
+"""The CI gate and its baseline: the one path behind `reviewer baseline`, `reviewer gate` and the
+app's "gate" palette entries. Every usage or data problem is one ``GateError`` line (exit 2)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from reviewer.metrics.gate import GateResult
+from reviewer.store.baseline import BaselineEntry
+from reviewer.store.db import Store
+
+
+class GateError(Exception):
+    """The gate could not decide (no baseline, an unknown run, a bad config or import): exit 2."""
+
+
+def set_baseline_run(
+    db: Store, run: str, by: str | None = None, note: str | None = None
+) -> BaselineEntry:
+    """Make ``run`` the baseline; GateError when no such run is stored."""
+    from reviewer.store.baseline import set_baseline
+
+    _require_run(db, run)
+    return set_baseline(db, run, by, note)
+
+
+def _require_run(db: Store, run: str) -> None:
+    from reviewer.store.queries import run_names
+
+    known = run_names(db)
+    if run not in known:
+        raise GateError(
+            f"no run named {run!r}; runs: {', '.join(known) or 'none (import some first)'}"
+        )
+
+
+def import_new_run(db: Store, paths: Sequence[str | Path], on_note: Any = None) -> list[str]:
+    """Import ``paths`` (``--import``) and return the runs they hold; GateError when nothing could be
+    imported or a path could not be read (a CI step must not gate a run it did not load)."""
+    from reviewer.workflows.imports import import_paths
+
+    note = on_note or (lambda line: None)
+    summary = import_paths(db, list(paths))
+    for skip in summary.skipped[:8]:
+        note(str(skip))
+    if len(summary.skipped) > 8:
+        note(f"... {len(summary.skipped) - 8} more records skipped")
+    if summary.problems:
+        raise GateError(summary.problems[0])
+    if not summary.ok:
+        raise GateError(f"nothing imported from {', '.join(map(str, paths))}")
+    note(f"imported {summary.added} new trials ({summary.already} already stored)")
+    return sorted(summary.runs)
+
+
+def run_gate(
+    db: Store,
+    new: str,
+    *,
+    baseline: str | None = None,
+    k: int | None = None,
+    seed: int = 0,
+    cfg: Any = None,
+) -> GateResult:
+    """Compare ``new`` with ``baseline`` (default: the one `baseline set` chose) with the compare
+    command's statistics and the [gate] budgets of the config."""
+    from reviewer.config import ConfigError, load_config
+    from reviewer.metrics.active_rules import active_rules
+    from reviewer.metrics.compare import compare_runs
+    from reviewer.metrics.gate import evaluate_gate
+    from reviewer.metrics.rules import RuleError, severities
+    from reviewer.store.baseline import current_baseline, failing_trial_ids
+    from reviewer.store.trials import trial_stats
+    from reviewer.workflows.audit import audit_warnings
+
+    try:
+        cfg = cfg if cfg is not None else load_config()
+    except ConfigError as e:
+        raise GateError(str(e)) from e
+    if baseline is None:
+        entry = current_baseline(db)
+        if entry is None:
+            raise GateError("no baseline set; mark the last good run: reviewer baseline set RUN")
+        baseline = entry.run
+    _require_run(db, baseline)
+    _require_run(db, new)
+    if baseline == new:
+        raise GateError(f"{new!r} is the baseline itself; gate a new run against it")
+    if k is None:
+        k = cfg.gate.get("k")
+    if k is not None and k < 1:
+        raise GateError("k must be 1 or more")
+    try:
+        active = active_rules(db)
+    except RuleError as e:
+        raise GateError(f"stored rules no longer load: {e}") from e
+    sev = severities(active.rules) if active else {}
+    old_stats, new_stats = trial_stats(db, baseline), trial_stats(db, new)
+    if not any(s.scored for s in new_stats):
+        raise GateError(f"run {new!r} has no scored trial (pass or fail) to gate")
+    cmp = compare_runs(
+        old_stats, new_stats, k=k, rules_severity=sev, seed=seed, old_name=baseline, new_name=new
+    )
+    budgets = {key: v for key, v in cfg.gate.items() if key.startswith("max_")}
+    first = evaluate_gate(cmp, budgets, trial_url=cfg.gate.get("trial_url"))
+    bad = [t.task_id for t in first.regressed_tasks]
+    result = first
+    if bad:
+        ids = failing_trial_ids(db, new, bad)
+        result = evaluate_gate(cmp, budgets, ids, trial_url=cfg.gate.get("trial_url"))
+    result.warnings = audit_warnings(db, [baseline, new])
+    return result

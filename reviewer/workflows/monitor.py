@@ -1,0 +1,326 @@
+"""Online evaluation of production traffic: the one path behind `reviewer monitor` and the app's
+Monitor screen. Import (optional), analyse the new conversations once (time, cheap checks, outcome
+signals), judge the seeded sample through the judge workflow (cache, cost cap), build the windows,
+find alerts, and route flagged conversations to a review queue."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reviewer.metrics.monitor import Alert
+from reviewer.store.db import Store
+from reviewer.workflows.monitor_report import MonitorReport
+
+Note = Callable[[str], None]
+
+
+class MonitorError(Exception):
+    """A usage or data problem (a bad time, an unknown run, a bad config): one line, exit 2."""
+
+
+@dataclass(frozen=True)
+class MonitorRequest:
+    """What to watch and how; None means the [monitor] setting, else the default."""
+
+    runs: Sequence[str] = ()
+    window: str | None = None  # day | hour
+    since: str | None = None  # an ISO time: windows from then on are reported
+    sample: float | None = None  # share of conversations the judge grades
+    seed: int | None = None
+    max_cost: float | None = None  # the judge's cost cap for this pass
+    judge: bool = True
+    baseline_windows: int | None = None
+    queue: str | None = None  # route flagged conversations to this review queue
+    queue_size: int = 50
+    labeler: str = ""
+    imports: Sequence[str | Path] = ()
+
+
+def _settings(
+    req: MonitorRequest, cfg: Any
+) -> tuple[str, float, int, float | None, int, list[str]]:
+    m = cfg.monitor
+    size = req.window or m.get("window", "day")
+    if size not in ("day", "hour"):
+        raise MonitorError(f"window must be day or hour, got {size!r}")
+    sample = req.sample if req.sample is not None else float(m.get("sample", 0.02))
+    if not 0 <= sample <= 1:
+        raise MonitorError(f"--sample must be a share between 0 and 1, got {sample:g}")
+    seed = req.seed if req.seed is not None else int(m.get("seed", 0))
+    max_cost = req.max_cost if req.max_cost is not None else m.get("max_cost")
+    base = (
+        req.baseline_windows
+        if req.baseline_windows is not None
+        else int(m.get("baseline_windows", 7))
+    )
+    if base < 1:
+        raise MonitorError("--baseline-windows must be 1 or more")
+    return size, sample, seed, max_cost, base, list(m.get("signals", []))
+
+
+def checks_version(db: Store, signals: Sequence[str]) -> str:
+    """What stored results depend on: the checks' definitions, the active rules, the signals."""
+    from reviewer.metrics.monitor import CHECKS_VERSION
+    from reviewer.store.violations import latest_rule_set
+
+    rules = latest_rule_set(db)
+    key = json.dumps([CHECKS_VERSION, rules.digest if rules else None, list(signals)])
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def analyse_new(db: Store, runs: Sequence[str], signals: Sequence[str], version: str) -> int:
+    """Compute and store the facts of every conversation not analysed under ``version``."""
+    from reviewer.metrics.monitor import conversation_facts
+    from reviewer.record import decode
+    from reviewer.store.monitor import pending_inputs, save_results
+
+    batch: list[Any] = []
+    done = 0
+    for item in pending_inputs(db, runs, version):
+        obj = json.loads(item.record)
+        trial = decode(item.record, run=item.run, task_id=item.task_id, trial=item.trial)
+        f = conversation_facts(
+            item.trial_id,
+            obj if isinstance(obj, dict) else {},
+            trial.messages,
+            item.broken_rules,
+            item.tool_calls,
+            item.tool_errors,
+            signals,
+        )
+        batch.append((f.trial_id, f.started_at, f.fired, f.tool_calls, f.tool_errors, f.signals))
+        if len(batch) >= 500:
+            save_results(db, batch, version)
+            done += len(batch)
+            batch = []
+    if batch:
+        save_results(db, batch, version)
+        done += len(batch)
+    return done
+
+
+def run_monitor(
+    db: Store,
+    req: MonitorRequest,
+    *,
+    cfg: Any = None,
+    on_note: Note | None = None,
+) -> MonitorReport:
+    """One pass of the monitor (see the module docstring). Raises MonitorError with one line."""
+    from reviewer.config import ConfigError, load_config
+    from reviewer.metrics.active_rules import active_rules
+    from reviewer.metrics.monitor import (
+        BUILTIN_CHECKS,
+        build_windows,
+        find_alerts,
+        in_sample,
+        parse_time,
+    )
+    from reviewer.metrics.rules import RuleError
+    from reviewer.store.monitor import latest_verdicts, monitored_runs, stored_results
+    from reviewer.store.queries import run_names
+
+    note = on_note or (lambda line: None)
+    try:
+        cfg = cfg if cfg is not None else load_config()
+    except ConfigError as e:
+        raise MonitorError(str(e)) from e
+    size, sample, seed, max_cost, base_windows, signals = _settings(req, cfg)
+    since = None
+    if req.since is not None:
+        since = parse_time(req.since)
+        if since is None:
+            raise MonitorError(
+                f"--since {req.since!r} is not a time (e.g. 2025-06-10 or 2025-06-10T14:00Z)"
+            )
+    report_imported = None
+    if req.imports:
+        report_imported = import_for_monitor(db, req.imports, note)
+    runs = list(req.runs) or ([cfg.monitor["run"]] if cfg.monitor.get("run") else [])
+    known = run_names(db)
+    for r in runs:
+        if r not in known:
+            raise MonitorError(f"no run named {r!r}; runs: {', '.join(known) or 'none'}")
+    version = checks_version(db, signals)
+    analysed = analyse_new(db, runs, signals, version)
+    if not runs:
+        runs = monitored_runs(db)
+    results = stored_results(db, runs, version) if runs else []
+    timed = [r for r in results if r.started_at is not None]
+    try:
+        active = active_rules(db)
+    except RuleError as e:
+        raise MonitorError(f"stored rules no longer load: {e}") from e
+    rule_ids = [r.id for r in active.rules] if active else []
+    for res in timed:
+        for fired in res.fired:
+            if fired.startswith("rule:") and fired[5:] not in rule_ids:
+                rule_ids.append(fired[5:])
+    metrics = [*(f"rule:{r}" for r in rule_ids), *BUILTIN_CHECKS, *(f"signal:{s}" for s in signals)]
+    sampled = [r.trial_id for r in timed if in_sample(r.trial_id, sample, seed)]
+    report = MonitorReport(size, runs, metrics, [], [], sample, seed)
+    report.analysed, report.no_time, report.sampled = analysed, len(results) - len(timed), sampled
+    report.imported = report_imported
+    if req.judge and sampled:
+        _judge(db, sampled, max_cost, cfg, note, report)
+    verdicts = latest_verdicts(db, sampled)
+    from reviewer.metrics.monitor import Facts
+
+    facts = [
+        Facts(r.trial_id, r.started_at, r.fired, r.tool_calls, r.tool_errors, r.signals)
+        for r in timed
+    ]
+    windows = build_windows(facts, size, verdicts, metrics)
+    alerts = find_alerts(windows, base_windows)
+    if since is not None:
+        from reviewer.metrics.monitor import window_start
+
+        first = window_start(since.isoformat(), size)
+        windows = [w for w in windows if w.start >= first]
+        alerts = [a for a in alerts if a.window >= first]
+    report.windows, report.alerts = windows, alerts
+    shown = {w.start: w for w in windows}
+    from reviewer.metrics.monitor import window_start as start_of
+
+    for f in facts:
+        assert f.started_at is not None
+        w = shown.get(start_of(f.started_at, size))
+        if w is None:
+            continue
+        report.conversations += 1
+        why = [c for c in f.fired if c in metrics]
+        why += [f"signal:{k}" for k, v in f.signals.items() if v]
+        if verdicts.get(f.trial_id) == "fail":
+            why.append("judge_fail")
+        why += [f"alert:{m}" for m in w.alerts if m in why]
+        if why:
+            report.flagged[f.trial_id] = why
+            report.window_of[f.trial_id] = w.start
+    if req.queue:
+        _route(db, req, report)
+    return report
+
+
+def _judge(
+    db: Store, ids: list[str], max_cost: float | None, cfg: Any, note: Note, report: MonitorReport
+) -> None:
+    """Judge the sample's unjudged conversations (the cache and --only-unjudged: never twice)."""
+    from reviewer.workflows.judge import JudgeFailed, JudgeRequest, judge_trials
+
+    overrides = {} if max_cost is None else {"max_cost": max_cost}
+    try:
+        result = judge_trials(
+            db,
+            JudgeRequest(trial_ids=ids, only_unjudged=True, overrides=overrides),
+            cfg=cfg,
+            on_note=note,
+        )
+    except JudgeFailed as e:
+        report.judge_problem = f"judge not run: {e}"
+        return
+    if result.planned:
+        report.judge_line = result.summary
+
+
+def _route(db: Store, req: MonitorRequest, report: MonitorReport) -> None:
+    """Flagged conversations to the review queue ``req.queue`` (the queues' own make_queue): made
+    from the flagged conversations not labeled yet, resumed when it holds every one already."""
+    from reviewer.calibration.sampling import NothingToSample
+    from reviewer.store.queues import get_queue, queue_exists
+    from reviewer.workflows.queues import make_queue
+
+    assert req.queue is not None
+    ids = list(report.flagged)
+    if not ids:
+        report.queue_note = f"queue {req.queue}: nothing flagged"
+        return
+    replace = False
+    if queue_exists(db, req.queue):
+        held = {it.trial_id for it in get_queue(db, req.queue).items}
+        replace = bool(set(ids) - held)
+    try:
+        made = make_queue(
+            db, req.labeler, n=req.queue_size, name=req.queue, trial_ids=ids, replace=replace
+        )
+    except NothingToSample:
+        report.queue_note = f"queue {req.queue}: every flagged conversation is labeled already"
+        return
+    report.queue = made
+    verb = "made" if made.created else "resumed"
+    report.queue_note = (
+        f"queue {req.queue}: {verb} with {len(made.queue.items)} of {len(ids)} flagged "
+        f"conversations; label them with L in the app"
+    )
+
+
+def import_for_monitor(db: Store, paths: Sequence[str | Path], note: Note) -> str:
+    """Import ``paths`` (new conversations); MonitorError when a path cannot be read."""
+    from reviewer.workflows.imports import import_paths
+
+    summary = import_paths(db, list(paths))
+    for skip in summary.skipped[:8]:
+        note(str(skip))
+    if summary.errors:
+        raise MonitorError(summary.errors[0])
+    for problem in summary.problems:
+        note(problem)
+    return f"imported {summary.added} new conversations ({summary.already} already stored)"
+
+
+def follow(
+    db: Store,
+    path: str | Path,
+    req: MonitorRequest,
+    on_pass: Callable[[MonitorReport, list[Alert]], None],
+    *,
+    interval: float = 30.0,
+    passes: int | None = None,
+    on_note: Note | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> None:
+    """Keep importing a growing JSONL file or folder and updating the windows: a pass whenever it
+    changed (and the first time); ``on_pass`` gets each report and the alerts it raised that no
+    earlier pass had. ``passes`` stops after that many passes (else until interrupted)."""
+    seen: set[tuple[str, str]] = set()
+    last: tuple[Any, ...] | None = None
+    done = 0
+    while passes is None or done < passes:
+        state = _state(Path(path))
+        if state != last:
+            last = state
+            report = run_monitor(db, _with_import(req, path), on_note=on_note)
+            new = [a for a in report.alerts if (a.window, a.metric) not in seen]
+            seen.update((a.window, a.metric) for a in report.alerts)
+            on_pass(report, new)
+        done += 1
+        if passes is None or done < passes:
+            sleep(interval)
+
+
+def _with_import(req: MonitorRequest, path: str | Path) -> MonitorRequest:
+    from dataclasses import replace
+
+    return replace(req, imports=[path])
+
+
+def _state(path: Path) -> tuple[Any, ...]:
+    """Sizes and times of the file, or of every file under the folder: what changes as it grows."""
+    try:
+        if path.is_dir():
+            return tuple(
+                sorted(
+                    (str(p), p.stat().st_size, p.stat().st_mtime_ns)
+                    for p in path.rglob("*")
+                    if p.is_file()
+                )
+            )
+        st = path.stat()
+        return ((str(path), st.st_size, st.st_mtime_ns),)
+    except OSError as e:
+        raise MonitorError(f"{path}: cannot read: {e.strerror or e}") from e

@@ -1,0 +1,111 @@
+"""Flakiness attribution: each failure of a flaky task goes to one source, in a fixed order; shown
+in `reviewer report` (text and --json) and on the tasks screen."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from textual.widgets import DataTable, Static
+
+from reviewer.cli import cli
+from reviewer.metrics.flakiness import attribute, render_flakiness
+from reviewer.store import open_store
+from reviewer.store.labels import add_label
+from tests.conftest import SAMPLE_RUNS
+
+NONE: frozenset[str] = frozenset()
+RULE = frozenset({"budget"})
+
+
+def test_each_failure_goes_to_the_first_source_that_explains_it() -> None:
+    tasks = attribute(
+        [
+            ("a", "pass", NONE, None, None),
+            ("a", "infra", RULE, "pass", None),  # infra first, whatever else
+            ("a", "fail", RULE, "pass", None),  # the judge says pass: judge disagrees
+            ("a", "fail", RULE, "fail", "pass"),  # a human says pass: judge disagrees
+            ("a", "fail", RULE, "fail", "fail"),  # broke a rule
+            ("a", "fail", NONE, None, None),  # the rest: agent variance
+            ("a", "unscored", NONE, None, None),  # left out
+            ("b", "pass", NONE, None, None),
+            ("b", "pass", NONE, "fail", None),
+            ("c", "fail", NONE, None, None),
+        ]
+    )
+    a, b, c = tasks
+    assert (a.task_id, a.trials, a.passed, a.failures) == ("a", 6, 1, 5)
+    assert (a.infra, a.judge, a.rule, a.agent) == (1, 2, 1, 1)
+    assert a.flaky and a.main_source() == "judge"
+    assert a.summary() == (
+        "5 of 6 failed: 1 infrastructure errors, 2 judge disagrees, 1 broke a rule, 1 agent variance"
+    )
+    assert not b.flaky and b.failures == 0 and not c.flaky
+    text = render_flakiness(tasks)
+    assert text.splitlines()[2].split() == ["a", "6", "5", "1", "2", "1", "1"]
+    assert "all flaky tasks: infrastructure errors 20%, judge disagrees 40%" in text
+    assert render_flakiness([b, c]).endswith("no flaky task (every task passed all or none)")
+
+
+@pytest.fixture
+def sample_db(tmp_path: Path) -> Path:
+    path = tmp_path / "s.db"
+    result = CliRunner().invoke(cli, ["--db", str(path), "import", str(SAMPLE_RUNS)])
+    assert result.exit_code == 0, result.stderr
+    return path
+
+
+def test_report_shows_the_attribution_and_json_matches(sample_db: Path) -> None:
+    db = open_store(sample_db)
+    try:
+        # a human says pass on a failed trial nobody's judge graded as pass
+        tid = db.conn.execute(
+            "SELECT t.id FROM trials t WHERE t.run = 'support-v1' AND t.task_id = 'refund_partial'"
+            " AND t.outcome = 'fail'"
+        ).fetchone()[0]
+        add_label(db, tid, "ana", "pass", rubric_ref="support-policy@1")
+    finally:
+        db.close()
+    r = CliRunner().invoke(cli, ["--db", str(sample_db), "report", "--run", "support-v1"])
+    assert r.exit_code == 0
+    section = r.stdout.split("Where the flakiness comes from")[1]
+    row = next(line for line in section.splitlines() if line.startswith("refund_partial  "))
+    assert row.split()[1:] == ["8", "1", "0", "1", "0", "0"]
+    r = CliRunner().invoke(cli, ["--db", str(sample_db), "report", "--run", "support-v1", "--json"])
+    data = json.loads(r.stdout)["runs"][0]["flakiness"]
+    partial = next(t for t in data if t["task_id"] == "refund_partial")
+    assert partial["judge"] == 1 and partial["main_source"] == "judge"
+    assert all(0 < t["passed"] < t["trials"] for t in data)
+
+
+async def test_tasks_screen_says_where_the_highlighted_tasks_failures_come_from(
+    sample_db: Path,
+) -> None:
+    from reviewer.tui.app import ReviewerApp
+    from reviewer.tui.screens.tasks import TasksScreen
+
+    app = ReviewerApp(db_path=sample_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        app.push_screen(TasksScreen("support-v1"))
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, TasksScreen)
+        table = screen.query_one("#tasks", DataTable)
+        panel = screen.query_one("#tasks-flakiness", Static)
+        rows = [
+            str(table.coordinate_to_cell_key((i, 0)).row_key.value) for i in range(table.row_count)
+        ]
+        i = rows.index("cancel_after_ship")
+        table.move_cursor(row=i)
+        await pilot.pause()
+        text = str(panel.render())
+        assert text.startswith("flaky: 4 of 8 failed:") and "agent variance" in text
+        table.move_cursor(row=rows.index("refund_simple"))
+        await pilot.pause()
+        assert str(panel.render()) == "not flaky: every trial passed"

@@ -1,0 +1,273 @@
+"""`reviewer baseline` and `reviewer gate`: exit codes 0 / 1 / 2, the one-line reason, budgets,
+RED FLAGs, --import, --json, --markdown, and JUnit XML valid under the Jenkins JUnit schema."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import FIXTURES, native_trial, run_cli, write_jsonl
+from tests.xsd_subset import validate
+
+XSD = FIXTURES / "junit" / "junit-10.xsd"
+
+
+def _run(
+    run: str,
+    outcomes: dict[str, list[bool]],
+    cost: float = 0.01,
+    latency: float = 5.0,
+    cancel: set[str] | None = None,
+) -> list[dict[str, Any]]:
+    """Native trials of ``run``: per task, one trial per outcome."""
+    out = []
+    for task, results in outcomes.items():
+        for i, ok in enumerate(results, 1):
+            rec = native_trial(task, ok, run=run, trial=i)
+            rec["usage"] = {"cost_usd": cost}
+            rec["latency_s"] = latency
+            if cancel and task in cancel:
+                rec["messages"] = [
+                    *rec["messages"][:2],
+                    {
+                        "role": "assistant",
+                        "content": "",
+                        "tool_calls": [{"id": "x", "name": "cancel_order", "arguments": {}}],
+                    },
+                    {"role": "tool", "tool_call_id": "x", "name": "cancel_order", "content": "ok"},
+                ]
+            out.append(rec)
+    return out
+
+
+#: 12 tasks: enough for compare's noise check (it needs 10 shared tasks to call a row worse)
+GOOD = {f"t{i:02d}": [True] * 8 for i in range(1, 13)}
+#: five tasks newly failing and one falling to 2 of 8: worse beyond noise
+DROP = {f"t{i:02d}": [False] * 8 for i in range(1, 6)} | {"t06": [True] * 2 + [False] * 6}
+
+
+def _setup(tmp_path: Path, new: dict[str, list[bool]], **kw: Any) -> None:
+    write_jsonl(tmp_path / "base.jsonl", _run("base", GOOD))
+    write_jsonl(tmp_path / "new.jsonl", _run("new", new, **kw))
+    code, _, err = run_cli("import", str(tmp_path / "base.jsonl"), str(tmp_path / "new.jsonl"))
+    assert code == 0, err
+    code, out, err = run_cli("baseline", "set", "base")
+    assert code == 0, err
+
+
+def test_gate_passes_when_nothing_regressed(tmp_path: Path) -> None:
+    _setup(tmp_path, GOOD)
+    code, out, err = run_cli("gate", "new")
+    assert code == 0, err
+    first = out.splitlines()[0]
+    assert first.startswith("gate: PASS: new vs baseline base: nothing regressed")
+    table = [line for line in out.splitlines()[1:] if not line.startswith("warning: ")]
+    assert table[0] == "" and "check" in table[1] and "result" in table[1]
+
+
+def test_gate_fails_on_a_reliability_drop_with_one_line_reason(tmp_path: Path) -> None:
+    _setup(tmp_path, GOOD | DROP)
+    code, out, err = run_cli("gate", "new", "--k", "4")
+    assert code == 1, err
+    first = out.splitlines()[0]
+    assert first.startswith("gate: FAIL: new vs baseline base: pass^4 (overall) fell 1.00 -> 0.50")
+    assert "pass@1 fell 1.00 -> 0.52" in first
+    assert "REGRESSED" in out
+    assert "t01: newly fails: 8/8 -> 0/8 passed" in out
+    assert "t06: pass rate fell beyond noise: 8/8 -> 2/8 passed (Fisher p = 0.003)" in out
+
+
+def test_gate_passes_a_drop_within_noise_and_says_so(tmp_path: Path) -> None:
+    """compare's rule: one task of twelve failing is within noise, so not a regression; the table
+    says "within noise" and the task is still listed (and fails in JUnit)."""
+    _setup(tmp_path, GOOD | {"t05": [False] * 8})
+    code, out, err = run_cli("gate", "new", "--k", "4", "--junit", "j.xml")
+    assert code == 0, err
+    assert out.startswith("gate: PASS: new vs baseline base: nothing regressed")
+    assert "within noise" in out
+    assert "t05: newly fails: 8/8 -> 0/8 passed" in out
+    assert 'failures="1"' in Path("j.xml").read_text(encoding="utf-8")
+
+
+def test_gate_exit_2_on_usage_and_data_errors(tmp_path: Path) -> None:
+    write_jsonl(tmp_path / "base.jsonl", _run("base", GOOD))
+    run_cli("import", str(tmp_path / "base.jsonl"))
+    code, _, err = run_cli("gate", "base")
+    assert code == 2 and "no baseline set" in err
+    code, _, err = run_cli("baseline", "set", "nope")
+    assert code == 1 and "no run named 'nope'" in err
+    run_cli("baseline", "set", "base")
+    code, _, err = run_cli("gate", "nope")
+    assert code == 2 and "no run named 'nope'" in err
+    code, _, err = run_cli("gate", "base")
+    assert code == 2 and "is the baseline itself" in err
+    code, _, err = run_cli("gate")
+    assert code == 2 and "name the run to gate" in err
+    code, _, err = run_cli("gate", "base", "--k", "0")
+    assert code == 2 and "--k must be 1 or more" in err
+    code, _, err = run_cli("gate", "--import", str(tmp_path / "missing.jsonl"))
+    assert code == 2 and "missing.jsonl" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("toml", "expected"),
+    [
+        ("max_cost = 1", "[gate] max_cost: unknown setting"),
+        ("max_cost_per_task = -1", "[gate] max_cost_per_task: must be a number above 0"),
+        ("max_tool_error_rate = 2", "[gate] max_tool_error_rate: a rate between 0 and 1"),
+        ('max_avg_steps_ratio = "x"', "[gate] max_avg_steps_ratio: must be a number above 0"),
+        ("k = 0", "[gate] k: must be a whole number of 1 or more"),
+        ('trial_url = "https://ci"', "[gate] trial_url: must be a string holding {trial_id}"),
+    ],
+)
+def test_gate_config_errors_name_the_key(tmp_path: Path, toml: str, expected: str) -> None:
+    _setup(tmp_path, GOOD)
+    (tmp_path / "reviewer.toml").write_text(f"[gate]\n{toml}\n", encoding="utf-8")
+    code, out, err = run_cli("gate", "new")
+    assert code == 2
+    assert expected in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_gate_budget_absolute_and_ratio(tmp_path: Path) -> None:
+    _setup(tmp_path, GOOD, cost=0.03, latency=12.0)
+    (tmp_path / "reviewer.toml").write_text(
+        "[gate]\nmax_cost_per_task = 0.02\nmax_p95_latency_ratio = 2.0\nmax_avg_steps = 50\n",
+        encoding="utf-8",
+    )
+    code, out, err = run_cli("gate", "new")
+    assert code == 1, err
+    first = out.splitlines()[0]
+    assert "cost / task $0.030 over max_cost_per_task $0.020" in first
+    assert "p95 latency 5.0s -> 12.0s (x2.40) over max_p95_latency_ratio 2" in first
+    assert "steps" not in first  # within its budget
+    assert "OVER BUDGET" in out
+    # within every budget: exit 0
+    (tmp_path / "reviewer.toml").write_text(
+        "[gate]\nmax_cost_per_task = 0.05\nmax_p95_latency_ratio = 2.5\n", encoding="utf-8"
+    )
+    code, out, _ = run_cli("gate", "new")
+    assert code == 0 and "within budgets" in out.splitlines()[0]
+
+
+def test_gate_red_flag_when_a_forbidden_rule_rises(tmp_path: Path) -> None:
+    (tmp_path / "rules.toml").write_text(
+        '[[rule]]\nid = "never-cancel"\ntype = "forbid_tool"\ntool = "cancel_order"\n'
+        'severity = "forbidden"\n',
+        encoding="utf-8",
+    )
+    run_cli("rules", str(tmp_path / "rules.toml"))
+    _setup(tmp_path, GOOD, cancel={"t03"})
+    code, out, _ = run_cli("gate", "new")
+    assert code == 1
+    assert "rule never-cancel rose 0.0% -> 8.3% (RED FLAG)" in out.splitlines()[0]
+
+
+def test_gate_import_then_gate_in_one_line(tmp_path: Path) -> None:
+    write_jsonl(tmp_path / "base.jsonl", _run("base", GOOD))
+    run_cli("import", str(tmp_path / "base.jsonl"))
+    run_cli("baseline", "set", "base")
+    write_jsonl(tmp_path / "ci.jsonl", _run("ci-1234", GOOD | DROP))
+    code, out, err = run_cli("gate", "--import", str(tmp_path / "ci.jsonl"), "--json")
+    assert code == 1, err
+    data = json.loads(out)
+    assert data["new"] == "ci-1234" and data["baseline"] == "base"
+    assert data["verdict"] == "fail" and data["exit_code"] == 1
+    assert data["regressed_tasks"] == ["t01", "t02", "t03", "t04", "t05", "t06"]
+    assert "imported 96 new trials" in err
+    task = next(t for t in data["tasks"] if t["task_id"] == "t05")
+    assert len(task["failed_trials"]) == 3  # links to the first three failed trials
+
+
+def test_gate_junit_is_valid_under_the_jenkins_schema(tmp_path: Path) -> None:
+    hostile = "t\x1b]0;x\x07<&>\"'|[b]"
+    new = {**GOOD, **DROP, hostile: [False] * 8}
+    write_jsonl(tmp_path / "base.jsonl", _run("base", {**GOOD, hostile: [True] * 8}))
+    write_jsonl(tmp_path / "new.jsonl", _run("new", {**new, "extra": [True] * 8}))
+    run_cli("import", str(tmp_path / "base.jsonl"), str(tmp_path / "new.jsonl"))
+    run_cli("baseline", "set", "base")
+    code, _, err = run_cli("gate", "new", "--junit", "out.xml", "--markdown", "out.md")
+    assert code == 1, err
+    xml = Path("out.xml").read_text(encoding="utf-8")
+    assert validate(xml, XSD) == []
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(xml)
+    suites = root.findall("testsuite")
+    tasks = suites[1]
+    cases = {c.get("name"): c for c in tasks.findall("testcase")}
+    assert cases["t01"].find("failure") is not None
+    assert cases["t07"].find("failure") is None and cases["t07"].find("skipped") is None
+    assert cases["extra"].find("skipped") is not None  # not in the baseline
+    assert tasks.get("tests") == str(len(cases)) and tasks.get("failures") == "7"
+    assert "\x1b" not in xml and "␛]0;x␇" in xml
+    md = Path("out.md").read_text(encoding="utf-8")
+    assert md.startswith("## reviewer gate: FAIL\n")
+    assert "| t01 | 8/8 | 0/8 |" in md
+    assert "\\|\\[b\\]" in md and "&lt;&amp;&gt;" in md  # data never becomes Markdown or HTML
+
+
+def test_the_schema_check_catches_broken_documents() -> None:
+    """The checker is not a rubber stamp: each rule of the schema is enforced."""
+    ok = '<testsuites><testsuite tests="1"><testcase name="a"/></testsuite></testsuites>'
+    assert validate(ok, XSD) == []
+    assert validate("<testsuites><testsuite><testcase name='a'/></testsuite></testsuites>", XSD)
+    assert validate('<testsuites><testsuite tests="1"><testcase/></testsuite></testsuites>', XSD)
+    assert validate('<testsuites><testcase name="a"/></testsuites>', XSD)
+    assert validate('<testsuites bogus="1"/>', XSD)
+    assert validate('<testsuites><testsuite tests="1">text</testsuite></testsuites>', XSD)
+    assert validate("<report/>", XSD)
+
+
+def test_baseline_show_and_history(tmp_path: Path) -> None:
+    write_jsonl(tmp_path / "a.jsonl", _run("a", GOOD))
+    write_jsonl(tmp_path / "b.jsonl", _run("b", GOOD))
+    run_cli("import", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"))
+    code, out, err = run_cli("baseline", "show")
+    assert code == 1 and "no baseline set" in err
+    run_cli("--labeler", "ana", "baseline", "set", "a", "--note", "release 1")
+    run_cli("baseline", "set", "b")
+    code, out, _ = run_cli("baseline", "show", "--json")
+    assert json.loads(out)["baseline"]["run"] == "b"
+    code, out, _ = run_cli("baseline", "history", "--json")
+    hist = json.loads(out)["history"]
+    assert [h["run"] for h in hist] == ["b", "a"]
+    assert hist[1]["set_by"] == "ana" and hist[1]["note"] == "release 1"
+    # --baseline overrides the stored one
+    code, out, _ = run_cli("gate", "b", "--baseline", "a")
+    assert code == 0 and "b vs baseline a" in out
+
+
+def test_fisher_one_sided_matches_scipy() -> None:
+    import random
+
+    from scipy.stats import fisher_exact
+
+    from reviewer.metrics.fisher import fisher_one_sided
+
+    rng = random.Random(0)
+    cases = [(8, 8, 2, 8), (5, 8, 3, 8), (3, 6, 6, 6), (0, 4, 0, 4), (10, 12, 4, 9)]
+    cases += [(3300, 3500, 470, 500), (3450, 3500, 340, 500)]
+    for _ in range(300):
+        on, nn = rng.randint(1, 80), rng.randint(1, 80)
+        cases.append((rng.randint(0, on), on, rng.randint(0, nn), nn))
+    for oc, on, nc, nn in cases:
+        ref = fisher_exact([[oc, on - oc], [nc, nn - nc]], alternative="greater").pvalue
+        assert fisher_one_sided(oc, on, nc, nn) == pytest.approx(ref, rel=1e-9)
+
+
+def test_gate_import_reports_bad_lines_and_gates_the_rest(tmp_path: Path) -> None:
+    write_jsonl(tmp_path / "base.jsonl", _run("base", GOOD))
+    run_cli("import", str(tmp_path / "base.jsonl"))
+    run_cli("baseline", "set", "base")
+    lines = [json.dumps(r) for r in _run("new", GOOD)]
+    lines.insert(2, '{"task_id": "t01", "messages": []}')  # no outcome
+    (tmp_path / "new.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, out, err = run_cli("gate", "--import", str(tmp_path / "new.jsonl"))
+    assert code == 0, err
+    assert f"{tmp_path / 'new.jsonl'}:3: missing outcome" in err
+    assert out.startswith("gate: PASS: new vs baseline base")

@@ -1,0 +1,117 @@
+"""The Audit view: U on the runs screen and the palette open it; findings with their evidence; Enter
+opens a finding's trials; r audits again; untrusted run names stay literal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widgets import DataTable, Static
+
+from reviewer.tui.app import ReviewerApp
+from reviewer.tui.screens.audit import AuditScreen
+from reviewer.tui.screens.transcript import TranscriptScreen
+from tests.audit_sim import Sim
+from tests.conftest import run_cli, write_jsonl
+
+SIZE = (120, 40)
+HOSTILE = "[red]x[/] \x1b[31mrun [/foo]"
+
+
+@pytest.fixture
+def audited_db(tmp_path: Path) -> Path:
+    sim = Sim(seed=3, tasks=9, trials=4, random_ids=True, run=HOSTILE, skill={"task_05": 1.0})
+    sim.plant_leak(("task_00", 0), ("task_00", 2))
+    sim.plant_copy("task_01", 0, 3)
+    sim.plant_hollow("task_05", 1, "no_tools")
+    db = tmp_path / "a.db"
+    code, _, err = run_cli(
+        "--db", str(db), "import", str(write_jsonl(tmp_path / "s.jsonl", sim.records()))
+    )
+    assert code == 0, err
+    clean = Sim(seed=4, tasks=6, trials=4, run="clean").records()
+    run_cli("--db", str(db), "import", str(write_jsonl(tmp_path / "c.jsonl", clean)))
+    return db
+
+
+async def settle(app: ReviewerApp, pilot: Any) -> None:
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def table(app: ReviewerApp) -> DataTable[Any]:
+    return app.screen.query_one("#audit-findings", DataTable)
+
+
+def detail(app: ReviewerApp) -> str:
+    return str(app.screen.query_one("#audit-detail", Static).render())
+
+
+async def test_U_opens_the_audit_of_the_run_under_the_cursor(audited_db: Path) -> None:
+    app = ReviewerApp(db_path=audited_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("U")  # the cursor is on the first run: the planted one
+        await settle(app, pilot)
+        assert isinstance(app.screen, AuditScreen)
+        assert app.screen.run == HOSTILE
+        kinds = [str(table(app).get_row_at(i)[0]) for i in range(table(app).row_count)]
+        assert sorted(kinds) == ["copy", "hollow", "leak"]
+        assert "saw" in detail(app) and "did not return it" in detail(app)
+        summary = str(app.screen.query_one("#audit-summary", Static).render())
+        assert "[red]x[/]" in summary and "\x1b" not in summary  # shown literally, escape visible
+        assert "1 leak, 1 copy group, 1 hollow pass" in summary
+
+
+async def test_enter_opens_the_findings_trials_in_order(audited_db: Path) -> None:
+    app = ReviewerApp(db_path=audited_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.push_screen(AuditScreen(HOSTILE))
+        await settle(app, pilot)
+        leak = next(f for f in app.screen.rows.values() if f["kind"] == "leak")  # type: ignore[attr-defined]
+        assert str(table(app).get_row_at(0)[0]) == "leak"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, TranscriptScreen)
+        assert app.screen.trial_id == leak["trials"][0]["id"]  # the trial that saw the leak
+        assert app.screen.sequence is not None
+        assert app.screen.sequence.position(None, app.screen.trial_id) == (1, 2)  # type: ignore[arg-type]
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert isinstance(app.screen, AuditScreen)
+
+
+async def test_palette_audits_every_run_and_r_audits_again(audited_db: Path) -> None:
+    app = ReviewerApp(db_path=audited_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"audit")
+        await settle(app, pilot)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, AuditScreen) and app.screen.run is None
+        assert table(app).row_count == 3
+        summary = str(app.screen.query_one("#audit-summary", Static).render())
+        assert "1 run: no finding" in summary
+        await pilot.press("R")
+        await settle(app, pilot)
+        assert table(app).row_count == 3
+
+
+async def test_a_clean_run_says_so(audited_db: Path) -> None:
+    app = ReviewerApp(db_path=audited_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.push_screen(AuditScreen("clean"))
+        await settle(app, pilot)
+        assert table(app).row_count == 0
+        assert "No finding" in detail(app)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, AuditScreen)

@@ -1,0 +1,78 @@
+"""The gate in the app: G on the runs screen gates the run under the cursor, B makes it the
+baseline; the palette's "gate" entry opens the same screen."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+from textual.widgets import DataTable, Static
+
+from reviewer.cli import cli
+from reviewer.store import open_store
+from reviewer.store.baseline import current_baseline
+from reviewer.tui.app import ReviewerApp
+from reviewer.tui.screens.gate import GateScreen
+from tests.conftest import SAMPLE_RUNS
+
+SIZE = (120, 40)
+
+
+async def settle(app: ReviewerApp, pilot: Any) -> None:
+    for _ in range(3):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+
+
+def _db(tmp_path: Path) -> Path:
+    path = tmp_path / "g.db"
+    r = CliRunner().invoke(cli, ["--db", str(path), "import", str(SAMPLE_RUNS)])
+    assert r.exit_code == 0, r.stderr
+    return path
+
+
+def _report(app: ReviewerApp) -> str:
+    return str(app.screen.query_one("#gate-report", Static).render())
+
+
+async def test_gate_key_without_baseline_then_with_one(tmp_path: Path) -> None:
+    path = _db(tmp_path)
+    app = ReviewerApp(db_path=path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("G")  # cursor on the first run, support-v1
+        await settle(app, pilot)
+        assert isinstance(app.screen, GateScreen) and app.screen.run == "support-v1"
+        assert "no baseline set" in _report(app)
+        assert app.screen.result_code == 2
+        await pilot.press("B")  # support-v1 becomes the baseline
+        await settle(app, pilot)
+        await pilot.press("escape")
+        await settle(app, pilot)
+        table = app.screen.query_one("#runs", DataTable)
+        table.move_cursor(row=1)
+        await pilot.press("G")
+        await settle(app, pilot)
+        assert isinstance(app.screen, GateScreen) and app.screen.run == "support-v2"
+        text = _report(app)
+        assert text.startswith("gate: FAIL: support-v2 vs baseline support-v1")
+        assert "RED FLAG" in text and app.screen.result_code == 1
+    with open_store(path) as db:
+        entry = current_baseline(db)
+        assert entry is not None and entry.run == "support-v1"
+
+
+async def test_palette_gate_entry_opens_the_newest_run(tmp_path: Path) -> None:
+    path = _db(tmp_path)
+    CliRunner().invoke(cli, ["--db", str(path), "baseline", "set", "support-v1"])
+    app = ReviewerApp(db_path=path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+p")
+        await pilot.press(*"gate support-v2")
+        await settle(app, pilot)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, GateScreen) and app.screen.run == "support-v2"
+        assert "gate: FAIL" in _report(app)

@@ -1,0 +1,89 @@
+"""One language of keys: every binding of every screen and widget is in the key map, each key means
+one thing, and the README's key table is the map."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import re
+from pathlib import Path
+
+from textual.binding import Binding
+from textual.dom import DOMNode
+
+import reviewer.tui
+from reviewer.tui.app import ReviewerApp
+from reviewer.tui.keys import KEY_MAP, key_display, markdown_table
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def all_bindings() -> list[tuple[str, Binding]]:
+    """(class name, binding) for the app and every screen, modal and widget class of reviewer.tui."""
+    found: dict[str, type] = {"ReviewerApp": ReviewerApp}
+    for mod in pkgutil.walk_packages(reviewer.tui.__path__, "reviewer.tui."):
+        module = importlib.import_module(mod.name)
+        for name, cls in inspect.getmembers(module, inspect.isclass):
+            if cls.__module__ == module.__name__ and issubclass(cls, DOMNode):
+                found[name] = cls
+    out = []
+    for name, cls in found.items():
+        for b in cls.__dict__.get("BINDINGS", []):
+            assert isinstance(b, Binding), f"{name}: a binding that is not a Binding: {b!r}"
+            out.append((name, b))
+    return out
+
+
+def test_every_binding_is_in_the_key_map_under_its_key() -> None:
+    rows = {r.key: r for r in KEY_MAP}
+    missing = []
+    for name, b in all_bindings():
+        assert b.id, f"{name}: binding {b.key} → {b.action} has no id (the [keys] table needs one)"
+        for key in b.key.split(","):
+            row = rows.get(key.strip())
+            if row is None or b.id not in row.ids:
+                missing.append(f"{name}: {key} ({b.id})")
+    assert not missing, "bindings missing from reviewer/tui/keys.py KEY_MAP: " + ", ".join(missing)
+
+
+def test_no_key_has_two_rows_and_no_row_names_a_binding_that_is_gone() -> None:
+    keys = [r.key for r in KEY_MAP]
+    assert len(keys) == len(set(keys)), [k for k in keys if keys.count(k) > 1]
+    real = {(key.strip(), b.id) for _, b in all_bindings() for key in b.key.split(",")}
+    stale = [(r.key, i) for r in KEY_MAP for i in r.ids if (r.key, i) not in real]
+    assert not stale, stale
+
+
+def test_a_binding_id_is_one_action() -> None:
+    """A remappable id names one action, so `[keys]` never moves two meanings at once."""
+    actions: dict[str, str] = {}
+    for name, b in all_bindings():
+        assert b.id is not None
+        if b.id in actions:
+            assert actions[b.id] == b.action, f"{b.id} is {actions[b.id]} and {b.action} ({name})"
+        actions[b.id] = b.action
+
+
+def test_the_labeling_keys_do_not_clash_with_navigation() -> None:
+    """p, f, x, u, c, v are the labeling keys: no other screen binds them."""
+    for key in "pfxucv":
+        row = next(r for r in KEY_MAP if r.key == key)
+        assert all(i.startswith("label.") for i in row.ids), (key, row.ids)
+
+
+def test_the_readme_key_table_is_the_key_map() -> None:
+    text = README.read_text(encoding="utf-8")
+    table = markdown_table()
+    assert table in text, (
+        "README.md's key table differs from reviewer.tui.keys.markdown_table(); paste:\n" + table
+    )
+    # and only one key table
+    assert len(re.findall(r"^\| key \| means \| on \|$", text, flags=re.M)) == 1
+
+
+def test_key_names_read_as_typed() -> None:
+    assert key_display("right_square_bracket") == "]"
+    assert key_display("question_mark,escape") == "?, Esc"
+    assert key_display("ctrl+p") == "Ctrl+P"
+    assert "right_square_bracket" not in markdown_table()

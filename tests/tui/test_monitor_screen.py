@@ -1,0 +1,92 @@
+"""The Monitor screen: M on the runs screen (and the palette) shows one row per window with the
+alerts marked and a sparkline per rate; Enter on a window lists its flagged conversations, Enter on
+one opens the transcript."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+from textual.widgets import DataTable, Static
+
+from reviewer.cli import cli
+from reviewer.tui.app import ReviewerApp
+from reviewer.tui.screens.monitor import FlaggedScreen, MonitorScreen, sparkline
+from reviewer.tui.screens.transcript import TranscriptScreen
+from tests.conftest import write_jsonl
+from tests.test_monitor_cli import conversation
+
+SIZE = (160, 45)
+HOSTILE = "[red]x[/] \x1b[31m hostile [/foo]"
+
+
+async def settle(app: ReviewerApp, pilot: Any) -> None:
+    for _ in range(3):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+
+
+def _db(tmp_path: Path) -> Path:
+    recs = [
+        conversation(d, i, error=(d >= 6 and i % 2 == 0) or i == 3)
+        for d in range(8)
+        for i in range(30)
+    ]
+    recs[6 * 30]["task_id"] = HOSTILE  # flagged on 2025-06-07 (a tool error)
+    write_jsonl(tmp_path / "prod.jsonl", recs)
+    path = tmp_path / "m.db"
+    r = CliRunner().invoke(cli, ["--db", str(path), "import", str(tmp_path / "prod.jsonl")])
+    assert r.exit_code == 0, r.stderr
+    return path
+
+
+def test_sparkline_scales_to_the_largest() -> None:
+    assert sparkline([0.0, 0.5, 1.0, None]) == "▁▅█ "
+    assert sparkline([0.0, 0.0]) == "▁▁"
+
+
+async def test_monitor_screen_windows_alerts_and_flagged(tmp_path: Path) -> None:
+    app = ReviewerApp(db_path=_db(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("M")
+        await settle(app, pilot)
+        assert isinstance(app.screen, MonitorScreen)
+        table = app.screen.query_one("#windows", DataTable)
+        assert table.row_count == 8
+        status = str(app.screen.query_one("#monitor-status", Static).render())
+        assert "ALERT day 2025-06-07: tool error" in status
+        row = table.get_row("2025-06-07")
+        assert any(str(c).endswith("!") for c in row)  # the alert marked in its window
+        sparks = str(app.screen.query_one("#monitor-sparks", Static).render())
+        assert "tool error" in sparks and "█" in sparks
+        table.move_cursor(row=6)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, FlaggedScreen) and app.screen.window == "2025-06-07"
+        flagged = app.screen.query_one("#flagged", DataTable)
+        assert flagged.row_count == 16  # the 15 even ones and i == 3 had a tool error
+        names = [str(flagged.get_row_at(i)[1]) for i in range(flagged.row_count)]
+        assert any("[red]x[/] ␛[31m hostile [/foo]" in n for n in names)  # shown, not markup
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, TranscriptScreen)
+
+
+async def test_palette_opens_the_monitor_and_h_switches_to_hours(
+    tmp_path: Path,
+) -> None:
+    app = ReviewerApp(db_path=_db(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+p")
+        await pilot.press(*"monitor production")
+        await settle(app, pilot)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, MonitorScreen)
+        assert app.screen.query_one("#windows", DataTable).row_count == 8
+        await pilot.press("h")  # hour windows
+        await settle(app, pilot)
+        assert app.screen.query_one("#windows", DataTable).row_count > 8
