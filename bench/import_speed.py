@@ -1,6 +1,11 @@
 """Import speed: ~10,000 native trials (~30 messages each), as a ratio to plain json.loads of the files.
 
-Run: python bench/import_speed.py [--trials N]. Target: ratio under 4x.
+Prints wall and CPU time (medians of interleaved runs; CPU time is steadier on a busy machine),
+how much of it is parsing and checking alone, and the Python heap's peak during an import. With
+``--growth 100000`` it also imports 100,000 and prints the growth against json.loads' own.
+
+Run: python bench/import_speed.py [--trials N] [--repeat N] [--growth N]. Targets: ratio under 4x;
+growth 10k -> 100k within 5% of linear.
 """
 
 from __future__ import annotations
@@ -8,10 +13,17 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import resource
+import statistics
 import tempfile
 import time
+import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 
+from reviewer.ingest import sniff
+from reviewer.ingest.files import screen
+from reviewer.record import encode
 from reviewer.store import open_store
 from reviewer.workflows.imports import import_paths
 
@@ -64,49 +76,121 @@ def make_trial(rng: random.Random, run: str, task: int, trial: int) -> dict[str,
     }
 
 
+def write_files(root: Path, trials: int, rng: random.Random) -> list[Path]:
+    files = []
+    per_file = 1000
+    (root / "runs").mkdir()
+    for f in range(max(1, trials // per_file)):
+        path = root / "runs" / f"run{f}.jsonl"
+        with path.open("w") as fh:
+            for i in range(per_file):
+                fh.write(json.dumps(make_trial(rng, f"run{f}", i // 10, i % 10 + 1)) + "\n")
+        files.append(path)
+    return files
+
+
+def loads_all(files: list[Path]) -> int:
+    n = 0
+    for path in files:
+        with path.open("rb") as fh:
+            for line in fh:
+                json.loads(line)
+                n += 1
+    return n
+
+
+def parse_all(files: list[Path]) -> int:
+    """What the importer does before SQL: sniff, parse, check (no ids, no writes)."""
+    n = 0
+    for path in files:
+        fmt = sniff(path)
+        for rec in screen(fmt.parse(path), str(path)):
+            n += 1
+            encode(rec)  # type: ignore[arg-type]
+    return n
+
+
+def timed(fn: Callable[[], object]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of this process) of one call."""
+    w, c = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - w, time.process_time() - c
+
+
+def measure(trials: int, repeat: int) -> dict[str, float]:
+    rng = random.Random(7)
+    out: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        files = write_files(root, trials, rng)
+        out["mb"] = sum(p.stat().st_size for p in files) / 1e6
+        out["n"] = loads_all(files)
+        runs: dict[str, list[tuple[float, float]]] = {"loads": [], "parse": [], "import": []}
+        for attempt in range(repeat):  # interleaved, so a busy moment hits all alike
+            runs["loads"].append(timed(lambda: loads_all(files)))
+            runs["parse"].append(timed(lambda: parse_all(files)))
+            db = open_store(root / f"bench{attempt}.db")
+            runs["import"].append(timed(lambda db=db: import_paths(db, [str(root / "runs")])))
+            db.close()
+            db_file = root / f"bench{attempt}.db"
+            out["db_mb"] = sum(p.stat().st_size for p in root.glob(db_file.name + "*")) / 1e6
+            for p in root.glob(db_file.name + "*"):
+                p.unlink()
+        for name, values in runs.items():
+            out[f"{name} wall"] = statistics.median(v[0] for v in values)
+            out[f"{name} cpu"] = statistics.median(v[1] for v in values)
+        # memory: the Python heap's peak during one more (untimed) import
+        db = open_store(root / "mem.db")
+        tracemalloc.start()
+        import_paths(db, [str(root / "runs")])
+        out["heap_mb"] = tracemalloc.get_traced_memory()[1] / 1e6
+        tracemalloc.stop()
+        db.close()
+    return out
+
+
+def report(trials: int, r: dict[str, float]) -> None:
+    print(f"trials: {int(r['n']):,} in {max(1, trials // 1000)} files, {r['mb']:.1f} MB")
+    for name in ("loads", "parse", "import"):
+        print(
+            f"  {name:7} wall {r[name + ' wall']:6.2f} s   cpu {r[name + ' cpu']:6.2f} s   "
+            f"x{r[name + ' cpu'] / r['loads cpu']:5.2f} of json.loads (cpu)"
+        )
+    print(
+        f"  database {r['db_mb']:.0f} MB; Python heap peak during an import {r['heap_mb']:.0f} MB"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--trials", type=int, default=10_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--growth", type=int, default=0, help="also import this many (e.g. 100000)")
     args = ap.parse_args()
-    rng = random.Random(7)
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        files = []
-        per_file = 1000
-        (root / "runs").mkdir()
-        for f in range(max(1, args.trials // per_file)):
-            path = root / "runs" / f"run{f}.jsonl"
-            with path.open("w") as fh:
-                for i in range(per_file):
-                    fh.write(json.dumps(make_trial(rng, f"run{f}", i // 10, i % 10 + 1)) + "\n")
-            files.append(path)
-        size = sum(p.stat().st_size for p in files)
+    small = measure(args.trials, args.repeat)
+    report(args.trials, small)
+    ratio = small["import cpu"] / small["loads cpu"]
+    wall = small["import wall"] / small["loads wall"]
+    print(f"ratio: {ratio:.2f}x cpu, {wall:.2f}x wall (medians of {args.repeat}; target < 4x)")
+    print(
+        f"  of which parsing and checking (no SQL): "
+        f"{small['parse cpu'] / small['loads cpu']:.2f}x; SQLite and the rest: "
+        f"{(small['import cpu'] - small['parse cpu']) / small['loads cpu']:.2f}x"
+    )
+    if args.growth:
+        big = measure(args.growth, max(1, args.repeat - 2))
+        report(args.growth, big)
+        floor = big["loads cpu"] / small["loads cpu"]
+        grew = big["import cpu"] / small["import cpu"]
+        print(
+            f"growth {args.trials:,} -> {args.growth:,}: import {grew:.2f}x cpu, json.loads "
+            f"{floor:.2f}x (target <= {1.05 * args.growth / args.trials:.1f}x: linear)"
+        )
+    print(f"peak resident memory of the whole bench: {_rss_mb():.0f} MB")
 
-        # Best of three for both, interleaved, so a busy machine affects both alike.
-        baselines, imports = [], []
-        n = 0
-        for attempt in range(3):
-            t0 = time.perf_counter()
-            n = 0
-            for path in files:
-                with path.open("rb") as fh:
-                    for line in fh:
-                        json.loads(line)
-                        n += 1
-            baselines.append(time.perf_counter() - t0)
 
-            db = open_store(root / f"bench{attempt}.db")
-            t0 = time.perf_counter()
-            summary = import_paths(db, [str(root / "runs")])
-            imports.append(time.perf_counter() - t0)
-            db.close()
-            assert summary.added == n, (summary.added, n)
-        baseline, elapsed = min(baselines), min(imports)
-
-    print(f"trials: {n:,} in {len(files)} files, {size / 1e6:.1f} MB")
-    print(f"json.loads baseline: {baseline:.2f} s (best of 3)")
-    print(f"reviewer import:     {elapsed:.2f} s (best of 3, fresh database each)")
-    print(f"ratio: {elapsed / baseline:.2f}x (target < 4x)")
+def _rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 if __name__ == "__main__":

@@ -97,7 +97,12 @@ def read_document(fh: BinaryIO, file: str) -> bytes:
     size = os.fstat(fh.fileno()).st_size
     if size > limit.document:
         raise IngestError(file, f"file is {limit.over_document(size)}")
-    return fh.read(limit.document + 1)
+    # read what the file holds (asking for the whole limit would allocate a buffer of that size
+    # first), then whatever it grew by since, up to one byte over the limit
+    data = fh.read(size + 1)
+    if len(data) > size:
+        data += fh.read(limit.document + 1 - len(data))
+    return data
 
 
 def as_dict(value: Any) -> dict[str, Any]:

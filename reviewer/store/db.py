@@ -5,14 +5,31 @@ from __future__ import annotations
 import errno
 import os
 import sqlite3
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
-import sqlite_utils
-from sqlite_utils.migrations import Migrations
+
+def _import_sqlite_utils() -> None:
+    """Import sqlite-utils without numpy: it imports numpy (60 ms) only to map numpy scalar types to
+    column types when it creates tables from Python values, which reviewer never does (every table is
+    made by a migration's SQL). numpy stays importable for the modules that use it."""
+    if "numpy" in sys.modules or "sqlite_utils" in sys.modules:
+        return
+    sys.modules["numpy"] = None  # type: ignore[assignment]  # import numpy -> ImportError, for now
+    try:
+        import sqlite_utils  # noqa: F401
+    finally:
+        del sys.modules["numpy"]
+
+
+_import_sqlite_utils()
+
+import sqlite_utils  # noqa: E402
+from sqlite_utils.migrations import Migrations  # noqa: E402
 
 DEFAULT_DB = "reviewer.db"
 # How long one statement waits for another connection's lock (reads, autocommit writes).

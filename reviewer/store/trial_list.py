@@ -109,8 +109,44 @@ def clear_cache() -> None:
     clear_label_memo()
 
 
+# What a task_stats row counts of each outcome (its ``n`` counts every trial of the task).
+_STATS_COUNT = {
+    None: "n",
+    "pass": "c",
+    "fail": "n - c - infra - unscored",
+    "infra": "infra",
+    "unscored": "unscored",
+}
+
+
+def _stats_count(db: Store, f: TrialFilter) -> int | None:
+    """The count of a filter on run, task and outcome alone, summed from the per-task counts the
+    importer keeps (``task_stats``, one row per task: O(tasks), not O(trials)); None for any other
+    filter. Trials are only ever added (never updated or deleted), through the writer that keeps
+    these counts, so the sum is the same number as counting the trials."""
+    if f.verdict is not None or f.label is not None or f.cluster_id is not None:
+        return None
+    if f.rule_id is not None or f.search is not None:
+        return None
+    expr = _STATS_COUNT.get(f.outcome)
+    if expr is None:
+        return None
+    q, params = [], []
+    if f.run is not None:
+        q.append("run = ?")
+        params.append(f.run)
+    if f.task_id is not None:
+        q.append("task_id = ?")
+        params.append(f.task_id)
+    where = " AND ".join(q) or "1"
+    row = db.execute(f"SELECT COALESCE(SUM({expr}), 0) FROM task_stats WHERE {where}", params)
+    return int(row.fetchone()[0])
+
+
 def _count(db: Store, f: TrialFilter, before: int | None = None) -> int:
     """Trials matching ``f`` (with ``seq < before`` when given)."""
+    if before is None and (n := _stats_count(db, f)) is not None:
+        return n
     match = _match(f)
     rest = replace(f, search=None)
     bound = "" if before is None else " AND rowid < ?"

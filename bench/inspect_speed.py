@@ -1,0 +1,169 @@
+"""Inspect log import speed: ``.eval`` and ``.json`` logs written by inspect-ai itself, 8,000 samples.
+
+The input is made with inspect-ai's own ``read_eval_log`` / ``write_eval_log``: the test fixture's
+samples (``tests/fixtures/inspect/support.eval``) copied with new ids and epochs until there are
+``--samples`` of them. Skips (exit 0) when inspect-ai is not installed; it is not a dependency of
+reviewer (``pip install inspect-ai`` in a separate environment to run this).
+
+Prints, as medians of interleaved runs (wall and CPU time):
+
+- ``.eval``: ``reviewer import`` against reading every member of the zip and ``json.loads`` of it
+  (target <= 3x), and against inspect-ai's own ``read_eval_log`` (for scale);
+- ``.json``: ``reviewer import`` against ``json.loads`` of the file (target <= 2.5x), and the Python
+  heap's peak during the import against the peak of ``json.loads`` alone (target <= 1.5x).
+
+Run: ``python bench/inspect_speed.py [--samples 8000] [--repeat 3]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+from reviewer.store import open_store
+from reviewer.workflows.imports import ImportSummary, import_paths
+
+FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "inspect" / "support.eval"
+
+
+def write_logs(folder: Path, samples: int) -> tuple[Path, Path]:
+    """An .eval and a .json log of ``samples`` samples, written by inspect-ai."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    log = read_eval_log(str(FIXTURE))
+    template = log.samples or []
+    out = []
+    for i in range(samples):
+        s = template[i % len(template)].model_copy(deep=True)
+        s.id = f"{s.id}-{i // len(template):05d}"  # the template's epochs kept: ids stay unique
+        out.append(s)
+    log.samples = out
+    log.eval.dataset.samples = samples
+    eval_path, json_path = folder / "big.eval", folder / "big.json"
+    write_eval_log(log, str(eval_path), format="eval")
+    write_eval_log(log, str(json_path), format="json")
+    return eval_path, json_path
+
+
+def read_members(path: Path) -> int:
+    """The floor for .eval: unzip every member and json.loads it."""
+    n = 0
+    with zipfile.ZipFile(path) as zf:
+        for info in zf.infolist():
+            if info.filename.endswith(".json"):
+                json.loads(zf.read(info))
+                n += 1
+    return n
+
+
+def timed(fn: Callable[[], object]) -> tuple[float, float]:
+    w, c = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - w, time.process_time() - c
+
+
+def peak_mb(fn: Callable[[], object]) -> float:
+    tracemalloc.start()
+    fn()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak / 1e6
+
+
+def child_rss(code: str) -> float:
+    """Peak resident memory (MB) of a fresh Python process running CODE (json and reviewer loaded)."""
+    prelude = (
+        "import json, resource\n"
+        "from reviewer.store import open_store\n"
+        "from reviewer.workflows.imports import import_paths\n"
+    )
+    tail = "\nprint(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    out = subprocess.run(
+        [sys.executable, "-c", prelude + code + tail], capture_output=True, text=True, check=True
+    )
+    return int(out.stdout.split()[-1]) / 1024
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--samples", type=int, default=8000)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    try:
+        import inspect_ai  # noqa: F401
+    except ImportError:
+        print("inspect-ai is not installed: skipped (pip install inspect-ai to run this bench)")
+        return
+    from inspect_ai.log import read_eval_log
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        t0 = time.perf_counter()
+        eval_path, json_path = write_logs(root, args.samples)
+        print(
+            f"wrote {args.samples:,} samples with inspect-ai in {time.perf_counter() - t0:.1f} s: "
+            f".eval {eval_path.stat().st_size / 1e6:.1f} MB, .json {json_path.stat().st_size / 1e6:.1f} MB"
+        )
+        runs: dict[str, list[tuple[float, float]]] = {}
+
+        def run(name: str, fn: Callable[[], object]) -> None:
+            runs.setdefault(name, []).append(timed(fn))
+
+        imported: list[ImportSummary] = []
+        for attempt in range(args.repeat):
+            run("eval floor", lambda: read_members(eval_path))
+            run("eval inspect", lambda: read_eval_log(str(eval_path)))
+            for name, path in (("eval import", eval_path), ("json import", json_path)):
+                db = open_store(root / f"{name[:4]}{attempt}.db")
+                run(name, lambda db=db, path=path: imported.append(import_paths(db, [str(path)])))
+                db.close()
+            run("json floor", lambda: json.loads(json_path.read_bytes()))
+        assert all(s.added == args.samples for s in imported), [s.added for s in imported]
+        med = {
+            k: (statistics.median(v[0] for v in vs), statistics.median(v[1] for v in vs))
+            for k, vs in runs.items()
+        }
+        for name, (wall, cpu) in med.items():
+            print(f"  {name:13} wall {wall:6.2f} s  cpu {cpu:6.2f} s")
+
+        def ratio(a: str, b: str) -> str:
+            return f"{med[a][1] / med[b][1]:.2f}x cpu, {med[a][0] / med[b][0]:.2f}x wall"
+
+        print(
+            f".eval import vs unzip + json.loads of every member: {ratio('eval import', 'eval floor')} (target <= 3x)"
+        )
+        print(
+            f".eval import vs inspect-ai's read_eval_log:        {ratio('eval import', 'eval inspect')}"
+        )
+        print(
+            f".json import vs json.loads of the file:            {ratio('json import', 'json floor')} (target <= 2.5x)"
+        )
+        parsed = peak_mb(lambda: json.loads(json_path.read_bytes()))
+        db = open_store(root / "mem.db")
+        imported = peak_mb(lambda: import_paths(db, [str(json_path)]))
+        db.close()
+        rss_parse = child_rss(f"json.loads(open({str(json_path)!r}, 'rb').read())")
+        rss_import = child_rss(
+            f"import_paths(open_store({str(root / 'rss.db')!r}), [{str(json_path)!r}])"
+        )
+        print(
+            f".json memory: peak resident set of a process that imports it {rss_import:.0f} MB vs "
+            f"one that json.loads it {rss_parse:.0f} MB: {rss_import / rss_parse:.2f}x"
+        )
+        print(
+            f".json memory: import heap peak {imported:.0f} MB vs json.loads {parsed:.0f} MB: "
+            f"{imported / parsed:.2f}x (target <= 1.5x)"
+        )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
