@@ -34,7 +34,7 @@ ALL_COMMANDS = sorted(command_paths(cli))
 def required_arguments(cmd: click.Command) -> list[str]:
     """A placeholder for each required argument, so the command's body (a spy here) is reached."""
     return [
-        f"arg{i}"
+        p.type.choices[0] if isinstance(p.type, click.Choice) else f"arg{i}"
         for i, p in enumerate(cmd.params)
         if isinstance(p, click.Argument) and p.required
         for _ in range(max(p.nargs, 1))

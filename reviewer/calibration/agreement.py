@@ -276,7 +276,8 @@ def plain_sentence(a: Agreement) -> str:
     ci = a.ci_adjusted
     more = a.labels_needed
     settle = (
-        f" about {more} more labels would settle it if agreement stays as it is"
+        f" about {more} more label{'' if more == 1 else 's'} would settle it if agreement stays as"
+        " it is"
         if more
         else " no number of labels would settle it while kappa sits at the threshold"
     )

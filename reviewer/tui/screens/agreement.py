@@ -116,8 +116,8 @@ class AgreementScreen(ReviewerScreen):
         self.query_one("#agreement-verdict", Static).update(verdict)
         self._fill_table(message.report)
         n = len(message.report.disagreements)
-        line = f"{n} disagreement{'' if n == 1 else 's'} · Enter: transcript · r reload"
-        line += " · j judge · l labeler · v rubric version"
+        line = f"{n} disagreement{'' if n == 1 else 's'} · Enter: transcript · R reload"
+        line += " · j judge · l labeler · g rubric version"
         if message.problem:
             line = f"{message.problem} · {line}"
         status.update(safe_text(line, single_line=True))
