@@ -122,15 +122,16 @@ def fail(message: str, code: int = 1) -> NoReturn:
     sys.exit(code)
 
 
-def cli_store(ctx: click.Context) -> Store:
-    """The database named by ``--db``, opened and migrated; a one-line failure when it is not ours."""
+def cli_store(ctx: click.Context, code: int = 1) -> Store:
+    """The database named by ``--db``, opened and migrated; a one-line failure (exit ``code``) when it
+    is not ours."""
     from reviewer.store.db import StoreError, open_store
 
     path = ctx.obj["db"]
     try:
         db = open_store(path, on_wait=lambda message: click.echo(f"reviewer: {message}", err=True))
     except StoreError as e:
-        fail(str(e))
+        fail(str(e), code)
     ctx.find_root().call_on_close(db.close)  # closed when the command ends, the log checkpointed
     return db
 

@@ -11,25 +11,12 @@ from typing import Any
 
 import click
 
-from reviewer.commands.common import echo_json, fail
+from reviewer.commands.common import cli_store, echo_json, fail
 
 
 def register(group: click.Group) -> None:
     group.add_command(baseline)
     group.add_command(gate)
-
-
-def _store(ctx: click.Context, code: int) -> Any:
-    from reviewer.store.db import StoreError, open_store
-
-    try:
-        db = open_store(
-            ctx.obj["db"], on_wait=lambda message: click.echo(f"reviewer: {message}", err=True)
-        )
-    except StoreError as e:
-        fail(str(e), code)
-    ctx.find_root().call_on_close(db.close)
-    return db
 
 
 def _config(code: int) -> Any:
@@ -55,7 +42,7 @@ def baseline_set(ctx: click.Context, run: str, note: str | None, as_json: bool) 
     """Mark RUN as the last good run: `reviewer gate` compares new runs with it."""
     from reviewer.workflows.gate import GateError, set_baseline_run
 
-    db = _store(ctx, 1)
+    db = cli_store(ctx, 1)
     who = _config(1).labeler_name(ctx.obj.get("labeler"))
     try:
         entry = set_baseline_run(db, run, who, note)
@@ -74,7 +61,7 @@ def baseline_show(ctx: click.Context, as_json: bool) -> None:
     """The current baseline run."""
     from reviewer.store.baseline import current_baseline
 
-    entry = current_baseline(_store(ctx, 1))
+    entry = current_baseline(cli_store(ctx, 1))
     if as_json:
         echo_json({"baseline": None if entry is None else entry.to_dict()})
         return
@@ -91,7 +78,7 @@ def baseline_history_cmd(ctx: click.Context, as_json: bool) -> None:
     """Every baseline set, newest first (the first line is the baseline)."""
     from reviewer.store.baseline import baseline_history
 
-    entries = baseline_history(_store(ctx, 1))
+    entries = baseline_history(cli_store(ctx, 1))
     if as_json:
         echo_json({"history": [e.to_dict() for e in entries]})
         return
@@ -160,7 +147,7 @@ def gate(
 
     if k is not None and k < 1:
         fail("--k must be 1 or more", 2)
-    db = _store(ctx, 2)
+    db = cli_store(ctx, 2)
     cfg = _config(2)
     try:
         if imports:

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from reviewer.commands.common import echo_json, fail
+from reviewer.commands.common import cli_store, echo_json, fail
 
 
 def register(group: click.Group) -> None:
@@ -125,7 +125,7 @@ def monitor(
     [monitor] signals; one ALERT line per window worse than the windows before beyond noise.
 
     Exit 0: no alert; 1: an alert; 2: a usage or data error."""
-    from reviewer.commands.gate import _config, _store
+    from reviewer.commands.gate import _config
     from reviewer.workflows.monitor import MonitorError, MonitorRequest, follow, run_monitor
 
     if sample is not None and not 0 <= sample <= 1:
@@ -136,7 +136,7 @@ def monitor(
         fail("--queue-size must be 1 or more", 2)
     if interval <= 0:
         fail("--interval must be above 0", 2)
-    db = _store(ctx, 2)
+    db = cli_store(ctx, 2)
     cfg = _config(2)
     req = MonitorRequest(
         runs=runs,
