@@ -70,9 +70,26 @@ def _is_identifier(token: str) -> bool:
     return len(core) >= 5 and core.isalpha() and core.isupper()
 
 
+#: Tokens already sorted into identifiers and not (kept apart so a text's tokens are sorted with set
+#: operations, not a call per token); both cleared together past ``_CAP`` entries.
+_IDS: set[str] = set()
+_NOT_IDS: set[str] = set()
+_CAP = 500_000
+
+
 @lru_cache(maxsize=512)
 def _identifiers(text: str) -> frozenset[str]:
-    return frozenset(t for t in set(_TOKEN.findall(text)) if is_identifier(t))
+    tokens = set(_TOKEN.findall(text))
+    new = tokens - _IDS
+    new -= _NOT_IDS
+    if new:
+        if len(_IDS) + len(_NOT_IDS) > _CAP:
+            _IDS.clear()
+            _NOT_IDS.clear()
+            new = tokens
+        for t in new:
+            (_IDS if 4 <= len(t) <= 100 and _is_identifier(t) else _NOT_IDS).add(t)
+    return frozenset(tokens & _IDS)
 
 
 def identifiers(text: str | None) -> frozenset[str]:
@@ -211,5 +228,49 @@ def digest_trial(trial_id: str, trial: Trial) -> TrialDigest:
         replay_key=replay_key,
         created=created,
         reads=reads,
+        given=frozenset(given),
+    )
+
+
+#: The version of :func:`fingerprint`'s form and of what :func:`digest_trial` reads; a stored
+#: fingerprint of another version is computed again from the trial's record.
+FINGERPRINT_VERSION = 1
+
+
+def fingerprint(d: TrialDigest) -> str:
+    """``d`` without its identity (the store's columns hold that), as compact JSON to store."""
+    return json.dumps(
+        [
+            d.outcome,
+            d.assistant_turns,
+            d.tool_calls,
+            d.final_empty,
+            d.copy_key,
+            d.replay_key,
+            [[v, c.message, c.tool] for v, c in d.created.items()],
+            [[r.query, r.tool, r.message, list(r.values)] for r in d.reads],
+            list(d.given),
+        ],
+        separators=(",", ":"),
+    )
+
+
+def from_fingerprint(trial_id: str, task_id: str, trial: int, text: str | bytes) -> TrialDigest:
+    """The digest :func:`fingerprint` stored, its identity from the store's columns."""
+    outcome, turns, calls, final_empty, copy_key, replay_key, created, reads, given = json.loads(
+        text
+    )
+    return TrialDigest(
+        id=trial_id,
+        task_id=task_id,
+        trial=trial,
+        outcome=outcome,
+        assistant_turns=turns,
+        tool_calls=calls,
+        final_empty=final_empty,
+        copy_key=copy_key,
+        replay_key=replay_key,
+        created={v: Creation(m, tool) for v, m, tool in created},
+        reads=[Read(q, tool, m, frozenset(values)) for q, tool, m, values in reads],
         given=frozenset(given),
     )
