@@ -16,11 +16,13 @@ from reviewer.metrics.audit_trial import (
     fingerprint,
     from_fingerprint,
 )
+from reviewer.record import trial_from_dict
 from reviewer.store import open_store
 from reviewer.store.audit import iter_fingerprints, iter_tasks
 from reviewer.store.db import Store
 from reviewer.store.queries import run_names
 from reviewer.workflows.imports import import_paths
+from tests.audit_reference import reference_digest
 from tests.audit_sim import Sim
 from tests.conftest import CORPORA, FIXTURES, SAMPLE_RUNS, write_jsonl
 
@@ -133,3 +135,67 @@ def test_a_fingerprint_reads_back_as_the_digest_it_was_made_from() -> None:
 
     for d in digests(sim.records()):
         assert from_fingerprint(d.id, d.task_id, d.trial, fingerprint(d)) == d
+
+
+@pytest.mark.parametrize("src", SOURCES)
+def test_digest_reads_only_what_matters_and_gives_the_reference_digest(
+    src: str, tmp_path: Path
+) -> None:
+    with open_store(tmp_path / "x.db") as db:
+        import_paths(db, [_source(src, tmp_path)])
+        n = 0
+        for run in _runs(db):
+            for task in iter_tasks(db, run):
+                for tid, trial in task:
+                    assert digest_trial(tid, trial) == reference_digest(tid, trial)
+                    n += 1
+        assert n
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_digest_gives_the_reference_digest_on_runs_that_write(seed: int) -> None:
+    sim = Sim(seed=seed, tasks=12, trials=4, random_ids=seed % 2 == 0)
+    sim.plant_leak(("task_00", 0), ("task_00", 2))
+    sim.plant_leak(("task_03", 1), ("task_07", 0))
+    sim.plant_hollow("task_05", 1, "no_tools")
+    for rec in sim.records():
+        trial = trial_from_dict(rec)
+        assert digest_trial("x", trial) == reference_digest("x", trial)
+
+
+def test_a_failed_write_and_reads_after_a_write_give_the_reference_digest() -> None:
+    def call(i: int, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"id": f"c{i}", "name": name, "arguments": args}],
+        }
+
+    def result(i: int, name: str, content: str, **extra: Any) -> dict[str, Any]:
+        return {"role": "tool", "tool_call_id": f"c{i}", "name": name, "content": content, **extra}
+
+    rec = {
+        "task_id": "t",
+        "trial": 0,
+        "outcome": {"passed": True},
+        "messages": [
+            {"role": "system", "content": "Agent SYSPROMPTID 9912345"},
+            {"role": "user", "content": "my id is user_77"},
+            call(1, "get_user", {"id": "user_77"}),
+            result(1, "get_user", '{"orders": ["W1234", "W5678"]}'),
+            call(2, "cancel_order", {"id": "W1234"}),
+            result(2, "cancel_order", "Error: ORDERX99 not found", is_error=True),
+            call(3, "get_order", {"id": "W5678"}),
+            result(3, "get_order", '{"ref": "R777111"}'),
+            call(4, "create_ticket", {"about": "W5678"}),
+            result(4, "create_ticket", '{"ticket": "T9000001", "ref": "R777111"}'),
+            call(5, "get_ticket", {"id": "T9000001"}),
+            result(5, "get_ticket", '{"ticket": "T9000001", "note": "N4242424"}'),
+            {"role": "assistant", "content": "Done: T9000001."},
+        ],
+    }
+    trial = trial_from_dict(rec)
+    d = digest_trial("x", trial)
+    assert d == reference_digest("x", trial)
+    assert set(d.created) == {"T9000001"}  # R777111 was seen before the write
+    assert [r.tool for r in d.reads] == ["get_user", "get_order"]

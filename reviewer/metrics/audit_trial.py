@@ -154,6 +154,21 @@ class TrialDigest:
         return self.outcome == PASS
 
 
+def _last_write(messages: list[Any]) -> int:
+    """The index of the trial's last result of a write-like call (-1: none): what the trial saw
+    after it makes no creation, so its identifiers need not be gathered."""
+    names: dict[str, str] = {}
+    last = -1
+    for i, m in enumerate(messages):
+        if m.role == "assistant":
+            for c in m.tool_calls:
+                if c.id:
+                    names[c.id] = c.name
+        elif m.role == "tool" and is_write_tool(m.name or names.get(m.tool_call_id or "", "")):
+            last = i
+    return last
+
+
 def digest_trial(trial_id: str, trial: Trial) -> TrialDigest:
     """Read ``trial`` once for the audit."""
     given = identifiers(trial.instruction)
@@ -166,7 +181,12 @@ def digest_trial(trial_id: str, trial: Trial) -> TrialDigest:
     returned = hashlib.blake2b(digest_size=16)  # every tool result, in order
     turns = results = chars = 0
     last_assistant = None
-    for i, m in enumerate(trial.messages):
+    messages = trial.messages
+    # what is seen matters only up to the last write: past it, only reads (before any write) and
+    # the system prompt are read for identifiers
+    last_write = _last_write(messages)
+    for i, m in enumerate(messages):
+        see = i < last_write
         if m.role == "system":
             found = identifiers(m.content)
             given |= found
@@ -181,29 +201,43 @@ def digest_trial(trial_id: str, trial: Trial) -> TrialDigest:
                 text = _args_text(c.arguments)
                 chars += len(c.name) + len(text)
                 said.update(_bytes(f"{c.name}\x01{text}\x02"))
-                seen |= identifiers(text)
+                if see:
+                    seen |= identifiers(text)
                 if c.id:
                     calls[c.id] = (c.name, text)
             said.update(b"\x03")
-            seen |= identifiers(m.content)
+            if see:
+                seen |= identifiers(m.content)
             continue
         if m.role != "tool":
-            seen |= identifiers(m.content)
+            if see:
+                seen |= identifiers(m.content)
             continue
         results += 1
         returned.update(_bytes(m.content) + b"\x00")
         name, arguments = calls.get(m.tool_call_id or "", (m.name or "", ""))
         name = m.name or name
-        values = identifiers(m.content)
-        ok = not m.is_error and not looks_like_error(m.content)
         if is_write_tool(name):
+            ok = not m.is_error and not looks_like_error(m.content)
             if ok:  # the call's own arguments are already in seen
+                values = identifiers(m.content)
                 for v in values - seen:
                     created.setdefault(v, Creation(i, name))
                 wrote = True
-        elif ok and not wrote and m.tool_call_id in calls:
-            reads.append(Read(f"{name}\x00{arguments}", name, i, values))
-        seen |= values
+                if see:
+                    seen |= values
+            elif see:
+                seen |= identifiers(m.content)
+        elif not wrote and m.tool_call_id in calls:
+            if not m.is_error and not looks_like_error(m.content):
+                values = identifiers(m.content)
+                reads.append(Read(f"{name}\x00{arguments}", name, i, values))
+                if see:
+                    seen |= values
+            elif see:
+                seen |= identifiers(m.content)
+        elif see:
+            seen |= identifiers(m.content)
     substantial = trial.tool_call_count > 0 or turns > 1 or chars >= MIN_COPY_CHARS
     copy_key = said.hexdigest() if turns and substantial else None
     replay_key = None
