@@ -100,17 +100,25 @@ def identifiers(text: str | None) -> frozenset[str]:
     return _identifiers(text)
 
 
+_ARGS_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
+
+
 def _args_text(arguments: Any) -> str:
     if isinstance(arguments, str):
         return arguments
     try:
-        return json.dumps(arguments, sort_keys=True, ensure_ascii=False)
+        return _ARGS_JSON.encode(arguments)  # as json.dumps(sort_keys=True, ensure_ascii=False)
     except (TypeError, ValueError):
         return str(arguments)
 
 
 def _bytes(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
+
+
+def _hash(parts: list[str]) -> str:
+    """The fingerprint of ``parts`` in order (hashed whole: the same bytes as one by one)."""
+    return hashlib.blake2b(_bytes("".join(parts)), digest_size=16).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,19 +162,22 @@ class TrialDigest:
         return self.outcome == PASS
 
 
-def _last_write(messages: list[Any]) -> int:
+def _last_write(messages: list[Any]) -> tuple[int, int]:
     """The index of the trial's last result of a write-like call (-1: none): what the trial saw
-    after it makes no creation, so its identifiers need not be gathered."""
+    after it makes no creation, so its identifiers need not be gathered; and its tool calls."""
     names: dict[str, str] = {}
     last = -1
+    n_calls = 0
     for i, m in enumerate(messages):
+        if m.tool_calls:
+            n_calls += len(m.tool_calls)
         if m.role == "assistant":
             for c in m.tool_calls:
                 if c.id:
                     names[c.id] = c.name
         elif m.role == "tool" and is_write_tool(m.name or names.get(m.tool_call_id or "", "")):
             last = i
-    return last
+    return last, n_calls
 
 
 def digest_trial(trial_id: str, trial: Trial) -> TrialDigest:
@@ -177,14 +188,14 @@ def digest_trial(trial_id: str, trial: Trial) -> TrialDigest:
     created: dict[str, Creation] = {}
     reads: list[Read] = []
     wrote = False
-    said = hashlib.blake2b(digest_size=16)  # every assistant turn, in order
-    returned = hashlib.blake2b(digest_size=16)  # every tool result, in order
+    said: list[str] = []  # every assistant turn, in order, to fingerprint
+    returned: list[str] = []  # every tool result, in order, to fingerprint
     turns = results = chars = 0
     last_assistant = None
     messages = trial.messages
     # what is seen matters only up to the last write: past it, only reads (before any write) and
     # the system prompt are read for identifiers
-    last_write = _last_write(messages)
+    last_write, n_calls = _last_write(messages)
     for i, m in enumerate(messages):
         see = i < last_write
         if m.role == "system":
@@ -196,16 +207,17 @@ def digest_trial(trial_id: str, trial: Trial) -> TrialDigest:
             last_assistant = m
             turns += 1
             chars += len(m.content)
-            said.update(_bytes(m.content) + b"\x00")
+            said.append(m.content)
+            said.append("\x00")
             for c in m.tool_calls:
                 text = _args_text(c.arguments)
                 chars += len(c.name) + len(text)
-                said.update(_bytes(f"{c.name}\x01{text}\x02"))
+                said.append(f"{c.name}\x01{text}\x02")
                 if see:
                     seen |= identifiers(text)
                 if c.id:
                     calls[c.id] = (c.name, text)
-            said.update(b"\x03")
+            said.append("\x03")
             if see:
                 seen |= identifiers(m.content)
             continue
@@ -214,7 +226,8 @@ def digest_trial(trial_id: str, trial: Trial) -> TrialDigest:
                 seen |= identifiers(m.content)
             continue
         results += 1
-        returned.update(_bytes(m.content) + b"\x00")
+        returned.append(m.content)
+        returned.append("\x00")
         name, arguments = calls.get(m.tool_call_id or "", (m.name or "", ""))
         name = m.name or name
         if is_write_tool(name):
@@ -238,15 +251,15 @@ def digest_trial(trial_id: str, trial: Trial) -> TrialDigest:
                 seen |= identifiers(m.content)
         elif see:
             seen |= identifiers(m.content)
-    substantial = trial.tool_call_count > 0 or turns > 1 or chars >= MIN_COPY_CHARS
-    copy_key = said.hexdigest() if turns and substantial else None
+    substantial = n_calls > 0 or turns > 1 or chars >= MIN_COPY_CHARS
+    copy_key = _hash(said) if turns and substantial else None
     replay_key = None
     usage = trial.usage
     # a millisecond latency alone collides by chance in big runs; with both token counts it cannot
     timed = None not in (trial.latency_s, usage.input_tokens, usage.output_tokens)
     if results and timed:
-        returned.update(_bytes(f"{trial.latency_s!r}/{usage.input_tokens}/{usage.output_tokens}"))
-        replay_key = returned.hexdigest()
+        returned.append(f"{trial.latency_s!r}/{usage.input_tokens}/{usage.output_tokens}")
+        replay_key = _hash(returned)
     final_empty = last_assistant is not None and not (
         last_assistant.content.strip() or last_assistant.tool_calls
     )
@@ -256,7 +269,7 @@ def digest_trial(trial_id: str, trial: Trial) -> TrialDigest:
         trial=trial.trial if trial.trial is not None else 0,
         outcome=trial.outcome,
         assistant_turns=turns,
-        tool_calls=trial.tool_call_count,
+        tool_calls=n_calls,
         final_empty=final_empty,
         copy_key=copy_key,
         replay_key=replay_key,

@@ -44,9 +44,9 @@ def iter_tasks(db: Store, run: str) -> Iterator[list[tuple[str, Trial]]]:
         yield task
 
 
-#: One trial as the audit reads it: (id, task_id, trial, its stored fingerprint or None, and its
-#: record when it has no fingerprint of the version asked for, else None).
-FingerprintRow = tuple[str, str, int, str | None, str | None]
+#: One trial as the audit reads it: (seq, id, task_id, trial, its stored fingerprint or None, and
+#: its record when it has no fingerprint of the version asked for, else None).
+FingerprintRow = tuple[int, str, str, int, str | None, str | None]
 
 
 def iter_fingerprints(db: Store, run: str, version: int) -> Iterator[list[FingerprintRow]]:
@@ -54,9 +54,9 @@ def iter_fingerprints(db: Store, run: str, version: int) -> Iterator[list[Finger
     fingerprint of ``version`` (the record is read only for a trial without one); in pages, as
     :func:`iter_tasks`."""
     sql = (
-        "SELECT t.id, t.task_id, t.trial, f.fingerprint, "
+        "SELECT t.seq, t.id, t.task_id, t.trial, f.fingerprint, "
         "CASE WHEN f.fingerprint IS NULL THEN t.record END "
-        "FROM trials t LEFT JOIN audit_fingerprints f ON f.trial_id = t.id AND f.version = ? "
+        "FROM trials t LEFT JOIN audit_fingerprints f ON f.seq = t.seq AND f.version = ? "
         "WHERE t.run = ? {after}ORDER BY t.task_id, t.trial LIMIT ?"
     )
     last: tuple[str, int] | None = None
@@ -72,11 +72,11 @@ def iter_fingerprints(db: Store, run: str, version: int) -> Iterator[list[Finger
         if not rows:
             break
         for row in rows:
-            if task and task[0][1] != row[1]:
+            if task and task[0][2] != row[2]:
                 yield task
                 task = []
             task.append(row)
-        last = (rows[-1][1], rows[-1][2])
+        last = (rows[-1][2], rows[-1][3])
     if task:
         yield task
 
@@ -84,11 +84,11 @@ def iter_fingerprints(db: Store, run: str, version: int) -> Iterator[list[Finger
 FINGERPRINT_PAGE = 5000
 
 
-def save_fingerprints(db: Store, rows: Sequence[tuple[str, int, str]]) -> None:
-    """Keep (trial id, version, fingerprint) rows, in the caller's transaction if there is one."""
+def save_fingerprints(db: Store, rows: Sequence[tuple[int, int, str]]) -> None:
+    """Keep (trial seq, version, fingerprint) rows, in the caller's transaction if there is one."""
     with db.transaction():
         db.conn.executemany(
-            "INSERT OR REPLACE INTO audit_fingerprints (trial_id, version, fingerprint) "
+            "INSERT OR REPLACE INTO audit_fingerprints (seq, version, fingerprint) "
             "VALUES (?, ?, ?)",
             rows,
         )

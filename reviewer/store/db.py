@@ -855,9 +855,9 @@ def m015_audit_fingerprints(db: sqlite_utils.Database) -> None:
         db,
         """
         CREATE TABLE audit_fingerprints (
-            trial_id TEXT PRIMARY KEY REFERENCES trials(id),
+            seq INTEGER PRIMARY KEY REFERENCES trials(seq),
             version INTEGER NOT NULL,
             fingerprint TEXT NOT NULL
-        ) WITHOUT ROWID;
+        );
         """,
     )

@@ -47,10 +47,10 @@ def audit_run(db: Store, run: str, *, store: bool = True) -> RunAudit:
 
     extent = run_extent(db, run)
     auditor = RunAuditor(run)
-    computed: list[tuple[str, int, str]] = []  # for trials imported before fingerprints were kept
+    computed: list[tuple[int, int, str]] = []  # for trials imported before fingerprints were kept
     for task in iter_fingerprints(db, run, FINGERPRINT_VERSION):
         digests: list[TrialDigest] = []
-        for tid, task_id, trial_no, stored, record in task:
+        for seq, tid, task_id, trial_no, stored, record in task:
             if stored is not None:
                 digests.append(from_fingerprint(tid, task_id, trial_no, stored))
                 continue
@@ -58,7 +58,7 @@ def audit_run(db: Store, run: str, *, store: bool = True) -> RunAudit:
             d = digest_trial(tid, decode(record, run=run, task_id=task_id, trial=trial_no))
             digests.append(d)
             if store:
-                computed.append((tid, FINGERPRINT_VERSION, fingerprint(d)))
+                computed.append((seq, FINGERPRINT_VERSION, fingerprint(d)))
         auditor.add_task(digests)
         if len(computed) >= SAVE_EVERY:
             save_fingerprints(db, computed)
@@ -75,15 +75,18 @@ def audit_run(db: Store, run: str, *, store: bool = True) -> RunAudit:
     return result
 
 
-def fingerprint_batch(db: Store, batch: Sequence[Pending]) -> None:
-    """Store the audit fingerprint of each trial of an import's ``batch`` (in the import's
-    transaction), from the parsed trials in hand: the audit after the import then reads these small
-    rows instead of decoding every record of the run again."""
+def fingerprint_batch(db: Store, batch: Sequence[Pending], first_seq: int) -> None:
+    """Store the audit fingerprint of each trial of an import's ``batch``, written from row
+    ``first_seq`` on (in the import's transaction), from the parsed trials in hand: the audit after
+    the import then reads these small rows instead of decoding every record of the run again."""
     from reviewer.store.audit import save_fingerprints
 
     save_fingerprints(
         db,
-        [(p.id, FINGERPRINT_VERSION, fingerprint(digest_trial(p.id, p.trial))) for p in batch],
+        [
+            (seq, FINGERPRINT_VERSION, fingerprint(digest_trial(p.id, p.trial)))
+            for seq, p in enumerate(batch, first_seq)
+        ],
     )
 
 
