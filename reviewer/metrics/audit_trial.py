@@ -79,6 +79,8 @@ _CAP = 500_000
 
 @lru_cache(maxsize=512)
 def _identifiers(text: str) -> frozenset[str]:
+    if not _MAYBE_ID.search(text):
+        return _NONE
     tokens = set(_TOKEN.findall(text))
     new = tokens - _IDS
     new -= _NOT_IDS
@@ -96,8 +98,13 @@ def identifiers(text: str | None) -> frozenset[str]:
     """The identifier tokens of ``text`` (see the module docstring); a text seen lately (a system
     prompt, the same profile read by every trial of a task) is read once."""
     if not text:
-        return frozenset()
+        return _NONE
     return _identifiers(text)
+
+
+_NONE: frozenset[str] = frozenset()
+#: What every text holding an identifier has: a digit, or a run of five capitals (with ``_``, ``-``).
+_MAYBE_ID = re.compile(r"\d|[A-Z_\-]{5}")
 
 
 _ARGS_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
