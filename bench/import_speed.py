@@ -1,7 +1,9 @@
 """Import speed: ~10,000 native trials (~30 messages each), as a ratio to plain json.loads of the files.
 
 Prints wall and CPU time (medians of interleaved runs; CPU time is steadier on a busy machine),
-how much of it is parsing and checking alone, and the Python heap's peak during an import. With
+how much of it is parsing and checking alone, the independence audit's share of the import (the
+fingerprints kept as trials are written plus the audit after the import; CPU time, target at most
+0.25), and the Python heap's peak during an import. With
 ``--growth 100000`` it also imports 100,000 and prints the growth against json.loads' own.
 
 Run: python bench/import_speed.py [--trials N] [--repeat N] [--growth N]. Targets: ratio under 4x;
@@ -20,7 +22,9 @@ import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import reviewer.workflows.audit as audit_workflow
 from reviewer.ingest import sniff
 from reviewer.ingest.files import screen
 from reviewer.record import encode
@@ -110,6 +114,37 @@ def parse_all(files: list[Path]) -> int:
     return n
 
 
+#: CPU seconds spent in the audit's two parts during the imports timed so far.
+AUDIT_CPU = [0.0]
+
+
+def _audit_timer(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def timed_part(*args: Any, **kwargs: Any) -> Any:
+        start = time.process_time()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            AUDIT_CPU[0] += time.process_time() - start
+
+    return timed_part
+
+
+# the import reaches both through the module, so every import this bench times counts them (a
+# checkout from before fingerprints has only the audit after the import)
+for _part in ("fingerprint_batch", "audit_after_import"):
+    if hasattr(audit_workflow, _part):
+        setattr(audit_workflow, _part, _audit_timer(getattr(audit_workflow, _part)))
+
+
+def timed_import(root: Path, db_path: Path) -> tuple[float, float, float]:
+    """(wall, CPU, CPU in the audit) of one import of ``root``/runs into a new database."""
+    db = open_store(db_path)
+    before = AUDIT_CPU[0]
+    wall, cpu = timed(lambda: import_paths(db, [str(root / "runs")]))
+    db.close()
+    return wall, cpu, AUDIT_CPU[0] - before
+
+
 def timed(fn: Callable[[], object]) -> tuple[float, float]:
     """(wall seconds, CPU seconds of this process) of one call."""
     w, c = time.perf_counter(), time.process_time()
@@ -126,12 +161,13 @@ def measure(trials: int, repeat: int) -> dict[str, float]:
         out["mb"] = sum(p.stat().st_size for p in files) / 1e6
         out["n"] = loads_all(files)
         runs: dict[str, list[tuple[float, float]]] = {"loads": [], "parse": [], "import": []}
+        audit_shares: list[float] = []
         for attempt in range(repeat):  # interleaved, so a busy moment hits all alike
             runs["loads"].append(timed(lambda: loads_all(files)))
             runs["parse"].append(timed(lambda: parse_all(files)))
-            db = open_store(root / f"bench{attempt}.db")
-            runs["import"].append(timed(lambda db=db: import_paths(db, [str(root / "runs")])))
-            db.close()
+            wall, cpu, audit_cpu = timed_import(root, root / f"bench{attempt}.db")
+            runs["import"].append((wall, cpu))
+            audit_shares.append(audit_cpu / cpu)
             db_file = root / f"bench{attempt}.db"
             out["db_mb"] = sum(p.stat().st_size for p in root.glob(db_file.name + "*")) / 1e6
             for p in root.glob(db_file.name + "*"):
@@ -139,6 +175,7 @@ def measure(trials: int, repeat: int) -> dict[str, float]:
         for name, values in runs.items():
             out[f"{name} wall"] = statistics.median(v[0] for v in values)
             out[f"{name} cpu"] = statistics.median(v[1] for v in values)
+        out["audit share"] = statistics.median(audit_shares)
         # memory: the Python heap's peak during one more (untimed) import
         db = open_store(root / "mem.db")
         tracemalloc.start()
@@ -156,6 +193,10 @@ def report(trials: int, r: dict[str, float]) -> None:
             f"  {name:7} wall {r[name + ' wall']:6.2f} s   cpu {r[name + ' cpu']:6.2f} s   "
             f"x{r[name + ' cpu'] / r['loads cpu']:5.2f} of json.loads (cpu)"
         )
+    print(
+        f"  of which the independence audit (fingerprints + audit after import): "
+        f"{r['audit share']:.2f} of the import's cpu (target <= 0.25)"
+    )
     print(
         f"  database {r['db_mb']:.0f} MB; Python heap peak during an import {r['heap_mb']:.0f} MB"
     )

@@ -70,30 +70,62 @@ def _is_identifier(token: str) -> bool:
     return len(core) >= 5 and core.isalpha() and core.isupper()
 
 
+#: Tokens already sorted into identifiers and not (kept apart so a text's tokens are sorted with set
+#: operations, not a call per token); both cleared together past ``_CAP`` entries.
+_IDS: set[str] = set()
+_NOT_IDS: set[str] = set()
+_CAP = 500_000
+
+
 @lru_cache(maxsize=512)
 def _identifiers(text: str) -> frozenset[str]:
-    return frozenset(t for t in set(_TOKEN.findall(text)) if is_identifier(t))
+    if not _MAYBE_ID.search(text):
+        return _NONE
+    tokens = set(_TOKEN.findall(text))
+    new = tokens - _IDS
+    new -= _NOT_IDS
+    if new:
+        if len(_IDS) + len(_NOT_IDS) > _CAP:
+            _IDS.clear()
+            _NOT_IDS.clear()
+            new = tokens
+        for t in new:
+            (_IDS if 4 <= len(t) <= 100 and _is_identifier(t) else _NOT_IDS).add(t)
+    return frozenset(tokens & _IDS)
 
 
 def identifiers(text: str | None) -> frozenset[str]:
     """The identifier tokens of ``text`` (see the module docstring); a text seen lately (a system
     prompt, the same profile read by every trial of a task) is read once."""
     if not text:
-        return frozenset()
+        return _NONE
     return _identifiers(text)
+
+
+_NONE: frozenset[str] = frozenset()
+#: What every text holding an identifier has: a digit, or a run of five capitals (with ``_``, ``-``).
+_MAYBE_ID = re.compile(r"\d|[A-Z_\-]{5}")
+
+
+_ARGS_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
 
 
 def _args_text(arguments: Any) -> str:
     if isinstance(arguments, str):
         return arguments
     try:
-        return json.dumps(arguments, sort_keys=True, ensure_ascii=False)
+        return _ARGS_JSON.encode(arguments)  # as json.dumps(sort_keys=True, ensure_ascii=False)
     except (TypeError, ValueError):
         return str(arguments)
 
 
 def _bytes(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
+
+
+def _hash(parts: list[str]) -> str:
+    """The fingerprint of ``parts`` in order (hashed whole: the same bytes as one by one)."""
+    return hashlib.blake2b(_bytes("".join(parts)), digest_size=16).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +169,24 @@ class TrialDigest:
         return self.outcome == PASS
 
 
+def _last_write(messages: list[Any]) -> tuple[int, int]:
+    """The index of the trial's last result of a write-like call (-1: none): what the trial saw
+    after it makes no creation, so its identifiers need not be gathered; and its tool calls."""
+    names: dict[str, str] = {}
+    last = -1
+    n_calls = 0
+    for i, m in enumerate(messages):
+        if m.tool_calls:
+            n_calls += len(m.tool_calls)
+        if m.role == "assistant":
+            for c in m.tool_calls:
+                if c.id:
+                    names[c.id] = c.name
+        elif m.role == "tool" and is_write_tool(m.name or names.get(m.tool_call_id or "", "")):
+            last = i
+    return last, n_calls
+
+
 def digest_trial(trial_id: str, trial: Trial) -> TrialDigest:
     """Read ``trial`` once for the audit."""
     given = identifiers(trial.instruction)
@@ -145,11 +195,16 @@ def digest_trial(trial_id: str, trial: Trial) -> TrialDigest:
     created: dict[str, Creation] = {}
     reads: list[Read] = []
     wrote = False
-    said = hashlib.blake2b(digest_size=16)  # every assistant turn, in order
-    returned = hashlib.blake2b(digest_size=16)  # every tool result, in order
+    said: list[str] = []  # every assistant turn, in order, to fingerprint
+    returned: list[str] = []  # every tool result, in order, to fingerprint
     turns = results = chars = 0
     last_assistant = None
-    for i, m in enumerate(trial.messages):
+    messages = trial.messages
+    # what is seen matters only up to the last write: past it, only reads (before any write) and
+    # the system prompt are read for identifiers
+    last_write, n_calls = _last_write(messages)
+    for i, m in enumerate(messages):
+        see = i < last_write
         if m.role == "system":
             found = identifiers(m.content)
             given |= found
@@ -159,43 +214,59 @@ def digest_trial(trial_id: str, trial: Trial) -> TrialDigest:
             last_assistant = m
             turns += 1
             chars += len(m.content)
-            said.update(_bytes(m.content) + b"\x00")
+            said.append(m.content)
+            said.append("\x00")
             for c in m.tool_calls:
                 text = _args_text(c.arguments)
                 chars += len(c.name) + len(text)
-                said.update(_bytes(f"{c.name}\x01{text}\x02"))
-                seen |= identifiers(text)
+                said.append(f"{c.name}\x01{text}\x02")
+                if see:
+                    seen |= identifiers(text)
                 if c.id:
                     calls[c.id] = (c.name, text)
-            said.update(b"\x03")
-            seen |= identifiers(m.content)
+            said.append("\x03")
+            if see:
+                seen |= identifiers(m.content)
             continue
         if m.role != "tool":
-            seen |= identifiers(m.content)
+            if see:
+                seen |= identifiers(m.content)
             continue
         results += 1
-        returned.update(_bytes(m.content) + b"\x00")
+        returned.append(m.content)
+        returned.append("\x00")
         name, arguments = calls.get(m.tool_call_id or "", (m.name or "", ""))
         name = m.name or name
-        values = identifiers(m.content)
-        ok = not m.is_error and not looks_like_error(m.content)
         if is_write_tool(name):
+            ok = not m.is_error and not looks_like_error(m.content)
             if ok:  # the call's own arguments are already in seen
+                values = identifiers(m.content)
                 for v in values - seen:
                     created.setdefault(v, Creation(i, name))
                 wrote = True
-        elif ok and not wrote and m.tool_call_id in calls:
-            reads.append(Read(f"{name}\x00{arguments}", name, i, values))
-        seen |= values
-    substantial = trial.tool_call_count > 0 or turns > 1 or chars >= MIN_COPY_CHARS
-    copy_key = said.hexdigest() if turns and substantial else None
+                if see:
+                    seen |= values
+            elif see:
+                seen |= identifiers(m.content)
+        elif not wrote and m.tool_call_id in calls:
+            if not m.is_error and not looks_like_error(m.content):
+                values = identifiers(m.content)
+                reads.append(Read(f"{name}\x00{arguments}", name, i, values))
+                if see:
+                    seen |= values
+            elif see:
+                seen |= identifiers(m.content)
+        elif see:
+            seen |= identifiers(m.content)
+    substantial = n_calls > 0 or turns > 1 or chars >= MIN_COPY_CHARS
+    copy_key = _hash(said) if turns and substantial else None
     replay_key = None
     usage = trial.usage
     # a millisecond latency alone collides by chance in big runs; with both token counts it cannot
     timed = None not in (trial.latency_s, usage.input_tokens, usage.output_tokens)
     if results and timed:
-        returned.update(_bytes(f"{trial.latency_s!r}/{usage.input_tokens}/{usage.output_tokens}"))
-        replay_key = returned.hexdigest()
+        returned.append(f"{trial.latency_s!r}/{usage.input_tokens}/{usage.output_tokens}")
+        replay_key = _hash(returned)
     final_empty = last_assistant is not None and not (
         last_assistant.content.strip() or last_assistant.tool_calls
     )
@@ -205,11 +276,55 @@ def digest_trial(trial_id: str, trial: Trial) -> TrialDigest:
         trial=trial.trial if trial.trial is not None else 0,
         outcome=trial.outcome,
         assistant_turns=turns,
-        tool_calls=trial.tool_call_count,
+        tool_calls=n_calls,
         final_empty=final_empty,
         copy_key=copy_key,
         replay_key=replay_key,
         created=created,
         reads=reads,
+        given=frozenset(given),
+    )
+
+
+#: The version of :func:`fingerprint`'s form and of what :func:`digest_trial` reads; a stored
+#: fingerprint of another version is computed again from the trial's record.
+FINGERPRINT_VERSION = 1
+
+
+def fingerprint(d: TrialDigest) -> str:
+    """``d`` without its identity (the store's columns hold that), as compact JSON to store."""
+    return json.dumps(
+        [
+            d.outcome,
+            d.assistant_turns,
+            d.tool_calls,
+            d.final_empty,
+            d.copy_key,
+            d.replay_key,
+            [[v, c.message, c.tool] for v, c in d.created.items()],
+            [[r.query, r.tool, r.message, list(r.values)] for r in d.reads],
+            list(d.given),
+        ],
+        separators=(",", ":"),
+    )
+
+
+def from_fingerprint(trial_id: str, task_id: str, trial: int, text: str | bytes) -> TrialDigest:
+    """The digest :func:`fingerprint` stored, its identity from the store's columns."""
+    outcome, turns, calls, final_empty, copy_key, replay_key, created, reads, given = json.loads(
+        text
+    )
+    return TrialDigest(
+        id=trial_id,
+        task_id=task_id,
+        trial=trial,
+        outcome=outcome,
+        assistant_turns=turns,
+        tool_calls=calls,
+        final_empty=final_empty,
+        copy_key=copy_key,
+        replay_key=replay_key,
+        created={v: Creation(m, tool) for v, m, tool in created},
+        reads=[Read(q, tool, m, frozenset(values)) for q, tool, m, values in reads],
         given=frozenset(given),
     )

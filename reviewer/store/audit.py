@@ -44,6 +44,56 @@ def iter_tasks(db: Store, run: str) -> Iterator[list[tuple[str, Trial]]]:
         yield task
 
 
+#: One trial as the audit reads it: (seq, id, task_id, trial, its stored fingerprint or None, and
+#: its record when it has no fingerprint of the version asked for, else None).
+FingerprintRow = tuple[int, str, str, int, str | None, str | None]
+
+
+def iter_fingerprints(db: Store, run: str, version: int) -> Iterator[list[FingerprintRow]]:
+    """The trials of ``run`` one list per task, tasks and trials in order, each with its audit
+    fingerprint of ``version`` (the record is read only for a trial without one); in pages, as
+    :func:`iter_tasks`."""
+    sql = (
+        "SELECT t.seq, t.id, t.task_id, t.trial, f.fingerprint, "
+        "CASE WHEN f.fingerprint IS NULL THEN t.record END "
+        "FROM trials t LEFT JOIN audit_fingerprints f ON f.seq = t.seq AND f.version = ? "
+        "WHERE t.run = ? {after}ORDER BY t.task_id, t.trial LIMIT ?"
+    )
+    last: tuple[str, int] | None = None
+    task: list[FingerprintRow] = []
+    while True:
+        if last is None:
+            rows = db.execute(sql.format(after=""), [version, run, FINGERPRINT_PAGE]).fetchall()
+        else:
+            rows = db.execute(
+                sql.format(after="AND (t.task_id, t.trial) > (?, ?) "),
+                [version, run, last[0], last[1], FINGERPRINT_PAGE],
+            ).fetchall()
+        if not rows:
+            break
+        for row in rows:
+            if task and task[0][2] != row[2]:
+                yield task
+                task = []
+            task.append(row)
+        last = (rows[-1][2], rows[-1][3])
+    if task:
+        yield task
+
+
+FINGERPRINT_PAGE = 5000
+
+
+def save_fingerprints(db: Store, rows: Sequence[tuple[int, int, str]]) -> None:
+    """Keep (trial seq, version, fingerprint) rows, in the caller's transaction if there is one."""
+    with db.transaction():
+        db.conn.executemany(
+            "INSERT OR REPLACE INTO audit_fingerprints (seq, version, fingerprint) "
+            "VALUES (?, ?, ?)",
+            rows,
+        )
+
+
 @dataclass(frozen=True)
 class AuditState:
     """A stored audit: when, over how many trials and up to which row, and its summary."""

@@ -844,3 +844,20 @@ def m014_label_override(db: sqlite_utils.Database) -> None:
     """A label whose verdict goes against the rubric's pass rule, confirmed by the labeler, says so
     (``override = 1``); the label views select ``l.*`` and so carry it."""
     _run_script(db, "ALTER TABLE labels ADD COLUMN override INTEGER NOT NULL DEFAULT 0;")
+
+
+@migrations()
+def m015_audit_fingerprints(db: sqlite_utils.Database) -> None:
+    """What the independence audit needs of each trial (its fingerprint, computed as the trial is
+    imported), so an audit reads these small rows instead of decoding every record again; trials
+    imported before have none until an audit computes and stores it."""
+    _run_script(
+        db,
+        """
+        CREATE TABLE audit_fingerprints (
+            seq INTEGER PRIMARY KEY REFERENCES trials(seq),
+            version INTEGER NOT NULL,
+            fingerprint TEXT NOT NULL
+        );
+        """,
+    )

@@ -10,8 +10,19 @@ from datetime import UTC, datetime
 from typing import Any
 
 from reviewer.metrics.audit import RunAudit, RunAuditor, kind_count
-from reviewer.metrics.audit_trial import digest_trial
+from reviewer.metrics.audit_trial import (
+    FINGERPRINT_VERSION,
+    TrialDigest,
+    digest_trial,
+    fingerprint,
+    from_fingerprint,
+)
+from reviewer.record import decode
 from reviewer.store.db import Store
+from reviewer.store.writer import Pending
+
+#: Fingerprints computed for trials imported without one are stored this many at a time.
+SAVE_EVERY = 2000
 
 
 @dataclass
@@ -32,12 +43,28 @@ class StoredAudit:
 def audit_run(db: Store, run: str, *, store: bool = True) -> RunAudit:
     """Audit ``run`` (read once, a task at a time) and, with ``store``, keep the result in place
     of the last one."""
-    from reviewer.store.audit import iter_tasks, run_extent, save_audit
+    from reviewer.store.audit import iter_fingerprints, run_extent, save_audit, save_fingerprints
 
     extent = run_extent(db, run)
     auditor = RunAuditor(run)
-    for task in iter_tasks(db, run):
-        auditor.add_task([digest_trial(tid, t) for tid, t in task])
+    computed: list[tuple[int, int, str]] = []  # for trials imported before fingerprints were kept
+    for task in iter_fingerprints(db, run, FINGERPRINT_VERSION):
+        digests: list[TrialDigest] = []
+        for seq, tid, task_id, trial_no, stored, record in task:
+            if stored is not None:
+                digests.append(from_fingerprint(tid, task_id, trial_no, stored))
+                continue
+            assert record is not None
+            d = digest_trial(tid, decode(record, run=run, task_id=task_id, trial=trial_no))
+            digests.append(d)
+            if store:
+                computed.append((seq, FINGERPRINT_VERSION, fingerprint(d)))
+        auditor.add_task(digests)
+        if len(computed) >= SAVE_EVERY:
+            save_fingerprints(db, computed)
+            computed = []
+    if computed:
+        save_fingerprints(db, computed)
     result = auditor.finish()
     if not store:
         return result
@@ -46,6 +73,21 @@ def audit_run(db: Store, run: str, *, store: bool = True) -> RunAudit:
     at = datetime.now(UTC).isoformat(timespec="seconds")
     save_audit(db, run, at, extent, data, findings)
     return result
+
+
+def fingerprint_batch(db: Store, batch: Sequence[Pending], first_seq: int) -> None:
+    """Store the audit fingerprint of each trial of an import's ``batch``, written from row
+    ``first_seq`` on (in the import's transaction), from the parsed trials in hand: the audit after
+    the import then reads these small rows instead of decoding every record of the run again."""
+    from reviewer.store.audit import save_fingerprints
+
+    save_fingerprints(
+        db,
+        [
+            (seq, FINGERPRINT_VERSION, fingerprint(digest_trial(p.id, p.trial)))
+            for seq, p in enumerate(batch, first_seq)
+        ],
+    )
 
 
 def audit_runs(

@@ -43,6 +43,7 @@ from reviewer.store.writer import (
     set_pass_rule,
     write_batch,
 )
+from reviewer.workflows import audit
 
 CANCEL_EVERY = 256  # records between two looks for a cancel inside a file, whatever they are
 
@@ -338,6 +339,7 @@ def _write_trials(
             if cancelled is not None and cancelled():
                 raise Cancelled(result.file)
             seq = write_batch(db, batch, seq, result.file, now)
+            audit.fingerprint_batch(db, batch, seq - len(batch))
             result.violations += _check_rules(db, batch, session.rules)
             batch.clear()
             if progress:
@@ -346,6 +348,7 @@ def _write_trials(
         raise Cancelled(result.file)
     if batch:
         seq = write_batch(db, batch, seq, result.file, now)
+        audit.fingerprint_batch(db, batch, seq - len(batch))
         result.violations += _check_rules(db, batch, session.rules)
     for index in used.values():
         index.written(seq - 1)
