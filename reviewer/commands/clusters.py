@@ -264,15 +264,18 @@ class _progress:
     """A rich progress bar on stderr for clustering stages."""
 
     def __init__(self) -> None:
-        from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        from reviewer.commands.common import progress_console
 
         self.p = Progress(
             TextColumn("{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
-            console=Console(stderr=True),
+            console=progress_console(),
             transient=True,
+            redirect_stdout=False,
+            redirect_stderr=False,
         )
         self.task = self.p.add_task("clustering", total=None)
         self.p.start()

@@ -122,6 +122,17 @@ def fail(message: str, code: int = 1) -> NoReturn:
     sys.exit(code)
 
 
+def progress_console() -> Any:
+    """The rich Console for our own progress bars on stderr. It writes to the real stream under the
+    command's SafeStream (which would show the bar's own escapes as stand-ins); data reaches a bar
+    only through ``reviewer.text.visible``. Bars made with it must pass ``redirect_stdout=False,
+    redirect_stderr=False``: rich's redirect would route other output around the SafeStream."""
+    from rich.console import Console
+
+    err = sys.stderr
+    return Console(file=err.raw if isinstance(err, SafeStream) else err)
+
+
 def cli_store(ctx: click.Context, code: int = 1) -> Store:
     """The database named by ``--db``, opened and migrated; a one-line failure (exit ``code``) when it
     is not ours."""

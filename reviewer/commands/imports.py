@@ -216,16 +216,19 @@ def run_import(
     on_file = None
     progress = None
     if sys.stderr.isatty():
-        from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        from reviewer.commands.common import progress_console
 
         bar = progress = Progress(
             TextColumn("{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("{task.fields[records]} records"),
-            console=Console(stderr=True),
+            console=progress_console(),
             transient=True,
+            redirect_stdout=False,
+            redirect_stderr=False,
         )
         files, _ = discover(paths)
         task = bar.add_task("importing" if not check else "checking", total=len(files), records=0)

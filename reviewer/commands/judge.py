@@ -148,11 +148,12 @@ def note(line: str) -> None:
 def progress_bar(label: str, *, quiet: bool) -> Iterator[tuple[Start, Progress]]:
     """A rich progress bar on stderr (only on a terminal and unless ``quiet``): the workflow's
     ``on_start`` and ``on_progress`` callbacks drive it."""
-    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
     from rich.progress import Progress as Bar
 
-    console = Console(stderr=True)
+    from reviewer.commands.common import progress_console
+
+    console = progress_console()
     with Bar(
         TextColumn(label),
         BarColumn(),
@@ -162,6 +163,8 @@ def progress_bar(label: str, *, quiet: bool) -> Iterator[tuple[Start, Progress]]
         console=console,
         disable=quiet or not console.is_terminal,
         transient=True,
+        redirect_stdout=False,
+        redirect_stderr=False,
     ) as bar:
         task = bar.add_task(label, total=None, cost=0.0, errors=0)
 

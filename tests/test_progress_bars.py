@@ -1,0 +1,47 @@
+"""Our own progress bars on a terminal: rich's escapes reach the terminal as escapes (a bar that
+redraws in place), while the command's other output still goes through the SafeStream."""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+import pytest
+
+from reviewer.commands.common import SafeStream, progress_console, safe_output
+from tests.conftest import native_trial, write_jsonl
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_progress_console_writes_to_the_real_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+    raw = FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", SafeStream(raw))
+    console = progress_console()
+    assert console.file is raw and console.is_terminal
+
+
+def test_import_progress_bar_redraws_with_real_escapes_and_data_stays_visible(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: the bar's own colour codes and carriage returns were shown as ␛[..m stand-ins,
+    a screenful of them, because rich's stderr redirect routed the bar back through the SafeStream."""
+    from reviewer.commands.imports import run_import
+    from reviewer.store import open_store
+
+    name = "evil\x1b]52;c;aGk=\x07[red]x.jsonl"
+    write_jsonl(tmp_path / name, [native_trial("t", True, trial=i) for i in range(3)])
+    out, err = FakeTerminal(), FakeTerminal()
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(sys, "stderr", err)
+    with safe_output(), open_store(tmp_path / "x.db") as db:
+        run_import(db, [str(tmp_path)], run=None, check=False)
+    written = err.getvalue()
+    assert "imported 3 trials" in written
+    assert "\x1b[" in written or "\r" in written  # the bar itself drew on the terminal
+    assert "␛[" not in written  # ... and none of its escapes was turned into a stand-in
+    assert "\x1b]52" not in written and "\x07" not in written  # the file name never drives it
