@@ -8,7 +8,6 @@ import hashlib
 import json
 
 from reviewer.clustering.cluster import ClusteringResult, cluster_failures
-
 from tests.clustering.test_cluster import synthetic
 
 
