@@ -128,3 +128,16 @@ def test_clustering_does_not_import_scikit_learn() -> None:
         [sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_cut_at_is_fclusters_distance_cut() -> None:
+    from scipy.cluster.hierarchy import fcluster
+
+    from reviewer.clustering.linkage import canonical, cut_at, upgma
+
+    rng = np.random.default_rng(5)
+    means = sk_normalize(rng.normal(size=(120, 6)) + np.repeat(np.eye(6) * 3, 20, axis=0))
+    tree = upgma(means, rng.integers(1, 9, size=120).astype(np.float64))
+    for t in (0.0, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, *tree[::7, 2].tolist()):
+        ours = canonical(cut_at(tree, t))
+        assert np.array_equal(ours, canonical(fcluster(tree, t=t, criterion="distance")))
