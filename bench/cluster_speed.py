@@ -6,8 +6,17 @@ memory once the synthetic trials exist and at its peak (ru_maxrss, whole process
 the groups, the clusters and their adjusted Rand index against the known modes; then the growth of
 the times from size to size next to the growth of n and of n log n.
 
-    python bench/cluster_speed.py            # 2000 10000 50000
+    python bench/cluster_speed.py            # 2000 10000 50000, then the targets
     python bench/cluster_speed.py 1000 5000  # other sizes
+    python bench/cluster_speed.py --targets  # the issue-21 targets only
+
+Targets (issue 21), printed after the sizes: the start-up share of ``reviewer cluster`` on a database
+of 1,000 failures, medians of 3, target <= 20%, as CPU time over the command's CPU time: every
+import (a process that only imports every module the command ends up loading), and the scipy and
+scikit-learn imports (that, less a process importing all but the modules ``-X importtime`` shows
+scipy and scikit-learn loading); and 50,000 failures clustered
+(evidence + clustering, process CPU time and ru_maxrss; targets <= 15 s and <= 600 MB). CPU time,
+not wall time: the machine is shared, so wall time measures the other work as much as this.
 """
 
 from __future__ import annotations
@@ -17,8 +26,10 @@ import math
 import os
 import random
 import resource
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -219,17 +230,20 @@ def run_one(n: int, seed: int = 0) -> dict[str, float | str]:
         [evidence_of(t, trial_id=str(i)) for i, t in enumerate(trials[:50])], seed=seed
     )
     rss_input = _rss_mb()
+    c0 = time.process_time()
     t0 = time.perf_counter()
     docs = [evidence_of(t, trial_id=f"t{i:07d}") for i, t in enumerate(trials)]
     t1 = time.perf_counter()
     result = cluster_failures(docs, seed=seed)
     t2 = time.perf_counter()
+    cpu = time.process_time() - c0
     by_trial = result.by_trial()
     ari = adjusted_rand_score(modes, [by_trial[f"t{i:07d}"] for i in range(n)])
     return {
         "n": n,
         "evidence_s": t1 - t0,
         "cluster_s": t2 - t1,
+        "cpu_s": cpu,
         "rss_input_mb": rss_input,
         "rss_peak_mb": _rss_mb(),
         "clusters": len(result.clusters),
@@ -240,15 +254,174 @@ def run_one(n: int, seed: int = 0) -> dict[str, float | str]:
     }
 
 
+STARTUP_FAILURES = 1000
+STARTUP_TARGET = 0.20
+LARGE_FAILURES = 50000
+LARGE_TARGET_S = 15.0
+LARGE_TARGET_MB = 600.0
+#: Runs a child with ``reviewer cluster``'s command line and writes the modules it loaded, in order.
+_LOADED = (
+    "import atexit, sys\n"
+    "out = sys.argv.pop(1)\n"
+    "atexit.register(lambda: open(out, 'w').write('\\n'.join(sys.modules)))\n"
+    "from reviewer.cli import main\n"
+    "main()\n"
+)
+#: Imports, in order, every module of a list (the start-up alone, nothing clustered).
+_IMPORT_ONLY = (
+    "import importlib, sys\n"
+    "for name in open(sys.argv[1]).read().split():\n"
+    "    if name == '__main__' or name in sys.modules:\n"
+    "        continue\n"
+    "    try:\n"
+    "        importlib.import_module(name)\n"
+    "    except Exception:\n"
+    "        pass\n"
+)
+
+
+def _child_cpu(cmd: list[str], env: dict[str, str]) -> float:
+    """CPU time (user + system) of one child process run to its end."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def _scientific_modules(stderr: str) -> set[str]:
+    """The modules that ``-X importtime`` shows loaded by scipy or scikit-learn imports (those and
+    everything they pulled in), from one process's stderr."""
+    found: set[str] = set()
+    stack: list[tuple[int, bool]] = []
+    lines = [ln for ln in stderr.splitlines() if ln.startswith("import time:") and "|" in ln]
+    for line in reversed(lines[1:] if lines and "cumulative" in lines[0] else lines):
+        name = line.split("|", 2)[2]
+        level = len(name) - len(name.lstrip())
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        mine = (bool(stack) and stack[-1][1]) or name.strip().split(".")[0] in ("scipy", "sklearn")
+        if mine:
+            found.add(name.strip())
+        stack.append((level, mine))
+    return found
+
+
+def startup_share(
+    env: dict[str, str], n: int = STARTUP_FAILURES, repeats: int = 3
+) -> dict[str, float]:
+    """Start-up share of ``reviewer cluster`` on a database of ``n`` synthetic failures."""
+    from reviewer.record import trial_to_dict
+    from reviewer.store import open_store
+    from reviewer.workflows.imports import import_paths
+
+    rng = random.Random(0)
+    vocab = _vocabulary(rng)
+    with tempfile.TemporaryDirectory() as tmp:
+        src, db, loaded = Path(tmp, "failures.jsonl"), Path(tmp, "bench.db"), Path(tmp, "modules")
+        with src.open("w") as f:
+            for i in range(n):
+                trial = synthetic_trial(rng.randrange(MODES), i, rng, vocab)
+                f.write(json.dumps(trial_to_dict(trial)) + "\n")
+        import_paths(open_store(db), [str(src)])
+        args = ["--db", str(db), "cluster"]
+        traced = subprocess.run(
+            [sys.executable, "-X", "importtime", "-c", _LOADED, str(loaded), *args],
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        scientific_modules = _scientific_modules(traced.stderr)
+        without = Path(tmp, "modules-without-scipy")
+        without.write_text(
+            "\n".join(
+                m
+                for m in loaded.read_text().split()
+                if m not in scientific_modules and m.split(".")[0] not in ("scipy", "sklearn")
+            )
+        )
+        command, startup, bare, scientific = [], [], [], []
+        for _ in range(repeats):
+            command.append(
+                _child_cpu(
+                    [sys.executable, "-c", "from reviewer.cli import main; main()", *args], env
+                )
+            )
+            startup.append(_child_cpu([sys.executable, "-c", _IMPORT_ONLY, str(loaded)], env))
+            rest = _child_cpu([sys.executable, "-c", _IMPORT_ONLY, str(without)], env)
+            scientific.append(startup[-1] - rest)
+            bare.append(_child_cpu([sys.executable, "-c", "pass"], env))
+        modules = len(loaded.read_text().split())
+    cmd_s, start_s, bare_s = (statistics.median(v) for v in (command, startup, bare))
+    return {
+        "command_s": cmd_s,
+        "startup_s": start_s,
+        "python_s": bare_s,
+        "modules": modules,
+        "scientific_s": statistics.median(scientific),
+    }
+
+
+def targets(env: dict[str, str], large: dict[str, float] | None = None) -> None:
+    """Print the issue-21 clustering targets: figures, ratios to the target, met or not."""
+    s = startup_share(env)
+    share = s["startup_s"] / s["command_s"]
+    sci = s["scientific_s"] / s["command_s"]
+    print()
+    print(
+        f"start-up, `reviewer cluster` on {STARTUP_FAILURES} failures (CPU s, median of 3): "
+        f"command {s['command_s']:.2f}, imports alone {s['startup_s']:.2f} "
+        f"({s['modules']:.0f} modules), bare python {s['python_s']:.2f}"
+    )
+    print(
+        f"  scipy/scikit-learn imports: {s['scientific_s']:.2f} s, {sci:.0%} of the command's CPU "
+        f"(target <= {STARTUP_TARGET:.0%}; ratio to target {sci / STARTUP_TARGET:.2f}): "
+        f"{'met' if sci <= STARTUP_TARGET else 'NOT met'}"
+    )
+    print(
+        f"  every import (python, click, the store, numpy, scipy): {share:.0%} of the command's CPU "
+        f"(ratio to the {STARTUP_TARGET:.0%} target {share / STARTUP_TARGET:.2f}): "
+        f"{'met' if share <= STARTUP_TARGET else 'NOT met'}"
+    )
+    if large is None:
+        large = _one_size(LARGE_FAILURES, env)
+    cpu, peak = large["cpu_s"], large["rss_peak_mb"]
+    print(
+        f"{LARGE_FAILURES} failures clustered (evidence + clustering, process CPU s; peak ru_maxrss): "
+        f"{cpu:.2f} s (wall {large['evidence_s'] + large['cluster_s']:.2f} s), {peak:.0f} MB"
+    )
+    print(
+        f"  time {cpu:.2f} / {LARGE_TARGET_S:.0f} s = {cpu / LARGE_TARGET_S:.2f} of the target: "
+        f"{'met' if cpu <= LARGE_TARGET_S else 'NOT met'}; memory {peak:.0f} / {LARGE_TARGET_MB:.0f} MB "
+        f"= {peak / LARGE_TARGET_MB:.2f}: {'met' if peak <= LARGE_TARGET_MB else 'NOT met'}"
+    )
+
+
+def _one_size(n: int, env: dict[str, str]) -> dict[str, float]:
+    out = subprocess.run(
+        [sys.executable, __file__, "--one", str(n)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    row: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    return row
+
+
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--one"]:
         print(json.dumps(run_one(int(argv[1]))))
         return 0
-    sizes = [int(a) for a in argv] or list(SIZES)
     env = {**os.environ, **dict.fromkeys(THREAD_VARS, "2")}
     env["PYTHONPATH"] = os.pathsep.join(
         [str(Path(__file__).resolve().parents[1]), env.get("PYTHONPATH", "")]
     )
+    if argv[:1] == ["--targets"]:
+        targets(env)
+        return 0
+    sizes = [int(a) for a in argv] or list(SIZES)
     print(
         f"{MODES} known failure modes; each size in its own process, 2 BLAS threads",
         file=sys.stderr,
@@ -259,14 +432,7 @@ def main(argv: list[str]) -> int:
     )
     rows = []
     for n in sizes:
-        out = subprocess.run(
-            [sys.executable, __file__, "--one", str(n)],
-            env=env,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        row = json.loads(out.stdout.strip().splitlines()[-1])
+        row = _one_size(n, env)
         rows.append(row)
         total = row["evidence_s"] + row["cluster_s"]
         print(

@@ -70,9 +70,9 @@ def _embed(
     """Unit (or zero) vectors of the docs, the unique text index of each doc, the unique texts, and
     what the embedder was. Each distinct text is embedded once."""
     import numpy as np
-    from sklearn.preprocessing import normalize
 
     from reviewer.clustering.embed import TfidfSvdEmbedder
+    from reviewer.clustering.vectorize import normalize
 
     n = len(ordered)
     text_index: dict[str, int] = {}

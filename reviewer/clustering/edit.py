@@ -24,9 +24,9 @@ MAX_PIECES = 8
 def _doc_vectors(docs: Sequence[FailureDoc], seed: int) -> np.ndarray:
     """One unit vector per doc: its signature's embedding beside its text's (as clustering does)."""
     import numpy as np
-    from sklearn.preprocessing import normalize
 
     from reviewer.clustering.cluster import SIGNATURE_WEIGHT, _embed, _group_means
+    from reviewer.clustering.vectorize import normalize
 
     x, _, _, _ = _embed(list(docs), None, None, list(range(len(docs))), seed)
     kinds = [d.signature for d in docs]

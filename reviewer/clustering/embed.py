@@ -1,7 +1,8 @@
 """Embeddings of masked failure text. The default is TF-IDF (word and character n-grams) reduced with
 TruncatedSVD and L2-normalised; other backends (sentence-transformers) are optional and never download.
 
-numpy and scikit-learn are imported inside the functions that need them.
+numpy and scipy are imported inside the functions that need them; the TF-IDF and SVD steps are
+reviewer.clustering.vectorize's (scikit-learn's algorithms, without its 1.3 s import).
 """
 
 from __future__ import annotations
@@ -60,16 +61,14 @@ def _reduce(x: Any, dims: int, seed: int, fit_rows: int) -> np.ndarray:
         return out if out.shape[1] else np.zeros((n, 1))
     if d <= dims:
         return np.asarray(x.toarray(), dtype=np.float64)
-    from sklearn.decomposition import TruncatedSVD
+    from reviewer.clustering.vectorize import truncated_svd_components
 
-    svd = TruncatedSVD(
-        n_components=min(dims, d - 1), algorithm="randomized", n_iter=2, random_state=seed
-    )
+    fit_on = x
     if n > fit_rows:
         rows = np.sort(np.random.default_rng(seed).choice(n, size=fit_rows, replace=False))
-        svd.fit(x[rows])
-        return np.asarray(svd.transform(x), dtype=np.float64)
-    return np.asarray(svd.fit_transform(x), dtype=np.float64)
+        fit_on = x[rows]
+    components = truncated_svd_components(fit_on, min(dims, d - 1), seed, n_iter=2)
+    return np.asarray(x @ components.T, dtype=np.float64)
 
 
 @dataclass
@@ -102,30 +101,31 @@ class TfidfSvdEmbedder:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         import numpy as np
-        from sklearn.feature_extraction.text import (
-            CountVectorizer,
-            TfidfTransformer,
-            TfidfVectorizer,
+
+        from reviewer.clustering.vectorize import (
+            char_wb_ngrams,
+            count_matrix,
+            normalize,
+            tfidf,
+            word_analyzer,
         )
-        from sklearn.preprocessing import normalize
 
         n = len(texts)
         if n == 0:
             return np.zeros((0, 1))
-        counter = CountVectorizer(
-            token_pattern=r"(?u)<\w+>|\b\w\w+\b", max_features=self.max_features, dtype=np.float32
-        )
         try:
-            counts = counter.fit_transform([t[: self.max_chars] for t in texts])
+            counts, words = count_matrix(
+                (t[: self.max_chars] for t in texts),
+                word_analyzer(r"(?u)<\w+>|\b\w\w+\b"),
+                np.float32,
+                self.max_features,
+            )
         except ValueError:  # empty vocabulary: every text is blank
             return np.zeros((n, 1))
-        words = counter.get_feature_names_out()
-        weights = TfidfTransformer(sublinear_tf=True).fit_transform(counts)
+        weights = tfidf(counts)
         word_block = normalize(_reduce(weights, self.dims, self.seed, self.fit_rows))
-        grams = TfidfVectorizer(
-            analyzer="char_wb", ngram_range=(3, 5), sublinear_tf=True, dtype=np.float32
-        )
-        char_words = _reduce(grams.fit_transform(words), self.char_dims, self.seed, self.fit_rows)
+        grams = tfidf(count_matrix(words, char_wb_ngrams, np.float32)[0])
+        char_words = _reduce(grams, self.char_dims, self.seed, self.fit_rows)
         char_block = normalize(np.asarray(weights @ char_words, dtype=np.float64))
         return np.asarray(normalize(np.hstack([word_block, char_block])), dtype=np.float64)
 
@@ -210,7 +210,8 @@ class WordLlamaEmbedder:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         import numpy as np
-        from sklearn.preprocessing import normalize
+
+        from reviewer.clustering.vectorize import normalize
 
         if not texts:
             return np.zeros((0, 1))

@@ -17,7 +17,15 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["CUTS", "auto_cluster", "canonical", "split_modes", "upgma", "weighted_silhouette"]
+__all__ = [
+    "CUTS",
+    "auto_cluster",
+    "canonical",
+    "cut_at",
+    "split_modes",
+    "upgma",
+    "weighted_silhouette",
+]
 
 #: Candidate cuts (mean cosine distance between failures of two clusters); best silhouette wins.
 CUTS = (0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75)
@@ -101,6 +109,29 @@ def upgma(means: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return tree
 
 
+def cut_at(tree: np.ndarray, t: float) -> np.ndarray:
+    """The atoms' flat clusters under cut ``t``: scipy's ``fcluster(tree, t, criterion="distance")``
+    up to numbering (every caller renumbers with ``canonical``), without importing scipy.cluster
+    (0.2 s). ``upgma`` lists merges by height, children before parents, so a merge is under the cut
+    exactly when its own height is (its subtree's highest merge is itself, as fcluster asks)."""
+    import numpy as np
+
+    m = len(tree) + 1
+    parent = list(range(2 * m - 1))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for step, (a, b, height, _) in enumerate(tree.tolist()):
+        if height <= t:
+            parent[find(int(a))] = m + step
+            parent[find(int(b))] = m + step
+    return np.fromiter((find(i) for i in range(m)), np.int64, m)
+
+
 def weighted_silhouette(distances: np.ndarray, labels: np.ndarray, weights: np.ndarray) -> float:
     """The failures' mean silhouette, computed on atoms: ``distances`` between atoms with the
     within-atom mean distance on the diagonal, ``weights`` the atoms' sizes. A cluster of one failure
@@ -134,14 +165,13 @@ def _agglomerate(
     """Cut the atoms' average-linkage tree at ``threshold``, or at the cut in ``cuts`` with the best
     silhouette (ties to the coarser cut) when it is None."""
     import numpy as np
-    from scipy.cluster.hierarchy import fcluster
 
     m = len(means)
     if m < 2:
         return np.zeros(m, dtype=np.int64), threshold if threshold is not None else cuts[0]
     tree = upgma(means, weights)
     if threshold is not None:
-        return canonical(fcluster(tree, t=threshold, criterion="distance")), threshold
+        return canonical(cut_at(tree, threshold)), threshold
     heights = tree[:, 2]
     if heights.max() <= cuts[0]:
         return np.zeros(m, dtype=np.int64), cuts[0]  # everything is alike
@@ -150,13 +180,13 @@ def _agglomerate(
     distances = _distances(means)
     best: tuple[float, float, np.ndarray] | None = None
     for cut in cuts:
-        labels = canonical(fcluster(tree, t=cut, criterion="distance"))
+        labels = canonical(cut_at(tree, cut))
         score = weighted_silhouette(distances, labels, weights)
         if best is None or score >= best[0] - 1e-9:
             best = (score, cut, labels)
     assert best is not None
     if best[0] <= 0.0:  # no cut separates anything well: keep only the merges under the lowest cut
-        return canonical(fcluster(tree, t=cuts[0], criterion="distance")), cuts[0]
+        return canonical(cut_at(tree, cuts[0])), cuts[0]
     return best[2], best[1]
 
 

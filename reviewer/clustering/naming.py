@@ -38,9 +38,9 @@ _EXTRA_STOP = "agent calls let file line return traceback recent notes".split()
 
 
 def _stop_words() -> list[str]:
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+    from reviewer.clustering.vectorize import english_stop_words
 
-    return sorted(ENGLISH_STOP_WORDS.union(_EXTRA_STOP))
+    return sorted(english_stop_words().union(_EXTRA_STOP))
 
 
 @dataclass(frozen=True)
@@ -124,25 +124,21 @@ def class_terms(
     ``per_cluster`` docs of each cluster (seeded sample) are read, so the cost stays linear."""
     import numpy as np
     import scipy.sparse as sp
-    from sklearn.feature_extraction.text import CountVectorizer
+
+    from reviewer.clustering.vectorize import count_matrix, word_analyzer
 
     empty: list[list[str]] = [[] for _ in range(n_clusters)]
     if n_clusters == 0 or not texts:
         return empty
     picked = _sample_per_label(labels, per_cluster, seed)
     text_ids, local = np.unique(doc_text[picked], return_inverse=True)
-    vectorizer = CountVectorizer(
-        preprocessor=_preprocess,
-        token_pattern=r"(?u)\b[a-z][a-z_]{2,}\b",
-        stop_words=_stop_words(),
-        max_features=2**16,
-        dtype=np.float64,
-    )
+    analyze = word_analyzer(r"(?u)\b[a-z][a-z_]{2,}\b", _preprocess, _stop_words())
     try:
-        counts = vectorizer.fit_transform([texts[i] for i in text_ids.tolist()])
+        counts, vocab = count_matrix(
+            [texts[i] for i in text_ids.tolist()], analyze, np.float64, 2**16
+        )
     except ValueError:  # no words at all
         return empty
-    vocab = vectorizer.get_feature_names_out()
     membership = sp.csr_matrix(
         (np.ones(len(picked)), (labels[picked], local.ravel())), shape=(n_clusters, len(text_ids))
     )  # sampled docs per (cluster, unique text)
