@@ -120,7 +120,9 @@ class Agreement:
         """``judge is trusted: ...`` or ``judge is not trusted: ...`` with the reason."""
         thr = f"{self.threshold:g}"
         if self.status == TOO_FEW_LABELS:
-            return f"no verdict yet: {self.n} label{'' if self.n == 1 else 's'}, it needs {self.min_n}"
+            return (
+                f"no verdict yet: {self.n} label{'' if self.n == 1 else 's'}, it needs {self.min_n}"
+            )
         if self.kappa_lower is None or self.ci_adjusted is None:
             why = "kappa is undefined" if self.kappa is None else "no kappa interval"
             return f"judge is not trusted: {why}, so it cannot be checked against {thr}"

@@ -8,10 +8,9 @@ import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
 from reviewer.metrics.compare import format_value as _fmt
-from reviewer.text import visible
-
 from reviewer.metrics.gate import TASKS_FAILED, UNDECIDED
 from reviewer.metrics.noise import MIN_TASKS
+from reviewer.text import visible
 
 if TYPE_CHECKING:
     from reviewer.metrics.gate import GateResult
