@@ -119,15 +119,14 @@ class Agreement:
     def verdict_line(self) -> str:
         """``judge is trusted: ...`` or ``judge is not trusted: ...`` with the reason."""
         thr = f"{self.threshold:g}"
+        if self.status == TOO_FEW_LABELS:
+            return (
+                f"no verdict yet: {self.n} label{'' if self.n == 1 else 's'}, it needs {self.min_n}"
+            )
         if self.kappa_lower is None or self.ci_adjusted is None:
             why = "kappa is undefined" if self.kappa is None else "no kappa interval"
             return f"judge is not trusted: {why}, so it cannot be checked against {thr}"
         cmp = f"kappa lower bound {self.kappa_lower:.3f}"
-        if self.status == TOO_FEW_LABELS:
-            return (
-                f"judge is not trusted yet: n = {self.n} is below the {self.min_n} labeled trials"
-                " a verdict needs"
-            )
         if self.trusted:
             return f"judge is trusted: {cmp} >= {thr} (n = {self.n})"
         if self.status == NOT_TRUSTED:
@@ -177,6 +176,10 @@ def judge_agreement(
         min_n=min_n,
         labeler=labeler,
     )
+    if n < min_n:
+        # Fewer labels than a verdict needs: no verdict whatever kappa turns out to be (even when it
+        # is undefined: more labels may well define it).
+        base.status = TOO_FEW_LABELS
     if n == 0:
         base.explanation = "no trial has both a human label and a judge verdict"
         base.labels_needed = min_n
@@ -208,10 +211,8 @@ def judge_agreement(
     base.ci_bootstrap = bootstrap_kappa_ci(human, judge, seed=seed, n_boot=n_boot)
     base.ci_adjusted = kappa_ci_adjusted(m)
     base.kappa_lower = None if base.ci_adjusted is None else base.ci_adjusted[0]
-    base.status = _status(base.ci_adjusted, trust_threshold)
+    base.status = TOO_FEW_LABELS if n < min_n else _status(base.ci_adjusted, trust_threshold)
     base.labels_needed = _labels_needed(m, trust_threshold, min_n)
-    if n < min_n and base.status != UNDEFINED:
-        base.status = TOO_FEW_LABELS
     base.trusted = base.status == TRUSTED
     return base
 

@@ -48,21 +48,26 @@ def audit(ctx: click.Context, runs: Sequence[str], as_json: bool) -> None:
         if not r.findings:
             blocks.append(lines[0])
             continue
-        lines.append(
-            f"  pass^{k} {_fmt(r.reported)} as reported; {_fmt(r.distinct)} with copies counted once"
-            + (
-                f" ({r.distinct_left_out} task{'' if r.distinct_left_out == 1 else 's'} left "
-                f"with fewer than {k} distinct trials)"
-                if r.distinct_left_out
-                else ""
+        # No scored trial (production traffic): no pass^k to show or adjust, the findings stand.
+        scored = r.reported is not None
+        if not scored:
+            lines.append("  no scored trial: no pass^k to adjust")
+        else:
+            lines.append(
+                f"  pass^{k} {_fmt(r.reported)} as reported; {_fmt(r.distinct)} with copies counted once"
+                + (
+                    f" ({r.distinct_left_out} task{'' if r.distinct_left_out == 1 else 's'} left "
+                    f"with fewer than {k} distinct trials)"
+                    if r.distinct_left_out
+                    else ""
+                )
             )
-        )
         for f in r.findings:
             lines.append(f"  [{f.kind}] {f.title}")
             lines += [f"      {e}" for e in f.evidence]
             if f.trials:
                 lines.append("      trials: " + ", ".join(t.id for t in f.trials))
-            if f.kind != "order":
+            if f.kind != "order" and scored:
                 lines.append(
                     f"      pass^{k} {_fmt(r.reported)} → {_fmt(f.adjusted)} {_EFFECT[f.kind]}"
                 )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -104,6 +104,9 @@ def judge(ctx: click.Context, **opts: Any) -> None:
     db = cli_store(ctx)
     if not opts["collect"]:
         require_runs(db, ctx, list(opts["runs"]))
+        if opts["labeled"] and not opts["trial_ids"] and not _any_labeled(db, opts["runs"]):
+            db.close()
+            fail("no labeled trials: label some first (reviewer sample, then the app's labeling)")
     request = JudgeRequest(
         runs=tuple(opts["runs"]),
         trial_ids=tuple(opts["trial_ids"]) or None,
@@ -136,6 +139,12 @@ def judge(ctx: click.Context, **opts: Any) -> None:
         echo_json(result.to_dict())
     if result.incomplete:
         sys.exit(EXIT_INCOMPLETE)
+
+
+def _any_labeled(db: Any, runs: Sequence[str]) -> bool:
+    from reviewer.store.judging import select_trials
+
+    return bool(select_trials(db, tuple(runs), labeled=True, limit=1))
 
 
 def note(line: str) -> None:

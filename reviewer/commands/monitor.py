@@ -196,7 +196,9 @@ def _show(report: Any, as_json: bool) -> None:
         click.echo(report.header())
         if report.windows:
             click.echo("")
-            click.echo("\n".join(report.table_lines()))
+            import shutil
+
+            click.echo("\n".join(report.table_lines(shutil.get_terminal_size().columns)))
         else:
             click.echo("no conversation with a time to put in a window (started_at or timestamp)")
         lines = report.alert_lines()

@@ -5,7 +5,8 @@ A regression is (1) pass^k or pass@1 worse by the compare command's own rule (it
 ``[gate]`` budget exceeded: cost per task, p95 latency, average steps or the tool error rate, each as an
 absolute limit on the new run or as a ratio to the baseline. Per task, a task *regressed* when it newly
 fails (it passed some trials before, none now) or its pass rate fell beyond noise (one-sided Fisher
-exact test, p < 0.05); those are the JUnit cases that fail. Pure: the verdict as text and JSON from a
+exact test, p < 0.05); those are the JUnit cases that fail. compare's ``regressed`` bucket is
+descriptive (any drop): the gate names the tasks it passed in that bucket "within noise". Pure: the verdict as text and JSON from a
 :class:`~reviewer.metrics.compare_types.Comparison` (Markdown and JUnit XML: ``gate_formats``).
 """
 
@@ -27,6 +28,13 @@ BUDGETS: dict[str, tuple[str, str, str]] = {
     "max_tool_error_rate": ("tool_error_rate", "pct", "max_tool_error_rate_ratio"),
 }
 RELIABILITY = ("pass_hat_k", "pass_at_1")
+#: The gate's per-task verdict, named apart from compare's descriptive ``regressed`` bucket.
+TASKS_FAILED = "tasks that newly fail or fell beyond noise (Fisher p < 0.05)"
+NO_TASK_FAILED = "no task newly fails or fell beyond noise (Fisher p < 0.05)"
+#: compare's buckets that say a task got worse without testing it
+_DESCRIPTIVE_WORSE = ("regressed", "newly flaky")
+#: Check statuses where nothing was decided: JUnit skips them.
+UNDECIDED = ("too few tasks", "within noise", "n/a")
 #: A task regressed beyond noise when its one-sided Fisher exact p-value is below this.
 TASK_ALPHA = 0.05
 _EPS = 1e-9
@@ -154,15 +162,31 @@ class GateResult:
             )
         return out
 
+    @property
+    def within_noise_tasks(self) -> list[TaskVerdict]:
+        """Tasks `reviewer compare` buckets as regressed or newly flaky that the gate passed."""
+        return [t for t in self.tasks if t.status == "passed" and t.bucket in _DESCRIPTIVE_WORSE]
+
+    def descriptive_lines(self) -> list[str]:
+        """Why compare's `regressed` bucket and the gate's task verdict may differ, when they do:
+        compare's buckets describe any drop, the gate tests each task."""
+        quiet = self.within_noise_tasks
+        if not quiet:
+            return []
+        names = ", ".join(_v(t.task_id) for t in quiet[:8])
+        more = f" and {len(quiet) - 8} more" if len(quiet) > 8 else ""
+        return [
+            "within noise, though compare buckets them regressed or newly flaky (descriptive):",
+            f"  {names}{more}",
+        ]
+
     def task_lines(self) -> list[str]:
         bad = self.regressed_tasks
-        if not bad:
-            return ["no task regressed"]
-        lines = [f"tasks that regressed ({len(bad)}):"]
+        lines = [NO_TASK_FAILED] if not bad else [f"{TASKS_FAILED} ({len(bad)}):"]
         for t in bad:
             ids = f"  trials: {', '.join(t.trial_ids)}" if t.trial_ids else ""
             lines.append(f"  {_v(t.task_id)}: {t.why}{ids}")
-        return lines
+        return lines + self.descriptive_lines()
 
     def render_text(self) -> str:
         parts = [
@@ -189,6 +213,7 @@ class GateResult:
             "checks": [c.to_dict() for c in self.checks],
             "tasks": [t.to_dict() for t in self.tasks],
             "regressed_tasks": [t.task_id for t in self.regressed_tasks],
+            "within_noise_tasks": [t.task_id for t in self.within_noise_tasks],
             "comparison": self.comparison.to_dict(),
             "audit_warnings": list(self.warnings),
         }

@@ -8,6 +8,8 @@ import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
 from reviewer.metrics.compare import format_value as _fmt
+from reviewer.metrics.gate import TASKS_FAILED, UNDECIDED
+from reviewer.metrics.noise import MIN_TASKS
 from reviewer.text import visible
 
 if TYPE_CHECKING:
@@ -15,7 +17,8 @@ if TYPE_CHECKING:
 
 
 def markdown(result: GateResult) -> str:
-    """A CI job summary: the verdict, the table, the tasks that regressed with their trials."""
+    """A CI job summary: the verdict, the table, the tasks that newly fail or fell beyond noise with
+    their trials."""
     mark = "PASS" if result.passed else "FAIL"
     lines = [
         f"## reviewer gate: {mark}",
@@ -34,7 +37,7 @@ def markdown(result: GateResult) -> str:
             f"{_md(', '.join(c.limits))} | {verdict} |"
         )
     bad = result.regressed_tasks
-    lines += ["", f"### Tasks that regressed ({len(bad)})", ""]
+    lines += ["", f"### {TASKS_FAILED[0].upper()}{TASKS_FAILED[1:]} ({len(bad)})", ""]
     if not bad:
         lines.append("None.")
     else:
@@ -48,6 +51,8 @@ def markdown(result: GateResult) -> str:
                 f"| {_md(t.task_id)} | {t.old_c}/{t.old_n} | {t.new_c}/{t.new_n} | "
                 f"{_md(t.why)} | {links} |"
             )
+    if note := result.descriptive_lines():
+        lines += ["", _md(" ".join(n.strip() for n in note))]
     lines += [
         "",
         f"k = {result.k}. Open a trial with `reviewer` (ctrl+p, its id) or "
@@ -65,7 +70,8 @@ def _link(result: GateResult, trial_id: str) -> str:
 
 def junit(result: GateResult) -> str:
     """JUnit XML: a suite ``gate`` with one case per check (the verdict), and a suite of the
-    run's tasks with one case per task (failed when it regressed, skipped when not measured)."""
+    run's tasks with one case per task (failed when it newly fails or fell beyond noise, skipped
+    when not measured); an undecided check (too few tasks, within noise) is skipped."""
     root = ET.Element("testsuites", name=_x(f"reviewer gate: {result.new} vs {result.baseline}"))
     gate = ET.SubElement(root, "testsuite", name="reviewer.gate")
     for c in result.checks:
@@ -77,7 +83,10 @@ def junit(result: GateResult) -> str:
                 f"{c.label}: baseline {_fmt(c.old, c.unit)}, new {_fmt(c.new, c.unit)}"
                 + (f"; limits {', '.join(c.limits)}" if c.limits else "")
             )
-    _counts(gate, len(result.checks), len(result.failures), 0)
+        elif c.status in UNDECIDED:
+            ET.SubElement(case, "skipped", message=_x(_UNDECIDED_WHY[c.status]))
+    n_undecided = sum(1 for c in result.checks if not c.failed and c.status in UNDECIDED)
+    _counts(gate, len(result.checks), len(result.failures), n_undecided)
     suite = ET.SubElement(root, "testsuite", name=_x(f"reviewer.tasks.{result.new}"))
     for t in result.tasks:
         case = ET.SubElement(
@@ -85,7 +94,8 @@ def junit(result: GateResult) -> str:
         )
         case.set("time", "0")
         if t.status == "failed":
-            failure = ET.SubElement(case, "failure", type="regression", message=_x(t.why))
+            kind = "newly fails" if t.bucket == "newly failing" else "fell beyond noise"
+            failure = ET.SubElement(case, "failure", type=kind, message=_x(t.why))
             failure.text = _x(
                 f"baseline {t.old_c}/{t.old_n} passed, new {t.new_c}/{t.new_n}; "
                 f"failed trials: {', '.join(t.trial_ids) or '-'}"
@@ -99,6 +109,13 @@ def junit(result: GateResult) -> str:
     root.set("errors", "0")
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+_UNDECIDED_WHY = {
+    "too few tasks": f"too few tasks: compare decides nothing on fewer than {MIN_TASKS} shared tasks",
+    "within noise": "within noise: the interval of the difference includes zero, nothing decided",
+    "n/a": "n/a: a run has no value for this check",
+}
 
 
 def _counts(suite: ET.Element, tests: int, failures: int, skipped: int) -> None:

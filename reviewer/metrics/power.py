@@ -39,6 +39,11 @@ class MetricPlan:
     tasks_needed: int | None = None
     #: with the run's tasks, how many trials per task would detect a drop of ``delta``
     trials_needed: int | None = None
+    #: why ``detectable_drop`` is None although the run has tasks: a drop can never exceed today's
+    #: value, so a drop at least as large as it is no drop of this metric at all
+    reason: str | None = None
+    #: why ``tasks_needed`` and ``trials_needed`` are None: ``delta`` exceeds today's value
+    delta_reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -79,12 +84,18 @@ class Plan:
             f" {self.power:.0%} of the time:",
         ]
         for m in self.metrics:
+            if m.reason is not None:
+                lines.append(f"  {m.label:<8} {m.reason}")
+                continue
             drop = "none" if m.detectable_drop is None else f"{m.detectable_drop:.3f}"
             lines.append(f"  {m.label:<8} today {m.value:.3f}   drop {drop}")
         if self.delta is not None:
             lines.append("")
             lines.append(f"to detect a drop of {self.delta:g} {self.power:.0%} of the time:")
             for m in self.metrics:
+                if m.delta_reason is not None:
+                    lines.append(f"  {m.label:<8} {m.delta_reason}")
+                    continue
                 tasks = _count(m.tasks_needed, MAX_TASKS, "tasks")
                 lines.append(f"  {m.label:<8} {tasks} at {self.trials} trials each, or")
                 if self.n_tasks < MIN_TASKS:
@@ -200,7 +211,16 @@ def plan_run(
             value,
             detectable_drop(rates, n_eff, kind, power, max(tasks, MIN_TASKS)),
         )
-        if delta is not None:
+        if mp.detectable_drop is not None and mp.detectable_drop >= value:
+            # The noise model's rates ((c + 0.5) / (n + 1)) can fail where the run never did, so
+            # the drop it finds may exceed today's value; a drop that large cannot happen.
+            mp.detectable_drop = None
+            mp.reason = f"no drop of {label} is detectable: today's value is {value:.3f}"
+        if delta is not None and delta > value:
+            mp.delta_reason = (
+                f"no drop of {delta:g} in {label} is possible: today's value is {value:.3f}"
+            )
+        elif delta is not None:
             mp.tasks_needed = _search(
                 lambda t, ne=n_eff, kd=kind: _ok(detectable_drop(rates, ne, kd, power, t), delta),
                 MIN_TASKS,

@@ -9,6 +9,9 @@ from typing import Any
 from reviewer.metrics.monitor import Alert, Window
 from reviewer.workflows.queues import QueueMade
 
+#: The table's judge column: the judged fail rate, the rate the judge's alerts are on.
+JUDGE_COLUMN = "judge fail rate"
+
 
 @dataclass
 class MonitorReport:
@@ -48,11 +51,14 @@ class MonitorReport:
             f"{judged} of {len(self.sampled)} judged; {len(self.flagged)} flagged"
         )
 
-    def table_lines(self) -> list[str]:
+    def table_lines(self, width: int | None = None) -> list[str]:
+        """The window table: one row per window and one column per rate (``!`` marks an alert).
+        Within ``width`` columns (the terminal's): the full names when they fit, else letters with a
+        legend, else one block per window."""
         from reviewer.metrics.monitor import metric_words
 
         cols = [*self.metrics, "tool_error_rate"]
-        heads = ["window", "convs", *(metric_words(m) for m in cols), "judge pass", "flagged"]
+        names = [metric_words(m) for m in cols] + [JUDGE_COLUMN]
         rows = []
         for w in self.windows:
             cells = [w.start, str(w.conversations)]
@@ -60,25 +66,21 @@ class MonitorReport:
                 r = w.rates[m]
                 mark = "!" if m in w.alerts else ""
                 cells.append("-" if r.rate is None else f"{100 * r.rate:.1f}%{mark}")
-            ci = w.judge_interval
-            jp = w.judge_pass
-            mark = "!" if "judge_fail" in w.alerts else ""
-            judge = (
-                "-"
-                if ci is None or jp.rate is None
-                else f"{jp.rate:.2f}{mark} [{ci[0]:.2f},{ci[1]:.2f}] n={jp.n}"
-            )
-            cells.append(judge)
+            cells.append(_judge_cell(w))
             cells.append(str(w.flagged))
             rows.append(cells)
-        widths = [max(len(r[i]) for r in [heads, *rows]) for i in range(len(heads))]
-        out = []
-        for row in [heads, *rows]:
-            out.append(
-                "  ".join(
-                    c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(row)
-                )
-            )
+        full = _grid(["window", "convs", *names, "flagged"], rows)
+        if width is None or max(map(len, full)) <= width:
+            return full
+        letters = [_letter(i) for i in range(len(names))]
+        short = _grid(["window", "convs", *letters, "flagged"], rows)
+        legend = _wrap([f"{a} {n}" for a, n in zip(letters, names, strict=True)], width)
+        if max(map(len, short)) <= width:
+            return short + [""] + legend
+        out: list[str] = []
+        for cells in rows:
+            out.append(f"{cells[0]}  {cells[1]} conversations, {cells[-1]} flagged")
+            out += _wrap([f"{n} {c}" for n, c in zip(names, cells[2:-1], strict=True)], width, "  ")
         return out
 
     def alert_lines(self) -> list[str]:
@@ -129,3 +131,39 @@ class MonitorReport:
             "queue_note": self.queue_note,
             "exit_code": self.exit_code,
         }
+
+
+def _judge_cell(w: Window) -> str:
+    """The judged fail rate with its 95% Wilson interval and n, ``!`` when it alerted."""
+    ci, jp = w.judge_interval, w.judge_pass
+    if ci is None or jp.rate is None:
+        return "-"
+    mark = "!" if "judge_fail" in w.alerts else ""
+    return f"{100 * (1 - jp.rate):.1f}%{mark} [{100 * (1 - ci[1]):.0f}-{100 * (1 - ci[0]):.0f}%] n={jp.n}"
+
+
+def _grid(heads: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in [heads, *rows]) for i in range(len(heads))]
+    return [
+        "  ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(row))
+        for row in [heads, *rows]
+    ]
+
+
+def _letter(i: int) -> str:
+    return chr(ord("A") + i) if i < 26 else f"Z{i - 25}"
+
+
+def _wrap(items: list[str], width: int, indent: str = "") -> list[str]:
+    """``items`` joined by two spaces, in lines of at most ``width`` (an item longer stays whole)."""
+    out: list[str] = []
+    line = ""
+    for item in items:
+        if line and len(indent) + len(line) + 2 + len(item) > width:
+            out.append(indent + line)
+            line = item
+        else:
+            line = f"{line}  {item}" if line else item
+    if line:
+        out.append(indent + line)
+    return out

@@ -108,7 +108,7 @@ def test_a_high_lower_bound_on_few_trials_is_not_trusted() -> None:
     assert a.kappa == 1.0 and a.ci_analytic == (1.0, 1.0)
     assert a.kappa_lower is not None and a.kappa_lower < 0  # six trials say little
     assert not a.trusted and a.status == "too few labels"
-    assert "n = 6 is below the 30 labeled trials" in a.verdict_line
+    assert a.verdict_line == "no verdict yet: 6 labels, it needs 30"
     assert a.labels_needed is not None and a.labels_needed >= 24
     assert "With 6 labels there is no verdict yet (it needs 30)" in a.plain
 
@@ -187,7 +187,7 @@ def test_degenerate_cases_explain_and_never_give_nan(
     dumps(a)
     text = render_agreement(a)
     assert phrase in text and "nan" not in text.lower()
-    assert "judge is not trusted" in text
+    assert f"no verdict yet: {len(pairs)} label" in text  # too few labels, not "not trusted"
 
 
 def test_empty_report_has_no_figures() -> None:
@@ -351,3 +351,19 @@ def test_criteria_agreement_per_criterion() -> None:
         json.dumps(r.to_dict(), allow_nan=False)
     text = render_agreement(judge_agreement(EXAMPLE), criteria=rows)
     assert "Agreement per criterion" in text and "correct" in text
+
+
+@pytest.mark.parametrize("n", [0, 1, 12])
+def test_no_labels_said_judge_is_not_trusted_instead_of_no_verdict_yet(n: int) -> None:
+    # the defect: with no labels the verdict was "judge is not trusted: kappa is undefined"
+    a = judge_agreement(pairs_from({("pass", "pass"): n}) if n else [])
+    assert a.status == "too few labels" and not a.trusted
+    assert a.verdict_line == f"no verdict yet: {n} label{'' if n == 1 else 's'}, it needs 30"
+    assert "not trusted" not in render_agreement(a)
+    assert a.to_dict()["verdict"] == a.verdict_line and a.to_dict()["status"] == "too few labels"
+
+
+def test_undefined_kappa_with_enough_labels_is_still_not_trusted() -> None:
+    a = judge_agreement(pairs_from({("pass", "pass"): 40}))
+    assert a.kappa is None and a.status == "undefined"
+    assert "judge is not trusted: kappa is undefined" in a.verdict_line
