@@ -202,7 +202,13 @@ def _show(report: Any, as_json: bool) -> None:
         lines = report.alert_lines()
         click.echo("")
         click.echo("\n".join(lines) if lines else "no alert")
-    for line in (report.imported, report.judge_line, report.judge_problem, report.queue_note):
+    for line in (
+        *report.notes,
+        report.imported,
+        report.judge_line,
+        report.judge_problem,
+        report.queue_note,
+    ):
         if line:
             click.echo(f"reviewer: {line}", err=True)
     if report.no_time:

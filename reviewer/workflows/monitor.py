@@ -121,6 +121,7 @@ def run_monitor(
         find_alerts,
         in_sample,
         parse_time,
+        plausible,
     )
     from reviewer.metrics.rules import RuleError
     from reviewer.store.monitor import latest_verdicts, monitored_runs, stored_results
@@ -148,11 +149,21 @@ def run_monitor(
         if r not in known:
             raise MonitorError(f"no run named {r!r}; runs: {', '.join(known) or 'none'}")
     version = checks_version(db, signals)
+    notes: list[str] = []
     analysed = analyse_new(db, runs, signals, version)
     if not runs:
         runs = monitored_runs(db)
     results = stored_results(db, runs, version) if runs else []
     timed = [r for r in results if r.started_at is not None]
+    odd = [r.trial_id for r in timed if not plausible(r.started_at or "")]
+    if odd:
+        shown = ", ".join(odd[:3]) + (f" ... {len(odd) - 3} more" if len(odd) > 3 else "")
+        notes.append(
+            f"{len(odd)} conversation{'s' if len(odd) != 1 else ''} with implausible times "
+            f"(before 1970-01-01 or more than a day after now) left out: {shown}"
+        )
+        bad = set(odd)
+        timed = [r for r in timed if r.trial_id not in bad]
     try:
         active = active_rules(db)
     except RuleError as e:
@@ -167,6 +178,7 @@ def run_monitor(
     report = MonitorReport(size, runs, metrics, [], [], sample, seed)
     report.analysed, report.no_time, report.sampled = analysed, len(results) - len(timed), sampled
     report.imported = report_imported
+    report.notes = notes
     if req.judge and sampled:
         _judge(db, sampled, max_cost, cfg, note, report)
     verdicts = latest_verdicts(db, sampled)
@@ -177,6 +189,14 @@ def run_monitor(
         for r in timed
     ]
     windows = build_windows(facts, size, verdicts, metrics)
+    if facts and len(windows) > 1:
+        from reviewer.metrics.monitor import MAX_FILLED_WINDOWS, window_span
+
+        if window_span([windows[0].start, windows[-1].start], size) > MAX_FILLED_WINDOWS:
+            notes.append(
+                f"the conversations span more than {MAX_FILLED_WINDOWS} {size} windows: "
+                "only windows with conversations are listed"
+            )
     alerts = find_alerts(windows, base_windows)
     if since is not None:
         from reviewer.metrics.monitor import window_start
