@@ -96,7 +96,7 @@ def sample(
 
     who = _config().labeler_name(labeler or (ctx.obj or {}).get("labeler"))
     db = cli_store(ctx)
-    require_runs(db, ctx, list(runs))
+    require_runs(db, ctx, list(runs), 2)
     try:
         made = make_queue(
             db,
