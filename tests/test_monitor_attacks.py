@@ -44,3 +44,42 @@ def test_monitor_stray_time_years_apart_lists_only_windows_with_conversations(
     assert code == 0, err
     assert out.startswith("monitor: 7 conversations in 3 hour windows")
     assert "only windows with conversations are listed" in err
+
+
+def test_monitor_follow_interval_nan_inf_huge_is_a_usage_error(tmp_path: Path) -> None:
+    folder = stream(tmp_path, days=1, per_day=2)
+    for bad in ("nan", "inf", "1e300", "0"):
+        code, _, err = run_cli("monitor", "--follow", str(folder), "--interval", bad)
+        assert code == 2, (bad, err)
+        assert "--interval must be seconds above 0" in err and "internal error" not in err
+
+
+def test_monitor_follow_waits_for_a_half_written_last_line(tmp_path: Path) -> None:
+    from reviewer.store import open_store
+    from reviewer.workflows.monitor import MonitorRequest, follow
+
+    folder = stream(tmp_path, days=2, per_day=3)
+    line = json.dumps(conversation(1, 40, False))
+    partial = folder / "day-01.jsonl"
+    with partial.open("a", encoding="utf-8") as f:
+        f.write(line[:30])  # the writer is mid-line
+    notes: list[str] = []
+    reports: list[int] = []
+
+    def finish(_seconds: float) -> None:  # between two looks, the writer ends its line
+        if not partial.read_text(encoding="utf-8").endswith("\n"):
+            with partial.open("a", encoding="utf-8") as f:
+                f.write(line[30:] + "\n")
+
+    with open_store(tmp_path / "f.db") as db:
+        follow(
+            db,
+            folder,
+            MonitorRequest(judge=False),
+            lambda report, new: reports.append(report.conversations),
+            passes=2,
+            sleep=finish,
+            on_note=notes.append,
+        )
+    assert not any("invalid JSON" in n for n in notes), notes
+    assert reports == [7]

@@ -309,11 +309,14 @@ def follow(
     earlier pass had. ``passes`` stops after that many passes (else until interrupted)."""
     seen: set[tuple[str, str]] = set()
     last: tuple[Any, ...] | None = None
+    pending: tuple[Any, ...] | None = None  # a state with a half-written last line, seen once
     done = 0
     while passes is None or done < passes:
         state = _state(Path(path))
-        if state != last:
-            last = state
+        if state != last and state != pending and _half_written(Path(path)):
+            pending = state  # a writer is mid-line: wait a look for its newline
+        elif state != last:
+            last, pending = state, None
             report = run_monitor(db, _with_import(req, path), on_note=on_note)
             new = [a for a in report.alerts if (a.window, a.metric) not in seen]
             seen.update((a.window, a.metric) for a in report.alerts)
@@ -327,6 +330,25 @@ def _with_import(req: MonitorRequest, path: str | Path) -> MonitorRequest:
     from dataclasses import replace
 
     return replace(req, imports=[path])
+
+
+def _half_written(path: Path) -> bool:
+    """Whether a JSONL file (or one under the folder) ends without a newline: its last line may
+    still be being written. A file that stays so for a whole look is imported as it is."""
+    files = [p for p in path.rglob("*") if p.is_file()] if path.is_dir() else [path]
+    for p in files:
+        if p.suffix.lower() not in (".jsonl", ".ndjson"):
+            continue
+        try:
+            with p.open("rb") as f:
+                if f.seek(0, 2) == 0:
+                    continue
+                f.seek(-1, 2)
+                if f.read(1) != b"\n":
+                    return True
+        except OSError:
+            continue
+    return False
 
 
 def _state(path: Path) -> tuple[Any, ...]:
