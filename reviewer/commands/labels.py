@@ -373,15 +373,26 @@ def labels_give(
         resolve_trial,
     )
 
+    from reviewer.store.queues import list_queues
+
     who = _config().labeler_name((ctx.obj or {}).get("labeler"))
     path = rubric_file or _config().rubric
     db = cli_store(ctx)
+    if queue is not None:  # a label in a queue that does not exist would be in none
+        names = [q.name for q in list_queues(db)]
+        if not queue.strip():
+            fail("--queue must not be empty", 2)
+        if queue not in names:
+            known = ", ".join(_plain(n) for n in names[:10]) or "none"
+            fail(f"no queue named {_plain(queue)!r}; queues: {known}", 2)
     try:  # the app's rule: the file given or configured, else the rubric stored last
         r = load_rubric(path) if path else latest_rubric(db)
         if path and r is not None:
             ensure_rubric_version(db, r)
     except (RubricError, RubricVersionError) as e:
         fail(str(e))
+    if answers and r is None:
+        fail("--criterion needs a rubric: give --rubric FILE or set one in reviewer.toml", 2)
     try:
         trial_id = resolve_trial(db, trial)
         criteria = parse_answers(r, answers)
