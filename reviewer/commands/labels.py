@@ -94,6 +94,8 @@ def sample(
     from reviewer.calibration.sampling import queue_summary
     from reviewer.workflows.queues import make_queue
 
+    if name is not None and not name.strip():
+        fail("--name must not be empty (leave it out for LABELER-sSEED)", 2)
     who = _config().labeler_name(labeler or (ctx.obj or {}).get("labeler"))
     db = cli_store(ctx)
     require_runs(db, ctx, list(runs), 2)
@@ -191,7 +193,7 @@ def queues(ctx: click.Context, labeler: str | None, as_json: bool) -> None:
         echo_json({"queues": rows})
         return
     if not rows:
-        click.echo("no queues yet; make one with `reviewer sample --n 50`", err=True)
+        click.echo("no queues yet; make one with `reviewer sample --size 50`", err=True)
         return
     table = [["queue", "labeler", "progress", "next", "run", "seed", "split", "created"]]
     for r in rows:

@@ -139,6 +139,8 @@ def monitor(
         fail("--max-cost must be above 0", 2)
     if queue_size < 1:
         fail("--queue-size must be 1 or more", 2)
+    if queue is not None and not queue.strip():
+        fail("--queue must not be empty", 2)
     if not (math.isfinite(interval) and 0 < interval <= MAX_INTERVAL_S):
         fail(f"--interval must be seconds above 0 and at most {MAX_INTERVAL_S} (a day)", 2)
     db = cli_store(ctx, 2)
