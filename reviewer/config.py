@@ -136,7 +136,9 @@ def _merge_import(cfg: Config, path: Path, table: Any) -> None:
     if "pass_threshold" in table:
         value = table["pass_threshold"]
         if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
-            raise ConfigError(f"{path}: [import] pass_threshold must be a number, got {shown(value)}")
+            raise ConfigError(
+                f"{path}: [import] pass_threshold must be a number, got {shown(value)}"
+            )
         if not 0 < value <= 1:
             raise ConfigError(
                 f"{path}: [import] pass_threshold {value:g}: a reward from 0 (not included) to 1 "

@@ -33,7 +33,9 @@ def audit(ctx: click.Context, runs: Sequence[str], as_json: bool) -> None:
     selected = require_runs(db, ctx, list(runs))
     progress = not as_json and sys.stderr.isatty()  # "auditing RUN…" only on a terminal
     results = audit_runs(
-        db, selected, on_run=(lambda r: click.echo(f"auditing {r}…", err=True)) if progress else None
+        db,
+        selected,
+        on_run=(lambda r: click.echo(f"auditing {r}…", err=True)) if progress else None,
     )
     if as_json:
         echo_json(json_ready({"runs": [r.to_dict() for r in results]}))

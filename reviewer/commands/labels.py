@@ -368,14 +368,13 @@ def labels_give(
     from reviewer.labeling.rubric import RubricError, load_rubric
     from reviewer.store.labels import RubricVersionError, ensure_rubric_version
     from reviewer.store.queries import latest_rubric
+    from reviewer.store.queues import list_queues
     from reviewer.workflows.labels import (
         RubricContradiction,
         give_label,
         parse_answers,
         resolve_trial,
     )
-
-    from reviewer.store.queues import list_queues
 
     who = _config().labeler_name((ctx.obj or {}).get("labeler"))
     path = rubric_file or _config().rubric

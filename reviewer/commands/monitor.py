@@ -13,7 +13,6 @@ import click
 
 from reviewer.commands.common import cli_store, echo_json, fail
 
-
 #: The longest --interval: a day (time.sleep refuses much longer waits, and nan or inf).
 MAX_INTERVAL_S = 86400
 

@@ -29,8 +29,7 @@ def _check_shared(old_stats: Sequence[Any], new_stats: Sequence[Any], k: int | N
     shared = [t for t in oc.keys() & nc.keys() if oc[t][0] and nc[t][0]]
     if not shared:
         raise GateError(
-            "no task in common with the baseline "
-            f"(baseline tasks: {_few(oc)}, new: {_few(nc)})"
+            f"no task in common with the baseline (baseline tasks: {_few(oc)}, new: {_few(nc)})"
         )
     most = default_k(oc, nc)
     if k is not None and k > most:

@@ -157,10 +157,10 @@ def run_monitor(
     timed = [r for r in results if r.started_at is not None]
     odd = [r.trial_id for r in timed if not plausible(r.started_at or "")]
     if odd:
-        shown = ", ".join(odd[:3]) + (f" ... {len(odd) - 3} more" if len(odd) > 3 else "")
+        listed = ", ".join(odd[:3]) + (f" ... {len(odd) - 3} more" if len(odd) > 3 else "")
         notes.append(
             f"{len(odd)} conversation{'s' if len(odd) != 1 else ''} with implausible times "
-            f"(before 1970-01-01 or more than a day after now) left out: {shown}"
+            f"(before 1970-01-01 or more than a day after now) left out: {listed}"
         )
         bad = set(odd)
         timed = [r for r in timed if r.trial_id not in bad]
