@@ -159,7 +159,7 @@ def run_monitor(
     if odd:
         listed = ", ".join(odd[:3]) + (f" ... {len(odd) - 3} more" if len(odd) > 3 else "")
         notes.append(
-            f"{len(odd)} conversation{'s' if len(odd) != 1 else ''} with implausible times "
+            f"{len(odd)} conversation{'s' if len(odd) != 1 else ''} with an implausible time "
             f"(before 1970-01-01 or more than a day after now) left out: {listed}"
         )
         bad = set(odd)
@@ -176,7 +176,8 @@ def run_monitor(
     metrics = [*(f"rule:{r}" for r in rule_ids), *BUILTIN_CHECKS, *(f"signal:{s}" for s in signals)]
     sampled = [r.trial_id for r in timed if in_sample(r.trial_id, sample, seed)]
     report = MonitorReport(size, runs, metrics, [], [], sample, seed)
-    report.analysed, report.no_time, report.sampled = analysed, len(results) - len(timed), sampled
+    no_time = len(results) - len(timed) - len(odd)  # the implausible are counted in a note
+    report.analysed, report.no_time, report.sampled = analysed, no_time, sampled
     report.imported = report_imported
     report.notes = notes
     if req.judge and sampled:
