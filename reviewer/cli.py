@@ -140,9 +140,13 @@ def main(argv: Sequence[str] | None = None, prog_name: str = "reviewer") -> None
 def _main(argv: Sequence[str] | None, prog_name: str) -> None:
     import os
 
+    obj: dict[str, object] = {}  # the commands' ctx.obj: "error_code" is the exit of a failure
     try:
         cli.main(
-            args=list(argv) if argv is not None else None, prog_name=prog_name, standalone_mode=True
+            args=list(argv) if argv is not None else None,
+            prog_name=prog_name,
+            standalone_mode=True,
+            obj=obj,
         )
     except KeyboardInterrupt:
         click.echo("reviewer: interrupted", err=True)
@@ -152,13 +156,15 @@ def _main(argv: Sequence[str] | None, prog_name: str) -> None:
 
         from reviewer.store.db import StoreError, describe_error, last_opened
 
+        code = obj.get("error_code", 1)  # gate, monitor and audit keep 1 for "regressed"
+        code = code if isinstance(code, int) else 1
         if isinstance(e, StoreError):
             click.echo(f"reviewer: {e}", err=True)
-            sys.exit(1)
+            sys.exit(code)
         if isinstance(e, sqlite3.Error) and not os.environ.get("REVIEWER_DEBUG"):
             # a write refused by the file: read-only, disk full, lock held too long
             click.echo(f"reviewer: {describe_error(last_opened() or 'the database', e)}", err=True)
-            sys.exit(1)
+            sys.exit(code)
         if os.environ.get("REVIEWER_DEBUG"):
             raise
         click.echo(

@@ -136,7 +136,14 @@ def _merge_import(cfg: Config, path: Path, table: Any) -> None:
     if "pass_threshold" in table:
         value = table["pass_threshold"]
         if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
-            raise ConfigError(f"{path}: [import] pass_threshold must be a number")
+            raise ConfigError(
+                f"{path}: [import] pass_threshold must be a number, got {shown(value)}"
+            )
+        if not 0 < value <= 1:
+            raise ConfigError(
+                f"{path}: [import] pass_threshold {value:g}: a reward from 0 (not included) to 1 "
+                "(a reward at or above it passes)"
+            )
         cfg.pass_threshold = float(value)
     if "success_field" in table:
         value = table["success_field"]
@@ -172,9 +179,33 @@ def _unknown(path: Path, section: str, table: dict[str, Any], known: set[str]) -
         )
 
 
-def _positive(path: Path, section: str, key: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-        raise ConfigError(f"{path}: [{section}] {key}: must be a number above 0, got {value!r}")
+def shown(value: Any) -> str:
+    """A TOML value as an error message shows it: numbers and strings as written, the rest by kind
+    (a date, a list), never Python's repr of a datetime."""
+    import datetime as dt
+
+    if isinstance(value, dt.datetime):
+        return "a date and time"
+    if isinstance(value, dt.date):
+        return "a date"
+    if isinstance(value, dt.time):
+        return "a time of day"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value)
+
+
+def _positive(path: Path, section: str, key: str, value: Any, zero: bool = False) -> float:
+    bad = isinstance(value, bool) or not isinstance(value, int | float)
+    if bad or not (value >= 0 if zero else value > 0):
+        above = "of 0 or more" if zero else "above 0"
+        raise ConfigError(
+            f"{path}: [{section}] {key}: must be a number {above}, got {shown(value)}"
+        )
     if value == float("inf"):
         raise ConfigError(f"{path}: [{section}] {key}: must be a finite number")
     return float(value)
@@ -200,7 +231,7 @@ def _merge_gate(cfg: Config, path: Path, table: Any) -> None:
             number = _positive(path, "gate", key, value)
             if key == "max_tool_error_rate" and number > 1:
                 raise ConfigError(
-                    f"{path}: [gate] max_tool_error_rate: a rate between 0 and 1, got {value!r}"
+                    f"{path}: [gate] max_tool_error_rate: a rate between 0 and 1, got {shown(value)}"
                 )
             cfg.gate[key] = number
 
@@ -224,13 +255,13 @@ def _merge_monitor(cfg: Config, path: Path, table: Any) -> None:
             cfg.monitor[key] = [v.strip() for v in value]
         elif key == "window":
             if value not in ("day", "hour"):
-                raise ConfigError(f"{path}: [monitor] window: day or hour, got {value!r}")
+                raise ConfigError(f"{path}: [monitor] window: day or hour, got {shown(value)}")
             cfg.monitor[key] = value
         elif key == "sample":
-            number = _positive(path, "monitor", key, value)
+            number = _positive(path, "monitor", key, value, zero=True)  # as --sample: 0 to 1
             if number > 1:
                 raise ConfigError(
-                    f"{path}: [monitor] sample: a share between 0 and 1, got {value!r}"
+                    f"{path}: [monitor] sample: a share between 0 and 1, got {shown(value)}"
                 )
             cfg.monitor[key] = number
         elif key == "max_cost":

@@ -69,7 +69,7 @@ def test_cluster_one_run_and_no_failures(sample_db: str, tmp_path: Path) -> None
     assert code == 0
     assert json.loads(out)["n_failures"] == 10
     code, _, err = invoke("--db", sample_db, "cluster", "--run", "nope")
-    assert code == 1 and "no run named" in err
+    assert code == 2 and "no run named" in err  # a usage error
 
 
 def test_rename_survives_reclustering_and_merge_split(sample_db: str) -> None:

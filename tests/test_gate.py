@@ -107,7 +107,7 @@ def test_gate_exit_2_on_usage_and_data_errors(tmp_path: Path) -> None:
     code, _, err = run_cli("gate")
     assert code == 2 and "name the run to gate" in err
     code, _, err = run_cli("gate", "base", "--k", "0")
-    assert code == 2 and "--k must be 1 or more" in err
+    assert code == 2 and "--k must be from 1 to 1000" in err
     code, _, err = run_cli("gate", "--import", str(tmp_path / "missing.jsonl"))
     assert code == 2 and "missing.jsonl" in err
     assert len(err.strip().splitlines()) == 1

@@ -3,6 +3,7 @@ order effects, with pass^k beside what each finding does to it."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 
 import click
@@ -28,10 +29,13 @@ def audit(ctx: click.Context, runs: Sequence[str], as_json: bool) -> None:
     from reviewer.text import json_ready
     from reviewer.workflows.audit import audit_runs
 
-    db = cli_store(ctx)
+    db = cli_store(ctx, 2)  # a finding is exit 0; a failure (unknown run, locked store) is 2
     selected = require_runs(db, ctx, list(runs))
+    progress = not as_json and sys.stderr.isatty()  # "auditing RUN…" only on a terminal
     results = audit_runs(
-        db, selected, on_run=None if as_json else lambda r: click.echo(f"auditing {r}…", err=True)
+        db,
+        selected,
+        on_run=(lambda r: click.echo(f"auditing {r}…", err=True)) if progress else None,
     )
     if as_json:
         echo_json(json_ready({"runs": [r.to_dict() for r in results]}))

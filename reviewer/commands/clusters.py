@@ -72,7 +72,7 @@ def cluster(
     if ctx.invoked_subcommand is not None:
         return
     with cli_store(ctx) as db:
-        require_runs(db, ctx, [run] if run else [])
+        require_runs(db, ctx, [run] if run else [], 2)
         if not stored:
             progress = None
             if sys.stderr.isatty():

@@ -139,6 +139,7 @@ def cli_store(ctx: click.Context, code: int = 1) -> Store:
     from reviewer.store.db import StoreError, open_store
 
     path = ctx.obj["db"]
+    ctx.obj["error_code"] = code  # a store failure later in the command exits with it too
     try:
         db = open_store(path, on_wait=lambda message: click.echo(f"reviewer: {message}", err=True))
     except StoreError as e:
@@ -235,14 +236,19 @@ def parse_ks(value: str | None) -> list[int] | None:
     return ks
 
 
-def require_runs(db: Any, ctx: click.Context, runs: list[str]) -> list[str]:
-    """The named runs, or every run when none is named; a one-line error for unknown names."""
+def require_runs(
+    db: Any, ctx: click.Context, runs: list[str], code: int | None = None
+) -> list[str]:
+    """The named runs, or every run when none is named; a one-line error (exit ``code``, default
+    the command's cli_store code) for unknown names."""
     from reviewer.store.queries import run_names
 
     known = run_names(db)
+    if code is None:
+        code = ctx.obj.get("error_code", 1)
     if not known:
-        fail(f"no runs in {ctx.obj['db']}; import some first: reviewer import PATH")
+        fail(f"no runs in {ctx.obj['db']}; import some first: reviewer import PATH", code)
     for r in runs:
         if r not in known:
-            fail(f"no run named {r!r}; runs: {', '.join(known)}")
+            fail(f"no run named {r!r}; runs: {', '.join(known)}", code)
     return runs or known

@@ -145,8 +145,8 @@ def gate(
     rule's rate rising), or a [gate] budget in reviewer.toml exceeded. The first line says why."""
     from reviewer.workflows.gate import GateError, import_new_run, run_gate
 
-    if k is not None and k < 1:
-        fail("--k must be 1 or more", 2)
+    if k is not None and not 1 <= k <= 1000:
+        fail(f"--k must be from 1 to 1000, got {k}", 2)
     db = cli_store(ctx, 2)
     cfg = _config(2)
     try:

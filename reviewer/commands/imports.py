@@ -196,8 +196,8 @@ def import_options(
             outcomes_file=outcomes_file,
             scorer=scorer,
         )
-    except (ConfigError, ValueError) as e:
-        fail(str(e))
+    except (ConfigError, ValueError) as e:  # a bad option or [import] setting: a usage error
+        fail(str(e), 2)
 
 
 def run_import(

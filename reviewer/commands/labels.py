@@ -94,9 +94,11 @@ def sample(
     from reviewer.calibration.sampling import queue_summary
     from reviewer.workflows.queues import make_queue
 
+    if name is not None and not name.strip():
+        fail("--name must not be empty (leave it out for LABELER-sSEED)", 2)
     who = _config().labeler_name(labeler or (ctx.obj or {}).get("labeler"))
     db = cli_store(ctx)
-    require_runs(db, ctx, list(runs))
+    require_runs(db, ctx, list(runs), 2)
     try:
         made = make_queue(
             db,
@@ -191,7 +193,7 @@ def queues(ctx: click.Context, labeler: str | None, as_json: bool) -> None:
         echo_json({"queues": rows})
         return
     if not rows:
-        click.echo("no queues yet; make one with `reviewer sample --n 50`", err=True)
+        click.echo("no queues yet; make one with `reviewer sample --size 50`", err=True)
         return
     table = [["queue", "labeler", "progress", "next", "run", "seed", "split", "created"]]
     for r in rows:
@@ -366,6 +368,7 @@ def labels_give(
     from reviewer.labeling.rubric import RubricError, load_rubric
     from reviewer.store.labels import RubricVersionError, ensure_rubric_version
     from reviewer.store.queries import latest_rubric
+    from reviewer.store.queues import list_queues
     from reviewer.workflows.labels import (
         RubricContradiction,
         give_label,
@@ -376,12 +379,21 @@ def labels_give(
     who = _config().labeler_name((ctx.obj or {}).get("labeler"))
     path = rubric_file or _config().rubric
     db = cli_store(ctx)
+    if queue is not None:  # a label in a queue that does not exist would be in none
+        names = [q.name for q in list_queues(db)]
+        if not queue.strip():
+            fail("--queue must not be empty", 2)
+        if queue not in names:
+            known = ", ".join(_plain(n) for n in names[:10]) or "none"
+            fail(f"no queue named {_plain(queue)!r}; queues: {known}", 2)
     try:  # the app's rule: the file given or configured, else the rubric stored last
         r = load_rubric(path) if path else latest_rubric(db)
         if path and r is not None:
             ensure_rubric_version(db, r)
     except (RubricError, RubricVersionError) as e:
         fail(str(e))
+    if answers and r is None:
+        fail("--criterion needs a rubric: give --rubric FILE or set one in reviewer.toml", 2)
     try:
         trial_id = resolve_trial(db, trial)
         criteria = parse_answers(r, answers)

@@ -4,6 +4,7 @@ Exit codes: 0 no alert, 1 an alert (for cron), 2 a usage or data error."""
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -11,6 +12,9 @@ from typing import Any
 import click
 
 from reviewer.commands.common import cli_store, echo_json, fail
+
+#: The longest --interval: a day (time.sleep refuses much longer waits, and nan or inf).
+MAX_INTERVAL_S = 86400
 
 
 def register(group: click.Group) -> None:
@@ -134,8 +138,10 @@ def monitor(
         fail("--max-cost must be above 0", 2)
     if queue_size < 1:
         fail("--queue-size must be 1 or more", 2)
-    if interval <= 0:
-        fail("--interval must be above 0", 2)
+    if queue is not None and not queue.strip():
+        fail("--queue must not be empty", 2)
+    if not (math.isfinite(interval) and 0 < interval <= MAX_INTERVAL_S):
+        fail(f"--interval must be seconds above 0 and at most {MAX_INTERVAL_S} (a day)", 2)
     db = cli_store(ctx, 2)
     cfg = _config(2)
     req = MonitorRequest(
@@ -204,7 +210,13 @@ def _show(report: Any, as_json: bool) -> None:
         lines = report.alert_lines()
         click.echo("")
         click.echo("\n".join(lines) if lines else "no alert")
-    for line in (report.imported, report.judge_line, report.judge_problem, report.queue_note):
+    for line in (
+        *report.notes,
+        report.imported,
+        report.judge_line,
+        report.judge_problem,
+        report.queue_note,
+    ):
         if line:
             click.echo(f"reviewer: {line}", err=True)
     if report.no_time:

@@ -46,14 +46,14 @@ def plan(
     from reviewer.workflows.plan import plan_for_run
 
     if k is not None and k < 1:
-        fail(f"--k must be at least 1, got {k}")
+        fail(f"--k must be at least 1, got {k}", 2)
     db = cli_store(ctx)
     try:
         selected = require_runs(db, ctx, list(runs))
         try:
             plans = [plan_for_run(db, r, k=k, delta=delta, power=power) for r in selected]
-        except ValueError as e:
-            fail(str(e))
+        except ValueError as e:  # a power, delta or k out of range: a usage error
+            fail(str(e), 2)
     finally:
         db.close()
     if as_json:

@@ -160,7 +160,9 @@ class RunAuditor:
             c2 += d.passed
         self.distinct_counts[task_id] = (n2, c2)
         for members in groups.values():
-            if len(members) < 2:
+            # copies with fewer than two scored trials (production traffic, crashes) change no
+            # figure: counting them once leaves every pass rate as it was
+            if sum(trials[i].outcome in (PASS, FAIL) for i in members) < 2:
                 continue
             refs = [TrialRef.of(trials[i]) for i in members]
             reasons = sorted({r for (a, _b), rs in why.items() if a in members for r in rs})

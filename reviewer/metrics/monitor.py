@@ -55,12 +55,15 @@ def parse_time(value: Any) -> datetime | None:
         if not math.isfinite(value) or value <= 0:
             return None
         seconds = float(value)
-        while seconds > 1e11:  # milliseconds, microseconds, nanoseconds
+        for _ in range(3):  # milliseconds, microseconds, nanoseconds; no further
+            if seconds <= 1e11:
+                break
             seconds /= 1000
         try:
             return datetime.fromtimestamp(seconds, UTC)
         except (OverflowError, OSError, ValueError):
-            return None
+            # beyond year 9999: the last time there is, which `plausible` refuses
+            return datetime.max.replace(tzinfo=UTC)
     if isinstance(value, str) and value.strip():
         text = value.strip()
         if text.endswith(("Z", "z")):
@@ -71,6 +74,17 @@ def parse_time(value: Any) -> datetime | None:
             return None
         return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
     return None
+
+
+#: The earliest plausible conversation time; the latest is a day after now.
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def plausible(started_at: str, now: datetime | None = None) -> bool:
+    """Whether a stored time can be a conversation's: from 1970-01-01 to a day after ``now``."""
+    t = datetime.fromisoformat(started_at)
+    t = t.replace(tzinfo=UTC) if t.tzinfo is None else t
+    return EARLIEST <= t <= (now or datetime.now(UTC)) + timedelta(days=1)
 
 
 def record_time(record: Mapping[str, Any]) -> datetime | None:
@@ -335,6 +349,18 @@ def metric_words(metric: str) -> str:
     return CHECK_WORDS.get(metric, metric)
 
 
+#: The most windows ``build_windows`` lists with empty ones filled in; a longer span lists only the
+#: windows that have conversations (one stray time must not print every hour in between).
+MAX_FILLED_WINDOWS = 2000
+
+
+def window_span(starts: Sequence[str], size: str) -> int:
+    """How many windows from the first of ``starts`` (sorted) to the last, both included."""
+    first, last = datetime.fromisoformat(starts[0]), datetime.fromisoformat(starts[-1])
+    step = timedelta(days=1) if size == "day" else timedelta(hours=1)
+    return (last - first) // step + 1
+
+
 def build_windows(
     facts: Iterable[Facts],
     size: str,
@@ -342,7 +368,8 @@ def build_windows(
     metrics: Sequence[str],
 ) -> list[Window]:
     """Windows in time order, every window between the first and the last (empty ones too, so a
-    silent hour shows). ``judged`` maps a sampled conversation's id to its verdict (pass / fail);
+    silent hour shows) when they are at most MAX_FILLED_WINDOWS, else only those with
+    conversations. ``judged`` maps a sampled conversation's id to its verdict (pass / fail);
     ``metrics`` are the check and signal rates to show (``signal:NAME``)."""
     by_start: dict[str, Window] = {}
     for f in facts:
@@ -379,6 +406,8 @@ def build_windows(
     if not by_start:
         return []
     starts = sorted(by_start)
+    if window_span(starts, size) > MAX_FILLED_WINDOWS:
+        return [by_start[s] for s in starts]
     out, cur = [], starts[0]
     while cur <= starts[-1]:
         out.append(

@@ -155,6 +155,11 @@ def split(db: Store, cluster_id: str, into: int | None = None, seed: int = 0) ->
     row = _row(stored, cluster_id)
     if row.size < 2:
         raise ClusterJobError(f"cluster {cluster_id} has one trial; it cannot be split")
+    if into is not None and into > row.size // 2:
+        raise ClusterJobError(
+            f"cannot split cluster {cluster_id} of {row.size} trials into {into} pieces: at most "
+            f"{row.size // 2} keep every piece at 2 trials or more"
+        )
     docs = _docs(db, cluster_members(db, cluster_id))
     groups = split_groups(docs, into=into, seed=seed)
     if len(groups) < 2:

@@ -16,13 +16,47 @@ class GateError(Exception):
     """The gate could not decide (no baseline, an unknown run, a bad config or import): exit 2."""
 
 
+#: The largest k the gate takes, as `reviewer compare` (pass^k of more trials than any task has is n/a).
+MAX_K = 1000
+
+
+def _check_shared(old_stats: Sequence[Any], new_stats: Sequence[Any], k: int | None) -> None:
+    """GateError when the runs share no scored task (every row would be n/a and the gate would pass)
+    or ``k`` is more than the scored trials per task both runs have."""
+    from reviewer.metrics.compare import count_by_task, default_k
+
+    oc, nc = count_by_task(old_stats), count_by_task(new_stats)
+    shared = [t for t in oc.keys() & nc.keys() if oc[t][0] and nc[t][0]]
+    if not shared:
+        raise GateError(
+            f"no task in common with the baseline (baseline tasks: {_few(oc)}, new: {_few(nc)})"
+        )
+    most = default_k(oc, nc)
+    if k is not None and k > most:
+        raise GateError(
+            f"k = {k} is more than the {most} trial{'s' if most != 1 else ''} per task both runs have"
+        )
+
+
+def _few(counts: dict[str, Any], n: int = 5) -> str:
+    names = sorted(counts)
+    more = f", ... {len(names) - n} more" if len(names) > n else ""
+    return (", ".join(names[:n]) or "none") + more
+
+
 def set_baseline_run(
     db: Store, run: str, by: str | None = None, note: str | None = None
 ) -> BaselineEntry:
-    """Make ``run`` the baseline; GateError when no such run is stored."""
+    """Make ``run`` the baseline; GateError when no such run is stored or it has no scored trial
+    (a baseline of crashed or unscored trials would make every gate row n/a)."""
     from reviewer.store.baseline import set_baseline
+    from reviewer.store.trials import trial_stats
 
     _require_run(db, run)
+    if not any(s.scored for s in trial_stats(db, run)):
+        raise GateError(
+            f"run {run!r} has no scored trial (pass or fail): it cannot be the baseline"
+        )
     return set_baseline(db, run, by, note)
 
 
@@ -90,16 +124,19 @@ def run_gate(
         raise GateError(f"{new!r} is the baseline itself; gate a new run against it")
     if k is None:
         k = cfg.gate.get("k")
-    if k is not None and k < 1:
-        raise GateError("k must be 1 or more")
+    if k is not None and not 1 <= k <= MAX_K:
+        raise GateError(f"k must be from 1 to {MAX_K}, got {k}")
     try:
         active = active_rules(db)
     except RuleError as e:
         raise GateError(f"stored rules no longer load: {e}") from e
     sev = severities(active.rules) if active else {}
     old_stats, new_stats = trial_stats(db, baseline), trial_stats(db, new)
+    if not any(s.scored for s in old_stats):
+        raise GateError(f"baseline {baseline!r} has no scored trial (pass or fail) to gate against")
     if not any(s.scored for s in new_stats):
         raise GateError(f"run {new!r} has no scored trial (pass or fail) to gate")
+    _check_shared(old_stats, new_stats, k)
     cmp = compare_runs(
         old_stats, new_stats, k=k, rules_severity=sev, seed=seed, old_name=baseline, new_name=new
     )

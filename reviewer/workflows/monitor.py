@@ -121,6 +121,7 @@ def run_monitor(
         find_alerts,
         in_sample,
         parse_time,
+        plausible,
     )
     from reviewer.metrics.rules import RuleError
     from reviewer.store.monitor import latest_verdicts, monitored_runs, stored_results
@@ -148,11 +149,21 @@ def run_monitor(
         if r not in known:
             raise MonitorError(f"no run named {r!r}; runs: {', '.join(known) or 'none'}")
     version = checks_version(db, signals)
+    notes: list[str] = []
     analysed = analyse_new(db, runs, signals, version)
     if not runs:
         runs = monitored_runs(db)
     results = stored_results(db, runs, version) if runs else []
     timed = [r for r in results if r.started_at is not None]
+    odd = [r.trial_id for r in timed if not plausible(r.started_at or "")]
+    if odd:
+        listed = ", ".join(odd[:3]) + (f" ... {len(odd) - 3} more" if len(odd) > 3 else "")
+        notes.append(
+            f"{len(odd)} conversation{'s' if len(odd) != 1 else ''} with an implausible time "
+            f"(before 1970-01-01 or more than a day after now) left out: {listed}"
+        )
+        bad = set(odd)
+        timed = [r for r in timed if r.trial_id not in bad]
     try:
         active = active_rules(db)
     except RuleError as e:
@@ -165,8 +176,10 @@ def run_monitor(
     metrics = [*(f"rule:{r}" for r in rule_ids), *BUILTIN_CHECKS, *(f"signal:{s}" for s in signals)]
     sampled = [r.trial_id for r in timed if in_sample(r.trial_id, sample, seed)]
     report = MonitorReport(size, runs, metrics, [], [], sample, seed)
-    report.analysed, report.no_time, report.sampled = analysed, len(results) - len(timed), sampled
+    no_time = len(results) - len(timed) - len(odd)  # the implausible are counted in a note
+    report.analysed, report.no_time, report.sampled = analysed, no_time, sampled
     report.imported = report_imported
+    report.notes = notes
     if req.judge and sampled:
         _judge(db, sampled, max_cost, cfg, note, report)
     verdicts = latest_verdicts(db, sampled)
@@ -177,6 +190,14 @@ def run_monitor(
         for r in timed
     ]
     windows = build_windows(facts, size, verdicts, metrics)
+    if facts and len(windows) > 1:
+        from reviewer.metrics.monitor import MAX_FILLED_WINDOWS, window_span
+
+        if window_span([windows[0].start, windows[-1].start], size) > MAX_FILLED_WINDOWS:
+            notes.append(
+                f"the conversations span more than {MAX_FILLED_WINDOWS} {size} windows: "
+                "only windows with conversations are listed"
+            )
     alerts = find_alerts(windows, base_windows)
     if since is not None:
         from reviewer.metrics.monitor import window_start
@@ -289,11 +310,14 @@ def follow(
     earlier pass had. ``passes`` stops after that many passes (else until interrupted)."""
     seen: set[tuple[str, str]] = set()
     last: tuple[Any, ...] | None = None
+    pending: tuple[Any, ...] | None = None  # a state with a half-written last line, seen once
     done = 0
     while passes is None or done < passes:
         state = _state(Path(path))
-        if state != last:
-            last = state
+        if state != last and state != pending and _half_written(Path(path)):
+            pending = state  # a writer is mid-line: wait a look for its newline
+        elif state != last:
+            last, pending = state, None
             report = run_monitor(db, _with_import(req, path), on_note=on_note)
             new = [a for a in report.alerts if (a.window, a.metric) not in seen]
             seen.update((a.window, a.metric) for a in report.alerts)
@@ -307,6 +331,25 @@ def _with_import(req: MonitorRequest, path: str | Path) -> MonitorRequest:
     from dataclasses import replace
 
     return replace(req, imports=[path])
+
+
+def _half_written(path: Path) -> bool:
+    """Whether a JSONL file (or one under the folder) ends without a newline: its last line may
+    still be being written. A file that stays so for a whole look is imported as it is."""
+    files = [p for p in path.rglob("*") if p.is_file()] if path.is_dir() else [path]
+    for p in files:
+        if p.suffix.lower() not in (".jsonl", ".ndjson"):
+            continue
+        try:
+            with p.open("rb") as f:
+                if f.seek(0, 2) == 0:
+                    continue
+                f.seek(-1, 2)
+                if f.read(1) != b"\n":
+                    return True
+        except OSError:
+            continue
+    return False
 
 
 def _state(path: Path) -> tuple[Any, ...]:

@@ -34,6 +34,7 @@ class MonitorReport:
     queue: QueueMade | None = None
     queue_note: str | None = None
     imported: str | None = None
+    notes: list[str] = field(default_factory=list)  # what was left out or not listed, and why
 
     @property
     def exit_code(self) -> int:
@@ -112,6 +113,7 @@ class MonitorReport:
             "conversations": self.conversations,
             "analysed": self.analysed,
             "no_time": self.no_time,
+            "notes": list(self.notes),
             "sample": {"share": self.sample, "seed": self.seed, "conversations": len(self.sampled)},
             "judge": {"summary": self.judge_line, "problem": self.judge_problem},
             "windows": [w.to_dict() for w in self.windows],
