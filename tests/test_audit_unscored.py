@@ -27,9 +27,10 @@ def test_audit_of_unscored_run_printed_meaningless_pass_hat_k_lines(tmp_path: Pa
     assert code == 0
     assert "as reported" not in out and "→" not in out and "pass^1 -" not in out
     assert "no scored trial: no pass^k to adjust" in out
-    assert "[leak] task task_00 trial 2 saw" in out and "[copy] task task_01" in out
+    assert "[leak] task task_00 trial 2 saw" in out
+    assert "[copy]" not in out  # copies of unscored conversations change no figure: not reported
     code, out, _ = run_cli("--db", "x.db", "audit", "--json")
     (run,) = json.loads(out)["runs"]
     assert run["pass_hat_k_reported"] is None and run["pass_hat_k_copies_once"] is None
-    assert run["counts"]["leak"] == 1 and run["counts"]["copy"] == 1
+    assert run["counts"]["leak"] == 1 and run["counts"]["copy"] == 0
     assert all(f["pass_hat_k_adjusted"] is None for f in run["findings"])
