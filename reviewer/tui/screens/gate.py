@@ -84,3 +84,4 @@ class GateScreen(ReviewerScreen):
                 self.app.notify(str(e), severity="error")
                 return
         self.app.notify(f"baseline: {entry.run}")
+        self.app.call_from_thread(self.action_rerun)  # the report said "no baseline set": gate again

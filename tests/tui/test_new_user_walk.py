@@ -1,0 +1,112 @@
+"""Defects a new user found walking the app at 80x24 and 120x40; each test is named after one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from textual.widgets import Static
+
+from reviewer.calibration.sampling import make_queue
+from reviewer.cli import cli
+from reviewer.store import open_store
+from reviewer.store.judging import VerdictWrite, write_verdict
+from reviewer.store.queues import queue_items
+from reviewer.tui.app import ReviewerApp
+from tests.conftest import SAMPLE_RUNS
+
+SMALL = (80, 24)
+
+
+async def settle(app: ReviewerApp, pilot: Any) -> None:
+    for _ in range(3):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+
+
+async def until(pilot: Any, cond: Any) -> None:
+    for _ in range(500):
+        if cond():
+            return
+        await pilot.pause(0.01)
+    raise AssertionError("condition never met")
+
+
+def text_of(app: ReviewerApp, selector: str) -> str:
+    return str(app.screen.query_one(selector, Static).render())
+
+
+@pytest.fixture
+def sample_db(tmp_path: Path) -> Path:
+    path = tmp_path / "s.db"
+    result = CliRunner().invoke(cli, ["--db", str(path), "import", str(SAMPLE_RUNS)])
+    assert result.exit_code == 0, result.stderr
+    return path
+
+
+async def test_gate_still_says_no_baseline_after_B(sample_db: Path) -> None:
+    from reviewer.tui.screens.gate import GateScreen
+
+    app = ReviewerApp(db_path=sample_db)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(app, pilot)
+        app.push_screen(GateScreen("support-v1"))
+        await settle(app, pilot)
+        assert "no baseline set" in text_of(app, "#gate-report")
+        await pilot.press("B")
+        await settle(app, pilot)
+        await settle(app, pilot)
+        report = text_of(app, "#gate-report")
+        assert "no baseline set" not in report
+        assert "'support-v1' is the baseline itself" in report
+
+
+async def test_import_dialog_lists_only_five_formats(sample_db: Path) -> None:
+    from reviewer.ingest import FORMATS
+    from reviewer.tui.screens.importing import ImportModal
+
+    app = ReviewerApp(db_path=sample_db)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(app, pilot)
+        app.push_screen(ImportModal())
+        await settle(app, pilot)
+        prompt = text_of(app, "#import-formats")
+        for fmt in FORMATS:
+            assert fmt.NAME in prompt, fmt.NAME
+        assert len(FORMATS) > 5
+
+
+async def test_label_reveal_shows_two_judges_with_nothing_telling_them_apart(
+    sample_db: Path,
+) -> None:
+    from reviewer.tui.screens.label import LabelScreen
+
+    with open_store(sample_db) as db:
+        make_queue(db, "q", 4, seed=1, labeler="ana")
+        first = queue_items(db, "q")[0].trial_id
+        for judge, verdict in (("judge-a[bold]", "pass"), ("judge-b", "fail")):
+            write_verdict(
+                db,
+                VerdictWrite(
+                    first, judge, verdict, "because", "m", "r", None, None, None, "", "test",
+                    "", None,
+                ),
+            )
+    app = ReviewerApp(db_path=sample_db, labeler="ana")
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = LabelScreen("q", "ana", None)
+        app.push_screen(screen)
+        await until(pilot, lambda: screen.payload is not None and screen.state is not None)
+        assert screen.payload.trial_id == first  # type: ignore[union-attr]
+        await pilot.press("p")
+        await until(pilot, lambda: screen.payload is not None and screen.payload.trial_id != first)
+        await pilot.press("left_square_bracket")
+        await until(pilot, lambda: screen.mine is not None)
+        await pilot.press("v")
+        await until(pilot, lambda: "judge:" in text_of(app, "#label-judge"))
+        text = text_of(app, "#label-judge")
+        lines = text.splitlines()  # the id as plain text (not markup) on its verdict's line
+        assert "judge: PASS  (judge-a[bold])" in lines
+        assert any(line.startswith("judge: FAIL  (judge-b)") for line in lines)
