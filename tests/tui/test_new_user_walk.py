@@ -110,3 +110,93 @@ async def test_label_reveal_shows_two_judges_with_nothing_telling_them_apart(
         lines = text.splitlines()  # the id as plain text (not markup) on its verdict's line
         assert "judge: PASS  (judge-a[bold])" in lines
         assert any(line.startswith("judge: FAIL  (judge-b)") for line in lines)
+
+
+def _cli(db: Path, *args: str) -> str:
+    result = CliRunner().invoke(cli, ["--db", str(db), *args])
+    assert result.exit_code == 0, result.stderr
+    return result.stdout
+
+
+def _clusters(db: Path) -> dict[str, int]:
+    import json
+
+    out = json.loads(_cli(db, "cluster", "--stored", "--json"))["clusters"]
+    return {str(c["id"]): int(c["size"]) for c in out}
+
+
+async def _failures(app: ReviewerApp, pilot: Any) -> Any:
+    from textual.widgets import DataTable
+
+    from reviewer.tui.screens.failures import FailuresScreen
+
+    await settle(app, pilot)
+    app.push_screen(FailuresScreen())
+    await settle(app, pilot)
+    return app.screen.query_one("#clusters", DataTable)
+
+
+def _cursor_id(table: Any) -> str:
+    return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+
+
+async def test_failures_hint_names_keys_that_do_nothing(sample_db: Path) -> None:
+    _cli(sample_db, "cluster")
+    app = ReviewerApp(db_path=sample_db)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await _failures(app, pilot)
+        hint = text_of(app, "#clusters-status")
+        assert "S split" in hint and "z undo" in hint and "R reload" in hint
+        assert "s split" not in hint and "u undo" not in hint
+
+
+async def test_failures_merge_leaves_the_cursor_off_the_merged_cluster(sample_db: Path) -> None:
+    _cli(sample_db, "cluster")
+    ids = sorted(_clusters(sample_db).items(), key=lambda kv: -kv[1])
+    big, small = ids[0][0], ids[-1][0]
+    app = ReviewerApp(db_path=sample_db)
+    async with app.run_test(size=SMALL) as pilot:
+        table = await _failures(app, pilot)
+        table.move_cursor(row=table.get_row_index(small))
+        await pilot.press("space")
+        table.move_cursor(row=table.get_row_index(big))
+        await pilot.press("space")
+        table.move_cursor(row=table.get_row_index(small))  # the cursor on the one merged away
+        await pilot.press("m")
+        await settle(app, pilot)
+        assert small not in _clusters(sample_db)
+        assert _cursor_id(table) == big
+
+
+async def test_failures_R_reloads_an_edit_made_by_the_cli(sample_db: Path) -> None:
+    _cli(sample_db, "cluster")
+    cid = next(iter(_clusters(sample_db)))
+    app = ReviewerApp(db_path=sample_db)
+    async with app.run_test(size=SMALL) as pilot:
+        table = await _failures(app, pilot)
+        _cli(sample_db, "cluster", "rename", cid, "Renamed elsewhere")
+        await pilot.press("R")
+        await settle(app, pilot)
+        assert "Renamed elsewhere" in str(table.get_row(cid))
+
+
+async def test_failures_split_cannot_choose_how_many_pieces(sample_db: Path) -> None:
+    _cli(sample_db, "cluster")
+    cid, size = max(_clusters(sample_db).items(), key=lambda kv: kv[1])
+    assert size >= 3
+    before = set(_clusters(sample_db))
+    app = ReviewerApp(db_path=sample_db)
+    async with app.run_test(size=SMALL) as pilot:
+        table = await _failures(app, pilot)
+        table.move_cursor(row=table.get_row_index(cid))
+        await pilot.press("S")
+        await pilot.pause()
+        await pilot.press("9", "9", "enter")  # more pieces than trials: asked again
+        await pilot.pause()
+        assert "use 2 to" in text_of(app, "#split-error")
+        for _ in range(2):
+            await pilot.press("backspace")
+        await pilot.press("3", "enter")
+        await settle(app, pilot)
+    after = _clusters(sample_db)
+    assert len(set(after) - before) == 2 and after[cid] < size  # three pieces, one keeps the id
