@@ -200,3 +200,41 @@ async def test_failures_split_cannot_choose_how_many_pieces(sample_db: Path) -> 
         await settle(app, pilot)
     after = _clusters(sample_db)
     assert len(set(after) - before) == 2 and after[cid] < size  # three pieces, one keeps the id
+
+
+BUDGET_ONLY = """
+[[rule]]
+id = "budget"
+type = "budget"
+max_latency_s = 1
+severity = "budget"
+"""
+
+
+async def test_transcript_violation_keys_say_no_violation_when_the_trial_breaks_a_budget(
+    tmp_path: Path,
+) -> None:
+    from tests.conftest import native_trial, write_jsonl
+    from tests.tui.test_transcript import open_transcript, trial_ids
+
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    rec = native_trial("refund", passed=False, trial=1, latency_s=12.5)
+    rec["messages"] = [{"role": "user", "content": f"line {i}"} for i in range(60)]
+    write_jsonl(folder / "support.jsonl", [rec])
+    (folder / "rules.toml").write_text(BUDGET_ONLY, encoding="utf-8")
+    db = tmp_path / "x.db"
+    _cli(db, "import", "--run", "support", str(folder))
+    app = ReviewerApp(db_path=db)
+    async with app.run_test(size=SMALL) as pilot:
+        view = await open_transcript(app, pilot, trial_ids(db)[0])
+        view.action_bottom()
+        await pilot.pause()
+        assert view.scroll_offset.y > 0
+        await pilot.press("right_curly_bracket")
+        await pilot.pause()
+        said = [str(n.message) for n in app._notifications]
+        assert not any("no rule violation" in m for m in said)
+        assert any(m.startswith("1 violation of the whole trial (budget: ") for m in said), said
+        assert view.scroll_offset.y == 0  # at the ⚑ mark on top
+        assert "⚑" in view.render_row(0).text or "⚑" in view.render_row(1).text
