@@ -238,3 +238,34 @@ async def test_transcript_violation_keys_say_no_violation_when_the_trial_breaks_
         assert any(m.startswith("1 violation of the whole trial (budget: ") for m in said), said
         assert view.scroll_offset.y == 0  # at the ⚑ mark on top
         assert "⚑" in view.render_row(0).text or "⚑" in view.render_row(1).text
+
+
+async def test_compare_rows_wrap_at_80x24(sample_db: Path) -> None:
+    from reviewer.tui.screens.compare import CompareScreen
+
+    app = ReviewerApp(db_path=sample_db)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(app, pilot)
+        app.push_screen(CompareScreen("support-v1", "support-v2"))
+        await settle(app, pilot)
+        comparison = app.screen.query_one("#comparison", Static)
+        lines = str(comparison.render()).splitlines()
+        assert any("RED FLAG" in line for line in lines)
+        assert any("too few" in line for line in lines)
+        assert any(line.startswith("task ") for line in lines)  # the per-task table
+        assert any("noise check" in line for line in lines)
+        assert max(len(line) for line in lines) <= 78, [x for x in lines if len(x) > 78]
+        assert comparison.size.height == len(lines)  # nothing wrapped on screen
+        assert "[+0.0%, +40.0%]" in "\n".join(lines)  # the intervals, under the table
+
+
+def test_compare_cli_layout_is_unchanged_without_a_width(sample_db: Path) -> None:
+    from reviewer.metrics.compare import _comparison_lines, compare_runs, comparison_lines
+    from reviewer.store.trials import trial_stats
+
+    with open_store(sample_db) as db:
+        cmp = compare_runs(trial_stats(db, "support-v1"), trial_stats(db, "support-v2"))
+    full = [t.plain for t in _comparison_lines(cmp)]
+    assert [t.plain for t in comparison_lines(cmp)] == full
+    assert [t.plain for t in comparison_lines(cmp, width=200)] == full
+    assert max(len(t.plain) for t in comparison_lines(cmp, width=60)) <= 60
