@@ -269,3 +269,92 @@ def test_compare_cli_layout_is_unchanged_without_a_width(sample_db: Path) -> Non
     assert [t.plain for t in comparison_lines(cmp)] == full
     assert [t.plain for t in comparison_lines(cmp, width=200)] == full
     assert max(len(t.plain) for t in comparison_lines(cmp, width=60)) <= 60
+
+
+def _monitor_db(tmp_path: Path) -> Path:
+    from tests.tui.test_monitor_screen import _db
+
+    return _db(tmp_path)
+
+
+async def _monitor(app: ReviewerApp, pilot: Any) -> Any:
+    from reviewer.tui.screens.monitor import MonitorScreen
+
+    await settle(app, pilot)
+    app.push_screen(MonitorScreen())
+    await settle(app, pilot)
+    assert isinstance(app.screen, MonitorScreen)
+    return app.screen
+
+
+def _on_screen(app: ReviewerApp, selector: str) -> bool:
+    region = app.screen.query_one(selector).region
+    return region.height > 0 and region.bottom <= app.size.height
+
+
+async def test_monitor_alert_lines_never_show_and_table_off_screen_at_80x24(
+    tmp_path: Path,
+) -> None:
+    from textual.widgets import DataTable
+
+    app = ReviewerApp(db_path=_monitor_db(tmp_path))
+    async with app.run_test(size=SMALL) as pilot:
+        screen = await _monitor(app, pilot)
+        alerts = text_of(app, "#monitor-alerts")
+        assert "ALERT day 2025-06-07: tool error" in alerts
+        assert _on_screen(app, "#monitor-alerts-box")
+        table = screen.query_one("#windows", DataTable)
+        assert _on_screen(app, "#windows") and table.region.height >= 5
+        # the cursor on the newest alerting window, in sight
+        assert table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value == "2025-06-08"
+
+
+async def test_monitor_sparklines_wrap_to_three_lines_after_h(tmp_path: Path) -> None:
+    app = ReviewerApp(db_path=_monitor_db(tmp_path))
+    async with app.run_test(size=SMALL) as pilot:
+        screen = await _monitor(app, pilot)
+        await pilot.press("h")
+        await settle(app, pilot)
+        assert screen.view is not None and len(screen.view.rows) > 80
+        sparks = screen.query_one("#monitor-sparks", Static)
+        lines = str(sparks.render()).splitlines()
+        assert len(lines) == len(screen.view.series) + 1
+        assert lines[0].startswith("rates per hour: the last ")
+        assert f"of {len(screen.view.rows)} windows, newest right" in lines[0]
+        assert max(len(line) for line in lines) <= sparks.region.width
+        assert sparks.size.height == len(lines)  # one line each on screen
+        assert _on_screen(app, "#windows")
+
+
+async def test_monitor_flagged_list_shows_internal_ids(tmp_path: Path) -> None:
+    from textual.widgets import DataTable
+
+    from reviewer.tui.screens.monitor import FlaggedScreen, why_words
+
+    app = ReviewerApp(db_path=_monitor_db(tmp_path))
+    async with app.run_test(size=SMALL) as pilot:
+        screen = await _monitor(app, pilot)
+        table = screen.query_one("#windows", DataTable)
+        table.move_cursor(row=table.get_row_index("2025-06-07"))
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, FlaggedScreen)
+        flagged = app.screen.query_one("#flagged", DataTable)
+        why = {str(flagged.get_row_at(i)[2]) for i in range(flagged.row_count)}
+    assert "tool error (alert)" in why
+    assert not any("_" in w or "alert:" in w for w in why)
+    assert why_words(["user_repeat", "signal:thumbs_down", "rule:budget", "alert:rule:budget"]) == (
+        "user repeated, thumbs_down, rule budget (alert)"
+    )
+
+
+async def test_monitor_with_no_data_shows_a_bare_list_of_rate_names(tmp_path: Path) -> None:
+    db = tmp_path / "empty.db"
+    with open_store(db):
+        pass
+    app = ReviewerApp(db_path=db)
+    async with app.run_test(size=SMALL) as pilot:
+        screen = await _monitor(app, pilot)
+        assert not screen.query_one("#monitor-sparks-box").display
+        said = text_of(app, "#monitor-alerts")
+        assert "reviewer monitor --import" in said and "generate.py --production" in said
