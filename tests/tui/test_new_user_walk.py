@@ -358,3 +358,32 @@ async def test_monitor_with_no_data_shows_a_bare_list_of_rate_names(tmp_path: Pa
         assert not screen.query_one("#monitor-sparks-box").display
         said = text_of(app, "#monitor-alerts")
         assert "reviewer monitor --import" in said and "generate.py --production" in said
+
+
+async def test_export_toast_cuts_the_skipped_trials_at_80_columns(sample_db: Path) -> None:
+    from reviewer.tui.export_action import ExportScope, run_export
+    from reviewer.tui.screens.import_report import ExportReport
+    from reviewer.tui.screens.transcript import TranscriptScreen
+
+    with open_store(sample_db) as db:
+        (passed,) = [
+            r[0]
+            for r in db.execute(
+                "SELECT id FROM trials WHERE success = 1 ORDER BY seq LIMIT 1"
+            ).fetchall()
+        ]
+        text, _, _ = run_export(db, ExportScope("this trial", trial_ids=(passed,)))
+    assert len(text) > 80  # why the trial was skipped, longer than a toast's room
+    app = ReviewerApp(db_path=sample_db)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(app, pilot)
+        app.push_screen(TranscriptScreen(passed))
+        await settle(app, pilot)
+        await pilot.press("T")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ExportReport)
+        report = app.screen.query_one("#import-report", Static)
+        assert str(report.render()) == text  # all of it, wrapped, nothing cut
+        assert report.region.bottom <= app.size.height
+        await pilot.press("escape")
+        assert isinstance(app.screen, TranscriptScreen)
