@@ -569,7 +569,9 @@ def _narrow_lines(cmp: Comparison, max_tasks: int | None, width: int) -> list[An
     w2 = max([len(c[2]) for c in cells] + [len(names[1])]) + 2
     wm = max([len(m) for m in marks] + [0]) + 2
     w0 = min(max([len(c[0]) for c in cells] + [10]) + 1, max(10, width - w1 - w2 - wm))
-    lines.append(Text(" " * w0 + _fit(names[0], w1 - 1).rjust(w1) + _fit(names[1], w2 - 1).rjust(w2)))
+    lines.append(
+        Text(" " * w0 + _fit(names[0], w1 - 1).rjust(w1) + _fit(names[1], w2 - 1).rjust(w2))
+    )
     for (label, o, n, r), mark in zip(cells, marks, strict=True):
         line = Text(_fit(label, w0 - 1).ljust(w0) + o.rjust(w1) + n.rjust(w2))
         if mark:
@@ -590,8 +592,8 @@ def _narrow_lines(cmp: Comparison, max_tasks: int | None, width: int) -> list[An
     # the noise check's paragraph is written for the CLI's width: join it and wrap it again
     lines += [Text(""), *wrapped(noise[1])]
     lines += wrapped(" ".join(t.strip() for t in noise[2:5]), first="  ")
-    for t in noise[5:]:
-        lines += wrapped(t)
+    for note in noise[5:]:
+        lines += wrapped(note)
     if cmp.tasks:
         lines.append(Text(""))
         lines.append(Text(f"per task, largest pass^{cmp.k} drop first"))

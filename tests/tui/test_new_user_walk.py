@@ -90,8 +90,19 @@ async def test_label_reveal_shows_two_judges_with_nothing_telling_them_apart(
             write_verdict(
                 db,
                 VerdictWrite(
-                    first, judge, verdict, "because", "m", "r", None, None, None, "", "test",
-                    "", None,
+                    first,
+                    judge,
+                    verdict,
+                    "because",
+                    "m",
+                    "r",
+                    None,
+                    None,
+                    None,
+                    "",
+                    "test",
+                    "",
+                    None,
                 ),
             )
     app = ReviewerApp(db_path=sample_db, labeler="ana")

@@ -78,7 +78,7 @@ def why_words(why: list[str]) -> str:
 
 NO_DATA = (
     "No production conversation with a time yet. Import some: `reviewer monitor --import FILE` "
-    "(native JSONL with \"outcome\": null and a started_at time), or i here; "
+    '(native JSONL with "outcome": null and a started_at time), or i here; '
     "`python sample_runs/generate.py --production prod/` writes 14 days to try. "
     "See the README, 'In production: the monitor'."
 )
@@ -165,7 +165,9 @@ class MonitorScreen(ReviewerScreen):
                     db, MonitorRequest(window=self.window_size, judge=judge), on_note=notes.append
                 )
             except MonitorError as e:
-                view = MonitorView(f"monitor: {e}", [], [], [], [], [], unit=self.window_size or "day")
+                view = MonitorView(
+                    f"monitor: {e}", [], [], [], [], [], unit=self.window_size or "day"
+                )
                 self.post_message(MonitorLoaded(view))
                 return
             names = trial_names(db, list(report.flagged))
