@@ -398,3 +398,15 @@ async def test_export_toast_cuts_the_skipped_trials_at_80_columns(sample_db: Pat
         assert report.region.bottom <= app.size.height
         await pilot.press("escape")
         assert isinstance(app.screen, TranscriptScreen)
+
+
+async def test_failures_status_hint_is_cut_at_80_columns(sample_db: Path) -> None:
+    _cli(sample_db, "cluster")
+    app = ReviewerApp(db_path=sample_db)
+    async with app.run_test(size=SMALL) as pilot:
+        await _failures(app, pilot)
+        status = app.screen.query_one("#clusters-status", Static)
+        hint = text_of(app, "#clusters-status")
+        assert hint.endswith("R reload")
+        assert status.size.height >= 2  # wrapped: every key of the hint on screen
+        assert status.size.height * status.size.width >= len(hint)
