@@ -434,8 +434,21 @@ def render_comparison(cmp: Comparison, color: bool, max_tasks: int | None = None
     return _ansi(lines)
 
 
-def comparison_lines(cmp: Comparison, max_tasks: int | None = None) -> list[Any]:
-    """The comparison as styled rich ``Text`` lines (what the CLI prints and the TUI shows)."""
+def comparison_lines(
+    cmp: Comparison, max_tasks: int | None = None, width: int | None = None
+) -> list[Any]:
+    """The comparison as styled rich ``Text`` lines (what the CLI prints and the TUI shows).
+
+    ``width`` (the app's screen) asks for lines that fit it when the full layout does not: the
+    summary table without padding, the intervals listed under it, a narrower per-task table and the
+    prose wrapped. Without it (the CLI) the layout is the full one whatever the terminal."""
+    lines = _comparison_lines(cmp, max_tasks)
+    if width is None or max((len(t.plain) for t in lines), default=0) <= width:
+        return lines
+    return _narrow_lines(cmp, max_tasks, width)
+
+
+def _comparison_lines(cmp: Comparison, max_tasks: int | None = None) -> list[Any]:
     from rich.text import Text
 
     lines: list[Text] = []
@@ -519,6 +532,104 @@ def comparison_lines(cmp: Comparison, max_tasks: int | None = None) -> list[Any]
                 + ", ".join(_visible(t) for t in cmp.excluded)
             )
         )
+    return lines
+
+
+def _fit(s: str, room: int) -> str:
+    """``s`` cut in the middle to ``room`` cells (at least 4)."""
+    room = max(4, room)
+    if len(s) <= room:
+        return s
+    head = (room - 1) // 2
+    return s[:head] + "…" + s[len(s) - (room - 1 - head) :]
+
+
+def _narrow_lines(cmp: Comparison, max_tasks: int | None, width: int) -> list[Any]:
+    """The comparison for a narrow screen: every line at most ``width`` cells (see comparison_lines)."""
+    import textwrap
+
+    from rich.text import Text
+
+    def wrapped(text: str, indent: str = "  ", first: str = "") -> list[Text]:
+        if not text:
+            return [Text("")]
+        return [
+            Text(t)
+            for t in textwrap.wrap(text, width, initial_indent=first, subsequent_indent=indent)
+        ]
+
+    short = {"too few tasks": "too few", "within noise": "noise"}
+    lines: list[Text] = []
+    names = (_visible(cmp.old_name), _visible(cmp.new_name))
+    cells = [
+        (r.label, format_value(r.old, r.unit), format_value(r.new, r.unit), r) for r in cmp.rows
+    ]
+    marks = [short.get(r.mark, r.mark.removeprefix("<-- ")) for r in cmp.rows]
+    w1 = max([len(c[1]) for c in cells] + [len(names[0])]) + 2
+    w2 = max([len(c[2]) for c in cells] + [len(names[1])]) + 2
+    wm = max([len(m) for m in marks] + [0]) + 2
+    w0 = min(max([len(c[0]) for c in cells] + [10]) + 1, max(10, width - w1 - w2 - wm))
+    lines.append(
+        Text(" " * w0 + _fit(names[0], w1 - 1).rjust(w1) + _fit(names[1], w2 - 1).rjust(w2))
+    )
+    for (label, o, n, r), mark in zip(cells, marks, strict=True):
+        line = Text(_fit(label, w0 - 1).ljust(w0) + o.rjust(w1) + n.rjust(w2))
+        if mark:
+            line.append("  ")
+            line.append(mark, style=_STYLES.get(r.direction, ""))
+        lines.append(line)
+    cis = [(r.label, _ci_text(r)) for r in cmp.rows if _ci_text(r)]
+    if cis:
+        lines.append(Text("95% CI of the change:"))
+        wl = min(max(len(label) for label, _ in cis) + 2, max(10, width - 24))
+        lines += [Text("  " + _fit(label, wl - 1).ljust(wl) + ci) for label, ci in cis]
+    if cmp.k_is_default:
+        lines += wrapped(f"k = {cmp.k}: the largest k every shared task supports in both runs")
+    if cmp.rules_differ:
+        old_rule, new_rule = cmp.pass_rules.get("old", ""), cmp.pass_rules.get("new", "")
+        lines += wrapped(f"warning: the runs' pass rules differ: old {old_rule}; new {new_rule}")
+    noise = noise_lines(cmp)
+    # the noise check's paragraph is written for the CLI's width: join it and wrap it again
+    lines += [Text(""), *wrapped(noise[1])]
+    lines += wrapped(" ".join(t.strip() for t in noise[2:5]), first="  ")
+    for note in noise[5:]:
+        lines += wrapped(note)
+    if cmp.tasks:
+        lines.append(Text(""))
+        lines.append(Text(f"per task, largest pass^{cmp.k} drop first"))
+        shown = cmp.tasks if max_tasks is None else cmp.tasks[:max_tasks]
+        hk = f"p^{cmp.k}"
+        rest = 8 + 8 + 9 + 9 + 7 + 2 + max([len(t.bucket) for t in shown] + [6])
+        wt = min(max([len(_visible(t.task_id)) for t in shown] + [4]) + 1, max(6, width - rest))
+        lines.append(
+            Text(
+                f"{'task':<{wt}}{'old c/n':>8}{'new c/n':>8}{'old ' + hk:>9}{'new ' + hk:>9}{'delta':>7}  bucket"
+            )
+        )
+        for t in shown:
+            d = "n/a" if t.delta is None else f"{t.delta:+.2f}"
+            line = Text(
+                f"{_fit(_visible(t.task_id), wt - 1):<{wt}}{f'{t.old_c}/{t.old_n}':>8}"
+                f"{f'{t.new_c}/{t.new_n}':>8}{format_value(t.old_pass_hat, 'rate'):>9}"
+                f"{format_value(t.new_pass_hat, 'rate'):>9}{d:>7}  "
+            )
+            line.append(
+                t.bucket,
+                style="red" if t.bucket in ("newly failing", "newly flaky", "regressed") else "",
+            )
+            lines.append(line)
+    # the lines after the per-task rows are prose: the full layout's, wrapped
+    full = _comparison_lines(cmp, max_tasks)
+    if cmp.tasks:
+        tail = full[next(i for i, t in enumerate(full) if t.plain.startswith("task ")) + 1 :]
+        tail = tail[len(cmp.tasks if max_tasks is None else cmp.tasks[:max_tasks]) :]
+        for t in tail:
+            lines += wrapped(t.plain)
+    else:
+        for t in full[full.index(next(t for t in full if t.plain.startswith("noise check"))) + 4 :]:
+            if t.plain.startswith(("too few tasks to tell", "no tasks to compare")):
+                continue
+            lines += wrapped(t.plain)
     return lines
 
 

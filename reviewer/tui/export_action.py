@@ -91,6 +91,9 @@ def run_export(db: Any, scope: ExportScope) -> tuple[str, SeverityLevel, int]:
     return "\n".join(summary.lines()), "information", 0
 
 
+TOAST_ROWS = 4  # an export summary that wraps to more rows opens a report instead of a toast
+
+
 class ExportMixin(_Base):
     """``start_export`` and the handler of its result, for the screens that export what they show."""
 
@@ -124,6 +127,16 @@ class ExportMixin(_Base):
                     self.start_export(replace(scope, harness=True))
 
             self.app.push_screen(OfferHarness(message.text, message.offer), answer)
+            return
+        lines = message.text.splitlines()
+        room = max(10, min(60, self.app.size.width // 2) - 4)  # a toast's text width
+        if sum(-(-max(1, len(line)) // room) for line in lines) > TOAST_ROWS:
+            # a toast at 80 columns is 40 wide and its end falls off the screen: the skipped trials
+            # and why are the point, so they go in a report that wraps and scrolls
+            from reviewer.tui.screens.import_report import ExportReport
+
+            self.app.push_screen(ExportReport(lines))
+            self.notify(clean(lines[0]), title="Regression tasks", severity=message.severity)
             return
         self.notify(
             clean(message.text),

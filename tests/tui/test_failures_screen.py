@@ -103,6 +103,8 @@ async def test_edits_made_in_the_app_show_in_the_cli(clustered: Path) -> None:
         await settle(app, pilot)
         put_cursor_on(table, ids[0])
         await pilot.press("S")
+        await pilot.pause()
+        await pilot.press("enter")  # empty: the silhouette's choice
         await settle(app, pilot)
         shown = rows(table)
     after = stored(clustered)
@@ -155,6 +157,8 @@ async def test_refused_edits_are_warnings(clustered: Path) -> None:
                 continue
             put_cursor_on(table, cid)
             await pilot.press("S")
+            await pilot.pause()
+            await pilot.press("enter")  # empty: the silhouette's choice
             await settle(app, pilot)
             if any("read alike" in w for w in warnings(app)):
                 alike = cid
@@ -195,6 +199,8 @@ async def test_rename_split_and_undo_keep_the_cursor_on_the_cluster(clustered: P
         assert table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value == ids[2]
         put_cursor_on(table, ids[0])
         await pilot.press("S")
+        await pilot.pause()
+        await pilot.press("enter")  # empty: the silhouette's choice
         await settle(app, pilot)
         assert table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value == ids[0]
         for _ in range(3):

@@ -55,8 +55,8 @@ async def test_monitor_screen_windows_alerts_and_flagged(tmp_path: Path) -> None
         assert isinstance(app.screen, MonitorScreen)
         table = app.screen.query_one("#windows", DataTable)
         assert table.row_count == 8
-        status = str(app.screen.query_one("#monitor-status", Static).render())
-        assert "ALERT day 2025-06-07: tool error" in status
+        alerts = str(app.screen.query_one("#monitor-alerts", Static).render())
+        assert "ALERT day 2025-06-07: tool error" in alerts
         row = table.get_row("2025-06-07")
         assert any(str(c).endswith("!") for c in row)  # the alert marked in its window
         sparks = str(app.screen.query_one("#monitor-sparks", Static).render())

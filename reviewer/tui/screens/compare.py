@@ -80,7 +80,8 @@ class CompareScreen(ReviewerScreen):
             cmp.pass_rules = pass_rules(db, self.old, self.new)
             counts = {r: task_counts(db, r) for r in (self.old, self.new)}
         # the table's width with empty names says how much room the two names have
-        table = comparison_lines(cmp)[: len(cmp.rows) + 1]
+        width = max(40, (self.size.width or 100) - 2)  # a narrow screen gets the narrow layout
+        table = comparison_lines(cmp, width=width)[: len(cmp.rows) + 1]
         values = (
             max(len(format_value(v, r.unit)) for r in cmp.rows for v in (r.old, r.new))
             if cmp.rows
@@ -93,7 +94,7 @@ class CompareScreen(ReviewerScreen):
             short: passk_curve([(n, c) for _, n, c in counts[r]])
             for short, r in ((old_short, self.old), (new_short, self.new))
         }
-        lines = comparison_lines(cmp)
+        lines = comparison_lines(cmp, width=width)
         if (old_short, new_short) != (self.old, self.new):  # say which run each short name is
             lines[:0] = [
                 safe_text(f"old: {self.old}", "dim", single_line=True),

@@ -62,6 +62,46 @@ class RenameModal(ModalScreen[str | None]):
         self.dismiss(None)
 
 
+class SplitModal(ModalScreen[int | None]):
+    """How many pieces `S` splits the cluster into; empty is the silhouette's choice (as
+    `reviewer cluster split` without ``--into``); 0 means cancelled."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="split.cancel")]
+    DEFAULT_CSS = """
+    SplitModal { align: center middle; }
+    SplitModal > Vertical { width: 70; max-width: 95%; height: auto; border: thick $accent; background: $surface; padding: 1 2; }
+    """
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.trials = size
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(
+                f"Split this cluster of {self.trials} trials into how many pieces? (2-{self.trials}; "
+                "empty: as many as its evidence separates best) Enter splits, Esc cancels"
+            )
+            yield Input(placeholder="best (silhouette)", id="split-input", restrict=r"[0-9]*")
+            yield Static("", id="split-error")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        value = event.value.strip()
+        if not value:
+            self.dismiss(None)
+            return
+        n = int(value)
+        if not 2 <= n <= self.trials:
+            self.query_one("#split-error", Static).update(
+                f"{n} pieces: use 2 to {self.trials}, or leave it empty"
+            )
+            return
+        self.dismiss(n)
+
+    def action_cancel(self) -> None:
+        self.dismiss(0)
+
+
 class FailuresScreen(ExportMixin, ReviewerScreen):
     BINDINGS = [
         Binding("enter", "open", "Trials", id="failures.open"),
@@ -71,6 +111,7 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
         Binding("S", "split", "Split", id="failures.split"),
         Binding("z", "undo", "Undo edit", id="failures.undo"),
         Binding("C", "recluster", "Re-cluster", id="failures.recluster"),
+        Binding("R", "reload", "Reload", id="failures.reload", show=False),
         Binding("X", "cancel", "Cancel clustering", id="failures.cancel", show=False),
         Binding("T", "export_tasks", "Export tasks", id="failures.export"),
         Binding("escape", "back", "Back", id="failures.back"),
@@ -166,8 +207,9 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
                 else ""
             )
             status.update(
-                f"{total} failures in {len(self.rows)} clusters, biggest first{left_out} · Enter: its trials · r rename · "
-                "space+m merge · s split · u undo · C re-cluster"
+                f"{total} failures in {len(self.rows)} clusters, biggest first{left_out} · "
+                "Enter: its trials · r rename · space+m merge · S split · z undo · C re-cluster · "
+                "R reload"
             )
         table.focus()
         self._detail()
@@ -263,7 +305,15 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
         if r.size < 2:
             self.notify("A cluster of one trial cannot be split.", severity="warning")
             return
-        self.edit("split", r.id, None)
+
+        def done(into: int | None) -> None:
+            if into != 0:
+                self.edit("split", r.id, into)
+
+        self.app.push_screen(SplitModal(r.size), done)
+
+    def action_reload(self) -> None:
+        self.load()
 
     def action_undo(self) -> None:
         self.edit("undo", "", None)
@@ -278,9 +328,9 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
                 if kind == "rename":
                     jobs.rename(db, cluster_id, str(arg).strip() or None)
                 elif kind == "merge" and isinstance(arg, list):
-                    jobs.merge(db, [str(a) for a in arg])
+                    self._focus_after = jobs.merge(db, [str(a) for a in arg]).id
                 elif kind == "split":
-                    jobs.split(db, cluster_id)
+                    jobs.split(db, cluster_id, into=arg if isinstance(arg, int) else None)
                 elif kind == "undo":
                     undone, back = jobs.undo(db)
                     if back:

@@ -84,3 +84,5 @@ class GateScreen(ReviewerScreen):
                 self.app.notify(str(e), severity="error")
                 return
         self.app.notify(f"baseline: {entry.run}")
+        # the report said "no baseline set": gate again against the new baseline
+        self.app.call_from_thread(self.action_rerun)

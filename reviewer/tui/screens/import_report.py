@@ -30,9 +30,15 @@ class ImportReport(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(
-                "The import had problems (Esc closes)",
-                classes="title",
-            )
+            yield Static(self.TITLE_TEXT, classes="title")
             with VerticalScroll():
                 yield Static(safe_text("\n".join(self.lines)), id="import-report")
+
+    TITLE_TEXT = "The import had problems (Esc closes)"
+
+
+class ExportReport(ImportReport):
+    """An export's summary too long for a toast (the skipped trials and why): wrapped, scrollable."""
+
+    BINDINGS = [Binding("escape,enter", "dismiss", "Close", id="exportreport.close")]
+    TITLE_TEXT = "Regression tasks (Esc closes)"

@@ -54,6 +54,13 @@ def summary_text(summary: ImportSummary, options: ImportOptions | None = None) -
     return "\n".join(line.removeprefix("reviewer: ") for line in lines)
 
 
+def import_prompt() -> str:
+    """The modal's first line, the formats listed from the ingest registry so it cannot drift."""
+    from reviewer.ingest import FORMATS
+
+    return "Import a file or folder; formats: " + ", ".join(fmt.NAME for fmt in FORMATS)
+
+
 class ImportModal(StoreAccess, ModalScreen[bool]):
     """Path in, import in a worker, summary out; the screens below reload when it closes."""
 
@@ -71,9 +78,7 @@ class ImportModal(StoreAccess, ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(
-                "Import a file or folder (native JSONL, tau-bench, tau2-bench, Inspect, OpenAI chat)"
-            )
+            yield Static(import_prompt(), id="import-formats")
             yield Input(placeholder="path, e.g. runs/ or results.jsonl", id="import-path")
             yield ProgressBar(id="import-progress", show_eta=False)
             yield Static("Enter imports · Esc cancels", id="import-status")

@@ -635,6 +635,11 @@ class LabelScreen(ReviewerScreen):
             )
             judge.append("judge: ")
             judge.append(verdict.upper(), style="bold red reverse" if disagree else "bold")
+            who = str(getattr(judged, "judge", "") or "")
+            if who:  # two verdicts one above the other: which judge said which
+                judge.append("  (")
+                judge.append_text(safe_text(who, "cyan", single_line=True))
+                judge.append(")")
             if disagree:
                 judge.append("  ≠ you", style="bold red")
             judge.append("\n")

@@ -10,6 +10,7 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Header, Static
 
@@ -38,6 +39,51 @@ def sparkline(values: list[float | None]) -> str:
     return "".join(out)
 
 
+def spark_lines(
+    series: list[tuple[str, list[float | None]]], width: int, unit: str = "day"
+) -> list[Text]:
+    """One line per rate, never wider than ``width``: its name, then one bar per window, the newest
+    last; when the windows do not fit, the newest that do, and a first line saying how many."""
+    if not series:
+        return []
+    label = max([len(name) for name, _ in series] + [4])
+    total = len(series[0][1])
+    room = max(1, width - label - 2)
+    shown = min(total, room)
+    head = (
+        f"rates per {unit}, {total} windows, newest right"
+        if shown == total
+        else f"rates per {unit}: the last {shown} of {total} windows, newest right"
+    )
+    lines = [Text(head, style="dim", no_wrap=True)]
+    for name, values in series:
+        # scaled over every window, so the bars do not change with the screen's width
+        bars = sparkline(values)[total - shown :]
+        lines.append(safe_text(f"{name:<{label}}  {bars}", single_line=True))
+    return lines
+
+
+def why_words(why: list[str]) -> str:
+    """A flagged conversation's reasons with the table's names (``tool error``, ``user repeated``,
+    ``rule ID``); a rate that alerted in its window says so."""
+    from reviewer.metrics.monitor import metric_words
+
+    alerted = {w.removeprefix("alert:") for w in why if w.startswith("alert:")}
+    return ", ".join(
+        metric_words(w) + (" (alert)" if w in alerted else "")
+        for w in why
+        if not w.startswith("alert:")
+    )
+
+
+NO_DATA = (
+    "No production conversation with a time yet. Import some: `reviewer monitor --import FILE` "
+    '(native JSONL with "outcome": null and a started_at time), or i here; '
+    "`python sample_runs/generate.py --production prod/` writes 14 days to try. "
+    "See the README, 'In production: the monitor'."
+)
+
+
 @dataclass
 class MonitorView:
     """What the screen shows, computed in the worker (a flagged row: id, name, why)."""
@@ -45,10 +91,12 @@ class MonitorView:
     header: str
     metrics: list[str]
     rows: list[tuple[str, list[Text]]]  # window start -> cells
-    sparks: list[Text]
+    series: list[tuple[str, list[float | None]]]  # rate name -> its value per window
     alerts: list[str]
     notes: list[str]
     flagged: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
+    unit: str = "day"
+    focus: str | None = None  # the window the cursor starts on: the newest that alerted
 
 
 class MonitorLoaded(Message):
@@ -71,10 +119,20 @@ class MonitorScreen(ReviewerScreen):
         self.window_size = size
         self.view: MonitorView | None = None
 
+    DEFAULT_CSS = """
+    MonitorScreen #monitor-sparks-box { height: auto; max-height: 35%; }
+    MonitorScreen #monitor-alerts-box { height: auto; max-height: 25%; }
+    MonitorScreen #monitor-alerts { padding: 0 1; }
+    MonitorScreen #windows { height: 1fr; min-height: 5; }
+    """
+
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("Monitor", classes="title", id="monitor-title")
-        yield Static("", id="monitor-sparks")
+        with VerticalScroll(id="monitor-sparks-box"):
+            yield Static("", id="monitor-sparks")
+        with VerticalScroll(id="monitor-alerts-box"):
+            yield Static("", id="monitor-alerts")
         yield DataTable(id="windows", cursor_type="row", zebra_stripes=True)
         yield Static("loading…", id="monitor-status", classes="status")
         yield KeyFooter()
@@ -107,7 +165,9 @@ class MonitorScreen(ReviewerScreen):
                     db, MonitorRequest(window=self.window_size, judge=judge), on_note=notes.append
                 )
             except MonitorError as e:
-                view = MonitorView(f"monitor: {e}", [], [], [], [], [])
+                view = MonitorView(
+                    f"monitor: {e}", [], [], [], [], [], unit=self.window_size or "day"
+                )
                 self.post_message(MonitorLoaded(view))
                 return
             names = trial_names(db, list(report.flagged))
@@ -128,22 +188,28 @@ class MonitorScreen(ReviewerScreen):
             cells.append(Text(judge_cell, justify="right", style="bold red" if alert else ""))
             cells.append(Text(str(w.flagged), justify="right"))
             rows.append((w.start, cells))
-        sparks = []
-        width = max([len(metric_words(m)) for m in [*cols, "judge pass"]] + [4])
-        for m in cols:
-            series = [w.rates[m].rate for w in report.windows]
-            sparks.append(safe_text(f"{metric_words(m):<{width}}  {sparkline(series)}"))
-        series = [w.judge_pass.rate for w in report.windows]
-        sparks.append(safe_text(f"{'judge pass':<{width}}  {sparkline(series)}"))
+        series: list[tuple[str, list[float | None]]] = []
+        if report.windows:
+            series = [(metric_words(m), [w.rates[m].rate for w in report.windows]) for m in cols]
+            series.append(("judge pass", [w.judge_pass.rate for w in report.windows]))
         flagged: dict[str, list[tuple[str, str, str]]] = {}
         for tid, why in report.flagged.items():
             run, task, trial = names.get(tid, ("?", "?", 0))
             flagged.setdefault(report.window_of[tid], []).append(
-                (tid, f"{run} / {task} #{trial}", ", ".join(why))
+                (tid, f"{run} / {task} #{trial}", why_words(why))
             )
         notes += [n for n in (report.judge_line, report.judge_problem) if n]
+        alerting = [w.start for w in report.windows if w.alerts]
         view = MonitorView(
-            report.header(), cols, rows, sparks, report.alert_lines(), notes, flagged
+            report.header(),
+            cols,
+            rows,
+            series,
+            report.alert_lines(),
+            notes,
+            flagged,
+            unit=self.window_size or "day",
+            focus=alerting[-1] if alerting else None,
         )
         self.post_message(MonitorLoaded(view))
 
@@ -162,14 +228,33 @@ class MonitorScreen(ReviewerScreen):
             table.add_column(Text("flagged", justify="right"), key="flagged")
             for start, cells in view.rows:
                 table.add_row(*cells, key=start)
-        self.query_one("#monitor-sparks", Static).update(Text("\n").join(view.sparks))
-        status = [safe_text(view.header, single_line=True)]
-        status += [safe_text(a, "bold red", single_line=True) for a in view.alerts]
-        status += [safe_text(n, "dim", single_line=True) for n in view.notes[-3:]]
-        if not view.rows and view.header.startswith("monitor: "):
-            status.append(Text("no conversation with a time (started_at, timestamp) yet"))
-        self.query_one("#monitor-status", Static).update(Text("\n").join(status))
+            if view.focus is not None:  # the newest incident in sight, not the oldest windows
+                table.move_cursor(row=table.get_row_index(view.focus))
+        self._show_sparks()
+        self.query_one("#monitor-sparks-box").display = bool(view.series)
+        panel = [safe_text(view.header, "bold")]
+        panel += [safe_text(a, "bold red") for a in view.alerts]
+        panel += [safe_text(n, "dim") for n in view.notes[-3:]]
+        if not view.rows:
+            panel.append(safe_text(NO_DATA))
+        self.query_one("#monitor-alerts", Static).update(Text("\n").join(panel))
+        self.query_one("#monitor-alerts-box").display = bool(panel)
+        n = len(view.alerts)
+        status = f"{n} alert{'s' * (n != 1)} above" if n else "no alert"
+        if view.rows:
+            status += " · Enter: flagged conversations · h day/hour"
+        self.query_one("#monitor-status", Static).update(status)
         table.focus()
+
+    def _show_sparks(self) -> None:
+        if self.view is None:
+            return
+        width = self.query_one("#monitor-sparks-box").content_region.width or self.size.width
+        lines = spark_lines(self.view.series, max(20, width - 2), self.view.unit)
+        self.query_one("#monitor-sparks", Static).update(Text("\n").join(lines))
+
+    def on_resize(self) -> None:
+        self._show_sparks()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         if event.row_key.value is not None:

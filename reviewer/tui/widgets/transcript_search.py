@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from reviewer.tui.safe import clean
 from reviewer.tui.widgets.transcript_render import Block, line_span, row_starts
 
 if TYPE_CHECKING:
@@ -122,6 +123,8 @@ class TranscriptSearch:
         self._violation_at = sorted(
             {v.message_index for v in violations if v.message_index is not None}
         )
+        # a budget rule (latency over max, ...) breaks the whole trial: marked at the top, no message
+        self._violation_whole = [v for v in violations if v.message_index is None]
         query = getattr(self, "search_query", "")
         self.search_query = ""
         self._matches: list[Match] = []
@@ -243,15 +246,35 @@ class TranscriptSearch:
     def action_violation(self, step: int) -> None:
         cast_self: Any = self
         marks = getattr(self, "_violation_at", [])
+        whole = getattr(self, "_violation_whole", [])
         if not marks:
-            cast_self.notify("no rule violation in this trial")
+            if whole:  # to the ⚑ marks at the top, and say what they are
+                cast_self.action_top()
+                cast_self.notify(whole_trial_text(whole), markup=False)
+            else:
+                cast_self.notify("no rule violation in this trial")
             return
         here = cast_self._current_message()
         if step > 0:
             found = next((m for m in marks if m > here), None)
         else:
             found = next((m for m in reversed(marks) if m < here), None)
+        if found is None and whole and step < 0:  # above the first message: the trial's own marks
+            cast_self.action_top()
+            cast_self.notify(whole_trial_text(whole), markup=False)
+            return
         if found is None:
-            cast_self.notify("no more rule violations that way", severity="warning")
+            more = f"; {whole_trial_text(whole)} ({{ goes there)" if whole else ""
+            cast_self.notify(
+                f"no more rule violations that way{more}", severity="warning", markup=False
+            )
             return
         cast_self.scroll_to_message(found)
+
+
+def whole_trial_text(whole: Sequence[ViolationLike]) -> str:
+    """``1 violation of the whole trial (budget: latency 12.5s over 1s)`` for the rule marks that
+    belong to no message."""
+    n = len(whole)
+    what = "; ".join(f"{v.rule_id}: {v.detail}" if v.detail else v.rule_id for v in whole)
+    return clean(f"{n} violation{'s' * (n != 1)} of the whole trial ({what})", single_line=True)
