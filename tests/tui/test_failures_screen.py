@@ -13,7 +13,7 @@ from textual.widgets import DataTable
 from reviewer.cli import cli
 from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.failures import FailuresScreen
-from tests.conftest import SAMPLE_RUNS
+from tests.conftest import SAMPLE_RUNS, native_trial, write_jsonl
 
 SIZE = (140, 40)
 
@@ -139,14 +139,14 @@ async def test_merge_of_even_clusters_then_recluster_in_the_app(clustered: Path)
 
 
 async def test_refused_edits_are_warnings(clustered: Path) -> None:
-    # a cluster of one trial: a pair split in two by hand
-    for cid, c in stored(clustered).items():
-        if c["size"] == 2:
-            done = CliRunner().invoke(
-                cli, ["--db", str(clustered), "cluster", "split", cid, "--into", "2"]
-            )
-            if done.exit_code == 0:
-                break
+    # a cluster of one trial: one failure unlike any other, clustered with the rest
+    # (a split by hand never cuts a pair into single trials)
+    odd = native_trial("quantum_flux_capacitor", passed=False, trial=1, run="solo")
+    odd["outcome"]["reason"] = "zygomorphic xylophone overheated beyond kelvin threshold"
+    odd["messages"] = [{"role": "user", "content": "calibrate the zygomorphic xylophone"}]
+    write_jsonl(clustered.parent / "solo.jsonl", [odd])
+    run_cli(clustered, "import", str(clustered.parent / "solo.jsonl"))
+    run_cli(clustered, "cluster")
     app = ReviewerApp(db_path=clustered)
     async with app.run_test(size=SIZE) as pilot:
         table = await open_failures(app, pilot)

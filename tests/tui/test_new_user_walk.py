@@ -207,10 +207,10 @@ async def test_failures_split_cannot_choose_how_many_pieces(sample_db: Path) -> 
         assert "use 2 to" in text_of(app, "#split-error")
         for _ in range(2):
             await pilot.press("backspace")
-        await pilot.press("3", "enter")
+        await pilot.press("2", "enter")
         await settle(app, pilot)
     after = _clusters(sample_db)
-    assert len(set(after) - before) == 2 and after[cid] < size  # three pieces, one keeps the id
+    assert len(set(after) - before) == 1 and after[cid] < size  # two pieces, one keeps the id
 
 
 BUDGET_ONLY = """

@@ -75,12 +75,16 @@ class SplitModal(ModalScreen[int | None]):
     def __init__(self, size: int) -> None:
         super().__init__()
         self.trials = size
+        self.most = (
+            size // 2
+        )  # every piece keeps 2 trials or more (`cluster split --into` refuses more)
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(
-                f"Split this cluster of {self.trials} trials into how many pieces? (2-{self.trials}; "
-                "empty: as many as its evidence separates best) Enter splits, Esc cancels"
+                f"Split this cluster of {self.trials} trials into how many pieces? "
+                + (f"(2-{self.most}; " if self.most >= 2 else "(")
+                + "empty: as many as its evidence separates best) Enter splits, Esc cancels"
             )
             yield Input(placeholder="best (silhouette)", id="split-input", restrict=r"[0-9]*")
             yield Static("", id="split-error")
@@ -91,9 +95,11 @@ class SplitModal(ModalScreen[int | None]):
             self.dismiss(None)
             return
         n = int(value)
-        if not 2 <= n <= self.trials:
+        if not 2 <= n <= self.most:
             self.query_one("#split-error", Static).update(
-                f"{n} pieces: use 2 to {self.trials}, or leave it empty"
+                f"{n} pieces: use 2 to {self.most} (pieces of 2 trials or more), or leave it empty"
+                if self.most >= 2
+                else f"{n} pieces: {self.trials} trials make no pieces of 2 or more; leave it empty"
             )
             return
         self.dismiss(n)
