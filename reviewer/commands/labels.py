@@ -92,7 +92,7 @@ def sample(
     clusters, reproducible under --seed, leaving out trials LABELER has already labeled.
     """
     from reviewer.calibration.sampling import queue_summary
-    from reviewer.workflows.queues import make_queue
+    from reviewer.workflows.queues import QueueScopeError, make_queue
 
     if name is not None and not name.strip():
         fail("--name must not be empty (leave it out for LABELER-sSEED)", 2)
@@ -111,7 +111,9 @@ def sample(
             split=split,
             replace=replace,
         )
-    except ValueError as e:  # an unknown judge, NothingToSample among them
+    except QueueScopeError as e:  # an unknown run or judge: a usage error, like --run's
+        fail(_plain(e), 2)
+    except ValueError as e:  # NothingToSample among them
         fail(_plain(e))
     queue = made.queue
     if not made.created:

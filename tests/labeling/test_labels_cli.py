@@ -79,13 +79,13 @@ def test_sample_text_summary_and_existing_names(sample_db: str) -> None:
 
 def test_sample_errors_are_one_line(sample_db: str) -> None:
     code, _, err = invoke("--db", sample_db, "sample", "--run", "nope")
-    assert code == 1 and err.startswith("reviewer: no run named 'nope'")
+    assert code == 2 and err.startswith("reviewer: no run named 'nope'")
     code, _, err = invoke("--db", sample_db, "sample", "--n", "0")
     assert code == 2  # click's usage error
     code, _, err = invoke("--db", "empty.db", "sample")
-    assert code == 1 and err.startswith("reviewer: no runs in empty.db")
+    assert code == 2 and err.startswith("reviewer: no runs in empty.db")
     code, _, err = invoke("--db", sample_db, "sample", "--judge", "gpt-9")
-    assert code == 1 and err.startswith("reviewer: no verdicts by judge 'gpt-9'; judges: ")
+    assert code == 2 and err.startswith("reviewer: no verdicts by judge 'gpt-9'; judges: ")
     code, out, err = invoke("--db", sample_db, "sample", "--n", "100", "--labeler", "ana")
     assert code == 0 and "asked for 100, the database has 88 trials: the queue holds 88" in err
     db = open_store(sample_db)

@@ -136,4 +136,4 @@ def test_cli_sample_takes_size_and_several_runs(sample_db: Path) -> None:
     result = CliRunner().invoke(
         cli, ["--db", str(sample_db), "--labeler", "ana", "sample", "--run", "nope"]
     )
-    assert result.exit_code == 1 and "no run named 'nope'" in result.stderr
+    assert result.exit_code == 2 and "no run named 'nope'" in result.stderr
