@@ -299,7 +299,11 @@ def describe_clusters(
         else:
             name, others = _name("", terms[c]), []
         cid = _cluster_id(dominant[c], bool(dominant[c]) and sig_uses[dominant[c]] == 1, ids[0])
-        extras[cid] = [_shown(f) for f in others] + [t for t in terms[c] if t not in name]
+        # a term tells two clusters apart only when it reads as a word: three letters are too often
+        # a fragment of the conversation (tau-bench's "EST" times named a cluster "… — est")
+        extras[cid] = [_shown(f) for f in others] + [
+            t for t in terms[c] if t not in name and len(t) >= 4
+        ]
         clusters.append(
             FailureCluster(
                 id=cid,

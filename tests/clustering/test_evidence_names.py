@@ -152,6 +152,9 @@ def test_tau_bench_clusters_say_which_action_went_wrong(path: Path, tmp_path: Pa
     if path.parent == CORPORA / "tau-bench":
         # issue 16: one cluster held 66 of 116 (57%)
         assert clusters[0]["size"] / data["n_failures"] < 0.25
+        # regression: a name told apart by a fragment ("… than expected — est", from EST times)
+        tails = [n.split(" — ", 1)[1].split(" (")[0] for n in names if " — " in n]
+        assert tails and all(len(t) >= 4 for t in tails), tails
 
 
 INSPECT = REPO / "tests" / "fixtures" / "inspect" / "support.json"
