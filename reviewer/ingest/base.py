@@ -120,18 +120,22 @@ def has_key(head: bytes, key: bytes) -> bool:
     return re.search(rb'"%s"\s*:' % re.escape(key), head) is not None
 
 
-def load_document(
-    path: Path, parse: Callable[[str], Any] = json.loads, file: str | None = None
-) -> Any:
-    """A JSON file read whole (within the document limit) and parsed by PARSE; IngestError naming
-    the file for every way that fails: unreadable, too big, not UTF-8, invalid, nested too deep,
-    a value PARSE refuses."""
+def read_file(path: Path, file: str | None = None) -> bytes:
+    """A file's bytes, read whole within the document limit; IngestError naming the file when it
+    cannot be read or is too big."""
     file = file or str(path)
     try:
         with path.open("rb") as fh:
-            return parse(read_document(fh, file).decode("utf-8-sig"))
+            return read_document(fh, file)
     except OSError as exc:
         raise IngestError(file, f"cannot read: {exc.strerror or exc}") from None
+
+
+def parse_document(raw: bytes, file: str, parse: Callable[[str], Any] = json.loads) -> Any:
+    """RAW (a whole JSON document) parsed by PARSE; IngestError naming the file when it is not UTF-8,
+    invalid, nested too deep, or holds a value PARSE refuses."""
+    try:
+        return parse(raw.decode("utf-8-sig"))
     except RecursionError:
         raise IngestError(file, f"JSON nested deeper than {MAX_DEPTH} levels") from None
     except UnicodeDecodeError as exc:
@@ -140,6 +144,16 @@ def load_document(
         raise IngestError(file, f"invalid JSON: {exc.msg}", line=exc.lineno) from None
     except RecordError as exc:
         raise IngestError(file, str(exc)) from None
+
+
+def load_document(
+    path: Path, parse: Callable[[str], Any] = json.loads, file: str | None = None
+) -> Any:
+    """A JSON file read whole (within the document limit) and parsed by PARSE; IngestError naming
+    the file for every way that fails: unreadable, too big, not UTF-8, invalid, nested too deep,
+    a value PARSE refuses."""
+    file = file or str(path)
+    return parse_document(read_file(path, file), file, parse)
 
 
 def decode_line(line: bytes) -> str:

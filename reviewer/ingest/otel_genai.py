@@ -43,7 +43,7 @@ from reviewer.ingest.base import (
     as_text,
     canonical,
     parse_arguments,
-    read_document,
+    read_file,
 )
 from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage
 from reviewer.record import MAX_DEPTH, json_problem
@@ -71,11 +71,7 @@ def sniff(path: Path, head: bytes) -> bool:
 def parse(path: Path) -> Iterator[Record]:
     """One trial per trace id, in order of first appearance."""
     file = str(path)
-    try:
-        with path.open("rb") as fh:
-            raw = read_document(fh, file)
-    except OSError as exc:
-        raise IngestError(file, f"cannot read: {exc.strerror or exc}") from None
+    raw = read_file(path, file)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

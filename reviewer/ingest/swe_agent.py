@@ -36,11 +36,12 @@ from reviewer.ingest.base import (
     canonical,
     has_key,
     parse_arguments,
-    read_document,
+    parse_document,
+    read_file,
 )
 from reviewer.ingest.files import path_text
 from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage
-from reviewer.record import MAX_DEPTH, json_problem
+from reviewer.record import json_problem
 
 NAME = "swe-agent"
 KIND: Kind = "trials"
@@ -73,25 +74,14 @@ def _is_predictions(text: bytes) -> bool:
 def parse(path: Path) -> Iterator[Record]:
     """The trial of one ``.traj``; IngestError for a predictions file."""
     file = str(path)
-    try:
-        with path.open("rb") as fh:
-            raw = read_document(fh, file)
-    except OSError as exc:
-        raise IngestError(file, f"cannot read: {exc.strerror or exc}") from None
+    raw = read_file(path, file)
     if _is_predictions(raw.removeprefix(b"\xef\xbb\xbf").lstrip()):
         raise IngestError(
             file,
             "SWE-agent/SWE-bench predictions (instance_id, model_patch): patches, not trajectories; "
             "import the .traj files of the run instead",
         )
-    try:
-        data = json.loads(raw.decode("utf-8-sig"))
-    except RecursionError:
-        raise IngestError(file, f"JSON nested deeper than {MAX_DEPTH} levels") from None
-    except UnicodeDecodeError as exc:
-        raise IngestError(file, f"not UTF-8: {exc.reason} at byte {exc.start}") from None
-    except json.JSONDecodeError as exc:
-        raise IngestError(file, f"invalid JSON: {exc.msg}", line=exc.lineno) from None
+    data = parse_document(raw, file)
     if not isinstance(data, dict) or not isinstance(data.get("trajectory"), list):
         raise IngestError(file, "not a SWE-agent trajectory: no trajectory list")
     if problem := json_problem(data):
