@@ -138,6 +138,12 @@ def merge(db: Store, cluster_ids: Sequence[str], seed: int = 0) -> ClusterRow:
     return _row(_clustering(db), into.id)
 
 
+def most_pieces(size: int) -> int:
+    """The most pieces a cluster of ``size`` trials may be split into by hand: each keeps 2 trials
+    or more."""
+    return size // 2
+
+
 def split(db: Store, cluster_id: str, into: int | None = None, seed: int = 0) -> list[ClusterRow]:
     """Split a cluster into ``into`` pieces, or (None) as many as its members' evidence separates
     best (by silhouette; never all singletons). Each piece is described afresh: runs, tasks,
@@ -155,10 +161,10 @@ def split(db: Store, cluster_id: str, into: int | None = None, seed: int = 0) ->
     row = _row(stored, cluster_id)
     if row.size < 2:
         raise ClusterJobError(f"cluster {cluster_id} has one trial; it cannot be split")
-    if into is not None and into > row.size // 2:
+    if into is not None and into > most_pieces(row.size):
         raise ClusterJobError(
             f"cannot split cluster {cluster_id} of {row.size} trials into {into} pieces: at most "
-            f"{row.size // 2} keep every piece at 2 trials or more"
+            f"{most_pieces(row.size)} keep every piece at 2 trials or more"
         )
     docs = _docs(db, cluster_members(db, cluster_id))
     groups = split_groups(docs, into=into, seed=seed)

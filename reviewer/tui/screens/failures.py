@@ -18,7 +18,7 @@ from reviewer.tui.export_action import ExportMixin, ExportScope
 from reviewer.tui.safe import clean, safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.footer import KeyFooter
-from reviewer.workflows.clusters import tasks_summary
+from reviewer.workflows.clusters import most_pieces, tasks_summary
 
 
 class ClustersLoaded(Message):
@@ -75,9 +75,7 @@ class SplitModal(ModalScreen[int | None]):
     def __init__(self, size: int) -> None:
         super().__init__()
         self.trials = size
-        self.most = (
-            size // 2
-        )  # every piece keeps 2 trials or more (`cluster split --into` refuses more)
+        self.most = most_pieces(size)  # the workflow refuses more
 
     def compose(self) -> ComposeResult:
         with Vertical():
