@@ -6,42 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from bench.kappa_coverage import cell_probs
+from bench.kappa_coverage import coverage as simulate
 from reviewer.calibration.agreement import Pair, judge_agreement
-from reviewer.calibration.kappa import kappa_ci_adjusted, kappa_se_fce
-
-Z = 1.959963984540054
-
-
-def cell_probs(kappa: float, p: float) -> list[float]:
-    pe = p * p + (1 - p) * (1 - p)
-    both = (kappa * (1 - pe) + pe - (1 - 2 * p)) / 2
-    return [both, p - both, p - both, 1 - 2 * p + both]
-
-
-def simulate(
-    n: int, kappa: float, p: float, draws: int, seed: int
-) -> dict[str, tuple[float, float]]:
-    rng = np.random.default_rng(seed)
-    tables, counts = np.unique(
-        rng.multinomial(n, cell_probs(kappa, p), size=draws), axis=0, return_counts=True
-    )
-    hit = {"analytic": 0, "adjusted": 0}
-    high = {"analytic": 0, "adjusted": 0}
-    for row, m in zip(tables, counts, strict=True):
-        t = [[int(row[0]), int(row[1])], [int(row[2]), int(row[3])]]
-        se = kappa_se_fce(t)
-        ci_adj = kappa_ci_adjusted(t)
-        n_ = sum(map(sum, t))
-        po = (t[0][0] + t[1][1]) / n_
-        r, c = (t[0][0] + t[0][1]) / n_, (t[0][0] + t[1][0]) / n_
-        pe = r * c + (1 - r) * (1 - c)
-        k = None if pe == 1 else (po - pe) / (1 - pe)
-        ci_an = None if se is None or k is None else (k - Z * se, k + Z * se)
-        for name, ci in (("analytic", ci_an), ("adjusted", ci_adj)):
-            if ci is not None:
-                hit[name] += int(m) * (ci[0] <= kappa <= ci[1])
-                high[name] += int(m) * (ci[0] > kappa)
-    return {k: (hit[k] / draws, high[k] / draws) for k in hit}
 
 
 @pytest.mark.parametrize("kappa, share", [(0.4, 0.8), (0.6, 0.7), (0.8, 0.5), (0.8, 0.8)])
