@@ -861,3 +861,20 @@ def m015_audit_fingerprints(db: sqlite_utils.Database) -> None:
         );
         """,
     )
+
+
+@migrations()
+def m016_summaries(db: sqlite_utils.Database) -> None:
+    """Summaries that keep the app and the reports fast on a million trials, kept true by triggers
+    (so every writer, now or later, keeps them) and filled here from the data already stored.
+
+    - ``trials_metrics``: a covering index of the per-trial numbers the reports read, in import
+      order per run, so they never walk the records' overflow pages.
+    - ``trial_verdicts``: the latest verdict of each trial (``latest_trial_verdicts`` as a table,
+      by ``created_at`` then id), with the trial's run and outcome; ``verdict_counts`` counts it per
+      (run, outcome, verdict), so the trials list counts a verdict filter in O(runs).
+    - ``run_totals`` / ``run_groups``: ``task_stats`` summed per run and its (n, c) histogram per
+      run, so the runs screen reads O(runs) rows."""
+    from reviewer.store.summaries import create
+
+    create(db)  # type: ignore[arg-type]

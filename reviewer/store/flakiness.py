@@ -1,9 +1,10 @@
 """What flakiness attribution reads of a run: each trial's outcome, the rules it broke, the latest
-judge verdict and the label it shows (the m006 views)."""
+judge verdict (m016's ``trial_verdicts``) and the label it shows (the m006 views)."""
 
 from __future__ import annotations
 
 from reviewer.store.db import Store
+from reviewer.store.trials import broken_rules
 
 
 def trial_sources(
@@ -11,22 +12,27 @@ def trial_sources(
 ) -> list[tuple[str, str, frozenset[str], str | None, str | None]]:
     """(task_id, outcome, rule ids broken, latest judge verdict, standing human label) per trial
     of ``run`` in import order; verdicts and labels other than pass / fail are None."""
-    broken: dict[str, set[str]] = {}
-    for tid, rule_id in db.execute(
-        "SELECT v.trial_id, v.rule_id FROM violations v JOIN trials t ON t.id = v.trial_id"
-        " WHERE t.run = ?",
-        [run],
-    ).fetchall():
-        broken.setdefault(tid, set()).add(rule_id)
+    broken = broken_rules(db, run)
+    # labels are few next to trials: the run's shown labels at once, not a lookup per trial
+    labels = dict(
+        db.execute(
+            "SELECT l.trial_id, l.verdict FROM trial_labels l JOIN trials t ON t.id = l.trial_id "
+            "WHERE t.run = ? AND l.verdict IN ('pass', 'fail')",
+            [run],
+        ).fetchall()
+    )
+    # the latest verdict of any judge from m016's table (one row per judged trial)
     rows = db.execute(
         """
         SELECT t.id, t.task_id, t.outcome,
-               (SELECT v.verdict FROM latest_trial_verdicts v WHERE v.trial_id = t.id
-                AND v.verdict IN ('pass', 'fail')),
-               (SELECT l.verdict FROM trial_labels l WHERE l.trial_id = t.id
-                AND l.verdict IN ('pass', 'fail'))
-        FROM trials t WHERE t.run = ? ORDER BY t.seq
+               CASE WHEN lv.verdict IN ('pass', 'fail') THEN lv.verdict END
+        FROM trials t LEFT JOIN trial_verdicts lv ON lv.seq = t.seq
+        WHERE t.run = ? ORDER BY t.seq
         """,
         [run],
-    ).fetchall()
-    return [(str(r[1]), str(r[2]), frozenset(broken.get(r[0], ())), r[3], r[4]) for r in rows]
+    )
+    none: frozenset[str] = frozenset()
+    return [
+        (str(task_id), str(outcome), broken.get(tid, none), verdict, labels.get(tid))
+        for tid, task_id, outcome, verdict in rows
+    ]

@@ -26,16 +26,19 @@ class RunRow:
 
 
 def list_runs(db: Store) -> list[RunRow]:
-    """Every run; ``trials`` counts the scored ones (pass or fail), infra and unscored beside."""
+    """Every run; ``trials`` counts the scored ones (pass or fail), infra and unscored beside.
+
+    The sums of ``task_counts`` per run come from ``run_totals`` (m016: kept by triggers on
+    ``task_stats``), one row per run, so the runs screen costs O(runs) on any number of trials."""
     rows = db.execute(
         """
-        SELECT r.name, COUNT(s.task_id), COALESCE(SUM(s.n), 0), COALESCE(SUM(s.c), 0),
-               CASE WHEN SUM(s.cost_n) > 0 THEN SUM(s.cost_sum) END, r.imported_at, r.source,
-               COALESCE(SUM(s.infra), 0), COALESCE(SUM(s.unscored), 0), r.pass_rule,
+        SELECT r.name, COALESCE(s.tasks, 0), COALESCE(s.n, 0), COALESCE(s.c, 0),
+               CASE WHEN s.cost_n > 0 THEN s.cost_sum END, r.imported_at, r.source,
+               COALESCE(s.infra, 0), COALESCE(s.unscored, 0), r.pass_rule,
                (SELECT CASE WHEN json_valid(t.metadata) THEN json_extract(t.metadata, '$.model')
                 END FROM trials t WHERE t.run = r.name ORDER BY t.seq LIMIT 1)
-        FROM runs r LEFT JOIN task_counts s ON s.run = r.name
-        GROUP BY r.name ORDER BY r.imported_at, r.name
+        FROM runs r LEFT JOIN run_totals s ON s.run = r.name
+        ORDER BY r.imported_at, r.name
         """
     ).fetchall()
     return [
@@ -90,10 +93,10 @@ def judged_task_counts(
             "(SELECT l.verdict FROM trial_labels l WHERE l.trial_id = t.id "
             "AND l.verdict IN ('pass', 'fail'))"
         )
-    else:
+    else:  # the latest verdict of any judge: m016's table, one row per judged trial
         other = (
-            "(SELECT v.verdict FROM latest_trial_verdicts v WHERE v.trial_id = t.id "
-            "AND v.verdict IN ('pass', 'fail'))"
+            "(SELECT lv.verdict FROM trial_verdicts lv WHERE lv.seq = t.seq "
+            "AND lv.verdict IN ('pass', 'fail'))"
         )
     rows = db.execute(
         f"""
@@ -110,11 +113,12 @@ def judged_task_counts(
 
 
 def count_groups(db: Store, run: str) -> list[tuple[int, int, int]]:
-    """(n, c, how many tasks) of ``run``: all that run-level pass@k / pass^k averages need."""
+    """(n, c, how many tasks) of ``run``: all that run-level pass@k / pass^k averages need
+    (``task_counts`` grouped by n and c, kept as ``run_groups`` by m016's triggers)."""
     return [
         (int(n), int(c), int(times))
         for n, c, times in db.execute(
-            "SELECT n, c, COUNT(*) FROM task_counts WHERE run = ? GROUP BY n, c", [run]
+            "SELECT n, c, tasks FROM run_groups WHERE run = ? AND tasks > 0 ORDER BY n, c", [run]
         ).fetchall()
     ]
 

@@ -1,7 +1,8 @@
 """What the trials list filters on, and that filter as SQL over ``trials t``.
 
-The verdict and label a trial shows come from the views of migration m006 (``latest_trial_verdicts``,
-``latest_judge_verdicts``, ``trial_labels``, ``standing_labels``), the same ones every other reader uses.
+The verdict and label a trial shows come from the views of migration m006 (``latest_judge_verdicts``,
+``trial_labels``, ``standing_labels``), the same ones every other reader uses, and the latest verdict of
+any judge from ``trial_verdicts`` (m016: ``latest_trial_verdicts`` kept as a table by triggers).
 """
 
 from __future__ import annotations
@@ -47,10 +48,11 @@ class TrialFilter:
 
 # The rules themselves (latest verdict, standing label) are the views of migration m006.
 def latest_verdict(judge: bool) -> str:
-    """The verdict a trial ``t`` shows: the latest of any judge, or of one judge (a ``?`` parameter)."""
+    """The verdict a trial ``t`` shows: the latest of any judge (``trial_verdicts``, the
+    ``latest_trial_verdicts`` view kept as a table by m016), or of one judge (a ``?`` parameter)."""
     if judge:
         return "(SELECT v.verdict FROM latest_judge_verdicts v WHERE v.trial_id = t.id AND v.judge = ?)"
-    return "(SELECT v.verdict FROM latest_trial_verdicts v WHERE v.trial_id = t.id)"
+    return "(SELECT lv.verdict FROM trial_verdicts lv WHERE lv.seq = t.seq)"
 
 
 def shown_label(labeler: bool) -> str:
@@ -125,17 +127,21 @@ def conditions(db: Store, f: TrialFilter, *, correlated: bool) -> Sql:
         q.add("t.task_id = ?", f.task_id)
     if f.outcome is not None:
         q.add("t.outcome = ?", f.outcome)
-    if f.verdict is not None:
-        jp = [] if f.judge is None else [f.judge]
-        view, judge = (
-            ("latest_trial_verdicts", "")
-            if f.judge is None
-            else ("latest_judge_verdicts", " AND v.judge = ?")
-        )
+    if f.verdict is not None and f.judge is None:
+        # the latest verdict of any judge: m016's table, one row per judged trial
+        if f.verdict == "none":
+            q.add("NOT EXISTS (SELECT 1 FROM trial_verdicts lv WHERE lv.seq = t.seq)")
+        elif correlated:
+            q.add(f"{latest_verdict(False)} = ?", f.verdict)
+        else:
+            q.add("t.seq IN (SELECT lv.seq FROM trial_verdicts lv WHERE lv.verdict = ?)", f.verdict)
+    elif f.verdict is not None:
+        jp = [f.judge]
+        view, judge = "latest_judge_verdicts", " AND v.judge = ?"
         if f.verdict == "none":
             q.add(f"NOT EXISTS (SELECT 1 FROM {view} v WHERE v.trial_id = t.id{judge})", *jp)
         elif correlated:
-            q.add(f"{latest_verdict(f.judge is not None)} = ?", *jp, f.verdict)
+            q.add(f"{latest_verdict(True)} = ?", *jp, f.verdict)
         else:
             q.add(
                 f"t.id IN (SELECT v.trial_id FROM {view} v WHERE v.verdict = ?{judge})",

@@ -119,12 +119,45 @@ _STATS_COUNT = {
 }
 
 
+def _verdict_count(db: Store, f: TrialFilter) -> int | None:
+    """The count of a filter on the latest verdict of any judge with run and outcome, summed from
+    ``verdict_counts`` (m016: kept by triggers, one row per run, outcome and verdict); None for any
+    other filter."""
+    if f.verdict is None or f.judge is not None or f.task_id is not None:
+        return None
+    if f.label is not None or f.cluster_id is not None or f.rule_id is not None:
+        return None
+    if f.search is not None:
+        return None
+    q, params = [], []
+    if f.run is not None:
+        q.append("run = ?")
+        params.append(f.run)
+    if f.outcome is not None:
+        q.append("outcome = ?")
+        params.append(f.outcome)
+    if f.verdict == "none":
+        everyone = _stats_count(db, replace(f, verdict=None))
+        if everyone is None:
+            return None
+        where = " AND ".join(q) or "1"
+        row = db.execute(f"SELECT COALESCE(SUM(n), 0) FROM verdict_counts WHERE {where}", params)
+        return everyone - int(row.fetchone()[0])
+    where = " AND ".join([*q, "verdict = ?"])
+    row = db.execute(
+        f"SELECT COALESCE(SUM(n), 0) FROM verdict_counts WHERE {where}", [*params, f.verdict]
+    )
+    return int(row.fetchone()[0])
+
+
 def _stats_count(db: Store, f: TrialFilter) -> int | None:
     """The count of a filter on run, task and outcome alone, summed from the per-task counts the
     importer keeps (``task_stats``, one row per task: O(tasks), not O(trials)); None for any other
     filter. Trials are only ever added (never updated or deleted), through the writer that keeps
     these counts, so the sum is the same number as counting the trials."""
-    if f.verdict is not None or f.label is not None or f.cluster_id is not None:
+    if f.verdict is not None:
+        return _verdict_count(db, f)
+    if f.label is not None or f.cluster_id is not None:
         return None
     if f.rule_id is not None or f.search is not None:
         return None

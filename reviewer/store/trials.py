@@ -40,7 +40,7 @@ def failure_condition(include_infra: bool = False) -> str:
         "(t.outcome = 'unscored' AND COALESCE("
         "(SELECT CASE l.verdict WHEN 'skip' THEN NULL ELSE l.verdict END FROM trial_labels l "
         "WHERE l.trial_id = t.id), "
-        "(SELECT v.verdict FROM latest_trial_verdicts v WHERE v.trial_id = t.id)) = 'fail')"
+        "(SELECT lv.verdict FROM trial_verdicts lv WHERE lv.seq = t.seq)) = 'fail')"
     )
     infra = " OR t.outcome = 'infra'" if include_infra else ""
     return f"(t.outcome = 'fail' OR {unscored_fail}{infra})"
@@ -87,30 +87,48 @@ def _finite(v: float | None) -> float | None:
     return v if v is None or math.isfinite(v) else None
 
 
-def trial_stats(db: Store, run: str) -> list[TrialStats]:
-    """Per-trial numbers of ``run`` with the ids of the rules each trial broke."""
+def broken_rules(db: Store, run: str) -> dict[str, frozenset[str]]:
+    """The ids of the rules each trial of ``run`` broke, for the trials that broke one."""
     broken: dict[str, set[str]] = {}
     for tid, rule_id in db.execute(
         "SELECT v.trial_id, v.rule_id FROM violations v JOIN trials t ON t.id = v.trial_id WHERE t.run = ?",
         [run],
     ).fetchall():
         broken.setdefault(tid, set()).add(rule_id)
+    return {tid: frozenset(rules) for tid, rules in broken.items()}
+
+
+_NONE: frozenset[str] = frozenset()
+
+
+def trial_stats(db: Store, run: str) -> list[TrialStats]:
+    """Per-trial numbers of ``run`` with the ids of the rules each trial broke, in import order
+    (read from the covering index ``trials_metrics`` of m016, never from the records' pages)."""
+    broken = broken_rules(db, run)
     rows = db.execute(
         "SELECT id, task_id, success, steps, cost_usd, latency_s, tool_calls, tool_errors, outcome "
         "FROM trials WHERE run = ? ORDER BY seq",
         [run],
-    ).fetchall()
-    return [
-        TrialStats(
-            task_id=r[1],
-            success=bool(r[2]),
-            steps=int(r[3]),
-            cost_usd=_finite(r[4]),
-            latency_s=_finite(r[5]),
-            tool_calls=int(r[6]),
-            tool_errors=int(r[7]),
-            violations=frozenset(broken.get(r[0], ())),
-            outcome=str(r[8]),
+    )
+    finite = math.isfinite
+    out = []
+    # TrialStats built positionally, without re-checking numbers that are almost always finite
+    for tid, task_id, success, steps, cost, latency, calls, errors, outcome in rows:
+        if cost is not None and not finite(cost):
+            cost = None
+        if latency is not None and not finite(latency):
+            latency = None
+        out.append(
+            TrialStats(
+                task_id,
+                bool(success),
+                int(steps),
+                cost,
+                latency,
+                int(calls),
+                int(errors),
+                broken.get(tid, _NONE),
+                str(outcome),
+            )
         )
-        for r in rows
-    ]
+    return out
