@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import lru_cache
 from math import comb
 
 
@@ -29,11 +30,13 @@ def pass_hat_k_exact(n: int, c: int, k: int) -> Fraction | None:
     return Fraction(comb(c, k), comb(n, k))
 
 
+@lru_cache(maxsize=4096)  # a report asks for the same few (n, c, k) once per task
 def pass_at_k(n: int, c: int, k: int) -> float | None:
     v = pass_at_k_exact(n, c, k)
     return None if v is None else float(v)
 
 
+@lru_cache(maxsize=4096)
 def pass_hat_k(n: int, c: int, k: int) -> float | None:
     v = pass_hat_k_exact(n, c, k)
     return None if v is None else float(v)

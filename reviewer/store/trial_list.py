@@ -118,6 +118,15 @@ _STATS_COUNT = {
     "unscored": "unscored",
 }
 
+# The same of a run_totals row (its ``n`` counts the scored trials only, as task_counts does).
+_RUN_TOTALS_COUNT = {
+    None: "n + infra + unscored",
+    "pass": "c",
+    "fail": "n - c",
+    "infra": "infra",
+    "unscored": "unscored",
+}
+
 
 def _verdict_count(db: Store, f: TrialFilter) -> int | None:
     """The count of a filter on the latest verdict of any judge with run and outcome, summed from
@@ -172,6 +181,10 @@ def _stats_count(db: Store, f: TrialFilter) -> int | None:
         q.append("task_id = ?")
         params.append(f.task_id)
     where = " AND ".join(q) or "1"
+    if f.task_id is None:  # the same sums per run, kept in run_totals (m016): O(runs)
+        expr = _RUN_TOTALS_COUNT[f.outcome]
+        row = db.execute(f"SELECT COALESCE(SUM({expr}), 0) FROM run_totals WHERE {where}", params)
+        return int(row.fetchone()[0])
     row = db.execute(f"SELECT COALESCE(SUM({expr}), 0) FROM task_stats WHERE {where}", params)
     return int(row.fetchone()[0])
 
