@@ -877,4 +877,4 @@ def m016_summaries(db: sqlite_utils.Database) -> None:
       run, so the runs screen reads O(runs) rows."""
     from reviewer.store.summaries import create
 
-    create(db)  # type: ignore[arg-type]
+    create(db)

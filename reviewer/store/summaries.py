@@ -7,7 +7,7 @@ them against it on awkward data).
 
 from __future__ import annotations
 
-from reviewer.store.db import Store
+import sqlite_utils
 
 # The latest verdict of one trial (by created_at, then id), recomputed from the verdicts; {tid} is
 # the trial id expression (OLD.trial_id or NEW.trial_id).
@@ -161,7 +161,7 @@ def _statements(script: str) -> list[str]:
 STATEMENTS = _statements(_SCHEMA)
 
 
-def create(db: Store) -> None:
+def create(db: sqlite_utils.Database) -> None:
     """Make the summaries and fill them from the stored data (migration m016)."""
     for statement in STATEMENTS:
         db.execute(statement)
