@@ -69,14 +69,23 @@ class Summary:
 
     @classmethod
     def of(cls, values: Iterable[float | None]) -> Summary:
-        given = list(values)
-        # NaN and ±Infinity (from a database written by an older version) count as unknown
-        known = [float(v) for v in given if v is not None and math.isfinite(v)]
+        given = values if isinstance(values, list) else list(values)
+        known = [v for v in given if v is not None]
+        # the exact sum is finite only when every value is: then no value needs checking alone
+        try:
+            total: float | None = math.fsum(known)
+        except (OverflowError, ValueError):
+            total = None
+        if total is not None and math.isfinite(total):
+            known = list(map(float, known))
+        else:
+            # NaN and ±Infinity (from a database written by an older version) count as unknown
+            known = [float(v) for v in known if math.isfinite(v)]
+            total = finite_sum(known)
         missing = len(given) - len(known)
         if not known:
             return cls(0, None, None, None, None, None, missing, None)
         known.sort()
-        total = finite_sum(known)
         return cls(
             n=len(known),
             mean=None if total is None else total / len(known),
@@ -201,28 +210,42 @@ def task_distributions(
     return out
 
 
+_SCORED = ("", "pass", "fail")  # TrialStats.scored: "" reads as pass or fail by ``success``
+
+
 def _distributions(
     rows: Sequence[TrialStats], n_tasks: int, cost_per_task: Summary, rule_ids: Iterable[str]
 ) -> Distributions:
     counts: dict[str, int] = dict.fromkeys(rule_ids, 0)
     successes = tool_calls = tool_errors = infra = unscored = 0
+    steps: list[float | None] = []
+    costs: list[float | None] = []
+    latencies: list[float | None] = []
     for s in rows:
-        successes += s.success and s.scored
-        infra += s.outcome == "infra"
-        unscored += s.outcome == "unscored"
+        outcome = s.outcome
+        if outcome == "infra":
+            infra += 1
+        else:  # a crashed harness measured no agent
+            steps.append(s.steps)
+            costs.append(s.cost_usd)
+            latencies.append(s.latency_s)
+            if outcome == "unscored":
+                unscored += 1
+            elif s.success and outcome in _SCORED:
+                successes += 1
         tool_calls += s.tool_calls
         tool_errors += s.tool_errors
-        for r in s.violations:
-            counts[r] = counts.get(r, 0) + 1
-    measured = [s for s in rows if s.outcome != "infra"]  # a crashed harness measured no agent
+        if s.violations:
+            for r in s.violations:
+                counts[r] = counts.get(r, 0) + 1
     return Distributions(
         n_trials=len(rows),
         n_tasks=n_tasks,
         successes=successes,
-        steps=Summary.of(s.steps for s in measured),
-        cost_per_trial=Summary.of(s.cost_usd for s in measured),
+        steps=Summary.of(steps),
+        cost_per_trial=Summary.of(costs),
         cost_per_task=cost_per_task,
-        latency=Summary.of(s.latency_s for s in measured),
+        latency=Summary.of(latencies),
         tool_calls=tool_calls,
         tool_errors=tool_errors,
         violation_trials=counts,
