@@ -18,6 +18,7 @@ from reviewer.store.db import Store, migrations, open_store
 from reviewer.store.flakiness import trial_sources
 from reviewer.store.judging import VerdictWrite, write_verdict
 from reviewer.store.queries import count_groups, judged_task_counts, list_runs
+from reviewer.store.summaries import take_in_verdicts, verdicts_ready
 from reviewer.store.trial_list import TrialFilter, clear_cache, count
 from reviewer.store.writer import rebuild_task_stats
 from reviewer.workflows.imports import import_paths
@@ -71,9 +72,7 @@ def slow_count(db: Store, run: str | None, outcome: str | None, verdict: str) ->
     if verdict == "none":
         where.append("NOT EXISTS (SELECT 1 FROM latest_trial_verdicts v WHERE v.trial_id = t.id)")
     else:
-        where.append(
-            "(SELECT v.verdict FROM latest_trial_verdicts v WHERE v.trial_id = t.id) = ?"
-        )
+        where.append("(SELECT v.verdict FROM latest_trial_verdicts v WHERE v.trial_id = t.id) = ?")
         params.append(verdict)
     sql = f"SELECT COUNT(*) FROM trials t WHERE {' AND '.join(where)}"
     return int(db.execute(sql, params).fetchone()[0])
@@ -162,7 +161,15 @@ def fill(tmp_path: Path, db: Store) -> None:
                     "VALUES (?, ?, ?, ?)",
                     [tid, judge, verdict, at],
                 )
+        take_in_verdicts(db)  # as every writer of verdicts does
+    with db.transaction():
         db.execute("DELETE FROM verdicts WHERE trial_id = ? AND judge = 'newest'", [ids[6]])
+        take_in_verdicts(db)
+    if "trial_verdicts" in db.table_names():  # (not in a database filled before m016)
+        latest = "SELECT seq, verdict_id, verdict FROM trial_verdicts ORDER BY seq"
+        slow = [r[:1] + r[3:5] for r in db.execute(SLOW_LATEST).fetchall()]
+        assert db.execute(latest).fetchall() == slow
+    with db.transaction():
         # deleted: the trial falls back to its earlier verdict, or to none
         db.execute("DELETE FROM verdicts WHERE trial_id = ? AND judge = 'judge-b'", [ids[4]])
         db.execute("DELETE FROM verdicts WHERE trial_id = ?", [ids[8]])
@@ -171,11 +178,13 @@ def fill(tmp_path: Path, db: Store) -> None:
             "UPDATE verdicts SET trial_id = ? WHERE trial_id = ? AND judge = 'judge-a'",
             [ids[2], ids[3]],
         )
+        take_in_verdicts(db)
     for i, tid in enumerate(ids[:12]):
         give_label(db, tid, "ann", ["pass", "fail", "skip"][i % 3])
 
 
 def assert_summaries_true(db: Store) -> None:
+    assert verdicts_ready(db)
     fast = db.execute(
         "SELECT seq, run, outcome, verdict_id, verdict, created_at FROM trial_verdicts ORDER BY seq"
     ).fetchall()
@@ -183,10 +192,13 @@ def assert_summaries_true(db: Store) -> None:
     counts = db.execute(
         "SELECT run, outcome, verdict, n FROM verdict_counts WHERE n > 0 ORDER BY 1, 2, 3"
     ).fetchall()
-    assert counts == db.execute(
-        "SELECT t.run, t.outcome, v.verdict, COUNT(*) FROM latest_trial_verdicts v "
-        "JOIN trials t ON t.id = v.trial_id GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
-    ).fetchall()
+    assert (
+        counts
+        == db.execute(
+            "SELECT t.run, t.outcome, v.verdict, COUNT(*) FROM latest_trial_verdicts v "
+            "JOIN trials t ON t.id = v.trial_id GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
+        ).fetchall()
+    )
     slow_runs = db.execute(SLOW_RUNS).fetchall()
     runs = list_runs(db)
     assert [(r.name, r.tasks, r.trials, r.passed, r.infra, r.unscored) for r in runs] == [
@@ -257,6 +269,36 @@ def test_summaries_follow_a_trial_whose_outcome_changes(tmp_path: Path) -> None:
                 "success = 1 - success WHERE seq IN (SELECT seq FROM trial_verdicts) AND seq % 2"
             )
         rebuild_task_stats(db)
+        assert_summaries_true(db)
+
+
+def test_a_verdict_written_without_take_in_reads_from_the_view_until_taken_in(
+    tmp_path: Path,
+) -> None:
+    with open_store(tmp_path / "x.db") as db:
+        fill(tmp_path, db)
+        ids = [r[0] for r in db.execute("SELECT id FROM trials ORDER BY seq").fetchall()]
+        with db.transaction():  # a writer that does not call take_in_verdicts
+            for tid in ids[:7]:
+                db.execute(
+                    "INSERT INTO verdicts (trial_id, judge, verdict, created_at) "
+                    "VALUES (?, 'late', 'error', '3001-01-01T00:00:00')",
+                    [tid],
+                )
+        assert not verdicts_ready(db)
+        clear_cache()
+        for verdict in ("pass", "fail", "error", "none"):
+            f = TrialFilter(verdict=verdict)  # type: ignore[arg-type]
+            assert count(db, f, cached=False) == slow_count(db, None, None, verdict)
+            f = TrialFilter(run="r1", outcome="fail", verdict=verdict)  # type: ignore[arg-type]
+            assert count(db, f, cached=False) == slow_count(db, "r1", "fail", verdict)
+        sources = [
+            (str(row[1]), str(row[2]), row[3], row[4])
+            for row in db.execute(SLOW_SOURCES, ["r1"]).fetchall()
+        ]
+        assert [(t, o, j, h) for t, o, _, j, h in trial_sources(db, "r1")] == sources
+        with db.transaction():
+            take_in_verdicts(db)
         assert_summaries_true(db)
 
 

@@ -4,6 +4,7 @@ judge verdict (m016's ``trial_verdicts``) and the label it shows (the m006 views
 from __future__ import annotations
 
 from reviewer.store.db import Store
+from reviewer.store.summaries import latest_verdict_sql
 from reviewer.store.trials import broken_rules
 
 
@@ -21,14 +22,10 @@ def trial_sources(
             [run],
         ).fetchall()
     )
-    # the latest verdict of any judge from m016's table (one row per judged trial)
+    # the latest verdict of any judge (m016's table when it has taken in every verdict)
     rows = db.execute(
-        """
-        SELECT t.id, t.task_id, t.outcome,
-               CASE WHEN lv.verdict IN ('pass', 'fail') THEN lv.verdict END
-        FROM trials t LEFT JOIN trial_verdicts lv ON lv.seq = t.seq
-        WHERE t.run = ? ORDER BY t.seq
-        """,
+        f"SELECT t.id, t.task_id, t.outcome, {latest_verdict_sql(db, scored_only=True)} "
+        "FROM trials t WHERE t.run = ? ORDER BY t.seq",
         [run],
     )
     none: frozenset[str] = frozenset()

@@ -13,6 +13,7 @@ from typing import Any
 
 from reviewer.store.db import Store
 from reviewer.store.labels import now_at
+from reviewer.store.summaries import take_in_verdicts
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,7 @@ def write_verdict(db: Store, v: VerdictWrite) -> None:
             v.cache_read_tokens,
         ],
     )
+    take_in_verdicts(db)  # the latest verdict per trial and its counts (m016)
 
 
 def judged(db: Store, judge: str, *, errors: bool = False) -> set[str]:

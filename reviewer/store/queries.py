@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from reviewer.models import Criterion, Rubric
 from reviewer.store.db import Store
+from reviewer.store.summaries import latest_verdict_sql
 
 
 @dataclass
@@ -93,11 +94,8 @@ def judged_task_counts(
             "(SELECT l.verdict FROM trial_labels l WHERE l.trial_id = t.id "
             "AND l.verdict IN ('pass', 'fail'))"
         )
-    else:  # the latest verdict of any judge: m016's table, one row per judged trial
-        other = (
-            "(SELECT lv.verdict FROM trial_verdicts lv WHERE lv.seq = t.seq "
-            "AND lv.verdict IN ('pass', 'fail'))"
-        )
+    else:  # the latest verdict of any judge (m016's table when it has taken in every verdict)
+        other = latest_verdict_sql(db, scored_only=True)
     rows = db.execute(
         f"""
         SELECT task_id, SUM(o IN ('pass', 'fail') OR (o = 'infra' AND ?)), SUM(o = 'pass') FROM (

@@ -1,22 +1,37 @@
-"""Summaries kept by triggers (migration m016): the latest verdict of each trial and its counts, and
-per-run totals of ``task_stats``. Trials are only ever added; verdicts are added or re-graded in
-place; ``task_stats`` rows are added, updated and (on a rebuild) deleted: each trigger below keeps
-its summary equal to the slow computation it replaces (``tests/store/test_summaries.py`` checks
-them against it on awkward data).
+"""Summaries for big databases (migration m016): the latest verdict of each trial and its counts,
+and per-run totals of ``task_stats``, each equal to the slow computation it replaces
+(``tests/test_summaries.py`` checks them on awkward data).
+
+Trials are only ever added; verdicts are added (on import, by the judge) or re-graded and deleted in
+place; ``task_stats`` rows are added, updated and (on a rebuild) deleted. Triggers keep the
+summaries true on every update and delete, and on ``task_stats`` inserts (one per task). A new
+verdict is taken in by :func:`take_in_verdicts`, which each writer of verdicts calls in its own
+transaction (one set-based pass over the new rows: a trigger per inserted verdict cost SQLite 8 µs
+even when it did nothing). A reader asks :func:`verdicts_ready` first and reads the m006 view
+instead when a verdict was written without it, so the answer is the same either way.
 """
 
 from __future__ import annotations
 
+import sqlite3
+
 import sqlite_utils
 
-# The latest verdict of one trial (by created_at, then id), recomputed from the verdicts; {tid} is
-# the trial id expression (OLD.trial_id or NEW.trial_id).
+# A trial's latest verdict (by created_at, then id) worked out again from its verdicts, with its
+# count moved; {tid} is the trial id expression (OLD.trial_id or NEW.trial_id).
 _RECOMPUTE = """
+UPDATE verdict_counts SET n = n - 1 WHERE (run, outcome, verdict) = (
+    SELECT run, outcome, verdict FROM trial_verdicts
+    WHERE seq = (SELECT seq FROM trials WHERE id = {tid}));
 DELETE FROM trial_verdicts WHERE seq = (SELECT seq FROM trials WHERE id = {tid});
 INSERT INTO trial_verdicts (seq, run, outcome, verdict_id, verdict, created_at)
 SELECT t.seq, t.run, t.outcome, v.id, v.verdict, v.created_at
 FROM trials t JOIN verdicts v ON v.trial_id = t.id WHERE t.id = {tid}
 ORDER BY v.created_at DESC, v.id DESC LIMIT 1;
+INSERT INTO verdict_counts (run, outcome, verdict, n)
+SELECT run, outcome, verdict, 1 FROM trial_verdicts
+WHERE seq = (SELECT seq FROM trials WHERE id = {tid})
+ON CONFLICT (run, outcome, verdict) DO UPDATE SET n = n + 1;
 """
 
 _SCHEMA = f"""
@@ -38,42 +53,33 @@ CREATE TABLE verdict_counts (
     n INTEGER NOT NULL,
     PRIMARY KEY (run, outcome, verdict)
 );
-CREATE TRIGGER trial_verdicts_counted_insert AFTER INSERT ON trial_verdicts BEGIN
-    INSERT INTO verdict_counts (run, outcome, verdict, n) VALUES (NEW.run, NEW.outcome, NEW.verdict, 1)
-    ON CONFLICT (run, outcome, verdict) DO UPDATE SET n = n + 1;
-END;
-CREATE TRIGGER trial_verdicts_counted_delete AFTER DELETE ON trial_verdicts BEGIN
-    UPDATE verdict_counts SET n = n - 1
-    WHERE run = OLD.run AND outcome = OLD.outcome AND verdict = OLD.verdict;
-END;
-CREATE TRIGGER trial_verdicts_counted_update AFTER UPDATE ON trial_verdicts BEGIN
-    UPDATE verdict_counts SET n = n - 1
-    WHERE run = OLD.run AND outcome = OLD.outcome AND verdict = OLD.verdict;
-    INSERT INTO verdict_counts (run, outcome, verdict, n) VALUES (NEW.run, NEW.outcome, NEW.verdict, 1)
-    ON CONFLICT (run, outcome, verdict) DO UPDATE SET n = n + 1;
-END;
-CREATE TRIGGER verdicts_latest_insert AFTER INSERT ON verdicts BEGIN
-    INSERT INTO trial_verdicts (seq, run, outcome, verdict_id, verdict, created_at)
-    SELECT t.seq, t.run, t.outcome, NEW.id, NEW.verdict, NEW.created_at
-    FROM trials t WHERE t.id = NEW.trial_id
-    ON CONFLICT (seq) DO UPDATE SET verdict_id = excluded.verdict_id, verdict = excluded.verdict,
-        created_at = excluded.created_at
-    WHERE (excluded.created_at, excluded.verdict_id)
-        > (trial_verdicts.created_at, trial_verdicts.verdict_id);
-END;
+CREATE TABLE summary_state (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    verdicts_seen INTEGER NOT NULL
+);
 CREATE TRIGGER verdicts_latest_update AFTER UPDATE ON verdicts BEGIN
     {_RECOMPUTE.format(tid="OLD.trial_id")}
     {_RECOMPUTE.format(tid="NEW.trial_id")}
 END;
 CREATE TRIGGER verdicts_latest_delete AFTER DELETE ON verdicts BEGIN
     {_RECOMPUTE.format(tid="OLD.trial_id")}
+    -- the next verdict may take this id again (rowids are reused after the top one is deleted)
+    UPDATE summary_state SET verdicts_seen = MIN(verdicts_seen, OLD.id - 1);
 END;
 CREATE TRIGGER trials_outcome_latest AFTER UPDATE OF outcome, run ON trials BEGIN
+    UPDATE verdict_counts SET n = n - 1 WHERE (run, outcome, verdict) = (
+        SELECT run, outcome, verdict FROM trial_verdicts WHERE seq = OLD.seq);
     UPDATE trial_verdicts SET outcome = NEW.outcome, run = NEW.run WHERE seq = NEW.seq;
+    INSERT INTO verdict_counts (run, outcome, verdict, n)
+    SELECT run, outcome, verdict, 1 FROM trial_verdicts WHERE seq = NEW.seq
+    ON CONFLICT (run, outcome, verdict) DO UPDATE SET n = n + 1;
 END;
 INSERT INTO trial_verdicts (seq, run, outcome, verdict_id, verdict, created_at)
 SELECT t.seq, t.run, t.outcome, v.id, v.verdict, v.created_at
 FROM latest_trial_verdicts v JOIN trials t ON t.id = v.trial_id;
+INSERT INTO verdict_counts (run, outcome, verdict, n)
+SELECT run, outcome, verdict, COUNT(*) FROM trial_verdicts GROUP BY run, outcome, verdict;
+INSERT INTO summary_state (id, verdicts_seen) SELECT 1, COALESCE(MAX(id), 0) FROM verdicts;
 CREATE TABLE run_totals (
     run TEXT PRIMARY KEY,
     tasks INTEGER NOT NULL,
@@ -149,7 +155,7 @@ def _statements(script: str) -> list[str]:
         current.append(line)
         if line.startswith("CREATE TRIGGER"):
             in_trigger = True
-        if (line == "END;" if in_trigger else line.rstrip().endswith(";")):
+        if line == "END;" if in_trigger else line.rstrip().endswith(";"):
             out.append("\n".join(current).rstrip().rstrip(";"))
             current, in_trigger = [], False
     if current:
@@ -165,3 +171,71 @@ def create(db: sqlite_utils.Database) -> None:
     """Make the summaries and fill them from the stored data (migration m016)."""
     for statement in STATEMENTS:
         db.execute(statement)
+
+
+# The trials given a verdict since the last take-in (parameter: summary_state.verdicts_seen).
+_NEW_VERDICTS = "FROM verdicts v JOIN trials t ON t.id = v.trial_id WHERE v.id > ?"
+_TOUCHED = f"SELECT t.seq {_NEW_VERDICTS}"
+
+
+def take_in_verdicts(db: sqlite_utils.Database) -> None:
+    """Take the verdicts written since the last call into ``trial_verdicts`` and ``verdict_counts``
+    (inside the caller's transaction; every writer of verdicts calls it after writing them)."""
+    try:
+        row = db.execute(
+            "SELECT verdicts_seen, (SELECT MAX(id) FROM verdicts) FROM summary_state"
+        ).fetchone()
+    except sqlite3.OperationalError:  # a database opened without migrating: m016 fills it later
+        return
+    if row is None or row[1] is None or row[1] <= row[0]:
+        return
+    seen, top = row
+    counted = (
+        "INSERT INTO verdict_counts (run, outcome, verdict, n) "
+        "SELECT run, outcome, verdict, {sign}COUNT(*) FROM trial_verdicts "
+        f"WHERE seq IN ({_TOUCHED}) GROUP BY run, outcome, verdict "
+        "ON CONFLICT (run, outcome, verdict) DO UPDATE SET n = n + excluded.n"
+    )
+    db.execute(counted.format(sign="-"), [seen])  # the touched trials' old latest, uncounted
+    db.execute(
+        "INSERT INTO trial_verdicts (seq, run, outcome, verdict_id, verdict, created_at) "
+        f"SELECT t.seq, t.run, t.outcome, v.id, v.verdict, v.created_at {_NEW_VERDICTS} "
+        "ORDER BY v.id "
+        "ON CONFLICT (seq) DO UPDATE SET verdict_id = excluded.verdict_id, "
+        "verdict = excluded.verdict, created_at = excluded.created_at "
+        "WHERE (excluded.created_at, excluded.verdict_id) "
+        "> (trial_verdicts.created_at, trial_verdicts.verdict_id)",
+        [seen],
+    )
+    db.execute(counted.format(sign=""), [seen])  # and their latest now, counted
+    db.execute("UPDATE summary_state SET verdicts_seen = ?", [top])
+
+
+def verdicts_ready(db: sqlite_utils.Database) -> bool:
+    """Whether ``trial_verdicts`` has taken in every verdict (else read the m006 view)."""
+    try:
+        row = db.execute(
+            "SELECT verdicts_seen >= COALESCE((SELECT MAX(id) FROM verdicts), 0) FROM summary_state"
+        ).fetchone()
+    except sqlite3.OperationalError:  # not migrated yet
+        return False
+    return bool(row and row[0])
+
+
+def latest_verdict_sql(db: sqlite_utils.Database, *, scored_only: bool = False) -> str:
+    """SQL for the latest verdict of any judge on trial ``t`` (None when it has none; with
+    ``scored_only``, None unless it is pass or fail): from ``trial_verdicts`` when it is ready,
+    else from the ``latest_trial_verdicts`` view."""
+    if verdicts_ready(db):
+        extra = " AND lv.verdict IN ('pass', 'fail')" if scored_only else ""
+        return f"(SELECT lv.verdict FROM trial_verdicts lv WHERE lv.seq = t.seq{extra})"
+    extra = " AND v.verdict IN ('pass', 'fail')" if scored_only else ""
+    return f"(SELECT v.verdict FROM latest_trial_verdicts v WHERE v.trial_id = t.id{extra})"
+
+
+def judged_with_sql(db: sqlite_utils.Database) -> str:
+    """SQL over trial ``t`` with one ``?`` (a verdict): its latest verdict is that one (as a set,
+    for counts)."""
+    if verdicts_ready(db):
+        return "t.seq IN (SELECT lv.seq FROM trial_verdicts lv WHERE lv.verdict = ?)"
+    return "t.id IN (SELECT v.trial_id FROM latest_trial_verdicts v WHERE v.verdict = ?)"

@@ -2,7 +2,7 @@
 
 The verdict and label a trial shows come from the views of migration m006 (``latest_judge_verdicts``,
 ``trial_labels``, ``standing_labels``), the same ones every other reader uses, and the latest verdict of
-any judge from ``trial_verdicts`` (m016: ``latest_trial_verdicts`` kept as a table by triggers).
+any judge, for filters, from ``trial_verdicts`` (m016: ``latest_trial_verdicts`` kept as a table).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 from reviewer.store.db import Store
+from reviewer.store.summaries import judged_with_sql, latest_verdict_sql
 
 Outcome = Literal["pass", "fail", "infra", "unscored"]
 VerdictFilter = Literal["pass", "fail", "error", "none"]
@@ -48,11 +49,10 @@ class TrialFilter:
 
 # The rules themselves (latest verdict, standing label) are the views of migration m006.
 def latest_verdict(judge: bool) -> str:
-    """The verdict a trial ``t`` shows: the latest of any judge (``trial_verdicts``, the
-    ``latest_trial_verdicts`` view kept as a table by m016), or of one judge (a ``?`` parameter)."""
+    """The verdict a trial ``t`` shows: the latest of any judge, or of one judge (a ``?`` parameter)."""
     if judge:
         return "(SELECT v.verdict FROM latest_judge_verdicts v WHERE v.trial_id = t.id AND v.judge = ?)"
-    return "(SELECT lv.verdict FROM trial_verdicts lv WHERE lv.seq = t.seq)"
+    return "(SELECT v.verdict FROM latest_trial_verdicts v WHERE v.trial_id = t.id)"
 
 
 def shown_label(labeler: bool) -> str:
@@ -128,13 +128,13 @@ def conditions(db: Store, f: TrialFilter, *, correlated: bool) -> Sql:
     if f.outcome is not None:
         q.add("t.outcome = ?", f.outcome)
     if f.verdict is not None and f.judge is None:
-        # the latest verdict of any judge: m016's table, one row per judged trial
+        # the latest verdict of any judge: m016's table when it has taken in every verdict
         if f.verdict == "none":
-            q.add("NOT EXISTS (SELECT 1 FROM trial_verdicts lv WHERE lv.seq = t.seq)")
+            q.add(f"{latest_verdict_sql(db)} IS NULL")
         elif correlated:
-            q.add(f"{latest_verdict(False)} = ?", f.verdict)
+            q.add(f"{latest_verdict_sql(db)} = ?", f.verdict)
         else:
-            q.add("t.seq IN (SELECT lv.seq FROM trial_verdicts lv WHERE lv.verdict = ?)", f.verdict)
+            q.add(judged_with_sql(db), f.verdict)
     elif f.verdict is not None:
         jp = [f.judge]
         view, judge = "latest_judge_verdicts", " AND v.judge = ?"

@@ -16,6 +16,7 @@ from typing import Any
 
 from reviewer.store.db import Store
 from reviewer.store.search_query import SearchError, match_query
+from reviewer.store.summaries import verdicts_ready
 from reviewer.store.trial_filter import (
     TrialFilter,
     clear_label_memo,
@@ -136,7 +137,7 @@ def _verdict_count(db: Store, f: TrialFilter) -> int | None:
         return None
     if f.label is not None or f.cluster_id is not None or f.rule_id is not None:
         return None
-    if f.search is not None:
+    if f.search is not None or not verdicts_ready(db):
         return None
     q, params = [], []
     if f.run is not None:

@@ -40,7 +40,7 @@ def failure_condition(include_infra: bool = False) -> str:
         "(t.outcome = 'unscored' AND COALESCE("
         "(SELECT CASE l.verdict WHEN 'skip' THEN NULL ELSE l.verdict END FROM trial_labels l "
         "WHERE l.trial_id = t.id), "
-        "(SELECT lv.verdict FROM trial_verdicts lv WHERE lv.seq = t.seq)) = 'fail')"
+        "(SELECT v.verdict FROM latest_trial_verdicts v WHERE v.trial_id = t.id)) = 'fail')"
     )
     infra = " OR t.outcome = 'infra'" if include_infra else ""
     return f"(t.outcome = 'fail' OR {unscored_fail}{infra})"

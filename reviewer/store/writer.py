@@ -13,6 +13,7 @@ from reviewer.models import Trial
 from reviewer.record import encode
 from reviewer.store.db import Store
 from reviewer.store.search_text import search_text, system_text  # noqa: F401 (re-exported)
+from reviewer.store.summaries import take_in_verdicts
 
 _TRIAL_COLUMNS = (
     "seq id run task_id trial success passed reward reason n_messages assistant_turns tool_calls "
@@ -208,6 +209,7 @@ def write_batch(db: Store, batch: Sequence[Pending], seq: int, source_file: str,
     conn.executemany(_TASK_STATS_SQL, [(run, task, *v) for (run, task), v in stats.items()])
     if verdict_rows:
         conn.executemany(_VERDICT_SQL, verdict_rows)
+        take_in_verdicts(db)  # the latest verdict per trial and its counts (m016)
     return seq
 
 
