@@ -159,19 +159,32 @@ def command(db_path: Path, *args: str, repeat: int) -> tuple[float, float]:
     return statistics.median(times), rss
 
 
+#: Every item-2 figure: (what, the figure, its target as words, met or not), in print order.
+RESULTS: list[tuple[str, str, str, bool]] = []
+
+
+def result(name: str, figure: str, target: str, met: bool) -> None:
+    RESULTS.append((name, figure, target, met))
+    print(f"{name}: {figure} (target {target}): {'met' if met else 'NOT MET'}", flush=True)
+
+
 def measure(db_path: Path, small_path: Path, repeat: int) -> None:
     from reviewer.store.trial_list import TrialFilter, clear_cache, count, page
     from reviewer.store.trials import load_trial
 
+    with open_store(db_path) as db:  # migrated before anything is timed
+        n_trials = int(db.execute("SELECT MAX(seq) FROM trials").fetchone()[0])
     print(f"\nmeasuring (medians of {repeat}; a loaded machine: compare ratios, not seconds)")
     small, big = [], []
     for _ in range(repeat):  # interleaved so a busy moment hits both alike
         small.append(asyncio.run(first_screen(small_path)))
         big.append(asyncio.run(first_screen(db_path)))
     s, b = statistics.median(small), statistics.median(big)
-    print(
-        f"first screen: {s * 1e3:.0f} ms on 100 trials, {b * 1e3:.0f} ms on the big one: "
-        f"{b / s:.2f}x (target <= 1.2x)"
+    result(
+        "first screen (runs table filled) vs on 100 trials",
+        f"{b / s:.2f}x ({b * 1e3:.0f} ms vs {s * 1e3:.0f} ms)",
+        "<= 1.2x",
+        b / s <= 1.2,
     )
 
     with open_store(db_path) as db:
@@ -199,19 +212,34 @@ def measure(db_path: Path, small_path: Path, repeat: int) -> None:
         for name, fn in cases.items():
             fn()
             t = median_of(fn, max(repeat, 7))
-            print(f"{name}: {t * 1e3:.2f} ms (target <= 10 ms)")
+            result(name, f"{t * 1e3:.2f} ms", "<= 10 ms", t <= 0.010)
         for name, f in {
             "count, no filter": TrialFilter(),
             "count, run-3 failures": TrialFilter(run="run-3", outcome="fail"),
             "count, judge fail": TrialFilter(verdict="fail"),
+            "count, run-3 failures the judge passed": TrialFilter(
+                run="run-3", outcome="fail", verdict="pass"
+            ),
+            "count, no verdict": TrialFilter(verdict="none"),
         }.items():
             clear_cache()
             t = median_of(lambda f=f: count(db, f, cached=False), 3)
-            print(f"{name} (uncached): {t * 1e3:.1f} ms (target < 10 ms)")
+            result(f"{name} (uncached)", f"{t * 1e3:.2f} ms", "< 10 ms", t < 0.010)
 
     for args in (("report",), ("compare", "run-0", "run-1")):
         t, rss = command(db_path, *args, repeat=repeat)
-        print(f"reviewer {' '.join(args)}: {t:.2f} s, peak {rss:.0f} MB (target <= 3 s)")
+        result(f"reviewer {' '.join(args)}", f"{t:.2f} s, peak {rss:.0f} MB", "<= 3 s", t <= 3)
+
+    size = disk_size(db_path)
+    print(f"\nsummary: {n_trials:,} trials, {size / 1e9:.2f} GB on disk")
+    width = max(len(r[0]) for r in RESULTS)
+    for name, figure, target, met in RESULTS:
+        print(f"  {name:<{width}}  {figure:<28} target {target:<9} {'met' if met else 'NOT MET'}")
+    left = [r[0] for r in RESULTS if not r[3]]
+    print(
+        f"{len(RESULTS) - len(left)} of {len(RESULTS)} met"
+        + (f"; not met: {', '.join(left)}" if left else "")
+    )
 
 
 def main() -> None:
