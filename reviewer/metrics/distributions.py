@@ -49,9 +49,15 @@ def finite_sum(values: Iterable[float]) -> float | None:
 
 
 def _mean(values: Sequence[float]) -> float | None:
+    try:  # the exact sum is finite only when every value is: then none needs checking alone
+        total = math.fsum(values)
+    except (OverflowError, ValueError):
+        total = math.nan
+    if math.isfinite(total):
+        return total / len(values) if values else None
     known = [v for v in values if math.isfinite(v)]
-    total = finite_sum(known) if known else None
-    return None if total is None else total / len(known)
+    exact = finite_sum(known) if known else None
+    return None if exact is None else exact / len(known)
 
 
 @dataclass(frozen=True)
@@ -70,22 +76,22 @@ class Summary:
     @classmethod
     def of(cls, values: Iterable[float | None]) -> Summary:
         given = values if isinstance(values, list) else list(values)
-        known = [v for v in given if v is not None]
-        # the exact sum is finite only when every value is: then no value needs checking alone
+        known = [float(v) for v in given if v is not None]
+        known.sort()
+        # the exact sum (of the sorted values) is finite only when every value is: then no value
+        # needs checking alone
         try:
             total: float | None = math.fsum(known)
         except (OverflowError, ValueError):
             total = None
-        if total is not None and math.isfinite(total):
-            known = list(map(float, known))
-        else:
+        if total is None or not math.isfinite(total):
             # NaN and ±Infinity (from a database written by an older version) count as unknown
-            known = [float(v) for v in known if math.isfinite(v)]
+            known = [float(v) for v in given if v is not None and math.isfinite(v)]
+            known.sort()
             total = finite_sum(known)
         missing = len(given) - len(known)
         if not known:
             return cls(0, None, None, None, None, None, missing, None)
-        known.sort()
         return cls(
             n=len(known),
             mean=None if total is None else total / len(known),
