@@ -297,9 +297,11 @@ def test_a_verdict_written_without_take_in_reads_from_the_view_until_taken_in(
             for row in db.execute(SLOW_SOURCES, ["r1"]).fetchall()
         ]
         assert [(t, o, j, h) for t, o, _, j, h in trial_sources(db, "r1")] == sources
-        with db.transaction():
-            take_in_verdicts(db)
+        take_in_verdicts(db)  # outside a transaction: its own savepoint, committed
+        assert not db.conn.in_transaction
         assert_summaries_true(db)
+        with open_store(tmp_path / "x.db") as other:  # committed: another connection sees it
+            assert verdicts_ready(other)
 
 
 def test_migration_fills_summaries_from_a_database_written_before_it(tmp_path: Path) -> None:

@@ -190,6 +190,18 @@ def take_in_verdicts(db: sqlite_utils.Database) -> None:
     if row is None or row[1] is None or row[1] <= row[0]:
         return
     seen, top = row
+    # all or nothing, inside the caller's transaction or alone (a savepoint outside one is one)
+    db.execute("SAVEPOINT take_in_verdicts")
+    try:
+        _take_in(db, seen, top)
+    except BaseException:
+        db.execute("ROLLBACK TO take_in_verdicts")
+        db.execute("RELEASE take_in_verdicts")
+        raise
+    db.execute("RELEASE take_in_verdicts")
+
+
+def _take_in(db: sqlite_utils.Database, seen: int, top: int) -> None:
     counted = (
         "INSERT INTO verdict_counts (run, outcome, verdict, n) "
         "SELECT run, outcome, verdict, {sign}COUNT(*) FROM trial_verdicts "
