@@ -131,8 +131,8 @@ _RUN_TOTALS_COUNT = {
 
 def _verdict_count(db: Store, f: TrialFilter) -> int | None:
     """The count of a filter on the latest verdict of any judge with run and outcome, summed from
-    ``verdict_counts`` (m016: kept by triggers, one row per run, outcome and verdict); None for any
-    other filter."""
+    ``verdict_counts`` (m016: one row per run, outcome and verdict); None for any other filter, or
+    while a verdict written without ``take_in_verdicts`` is not counted there yet."""
     if f.verdict is None or f.judge is not None or f.task_id is not None:
         return None
     if f.label is not None or f.cluster_id is not None or f.rule_id is not None:

@@ -112,7 +112,7 @@ def trial_stats(db: Store, run: str) -> list[TrialStats]:
     )
     finite = math.isfinite
     out = []
-    # TrialStats built positionally, without re-checking numbers that are almost always finite
+    # a NaN or ±Infinity stored by an older version reads as unknown (imports refuse them)
     for tid, task_id, success, steps, cost, latency, calls, errors, outcome in rows:
         if cost is not None and not finite(cost):
             cost = None
