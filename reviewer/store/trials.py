@@ -82,11 +82,6 @@ def iter_trials(
         last = rows[-1][1]
 
 
-def _finite(v: float | None) -> float | None:
-    """A stored number, or None for NaN / ±Infinity (imports refuse them; older versions did not)."""
-    return v if v is None or math.isfinite(v) else None
-
-
 def broken_rules(db: Store, run: str) -> dict[str, frozenset[str]]:
     """The ids of the rules each trial of ``run`` broke, for the trials that broke one."""
     broken: dict[str, set[str]] = {}
