@@ -27,7 +27,8 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sized
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sized
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,9 +50,11 @@ from reviewer.judge.sinks import store_outcomes
 from reviewer.store.db import Store
 from reviewer.store.judging import (
     cache_get,
-    claim,
+    cache_get_many,
+    claim_many,
     pending_batch_keys,
     release_claims,
+    release_keys,
     renew_claims,
 )
 
@@ -112,6 +115,16 @@ def sdk_args(params: dict[str, Any]) -> dict[str, Any]:
 STORE_RETRY_S = 1.0
 #: The most disk set aside for replies that may have to go to the side file.
 ROOM_MAX = 64 * 1024 * 1024
+#: A reply is stored at most this long after it arrives (the replies arriving meanwhile go in the
+#: same transaction), so the slot it frees sends its next request first.
+STORE_DELAY_S = 0.005
+#: ... and at once when this many are waiting.
+STORE_GROUP = 16
+
+
+def prepare_group(concurrency: int) -> int:
+    """How many jobs are looked up in the cache and claimed together: one round of requests."""
+    return max(1, min(concurrency, 256))
 
 
 def require_key() -> None:
@@ -175,6 +188,10 @@ class Runner:
         self._waiting: set[asyncio.Task[None]] = set()
         self._renewed = 0.0
         self._room: Path | None = None
+        self._arrivals: list[Outcome] = []
+        self._store_timer: asyncio.TimerHandle | None = None
+        self._in_batch: set[str] = set()
+        self._count_jobs = False
 
     # cost cap ------------------------------------------------------------------------------------
     def estimate(self, job: Job) -> float:
@@ -207,31 +224,30 @@ class Runner:
     async def run_async(self, jobs: Iterable[Job], total: int | None = None) -> RunStats:
         """Stream ``jobs``: cache hits are stored at once, the rest sent ``concurrency`` at a time.
 
-        Jobs are built lazily by the caller's iterator, so a run of any size holds only the requests
-        in flight in memory. Cancelling this coroutine (^C) stops sending, stores the replies on
-        their way, then cancels."""
+        Jobs are built lazily by the caller's iterator and prepared a group at a time (one cache
+        query and one claim transaction per group), so a run of any size holds only about two
+        groups of requests in memory, and a freed slot sends its next request at once. Replies are
+        stored a moment after they arrive, several in one transaction. Cancelling this coroutine
+        (^C) stops sending, stores the replies on their way, then cancels."""
         if total is None and isinstance(jobs, Sized):
             total = len(jobs)
         self.stats = stats = RunStats(total=total or 0)
+        self._count_jobs = total is None
         self._renewed = self.clock()
-        in_batch = pending_batch_keys(self.db)
+        self._in_batch = pending_batch_keys(self.db)
         client: Any = None
         in_flight: set[asyncio.Task[None]] = set()
+        source = iter(jobs)
+        ready: deque[Job] = deque()
+        more = True
         try:
             try:
-                for job in jobs:
-                    if total is None:
-                        stats.total += 1
-                    if self._stopping():
+                while True:
+                    if not ready and more:
+                        more = self._prepare(source, ready)
+                        continue
+                    if not ready or self._stopping():
                         break
-                    self._heartbeat()
-                    hit = cache_get(self.db, job.key)
-                    if hit is not None:
-                        self._from_cache(job, hit.body)
-                        continue
-                    if job.key in in_batch:  # its reply is on its way in a batch: not paid twice
-                        stats.in_batch += 1
-                        continue
                     if client is None:
                         client = self._client()
                     while len(in_flight) >= self.settings.concurrency:
@@ -241,11 +257,10 @@ class Runner:
                         self._heartbeat()
                     if self._stopping():
                         break
-                    reserved = self._reserve(job)
+                    reserved = self._reserve(ready[0])
                     if reserved is None:
                         break
-                    if not self._claim(job, reserved):
-                        continue
+                    job = ready.popleft()
                     in_flight.add(asyncio.create_task(self._one(client, job, reserved)))
                 in_flight = await self._drain(in_flight)
             except asyncio.CancelledError:
@@ -262,6 +277,9 @@ class Runner:
                 t.cancel()
             if in_flight:
                 await asyncio.wait(in_flight)
+            self._store_arrived()
+            if ready:
+                self._release_unsent([j.key for j in ready])
             if client is not None:
                 await client.close()
             kept = await self._flush_unstored()
@@ -282,6 +300,64 @@ class Runner:
         if self._abort:
             raise JudgeAbort(self._abort)
         return stats
+
+    def _prepare(self, source: Iterator[Job], ready: deque[Job]) -> bool:
+        """Take the next group of jobs: cache hits are stored (in one transaction), jobs waiting in
+        a batch are counted, the rest are claimed (in one transaction) and queued in ``ready``.
+        False once ``source`` is exhausted or the run stops."""
+        group: list[Job] = []
+        size = prepare_group(self.settings.concurrency)
+        for job in source:
+            if self._count_jobs:
+                self.stats.total += 1
+            group.append(job)
+            if len(group) >= size:
+                break
+        if not group:
+            return False
+        self._store_arrived()  # a write that fails now stops the run before more is claimed
+        self._heartbeat()
+        if self._stopping():
+            return False
+        try:
+            hits = cache_get_many(self.db, [j.key for j in group])
+        except sqlite3.OperationalError as e:
+            self._store_problem = store_problem(e)
+            return False
+        to_claim: list[Job] = []
+        for job in group:
+            hit = hits.get(job.key)
+            if hit is not None:
+                self._from_cache(job, hit.body)
+            elif job.key in self._in_batch:  # its reply is on its way in a batch: not paid twice
+                self.stats.in_batch += 1
+            else:
+                to_claim.append(job)
+        if to_claim:
+            try:
+                states = claim_many(
+                    self.db,
+                    [j.key for j in to_claim],
+                    self.owner,
+                    self.clock(),
+                    CLAIM_TTL_S,
+                    owner_gone,
+                )
+            except sqlite3.OperationalError as e:
+                self._store_problem = store_problem(e)
+                states = {}
+            for job in to_claim:
+                state = states.get(job.key)
+                if state == "claimed":
+                    ready.append(job)
+                elif state == "taken":
+                    self.stats.skipped_claimed += 1
+                elif state == "cached":
+                    hit = cache_get(self.db, job.key)
+                    if hit is not None:
+                        self._from_cache(job, hit.body)
+        self._store_arrived()
+        return len(group) == size and not self._stopping()
 
     async def _drain(self, in_flight: set[asyncio.Task[None]]) -> set[asyncio.Task[None]]:
         """Wait for the requests in flight; once stopping, those waiting to retry are cancelled (a
@@ -310,25 +386,6 @@ class Runner:
         return client
 
     # claims --------------------------------------------------------------------------------------
-    def _claim(self, job: Job, reserved: float) -> bool:
-        """True when this process may send ``job``; else its reservation is given back (and a reply
-        another process stored meanwhile is taken from the cache)."""
-        try:
-            state = claim(self.db, job.key, self.owner, self.clock(), CLAIM_TTL_S, owner_gone)
-        except sqlite3.OperationalError as e:
-            self._store_problem = store_problem(e)
-            state = "failed"
-        if state == "claimed":
-            return True
-        self._reserved -= reserved
-        if state == "taken":
-            self.stats.skipped_claimed += 1
-        elif state == "cached":
-            hit = cache_get(self.db, job.key)
-            if hit is not None:
-                self._from_cache(job, hit.body)
-        return False
-
     def _heartbeat(self) -> None:
         now = self.clock()
         if now - self._renewed < HEARTBEAT_S or self._store_problem is not None:
@@ -339,17 +396,25 @@ class Runner:
         except sqlite3.OperationalError as e:
             self._store_problem = store_problem(e)
 
+    def _release_unsent(self, keys: list[str]) -> None:
+        """Let go of the requests claimed with their group but not sent (the run stopped), even
+        when replies could not be stored: nobody has paid for these."""
+        with contextlib.suppress(sqlite3.Error):  # else they expire CLAIM_TTL_S after renewal
+            release_keys(self.db, keys, self.owner)
+
     def _release_all(self) -> None:
         with contextlib.suppress(sqlite3.Error):  # else they expire CLAIM_TTL_S after renewal
             release_claims(self.db, self.owner)
 
     # one request ---------------------------------------------------------------------------------
     async def _one(self, client: Any, job: Job, reserved: float) -> None:
+        """Send one request; its outcome is stored a moment later (``_arrive``), so the slot it
+        frees sends the next request first."""
         try:
             outcome = await self._call(client, job)
             if outcome is not None:
                 self._arrived(outcome)
-                self._store(outcome)
+                self._arrive(outcome)
         except asyncio.CancelledError:
             pass
         except Exception as e:  # never lose the run to one request: count it and go on
@@ -444,20 +509,48 @@ class Runner:
 
     def _from_cache(self, job: Job, body: str) -> None:
         self.stats.cached += 1
-        self._store(outcome_from_body(job, body, "cache", self.settings))
+        self._arrivals.append(outcome_from_body(job, body, "cache", self.settings))
 
-    def _store(self, o: Outcome) -> None:
-        """Store now; after a failed write, keep it in memory (and stop sending)."""
+    def _arrive(self, o: Outcome) -> None:
+        """Queue a reply for storing: it is written within ``STORE_DELAY_S`` with the others that
+        came meanwhile (at once when ``STORE_GROUP`` are waiting)."""
+        self._arrivals.append(o)
+        if len(self._arrivals) >= STORE_GROUP:
+            self._store_arrived()
+        elif self._store_timer is None:
+            loop = asyncio.get_running_loop()
+            self._store_timer = loop.call_later(STORE_DELAY_S, self._store_arrived)
+
+    def _store_arrived(self) -> None:
+        """Store the queued replies in one transaction; after a failed write, keep them in memory
+        (and stop sending). A reply that cannot be stored for another reason (its trial was
+        deleted meanwhile) is counted as failed, the others stored one by one."""
+        if self._store_timer is not None:
+            self._store_timer.cancel()
+            self._store_timer = None
+        group, self._arrivals = self._arrivals, []
+        if not group:
+            return
         if self._store_problem is None:
             try:
-                store_outcomes(self.db, [o], self.owner)
+                store_outcomes(self.db, group, self.owner)
             except sqlite3.OperationalError as e:
                 self._store_problem = store_problem(e)
-            else:
-                self._finish(o)
+            except Exception as e:
+                if len(group) > 1:
+                    for o in group:
+                        self._arrivals = [o]
+                        self._store_arrived()
+                    return
+                self.stats.failed += 1
+                self._note_failure(f"{group[0].job.target}: {type(e).__name__}: {e}")
                 return
-        self._unstored.append(o)
-        self.stats.unstored += 1
+            else:
+                for o in group:
+                    self._finish(o)
+                return
+        self._unstored.extend(group)
+        self.stats.unstored += len(group)
 
     async def _flush_unstored(self) -> str:
         """Retry the write of the replies kept in memory once; what still fails goes to the side

@@ -26,6 +26,21 @@ def cache_get(db: Store, key: str) -> CachedReply | None:
     return CachedReply(row[0], row[1]) if row else None
 
 
+def cache_get_many(db: Store, keys: Sequence[str]) -> dict[str, CachedReply]:
+    """The cached replies of ``keys`` that have one (one query per 500 keys)."""
+    out: dict[str, CachedReply] = {}
+    unique = list(dict.fromkeys(keys))
+    for start in range(0, len(unique), 500):
+        part = unique[start : start + 500]
+        rows = db.execute(
+            "SELECT key, response, created_at FROM judge_cache "
+            f"WHERE key IN ({','.join('?' * len(part))})",
+            part,
+        ).fetchall()
+        out.update({r[0]: CachedReply(r[1], r[2]) for r in rows})
+    return out
+
+
 def cache_put(db: Store, key: str, params: dict[str, Any], body: str) -> None:
     db.execute(
         "INSERT OR REPLACE INTO judge_cache (key, model, request, response, created_at) "
@@ -264,6 +279,51 @@ def claim(
     return "claimed"
 
 
+def claim_many(
+    db: Store,
+    keys: Sequence[str],
+    owner: str,
+    now: float,
+    ttl_s: float,
+    gone: Callable[[str], bool] = lambda holder: False,
+) -> dict[str, str]:
+    """``claim`` for several requests in one transaction: each key's state (``"cached"``,
+    ``"taken"`` or ``"claimed"``), decided by the same rules."""
+    unique = list(dict.fromkeys(keys))
+    if not unique:
+        return {}
+    marks = ",".join("?" * len(unique))
+    with db.transaction():
+        cached = {
+            r[0]
+            for r in db.execute(
+                f"SELECT key FROM judge_cache WHERE key IN ({marks})", unique
+            ).fetchall()
+        }
+        holders = {
+            r[0]: (r[1], r[2])
+            for r in db.execute(
+                f"SELECT key, owner, expires_at FROM judge_claims WHERE key IN ({marks})", unique
+            ).fetchall()
+        }
+        states: dict[str, str] = {}
+        for key in unique:
+            held = holders.get(key)
+            if key in cached:
+                states[key] = "cached"
+            elif held is not None and held[0] != owner and held[1] > now and not gone(held[0]):
+                states[key] = "taken"
+            else:
+                states[key] = "claimed"
+        db.conn.executemany(
+            "INSERT INTO judge_claims (key, owner, expires_at) VALUES (?, ?, ?) "
+            "ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, "
+            "expires_at = excluded.expires_at",
+            [(k, owner, now + ttl_s) for k, v in states.items() if v == "claimed"],
+        )
+    return states
+
+
 def renew_claims(db: Store, owner: str, until: float) -> None:
     """Keep every claim of ``owner`` alive until ``until`` (the heartbeat)."""
     with db.transaction():
@@ -277,6 +337,14 @@ def release_claim(db: Store, key: str, owner: str | None) -> None:
         db.execute("DELETE FROM judge_claims WHERE key = ?", [key])
     else:
         db.execute("DELETE FROM judge_claims WHERE key = ? AND owner = ?", [key, owner])
+
+
+def release_keys(db: Store, keys: Sequence[str], owner: str) -> None:
+    """Let go of ``owner``'s claims on ``keys`` (claimed, then not sent), in one transaction."""
+    with db.transaction():
+        db.conn.executemany(
+            "DELETE FROM judge_claims WHERE key = ? AND owner = ?", [(k, owner) for k in keys]
+        )
 
 
 def release_claims(db: Store, owner: str) -> None:
