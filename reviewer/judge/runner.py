@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import os
 import sqlite3
+import sys
 import threading
 import time
 from collections import deque
@@ -136,11 +138,26 @@ def require_key() -> None:
         )
 
 
+def import_sdk() -> Any:
+    """The anthropic package, imported with the cycle collector paused: the import makes about a
+    million objects in some 3,000 modules, and the collections it would set off cost about a tenth
+    of its time (a process that ends with the run can then ``gc.freeze()`` them, see
+    ``commands/judge.py``)."""
+    if "anthropic" not in sys.modules:
+        was_on = gc.isenabled()
+        gc.disable()
+        try:
+            import anthropic  # noqa: F401
+        finally:
+            if was_on:
+                gc.enable()
+    return sys.modules["anthropic"]
+
+
 def make_client(settings: JudgeSettings) -> Any:
     """The SDK's async client, its own retries off (``judge.retry`` decides them, one budget)."""
-    import anthropic
-
     require_key()
+    anthropic = import_sdk()
     return anthropic.AsyncAnthropic(max_retries=0, timeout=settings.timeout_s)
 
 
