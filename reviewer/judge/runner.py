@@ -2,11 +2,14 @@
 the response cache, claims and cancellation.
 
 A *job* is one Messages API request (a trial to grade, or one order of a pair to compare) with its
-cache key. For each job the runner first looks in the cache (a hit costs nothing and makes no request),
-then claims the request in the database (a request another live process has claimed is skipped and
-counted), then sends it through the anthropic SDK (its own retries off: ``judge.retry`` decides every
-retry and wait), counts its cost the moment the reply arrives, parses the forced tool call and stores
-the outcome and the reply in one transaction — so a run killed halfway resumes where it stopped.
+cache key. Jobs are taken a round (``concurrency`` jobs) at a time: the runner first looks them up
+in the cache (a hit costs nothing and makes no request), then claims the rest in the database (a
+request another live process has claimed is skipped and counted), one query and one transaction per
+round, then sends each through the anthropic SDK as a slot frees (its own retries off:
+``judge.retry`` decides every retry and wait), counts its cost the moment the reply arrives, parses
+the forced tool call and stores the outcome and the reply on the event loop's next turn, in one
+transaction with the replies that arrived with it — so a run killed halfway resumes where it
+stopped. Claimed jobs a stopped run did not send are let go.
 
 A reply that parses but holds no valid tool call is stored as an ``error`` outcome with the raw reply.
 A request the API refuses for good (400, 413, 422) is stored as ``error`` with the API's message, and
@@ -25,6 +28,7 @@ import contextlib
 import gc
 import json
 import os
+import socket
 import sqlite3
 import sys
 import threading
@@ -117,11 +121,20 @@ def sdk_args(params: dict[str, Any]) -> dict[str, Any]:
 STORE_RETRY_S = 1.0
 #: The most disk set aside for replies that may have to go to the side file.
 ROOM_MAX = 64 * 1024 * 1024
-#: A reply is stored at most this long after it arrives (the replies arriving meanwhile go in the
-#: same transaction), so the slot it frees sends its next request first.
-STORE_DELAY_S = 0.005
-#: ... and at once when this many are waiting.
-STORE_GROUP = 16
+
+
+#: The claim owners of the runs going on in this process. A claim held in this process's name by
+#: any other owner was left by a run that stopped (say on a locked database, with claims it could
+#: not let go): it is taken over at once, as a dead process's claim is.
+_LIVE_OWNERS: set[str] = set()
+
+
+def holder_gone(holder: str) -> bool:
+    """A claim's holder no longer runs: a dead process of this host, or a finished run of this one."""
+    if owner_gone(holder):
+        return True
+    here = f"{socket.gethostname()}:{os.getpid()}:"
+    return holder.startswith(here) and holder not in _LIVE_OWNERS
 
 
 def prepare_group(concurrency: int) -> int:
@@ -206,7 +219,7 @@ class Runner:
         self._renewed = 0.0
         self._room: Path | None = None
         self._arrivals: list[Outcome] = []
-        self._store_timer: asyncio.TimerHandle | None = None
+        self._store_soon: asyncio.Handle | None = None
         self._in_batch: set[str] = set()
         self._count_jobs = False
 
@@ -243,14 +256,22 @@ class Runner:
 
         Jobs are built lazily by the caller's iterator and prepared a group at a time (one cache
         query and one claim transaction per group), so a run of any size holds only about two
-        groups of requests in memory, and a freed slot sends its next request at once. Replies are
-        stored a moment after they arrive, several in one transaction. Cancelling this coroutine
+        groups of requests in memory, and a freed slot sends its next request at once. Replies
+        arriving together are stored in one transaction. Cancelling this coroutine
         (^C) stops sending, stores the replies on their way, then cancels."""
         if total is None and isinstance(jobs, Sized):
             total = len(jobs)
-        self.stats = stats = RunStats(total=total or 0)
+        self.stats = RunStats(total=total or 0)
         self._count_jobs = total is None
         self._renewed = self.clock()
+        _LIVE_OWNERS.add(self.owner)
+        try:
+            return await self._run(jobs, total)
+        finally:
+            _LIVE_OWNERS.discard(self.owner)
+
+    async def _run(self, jobs: Iterable[Job], total: int | None) -> RunStats:
+        stats = self.stats
         self._in_batch = pending_batch_keys(self.db)
         client: Any = None
         in_flight: set[asyncio.Task[None]] = set()
@@ -358,7 +379,7 @@ class Runner:
                     self.owner,
                     self.clock(),
                     CLAIM_TTL_S,
-                    owner_gone,
+                    holder_gone,
                 )
             except sqlite3.OperationalError as e:
                 self._store_problem = store_problem(e)
@@ -425,8 +446,7 @@ class Runner:
 
     # one request ---------------------------------------------------------------------------------
     async def _one(self, client: Any, job: Job, reserved: float) -> None:
-        """Send one request; its outcome is stored a moment later (``_arrive``), so the slot it
-        frees sends the next request first."""
+        """Send one request; its outcome is stored on the loop's next turn (``_arrive``)."""
         try:
             outcome = await self._call(client, job)
             if outcome is not None:
@@ -529,22 +549,19 @@ class Runner:
         self._arrivals.append(outcome_from_body(job, body, "cache", self.settings))
 
     def _arrive(self, o: Outcome) -> None:
-        """Queue a reply for storing: it is written within ``STORE_DELAY_S`` with the others that
-        came meanwhile (at once when ``STORE_GROUP`` are waiting)."""
+        """Queue a reply for storing on the event loop's next turn, in one transaction with every
+        reply that arrived in the same turn."""
         self._arrivals.append(o)
-        if len(self._arrivals) >= STORE_GROUP:
-            self._store_arrived()
-        elif self._store_timer is None:
-            loop = asyncio.get_running_loop()
-            self._store_timer = loop.call_later(STORE_DELAY_S, self._store_arrived)
+        if self._store_soon is None:
+            self._store_soon = asyncio.get_running_loop().call_soon(self._store_arrived)
 
     def _store_arrived(self) -> None:
         """Store the queued replies in one transaction; after a failed write, keep them in memory
         (and stop sending). A reply that cannot be stored for another reason (its trial was
         deleted meanwhile) is counted as failed, the others stored one by one."""
-        if self._store_timer is not None:
-            self._store_timer.cancel()
-            self._store_timer = None
+        if self._store_soon is not None:
+            self._store_soon.cancel()
+            self._store_soon = None
         group, self._arrivals = self._arrivals, []
         if not group:
             return
