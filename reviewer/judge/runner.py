@@ -463,8 +463,6 @@ class Runner:
 
     async def _call(self, client: Any, job: Job) -> Outcome | None:
         """One request with its retries; None when there is nothing to store."""
-        import anthropic
-
         retry = 0
         while True:
             started = time.monotonic()
@@ -472,15 +470,19 @@ class Runner:
                 self.stats.requests += 1
                 resp = await client.messages.with_raw_response.create(**sdk_args(job.params))
                 body = resp.http_response.text
-                latency = time.monotonic() - started
-                return outcome_from_body(job, body, "api", self.settings, latency_s=latency)
-            except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as e:
-                self._abort = f"the API refused the key ({e.status_code}): {api_message(e)}"
-                return None
-            except anthropic.NotFoundError as e:
-                self._abort = f"not found at the API (404) — check the model name: {api_message(e)}"
-                return None
-            except (anthropic.APIStatusError, anthropic.APIConnectionError) as e:
+            except Exception as e:
+                # the SDK's error classes are looked up only here, when a request failed
+                anthropic = import_sdk()
+                if isinstance(e, anthropic.AuthenticationError | anthropic.PermissionDeniedError):
+                    self._abort = f"the API refused the key ({status_of(e)}): {api_message(e)}"
+                    return None
+                if isinstance(e, anthropic.NotFoundError):
+                    self._abort = (
+                        f"not found at the API (404) — check the model name: {api_message(e)}"
+                    )
+                    return None
+                if not isinstance(e, anthropic.APIStatusError | anthropic.APIConnectionError):
+                    raise
                 if status_of(e) == 402:
                     self._abort = (
                         f"the API refused to bill the request (402): {api_message(e)} — check the "
@@ -502,6 +504,9 @@ class Runner:
                     self.on_note(describe_wait(decision.wait_s, e))
                 await self._wait(decision.wait_s)
                 retry += 1
+                continue
+            latency = time.monotonic() - started
+            return outcome_from_body(job, body, "api", self.settings, latency_s=latency)
 
     def _given_up(self, job: Job, e: Exception, retry: int, started: float) -> Outcome | None:
         """A transient failure that is not retried (any more) is not stored: the next run sends it
