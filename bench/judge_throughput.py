@@ -9,10 +9,10 @@ Targets (issue 21), each printed with "met" / "not met":
 * start-up: ``reviewer judge`` from process start to its first request: <= 0.8 s.
 
 Baselines measured in the same run: the stand-in's own floor (plain threads with keep-alive
-connections, no SDK, no store: what the server allows), python's bare start, ``import anthropic``
-alone, and two replicas of the command's path to its first request (same imports, config, plan,
-job, cache and claim), one sending it through the SDK, one through a plain httpx2 POST: the
-measured proposal for start-up (the SDK is not replaced). Repeats are interleaved and medians
+connections, no SDK, no store: what the server allows), python's bare start and ``import
+anthropic`` alone. Then the same command with a thin Messages client in place of the SDK's (a
+prototype that lives only in this script: one httpx2 POST a request), for start-up and the whole
+command: the measured proposal (the SDK is not replaced). Repeats are interleaved and medians
 printed; peak memory (max RSS) of the command is printed with its time.
 
 Run: ``python bench/judge_throughput.py [--n 400] [--concurrency 16] [--delay 0.2] [--repeat 3]``.
@@ -148,53 +148,52 @@ def judge_cmd(db_path: Path, limit: int, concurrency: int, model: str) -> list[s
     ]
 
 
-#: The command's path to its first request (imports, config, plan, the first job, its cache look-up
-#: and claim), then the request: through the SDK (``sdk``) or one plain httpx2 POST (``thin``).
-REPLICA = """
-import asyncio, os, sys
-import click, rich.progress
-import reviewer.cli
-from reviewer.config import load_config
-from reviewer.judge.claims import CLAIM_TTL_S, new_owner
-from reviewer.judge.jobs import verdict_jobs
-from reviewer.store.db import open_store
-from reviewer.store.judging import cache_get_many, claim_many
-from reviewer.workflows.judge import (
-    JudgeRequest, collect_open_batches, load_settings, pick_rubric, plan, store_kept_replies,
-)
-how, path, model = sys.argv[1:4]
-db = open_store(path)
-cfg = load_config()
-s = load_settings(cfg, model=model, concurrency=1)
-rubric = pick_rubric(db, cfg.rubric)
-store_kept_replies(db, print)
-collect_open_batches(db, s, False, print)
-ids = plan(db, s.judge_id(rubric.ref), JudgeRequest(limit=1))
-job = next(verdict_jobs(db, ids, rubric, s))
-cache_get_many(db, [job.key])
-import time
-claim_many(db, [job.key], new_owner(), time.time(), CLAIM_TTL_S)
+#: ``reviewer judge`` with a thin Messages client in place of the SDK's (a prototype, only here): the
+#: same command, runner and store; each request one httpx2 POST. It shows what start-up and the
+#: whole command would be without importing the SDK; it does not map API errors as the SDK does.
+THIN_COMMAND = """
+import os, sys
+import reviewer.judge.runner as runner
 
-async def sdk():
-    from reviewer.judge.runner import make_client, sdk_args
-    client = make_client(s)
-    r = await client.messages.with_raw_response.create(**sdk_args(job.params))
-    return r.http_response.text
+class Raw:
+    def __init__(self, response):
+        self.http_response = response
 
-async def thin():
-    import httpx2
-    async with httpx2.AsyncClient(base_url=os.environ["ANTHROPIC_BASE_URL"], timeout=60) as c:
-        r = await c.post("/v1/messages", json=job.params, headers={
-            "x-api-key": os.environ["ANTHROPIC_API_KEY"], "anthropic-version": "2023-06-01"})
-        return r.text
+class Thin:
+    def __init__(self, settings):
+        import httpx2
+        self.http = httpx2.AsyncClient(
+            base_url=os.environ["ANTHROPIC_BASE_URL"],
+            timeout=settings.timeout_s,
+            headers={"x-api-key": os.environ["ANTHROPIC_API_KEY"], "anthropic-version": "2023-06-01"},
+        )
+        self.messages = self.with_raw_response = self
 
-asyncio.run(sdk() if how == "sdk" else thin())
+    async def create(self, *, extra_body=None, **params):
+        response = await self.http.post("/v1/messages", json={**params, **(extra_body or {})})
+        response.raise_for_status()
+        return Raw(response)
+
+    async def close(self):
+        await self.http.aclose()
+
+def thin_client(settings):
+    runner.require_key()
+    return Thin(settings)
+
+runner.Runner.__init__.__kwdefaults__["client_factory"] = thin_client
+from reviewer.cli import main
+main()
 """
+
+
+def thin_cmd(db_path: Path, limit: int, concurrency: int, model: str) -> list[str]:
+    return [sys.executable, "-c", THIN_COMMAND, *judge_cmd(db_path, limit, concurrency, model)[3:]]
 
 
 def startup(db_path: Path, repeat: int) -> dict[str, float]:
     """Median seconds from starting a fresh process to its first request at an in-process stand-in:
-    ``reviewer judge`` itself and the two replicas; also python's bare start and ``import
+    ``reviewer judge`` itself and with the thin client; also python's bare start and ``import
     anthropic`` alone (start to exit). Interleaved, each repeat a new judge model (no cache)."""
     from reviewer.judge.standin import StandIn, default_policy
 
@@ -204,9 +203,7 @@ def startup(db_path: Path, repeat: int) -> dict[str, float]:
         first.append(time.perf_counter())
         return default_policy(params)
 
-    times: dict[str, list[float]] = {
-        k: [] for k in ("bare", "import anthropic", "command", "replica sdk", "replica thin")
-    }
+    times: dict[str, list[float]] = {k: [] for k in ("bare", "import anthropic", "command", "thin")}
 
     def to_first(cmd: list[str], env: dict[str, str]) -> float:
         first.clear()
@@ -224,9 +221,7 @@ def startup(db_path: Path, repeat: int) -> dict[str, float]:
             subprocess.run([sys.executable, "-c", "import anthropic"], check=True)
             times["import anthropic"].append(time.perf_counter() - t0)
             times["command"].append(to_first(judge_cmd(db_path, 1, 1, f"startup-{i}"), env))
-            for how in ("sdk", "thin"):
-                cmd = [sys.executable, "-c", REPLICA, how, str(db_path), f"replica-{how}-{i}"]
-                times[f"replica {how}"].append(to_first(cmd, env))
+            times["thin"].append(to_first(thin_cmd(db_path, 1, 1, f"startup-thin-{i}"), env))
     return {k: statistics.median(v) for k, v in times.items()}
 
 
@@ -255,7 +250,7 @@ def main() -> None:
         warm = list(verdict_jobs(db, warm_ids, BUILTIN_RUBRIC, settings))
         # warm-up outside the timing: the SDK imports its types lazily on the first request
         Runner(db, settings).run(warm, len(warm))
-        floors, walls, cpus, commands, rss = [], [], [], [], []
+        floors, walls, cpus, commands, rss, thins, thin_rss = [], [], [], [], [], [], []
         stats: Any = None
         for attempt in range(args.repeat):
             floors.append(standin_floor(url, warm[0].params, n, conc))
@@ -269,6 +264,9 @@ def main() -> None:
             wall, peak = timed_child(judge_cmd(db_path, n, conc, f"command-model-{attempt}"), env)
             commands.append(wall)
             rss.append(peak)
+            wall, peak = timed_child(thin_cmd(db_path, n, conc, f"thin-model-{attempt}"), env)
+            thins.append(wall)
+            thin_rss.append(peak)
         again = time.perf_counter()
         cached = Runner(db, settings).run(verdict_jobs(db, ids, BUILTIN_RUBRIC, settings), n)
         cached_wall = time.perf_counter() - again
@@ -306,13 +304,16 @@ def main() -> None:
     print(
         f"  python bare start {s['bare']:.2f} s; `import anthropic` alone {s['import anthropic']:.2f} s"
     )
+    thin = statistics.median(thins)
+    print("thin client (bench prototype: one httpx2 POST a request instead of the SDK)")
     print(
-        f"  replica, SDK      {s['replica sdk']:.2f} s (the command's path to its first request, "
-        "sent through the SDK)"
+        f"  start-up        {s['thin']:.2f} s to the first request: "
+        f"{verdict(s['thin'] <= STARTUP_TARGET_S)}"
     )
     print(
-        f"  replica, httpx2   {s['replica thin']:.2f} s (the same path, the request as one httpx2 "
-        f"POST: a thin Messages client would be {verdict(s['replica thin'] <= STARTUP_TARGET_S)})"
+        f"  whole command   {thin:.2f} s = {thin / ideal:.3f} of ideal: "
+        f"{verdict(thin / ideal <= COMMAND_TARGET)}; peak memory "
+        f"{statistics.median(thin_rss):.0f} MB"
     )
     print(
         f"cached re-run       {cached_wall:.2f} s, {cached.requests} requests "
