@@ -171,7 +171,18 @@ def make_client(settings: JudgeSettings) -> Any:
     """The SDK's async client, its own retries off (``judge.retry`` decides them, one budget)."""
     require_key()
     anthropic = import_sdk()
-    return anthropic.AsyncAnthropic(max_retries=0, timeout=settings.timeout_s)
+    limits = anthropic.DEFAULT_CONNECTION_LIMITS
+    if settings.concurrency <= limits.max_keepalive_connections:
+        return anthropic.AsyncAnthropic(max_retries=0, timeout=settings.timeout_s)
+    # Past the SDK's pool of kept-alive connections, every request beyond it would open (and
+    # handshake) a connection of its own: the pool is sized to the concurrency instead.
+    sized = type(limits)(
+        max_connections=max(limits.max_connections, settings.concurrency),
+        max_keepalive_connections=settings.concurrency,
+        keepalive_expiry=limits.keepalive_expiry,
+    )
+    http = anthropic.DefaultAsyncHttpxClient(limits=sized, timeout=settings.timeout_s)
+    return anthropic.AsyncAnthropic(max_retries=0, timeout=settings.timeout_s, http_client=http)
 
 
 Progress = Callable[[RunStats, Outcome | None], None]

@@ -239,7 +239,9 @@ class StandIn:
 
             def _record(self, body: Any) -> None:
                 with standin._lock:
-                    standin.requests.append({"path": self.path, "body": body})
+                    standin.requests.append(
+                        {"path": self.path, "body": body, "peer": self.client_address[1]}
+                    )
                     standin.headers.append({k.lower(): v for k, v in self.headers.items()})
 
             def do_POST(self) -> None:

@@ -232,3 +232,30 @@ def test_the_judge_command_freezes_the_sdk_objects_once_after_its_import() -> No
         "gc.unfreeze(); step(None, None); assert calls[-1] == 0\n"  # only once
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+@pytest.mark.parametrize("concurrency", [4, 120])
+def test_connections_are_kept_alive_and_reused_at_any_concurrency(
+    tmp_path: Path, standin: StandIn, concurrency: int
+) -> None:
+    """The SDK keeps at most 100 connections alive: beyond that, each request of a round would open
+    a connection of its own (a TLS handshake at the real API) unless the pool is sized to the
+    concurrency."""
+    from reviewer.workflows.imports import import_paths
+
+    sample = Path(__file__).resolve().parents[2] / "sample_runs" / "support-v1.jsonl"
+    records = [json.loads(x) for x in sample.read_text().splitlines() if x.strip()]
+    src = tmp_path / "many.jsonl"
+    with src.open("w") as fh:
+        for i in range(2 * concurrency):  # two rounds: the second can reuse the first's
+            rec = {**records[i % len(records)], "run": "many", "task_id": f"task-{i:04d}"}
+            fh.write(json.dumps(rec) + "\n")
+    standin.delay = 0.2  # every request of a round is in flight at once
+    with open_store(tmp_path / "many.db") as db:
+        import_paths(db, [src])
+        settings = JudgeSettings(concurrency=concurrency)
+        jobs = list(verdict_jobs(db, select_trials(db), BUILTIN_RUBRIC, settings))
+        stats = Runner(db, settings).run(jobs, len(jobs))
+    assert stats.done == len(jobs) == 2 * concurrency
+    opened = {r["peer"] for r in standin.requests if r["path"] == "/v1/messages"}
+    assert len(opened) <= concurrency
