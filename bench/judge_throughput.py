@@ -118,8 +118,8 @@ def standin_floor(url: str, params: dict[str, Any], n: int, concurrency: int) ->
     return time.perf_counter() - t0
 
 
-def timed_child(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MB) of one child process run to its end."""
+def timed_child(cmd: list[str], env: dict[str, str]) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds and peak RSS (MB) of one child process run to its end."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -128,7 +128,7 @@ def timed_child(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
     err = proc.stderr.read().decode() if proc.stderr else ""
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd[:6])} failed ({proc.returncode}): {err[-500:]}")
-    return wall, usage.ru_maxrss / 1024
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def judge_cmd(db_path: Path, limit: int, concurrency: int, model: str) -> list[str]:
@@ -251,6 +251,8 @@ def main() -> None:
         # warm-up outside the timing: the SDK imports its types lazily on the first request
         Runner(db, settings).run(warm, len(warm))
         floors, walls, cpus, commands, rss, thins, thin_rss = [], [], [], [], [], [], []
+        command_cpu: list[float] = []
+        thin_cpu: list[float] = []
         stats: Any = None
         for attempt in range(args.repeat):
             floors.append(standin_floor(url, warm[0].params, n, conc))
@@ -261,11 +263,15 @@ def main() -> None:
             walls.append(time.perf_counter() - started)
             cpus.append(time.process_time() - cpu)
             env = {**os.environ, "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "fake"}
-            wall, peak = timed_child(judge_cmd(db_path, n, conc, f"command-model-{attempt}"), env)
+            wall, used, peak = timed_child(
+                judge_cmd(db_path, n, conc, f"command-model-{attempt}"), env
+            )
             commands.append(wall)
+            command_cpu.append(used)
             rss.append(peak)
-            wall, peak = timed_child(thin_cmd(db_path, n, conc, f"thin-model-{attempt}"), env)
+            wall, used, peak = timed_child(thin_cmd(db_path, n, conc, f"thin-model-{attempt}"), env)
             thins.append(wall)
+            thin_cpu.append(used)
             thin_rss.append(peak)
         again = time.perf_counter()
         cached = Runner(db, settings).run(verdict_jobs(db, ids, BUILTIN_RUBRIC, settings), n)
@@ -294,7 +300,10 @@ def main() -> None:
         f"a fresh process, start to exit, {rep}; target <= {COMMAND_TARGET:.2f}): "
         f"{verdict(command / ideal <= COMMAND_TARGET)}"
     )
-    print(f"  peak memory       {statistics.median(rss):.0f} MB max RSS of the command")
+    print(
+        f"  CPU, peak memory  {statistics.median(command_cpu):.2f} s CPU; "
+        f"{statistics.median(rss):.0f} MB max RSS of the command"
+    )
     s = first
     print(
         f"start-up            {s['command']:.2f} s from `reviewer judge` to its first request "
@@ -312,8 +321,8 @@ def main() -> None:
     )
     print(
         f"  whole command   {thin:.2f} s = {thin / ideal:.3f} of ideal: "
-        f"{verdict(thin / ideal <= COMMAND_TARGET)}; peak memory "
-        f"{statistics.median(thin_rss):.0f} MB"
+        f"{verdict(thin / ideal <= COMMAND_TARGET)}; {statistics.median(thin_cpu):.2f} s CPU, "
+        f"{statistics.median(thin_rss):.0f} MB max RSS"
     )
     print(
         f"cached re-run       {cached_wall:.2f} s, {cached.requests} requests "
