@@ -251,34 +251,6 @@ def pending_batch_keys(db: Store) -> set[str]:
 # --- claims: which process is sending which request ------------------------------------------
 
 
-def claim(
-    db: Store,
-    key: str,
-    owner: str,
-    now: float,
-    ttl_s: float,
-    gone: Callable[[str], bool] = lambda holder: False,
-) -> str:
-    """Claim the request ``key`` for ``owner`` in one transaction: ``"cached"`` when its reply is
-    already stored, ``"taken"`` when another owner holds a live claim, else ``"claimed"`` (a claim
-    that expired, or whose holder is ``gone``, is taken over)."""
-    with db.transaction():
-        if cache_get(db, key) is not None:
-            return "cached"
-        row = db.execute(
-            "SELECT owner, expires_at FROM judge_claims WHERE key = ?", [key]
-        ).fetchone()
-        if row is not None and row[0] != owner and row[1] > now and not gone(row[0]):
-            return "taken"
-        db.execute(
-            "INSERT INTO judge_claims (key, owner, expires_at) VALUES (?, ?, ?) "
-            "ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, "
-            "expires_at = excluded.expires_at",
-            [key, owner, now + ttl_s],
-        )
-    return "claimed"
-
-
 def claim_many(
     db: Store,
     keys: Sequence[str],
@@ -287,8 +259,9 @@ def claim_many(
     ttl_s: float,
     gone: Callable[[str], bool] = lambda holder: False,
 ) -> dict[str, str]:
-    """``claim`` for several requests in one transaction: each key's state (``"cached"``,
-    ``"taken"`` or ``"claimed"``), decided by the same rules."""
+    """Claim the requests ``keys`` for ``owner`` in one transaction. Each key's state:
+    ``"cached"`` when its reply is already stored, ``"taken"`` when another owner holds a live
+    claim, else ``"claimed"`` (a claim that expired, or whose holder is ``gone``, is taken over)."""
     unique = list(dict.fromkeys(keys))
     if not unique:
         return {}

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -24,14 +23,7 @@ from reviewer.judge.runner import Runner
 from reviewer.judge.settings import JudgeSettings
 from reviewer.judge.standin import StandIn, default_policy
 from reviewer.store.db import Store, open_store
-from reviewer.store.judging import (
-    cache_get,
-    cache_get_many,
-    cache_put,
-    claim,
-    claim_many,
-    select_trials,
-)
+from reviewer.store.judging import cache_get, cache_get_many, cache_put, claim_many, select_trials
 
 
 def _jobs(db: Store, settings: JudgeSettings, n: int | None = None) -> list[Job]:
@@ -51,34 +43,29 @@ def _plant(db: Store, key: str, owner: str, expires_at: float) -> None:
     db.conn.commit()
 
 
-def test_claim_many_decides_each_key_as_claim_does_one_by_one(
-    db_path: Path, tmp_path: Path
-) -> None:
+def test_claim_many_decides_each_key_of_a_round_by_the_claim_rules(db: Store) -> None:
     now = 1_000_000.0
     gone_holder = "elsewhere:7:dead"
-
-    def gone(holder: str) -> bool:
-        return holder == gone_holder
-
-    copy = tmp_path / "copy.db"
-    with open_store(db_path) as db:
-        keys = [j.key for j in _jobs(db, JudgeSettings(), 9)]
-        cache_put(db, keys[0], {"model": "m"}, "{}")  # cached
-        _plant(db, keys[1], "other:1:live", now + 60)  # another owner's live claim: taken
-        _plant(db, keys[2], "other:1:late", now - 1)  # expired: taken over
-        _plant(db, keys[3], "me", now + 5)  # our own: renewed
-        _plant(db, keys[4], gone_holder, now + 60)  # its holder is gone: taken over
-        _plant(db, keys[5], "other:1:live", now)  # expires exactly now: taken over
-        db.conn.commit()
-    shutil.copy(db_path, copy)
-    asked = keys + [keys[6], keys[1]]  # a key twice is decided once
-    with open_store(db_path) as a, open_store(copy) as b:
-        bulk = claim_many(a, asked, "me", now, CLAIM_TTL_S, gone)
-        single = {k: claim(b, k, "me", now, CLAIM_TTL_S, gone) for k in dict.fromkeys(asked)}
-        assert bulk == single
-        assert bulk[keys[0]] == "cached" and bulk[keys[1]] == "taken"
-        assert {bulk[k] for k in keys[2:]} == {"claimed"}
-        assert _claims(a) == _claims(b)
+    keys = [j.key for j in _jobs(db, JudgeSettings(), 8)]
+    with db.transaction():
+        cache_put(db, keys[0], {"model": "m"}, "{}")
+    _plant(db, keys[1], "other:1:live", now + 60)  # another owner's live claim
+    _plant(db, keys[2], "other:1:late", now - 1)  # expired
+    _plant(db, keys[3], "me", now + 5)  # our own
+    _plant(db, keys[4], gone_holder, now + 60)  # its holder is gone
+    _plant(db, keys[5], "other:1:live", now)  # expires exactly now
+    asked = [*keys, keys[6], keys[1]]  # a key asked twice is decided once
+    states = claim_many(db, asked, "me", now, CLAIM_TTL_S, lambda h: h == gone_holder)
+    assert states == {
+        keys[0]: "cached",
+        keys[1]: "taken",
+        **{k: "claimed" for k in keys[2:]},
+    }
+    rows = {r[0]: (r[1], r[2]) for r in _claims(db)}
+    assert rows == {
+        keys[1]: ("other:1:live", now + 60),
+        **{k: ("me", now + CLAIM_TTL_S) for k in keys[2:]},
+    }
 
 
 def test_cache_get_many_finds_every_stored_reply_among_many_keys(db: Store) -> None:
