@@ -12,8 +12,9 @@ Baselines measured in the same run: the stand-in's own floor (plain threads with
 connections, no SDK, no store: what the server allows), python's bare start and ``import
 anthropic`` alone. Then the same command with a thin Messages client in place of the SDK's (a
 prototype that lives only in this script: one httpx2 POST a request), for start-up and the whole
-command: the measured proposal (the SDK is not replaced). Repeats are interleaved and medians
-printed; peak memory (max RSS) of the command is printed with its time.
+command, and steady in this process: the measured proposal (the SDK is not replaced). Repeats
+are interleaved and medians printed; CPU and peak memory (max RSS) of the command are printed with
+its time.
 
 Run: ``python bench/judge_throughput.py [--n 400] [--concurrency 16] [--delay 0.2] [--repeat 3]``.
 """
@@ -151,8 +152,8 @@ def judge_cmd(db_path: Path, limit: int, concurrency: int, model: str) -> list[s
 #: ``reviewer judge`` with a thin Messages client in place of the SDK's (a prototype, only here): the
 #: same command, runner and store; each request one httpx2 POST. It shows what start-up and the
 #: whole command would be without importing the SDK; it does not map API errors as the SDK does.
-THIN_COMMAND = """
-import os, sys
+THIN_CLIENT = """
+import os
 import reviewer.judge.runner as runner
 
 class Raw:
@@ -180,11 +181,22 @@ class Thin:
 def thin_client(settings):
     runner.require_key()
     return Thin(settings)
-
+"""
+THIN_COMMAND = (
+    THIN_CLIENT
+    + """
 runner.Runner.__init__.__kwdefaults__["client_factory"] = thin_client
 from reviewer.cli import main
 main()
 """
+)
+
+
+def thin_factory() -> Any:
+    """The prototype's client factory, for runs in this process."""
+    namespace: dict[str, Any] = {}
+    exec(THIN_CLIENT, namespace)
+    return namespace["thin_client"]
 
 
 def thin_cmd(db_path: Path, limit: int, concurrency: int, model: str) -> list[str]:
@@ -253,6 +265,8 @@ def main() -> None:
         floors, walls, cpus, commands, rss, thins, thin_rss = [], [], [], [], [], [], []
         command_cpu: list[float] = []
         thin_cpu: list[float] = []
+        thin_walls: list[float] = []
+        thin_cpus: list[float] = []
         stats: Any = None
         for attempt in range(args.repeat):
             floors.append(standin_floor(url, warm[0].params, n, conc))
@@ -262,6 +276,12 @@ def main() -> None:
             stats = Runner(db, settings).run(verdict_jobs(db, ids, BUILTIN_RUBRIC, settings), n)
             walls.append(time.perf_counter() - started)
             cpus.append(time.process_time() - cpu)
+            settings = JudgeSettings(concurrency=conc, model=f"bench-thin-{attempt}")
+            started, cpu = time.perf_counter(), time.process_time()
+            jobs = verdict_jobs(db, ids, BUILTIN_RUBRIC, settings)
+            Runner(db, settings, client_factory=thin_factory()).run(jobs, n)
+            thin_walls.append(time.perf_counter() - started)
+            thin_cpus.append(time.process_time() - cpu)
             env = {**os.environ, "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "fake"}
             wall, used, peak = timed_child(
                 judge_cmd(db_path, n, conc, f"command-model-{attempt}"), env
@@ -315,6 +335,12 @@ def main() -> None:
     )
     thin = statistics.median(thins)
     print("thin client (bench prototype: one httpx2 POST a request instead of the SDK)")
+    thin_wall, thin_cpu_s = statistics.median(thin_walls), statistics.median(thin_cpus)
+    print(
+        f"  steady          {thin_wall:.2f} s = {thin_wall / ideal:.3f} of ideal: "
+        f"{verdict(thin_wall / ideal <= STEADY_TARGET)}; CPU {thin_cpu_s / n * 1000:.1f} ms "
+        "per request"
+    )
     print(
         f"  start-up        {s['thin']:.2f} s to the first request: "
         f"{verdict(s['thin'] <= STARTUP_TARGET_S)}"
