@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import gc
 import sys
 from collections.abc import Iterator, Sequence
@@ -136,7 +137,7 @@ def judge(ctx: click.Context, **opts: Any) -> None:
         sys.exit(130)
     finally:
         db.close()
-        gc.freeze()  # the process ends now: spare it a last collection over the SDK's objects
+        spare_last_collection()
     for line in result.lines():
         note(line)
     if opts["as_json"]:
@@ -147,9 +148,9 @@ def judge(ctx: click.Context, **opts: Any) -> None:
 
 def settle_sdk(step: Progress) -> Progress:
     """``step``, and once the SDK is imported (at the first reply), ``gc.freeze()``: its million
-    objects live as long as this process, and each full collection during the run would walk them
-    all (about 0.1-0.2 s, every request in flight waiting). Only here, in a process that ends with
-    the run; the app keeps its collector as it is."""
+    objects live as long as the run, and each full collection during the run would walk them all
+    (about 0.1-0.2 s, every request in flight waiting). ``spare_last_collection`` undoes it when the
+    command ends; the app keeps its collector as it is."""
     settled = False
 
     def settle_then_step(stats: RunStats, outcome: Outcome | None) -> None:
@@ -205,3 +206,16 @@ def progress_bar(label: str, *, quiet: bool) -> Iterator[tuple[Start, Progress]]
             bar.update(task, completed=stats.done, cost=stats.cost_usd, errors=stats.errors)
 
         yield start, step
+
+
+_FREEZE_AT_EXIT: list[bool] = []
+
+
+def spare_last_collection() -> None:
+    """End of the command: the objects frozen during the run go back to the collector (the process
+    may go on, e.g. under a test runner), and at interpreter exit everything is frozen once more,
+    which spares the exit's full collection over the SDK's objects (0.2-0.4 s)."""
+    gc.unfreeze()
+    if not _FREEZE_AT_EXIT:
+        _FREEZE_AT_EXIT.append(True)
+        atexit.register(gc.freeze)

@@ -246,3 +246,21 @@ def test_connections_are_kept_alive_and_reused_at_any_concurrency(
     assert stats.done == len(jobs) == 2 * concurrency
     opened = {r["peer"] for r in standin.requests if r["path"] == "/v1/messages"}
     assert len(opened) <= concurrency
+
+
+def test_the_judge_command_leaves_no_object_frozen_in_a_process_that_goes_on(
+    db_path: Path, standin: StandIn
+) -> None:
+    """The command freezes the SDK's objects during the run; under a test runner (or any caller
+    that goes on) they are handed back to the collector when it ends."""
+    import gc
+
+    from click.testing import CliRunner
+
+    from reviewer.cli import cli
+
+    before = gc.get_freeze_count()
+    r = CliRunner().invoke(cli, ["--db", str(db_path), "judge", "--limit", "3"])
+    assert r.exit_code == 0, r.output
+    assert standin.message_requests == 3
+    assert gc.get_freeze_count() == 0 <= before
