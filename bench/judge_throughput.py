@@ -1,18 +1,29 @@
-"""Judge throughput: 400 judgements at concurrency 16 against a stand-in that answers after 200 ms.
+"""Judge throughput and start-up, each against a baseline measured in the same run.
 
-A warm-up of one round (``concurrency`` other trials) runs first, outside the timing, because the SDK
-imports most of its types on its first request (about a second, once per process). The ideal wall time is 400 x 0.2 / 16 = 5.0 s (the server's delay, perfectly overlapped). Prints the
-measured wall time and its ratio to that ideal (target: under 1.25). The run goes through the whole
-path a user runs: prompts built from stored trials, the real anthropic SDK client over HTTP, parsing,
-and every verdict and cached reply committed to SQLite as it arrives.
+Targets (issue 21), each printed with "met" / "not met":
 
-Run: ``python bench/judge_throughput.py [--n 400] [--concurrency 16] [--delay 0.2]``.
+* steady: 400 judgements at concurrency 16 against the stand-in answering after 200 ms, in its own
+  process, vs the ideal 400 x 0.2 / 16 = 5.0 s: <= 1.10. Measured in this process after a warm-up
+  round (the SDK imports most of its types on its first request).
+* whole command: ``reviewer judge`` over 400 trials in a fresh process, start to exit: <= 1.25.
+* start-up: ``reviewer judge`` from process start to its first request: <= 0.8 s.
+
+Baselines measured in the same run: the stand-in's own floor (plain threads with keep-alive
+connections, no SDK, no store: what the server allows), python's bare start and ``import
+anthropic`` alone. Then the same command with a thin Messages client in place of the SDK's (a
+prototype that lives only in this script: one httpx2 POST a request), for start-up and the whole
+command, and steady in this process: the measured proposal (the SDK is not replaced). Repeats
+are interleaved and medians printed; CPU and peak memory (max RSS) of the command are printed with
+its time.
+
+Run: ``python bench/judge_throughput.py [--n 400] [--concurrency 16] [--delay 0.2] [--repeat 3]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import http.client
 import json
 import os
 import socket
@@ -20,9 +31,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from reviewer.judge.jobs import BUILTIN_RUBRIC, verdict_jobs
 from reviewer.judge.runner import Runner
@@ -32,6 +45,9 @@ from reviewer.store.judging import select_trials
 from reviewer.workflows.imports import import_paths
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_runs" / "support-v1.jsonl"
+STEADY_TARGET = 1.10
+COMMAND_TARGET = 1.25
+STARTUP_TARGET_S = 0.8
 
 
 def make_store(folder: Path, n: int) -> Path:
@@ -76,9 +92,121 @@ def standin_process(delay: float) -> Iterator[str]:
         proc.wait(timeout=10)
 
 
-def startup(db_path: Path, repeat: int) -> tuple[float, float]:
-    """Median seconds from starting ``reviewer judge`` (a fresh process) to its first request at an
-    in-process stand-in, and the same process's bare start-up (``python -c pass``) for scale."""
+def standin_floor(url: str, params: dict[str, Any], n: int, concurrency: int) -> float:
+    """Wall seconds for ``n`` requests from ``concurrency`` threads, each on one keep-alive
+    connection, no SDK and no store: how fast the stand-in itself lets the run go."""
+    host, port = url.rsplit("//", 1)[1].split(":")
+    body = json.dumps(params).encode()
+    counter = iter(range(n))
+    lock = threading.Lock()
+
+    def worker() -> None:
+        conn = http.client.HTTPConnection(host, int(port), timeout=60)
+        while True:
+            with lock:
+                if next(counter, None) is None:
+                    break
+            conn.request("POST", "/v1/messages", body, {"content-type": "application/json"})
+            conn.getresponse().read()
+        conn.close()
+
+    threads = [threading.Thread(target=worker) for _ in range(concurrency)]
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return time.perf_counter() - t0
+
+
+def timed_child(cmd: list[str], env: dict[str, str]) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds and peak RSS (MB) of one child process run to its end."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd[:6])} failed ({proc.returncode}): {err[-500:]}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def judge_cmd(db_path: Path, limit: int, concurrency: int, model: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "reviewer",
+        "judge",
+        "--db",
+        str(db_path),
+        "--limit",
+        str(limit),
+        "--concurrency",
+        str(concurrency),
+        "--model",
+        model,
+    ]
+
+
+#: ``reviewer judge`` with a thin Messages client in place of the SDK's (a prototype, only here): the
+#: same command, runner and store; each request one httpx2 POST. It shows what start-up and the
+#: whole command would be without importing the SDK; it does not map API errors as the SDK does.
+THIN_CLIENT = """
+import os
+import reviewer.judge.runner as runner
+
+class Raw:
+    def __init__(self, response):
+        self.http_response = response
+
+class Thin:
+    def __init__(self, settings):
+        import httpx2
+        self.http = httpx2.AsyncClient(
+            base_url=os.environ["ANTHROPIC_BASE_URL"],
+            timeout=settings.timeout_s,
+            headers={"x-api-key": os.environ["ANTHROPIC_API_KEY"], "anthropic-version": "2023-06-01"},
+        )
+        self.messages = self.with_raw_response = self
+
+    async def create(self, *, extra_body=None, **params):
+        response = await self.http.post("/v1/messages", json={**params, **(extra_body or {})})
+        response.raise_for_status()
+        return Raw(response)
+
+    async def close(self):
+        await self.http.aclose()
+
+def thin_client(settings):
+    runner.require_key()
+    return Thin(settings)
+"""
+THIN_COMMAND = (
+    THIN_CLIENT
+    + """
+runner.Runner.__init__.__kwdefaults__["client_factory"] = thin_client
+from reviewer.cli import main
+main()
+"""
+)
+
+
+def thin_factory() -> Any:
+    """The prototype's client factory, for runs in this process."""
+    namespace: dict[str, Any] = {}
+    exec(THIN_CLIENT, namespace)
+    return namespace["thin_client"]
+
+
+def thin_cmd(db_path: Path, limit: int, concurrency: int, model: str) -> list[str]:
+    return [sys.executable, "-c", THIN_COMMAND, *judge_cmd(db_path, limit, concurrency, model)[3:]]
+
+
+def startup(db_path: Path, repeat: int) -> dict[str, float]:
+    """Median seconds from starting a fresh process to its first request at an in-process stand-in:
+    ``reviewer judge`` itself and with the thin client; also python's bare start and ``import
+    anthropic`` alone (start to exit). Interleaved, each repeat a new judge model (no cache)."""
     from reviewer.judge.standin import StandIn, default_policy
 
     first: list[float] = []
@@ -87,36 +215,30 @@ def startup(db_path: Path, repeat: int) -> tuple[float, float]:
         first.append(time.perf_counter())
         return default_policy(params)
 
-    times, bare = [], []
+    times: dict[str, list[float]] = {k: [] for k in ("bare", "import anthropic", "command", "thin")}
+
+    def to_first(cmd: list[str], env: dict[str, str]) -> float:
+        first.clear()
+        t0 = time.perf_counter()
+        subprocess.run(cmd, env=env, capture_output=True, check=True)
+        return first[0] - t0
+
     with StandIn(policy) as server:  # type: ignore[arg-type]
         env = {**os.environ, "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "fake"}
         for i in range(repeat):
             t0 = time.perf_counter()
             subprocess.run([sys.executable, "-c", "pass"], check=True)
-            bare.append(time.perf_counter() - t0)
-            first.clear()
+            times["bare"].append(time.perf_counter() - t0)
             t0 = time.perf_counter()
-            subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "reviewer",
-                    "judge",
-                    "--db",
-                    str(db_path),
-                    "--limit",
-                    "1",
-                    "--concurrency",
-                    "1",
-                    "--model",
-                    f"startup-model-{i}",
-                ],
-                env=env,
-                capture_output=True,
-                check=True,
-            )
-            times.append(first[0] - t0)
-    return statistics.median(times), statistics.median(bare)
+            subprocess.run([sys.executable, "-c", "import anthropic"], check=True)
+            times["import anthropic"].append(time.perf_counter() - t0)
+            times["command"].append(to_first(judge_cmd(db_path, 1, 1, f"startup-{i}"), env))
+            times["thin"].append(to_first(thin_cmd(db_path, 1, 1, f"startup-thin-{i}"), env))
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def verdict(ok: bool) -> str:
+    return "met" if ok else "NOT MET"
 
 
 def main() -> None:
@@ -124,85 +246,114 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=400)
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--delay", type=float, default=0.2)
-    ap.add_argument("--repeat", type=int, default=1, help="runs of the timed judgement (median)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs of each timed judgement (median)")
     ap.add_argument("--startup-repeat", type=int, default=5)
     args = ap.parse_args()
+    n, conc = args.n, args.concurrency
+    ideal = n * args.delay / conc
     with tempfile.TemporaryDirectory() as tmp, standin_process(args.delay) as url:
         os.environ["ANTHROPIC_BASE_URL"] = url
         os.environ["ANTHROPIC_API_KEY"] = "fake-key-for-the-stand-in"
-        warm = args.concurrency
-        db_path = make_store(Path(tmp), args.n + warm)
+        db_path = make_store(Path(tmp), n + conc)
         db = open_store(db_path)
         everything = select_trials(db)
-        ids, warm_ids = everything[:-warm], everything[-warm:]
-        settings = JudgeSettings(concurrency=args.concurrency)
+        ids, warm_ids = everything[:-conc], everything[-conc:]
+        settings = JudgeSettings(concurrency=conc)
+        warm = list(verdict_jobs(db, warm_ids, BUILTIN_RUBRIC, settings))
         # warm-up outside the timing: the SDK imports its types lazily on the first request
-        Runner(db, settings).run(verdict_jobs(db, warm_ids, BUILTIN_RUBRIC, settings), warm)
-        walls, cpus = [], []
+        Runner(db, settings).run(warm, len(warm))
+        floors, walls, cpus, commands, rss, thins, thin_rss = [], [], [], [], [], [], []
+        command_cpu: list[float] = []
+        thin_cpu: list[float] = []
+        thin_walls: list[float] = []
+        thin_cpus: list[float] = []
+        stats: Any = None
         for attempt in range(args.repeat):
+            floors.append(standin_floor(url, warm[0].params, n, conc))
             # a fresh judge id each time, so nothing is cached
-            settings = JudgeSettings(concurrency=args.concurrency, model=f"bench-model-{attempt}")
+            settings = JudgeSettings(concurrency=conc, model=f"bench-model-{attempt}")
             started, cpu = time.perf_counter(), time.process_time()
-            stats = Runner(db, settings).run(
-                verdict_jobs(db, ids, BUILTIN_RUBRIC, settings), len(ids)
-            )
+            stats = Runner(db, settings).run(verdict_jobs(db, ids, BUILTIN_RUBRIC, settings), n)
             walls.append(time.perf_counter() - started)
             cpus.append(time.process_time() - cpu)
-        wall, cpu_s = statistics.median(walls), statistics.median(cpus)
+            settings = JudgeSettings(concurrency=conc, model=f"bench-thin-{attempt}")
+            started, cpu = time.perf_counter(), time.process_time()
+            jobs = verdict_jobs(db, ids, BUILTIN_RUBRIC, settings)
+            Runner(db, settings, client_factory=thin_factory()).run(jobs, n)
+            thin_walls.append(time.perf_counter() - started)
+            thin_cpus.append(time.process_time() - cpu)
+            env = {**os.environ, "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "fake"}
+            wall, used, peak = timed_child(
+                judge_cmd(db_path, n, conc, f"command-model-{attempt}"), env
+            )
+            commands.append(wall)
+            command_cpu.append(used)
+            rss.append(peak)
+            wall, used, peak = timed_child(thin_cmd(db_path, n, conc, f"thin-model-{attempt}"), env)
+            thins.append(wall)
+            thin_cpu.append(used)
+            thin_rss.append(peak)
         again = time.perf_counter()
-        cached = Runner(db, settings).run(verdict_jobs(db, ids, BUILTIN_RUBRIC, settings), len(ids))
+        cached = Runner(db, settings).run(verdict_jobs(db, ids, BUILTIN_RUBRIC, settings), n)
         cached_wall = time.perf_counter() - again
         db.close()
-        first_request, bare = startup(db_path, args.startup_repeat)
-        command_wall = command_run(db_path, url, args)
-    ideal = len(ids) * args.delay / args.concurrency
+        first = startup(db_path, args.startup_repeat)
+    floor, wall, cpu_s = (statistics.median(x) for x in (floors, walls, cpus))
+    command = statistics.median(commands)
+    rep = f"median of {args.repeat}"
     print(
-        f"judgements          {stats.done} of {len(ids)} ({stats.requests} requests, {stats.errors} errors)"
+        f"judgements          {stats.done} of {n} ({stats.requests} requests, {stats.errors} errors)"
     )
-    print(f"concurrency         {args.concurrency}, stand-in delay {args.delay * 1000:.0f} ms")
+    print(f"concurrency         {conc}, stand-in delay {args.delay * 1000:.0f} ms, own process")
     print(f"ideal wall time     {ideal:.2f} s  (n x delay / concurrency)")
-    print(f"measured wall time  {wall:.2f} s")
     print(
-        f"ratio to ideal      {wall / ideal:.3f}  (median of {args.repeat}; target <= 1.10 steady)"
-    )
-    print(f"judge CPU time      {cpu_s:.2f} s ({cpu_s / len(ids) * 1000:.1f} ms per request)")
-    print(
-        f"whole command       {command_wall:.2f} s: {command_wall / ideal:.3f} of ideal "
-        "(`reviewer judge` in a fresh process, start-up included; target <= 1.25)"
+        f"stand-in floor      {floor:.2f} s = {floor / ideal:.3f} of ideal "
+        "(plain keep-alive threads, no SDK, no store)"
     )
     print(
-        f"start-up            {first_request:.2f} s from `reviewer judge` to its first request "
-        f"(python itself starts in {bare:.2f} s; target <= 0.8 s)"
+        f"steady              {wall:.2f} s = {wall / ideal:.3f} of ideal ({rep}; "
+        f"target <= {STEADY_TARGET:.2f}): {verdict(wall / ideal <= STEADY_TARGET)}"
+    )
+    print(f"  judge CPU time    {cpu_s:.2f} s ({cpu_s / n * 1000:.1f} ms per request)")
+    print(
+        f"whole command       {command:.2f} s = {command / ideal:.3f} of ideal (`reviewer judge` in "
+        f"a fresh process, start to exit, {rep}; target <= {COMMAND_TARGET:.2f}): "
+        f"{verdict(command / ideal <= COMMAND_TARGET)}"
     )
     print(
-        f"cached re-run       {cached_wall:.2f} s, {cached.requests} requests ({cached_wall / ideal:.3f} of ideal)"
+        f"  CPU, peak memory  {statistics.median(command_cpu):.2f} s CPU; "
+        f"{statistics.median(rss):.0f} MB max RSS of the command"
     )
-
-
-def command_run(db_path: Path, url: str, args: argparse.Namespace) -> float:
-    """Wall seconds of ``reviewer judge`` over the same trials, from process start to exit."""
-    env = {**os.environ, "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "fake"}
-    t0 = time.perf_counter()
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "reviewer",
-            "judge",
-            "--db",
-            str(db_path),
-            "--limit",
-            str(args.n),
-            "--concurrency",
-            str(args.concurrency),
-            "--model",
-            "command-model",
-        ],
-        env=env,
-        capture_output=True,
-        check=True,
+    s = first
+    print(
+        f"start-up            {s['command']:.2f} s from `reviewer judge` to its first request "
+        f"(median of {args.startup_repeat}; target <= {STARTUP_TARGET_S} s): "
+        f"{verdict(s['command'] <= STARTUP_TARGET_S)}"
     )
-    return time.perf_counter() - t0
+    print(
+        f"  python bare start {s['bare']:.2f} s; `import anthropic` alone {s['import anthropic']:.2f} s"
+    )
+    thin = statistics.median(thins)
+    print("thin client (bench prototype: one httpx2 POST a request instead of the SDK)")
+    thin_wall, thin_cpu_s = statistics.median(thin_walls), statistics.median(thin_cpus)
+    print(
+        f"  steady          {thin_wall:.2f} s = {thin_wall / ideal:.3f} of ideal: "
+        f"{verdict(thin_wall / ideal <= STEADY_TARGET)}; CPU {thin_cpu_s / n * 1000:.1f} ms "
+        "per request"
+    )
+    print(
+        f"  start-up        {s['thin']:.2f} s to the first request: "
+        f"{verdict(s['thin'] <= STARTUP_TARGET_S)}"
+    )
+    print(
+        f"  whole command   {thin:.2f} s = {thin / ideal:.3f} of ideal: "
+        f"{verdict(thin / ideal <= COMMAND_TARGET)}; {statistics.median(thin_cpu):.2f} s CPU, "
+        f"{statistics.median(thin_rss):.0f} MB max RSS"
+    )
+    print(
+        f"cached re-run       {cached_wall:.2f} s, {cached.requests} requests "
+        f"({cached_wall / ideal:.3f} of ideal)"
+    )
 
 
 if __name__ == "__main__":

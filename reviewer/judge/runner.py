@@ -2,11 +2,14 @@
 the response cache, claims and cancellation.
 
 A *job* is one Messages API request (a trial to grade, or one order of a pair to compare) with its
-cache key. For each job the runner first looks in the cache (a hit costs nothing and makes no request),
-then claims the request in the database (a request another live process has claimed is skipped and
-counted), then sends it through the anthropic SDK (its own retries off: ``judge.retry`` decides every
-retry and wait), counts its cost the moment the reply arrives, parses the forced tool call and stores
-the outcome and the reply in one transaction — so a run killed halfway resumes where it stopped.
+cache key. Jobs are taken a round (``concurrency`` jobs) at a time: the runner first looks them up
+in the cache (a hit costs nothing and makes no request), then claims the rest in the database (a
+request another live process has claimed is skipped and counted), one query and one transaction per
+round, then sends each through the anthropic SDK as a slot frees (its own retries off:
+``judge.retry`` decides every retry and wait), counts its cost the moment the reply arrives, parses
+the forced tool call and stores the outcome and the reply on the event loop's next turn, in one
+transaction with the replies that arrived with it — so a run killed halfway resumes where it
+stopped. Claimed jobs a stopped run did not send are let go.
 
 A reply that parses but holds no valid tool call is stored as an ``error`` outcome with the raw reply.
 A request the API refuses for good (400, 413, 422) is stored as ``error`` with the API's message, and
@@ -22,12 +25,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import os
+import socket
 import sqlite3
+import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sized
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sized
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,9 +56,11 @@ from reviewer.judge.sinks import store_outcomes
 from reviewer.store.db import Store
 from reviewer.store.judging import (
     cache_get,
-    claim,
+    cache_get_many,
+    claim_many,
     pending_batch_keys,
     release_claims,
+    release_keys,
     renew_claims,
 )
 
@@ -114,6 +123,25 @@ STORE_RETRY_S = 1.0
 ROOM_MAX = 64 * 1024 * 1024
 
 
+#: The claim owners of the runs going on in this process. A claim held in this process's name by
+#: any other owner was left by a run that stopped (say on a locked database, with claims it could
+#: not let go): it is taken over at once, as a dead process's claim is.
+_LIVE_OWNERS: set[str] = set()
+
+
+def holder_gone(holder: str) -> bool:
+    """A claim's holder no longer runs: a dead process of this host, or a finished run of this one."""
+    if owner_gone(holder):
+        return True
+    here = f"{socket.gethostname()}:{os.getpid()}:"
+    return holder.startswith(here) and holder not in _LIVE_OWNERS
+
+
+def prepare_group(concurrency: int) -> int:
+    """How many jobs are looked up in the cache and claimed together: one round of requests."""
+    return max(1, min(concurrency, 256))
+
+
 def require_key() -> None:
     """NoApiKey unless the environment holds a key (the SDK reads it, and ANTHROPIC_BASE_URL, itself)."""
     if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
@@ -123,12 +151,38 @@ def require_key() -> None:
         )
 
 
+def import_sdk() -> Any:
+    """The anthropic package, imported with the cycle collector paused: the import makes about a
+    million objects in some 3,000 modules, and the collections it would set off cost about a tenth
+    of its time (a process that ends with the run can then ``gc.freeze()`` them, see
+    ``commands/judge.py``)."""
+    if "anthropic" not in sys.modules:
+        was_on = gc.isenabled()
+        gc.disable()
+        try:
+            import anthropic  # noqa: F401
+        finally:
+            if was_on:
+                gc.enable()
+    return sys.modules["anthropic"]
+
+
 def make_client(settings: JudgeSettings) -> Any:
     """The SDK's async client, its own retries off (``judge.retry`` decides them, one budget)."""
-    import anthropic
-
     require_key()
-    return anthropic.AsyncAnthropic(max_retries=0, timeout=settings.timeout_s)
+    anthropic = import_sdk()
+    limits = anthropic.DEFAULT_CONNECTION_LIMITS
+    if settings.concurrency <= limits.max_keepalive_connections:
+        return anthropic.AsyncAnthropic(max_retries=0, timeout=settings.timeout_s)
+    # Past the SDK's pool of kept-alive connections, every request beyond it would open (and
+    # handshake) a connection of its own: the pool is sized to the concurrency instead.
+    sized = type(limits)(
+        max_connections=max(limits.max_connections, settings.concurrency),
+        max_keepalive_connections=settings.concurrency,
+        keepalive_expiry=limits.keepalive_expiry,
+    )
+    http = anthropic.DefaultAsyncHttpxClient(limits=sized, timeout=settings.timeout_s)
+    return anthropic.AsyncAnthropic(max_retries=0, timeout=settings.timeout_s, http_client=http)
 
 
 Progress = Callable[[RunStats, Outcome | None], None]
@@ -175,6 +229,10 @@ class Runner:
         self._waiting: set[asyncio.Task[None]] = set()
         self._renewed = 0.0
         self._room: Path | None = None
+        self._arrivals: list[Outcome] = []
+        self._store_soon: asyncio.Handle | None = None
+        self._in_batch: set[str] = set()
+        self._count_jobs = False
 
     # cost cap ------------------------------------------------------------------------------------
     def estimate(self, job: Job) -> float:
@@ -207,31 +265,38 @@ class Runner:
     async def run_async(self, jobs: Iterable[Job], total: int | None = None) -> RunStats:
         """Stream ``jobs``: cache hits are stored at once, the rest sent ``concurrency`` at a time.
 
-        Jobs are built lazily by the caller's iterator, so a run of any size holds only the requests
-        in flight in memory. Cancelling this coroutine (^C) stops sending, stores the replies on
-        their way, then cancels."""
+        Jobs are built lazily by the caller's iterator and prepared a group at a time (one cache
+        query and one claim transaction per group), so a run of any size holds only about two
+        groups of requests in memory, and a freed slot sends its next request at once. Replies
+        arriving together are stored in one transaction. Cancelling this coroutine
+        (^C) stops sending, stores the replies on their way, then cancels."""
         if total is None and isinstance(jobs, Sized):
             total = len(jobs)
-        self.stats = stats = RunStats(total=total or 0)
+        self.stats = RunStats(total=total or 0)
+        self._count_jobs = total is None
         self._renewed = self.clock()
-        in_batch = pending_batch_keys(self.db)
+        _LIVE_OWNERS.add(self.owner)
+        try:
+            return await self._run(jobs, total)
+        finally:
+            _LIVE_OWNERS.discard(self.owner)
+
+    async def _run(self, jobs: Iterable[Job], total: int | None) -> RunStats:
+        stats = self.stats
+        self._in_batch = pending_batch_keys(self.db)
         client: Any = None
         in_flight: set[asyncio.Task[None]] = set()
+        source = iter(jobs)
+        ready: deque[Job] = deque()
+        more = True
         try:
             try:
-                for job in jobs:
-                    if total is None:
-                        stats.total += 1
-                    if self._stopping():
+                while True:
+                    if not ready and more:
+                        more = self._prepare(source, ready)
+                        continue
+                    if not ready or self._stopping():
                         break
-                    self._heartbeat()
-                    hit = cache_get(self.db, job.key)
-                    if hit is not None:
-                        self._from_cache(job, hit.body)
-                        continue
-                    if job.key in in_batch:  # its reply is on its way in a batch: not paid twice
-                        stats.in_batch += 1
-                        continue
                     if client is None:
                         client = self._client()
                     while len(in_flight) >= self.settings.concurrency:
@@ -241,11 +306,10 @@ class Runner:
                         self._heartbeat()
                     if self._stopping():
                         break
-                    reserved = self._reserve(job)
+                    reserved = self._reserve(ready[0])
                     if reserved is None:
                         break
-                    if not self._claim(job, reserved):
-                        continue
+                    job = ready.popleft()
                     in_flight.add(asyncio.create_task(self._one(client, job, reserved)))
                 in_flight = await self._drain(in_flight)
             except asyncio.CancelledError:
@@ -262,6 +326,9 @@ class Runner:
                 t.cancel()
             if in_flight:
                 await asyncio.wait(in_flight)
+            self._store_arrived()
+            if ready:
+                self._release_unsent([j.key for j in ready])
             if client is not None:
                 await client.close()
             kept = await self._flush_unstored()
@@ -282,6 +349,64 @@ class Runner:
         if self._abort:
             raise JudgeAbort(self._abort)
         return stats
+
+    def _prepare(self, source: Iterator[Job], ready: deque[Job]) -> bool:
+        """Take the next group of jobs: cache hits are stored (in one transaction), jobs waiting in
+        a batch are counted, the rest are claimed (in one transaction) and queued in ``ready``.
+        False once ``source`` is exhausted or the run stops."""
+        group: list[Job] = []
+        size = prepare_group(self.settings.concurrency)
+        for job in source:
+            if self._count_jobs:
+                self.stats.total += 1
+            group.append(job)
+            if len(group) >= size:
+                break
+        if not group:
+            return False
+        self._store_arrived()  # a write that fails now stops the run before more is claimed
+        self._heartbeat()
+        if self._stopping():
+            return False
+        try:
+            hits = cache_get_many(self.db, [j.key for j in group])
+        except sqlite3.OperationalError as e:
+            self._store_problem = store_problem(e)
+            return False
+        to_claim: list[Job] = []
+        for job in group:
+            hit = hits.get(job.key)
+            if hit is not None:
+                self._from_cache(job, hit.body)
+            elif job.key in self._in_batch:  # its reply is on its way in a batch: not paid twice
+                self.stats.in_batch += 1
+            else:
+                to_claim.append(job)
+        if to_claim:
+            try:
+                states = claim_many(
+                    self.db,
+                    [j.key for j in to_claim],
+                    self.owner,
+                    self.clock(),
+                    CLAIM_TTL_S,
+                    holder_gone,
+                )
+            except sqlite3.OperationalError as e:
+                self._store_problem = store_problem(e)
+                states = {}
+            for job in to_claim:
+                state = states.get(job.key)
+                if state == "claimed":
+                    ready.append(job)
+                elif state == "taken":
+                    self.stats.skipped_claimed += 1
+                elif state == "cached":
+                    hit = cache_get(self.db, job.key)
+                    if hit is not None:
+                        self._from_cache(job, hit.body)
+        self._store_arrived()
+        return len(group) == size and not self._stopping()
 
     async def _drain(self, in_flight: set[asyncio.Task[None]]) -> set[asyncio.Task[None]]:
         """Wait for the requests in flight; once stopping, those waiting to retry are cancelled (a
@@ -310,25 +435,6 @@ class Runner:
         return client
 
     # claims --------------------------------------------------------------------------------------
-    def _claim(self, job: Job, reserved: float) -> bool:
-        """True when this process may send ``job``; else its reservation is given back (and a reply
-        another process stored meanwhile is taken from the cache)."""
-        try:
-            state = claim(self.db, job.key, self.owner, self.clock(), CLAIM_TTL_S, owner_gone)
-        except sqlite3.OperationalError as e:
-            self._store_problem = store_problem(e)
-            state = "failed"
-        if state == "claimed":
-            return True
-        self._reserved -= reserved
-        if state == "taken":
-            self.stats.skipped_claimed += 1
-        elif state == "cached":
-            hit = cache_get(self.db, job.key)
-            if hit is not None:
-                self._from_cache(job, hit.body)
-        return False
-
     def _heartbeat(self) -> None:
         now = self.clock()
         if now - self._renewed < HEARTBEAT_S or self._store_problem is not None:
@@ -339,17 +445,24 @@ class Runner:
         except sqlite3.OperationalError as e:
             self._store_problem = store_problem(e)
 
+    def _release_unsent(self, keys: list[str]) -> None:
+        """Let go of the requests claimed with their group but not sent (the run stopped), even
+        when replies could not be stored: nobody has paid for these."""
+        with contextlib.suppress(sqlite3.Error):  # else they expire CLAIM_TTL_S after renewal
+            release_keys(self.db, keys, self.owner)
+
     def _release_all(self) -> None:
         with contextlib.suppress(sqlite3.Error):  # else they expire CLAIM_TTL_S after renewal
             release_claims(self.db, self.owner)
 
     # one request ---------------------------------------------------------------------------------
     async def _one(self, client: Any, job: Job, reserved: float) -> None:
+        """Send one request; its outcome is stored on the loop's next turn (``_arrive``)."""
         try:
             outcome = await self._call(client, job)
             if outcome is not None:
                 self._arrived(outcome)
-                self._store(outcome)
+                self._arrive(outcome)
         except asyncio.CancelledError:
             pass
         except Exception as e:  # never lose the run to one request: count it and go on
@@ -361,8 +474,6 @@ class Runner:
 
     async def _call(self, client: Any, job: Job) -> Outcome | None:
         """One request with its retries; None when there is nothing to store."""
-        import anthropic
-
         retry = 0
         while True:
             started = time.monotonic()
@@ -370,15 +481,19 @@ class Runner:
                 self.stats.requests += 1
                 resp = await client.messages.with_raw_response.create(**sdk_args(job.params))
                 body = resp.http_response.text
-                latency = time.monotonic() - started
-                return outcome_from_body(job, body, "api", self.settings, latency_s=latency)
-            except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as e:
-                self._abort = f"the API refused the key ({e.status_code}): {api_message(e)}"
-                return None
-            except anthropic.NotFoundError as e:
-                self._abort = f"not found at the API (404) — check the model name: {api_message(e)}"
-                return None
-            except (anthropic.APIStatusError, anthropic.APIConnectionError) as e:
+            except Exception as e:
+                # the SDK's error classes are looked up only here, when a request failed
+                anthropic = import_sdk()
+                if isinstance(e, anthropic.AuthenticationError | anthropic.PermissionDeniedError):
+                    self._abort = f"the API refused the key ({status_of(e)}): {api_message(e)}"
+                    return None
+                if isinstance(e, anthropic.NotFoundError):
+                    self._abort = (
+                        f"not found at the API (404) — check the model name: {api_message(e)}"
+                    )
+                    return None
+                if not isinstance(e, anthropic.APIStatusError | anthropic.APIConnectionError):
+                    raise
                 if status_of(e) == 402:
                     self._abort = (
                         f"the API refused to bill the request (402): {api_message(e)} — check the "
@@ -400,6 +515,9 @@ class Runner:
                     self.on_note(describe_wait(decision.wait_s, e))
                 await self._wait(decision.wait_s)
                 retry += 1
+                continue
+            latency = time.monotonic() - started
+            return outcome_from_body(job, body, "api", self.settings, latency_s=latency)
 
     def _given_up(self, job: Job, e: Exception, retry: int, started: float) -> Outcome | None:
         """A transient failure that is not retried (any more) is not stored: the next run sends it
@@ -444,20 +562,45 @@ class Runner:
 
     def _from_cache(self, job: Job, body: str) -> None:
         self.stats.cached += 1
-        self._store(outcome_from_body(job, body, "cache", self.settings))
+        self._arrivals.append(outcome_from_body(job, body, "cache", self.settings))
 
-    def _store(self, o: Outcome) -> None:
-        """Store now; after a failed write, keep it in memory (and stop sending)."""
+    def _arrive(self, o: Outcome) -> None:
+        """Queue a reply for storing on the event loop's next turn, in one transaction with every
+        reply that arrived in the same turn."""
+        self._arrivals.append(o)
+        if self._store_soon is None:
+            self._store_soon = asyncio.get_running_loop().call_soon(self._store_arrived)
+
+    def _store_arrived(self) -> None:
+        """Store the queued replies in one transaction; after a failed write, keep them in memory
+        (and stop sending). A reply that cannot be stored for another reason (its trial was
+        deleted meanwhile) is counted as failed, the others stored one by one."""
+        if self._store_soon is not None:
+            self._store_soon.cancel()
+            self._store_soon = None
+        group, self._arrivals = self._arrivals, []
+        if not group:
+            return
         if self._store_problem is None:
             try:
-                store_outcomes(self.db, [o], self.owner)
+                store_outcomes(self.db, group, self.owner)
             except sqlite3.OperationalError as e:
                 self._store_problem = store_problem(e)
-            else:
-                self._finish(o)
+            except Exception as e:
+                if len(group) > 1:
+                    for o in group:
+                        self._arrivals = [o]
+                        self._store_arrived()
+                    return
+                self.stats.failed += 1
+                self._note_failure(f"{group[0].job.target}: {type(e).__name__}: {e}")
                 return
-        self._unstored.append(o)
-        self.stats.unstored += 1
+            else:
+                for o in group:
+                    self._finish(o)
+                return
+        self._unstored.extend(group)
+        self.stats.unstored += len(group)
 
     async def _flush_unstored(self) -> str:
         """Retry the write of the replies kept in memory once; what still fails goes to the side

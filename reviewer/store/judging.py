@@ -27,6 +27,21 @@ def cache_get(db: Store, key: str) -> CachedReply | None:
     return CachedReply(row[0], row[1]) if row else None
 
 
+def cache_get_many(db: Store, keys: Sequence[str]) -> dict[str, CachedReply]:
+    """The cached replies of ``keys`` that have one (one query per 500 keys)."""
+    out: dict[str, CachedReply] = {}
+    unique = list(dict.fromkeys(keys))
+    for start in range(0, len(unique), 500):
+        part = unique[start : start + 500]
+        rows = db.execute(
+            "SELECT key, response, created_at FROM judge_cache "
+            f"WHERE key IN ({','.join('?' * len(part))})",
+            part,
+        ).fetchall()
+        out.update({r[0]: CachedReply(r[1], r[2]) for r in rows})
+    return out
+
+
 def cache_put(db: Store, key: str, params: dict[str, Any], body: str) -> None:
     db.execute(
         "INSERT OR REPLACE INTO judge_cache (key, model, request, response, created_at) "
@@ -238,32 +253,50 @@ def pending_batch_keys(db: Store) -> set[str]:
 # --- claims: which process is sending which request ------------------------------------------
 
 
-def claim(
+def claim_many(
     db: Store,
-    key: str,
+    keys: Sequence[str],
     owner: str,
     now: float,
     ttl_s: float,
     gone: Callable[[str], bool] = lambda holder: False,
-) -> str:
-    """Claim the request ``key`` for ``owner`` in one transaction: ``"cached"`` when its reply is
-    already stored, ``"taken"`` when another owner holds a live claim, else ``"claimed"`` (a claim
-    that expired, or whose holder is ``gone``, is taken over)."""
+) -> dict[str, str]:
+    """Claim the requests ``keys`` for ``owner`` in one transaction. Each key's state:
+    ``"cached"`` when its reply is already stored, ``"taken"`` when another owner holds a live
+    claim, else ``"claimed"`` (a claim that expired, or whose holder is ``gone``, is taken over)."""
+    unique = list(dict.fromkeys(keys))
+    if not unique:
+        return {}
+    marks = ",".join("?" * len(unique))
     with db.transaction():
-        if cache_get(db, key) is not None:
-            return "cached"
-        row = db.execute(
-            "SELECT owner, expires_at FROM judge_claims WHERE key = ?", [key]
-        ).fetchone()
-        if row is not None and row[0] != owner and row[1] > now and not gone(row[0]):
-            return "taken"
-        db.execute(
+        cached = {
+            r[0]
+            for r in db.execute(
+                f"SELECT key FROM judge_cache WHERE key IN ({marks})", unique
+            ).fetchall()
+        }
+        holders = {
+            r[0]: (r[1], r[2])
+            for r in db.execute(
+                f"SELECT key, owner, expires_at FROM judge_claims WHERE key IN ({marks})", unique
+            ).fetchall()
+        }
+        states: dict[str, str] = {}
+        for key in unique:
+            held = holders.get(key)
+            if key in cached:
+                states[key] = "cached"
+            elif held is not None and held[0] != owner and held[1] > now and not gone(held[0]):
+                states[key] = "taken"
+            else:
+                states[key] = "claimed"
+        db.conn.executemany(
             "INSERT INTO judge_claims (key, owner, expires_at) VALUES (?, ?, ?) "
             "ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, "
             "expires_at = excluded.expires_at",
-            [key, owner, now + ttl_s],
+            [(k, owner, now + ttl_s) for k, v in states.items() if v == "claimed"],
         )
-    return "claimed"
+    return states
 
 
 def renew_claims(db: Store, owner: str, until: float) -> None:
@@ -279,6 +312,14 @@ def release_claim(db: Store, key: str, owner: str | None) -> None:
         db.execute("DELETE FROM judge_claims WHERE key = ?", [key])
     else:
         db.execute("DELETE FROM judge_claims WHERE key = ? AND owner = ?", [key, owner])
+
+
+def release_keys(db: Store, keys: Sequence[str], owner: str) -> None:
+    """Let go of ``owner``'s claims on ``keys`` (claimed, then not sent), in one transaction."""
+    with db.transaction():
+        db.conn.executemany(
+            "DELETE FROM judge_claims WHERE key = ? AND owner = ?", [(k, owner) for k in keys]
+        )
 
 
 def release_claims(db: Store, owner: str) -> None:

@@ -103,14 +103,17 @@ def test_a_database_locked_by_another_process_stops_the_run_and_keeps_the_replie
     assert line.startswith("cannot store judge replies: the database is locked by another process")
     sent = standin.message_requests
     assert 3 <= sent <= 6
-    assert _judged(db) == 2
+    # replies arriving together are stored in one transaction: the lock came after the second
+    # was stored, so at least two and not every one sent
+    stored = _judged(db)
+    assert 2 <= stored < sent
     kept, _ = load(pending_path(db))  # type: ignore[arg-type]
-    assert len(kept) == sent - 2
+    assert len(kept) == sent - stored
     db.close()
     # the lock is gone: the next run stores the kept replies first and pays only for the rest
     r = CliRunner().invoke(cli, ["--db", str(db_path), "judge"])
     assert r.exit_code == 0, r.output
-    assert f"stored {sent - 2} judge replies an earlier run kept" in r.stderr
+    assert f"stored {sent - stored} judge replies an earlier run kept" in r.stderr
     assert standin.message_requests == 40
     with open_store(db_path) as again:
         assert _judged(again) == 40
