@@ -4,16 +4,15 @@ Targets (issue 21), each printed with "met" / "not met":
 
 * steady: 400 judgements at concurrency 16 against the stand-in answering after 200 ms, in its own
   process, vs the ideal 400 x 0.2 / 16 = 5.0 s: <= 1.10. Measured in this process after a warm-up
-  round (the SDK imports most of its types on its first request).
+  round.
 * whole command: ``reviewer judge`` over 400 trials in a fresh process, start to exit: <= 1.25.
 * start-up: ``reviewer judge`` from process start to its first request: <= 0.8 s.
 
 Baselines measured in the same run: the stand-in's own floor (plain threads with keep-alive
-connections, no SDK, no store: what the server allows), python's bare start and ``import
-anthropic`` alone. Then the same command with a thin Messages client in place of the SDK's (a
-prototype that lives only in this script: one httpx2 POST a request), for start-up and the whole
-command, and steady in this process: the measured proposal (the SDK is not replaced). Repeats
-are interleaved and medians printed; CPU and peak memory (max RSS) of the command are printed with
+connections, no client library, no store: what the server allows), python's bare start and
+``import anthropic`` alone. Then, for reference, the same with the anthropic SDK's client in place
+of the judge's own (``reviewer.judge.api``; the SDK is what the judge used before): steady in this
+process, start-up and the whole command. Repeats are interleaved and medians printed; CPU and peak memory (max RSS) of the command are printed with
 its time.
 
 Run: ``python bench/judge_throughput.py [--n 400] [--concurrency 16] [--delay 0.2] [--repeat 3]``.
@@ -149,63 +148,41 @@ def judge_cmd(db_path: Path, limit: int, concurrency: int, model: str) -> list[s
     ]
 
 
-#: ``reviewer judge`` with a thin Messages client in place of the SDK's (a prototype, only here): the
-#: same command, runner and store; each request one httpx2 POST. It shows what start-up and the
-#: whole command would be without importing the SDK; it does not map API errors as the SDK does.
-THIN_CLIENT = """
-import os
+#: ``reviewer judge`` with the anthropic SDK's client in place of its own (``judge.api``): what the
+#: judge sent its requests through before; the same command, runner and store. The reference that
+#: shows what the SDK costs at start-up and per request.
+SDK_CLIENT = """
 import reviewer.judge.runner as runner
 
-class Raw:
-    def __init__(self, response):
-        self.http_response = response
-
-class Thin:
-    def __init__(self, settings):
-        import httpx2
-        self.http = httpx2.AsyncClient(
-            base_url=os.environ["ANTHROPIC_BASE_URL"],
-            timeout=settings.timeout_s,
-            headers={"x-api-key": os.environ["ANTHROPIC_API_KEY"], "anthropic-version": "2023-06-01"},
-        )
-        self.messages = self.with_raw_response = self
-
-    async def create(self, *, extra_body=None, **params):
-        response = await self.http.post("/v1/messages", json={**params, **(extra_body or {})})
-        response.raise_for_status()
-        return Raw(response)
-
-    async def close(self):
-        await self.http.aclose()
-
-def thin_client(settings):
+def sdk_client(settings):
     runner.require_key()
-    return Thin(settings)
+    anthropic = runner.import_sdk()
+    return anthropic.AsyncAnthropic(max_retries=0, timeout=settings.timeout_s)
 """
-THIN_COMMAND = (
-    THIN_CLIENT
+SDK_COMMAND = (
+    SDK_CLIENT
     + """
-runner.Runner.__init__.__kwdefaults__["client_factory"] = thin_client
+runner.Runner.__init__.__kwdefaults__["client_factory"] = sdk_client
 from reviewer.cli import main
 main()
 """
 )
 
 
-def thin_factory() -> Any:
-    """The prototype's client factory, for runs in this process."""
+def sdk_factory() -> Any:
+    """The SDK client's factory, for runs in this process."""
     namespace: dict[str, Any] = {}
-    exec(THIN_CLIENT, namespace)
-    return namespace["thin_client"]
+    exec(SDK_CLIENT, namespace)
+    return namespace["sdk_client"]
 
 
-def thin_cmd(db_path: Path, limit: int, concurrency: int, model: str) -> list[str]:
-    return [sys.executable, "-c", THIN_COMMAND, *judge_cmd(db_path, limit, concurrency, model)[3:]]
+def sdk_cmd(db_path: Path, limit: int, concurrency: int, model: str) -> list[str]:
+    return [sys.executable, "-c", SDK_COMMAND, *judge_cmd(db_path, limit, concurrency, model)[3:]]
 
 
 def startup(db_path: Path, repeat: int) -> dict[str, float]:
     """Median seconds from starting a fresh process to its first request at an in-process stand-in:
-    ``reviewer judge`` itself and with the thin client; also python's bare start and ``import
+    ``reviewer judge`` itself and with the SDK's client; also python's bare start and ``import
     anthropic`` alone (start to exit). Interleaved, each repeat a new judge model (no cache)."""
     from reviewer.judge.standin import StandIn, default_policy
 
@@ -215,7 +192,7 @@ def startup(db_path: Path, repeat: int) -> dict[str, float]:
         first.append(time.perf_counter())
         return default_policy(params)
 
-    times: dict[str, list[float]] = {k: [] for k in ("bare", "import anthropic", "command", "thin")}
+    times: dict[str, list[float]] = {k: [] for k in ("bare", "import anthropic", "command", "sdk")}
 
     def to_first(cmd: list[str], env: dict[str, str]) -> float:
         first.clear()
@@ -233,7 +210,7 @@ def startup(db_path: Path, repeat: int) -> dict[str, float]:
             subprocess.run([sys.executable, "-c", "import anthropic"], check=True)
             times["import anthropic"].append(time.perf_counter() - t0)
             times["command"].append(to_first(judge_cmd(db_path, 1, 1, f"startup-{i}"), env))
-            times["thin"].append(to_first(thin_cmd(db_path, 1, 1, f"startup-thin-{i}"), env))
+            times["sdk"].append(to_first(sdk_cmd(db_path, 1, 1, f"startup-sdk-{i}"), env))
     return {k: statistics.median(v) for k, v in times.items()}
 
 
@@ -260,8 +237,9 @@ def main() -> None:
         ids, warm_ids = everything[:-conc], everything[-conc:]
         settings = JudgeSettings(concurrency=conc)
         warm = list(verdict_jobs(db, warm_ids, BUILTIN_RUBRIC, settings))
-        # warm-up outside the timing: the SDK imports its types lazily on the first request
+        # warm-up outside the timing: the SDK imports its types lazily on its first request
         Runner(db, settings).run(warm, len(warm))
+        Runner(db, settings, client_factory=sdk_factory()).run(warm, len(warm))
         floors, walls, cpus, commands, rss, thins, thin_rss = [], [], [], [], [], [], []
         command_cpu: list[float] = []
         thin_cpu: list[float] = []
@@ -276,10 +254,10 @@ def main() -> None:
             stats = Runner(db, settings).run(verdict_jobs(db, ids, BUILTIN_RUBRIC, settings), n)
             walls.append(time.perf_counter() - started)
             cpus.append(time.process_time() - cpu)
-            settings = JudgeSettings(concurrency=conc, model=f"bench-thin-{attempt}")
+            settings = JudgeSettings(concurrency=conc, model=f"bench-sdk-{attempt}")
             started, cpu = time.perf_counter(), time.process_time()
             jobs = verdict_jobs(db, ids, BUILTIN_RUBRIC, settings)
-            Runner(db, settings, client_factory=thin_factory()).run(jobs, n)
+            Runner(db, settings, client_factory=sdk_factory()).run(jobs, n)
             thin_walls.append(time.perf_counter() - started)
             thin_cpus.append(time.process_time() - cpu)
             env = {**os.environ, "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "fake"}
@@ -289,7 +267,7 @@ def main() -> None:
             commands.append(wall)
             command_cpu.append(used)
             rss.append(peak)
-            wall, used, peak = timed_child(thin_cmd(db_path, n, conc, f"thin-model-{attempt}"), env)
+            wall, used, peak = timed_child(sdk_cmd(db_path, n, conc, f"sdk-model-{attempt}"), env)
             thins.append(wall)
             thin_cpu.append(used)
             thin_rss.append(peak)
@@ -308,7 +286,7 @@ def main() -> None:
     print(f"ideal wall time     {ideal:.2f} s  (n x delay / concurrency)")
     print(
         f"stand-in floor      {floor:.2f} s = {floor / ideal:.3f} of ideal "
-        "(plain keep-alive threads, no SDK, no store)"
+        "(plain keep-alive threads, no client library, no store)"
     )
     print(
         f"steady              {wall:.2f} s = {wall / ideal:.3f} of ideal ({rep}; "
@@ -334,7 +312,7 @@ def main() -> None:
         f"  python bare start {s['bare']:.2f} s; `import anthropic` alone {s['import anthropic']:.2f} s"
     )
     thin = statistics.median(thins)
-    print("thin client (bench prototype: one httpx2 POST a request instead of the SDK)")
+    print("reference: the same with the anthropic SDK's client (what the judge used before)")
     thin_wall, thin_cpu_s = statistics.median(thin_walls), statistics.median(thin_cpus)
     print(
         f"  steady          {thin_wall:.2f} s = {thin_wall / ideal:.3f} of ideal: "
@@ -342,8 +320,8 @@ def main() -> None:
         "per request"
     )
     print(
-        f"  start-up        {s['thin']:.2f} s to the first request: "
-        f"{verdict(s['thin'] <= STARTUP_TARGET_S)}"
+        f"  start-up        {s['sdk']:.2f} s to the first request: "
+        f"{verdict(s['sdk'] <= STARTUP_TARGET_S)}"
     )
     print(
         f"  whole command   {thin:.2f} s = {thin / ideal:.3f} of ideal: "

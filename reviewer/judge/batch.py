@@ -26,7 +26,7 @@ from typing import Any
 from reviewer.judge.claims import store_problem
 from reviewer.judge.reply import Job, Outcome, outcome_from_body
 from reviewer.judge.retry import RetryPolicy, TooLongWait, api_message, status_of
-from reviewer.judge.runner import JudgeAbort, require_key
+from reviewer.judge.runner import JudgeAbort, import_sdk, require_key
 from reviewer.judge.settings import JudgeSettings
 from reviewer.judge.sinks import store_outcome
 from reviewer.store.db import Store
@@ -58,9 +58,9 @@ class BatchCallFailed(Exception):
 
 
 def make_sync_client(settings: JudgeSettings) -> Any:
-    import anthropic
-
+    """The SDK's client for the Batches API (its import, a second, is nothing beside a batch)."""
     require_key()
+    anthropic = import_sdk()
     return anthropic.Anthropic(max_retries=0, timeout=settings.timeout_s)
 
 

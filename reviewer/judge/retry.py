@@ -1,7 +1,7 @@
 """When to retry a failed API request, and how long to wait first: the one place that decides.
 
-The SDK's own retries are off (``max_retries=0`` on the client), so each request has one budget of
-``max_retries`` retries. A response's ``x-should-retry`` header is obeyed (``false``: never retried,
+The clients make no retries of their own (``judge.api``; the SDK with ``max_retries=0``), so each
+request has one budget of ``max_retries`` retries. A response's ``x-should-retry`` header is obeyed (``false``: never retried,
 ``true``: retried whatever its status); otherwise 408, 409, 429, 5xx, timeouts and lost connections
 are retried. The wait is the response's ``retry-after-ms`` / ``retry-after`` (seconds or an HTTP
 date) when it has one, else a jittered exponential backoff. A ``retry-after`` longer than
@@ -83,14 +83,14 @@ def retry_after(headers: Mapping[str, str], now: Callable[[], float] = time.time
 
 def retryable(exc: BaseException) -> bool:
     """Whether this failure may go better on another try (``x-should-retry`` first)."""
-    import anthropic
+    from reviewer.judge.api import connection_error
 
     said = headers_of(exc).get("x-should-retry")
     if said == "false":
         return False
     if said == "true":
         return True
-    if isinstance(exc, anthropic.APIConnectionError):  # includes timeouts
+    if connection_error(exc):  # includes timeouts
         return True
     code = status_of(exc)
     return code is not None and (code in _RETRY_STATUS or code >= 500)

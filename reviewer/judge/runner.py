@@ -5,7 +5,7 @@ A *job* is one Messages API request (a trial to grade, or one order of a pair to
 cache key. Jobs are taken a round (``concurrency`` jobs) at a time: the runner first looks them up
 in the cache (a hit costs nothing and makes no request), then claims the rest in the database (a
 request another live process has claimed is skipped and counted), one query and one transaction per
-round, then sends each through the anthropic SDK as a slot frees (its own retries off:
+round, then sends each through ``judge.api``'s client as a slot frees (no retries of its own:
 ``judge.retry`` decides every retry and wait), counts its cost the moment the reply arrives, parses
 the forced tool call and stores the outcome and the reply on the event loop's next turn, in one
 transaction with the replies that arrived with it — so a run killed halfway resumes where it
@@ -39,6 +39,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reviewer.judge.api import connection_error, status_error
 from reviewer.judge.claims import CLAIM_TTL_S, HEARTBEAT_S, new_owner, owner_gone, store_problem
 from reviewer.judge.prompt import prompt_chars
 from reviewer.judge.reply import Job, Outcome, outcome_from_body
@@ -168,21 +169,15 @@ def import_sdk() -> Any:
 
 
 def make_client(settings: JudgeSettings) -> Any:
-    """The SDK's async client, its own retries off (``judge.retry`` decides them, one budget)."""
+    """The live judge's Messages API client (``judge.api``: the SDK's wire protocol without its
+    second of start-up), no retries of its own (``judge.retry`` decides them, one budget), its
+    connection pool sized to the concurrency so every request in flight keeps its connection."""
+    from reviewer.judge.api import MessagesClient
+
     require_key()
-    anthropic = import_sdk()
-    limits = anthropic.DEFAULT_CONNECTION_LIMITS
-    if settings.concurrency <= limits.max_keepalive_connections:
-        return anthropic.AsyncAnthropic(max_retries=0, timeout=settings.timeout_s)
-    # Past the SDK's pool of kept-alive connections, every request beyond it would open (and
-    # handshake) a connection of its own: the pool is sized to the concurrency instead.
-    sized = type(limits)(
-        max_connections=max(limits.max_connections, settings.concurrency),
-        max_keepalive_connections=settings.concurrency,
-        keepalive_expiry=limits.keepalive_expiry,
+    return MessagesClient(
+        timeout_s=settings.timeout_s, max_connections=max(100, settings.concurrency)
     )
-    http = anthropic.DefaultAsyncHttpxClient(limits=sized, timeout=settings.timeout_s)
-    return anthropic.AsyncAnthropic(max_retries=0, timeout=settings.timeout_s, http_client=http)
 
 
 Progress = Callable[[RunStats, Outcome | None], None]
@@ -482,18 +477,17 @@ class Runner:
                 resp = await client.messages.with_raw_response.create(**sdk_args(job.params))
                 body = resp.http_response.text
             except Exception as e:
-                # the SDK's error classes are looked up only here, when a request failed
-                anthropic = import_sdk()
-                if isinstance(e, anthropic.AuthenticationError | anthropic.PermissionDeniedError):
+                answered = status_error(e)  # this client's errors or an SDK client's
+                if not answered and not connection_error(e):
+                    raise
+                if answered and status_of(e) in (401, 403):
                     self._abort = f"the API refused the key ({status_of(e)}): {api_message(e)}"
                     return None
-                if isinstance(e, anthropic.NotFoundError):
+                if answered and status_of(e) == 404:
                     self._abort = (
                         f"not found at the API (404) — check the model name: {api_message(e)}"
                     )
                     return None
-                if not isinstance(e, anthropic.APIStatusError | anthropic.APIConnectionError):
-                    raise
                 if status_of(e) == 402:
                     self._abort = (
                         f"the API refused to bill the request (402): {api_message(e)} — check the "
@@ -522,9 +516,7 @@ class Runner:
     def _given_up(self, job: Job, e: Exception, retry: int, started: float) -> Outcome | None:
         """A transient failure that is not retried (any more) is not stored: the next run sends it
         again. Any other refusal is an uncached ``error`` outcome."""
-        import anthropic
-
-        if retryable(e) or isinstance(e, anthropic.APIConnectionError) or _transient(e):
+        if retryable(e) or connection_error(e) or _transient(e):
             self.stats.failed += 1
             why = (
                 f"gave up after {retry + 1} tries" if retryable(e) else "the API said not to retry"

@@ -1,0 +1,166 @@
+"""The live judge's Messages API client: one POST to ``/v1/messages`` over httpx2, nothing else.
+
+The anthropic SDK takes 0.75-1.15 s to import (3,300 modules, every type of every API it covers)
+and a few milliseconds of CPU per request; ``reviewer judge`` sends its first request within 0.8 s
+of starting and keeps 16 requests in flight on one core only with this client. It speaks the same
+wire protocol the SDK does, over the same HTTP library (httpx2, the SDK's own dependency):
+
+- the key from ``ANTHROPIC_API_KEY`` (sent as ``x-api-key`` and as a bearer token, as the SDK
+  versions do), else ``ANTHROPIC_AUTH_TOKEN`` (a bearer token); the endpoint from
+  ``ANTHROPIC_BASE_URL``, else ``https://api.anthropic.com``;
+- the request body is the job's parameters as they are (they already are the API's fields);
+- an answer of 400 or more raises ``APIStatusError`` (its ``status_code``, ``response`` with the
+  headers ``judge.retry`` reads, ``body`` parsed when it is JSON, ``message``), a lost connection
+  ``APIConnectionError``, a timeout ``APITimeoutError``; no retries of its own (``judge.retry``
+  decides every one).
+
+The SDK's clients still work wherever a client is passed in (``Runner(client_factory=...)``):
+``status_error`` / ``connection_error`` recognise both families, and the batch API
+(``judge.batch``) uses the SDK, where a second of start-up is nothing beside a batch's hours.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+import httpx2
+
+#: The Messages API version the installed SDK sends (``anthropic._constants.ANTHROPIC_API_VERSION``).
+API_VERSION = "2026-10-21"
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+#: Connections are made within this many seconds or the request fails (the SDK's connect timeout).
+CONNECT_TIMEOUT_S = 5.0
+
+
+class APIError(Exception):
+    """A request that did not get an answer to use."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class APIStatusError(APIError):
+    """The API answered with a status of 400 or more."""
+
+    def __init__(self, response: httpx2.Response) -> None:
+        self.response = response
+        self.status_code = response.status_code
+        text = response.text
+        try:
+            self.body: Any = json.loads(text)
+        except ValueError:
+            self.body = text or None
+        super().__init__(f"Error code: {self.status_code} - {self.body}")
+
+
+class APIConnectionError(APIError):
+    """No answer: the connection could not be made or was lost."""
+
+
+class APITimeoutError(APIConnectionError):
+    """No answer within the timeout."""
+
+
+def _sdk_classes(*names: str) -> tuple[type[BaseException], ...]:
+    """The SDK's exception classes of these names, when something already imported the SDK (an
+    exception of the SDK can only come from an SDK client, so this never imports it)."""
+    sdk = sys.modules.get("anthropic")
+    if sdk is None:
+        return ()
+    return tuple(c for c in (getattr(sdk, n, None) for n in names) if isinstance(c, type))
+
+
+def status_error(exc: BaseException) -> bool:
+    """An answer with an error status, from this client or from the SDK's."""
+    return isinstance(exc, (APIStatusError, *_sdk_classes("APIStatusError")))
+
+
+def connection_error(exc: BaseException) -> bool:
+    """No answer at all (including a timeout), from this client or from the SDK's."""
+    return isinstance(exc, (APIConnectionError, *_sdk_classes("APIConnectionError")))
+
+
+class _Raw:
+    """What the SDK's ``with_raw_response.create`` returns, as far as the runner reads it."""
+
+    def __init__(self, response: httpx2.Response) -> None:
+        self.http_response = response
+
+
+class MessagesClient:
+    """An async Messages API client: ``await client.create(body)`` returns the HTTP response of a
+    successful request; ``client.messages.with_raw_response.create(**fields)`` is the same call in
+    the SDK's shape (``extra_body`` merged into the body)."""
+
+    #: It never retries by itself: ``judge.retry`` decides every retry (one budget per request).
+    max_retries = 0
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        auth_token: str | None = None,
+        base_url: str | None = None,
+        timeout_s: float = 600.0,
+        max_connections: int = 100,
+        transport: httpx2.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.api_key = api_key if api_key is not None else os.environ.get("ANTHROPIC_API_KEY")
+        self.auth_token = (
+            auth_token if auth_token is not None else os.environ.get("ANTHROPIC_AUTH_TOKEN")
+        )
+        base = base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
+        self.url = base.rstrip("/") + "/v1/messages"
+        headers = {
+            "anthropic-version": API_VERSION,
+            "content-type": "application/json",
+            "accept": "application/json",
+            "user-agent": "reviewer-judge",
+        }
+        if self.api_key:
+            headers["x-api-key"] = self.api_key
+            headers["authorization"] = f"Bearer {self.api_key}"
+        elif self.auth_token:
+            headers["authorization"] = f"Bearer {self.auth_token}"
+        size = max(1, max_connections)
+        self._http = httpx2.AsyncClient(
+            headers=headers,
+            timeout=httpx2.Timeout(timeout_s, connect=min(CONNECT_TIMEOUT_S, timeout_s)),
+            limits=httpx2.Limits(max_connections=size, max_keepalive_connections=size),
+            transport=transport,
+        )
+        self.messages = _Messages(self)
+
+    async def create(self, body: dict[str, Any]) -> httpx2.Response:
+        """POST ``body`` to the Messages API; the response when its status is under 400."""
+        content = json.dumps(body).encode("ascii")  # lone surrogates travel as \u escapes
+        try:
+            response = await self._http.post(self.url, content=content)
+        except httpx2.TimeoutException as e:
+            raise APITimeoutError(f"Request timed out: {e}") from e
+        except httpx2.TransportError as e:
+            raise APIConnectionError(f"Connection error: {e}") from e
+        if response.status_code >= 400:
+            raise APIStatusError(response)
+        return response
+
+    async def close(self) -> None:
+        await self._http.aclose()
+
+
+class _Messages:
+    def __init__(self, client: MessagesClient) -> None:
+        self.with_raw_response = _RawCreate(client)
+
+
+class _RawCreate:
+    def __init__(self, client: MessagesClient) -> None:
+        self._client = client
+
+    async def create(self, **fields: Any) -> _Raw:
+        extra = fields.pop("extra_body", None) or {}
+        return _Raw(await self._client.create({**fields, **extra}))

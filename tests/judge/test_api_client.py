@@ -1,0 +1,214 @@
+"""The live judge's own Messages API client (reviewer.judge.api): what it sends, what it raises, and
+that `reviewer judge` reaches its first request without importing the anthropic SDK."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+from reviewer.judge import api
+from reviewer.judge.retry import RetryPolicy, api_message, retry_after, retryable
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _client(handler: Any, **kw: Any) -> api.MessagesClient:
+    kw.setdefault("api_key", "k-123")
+    kw.setdefault("base_url", "http://judge.invalid")
+    return api.MessagesClient(transport=httpx2.MockTransport(handler), **kw)
+
+
+def _run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+def test_it_posts_the_fields_as_they_are_with_the_key_and_version() -> None:
+    seen: list[httpx2.Request] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        seen.append(request)
+        return httpx2.Response(200, json={"id": "msg_1", "content": []})
+
+    async def go() -> str:
+        client = _client(handler, base_url="http://judge.invalid/proxy/")
+        raw = await client.messages.with_raw_response.create(
+            model="m",
+            max_tokens=5,
+            messages=[{"role": "user", "content": "hé \ud800"}],
+            extra_body={"temperature": 0.0},
+        )
+        await client.close()
+        return str(raw.http_response.text)
+
+    text = _run(go())
+    assert json.loads(text)["id"] == "msg_1"
+    (request,) = seen
+    assert request.method == "POST"
+    assert str(request.url) == "http://judge.invalid/proxy/v1/messages"
+    assert request.headers["x-api-key"] == "k-123"
+    assert request.headers["authorization"] == "Bearer k-123"
+    assert request.headers["anthropic-version"] == api.API_VERSION
+    body = json.loads(request.content)
+    assert body == {
+        "model": "m",
+        "max_tokens": 5,
+        "messages": [{"role": "user", "content": "hé \ud800"}],
+        "temperature": 0.0,
+    }
+
+
+def test_the_version_is_the_one_the_installed_sdk_sends() -> None:
+    constants = pytest.importorskip("anthropic._constants")
+    assert api.API_VERSION == constants.ANTHROPIC_API_VERSION
+
+
+def test_an_auth_token_goes_as_a_bearer_token_and_the_environment_is_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "tok")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://env.invalid")
+    seen: list[httpx2.Request] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        seen.append(request)
+        return httpx2.Response(200, text="{}")
+
+    async def go() -> None:
+        client = api.MessagesClient(transport=httpx2.MockTransport(handler))
+        await client.create({"model": "m"})
+        await client.close()
+
+    _run(go())
+    assert str(seen[0].url) == "http://env.invalid/v1/messages"
+    assert seen[0].headers["authorization"] == "Bearer tok"
+    assert "x-api-key" not in seen[0].headers
+
+
+def test_an_error_status_raises_with_what_the_retry_rules_read() -> None:
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(
+            429,
+            headers={"retry-after": "7"},
+            json={"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}},
+        )
+
+    async def go() -> api.APIStatusError:
+        client = _client(handler)
+        try:
+            await client.create({"model": "m"})
+        except api.APIStatusError as e:
+            return e
+        finally:
+            await client.close()
+        raise AssertionError("no error raised")
+
+    e = _run(go())
+    assert e.status_code == 429
+    assert api.status_error(e) and not api.connection_error(e)
+    assert api_message(e) == "slow down"
+    assert retry_after(e.response.headers) == 7.0
+    assert retryable(e)
+    assert RetryPolicy(retries=3).decide(e, 0).wait_s == 7.0
+
+
+def test_a_body_that_is_not_json_is_kept_as_text() -> None:
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(500, text="<html>bad gateway</html>")
+
+    async def go() -> api.APIStatusError:
+        client = _client(handler)
+        try:
+            await client.create({})
+        except api.APIStatusError as e:
+            return e
+        finally:
+            await client.close()
+        raise AssertionError("no error raised")
+
+    e = _run(go())
+    assert e.status_code == 500 and e.body == "<html>bad gateway</html>"
+    assert retryable(e)
+    assert "bad gateway" in api_message(e)
+
+
+@pytest.mark.parametrize(
+    ("raised", "kind"),
+    [
+        (httpx2.ConnectError("refused"), api.APIConnectionError),
+        (httpx2.ReadTimeout("slow"), api.APITimeoutError),
+    ],
+)
+def test_no_answer_raises_a_connection_error(raised: Exception, kind: type) -> None:
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        raise raised
+
+    async def go() -> Exception:
+        client = _client(handler)
+        try:
+            await client.create({})
+        except api.APIError as e:
+            return e
+        finally:
+            await client.close()
+        raise AssertionError("no error raised")
+
+    e = _run(go())
+    assert type(e) is kind
+    assert api.connection_error(e) and not api.status_error(e)
+    assert retryable(e)
+
+
+def test_the_sdk_errors_are_recognised_too() -> None:
+    anthropic = pytest.importorskip("anthropic")
+    request = httpx2.Request("POST", "http://judge.invalid/v1/messages")
+    response = httpx2.Response(503, request=request, json={"error": {"message": "x"}})
+    sdk_status = anthropic.InternalServerError("x", response=response, body=None)
+    sdk_conn = anthropic.APIConnectionError(request=request)
+    assert api.status_error(sdk_status) and not api.connection_error(sdk_status)
+    assert api.connection_error(sdk_conn) and not api.status_error(sdk_conn)
+    assert retryable(sdk_conn) and retryable(sdk_status)
+
+
+def test_judge_sends_its_requests_without_importing_the_sdk(
+    tmp_path: Path, db_path: Path, standin: Any, api_key: str
+) -> None:
+    """The whole command against the stand-in, in a fresh process: verdicts stored, and the SDK
+    (0.75-1.15 s of start-up) never imported."""
+    script = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: print('SDK' if 'anthropic' in sys.modules else 'NO SDK'))\n"
+        "from reviewer.cli import main\n"
+        "main()\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            script,
+            "--db",
+            str(db_path),
+            "judge",
+            "--run",
+            "support-v1",
+            "--json",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith("NO SDK")
+    assert standin.message_requests > 0
+    summary = json.loads(done.stdout.strip().rsplit("\n", 1)[0])
+    assert summary["requests"] == standin.message_requests
