@@ -175,6 +175,9 @@ def make_client(settings: JudgeSettings) -> Any:
     from reviewer.judge.api import MessagesClient
 
     require_key()
+    base = os.environ.get("ANTHROPIC_BASE_URL")
+    if base and not base.lower().startswith(("http://", "https://")):
+        raise JudgeAbort(f"ANTHROPIC_BASE_URL {base!r} is not an http:// or https:// address")
     return MessagesClient(
         timeout_s=settings.timeout_s, max_connections=max(100, settings.concurrency)
     )

@@ -212,3 +212,18 @@ def test_judge_sends_its_requests_without_importing_the_sdk(
     assert standin.message_requests > 0
     summary = json.loads(done.stdout.strip().rsplit("\n", 1)[0])
     assert summary["requests"] == standin.message_requests
+
+
+def test_an_endpoint_without_a_scheme_stops_the_run_in_one_line(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from reviewer.cli import cli
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "localhost:9")
+    result = CliRunner().invoke(cli, ["--db", str(db_path), "judge", "--limit", "1"])
+    assert result.exit_code != 0
+    assert "ANTHROPIC_BASE_URL 'localhost:9' is not an http:// or https:// address" in result.output
+    assert "Traceback" not in result.output
