@@ -25,7 +25,7 @@ from reviewer.workflows.imports import import_paths, summary_lines
 REPO = Path(__file__).resolve().parents[1]
 GOLDEN = REPO / "tests" / "fixtures" / "import_golden.json"
 #: Columns holding the time of the import (or of the audit after it): blanked before comparing.
-TIMES = {"imported_at", "at", "created_at", "audited_at"}
+TIMES = {"imported_at", "at", "created_at", "audited_at", "applied_at", "first_seen"}
 #: The full-text index's own pages and settings: how it is built, compared through its terms instead.
 FTS_PAGES = {"trials_fts_data", "trials_fts_idx", "trials_fts_config"}
 
@@ -98,6 +98,20 @@ def _append(root: Path) -> None:
         fh.write(json.dumps(extra) + "\n")
 
 
+def _value(column: str, value: Any) -> Any:
+    """A cell as compared: times blanked; an audit fingerprint with its sets in sorted order (they
+    are written in the order a set gives, which changes from one process to the next)."""
+    if column in TIMES:
+        return None
+    if column == "fingerprint":
+        fp = json.loads(value)
+        fp[6] = sorted(fp[6])
+        fp[7] = [[q, tool, m, sorted(values)] for q, tool, m, values in fp[7]]
+        fp[8] = sorted(fp[8])
+        return fp
+    return value
+
+
 def table_digests(db: Store) -> dict[str, str]:
     """Each table's rows (sorted, times blanked) hashed; the full-text index by its terms."""
     names = [
@@ -114,8 +128,7 @@ def table_digests(db: Store) -> dict[str, str]:
         cur = db.execute(f'SELECT * FROM "{name}"')
         cols = [d[0] for d in cur.description]
         rows = [
-            [None if c in TIMES else v for c, v in zip(cols, row, strict=True)]
-            for row in cur.fetchall()
+            [_value(c, v) for c, v in zip(cols, row, strict=True)] for row in cur.fetchall()
         ]
         text = json.dumps(sorted(json.dumps(r, default=repr) for r in rows))
         out[name] = f"{len(rows)}:{hashlib.sha256(text.encode()).hexdigest()[:16]}"
