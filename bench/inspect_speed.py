@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -55,13 +56,23 @@ def write_logs(folder: Path, samples: int) -> tuple[Path, Path]:
 
 
 def read_members(path: Path) -> int:
-    """The floor for .eval: unzip every member and json.loads it."""
+    """The floor for .eval: unzip every member (a Zstandard one, as newer inspect-ai writes, through
+    the importer's own libzstd reader: zipfile reads those only from Python 3.14) and json.loads it."""
+    from reviewer.ingest.inspect_log import _ZSTD, _zstd
+
     n = 0
-    with zipfile.ZipFile(path) as zf:
+    with zipfile.ZipFile(path) as zf, path.open("rb") as raw:
         for info in zf.infolist():
-            if info.filename.endswith(".json"):
+            if not info.filename.endswith(".json"):
+                continue
+            if info.compress_type == _ZSTD:
+                raw.seek(info.header_offset + 26)
+                name_len, extra_len = struct.unpack("<HH", raw.read(4))
+                raw.seek(info.header_offset + 30 + name_len + extra_len)
+                json.loads(_zstd()(raw.read(info.compress_size), info.file_size))
+            else:
                 json.loads(zf.read(info))
-                n += 1
+            n += 1
     return n
 
 

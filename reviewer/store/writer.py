@@ -36,6 +36,48 @@ _VERDICT_SQL = (
 )
 
 
+#: As ``json.dumps(metadata, ensure_ascii=False, default=str)``, made once (not a call apiece).
+_METADATA_JSON = json.JSONEncoder(ensure_ascii=False, default=str)
+
+
+def scan(t: Trial) -> tuple[str, str, int, int, int]:
+    """One pass over a trial's messages for what its row and index entry need: the text full-text
+    search sees (``search_text``), the system prompt (``system_text``), its assistant turns, tool
+    calls and tool errors (the ``Trial`` properties of those names); the same values, one loop."""
+    parts: list[str] = []
+    system: list[str] = []
+    called: list[str] = []
+    turns = calls = errors = 0
+    dumps = json.dumps
+    for m in t.messages:
+        role = m.role
+        content = m.content
+        if role == "system":
+            if content:
+                system.append(content)
+        else:
+            if content:
+                parts.append(content)
+            if role == "assistant":
+                turns += 1
+            elif role == "tool" and m.is_error:
+                errors += 1
+        tool_calls = m.tool_calls
+        if tool_calls:
+            calls += len(tool_calls)
+            for c in tool_calls:
+                called.append(c.name)
+                args = c.arguments
+                if args:
+                    called.append(args if isinstance(args, str) else dumps(args))
+    parts += called
+    if t.reason:
+        parts.append(t.reason)
+    if t.error and t.error.message:
+        parts.append(t.error.message)
+    return "\n".join(parts), "\n".join(system), turns, calls, errors
+
+
 @dataclass
 class Pending:
     """A parsed trial with its final identity, ready to be written."""
@@ -141,8 +183,7 @@ def write_batch(db: Store, batch: Sequence[Pending], seq: int, source_file: str,
         t = p.trial
         err = t.error
         outcome = t.outcome
-        turns = t.assistant_turns
-        calls = t.tool_call_count
+        text, system, turns, calls, tool_errors = scan(t)
         trial_rows.append(
             (
                 seq,
@@ -157,7 +198,7 @@ def write_batch(db: Store, batch: Sequence[Pending], seq: int, source_file: str,
                 len(t.messages),
                 turns,
                 calls,
-                t.tool_errors,
+                tool_errors,
                 turns + calls,
                 t.usage.input_tokens,
                 t.usage.output_tokens,
@@ -167,7 +208,7 @@ def write_batch(db: Store, batch: Sequence[Pending], seq: int, source_file: str,
                 err.message if err else None,
                 t.termination,
                 t.instruction,
-                json.dumps(t.metadata, ensure_ascii=False, default=str) if t.metadata else None,
+                _METADATA_JSON.encode(t.metadata) if t.metadata else None,
                 encode(t),
                 source_file,
                 t.source_line,
@@ -175,7 +216,7 @@ def write_batch(db: Store, batch: Sequence[Pending], seq: int, source_file: str,
                 outcome,
             )
         )
-        fts_rows.append((seq, search_text(t), system_text(t)))
+        fts_rows.append((seq, text, system))
         st = stats.get((p.run, t.task_id))
         if st is None:
             st = stats[(p.run, t.task_id)] = [0, 0, 0, 0.0, 0, seq, 0, 0]
