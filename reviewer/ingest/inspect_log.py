@@ -216,7 +216,7 @@ def _zstd() -> Callable[[bytes, int], bytes]:
         n = lib.ZSTD_decompress(dst, size, data, len(data))
         if lib.ZSTD_isError(n):
             raise zipfile.BadZipFile(f"zstd: {lib.ZSTD_getErrorName(n).decode()}")
-        return dst.raw[:n]
+        return c.string_at(dst, n)  # one copy (``dst.raw[:n]`` makes two)
 
     return decompress
 

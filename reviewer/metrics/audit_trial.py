@@ -15,6 +15,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
 from reviewer.models import PASS, Trial
@@ -108,11 +109,24 @@ _MAYBE_ID = re.compile(r"\d|[A-Z_\-]{5}")
 
 
 _ARGS_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
+_text_json = encode_basestring
 
 
 def _args_text(arguments: Any) -> str:
     if isinstance(arguments, str):
         return arguments
+    if type(arguments) is dict and all(type(k) is str for k in arguments):
+        # a flat object of text and whole numbers (most calls) written directly: the same text
+        parts = []
+        for k, v in sorted(arguments.items()):
+            if type(v) is str:
+                parts.append(f"{_text_json(k)}: {_text_json(v)}")
+            elif type(v) is int:
+                parts.append(f"{_text_json(k)}: {int.__repr__(v)}")
+            else:
+                break
+        else:
+            return "{" + ", ".join(parts) + "}"
     try:
         return _ARGS_JSON.encode(arguments)  # as json.dumps(sort_keys=True, ensure_ascii=False)
     except (TypeError, ValueError):
@@ -293,7 +307,7 @@ FINGERPRINT_VERSION = 1
 
 def fingerprint(d: TrialDigest) -> str:
     """``d`` without its identity (the store's columns hold that), as compact JSON to store."""
-    return json.dumps(
+    return _FINGERPRINT_JSON.encode(
         [
             d.outcome,
             d.assistant_turns,
@@ -305,8 +319,11 @@ def fingerprint(d: TrialDigest) -> str:
             [[r.query, r.tool, r.message, list(r.values)] for r in d.reads],
             list(d.given),
         ],
-        separators=(",", ":"),
     )
+
+
+#: As ``json.dumps(..., separators=(",", ":"))``, made once (not a call apiece).
+_FINGERPRINT_JSON = json.JSONEncoder(separators=(",", ":"))
 
 
 def from_fingerprint(trial_id: str, task_id: str, trial: int, text: str | bytes) -> TrialDigest:

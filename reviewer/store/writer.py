@@ -7,6 +7,7 @@ import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
 from typing import Any
 
 from reviewer.models import Trial
@@ -48,7 +49,6 @@ def scan(t: Trial) -> tuple[str, str, int, int, int]:
     system: list[str] = []
     called: list[str] = []
     turns = calls = errors = 0
-    dumps = json.dumps
     for m in t.messages:
         role = m.role
         content = m.content
@@ -69,13 +69,32 @@ def scan(t: Trial) -> tuple[str, str, int, int, int]:
                 called.append(c.name)
                 args = c.arguments
                 if args:
-                    called.append(args if isinstance(args, str) else dumps(args))
+                    called.append(args if isinstance(args, str) else _args_json(args))
     parts += called
     if t.reason:
         parts.append(t.reason)
     if t.error and t.error.message:
         parts.append(t.error.message)
     return "\n".join(parts), "\n".join(system), turns, calls, errors
+
+
+def _args_json(args: Any) -> str:
+    """``json.dumps(args)``; a flat object of text and whole numbers (most tool calls' arguments)
+    written directly, without the encoder's set-up for each call (the same text)."""
+    if type(args) is dict:
+        parts = []
+        for k, v in args.items():
+            if type(k) is not str:
+                break
+            if type(v) is str:
+                parts.append(f"{encode_basestring_ascii(k)}: {encode_basestring_ascii(v)}")
+            elif type(v) is int:
+                parts.append(f"{encode_basestring_ascii(k)}: {int.__repr__(v)}")
+            else:
+                break
+        else:
+            return "{" + ", ".join(parts) + "}"
+    return json.dumps(args)
 
 
 @dataclass

@@ -1,0 +1,99 @@
+"""The import's fast paths give what the plain computations they replace give (issue 21): the one pass
+over a trial's messages (search text, system prompt, counts), tool-call arguments written without the
+JSON encoder, and the audit's adjusted pass^k per finding from a kept sum."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+
+from reviewer.metrics.audit import _average, _Mean
+from reviewer.metrics.audit_trial import _ARGS_JSON, _args_text
+from reviewer.models import Message, ToolCall, Trial, TrialError
+from reviewer.store.search_text import search_text, system_text
+from reviewer.store.writer import _args_json, scan
+
+ARGUMENTS: list[Any] = [
+    {},
+    {"order_id": "W5521"},
+    {"z": 1, "a": 'quote " backslash \\ newline \n é \u2028 \ud800 \x00'},
+    {"a": True},
+    {"a": False, "b": "x"},
+    {"a": 1.5},
+    {"b": None, "a": "x"},
+    {"a": [1, {"b": 2}]},
+    {"a": {"nested": "x"}},
+    {1: "x"},
+    {"a": -(10**30)},
+    {"é": "ü", "B": "2", "a": "1"},
+    [1, 2],
+    "already text",
+    None,
+    7,
+]
+
+
+@pytest.mark.parametrize("arguments", ARGUMENTS, ids=range(len(ARGUMENTS)))
+def test_arguments_are_written_as_the_json_encoder_writes_them(arguments: Any) -> None:
+    assert _args_json(arguments) == json.dumps(arguments)
+    if isinstance(arguments, str):
+        assert _args_text(arguments) == arguments
+        return
+    try:
+        want = _ARGS_JSON.encode(arguments)
+    except (TypeError, ValueError):
+        want = str(arguments)
+    assert _args_text(arguments) == want
+
+
+def _odd_trial(rng: random.Random) -> Trial:
+    roles = ["system", "user", "assistant", "tool", "developer"]
+    messages = []
+    for i in range(rng.randint(0, 12)):
+        calls = [
+            ToolCall(f"tool{j}", rng.choice(ARGUMENTS[:12] + ["raw {", ""]), f"c{i}{j}")
+            for j in range(rng.choice([0, 0, 1, 2]))
+        ]
+        messages.append(
+            Message(
+                rng.choice(roles),
+                rng.choice(["", "text", "Error: x", "système"]),
+                calls,
+                None,
+                None,
+                rng.random() < 0.3,
+            )
+        )
+    error = rng.choice([None, TrialError(message="boom"), TrialError(type="T", message=None)])
+    return Trial(
+        task_id="t", messages=messages, reason=rng.choice([None, "", "why"]), error=error
+    )
+
+
+def test_one_pass_over_the_messages_gives_the_search_text_and_counts() -> None:
+    rng = random.Random(21)
+    for _ in range(500):
+        t = _odd_trial(rng)
+        want = (search_text(t), system_text(t), t.assistant_turns, t.tool_call_count, t.tool_errors)
+        assert scan(t) == want
+
+
+def test_adjusted_pass_hat_k_from_the_kept_sum_equals_the_mean_over_every_task() -> None:
+    rng = random.Random(5)
+    for _ in range(200):
+        k = rng.randint(1, 4)
+        base = {}
+        for i in range(rng.randint(0, 30)):
+            n = rng.randint(0, 6)
+            base[f"t{i}"] = (n, rng.randint(0, n))
+        mean = _Mean(base, k)
+        assert mean.with_changes({}) == _average(base.values(), k)[0]
+        for _ in range(5):
+            changed = {}
+            for task in rng.sample(sorted(base), min(len(base), rng.randint(0, 3))) + ["new"]:
+                n = rng.randint(0, 6)
+                changed[task] = (n, rng.randint(0, n))
+            assert mean.with_changes(changed) == _average({**base, **changed}.values(), k)[0]
