@@ -6,15 +6,20 @@ from __future__ import annotations
 
 import json
 import random
+import zipfile
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from reviewer.ingest import inspect_log
 from reviewer.metrics.audit import _average, _Mean
 from reviewer.metrics.audit_trial import _ARGS_JSON, _args_text
-from reviewer.models import Message, ToolCall, Trial, TrialError
+from reviewer.models import Message, Skip, ToolCall, Trial, TrialError
 from reviewer.store.search_text import search_text, system_text
 from reviewer.store.writer import _args_json, scan
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 ARGUMENTS: list[Any] = [
     {},
@@ -97,3 +102,43 @@ def test_adjusted_pass_hat_k_from_the_kept_sum_equals_the_mean_over_every_task()
                 n = rng.randint(0, 6)
                 changed[task] = (n, rng.randint(0, n))
             assert mean.with_changes(changed) == _average({**base, **changed}.values(), k)[0]
+
+
+def _damaged_eval(tmp_path: Path, where: int, flip: int, name: str) -> Path:
+    src = FIXTURES / "inspect" / "support.eval"
+    with zipfile.ZipFile(src) as zf:
+        info = zf.getinfo(name)
+    assert info.compress_type == 93  # Zstandard: the member zipfile cannot open before 3.14
+    blob = bytearray(src.read_bytes())
+    blob[info.header_offset + where] ^= flip
+    path = tmp_path / "damaged.eval"
+    path.write_bytes(bytes(blob))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("where", "flip", "reason"),
+    [
+        (0, 0xFF, "unreadable member: Bad magic number for file header"),
+        (31, 0x01, "unreadable member: File name in directory"),
+        (6, 0x01, "unreadable member: File <ZipInfo filename="),  # the encrypted flag
+    ],
+    ids=["magic", "name", "encrypted"],
+)
+def test_a_zstd_member_read_directly_is_checked_as_zipfile_checks_it(
+    tmp_path: Path, where: int, flip: int, reason: str
+) -> None:
+    """A Zstandard member is read straight from the archive (no ZipFile.open first): its local
+    header is still checked as ZipFile.open checks it, with the same messages."""
+    name = "samples/cancel_after_ship_epoch_2.json"
+    path = _damaged_eval(tmp_path, where, flip, name)
+    if where == 6:  # the flag is read from the central directory, as zipfile does
+        with zipfile.ZipFile(path) as zf:
+            zf.getinfo(name).flag_bits |= 1
+            with path.open("rb") as raw, pytest.raises(RuntimeError, match="is encrypted"):
+                inspect_log._member(zf, raw, zf.getinfo(name))
+        return
+    out = list(inspect_log.parse(path))
+    (skip,) = [r for r in out if isinstance(r, Skip)]
+    assert skip.reason.startswith(f"{name}: {reason}")
+    assert len(out) == 16

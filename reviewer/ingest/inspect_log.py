@@ -167,6 +167,8 @@ def _member(
             f"({size_text(info.compress_size)} to {size_text(info.file_size)}), over the limit of "
             f"{limit.ratio:g} (REVIEWER_MAX_ZIP_RATIO)"
         )
+    if info.compress_type == _ZSTD:
+        return _zstd_member(zf, raw, info)
     try:
         with zf.open(info) as member:
             chunks, size = [], 0
@@ -177,15 +179,29 @@ def _member(
                 chunks.append(chunk)
             return b"".join(chunks)
     except NotImplementedError:
-        if info.compress_type != _ZSTD:
-            raise zipfile.BadZipFile(
-                f"unsupported compression method {info.compress_type}"
-            ) from None
+        raise zipfile.BadZipFile(f"unsupported compression method {info.compress_type}") from None
+
+
+def _zstd_member(zf: zipfile.ZipFile, raw: IO[bytes], info: zipfile.ZipInfo) -> bytes:
+    """A Zstandard member's bytes, read straight from the archive (zipfile cannot open one before
+    Python 3.14, and trying first costs a header read and a refusal per member): the local header
+    checked as ``ZipFile.open`` checks it, with its messages, then libzstd and the CRC."""
     raw.seek(info.header_offset)
     local = raw.read(30)
-    if len(local) < 30 or not local.startswith(_ZIP_MAGIC):
-        raise zipfile.BadZipFile("bad local file header")
+    if len(local) != 30:
+        raise zipfile.BadZipFile("Truncated file header")
+    if not local.startswith(_ZIP_MAGIC):
+        raise zipfile.BadZipFile("Bad magic number for file header")
+    (flags,) = struct.unpack("<H", local[6:8])
     name_len, extra_len = struct.unpack("<HH", local[26:30])
+    fname = raw.read(name_len)
+    name = fname.decode("utf-8") if flags & 0x800 else fname.decode(zf.metadata_encoding or "cp437")
+    if name != info.orig_filename:
+        raise zipfile.BadZipFile(
+            f"File name in directory {info.orig_filename!r} and header {fname!r} differ."
+        )
+    if info.flag_bits & 0x1:
+        raise RuntimeError(f"File {info!r} is encrypted, password required for extraction")
     raw.seek(info.header_offset + 30 + name_len + extra_len)
     data = raw.read(info.compress_size)
     if len(data) < info.compress_size:
