@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import sqlite3
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -142,3 +143,33 @@ def test_a_zstd_member_read_directly_is_checked_as_zipfile_checks_it(
     (skip,) = [r for r in out if isinstance(r, Skip)]
     assert skip.reason.startswith(f"{name}: {reason}")
     assert len(out) == 16
+
+
+def test_an_import_logs_with_fewer_checkpoints_and_ends_with_one(tmp_path: Path) -> None:
+    """While a file is written the log is checkpointed every IMPORT_CHECKPOINT_PAGES pages, not
+    every 1,000; the import job ends with a checkpoint, so the database file itself (read without
+    its log) holds every imported trial."""
+    from urllib.parse import quote
+
+    from reviewer.store import open_store
+    from reviewer.store.writer import IMPORT_CHECKPOINT_PAGES, import_cache
+    from reviewer.workflows.imports import import_paths
+
+    lines = [
+        json.dumps({"task_id": f"t{i}", "outcome": {"passed": True}, "messages": []})
+        for i in range(300)
+    ]
+    (tmp_path / "a.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    path = tmp_path / "x.db"
+    with open_store(path) as db:
+        before = db.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+        with import_cache(db):
+            assert db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == IMPORT_CHECKPOINT_PAGES
+        assert db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == before
+        assert import_paths(db, [tmp_path / "a.jsonl"]).added == 300
+        assert (tmp_path / "x.db-wal").stat().st_size > 0  # the log is still there, checkpointed
+        main_file = sqlite3.connect(f"file:{quote(str(path))}?immutable=1", uri=True)
+        try:
+            assert main_file.execute("SELECT COUNT(*) FROM trials").fetchone()[0] == 300
+        finally:
+            main_file.close()

@@ -334,33 +334,41 @@ def _identity(header: dict[str, Any], sample: dict[str, Any]) -> bytes:
 
 
 def _messages(raw: list[Any]) -> list[Message]:
+    # every message of every sample passes here: positional construction, no empty comprehension
     out: list[Message] = []
+    append = out.append
     for m in raw:
         if not isinstance(m, dict):
             continue
-        role = str(m.get("role") or "user")
-        calls = [
-            ToolCall(
-                name=str(c.get("function", "")),
-                arguments=parse_arguments(c.get("arguments")),
-                id=c.get("id"),
-            )
-            for c in m.get("tool_calls") or []
-            if isinstance(c, dict)
-        ]
-        error = m.get("error") if role == "tool" else None
-        content = _content(m.get("content"))
+        get = m.get
+        role = str(get("role") or "user")
+        raw_calls = get("tool_calls")
+        calls = (
+            [
+                ToolCall(
+                    str(c.get("function", "")), parse_arguments(c.get("arguments")), c.get("id")
+                )
+                for c in raw_calls
+                if isinstance(c, dict)
+            ]
+            if raw_calls
+            else []
+        )
+        tool = role == "tool"
+        error = get("error") if tool else None
+        content = get("content")
+        content = content if type(content) is str else _content(content)
         if error and not content.strip():
             kind, text = as_dict(error).get("type"), as_dict(error).get("message") or error
             content = f"{kind}: {text}" if kind else str(text)
-        out.append(
+        append(
             Message(
-                role=role,
-                content=content,
-                tool_calls=calls,
-                tool_call_id=m.get("tool_call_id"),
-                name=m.get("function") if role == "tool" else None,
-                is_error=bool(error),
+                role,
+                content,
+                calls,
+                get("tool_call_id"),
+                get("function") if tool else None,
+                bool(error),
             )
         )
     return out
