@@ -74,9 +74,7 @@ def _odd_trial(rng: random.Random) -> Trial:
             )
         )
     error = rng.choice([None, TrialError(message="boom"), TrialError(type="T", message=None)])
-    return Trial(
-        task_id="t", messages=messages, reason=rng.choice([None, "", "why"]), error=error
-    )
+    return Trial(task_id="t", messages=messages, reason=rng.choice([None, "", "why"]), error=error)
 
 
 def test_one_pass_over_the_messages_gives_the_search_text_and_counts() -> None:

@@ -48,7 +48,13 @@ def _awkward_lines() -> list[dict[str, Any]]:
         ]
 
     return [
-        {"run": "odd", "task_id": "a", "trial": 1, "outcome": {"passed": True}, "messages": msgs("x")},
+        {
+            "run": "odd",
+            "task_id": "a",
+            "trial": 1,
+            "outcome": {"passed": True},
+            "messages": msgs("x"),
+        },
         {"run": "odd", "task_id": "a", "outcome": None, "messages": msgs("unscored")},
         {
             "run": "odd",
@@ -127,9 +133,7 @@ def table_digests(db: Store) -> dict[str, str]:
             continue
         cur = db.execute(f'SELECT * FROM "{name}"')
         cols = [d[0] for d in cur.description]
-        rows = [
-            [_value(c, v) for c, v in zip(cols, row, strict=True)] for row in cur.fetchall()
-        ]
+        rows = [[_value(c, v) for c, v in zip(cols, row, strict=True)] for row in cur.fetchall()]
         text = json.dumps(sorted(json.dumps(r, default=repr) for r in rows))
         out[name] = f"{len(rows)}:{hashlib.sha256(text.encode()).hexdigest()[:16]}"
     db.execute("CREATE VIRTUAL TABLE temp.fts_terms USING fts5vocab(main, trials_fts, instance)")

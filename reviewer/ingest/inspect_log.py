@@ -195,7 +195,11 @@ def _zstd_member(zf: zipfile.ZipFile, raw: IO[bytes], info: zipfile.ZipInfo) -> 
     (flags,) = struct.unpack("<H", local[6:8])
     name_len, extra_len = struct.unpack("<HH", local[26:30])
     fname = raw.read(name_len)
-    name = fname.decode("utf-8") if flags & 0x800 else fname.decode(zf.metadata_encoding or "cp437")
+    name = (
+        fname.decode("utf-8")
+        if flags & 0x800
+        else fname.decode(getattr(zf, "metadata_encoding", None) or "cp437")
+    )
     if name != info.orig_filename:
         raise zipfile.BadZipFile(
             f"File name in directory {info.orig_filename!r} and header {fname!r} differ."

@@ -15,7 +15,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from json.encoder import encode_basestring  # type: ignore[attr-defined]
+from json.encoder import encode_basestring
 from typing import Any
 
 from reviewer.models import PASS, Trial
