@@ -171,3 +171,18 @@ def test_an_import_logs_with_fewer_checkpoints_and_ends_with_one(tmp_path: Path)
             assert main_file.execute("SELECT COUNT(*) FROM trials").fetchone()[0] == 300
         finally:
             main_file.close()
+
+
+@pytest.mark.parametrize("obj", [*ARGUMENTS, {"b": {"z": 1, "a": [3, {"y": "é"}]}, "a": Path("p")}])
+def test_one_encoder_made_once_writes_what_json_dumps_wrote(obj: Any) -> None:
+    """The identity hash of formats without raw lines and the stored record of a parsed trial use
+    encoders made once; the text is what ``json.dumps`` with the same options gave (ids unchanged)."""
+    from reviewer.ingest.base import canonical
+    from reviewer.record import _body, encode
+
+    if isinstance(obj, dict) and any(not isinstance(k, str) for k in obj):
+        return  # sort_keys refuses mixed keys either way
+    want = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    assert canonical(obj) == want.encode()
+    trial = Trial(task_id="t", messages=[], metadata={"x": obj})
+    assert encode(trial) == json.dumps(_body(trial), ensure_ascii=False, default=str)
