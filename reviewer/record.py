@@ -601,9 +601,11 @@ def encode(trial: Trial) -> str:
         cut = _without_members(trial.raw, present)
         if cut is not None:
             return cut
-    return json.dumps(_body(trial), ensure_ascii=False, default=str)
+    return _RECORD_JSON.encode(_body(trial))
 
 
+#: ``json.dumps(..., ensure_ascii=False, default=str)`` made once (each import encodes every trial).
+_RECORD_JSON = json.JSONEncoder(ensure_ascii=False, default=str)
 _WS = re.compile(r"[ \t\n\r]*")
 # An identity member with a plain value, at the front of the object: how harnesses write it.
 _LEADING = re.compile(
