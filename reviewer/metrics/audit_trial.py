@@ -15,11 +15,10 @@ import json
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from json.encoder import encode_basestring
 from typing import Any
 
 from reviewer.models import PASS, Trial
-from reviewer.record import looks_like_error
+from reviewer.record import flat_args_json, looks_like_error
 
 WRITE_WORDS = frozenset(
     "create add insert new make generate register issue book reserve place submit post put send "
@@ -109,24 +108,14 @@ _MAYBE_ID = re.compile(r"\d|[A-Z_\-]{5}")
 
 
 _ARGS_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
-_text_json = encode_basestring
 
 
 def _args_text(arguments: Any) -> str:
     if isinstance(arguments, str):
         return arguments
-    if type(arguments) is dict and all(type(k) is str for k in arguments):
-        # a flat object of text and whole numbers (most calls) written directly: the same text
-        parts = []
-        for k, v in sorted(arguments.items()):
-            if type(v) is str:
-                parts.append(f"{_text_json(k)}: {_text_json(v)}")
-            elif type(v) is int:
-                parts.append(f"{_text_json(k)}: {int.__repr__(v)}")
-            else:
-                break
-        else:
-            return "{" + ", ".join(parts) + "}"
+    flat = flat_args_json(arguments, sort_keys=True, ensure_ascii=False)
+    if flat is not None:
+        return flat
     try:
         return _ARGS_JSON.encode(arguments)  # as json.dumps(sort_keys=True, ensure_ascii=False)
     except (TypeError, ValueError):

@@ -34,6 +34,28 @@ WHERE seq = (SELECT seq FROM trials WHERE id = {tid})
 ON CONFLICT (run, outcome, verdict) DO UPDATE SET n = n + 1;
 """
 
+#: A task's row of ``task_stats`` added to / taken from its run's totals (the triggers below).
+_ADD_TASK = """\
+    INSERT INTO run_totals (run, tasks, n, c, infra, unscored, cost_sum, cost_n)
+    VALUES (NEW.run, 1, NEW.n - NEW.infra - NEW.unscored, NEW.c, NEW.infra, NEW.unscored,
+        NEW.cost_sum, NEW.cost_n)
+    ON CONFLICT (run) DO UPDATE SET tasks = tasks + 1, n = n + excluded.n, c = c + excluded.c,
+        infra = infra + excluded.infra, unscored = unscored + excluded.unscored,
+        cost_sum = cost_sum + excluded.cost_sum, cost_n = cost_n + excluded.cost_n;
+    INSERT INTO run_groups (run, n, c, tasks)
+    VALUES (NEW.run, NEW.n - NEW.infra - NEW.unscored, NEW.c, 1)
+    ON CONFLICT (run, n, c) DO UPDATE SET tasks = tasks + 1;
+"""
+_REMOVE_TASK = """\
+    UPDATE run_totals SET tasks = tasks - 1, n = n - (OLD.n - OLD.infra - OLD.unscored),
+        c = c - OLD.c, infra = infra - OLD.infra, unscored = unscored - OLD.unscored,
+        cost_sum = cost_sum - OLD.cost_sum, cost_n = cost_n - OLD.cost_n
+    WHERE run = OLD.run;
+    DELETE FROM run_totals WHERE run = OLD.run AND tasks = 0;
+    UPDATE run_groups SET tasks = tasks - 1
+    WHERE run = OLD.run AND n = OLD.n - OLD.infra - OLD.unscored AND c = OLD.c;
+    DELETE FROM run_groups WHERE run = OLD.run AND tasks = 0;
+"""
 _SCHEMA = f"""
 CREATE INDEX trials_metrics ON trials(run, seq, task_id, outcome, success, steps, cost_usd,
     latency_s, tool_calls, tool_errors, id);
@@ -98,45 +120,11 @@ CREATE TABLE run_groups (
     PRIMARY KEY (run, n, c)
 );
 CREATE TRIGGER task_stats_totals_insert AFTER INSERT ON task_stats BEGIN
-    INSERT INTO run_totals (run, tasks, n, c, infra, unscored, cost_sum, cost_n)
-    VALUES (NEW.run, 1, NEW.n - NEW.infra - NEW.unscored, NEW.c, NEW.infra, NEW.unscored,
-        NEW.cost_sum, NEW.cost_n)
-    ON CONFLICT (run) DO UPDATE SET tasks = tasks + 1, n = n + excluded.n, c = c + excluded.c,
-        infra = infra + excluded.infra, unscored = unscored + excluded.unscored,
-        cost_sum = cost_sum + excluded.cost_sum, cost_n = cost_n + excluded.cost_n;
-    INSERT INTO run_groups (run, n, c, tasks)
-    VALUES (NEW.run, NEW.n - NEW.infra - NEW.unscored, NEW.c, 1)
-    ON CONFLICT (run, n, c) DO UPDATE SET tasks = tasks + 1;
-END;
+{_ADD_TASK}END;
 CREATE TRIGGER task_stats_totals_delete AFTER DELETE ON task_stats BEGIN
-    UPDATE run_totals SET tasks = tasks - 1, n = n - (OLD.n - OLD.infra - OLD.unscored),
-        c = c - OLD.c, infra = infra - OLD.infra, unscored = unscored - OLD.unscored,
-        cost_sum = cost_sum - OLD.cost_sum, cost_n = cost_n - OLD.cost_n
-    WHERE run = OLD.run;
-    DELETE FROM run_totals WHERE run = OLD.run AND tasks = 0;
-    UPDATE run_groups SET tasks = tasks - 1
-    WHERE run = OLD.run AND n = OLD.n - OLD.infra - OLD.unscored AND c = OLD.c;
-    DELETE FROM run_groups WHERE run = OLD.run AND tasks = 0;
-END;
+{_REMOVE_TASK}END;
 CREATE TRIGGER task_stats_totals_update AFTER UPDATE ON task_stats BEGIN
-    UPDATE run_totals SET tasks = tasks - 1, n = n - (OLD.n - OLD.infra - OLD.unscored),
-        c = c - OLD.c, infra = infra - OLD.infra, unscored = unscored - OLD.unscored,
-        cost_sum = cost_sum - OLD.cost_sum, cost_n = cost_n - OLD.cost_n
-    WHERE run = OLD.run;
-    DELETE FROM run_totals WHERE run = OLD.run AND tasks = 0;
-    UPDATE run_groups SET tasks = tasks - 1
-    WHERE run = OLD.run AND n = OLD.n - OLD.infra - OLD.unscored AND c = OLD.c;
-    DELETE FROM run_groups WHERE run = OLD.run AND tasks = 0;
-    INSERT INTO run_totals (run, tasks, n, c, infra, unscored, cost_sum, cost_n)
-    VALUES (NEW.run, 1, NEW.n - NEW.infra - NEW.unscored, NEW.c, NEW.infra, NEW.unscored,
-        NEW.cost_sum, NEW.cost_n)
-    ON CONFLICT (run) DO UPDATE SET tasks = tasks + 1, n = n + excluded.n, c = c + excluded.c,
-        infra = infra + excluded.infra, unscored = unscored + excluded.unscored,
-        cost_sum = cost_sum + excluded.cost_sum, cost_n = cost_n + excluded.cost_n;
-    INSERT INTO run_groups (run, n, c, tasks)
-    VALUES (NEW.run, NEW.n - NEW.infra - NEW.unscored, NEW.c, 1)
-    ON CONFLICT (run, n, c) DO UPDATE SET tasks = tasks + 1;
-END;
+{_REMOVE_TASK}{_ADD_TASK}END;
 INSERT INTO run_totals (run, tasks, n, c, infra, unscored, cost_sum, cost_n)
 SELECT run, COUNT(*), SUM(n - infra - unscored), SUM(c), SUM(infra), SUM(unscored),
     TOTAL(cost_sum), SUM(cost_n)

@@ -7,11 +7,10 @@ import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from reviewer.models import Trial
-from reviewer.record import encode
+from reviewer.record import encode, flat_args_json
 from reviewer.store.db import Store
 from reviewer.store.search_text import search_text, system_text  # noqa: F401 (re-exported)
 from reviewer.store.summaries import take_in_verdicts
@@ -80,22 +79,9 @@ def scan(t: Trial) -> tuple[str, str, int, int, int]:
 
 
 def _args_json(args: Any) -> str:
-    """``json.dumps(args)``; a flat object of text and whole numbers (most tool calls' arguments)
-    written directly, without the encoder's set-up for each call (the same text)."""
-    if type(args) is dict:
-        parts = []
-        for k, v in args.items():
-            if type(k) is not str:
-                break
-            if type(v) is str:
-                parts.append(f"{encode_basestring_ascii(k)}: {encode_basestring_ascii(v)}")
-            elif type(v) is int:
-                parts.append(f"{encode_basestring_ascii(k)}: {int.__repr__(v)}")
-            else:
-                break
-        else:
-            return "{" + ", ".join(parts) + "}"
-    return json.dumps(args)
+    """``json.dumps(args)`` (a flat object of text and whole numbers written directly)."""
+    flat = flat_args_json(args)
+    return flat if flat is not None else json.dumps(args)
 
 
 @dataclass
