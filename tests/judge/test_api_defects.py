@@ -220,3 +220,21 @@ def test_an_endpoint_without_a_host_stops_the_run_in_one_line(
     assert result.exit_code != 0
     assert f"ANTHROPIC_BASE_URL {base!r} {problem}" in result.output
     assert "Traceback" not in result.output
+
+
+# --- a reply that cannot be decoded ---------------------------------------------------------------
+
+
+def test_a_reply_body_that_cannot_be_decoded_is_a_connection_error_retried() -> None:
+    """A body sent as gzip that is not gzip raised httpx2.DecodingError through the runner (counted
+    as failed at once, never retried); the SDK makes it an APIConnectionError, which is retried."""
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(
+            200, headers={"content-encoding": "gzip"}, content=b"\x1b]0;not gzip\x07"
+        )
+
+    with pytest.raises(api.APIConnectionError) as err:
+        _send(_client(handler))
+    assert api.connection_error(err.value)
+    assert "DecodingError" in err.value.message
