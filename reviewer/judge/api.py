@@ -93,6 +93,27 @@ def endpoint_problem(base: str) -> str | None:
     return None
 
 
+def settings_problem() -> str | None:
+    """Why the environment's key or custom headers cannot be sent (every request would fail, each
+    retried, before reaching any server), else None: a key pasted with its line end or spaces, a
+    character a header cannot hold."""
+    key_name = (
+        "ANTHROPIC_API_KEY" if os.environ.get("ANTHROPIC_API_KEY") else "ANTHROPIC_AUTH_TOKEN"
+    )
+    values = [(key_name, os.environ.get(key_name) or "")]
+    extra = custom_headers(os.environ.get("ANTHROPIC_CUSTOM_HEADERS"))
+    values += [(f"ANTHROPIC_CUSTOM_HEADERS {name!r}", v) for name, v in extra.items()]
+    for what, value in values:
+        if value != value.strip() or any(ord(c) < 32 or ord(c) == 127 for c in value):
+            return f"{what} has spaces or control characters around or in it"
+        if not value.isascii():
+            return f"{what} is not ASCII"
+    for name in extra:
+        if not name or not name.isascii() or any(c.isspace() or ord(c) < 32 for c in name):
+            return f"ANTHROPIC_CUSTOM_HEADERS has a header name that cannot be sent: {name!r}"
+    return None
+
+
 def _sdk_classes(*names: str) -> tuple[type[BaseException], ...]:
     """The SDK's exception classes of these names, when something already imported the SDK (an
     exception of the SDK can only come from an SDK client, so this never imports it)."""

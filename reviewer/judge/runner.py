@@ -172,12 +172,14 @@ def make_client(settings: JudgeSettings) -> Any:
     """The live judge's Messages API client (``judge.api``: the SDK's wire protocol without its
     second of start-up), no retries of its own (``judge.retry`` decides them, one budget), its
     connection pool sized to the concurrency so every request in flight keeps its connection."""
-    from reviewer.judge.api import MessagesClient, endpoint_problem
+    from reviewer.judge.api import MessagesClient, endpoint_problem, settings_problem
 
     require_key()
     base = os.environ.get("ANTHROPIC_BASE_URL")
     if base and (problem := endpoint_problem(base)) is not None:
         raise JudgeAbort(f"ANTHROPIC_BASE_URL {base!r} {problem}")
+    if (problem := settings_problem()) is not None:
+        raise JudgeAbort(problem)
     return MessagesClient(
         timeout_s=settings.timeout_s, max_connections=max(100, settings.concurrency)
     )

@@ -238,3 +238,42 @@ def test_a_reply_body_that_cannot_be_decoded_is_a_connection_error_retried() -> 
         _send(_client(handler))
     assert api.connection_error(err.value)
     assert "DecodingError" in err.value.message
+
+
+# --- a key that cannot be sent ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("env", "line"),
+    [
+        ({"ANTHROPIC_API_KEY": "sk-test\r"}, "ANTHROPIC_API_KEY has spaces or control characters"),
+        ({"ANTHROPIC_API_KEY": " sk-test"}, "ANTHROPIC_API_KEY has spaces or control characters"),
+        ({"ANTHROPIC_API_KEY": "sk-tést"}, "ANTHROPIC_API_KEY is not ASCII"),
+        (
+            {"ANTHROPIC_API_KEY": "", "ANTHROPIC_AUTH_TOKEN": "tok\n"},
+            "ANTHROPIC_AUTH_TOKEN has spaces or control characters",
+        ),
+        (
+            {"ANTHROPIC_API_KEY": "k", "ANTHROPIC_CUSTOM_HEADERS": "x-gw: ké"},
+            "ANTHROPIC_CUSTOM_HEADERS 'x-gw' is not ASCII",
+        ),
+    ],
+)
+def test_a_key_pasted_with_its_line_end_stops_the_run_in_one_line(
+    db_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    standin: StandIn,
+    env: dict[str, str],
+    line: str,
+) -> None:
+    """Every request failed (an illegal header value, or UnicodeEncodeError for a key outside
+    ASCII), each retried with backoff, and the run ended with every trial failed."""
+    from reviewer.cli import cli
+
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    result = CliRunner().invoke(cli, ["--db", str(db_path), "judge", "--limit", "2"])
+    assert result.exit_code != 0
+    assert line in result.output
+    assert "Traceback" not in result.output
+    assert standin.message_requests == 0
