@@ -7,8 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from reviewer.store.db import Store, migrations, open_store
 from reviewer.store.queries import list_runs
+from reviewer.store.trial_list import TrialFilter, clear_cache, count
 from reviewer.store.writer import rebuild_task_stats
 from reviewer.workflows.imports import import_paths
 
@@ -104,3 +107,41 @@ def test_a_database_migrated_by_the_first_m016_gets_the_fixed_triggers(tmp_path:
         result = import_paths(db, [_write(tmp_path / "b.jsonl", _native(4))])
         assert not result.errors and result.files[0].added == 1
         assert _fast_totals(db) == _slow_totals(db)
+
+
+def test_a_count_of_unjudged_trials_never_straddles_another_process_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The "no verdict" count was two statements (everyone, then the judged): another process's
+    import of judged trials committed between them counted its trials judged but not there, and
+    the trials list showed a count no state of the database ever had (here below zero)."""
+    path = tmp_path / "x.db"
+    with open_store(path) as db:
+        import_paths(db, [_write(tmp_path / "a.jsonl", _native(1), _native(2))])
+    judged = [json.loads(_native(10 + i, task="u")) for i in range(5)]
+    for rec in judged:
+        rec["run"] = "r2"
+        rec["judge"] = {"verdict": "pass", "model": "m"}
+    other_file = _write(tmp_path / "b.jsonl", *(json.dumps(r) for r in judged))
+    with open_store(path) as db:
+        before = count(db, TrialFilter(verdict="none"), cached=False)
+        assert before == 2
+        real = db.execute
+        wrote: list[bool] = []
+
+        def execute(sql: str, *args: Any) -> Any:
+            cursor = real(sql, *args)
+            if "run_totals" in sql and not wrote:  # the other process commits here
+                wrote.append(True)
+                with open_store(path) as other:
+                    import_paths(other, [other_file])
+            return cursor
+
+        monkeypatch.setattr(db, "execute", execute)
+        clear_cache()
+        during = count(db, TrialFilter(verdict="none"), cached=False)
+        assert wrote
+        monkeypatch.undo()
+        after = count(db, TrialFilter(verdict="none"), cached=False)
+        assert after == 2
+        assert during in (before, after)
