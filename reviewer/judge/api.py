@@ -51,12 +51,15 @@ class APIStatusError(APIError):
     def __init__(self, response: httpx2.Response) -> None:
         self.response = response
         self.status_code = response.status_code
-        text = response.text
+        # the SDK's body and message: the JSON when the text is JSON, else the text itself
+        text = response.text.strip()
         try:
             self.body: Any = json.loads(text)
+            message = f"Error code: {self.status_code} - {self.body}"
         except ValueError:
-            self.body = text or None
-        super().__init__(f"Error code: {self.status_code} - {self.body}")
+            self.body = text
+            message = text or f"Error code: {self.status_code}"
+        super().__init__(message)
 
 
 class APIConnectionError(APIError):

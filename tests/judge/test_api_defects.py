@@ -277,3 +277,23 @@ def test_a_key_pasted_with_its_line_end_stops_the_run_in_one_line(
     assert line in result.output
     assert "Traceback" not in result.output
     assert standin.message_requests == 0
+
+
+# --- an error answer that is not JSON -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["<html>413 Request Entity Too Large</html>\n", "", "  \n"])
+def test_an_error_answer_that_is_not_json_has_the_sdks_message_and_body(text: str) -> None:
+    """The refusal stored for a 413 from a proxy read "Error code: 413 - <html>..." (and
+    "Error code: 413 - None" for an empty body) where the SDK's client gives the text itself."""
+    sdk = pytest.importorskip("anthropic")
+    response = httpx2.Response(
+        413, content=text.encode(), request=httpx2.Request("POST", "http://judge.invalid")
+    )
+    ours = api.APIStatusError(response)
+    theirs = sdk.Anthropic(api_key="k")._make_status_error_from_response(response)
+    assert (ours.message, ours.body, ours.status_code) == (
+        theirs.message,
+        theirs.body,
+        theirs.status_code,
+    )
