@@ -425,14 +425,18 @@ class Runner:
                 f"no price known for model {self.settings.model!r}, so --max-cost cannot be "
                 "enforced; add it under [judge.prices] in reviewer.toml"
             )
-        client = self.client_factory(self.settings)
-        from reviewer.judge.pending import reserve_room
+        from reviewer.judge.pending import pending_path, reserve_room
 
         s = self.settings
-        self._room = reserve_room(
-            self.db, min(ROOM_MAX, s.concurrency * (2 * s.max_chars + 8 * s.max_tokens + 32_768))
-        )
-        return client
+        size = min(ROOM_MAX, s.concurrency * (2 * s.max_chars + 8 * s.max_tokens + 32_768))
+        self._room = reserve_room(self.db, size)
+        if self._room is None and pending_path(self.db) is not None:
+            # nothing is sent that could be neither stored nor kept: a reply is paid for
+            raise JudgeAbort(
+                f"no room on the disk for this run's replies ({size / 2**20:.1f} MB next to the "
+                "database, in case they cannot be stored): free some space and run it again"
+            )
+        return self.client_factory(self.settings)
 
     # claims --------------------------------------------------------------------------------------
     def _heartbeat(self) -> None:
