@@ -198,7 +198,9 @@ class MessagesClient:
         try:
             response = await self._http.post(self.url, content=content)
         except httpx2.TimeoutException as e:
-            raise APITimeoutError(f"Request timed out: {e}") from e
+            raise APITimeoutError(
+                f"Request timed out ({type(e).__name__}){f': {e}' if str(e) else ''}"
+            ) from e
         except (httpx2.TransportError, httpx2.DecodingError, httpx2.TooManyRedirects) as e:
             # as the SDK: a reply that cannot be read (a broken gzip body) is a lost connection
             raise APIConnectionError(f"Connection error: {type(e).__name__}: {e}") from e

@@ -297,3 +297,37 @@ def test_an_error_answer_that_is_not_json_has_the_sdks_message_and_body(text: st
         theirs.body,
         theirs.status_code,
     )
+
+
+# --- a timeout, and the stand-in when the judge hangs up ------------------------------------------
+
+
+def test_a_timeout_says_which_one() -> None:
+    """httpx's ReadTimeout has no text: the failure line read "Request timed out: " and stopped."""
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        raise httpx2.ReadTimeout("", request=request)
+
+    with pytest.raises(api.APITimeoutError) as err:
+        _send(_client(handler))
+    assert err.value.message == "Request timed out (ReadTimeout)"
+    assert api.connection_error(err.value)
+
+
+def test_the_stand_in_prints_no_traceback_when_the_judge_hangs_up(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A judge that timed out (or was stopped) closes its connection before the stand-in's reply:
+    the stand-in printed a BrokenPipeError traceback on its terminal for each."""
+    with StandIn() as server:
+        for exc in (BrokenPipeError(32, "Broken pipe"), ConnectionResetError(104, "reset")):
+            try:
+                raise exc
+            except ConnectionError:
+                server._server.handle_error(None, ("127.0.0.1", 1))
+        assert capsys.readouterr().err == ""
+        try:
+            raise ValueError("a real fault of the stand-in")
+        except ValueError:
+            server._server.handle_error(None, ("127.0.0.1", 1))
+    assert "ValueError: a real fault of the stand-in" in capsys.readouterr().err
