@@ -145,3 +145,24 @@ def test_a_count_of_unjudged_trials_never_straddles_another_process_commit(
         after = count(db, TrialFilter(verdict="none"), cached=False)
         assert after == 2
         assert during in (before, after)
+
+
+def test_the_runs_screen_cost_is_the_same_cent_as_the_sum_taken_afresh(tmp_path: Path) -> None:
+    """The run's total kept by adding and taking away each task's cost sum drifts from the sum
+    taken afresh by a few 1e-16: at a half cent the runs screen printed $0.90 for $0.91."""
+    path = tmp_path / "x.db"
+    with open_store(path) as db:
+        first = _write(
+            tmp_path / "a.jsonl",
+            _native(1, "t1", 0.1),
+            _native(2, "t2", 0.1),
+            _native(3, "t3", 0.7),
+        )
+        import_paths(db, [first])
+        import_paths(db, [_write(tmp_path / "b.jsonl", _native(4, "t1", 0.005))])  # appended
+        kept = db.execute("SELECT cost_sum FROM run_totals WHERE run = 'r'").fetchone()[0]
+        afresh = db.execute("SELECT SUM(cost_sum) FROM task_counts WHERE run = 'r'").fetchone()[0]
+        assert f"${kept:,.2f}" != f"${afresh:,.2f}"  # the drift is there
+        (run,) = list_runs(db)
+        assert run.cost_usd is not None
+        assert f"${run.cost_usd:,.2f}" == f"${afresh:,.2f}" == "$0.91"
