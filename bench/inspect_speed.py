@@ -7,12 +7,14 @@ reviewer (``pip install inspect-ai`` in a separate environment to run this).
 
 Prints, as medians of interleaved runs (wall and CPU time):
 
-- ``.eval``: ``reviewer import`` against reading every member of the zip and ``json.loads`` of it
-  (target <= 3x), and against inspect-ai's own ``read_eval_log`` (for scale);
+- ``.eval``: ``reviewer import`` against reading every member of the zip (Zstandard members, as newer
+  inspect-ai writes, through libzstd as the importer reads them) and ``json.loads`` of it (target
+  <= 3x), and against inspect-ai's own ``read_eval_log`` (for scale);
 - ``.json``: ``reviewer import`` against ``json.loads`` of the file (target <= 2.5x), and the Python
   heap's peak during the import against the peak of ``json.loads`` alone (target <= 1.5x).
 
-Run: ``python bench/inspect_speed.py [--samples 8000] [--repeat 3]``.
+The last lines say "met" or "not met" for each target. Run:
+``python bench/inspect_speed.py [--samples 8000] [--repeat 3]``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -55,13 +58,23 @@ def write_logs(folder: Path, samples: int) -> tuple[Path, Path]:
 
 
 def read_members(path: Path) -> int:
-    """The floor for .eval: unzip every member and json.loads it."""
+    """The floor for .eval: unzip every member (a Zstandard one, as newer inspect-ai writes, through
+    the importer's own libzstd reader: zipfile reads those only from Python 3.14) and json.loads it."""
+    from reviewer.ingest.inspect_log import _ZSTD, _zstd
+
     n = 0
-    with zipfile.ZipFile(path) as zf:
+    with zipfile.ZipFile(path) as zf, path.open("rb") as raw:
         for info in zf.infolist():
-            if info.filename.endswith(".json"):
+            if not info.filename.endswith(".json"):
+                continue
+            if info.compress_type == _ZSTD:
+                raw.seek(info.header_offset + 26)
+                name_len, extra_len = struct.unpack("<HH", raw.read(4))
+                raw.seek(info.header_offset + 30 + name_len + extra_len)
+                json.loads(_zstd()(raw.read(info.compress_size), info.file_size))
+            else:
                 json.loads(zf.read(info))
-                n += 1
+            n += 1
     return n
 
 
@@ -139,13 +152,13 @@ def main() -> None:
             return f"{med[a][1] / med[b][1]:.2f}x cpu, {med[a][0] / med[b][0]:.2f}x wall"
 
         print(
-            f".eval import vs unzip + json.loads of every member: {ratio('eval import', 'eval floor')} (target <= 3x)"
+            f".eval import vs unzip + json.loads of every member: {ratio('eval import', 'eval floor')}"
         )
         print(
             f".eval import vs inspect-ai's read_eval_log:        {ratio('eval import', 'eval inspect')}"
         )
         print(
-            f".json import vs json.loads of the file:            {ratio('json import', 'json floor')} (target <= 2.5x)"
+            f".json import vs json.loads of the file:            {ratio('json import', 'json floor')}"
         )
         parsed = peak_mb(lambda: json.loads(json_path.read_bytes()))
         db = open_store(root / "mem.db")
@@ -159,10 +172,21 @@ def main() -> None:
             f".json memory: peak resident set of a process that imports it {rss_import:.0f} MB vs "
             f"one that json.loads it {rss_parse:.0f} MB: {rss_import / rss_parse:.2f}x"
         )
-        print(
-            f".json memory: import heap peak {imported:.0f} MB vs json.loads {parsed:.0f} MB: "
-            f"{imported / parsed:.2f}x (target <= 1.5x)"
-        )
+        eval_x = med["eval import"][1] / med["eval floor"][1]
+        json_x = med["json import"][1] / med["json floor"][1]
+        heap_x = imported / parsed
+        print("targets (CPU time; the audit runs in every import and is counted):")
+        for line, value, target in (
+            (f".eval import vs zip + zstd + json.loads: {eval_x:.2f}x", eval_x, 3.0),
+            (f".json import vs json.loads: {json_x:.2f}x", json_x, 2.5),
+            (
+                f".json import heap peak {imported:.0f} MB vs json.loads {parsed:.0f} MB: "
+                f"{heap_x:.2f}x",
+                heap_x,
+                1.5,
+            ),
+        ):
+            print(f"  {line} (target <= {target:g}x): {'met' if value <= target else 'not met'}")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import math
 import re
 from collections.abc import Iterable
 from json.decoder import scanstring  # type: ignore[attr-defined]
+from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any
 
 from reviewer.models import Message, ToolCall, Trial, TrialError, Usage, Verdict
@@ -601,9 +602,11 @@ def encode(trial: Trial) -> str:
         cut = _without_members(trial.raw, present)
         if cut is not None:
             return cut
-    return json.dumps(_body(trial), ensure_ascii=False, default=str)
+    return _RECORD_JSON.encode(_body(trial))
 
 
+#: ``json.dumps(..., ensure_ascii=False, default=str)`` made once (each import encodes every trial).
+_RECORD_JSON = json.JSONEncoder(ensure_ascii=False, default=str)
 _WS = re.compile(r"[ \t\n\r]*")
 # An identity member with a plain value, at the front of the object: how harnesses write it.
 _LEADING = re.compile(
@@ -663,3 +666,21 @@ def _without_members(text: str, keys: Iterable[str]) -> str | None:
         last = b
     out.append(text[last:])
     return "".join(out)
+
+
+def flat_args_json(args: Any, *, sort_keys: bool = False, ensure_ascii: bool = True) -> str | None:
+    """``json.dumps(args, sort_keys=..., ensure_ascii=...)`` of a flat object of text and whole
+    numbers (most tool calls' arguments), written directly without the encoder's set-up for each
+    call (the same text); None for anything else (the caller's encoder writes it)."""
+    if type(args) is not dict or not all(type(k) is str for k in args):
+        return None
+    text = encode_basestring_ascii if ensure_ascii else encode_basestring
+    parts = []
+    for k, v in sorted(args.items()) if sort_keys else args.items():
+        if type(v) is str:
+            parts.append(f"{text(k)}: {text(v)}")
+        elif type(v) is int:
+            parts.append(f"{text(k)}: {int.__repr__(v)}")
+        else:
+            return None
+    return "{" + ", ".join(parts) + "}"

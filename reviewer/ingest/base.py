@@ -182,9 +182,14 @@ def load_line(line: bytes) -> Any:
 
 def canonical(obj: Any) -> bytes:
     """Canonical JSON bytes of a parsed record, used as the fingerprint of formats without raw lines."""
-    return json.dumps(
-        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
-    ).encode()
+    return _CANONICAL.encode(obj).encode()
+
+
+#: ``json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)``, made
+#: once: every trial of a format without raw lines is hashed through it.
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+)
 
 
 def openai_messages(raw: list[Any]) -> list[Message]:

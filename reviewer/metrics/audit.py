@@ -279,8 +279,9 @@ class RunAuditor:
                 ),
                 {},
             )
+        mean = _Mean(base, k)
         for f, adjust in zip(self.findings, self.adjust, strict=True):
-            f.adjusted, _ = _average({**base, **adjust}.values(), k) if adjust else (reported, 0)
+            f.adjusted = mean.with_changes(adjust) if adjust else reported
         order = {kind: i for i, kind in enumerate(KINDS)}
         self.findings.sort(key=lambda f: order[f.kind])
         return RunAudit(
@@ -347,6 +348,31 @@ class RunAuditor:
                 ),
                 adjust,
             )
+
+
+class _Mean:
+    """Mean pass^k over tasks, the sum kept so that the mean with a few tasks' counts changed (a
+    finding's adjusted pass^k) costs those tasks, not every task again: exact fractions, so the value
+    is the one :func:`_average` gives for the changed counts."""
+
+    def __init__(self, base: dict[str, tuple[int, int]], k: int) -> None:
+        self.k = k
+        self.values = {t: pass_hat_k_exact(n, c, k) for t, (n, c) in base.items()}
+        self.total = sum((v for v in self.values.values() if v is not None), Fraction(0))
+        self.kept = sum(v is not None for v in self.values.values())
+
+    def with_changes(self, changed: dict[str, tuple[int, int]]) -> float | None:
+        total, kept = self.total, self.kept
+        for task, (n, c) in changed.items():
+            before = self.values.get(task)
+            if before is not None:
+                total -= before
+                kept -= 1
+            v = pass_hat_k_exact(n, c, self.k)
+            if v is not None:
+                total += v
+                kept += 1
+        return float(total / kept) if kept else None
 
 
 def _average(counts: Iterable[tuple[int, int]], k: int) -> tuple[float | None, int]:

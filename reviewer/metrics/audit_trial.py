@@ -18,7 +18,7 @@ from functools import lru_cache
 from typing import Any
 
 from reviewer.models import PASS, Trial
-from reviewer.record import looks_like_error
+from reviewer.record import flat_args_json, looks_like_error
 
 WRITE_WORDS = frozenset(
     "create add insert new make generate register issue book reserve place submit post put send "
@@ -113,6 +113,9 @@ _ARGS_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
 def _args_text(arguments: Any) -> str:
     if isinstance(arguments, str):
         return arguments
+    flat = flat_args_json(arguments, sort_keys=True, ensure_ascii=False)
+    if flat is not None:
+        return flat
     try:
         return _ARGS_JSON.encode(arguments)  # as json.dumps(sort_keys=True, ensure_ascii=False)
     except (TypeError, ValueError):
@@ -203,61 +206,67 @@ def digest_trial(trial_id: str, trial: Trial) -> TrialDigest:
     # what is seen matters only up to the last write: past it, only reads (before any write) and
     # the system prompt are read for identifiers
     last_write, n_calls = _last_write(messages)
+    # the hot loop of every import's fingerprints: locals and plain appends on purpose
+    add_said = said.append
+    add_returned = returned.append
     for i, m in enumerate(messages):
         see = i < last_write
-        if m.role == "system":
-            found = identifiers(m.content)
+        role = m.role
+        content = m.content
+        if role == "system":
+            found = identifiers(content)
             given |= found
             seen |= found
             continue
-        if m.role == "assistant":
+        if role == "assistant":
             last_assistant = m
             turns += 1
-            chars += len(m.content)
-            said.append(m.content)
-            said.append("\x00")
+            chars += len(content)
+            add_said(content)
+            add_said("\x00")
             for c in m.tool_calls:
                 text = _args_text(c.arguments)
                 chars += len(c.name) + len(text)
-                said.append(f"{c.name}\x01{text}\x02")
+                add_said(f"{c.name}\x01{text}\x02")
                 if see:
                     seen |= identifiers(text)
                 if c.id:
                     calls[c.id] = (c.name, text)
-            said.append("\x03")
+            add_said("\x03")
             if see:
-                seen |= identifiers(m.content)
+                seen |= identifiers(content)
             continue
-        if m.role != "tool":
+        if role != "tool":
             if see:
-                seen |= identifiers(m.content)
+                seen |= identifiers(content)
             continue
         results += 1
-        returned.append(m.content)
-        returned.append("\x00")
-        name, arguments = calls.get(m.tool_call_id or "", (m.name or "", ""))
+        add_returned(content)
+        add_returned("\x00")
+        call_id = m.tool_call_id
+        name, arguments = calls.get(call_id or "", (m.name or "", ""))
         name = m.name or name
         if is_write_tool(name):
-            ok = not m.is_error and not looks_like_error(m.content)
+            ok = not m.is_error and not looks_like_error(content)
             if ok:  # the call's own arguments are already in seen
-                values = identifiers(m.content)
+                values = identifiers(content)
                 for v in values - seen:
                     created.setdefault(v, Creation(i, name))
                 wrote = True
                 if see:
                     seen |= values
             elif see:
-                seen |= identifiers(m.content)
-        elif not wrote and m.tool_call_id in calls:
-            if not m.is_error and not looks_like_error(m.content):
-                values = identifiers(m.content)
+                seen |= identifiers(content)
+        elif not wrote and call_id in calls:
+            if not m.is_error and not looks_like_error(content):
+                values = identifiers(content)
                 reads.append(Read(f"{name}\x00{arguments}", name, i, values))
                 if see:
                     seen |= values
             elif see:
-                seen |= identifiers(m.content)
+                seen |= identifiers(content)
         elif see:
-            seen |= identifiers(m.content)
+            seen |= identifiers(content)
     substantial = n_calls > 0 or turns > 1 or chars >= MIN_COPY_CHARS
     copy_key = _hash(said) if turns and substantial else None
     replay_key = None
@@ -293,7 +302,7 @@ FINGERPRINT_VERSION = 1
 
 def fingerprint(d: TrialDigest) -> str:
     """``d`` without its identity (the store's columns hold that), as compact JSON to store."""
-    return json.dumps(
+    return _FINGERPRINT_JSON.encode(
         [
             d.outcome,
             d.assistant_turns,
@@ -305,8 +314,11 @@ def fingerprint(d: TrialDigest) -> str:
             [[r.query, r.tool, r.message, list(r.values)] for r in d.reads],
             list(d.given),
         ],
-        separators=(",", ":"),
     )
+
+
+#: As ``json.dumps(..., separators=(",", ":"))``, made once (not a call apiece).
+_FINGERPRINT_JSON = json.JSONEncoder(separators=(",", ":"))
 
 
 def from_fingerprint(trial_id: str, task_id: str, trial: int, text: str | bytes) -> TrialDigest:

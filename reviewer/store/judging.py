@@ -29,17 +29,19 @@ def cache_get(db: Store, key: str) -> CachedReply | None:
 
 def cache_get_many(db: Store, keys: Sequence[str]) -> dict[str, CachedReply]:
     """The cached replies of ``keys`` that have one (one query per 500 keys)."""
-    out: dict[str, CachedReply] = {}
+    rows = _rows_in(db, "SELECT key, response, created_at FROM judge_cache WHERE key IN ({})", keys)
+    return {r[0]: CachedReply(r[1], r[2]) for r in rows}
+
+
+def _rows_in(db: Store, sql: str, keys: Sequence[str]) -> list[Any]:
+    """The rows of ``sql`` (its ``{}`` the placeholders of an IN list) over the distinct ``keys``,
+    500 keys a query."""
+    rows: list[Any] = []
     unique = list(dict.fromkeys(keys))
     for start in range(0, len(unique), 500):
         part = unique[start : start + 500]
-        rows = db.execute(
-            "SELECT key, response, created_at FROM judge_cache "
-            f"WHERE key IN ({','.join('?' * len(part))})",
-            part,
-        ).fetchall()
-        out.update({r[0]: CachedReply(r[1], r[2]) for r in rows})
-    return out
+        rows += db.execute(sql.format(",".join("?" * len(part))), part).fetchall()
+    return rows
 
 
 def cache_put(db: Store, key: str, params: dict[str, Any], body: str) -> None:
@@ -228,17 +230,8 @@ def set_batch_status(db: Store, batch_id: str, status: str, *, collected: bool =
 
 def batch_attempts(db: Store, keys: Sequence[str]) -> dict[str, int]:
     """How many batches each request (cache key) has been submitted in."""
-    out: dict[str, int] = {}
-    unique = list(dict.fromkeys(keys))
-    for start in range(0, len(unique), 500):
-        part = unique[start : start + 500]
-        rows = db.execute(
-            "SELECT cache_key, COUNT(*) FROM judge_batch_items "
-            f"WHERE cache_key IN ({','.join('?' * len(part))}) GROUP BY cache_key",
-            part,
-        ).fetchall()
-        out.update({r[0]: r[1] for r in rows})
-    return out
+    sql = "SELECT cache_key, COUNT(*) FROM judge_batch_items WHERE cache_key IN ({}) GROUP BY cache_key"
+    return {r[0]: r[1] for r in _rows_in(db, sql, keys)}
 
 
 def pending_batch_keys(db: Store) -> set[str]:

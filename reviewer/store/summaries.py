@@ -34,40 +34,8 @@ WHERE seq = (SELECT seq FROM trials WHERE id = {tid})
 ON CONFLICT (run, outcome, verdict) DO UPDATE SET n = n + 1;
 """
 
-
-def _less_cost(other: str) -> str:
-    """A run's cost sum less the task row going (OLD): a plain subtraction, except when either is
-    infinite (costs near 1e308 stored by an older version): infinity less infinity is NaN, which
-    SQLite stores as NULL, and the write failed (``NOT NULL constraint failed``) on every later
-    import into the run. Then the sum is taken again over the run's other rows, as the slow
-    computation does. ``other`` leaves out the row an update is about to add back."""
-    return (
-        "CASE WHEN abs(cost_sum) = 9e999 OR abs(OLD.cost_sum) = 9e999 "
-        "THEN (SELECT TOTAL(s.cost_sum) FROM task_stats s WHERE s.run = OLD.run" + other + ") "
-        "ELSE cost_sum - OLD.cost_sum END"
-    )
-
-
-_NOT_NEW = " AND NOT (s.run = NEW.run AND s.task_id = NEW.task_id)"
-_TOTALS_DELETE = f"""CREATE TRIGGER task_stats_totals_delete AFTER DELETE ON task_stats BEGIN
-    UPDATE run_totals SET tasks = tasks - 1, n = n - (OLD.n - OLD.infra - OLD.unscored),
-        c = c - OLD.c, infra = infra - OLD.infra, unscored = unscored - OLD.unscored,
-        cost_sum = {_less_cost(other="")}, cost_n = cost_n - OLD.cost_n
-    WHERE run = OLD.run;
-    DELETE FROM run_totals WHERE run = OLD.run AND tasks = 0;
-    UPDATE run_groups SET tasks = tasks - 1
-    WHERE run = OLD.run AND n = OLD.n - OLD.infra - OLD.unscored AND c = OLD.c;
-    DELETE FROM run_groups WHERE run = OLD.run AND tasks = 0;
-END;"""
-_TOTALS_UPDATE = f"""CREATE TRIGGER task_stats_totals_update AFTER UPDATE ON task_stats BEGIN
-    UPDATE run_totals SET tasks = tasks - 1, n = n - (OLD.n - OLD.infra - OLD.unscored),
-        c = c - OLD.c, infra = infra - OLD.infra, unscored = unscored - OLD.unscored,
-        cost_sum = {_less_cost(other=_NOT_NEW)}, cost_n = cost_n - OLD.cost_n
-    WHERE run = OLD.run;
-    DELETE FROM run_totals WHERE run = OLD.run AND tasks = 0;
-    UPDATE run_groups SET tasks = tasks - 1
-    WHERE run = OLD.run AND n = OLD.n - OLD.infra - OLD.unscored AND c = OLD.c;
-    DELETE FROM run_groups WHERE run = OLD.run AND tasks = 0;
+#: A task's row of ``task_stats`` added to / taken from its run's totals (the triggers below).
+_ADD_TASK = """\
     INSERT INTO run_totals (run, tasks, n, c, infra, unscored, cost_sum, cost_n)
     VALUES (NEW.run, 1, NEW.n - NEW.infra - NEW.unscored, NEW.c, NEW.infra, NEW.unscored,
         NEW.cost_sum, NEW.cost_n)
@@ -77,7 +45,35 @@ _TOTALS_UPDATE = f"""CREATE TRIGGER task_stats_totals_update AFTER UPDATE ON tas
     INSERT INTO run_groups (run, n, c, tasks)
     VALUES (NEW.run, NEW.n - NEW.infra - NEW.unscored, NEW.c, 1)
     ON CONFLICT (run, n, c) DO UPDATE SET tasks = tasks + 1;
-END;"""
+"""
+
+
+def _remove_task(other: str) -> str:
+    """A task's row taken from its run's totals. Its cost sum is a plain subtraction, except when
+    either sum is infinite (costs near 1e308 stored by an older version): infinity less infinity
+    is NaN, which SQLite stores as NULL, and the write failed (``NOT NULL constraint failed``) on
+    every later import into the run. Then the run's sum is taken again over its other rows, as the
+    slow computation does; ``other`` leaves out the row an update is about to add back."""
+    return f"""\
+    UPDATE run_totals SET tasks = tasks - 1, n = n - (OLD.n - OLD.infra - OLD.unscored),
+        c = c - OLD.c, infra = infra - OLD.infra, unscored = unscored - OLD.unscored,
+        cost_sum = CASE WHEN abs(cost_sum) = 9e999 OR abs(OLD.cost_sum) = 9e999
+            THEN (SELECT TOTAL(s.cost_sum) FROM task_stats s WHERE s.run = OLD.run{other})
+            ELSE cost_sum - OLD.cost_sum END,
+        cost_n = cost_n - OLD.cost_n
+    WHERE run = OLD.run;
+    DELETE FROM run_totals WHERE run = OLD.run AND tasks = 0;
+    UPDATE run_groups SET tasks = tasks - 1
+    WHERE run = OLD.run AND n = OLD.n - OLD.infra - OLD.unscored AND c = OLD.c;
+    DELETE FROM run_groups WHERE run = OLD.run AND tasks = 0;
+"""
+
+
+_NOT_NEW = " AND NOT (s.run = NEW.run AND s.task_id = NEW.task_id)"
+_TOTALS_DELETE = f"""CREATE TRIGGER task_stats_totals_delete AFTER DELETE ON task_stats BEGIN
+{_remove_task("")}END;"""
+_TOTALS_UPDATE = f"""CREATE TRIGGER task_stats_totals_update AFTER UPDATE ON task_stats BEGIN
+{_remove_task(_NOT_NEW)}{_ADD_TASK}END;"""
 
 _SCHEMA = f"""
 CREATE INDEX trials_metrics ON trials(run, seq, task_id, outcome, success, steps, cost_usd,
@@ -143,16 +139,7 @@ CREATE TABLE run_groups (
     PRIMARY KEY (run, n, c)
 );
 CREATE TRIGGER task_stats_totals_insert AFTER INSERT ON task_stats BEGIN
-    INSERT INTO run_totals (run, tasks, n, c, infra, unscored, cost_sum, cost_n)
-    VALUES (NEW.run, 1, NEW.n - NEW.infra - NEW.unscored, NEW.c, NEW.infra, NEW.unscored,
-        NEW.cost_sum, NEW.cost_n)
-    ON CONFLICT (run) DO UPDATE SET tasks = tasks + 1, n = n + excluded.n, c = c + excluded.c,
-        infra = infra + excluded.infra, unscored = unscored + excluded.unscored,
-        cost_sum = cost_sum + excluded.cost_sum, cost_n = cost_n + excluded.cost_n;
-    INSERT INTO run_groups (run, n, c, tasks)
-    VALUES (NEW.run, NEW.n - NEW.infra - NEW.unscored, NEW.c, 1)
-    ON CONFLICT (run, n, c) DO UPDATE SET tasks = tasks + 1;
-END;
+{_ADD_TASK}END;
 {_TOTALS_DELETE}
 {_TOTALS_UPDATE}
 INSERT INTO run_totals (run, tasks, n, c, infra, unscored, cost_sum, cost_n)

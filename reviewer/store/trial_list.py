@@ -139,13 +139,7 @@ def _verdict_count(db: Store, f: TrialFilter) -> int | None:
         return None
     if f.search is not None or not verdicts_ready(db):
         return None
-    q, params = [], []
-    if f.run is not None:
-        q.append("run = ?")
-        params.append(f.run)
-    if f.outcome is not None:
-        q.append("outcome = ?")
-        params.append(f.outcome)
+    q, params = _equal(run=f.run, outcome=f.outcome)
     if f.verdict == "none":
         # everyone less the judged, in one statement: one snapshot of both tables (two statements
         # straddling another process's commit of judged trials counted them judged, not there)
@@ -167,6 +161,12 @@ def _verdict_count(db: Store, f: TrialFilter) -> int | None:
     return int(row.fetchone()[0])
 
 
+def _equal(**columns: str | None) -> tuple[list[str], list[str]]:
+    """``column = ?`` conditions and their parameters for the columns given a value."""
+    given = {c: v for c, v in columns.items() if v is not None}
+    return [f"{c} = ?" for c in given], list(given.values())
+
+
 def _stats_count(db: Store, f: TrialFilter) -> int | None:
     """The count of a filter on run, task and outcome alone, summed from the per-task counts the
     importer keeps (``task_stats``, one row per task: O(tasks), not O(trials)); None for any other
@@ -181,13 +181,7 @@ def _stats_count(db: Store, f: TrialFilter) -> int | None:
     expr = _STATS_COUNT.get(f.outcome)
     if expr is None:
         return None
-    q, params = [], []
-    if f.run is not None:
-        q.append("run = ?")
-        params.append(f.run)
-    if f.task_id is not None:
-        q.append("task_id = ?")
-        params.append(f.task_id)
+    q, params = _equal(run=f.run, task_id=f.task_id)
     where = " AND ".join(q) or "1"
     if f.task_id is None:  # the same sums per run, kept in run_totals (m016): O(runs)
         expr = _RUN_TOTALS_COUNT[f.outcome]

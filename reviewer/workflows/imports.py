@@ -14,6 +14,7 @@ from reviewer.ingest.outcome import ImportOptions, not_applied_lines
 from reviewer.metrics.rules import Rule
 from reviewer.models import Rubric, Skip
 from reviewer.store.db import Store
+from reviewer.store.writer import checkpoint
 from reviewer.workflows.import_files import FileResult, Session, import_file
 
 __all__ = [
@@ -183,6 +184,7 @@ def import_paths(
         if result.cancelled:
             break
     if db is not None and not check:
+        checkpoint(db)  # the files' pages, logged with fewer checkpoints while they were written
         _register_rubric(db, paths, summary)
         from reviewer.workflows.audit import audit_after_import
 

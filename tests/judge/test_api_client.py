@@ -30,6 +30,22 @@ def _run(coro: Any) -> Any:
     return asyncio.run(coro)
 
 
+def _raised(handler: Any) -> Exception:
+    """What one request raises when the API's side is ``handler``."""
+
+    async def go() -> Exception:
+        client = _client(handler)
+        try:
+            await client.create({"model": "m"})
+        except api.APIError as e:
+            return e
+        finally:
+            await client.close()
+        raise AssertionError("no error raised")
+
+    return _run(go())
+
+
 def test_it_posts_the_fields_as_they_are_with_the_key_and_version() -> None:
     seen: list[httpx2.Request] = []
 
@@ -101,17 +117,8 @@ def test_an_error_status_raises_with_what_the_retry_rules_read() -> None:
             json={"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}},
         )
 
-    async def go() -> api.APIStatusError:
-        client = _client(handler)
-        try:
-            await client.create({"model": "m"})
-        except api.APIStatusError as e:
-            return e
-        finally:
-            await client.close()
-        raise AssertionError("no error raised")
-
-    e = _run(go())
+    e = _raised(handler)
+    assert isinstance(e, api.APIStatusError)
     assert e.status_code == 429
     assert api.status_error(e) and not api.connection_error(e)
     assert api_message(e) == "slow down"
@@ -124,17 +131,8 @@ def test_a_body_that_is_not_json_is_kept_as_text() -> None:
     def handler(request: httpx2.Request) -> httpx2.Response:
         return httpx2.Response(500, text="<html>bad gateway</html>")
 
-    async def go() -> api.APIStatusError:
-        client = _client(handler)
-        try:
-            await client.create({})
-        except api.APIStatusError as e:
-            return e
-        finally:
-            await client.close()
-        raise AssertionError("no error raised")
-
-    e = _run(go())
+    e = _raised(handler)
+    assert isinstance(e, api.APIStatusError)
     assert e.status_code == 500 and e.body == "<html>bad gateway</html>"
     assert retryable(e)
     assert "bad gateway" in api_message(e)
@@ -151,17 +149,7 @@ def test_no_answer_raises_a_connection_error(raised: Exception, kind: type) -> N
     def handler(request: httpx2.Request) -> httpx2.Response:
         raise raised
 
-    async def go() -> Exception:
-        client = _client(handler)
-        try:
-            await client.create({})
-        except api.APIError as e:
-            return e
-        finally:
-            await client.close()
-        raise AssertionError("no error raised")
-
-    e = _run(go())
+    e = _raised(handler)
     assert type(e) is kind
     assert api.connection_error(e) and not api.status_error(e)
     assert retryable(e)
