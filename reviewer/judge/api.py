@@ -9,7 +9,9 @@ wire protocol the SDK does, over the same HTTP library (httpx2, the SDK's own de
   versions do), else ``ANTHROPIC_AUTH_TOKEN`` (a bearer token); the endpoint from
   ``ANTHROPIC_BASE_URL``, else ``https://api.anthropic.com``;
 - the request body is the job's parameters as they are (they already are the API's fields);
-- an answer of 400 or more raises ``APIStatusError`` (its ``status_code``, ``response`` with the
+- extra headers from ``ANTHROPIC_CUSTOM_HEADERS`` (one ``name: value`` a line, as the SDK reads
+  them, sent over the others); redirects are followed, as the SDK's client does;
+- an answer outside 2xx raises ``APIStatusError`` (its ``status_code``, ``response`` with the
   headers ``judge.retry`` reads, ``body`` parsed when it is JSON, ``message``), a lost connection
   ``APIConnectionError``, a timeout ``APITimeoutError``; no retries of its own (``judge.retry``
   decides every one).
@@ -49,12 +51,15 @@ class APIStatusError(APIError):
     def __init__(self, response: httpx2.Response) -> None:
         self.response = response
         self.status_code = response.status_code
-        text = response.text
+        # the SDK's body and message: the JSON when the text is JSON, else the text itself
+        text = response.text.strip()
         try:
             self.body: Any = json.loads(text)
+            message = f"Error code: {self.status_code} - {self.body}"
         except ValueError:
-            self.body = text or None
-        super().__init__(f"Error code: {self.status_code} - {self.body}")
+            self.body = text
+            message = text or f"Error code: {self.status_code}"
+        super().__init__(message)
 
 
 class APIConnectionError(APIError):
@@ -63,6 +68,53 @@ class APIConnectionError(APIError):
 
 class APITimeoutError(APIConnectionError):
     """No answer within the timeout."""
+
+
+def custom_headers(value: str | None) -> dict[str, str]:
+    """``ANTHROPIC_CUSTOM_HEADERS`` as the SDK reads it: ``name: value`` lines, others ignored."""
+    parsed: dict[str, str] = {}
+    for line in (value or "").split("\n"):
+        colon = line.find(":")
+        if colon >= 0:
+            parsed[line[:colon].strip()] = line[colon + 1 :].strip()
+    return parsed
+
+
+def endpoint_problem(base: str) -> str | None:
+    """Why ``base`` (``ANTHROPIC_BASE_URL``) cannot be the API's address, else None: every request
+    to it would fail (and be retried) before reaching any server."""
+    if base != base.strip() or any(c.isspace() or ord(c) < 32 for c in base):
+        return "has spaces or control characters"
+    try:
+        url = httpx2.URL(base)
+    except httpx2.InvalidURL as e:
+        return f"is not a URL ({e})"
+    if url.scheme not in ("http", "https"):
+        return "is not an http:// or https:// address"
+    if not url.host:
+        return "has no host"
+    return None
+
+
+def settings_problem() -> str | None:
+    """Why the environment's key or custom headers cannot be sent (every request would fail, each
+    retried, before reaching any server), else None: a key pasted with its line end or spaces, a
+    character a header cannot hold."""
+    key_name = (
+        "ANTHROPIC_API_KEY" if os.environ.get("ANTHROPIC_API_KEY") else "ANTHROPIC_AUTH_TOKEN"
+    )
+    values = [(key_name, os.environ.get(key_name) or "")]
+    extra = custom_headers(os.environ.get("ANTHROPIC_CUSTOM_HEADERS"))
+    values += [(f"ANTHROPIC_CUSTOM_HEADERS {name!r}", v) for name, v in extra.items()]
+    for what, value in values:
+        if value != value.strip() or any(ord(c) < 32 or ord(c) == 127 for c in value):
+            return f"{what} has spaces or control characters around or in it"
+        if not value.isascii():
+            return f"{what} is not ASCII"
+    for name in extra:
+        if not name or not name.isascii() or any(c.isspace() or ord(c) < 32 for c in name):
+            return f"ANTHROPIC_CUSTOM_HEADERS has a header name that cannot be sent: {name!r}"
+    return None
 
 
 def _sdk_classes(*names: str) -> tuple[type[BaseException], ...]:
@@ -121,35 +173,65 @@ class MessagesClient:
             "accept": "application/json",
             "user-agent": "reviewer-judge",
         }
+        secret: dict[str, str] = {}
         if self.api_key:
-            headers["x-api-key"] = self.api_key
-            headers["authorization"] = f"Bearer {self.api_key}"
+            secret["x-api-key"] = self.api_key
+            secret["authorization"] = f"Bearer {self.api_key}"
         elif self.auth_token:
-            headers["authorization"] = f"Bearer {self.auth_token}"
+            secret["authorization"] = f"Bearer {self.auth_token}"
+        secret.update(custom_headers(os.environ.get("ANTHROPIC_CUSTOM_HEADERS")))
         size = max(1, max_connections)
         self._http = httpx2.AsyncClient(
             headers=headers,
+            event_hooks={"request": [_SameOrigin(httpx2.URL(self.url), secret)]},
             timeout=httpx2.Timeout(timeout_s, connect=min(CONNECT_TIMEOUT_S, timeout_s)),
             limits=httpx2.Limits(max_connections=size, max_keepalive_connections=size),
             transport=transport,
+            follow_redirects=True,  # as the SDK's client: an endpoint that moved is followed
         )
         self.messages = _Messages(self)
 
     async def create(self, body: dict[str, Any]) -> httpx2.Response:
-        """POST ``body`` to the Messages API; the response when its status is under 400."""
+        """POST ``body`` to the Messages API; the response when its status is 2xx (as the SDK,
+        any other raises: a 3xx not followed is no reply to store or cache)."""
         content = json.dumps(body).encode("ascii")  # lone surrogates travel as \u escapes
         try:
             response = await self._http.post(self.url, content=content)
         except httpx2.TimeoutException as e:
-            raise APITimeoutError(f"Request timed out: {e}") from e
-        except httpx2.TransportError as e:
-            raise APIConnectionError(f"Connection error: {e}") from e
-        if response.status_code >= 400:
+            raise APITimeoutError(
+                f"Request timed out ({type(e).__name__}){f': {e}' if str(e) else ''}"
+            ) from e
+        except (httpx2.TransportError, httpx2.DecodingError, httpx2.TooManyRedirects) as e:
+            # as the SDK: a reply that cannot be read (a broken gzip body) is a lost connection
+            raise APIConnectionError(f"Connection error: {type(e).__name__}: {e}") from e
+        if not response.is_success:
             raise APIStatusError(response)
         return response
 
     async def close(self) -> None:
         await self._http.aclose()
+
+
+class _SameOrigin:
+    """A request hook (run on every hop of a redirect): the key (and ``ANTHROPIC_CUSTOM_HEADERS``)
+    on each request to the endpoint's own origin, and never on a redirect to another origin (httpx
+    drops only ``authorization`` there, not ``x-api-key``)."""
+
+    def __init__(self, url: httpx2.URL, headers: dict[str, str]) -> None:
+        self._origin = _origin(url)
+        self._headers = headers
+
+    async def __call__(self, request: httpx2.Request) -> None:
+        if _origin(request.url) == self._origin:
+            request.headers.update(self._headers)
+        else:  # a redirect's request starts from a copy of the last one's headers
+            for name in self._headers:
+                request.headers.pop(name, None)
+
+
+def _origin(url: httpx2.URL) -> tuple[str, str, int | None]:
+    port = url.port or {"http": 80, "https": 443}.get(url.scheme)
+    return url.scheme, url.host, port
 
 
 class _Messages:

@@ -172,12 +172,14 @@ def make_client(settings: JudgeSettings) -> Any:
     """The live judge's Messages API client (``judge.api``: the SDK's wire protocol without its
     second of start-up), no retries of its own (``judge.retry`` decides them, one budget), its
     connection pool sized to the concurrency so every request in flight keeps its connection."""
-    from reviewer.judge.api import MessagesClient
+    from reviewer.judge.api import MessagesClient, endpoint_problem, settings_problem
 
     require_key()
     base = os.environ.get("ANTHROPIC_BASE_URL")
-    if base and not base.lower().startswith(("http://", "https://")):
-        raise JudgeAbort(f"ANTHROPIC_BASE_URL {base!r} is not an http:// or https:// address")
+    if base and (problem := endpoint_problem(base)) is not None:
+        raise JudgeAbort(f"ANTHROPIC_BASE_URL {base!r} {problem}")
+    if (problem := settings_problem()) is not None:
+        raise JudgeAbort(problem)
     return MessagesClient(
         timeout_s=settings.timeout_s, max_connections=max(100, settings.concurrency)
     )
@@ -423,14 +425,18 @@ class Runner:
                 f"no price known for model {self.settings.model!r}, so --max-cost cannot be "
                 "enforced; add it under [judge.prices] in reviewer.toml"
             )
-        client = self.client_factory(self.settings)
-        from reviewer.judge.pending import reserve_room
+        from reviewer.judge.pending import pending_path, reserve_room
 
         s = self.settings
-        self._room = reserve_room(
-            self.db, min(ROOM_MAX, s.concurrency * (2 * s.max_chars + 8 * s.max_tokens + 32_768))
-        )
-        return client
+        size = min(ROOM_MAX, s.concurrency * (2 * s.max_chars + 8 * s.max_tokens + 32_768))
+        self._room = reserve_room(self.db, size)
+        if self._room is None and pending_path(self.db) is not None:
+            # nothing is sent that could be neither stored nor kept: a reply is paid for
+            raise JudgeAbort(
+                f"no room on the disk for this run's replies ({size / 2**20:.1f} MB next to the "
+                "database, in case they cannot be stored): free some space and run it again"
+            )
+        return self.client_factory(self.settings)
 
     # claims --------------------------------------------------------------------------------------
     def _heartbeat(self) -> None:

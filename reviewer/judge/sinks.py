@@ -3,6 +3,7 @@ pair judgements, each with its reply in the response cache in one transaction.""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 from reviewer.judge.reply import Outcome, map_winner
@@ -15,6 +16,16 @@ Sink = Callable[[Store, Outcome], None]
 #: The ``source`` column of a stored outcome, by where its reply came from.
 SOURCES = {"api": "judge", "cache": "judge-cache", "batch": "judge-batch"}
 
+#: A lone surrogate: valid in a JSON reply (``"\\ud800"``), never in the UTF-8 the database keeps.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def storable(text: str) -> str:
+    """``text`` as the database can keep it: a lone surrogate (a judge can echo one from a hostile
+    transcript, and the API's error messages can hold one) becomes U+FFFD, so a paid reply is
+    stored instead of failing its write on every run."""
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
 
 def store_verdict(db: Store, o: Outcome) -> None:
     j = o.job
@@ -24,7 +35,7 @@ def store_verdict(db: Store, o: Outcome) -> None:
             trial_id=j.target,
             judge=j.judge,
             verdict=o.value,
-            rationale=o.rationale,
+            rationale=storable(o.rationale),
             model=str(j.params.get("model", "")),
             rubric=j.rubric,
             input_tokens=o.input_tokens,
@@ -50,7 +61,7 @@ def store_preference(db: Store, o: Outcome) -> None:
         judge=j.judge,
         order=order,
         winner=None if o.is_error else map_winner(order, o.value),
-        rationale=o.rationale,
+        rationale=storable(o.rationale),
         task_id=j.meta.get("task_id"),
         a_trial=str(j.meta.get("a_trial", "")),
         b_trial=str(j.meta.get("b_trial", "")),

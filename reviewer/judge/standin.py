@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -111,6 +112,13 @@ class _Server(ThreadingHTTPServer):
 
     daemon_threads = True
     request_queue_size = 1024
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up before its reply (a judge's timeout, ^C) is no error of the
+        stand-in's: no traceback on its terminal. Anything else is printed as before."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
 
 class StandIn:

@@ -878,3 +878,13 @@ def m016_summaries(db: sqlite_utils.Database) -> None:
     from reviewer.store.summaries import create
 
     create(db)
+
+
+@migrations()
+def m017_summary_costs(db: sqlite_utils.Database) -> None:
+    """m016's triggers that take a task's row out of its run's totals, made again: the first ones
+    failed every later import into a run whose cost sum is infinite (costs near 1e308 stored by an
+    older version), infinity less infinity being NULL in SQLite."""
+    from reviewer.store.summaries import replace_cost_triggers
+
+    replace_cost_triggers(db)

@@ -46,16 +46,35 @@ _ADD_TASK = """\
     VALUES (NEW.run, NEW.n - NEW.infra - NEW.unscored, NEW.c, 1)
     ON CONFLICT (run, n, c) DO UPDATE SET tasks = tasks + 1;
 """
-_REMOVE_TASK = """\
+
+
+def _remove_task(other: str) -> str:
+    """A task's row taken from its run's totals. Its cost sum is a plain subtraction, except when
+    either sum is infinite (costs near 1e308 stored by an older version): infinity less infinity
+    is NaN, which SQLite stores as NULL, and the write failed (``NOT NULL constraint failed``) on
+    every later import into the run. Then the run's sum is taken again over its other rows, as the
+    slow computation does; ``other`` leaves out the row an update is about to add back."""
+    return f"""\
     UPDATE run_totals SET tasks = tasks - 1, n = n - (OLD.n - OLD.infra - OLD.unscored),
         c = c - OLD.c, infra = infra - OLD.infra, unscored = unscored - OLD.unscored,
-        cost_sum = cost_sum - OLD.cost_sum, cost_n = cost_n - OLD.cost_n
+        cost_sum = CASE WHEN abs(cost_sum) = 9e999 OR abs(OLD.cost_sum) = 9e999
+            THEN (SELECT TOTAL(s.cost_sum) FROM task_stats s WHERE s.run = OLD.run{other})
+            ELSE cost_sum - OLD.cost_sum END,
+        cost_n = cost_n - OLD.cost_n
     WHERE run = OLD.run;
     DELETE FROM run_totals WHERE run = OLD.run AND tasks = 0;
     UPDATE run_groups SET tasks = tasks - 1
     WHERE run = OLD.run AND n = OLD.n - OLD.infra - OLD.unscored AND c = OLD.c;
     DELETE FROM run_groups WHERE run = OLD.run AND tasks = 0;
 """
+
+
+_NOT_NEW = " AND NOT (s.run = NEW.run AND s.task_id = NEW.task_id)"
+_TOTALS_DELETE = f"""CREATE TRIGGER task_stats_totals_delete AFTER DELETE ON task_stats BEGIN
+{_remove_task("")}END;"""
+_TOTALS_UPDATE = f"""CREATE TRIGGER task_stats_totals_update AFTER UPDATE ON task_stats BEGIN
+{_remove_task(_NOT_NEW)}{_ADD_TASK}END;"""
+
 _SCHEMA = f"""
 CREATE INDEX trials_metrics ON trials(run, seq, task_id, outcome, success, steps, cost_usd,
     latency_s, tool_calls, tool_errors, id);
@@ -121,10 +140,8 @@ CREATE TABLE run_groups (
 );
 CREATE TRIGGER task_stats_totals_insert AFTER INSERT ON task_stats BEGIN
 {_ADD_TASK}END;
-CREATE TRIGGER task_stats_totals_delete AFTER DELETE ON task_stats BEGIN
-{_REMOVE_TASK}END;
-CREATE TRIGGER task_stats_totals_update AFTER UPDATE ON task_stats BEGIN
-{_REMOVE_TASK}{_ADD_TASK}END;
+{_TOTALS_DELETE}
+{_TOTALS_UPDATE}
 INSERT INTO run_totals (run, tasks, n, c, infra, unscored, cost_sum, cost_n)
 SELECT run, COUNT(*), SUM(n - infra - unscored), SUM(c), SUM(infra), SUM(unscored),
     TOTAL(cost_sum), SUM(cost_n)
@@ -159,6 +176,17 @@ def create(db: sqlite_utils.Database) -> None:
     """Make the summaries and fill them from the stored data (migration m016)."""
     for statement in STATEMENTS:
         db.execute(statement)
+
+
+def replace_cost_triggers(db: sqlite_utils.Database) -> None:
+    """The triggers that take a task's row out of its run's totals, made again (migration m017: a
+    database migrated by the first m016 has the ones that failed on infinite cost sums)."""
+    for name, sql in (
+        ("task_stats_totals_delete", _TOTALS_DELETE),
+        ("task_stats_totals_update", _TOTALS_UPDATE),
+    ):
+        db.execute(f"DROP TRIGGER IF EXISTS {name}")
+        db.execute(sql.rstrip().removesuffix(";"))
 
 
 # The trials given a verdict since the last take-in (parameter: summary_state.verdicts_seen).

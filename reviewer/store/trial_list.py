@@ -141,12 +141,19 @@ def _verdict_count(db: Store, f: TrialFilter) -> int | None:
         return None
     q, params = _equal(run=f.run, outcome=f.outcome)
     if f.verdict == "none":
-        everyone = _stats_count(db, replace(f, verdict=None))
+        # everyone less the judged, in one statement: one snapshot of both tables (two statements
+        # straddling another process's commit of judged trials counted them judged, not there)
+        everyone = _RUN_TOTALS_COUNT.get(f.outcome)
         if everyone is None:
             return None
         where = " AND ".join(q) or "1"
-        row = db.execute(f"SELECT COALESCE(SUM(n), 0) FROM verdict_counts WHERE {where}", params)
-        return everyone - int(row.fetchone()[0])
+        in_run = "run = ?" if f.run is not None else "1"
+        row = db.execute(
+            f"SELECT (SELECT COALESCE(SUM({everyone}), 0) FROM run_totals WHERE {in_run}) "
+            f"- (SELECT COALESCE(SUM(n), 0) FROM verdict_counts WHERE {where})",
+            [*([f.run] if f.run is not None else []), *params],
+        )
+        return int(row.fetchone()[0])
     where = " AND ".join([*q, "verdict = ?"])
     row = db.execute(
         f"SELECT COALESCE(SUM(n), 0) FROM verdict_counts WHERE {where}", [*params, f.verdict]
