@@ -5,8 +5,8 @@ and a few milliseconds of CPU per request; ``reviewer judge`` sends its first re
 of starting and keeps 16 requests in flight on one core only with this client. It speaks the same
 wire protocol the SDK does, over the same HTTP library (httpx2, the SDK's own dependency):
 
-- the key from ``ANTHROPIC_API_KEY`` (sent as ``x-api-key`` and as a bearer token, as the SDK
-  versions do), else ``ANTHROPIC_AUTH_TOKEN`` (a bearer token); the endpoint from
+- the key from ``ANTHROPIC_API_KEY`` (sent as a bearer token, as the installed SDK sends it, and as
+  ``x-api-key``, the header the API's documentation and earlier SDKs use), else ``ANTHROPIC_AUTH_TOKEN`` (a bearer token); the endpoint from
   ``ANTHROPIC_BASE_URL``, else ``https://api.anthropic.com``;
 - the request body is the job's parameters as they are (they already are the API's fields);
 - extra headers from ``ANTHROPIC_CUSTOM_HEADERS`` (one ``name: value`` a line, as the SDK reads
