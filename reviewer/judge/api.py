@@ -33,6 +33,9 @@ import httpx2
 #: The Messages API version the installed SDK sends (``anthropic._constants.ANTHROPIC_API_VERSION``).
 API_VERSION = "2026-10-21"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
+#: A reply is read up to this many bytes plus REPLY_TOKEN_BYTES per ``max_tokens`` (``reply_limit``).
+REPLY_BASE_BYTES = 1024 * 1024
+REPLY_TOKEN_BYTES = 64
 #: Connections are made within this many seconds or the request fails (the SDK's connect timeout).
 CONNECT_TIMEOUT_S = 5.0
 
@@ -60,6 +63,27 @@ class APIStatusError(APIError):
             self.body = text
             message = text or f"Error code: {self.status_code}"
         super().__init__(message)
+
+
+class APIReplyTooLarge(APIError):
+    """A reply far longer than ``max_tokens`` allows: not read past the limit, never stored whole."""
+
+    def __init__(self, status_code: int, size: int, limit: int) -> None:
+        self.status_code = status_code
+        self.size = size
+        self.limit = limit
+        super().__init__(
+            f"the reply is over {limit:,} bytes (read {size:,} before stopping), more than "
+            "max_tokens allows: not stored"
+        )
+
+
+def reply_limit(body: dict[str, Any]) -> int:
+    """The most bytes a reply to ``body`` is read to: REPLY_BASE_BYTES plus REPLY_TOKEN_BYTES per
+    ``max_tokens`` (a token is a few characters; JSON escapes make one character at most 12 bytes)."""
+    tokens = body.get("max_tokens")
+    n = tokens if type(tokens) is int and tokens > 0 else 0
+    return REPLY_BASE_BYTES + REPLY_TOKEN_BYTES * n
 
 
 class APIConnectionError(APIError):
@@ -196,7 +220,9 @@ class MessagesClient:
         any other raises: a 3xx not followed is no reply to store or cache)."""
         content = json.dumps(body).encode("ascii")  # lone surrogates travel as \u escapes
         try:
-            response = await self._http.post(self.url, content=content)
+            response = await self._read(
+                self._http.build_request("POST", self.url, content=content), reply_limit(body)
+            )
         except httpx2.TimeoutException as e:
             raise APITimeoutError(
                 f"Request timed out ({type(e).__name__}){f': {e}' if str(e) else ''}"
@@ -207,6 +233,38 @@ class MessagesClient:
         if not response.is_success:
             raise APIStatusError(response)
         return response
+
+    async def _read(self, request: httpx2.Request, limit: int) -> httpx2.Response:
+        """Send ``request`` and read its reply (decoded) up to ``limit`` bytes; past it the
+        connection is dropped and APIReplyTooLarge raised (a broken or hostile endpoint's endless
+        reply never fills memory or the database)."""
+        response = await self._http.send(request, stream=True)
+        try:
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > limit:
+                raise APIReplyTooLarge(response.status_code, int(declared), limit)
+            chunks: list[bytes] = []
+            size = 0
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                if size > limit:
+                    raise APIReplyTooLarge(response.status_code, size, limit)
+                chunks.append(chunk)
+        finally:
+            await response.aclose()
+        # the body is decoded already: the new response must not decode it again
+        headers = [
+            (k, v)
+            for k, v in response.headers.multi_items()
+            if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")
+        ]
+        return httpx2.Response(
+            response.status_code,
+            headers=headers,
+            content=b"".join(chunks),
+            request=response.request,
+            extensions=response.extensions,
+        )
 
     async def close(self) -> None:
         await self._http.aclose()

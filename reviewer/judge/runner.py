@@ -39,7 +39,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reviewer.judge.api import connection_error, status_error
+from reviewer.judge.api import APIReplyTooLarge, connection_error, status_error
 from reviewer.judge.claims import CLAIM_TTL_S, HEARTBEAT_S, new_owner, owner_gone, store_problem
 from reviewer.judge.prompt import prompt_chars
 from reviewer.judge.reply import Job, Outcome, outcome_from_body
@@ -485,6 +485,16 @@ class Runner:
                 self.stats.requests += 1
                 resp = await client.messages.with_raw_response.create(**sdk_args(job.params))
                 body = resp.http_response.text
+            except APIReplyTooLarge as e:  # retrying would pay for it again
+                return Outcome(
+                    job,
+                    "error",
+                    str(e),
+                    json.dumps({"error": str(e)}),
+                    "api",
+                    latency_s=time.monotonic() - started,
+                    cacheable=False,
+                )
             except Exception as e:
                 answered = status_error(e)  # this client's errors or an SDK client's
                 if not answered and not connection_error(e):

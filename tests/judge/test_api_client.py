@@ -215,3 +215,113 @@ def test_an_endpoint_without_a_scheme_stops_the_run_in_one_line(
     assert result.exit_code != 0
     assert "ANTHROPIC_BASE_URL 'localhost:9' is not an http:// or https:// address" in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_reply_declared_longer_than_max_tokens_allows_is_not_read() -> None:
+    big = api.REPLY_BASE_BYTES + 10 * api.REPLY_TOKEN_BYTES + 1
+    sent: list[int] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        sent.append(1)
+        return httpx2.Response(200, content=b"x" * big)  # content-length declared
+
+    async def go() -> Exception:
+        client = _client(handler)
+        try:
+            await client.create({"model": "m", "max_tokens": 10})
+        except api.APIError as e:
+            return e
+        finally:
+            await client.close()
+        raise AssertionError("no error raised")
+
+    e = _run(go())
+    assert isinstance(e, api.APIReplyTooLarge)
+    assert e.limit == api.REPLY_BASE_BYTES + 10 * api.REPLY_TOKEN_BYTES
+    assert "more than max_tokens allows" in str(e)
+    assert sent == [1]
+
+
+def test_an_endless_reply_without_a_length_is_cut_at_the_limit() -> None:
+    pieces: list[int] = []
+
+    async def endless() -> Any:
+        for _ in range(10_000):
+            pieces.append(1)
+            yield b"y" * 65536
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, content=endless())  # streamed, no content-length
+
+    async def go() -> Exception:
+        client = _client(handler)
+        try:
+            await client.create({"model": "m", "max_tokens": 1})
+        except api.APIError as e:
+            return e
+        finally:
+            await client.close()
+        raise AssertionError("no error raised")
+
+    e = _run(go())
+    assert isinstance(e, api.APIReplyTooLarge)
+    assert e.size > e.limit
+    assert len(pieces) < 30  # stopped near 1 MiB, not after 655 MB
+
+
+def test_a_compressed_reply_is_decoded_once() -> None:
+    import gzip
+
+    payload = json.dumps({"id": "msg_gz", "content": [{"type": "text", "text": "é" * 100}]})
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(
+            200,
+            headers={"content-encoding": "gzip", "content-type": "application/json"},
+            content=gzip.compress(payload.encode()),
+        )
+
+    async def go() -> str:
+        client = _client(handler)
+        try:
+            return (await client.create({"model": "m"})).text
+        finally:
+            await client.close()
+
+    assert _run(go()) == payload
+
+
+def test_a_huge_reply_is_an_uncached_error_and_the_run_goes_on(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reviewer.judge.jobs import BUILTIN_RUBRIC, verdict_jobs
+    from reviewer.judge.runner import Runner
+    from reviewer.judge.settings import JudgeSettings
+    from reviewer.judge.standin import StandIn, default_policy, tool_reply
+    from reviewer.store.db import open_store
+    from reviewer.store.judging import select_trials
+
+    calls: list[int] = []
+
+    def policy(params: dict[str, Any]) -> Any:
+        calls.append(1)
+        if len(calls) == 1:  # a broken endpoint's first reply: megabytes of rationale
+            return tool_reply(
+                params, "record_verdict", {"verdict": "pass", "rationale": "z" * 3_000_000}
+            )
+        return default_policy(params)
+
+    with StandIn(policy) as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+        db = open_store(db_path)
+        ids = select_trials(db, ["support-v1"])[:3]
+        settings = JudgeSettings(concurrency=1, max_tokens=256)
+        stats = Runner(db, settings).run(verdict_jobs(db, ids, BUILTIN_RUBRIC, settings), 3)
+        assert (stats.done, stats.errors, stats.failed) == (3, 1, 0)
+        rows = db.execute(
+            "SELECT rationale FROM verdicts WHERE verdict = 'error' AND source LIKE 'judge%'"
+        ).fetchall()
+        assert len(rows) == 1 and "more than max_tokens allows" in rows[0][0]
+        assert max(len(r[0]) for r in db.execute("SELECT response FROM judge_cache")) < 100_000
+        db.close()
