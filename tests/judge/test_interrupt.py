@@ -24,6 +24,9 @@ def test_ctrl_c_stores_the_replies_in_flight(db_path: Path, tmp_path: Path, api_
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            # ^C as a terminal delivers it, even when this suite runs in a background job (which
+            # starts with SIGINT ignored, a disposition children inherit)
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
         deadline = time.monotonic() + 30
         while server.message_requests < 3 and time.monotonic() < deadline:
