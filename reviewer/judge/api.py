@@ -117,6 +117,8 @@ def endpoint_problem(base: str) -> str | None:
         return "is not an http:// or https:// address"
     if not url.host:
         return "has no host"
+    if url.port is not None and not 0 < url.port < 65536:
+        return f"has port {url.port}, outside 1-65535"
     return None
 
 

@@ -229,6 +229,10 @@ class Runner:
         self._waiting: set[asyncio.Task[None]] = set()
         self._renewed = 0.0
         self._room: Path | None = None
+        #: where requests go (for the line that says it cannot be reached), and whether any
+        #: request of this run got an answer from it
+        self._endpoint = "the API"
+        self._reached = False
         self._arrivals: list[Outcome] = []
         self._store_soon: asyncio.Handle | None = None
         self._in_batch: set[str] = set()
@@ -436,7 +440,9 @@ class Runner:
                 f"no room on the disk for this run's replies ({size / 2**20:.1f} MB next to the "
                 "database, in case they cannot be stored): free some space and run it again"
             )
-        return self.client_factory(self.settings)
+        client = self.client_factory(self.settings)
+        self._endpoint = str(getattr(client, "url", None) or self._endpoint)
+        return client
 
     # claims --------------------------------------------------------------------------------------
     def _heartbeat(self) -> None:
@@ -485,6 +491,7 @@ class Runner:
                 self.stats.requests += 1
                 resp = await client.messages.with_raw_response.create(**sdk_args(job.params))
                 body = resp.http_response.text
+                self._reached = True
             except APIReplyTooLarge as e:  # retrying would pay for it again
                 return Outcome(
                     job,
@@ -499,13 +506,17 @@ class Runner:
                 answered = status_error(e)  # this client's errors or an SDK client's
                 if not answered and not connection_error(e):
                     raise
+                self._reached = self._reached or answered
                 if answered and status_of(e) in (401, 403):
                     self._abort = f"the API refused the key ({status_of(e)}): {api_message(e)}"
                     return None
                 if answered and status_of(e) == 404:
-                    self._abort = (
-                        f"not found at the API (404) — check the model name: {api_message(e)}"
+                    check = (
+                        "ANTHROPIC_BASE_URL (it ends in /v1; the client adds /v1/messages)"
+                        if "/v1/v1/" in self._endpoint
+                        else "the model name"
                     )
+                    self._abort = f"not found at the API (404) — check {check}: {api_message(e)}"
                     return None
                 if status_of(e) == 402:
                     self._abort = (
@@ -535,6 +546,12 @@ class Runner:
     def _given_up(self, job: Job, e: Exception, retry: int, started: float) -> Outcome | None:
         """A transient failure that is not retried (any more) is not stored: the next run sends it
         again. Any other refusal is an uncached ``error`` outcome."""
+        if connection_error(e) and not self._reached and not _timed_out(e):
+            # no request of this run ever reached the endpoint, and this one did not in all its
+            # tries: every other request would wait through the same retries
+            self.stats.failed += 1
+            self._abort = f"cannot connect to {self._endpoint}: {api_message(e)}"
+            return None
         if retryable(e) or connection_error(e) or _transient(e):
             self.stats.failed += 1
             why = (
@@ -662,6 +679,11 @@ class Runner:
         if o.is_error:
             s.errors += 1
         self.on_progress(s, o)
+
+
+def _timed_out(e: Exception) -> bool:
+    """A timeout (this client's or the SDK's): the endpoint may be there, only slow."""
+    return "Timeout" in type(e).__name__
 
 
 def _transient(e: Exception) -> bool:

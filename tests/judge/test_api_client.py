@@ -325,3 +325,114 @@ def test_a_huge_reply_is_an_uncached_error_and_the_run_goes_on(
         assert len(rows) == 1 and "more than max_tokens allows" in rows[0][0]
         assert max(len(r[0]) for r in db.execute("SELECT response FROM judge_cache")) < 100_000
         db.close()
+
+
+def test_a_port_outside_the_range_stops_the_run_in_one_line(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: port 99999 reached the connection layer and every trial failed with
+    'ExceptionGroup: unhandled errors in a TaskGroup'."""
+    from click.testing import CliRunner
+
+    from reviewer.cli import cli
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:99999")
+    result = CliRunner().invoke(cli, ["--db", str(db_path), "judge", "--limit", "1"])
+    assert result.exit_code != 0
+    assert "has port 99999, outside 1-65535" in result.output
+    assert "ExceptionGroup" not in result.output
+
+
+def test_an_endpoint_no_request_reaches_stops_the_run_after_one_requests_tries(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: with nothing listening, every trial waited through its own retries (a minute of
+    'waiting 6 s before trying again' lines) and the run never named the address."""
+    import socket
+
+    from reviewer.judge.jobs import BUILTIN_RUBRIC, verdict_jobs
+    from reviewer.judge.runner import JudgeAbort, Runner
+    from reviewer.judge.settings import JudgeSettings
+    from reviewer.store.db import open_store
+    from reviewer.store.judging import select_trials
+
+    with socket.socket() as s:  # a port with nothing listening on it
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{port}")
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    db = open_store(db_path)
+    ids = select_trials(db, ["support-v1"])[:5]
+    settings = JudgeSettings(concurrency=1, max_retries=2)
+    runner = Runner(db, settings, sleep=sleep)
+    with pytest.raises(JudgeAbort) as stop:
+        runner.run(verdict_jobs(db, ids, BUILTIN_RUBRIC, settings), len(ids))
+    assert f"cannot connect to http://127.0.0.1:{port}/v1/messages" in str(stop.value)
+    assert len(waits) == 2  # the first request's retries, and no other request's
+    assert runner.stats.requests == 3
+    db.close()
+
+
+def test_a_lost_connection_after_the_endpoint_answered_is_retried_and_the_run_goes_on(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reviewer.judge.jobs import BUILTIN_RUBRIC, verdict_jobs
+    from reviewer.judge.runner import Runner
+    from reviewer.judge.settings import JudgeSettings
+    from reviewer.judge.standin import default_policy
+    from reviewer.store.db import open_store
+    from reviewer.store.judging import select_trials
+
+    calls: list[int] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        calls.append(1)
+        if len(calls) >= 2:  # the endpoint answered once, then went away
+            raise httpx2.ConnectError("refused")
+        body = default_policy(json.loads(request.content)).body
+        return httpx2.Response(200, json=body)
+
+    async def sleep(seconds: float) -> None:
+        return None
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    db = open_store(db_path)
+    ids = select_trials(db, ["support-v1"])[:3]
+    settings = JudgeSettings(concurrency=1, max_retries=1)
+
+    def factory(s: JudgeSettings) -> api.MessagesClient:
+        return _client(handler)
+
+    stats = Runner(db, settings, sleep=sleep, client_factory=factory).run(
+        verdict_jobs(db, ids, BUILTIN_RUBRIC, settings), 3
+    )
+    assert (stats.done, stats.failed) == (1, 2)  # counted, not a stop: the endpoint was there
+    db.close()
+
+
+def test_a_base_url_ending_in_v1_is_named_on_the_404(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reviewer.judge.jobs import BUILTIN_RUBRIC, verdict_jobs
+    from reviewer.judge.runner import JudgeAbort, Runner
+    from reviewer.judge.settings import JudgeSettings
+    from reviewer.judge.standin import StandIn
+    from reviewer.store.db import open_store
+    from reviewer.store.judging import select_trials
+
+    with StandIn() as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url + "/v1")
+        db = open_store(db_path)
+        ids = select_trials(db, ["support-v1"])[:1]
+        settings = JudgeSettings(concurrency=1)
+        with pytest.raises(JudgeAbort) as stop:
+            Runner(db, settings).run(verdict_jobs(db, ids, BUILTIN_RUBRIC, settings), 1)
+        db.close()
+    assert "check ANTHROPIC_BASE_URL (it ends in /v1" in str(stop.value)
