@@ -142,7 +142,7 @@ def judge_trials(
             return result
         ids = plan(db, judge, request)
         result.planned = len(ids)
-        note(f"judge {judge}: {len(ids)} trials (rubric {rubric.ref})")
+        note(f"judge {judge}: {len(ids)} trial{'' if len(ids) == 1 else 's'} (rubric {rubric.ref})")
         if on_start is not None:
             on_start(judge, rubric.ref, len(ids))
         if ids:
