@@ -30,13 +30,13 @@ def _run(coro: Any) -> Any:
     return asyncio.run(coro)
 
 
-def _raised(handler: Any) -> Exception:
-    """What one request raises when the API's side is ``handler``."""
+def _raised(handler: Any, body: dict[str, Any] | None = None) -> Exception:
+    """What one request (``body``) raises when the API's side is ``handler``."""
 
     async def go() -> Exception:
         client = _client(handler)
         try:
-            await client.create({"model": "m"})
+            await client.create(body or {"model": "m"})
         except api.APIError as e:
             return e
         finally:
@@ -225,17 +225,7 @@ def test_a_reply_declared_longer_than_max_tokens_allows_is_not_read() -> None:
         sent.append(1)
         return httpx2.Response(200, content=b"x" * big)  # content-length declared
 
-    async def go() -> Exception:
-        client = _client(handler)
-        try:
-            await client.create({"model": "m", "max_tokens": 10})
-        except api.APIError as e:
-            return e
-        finally:
-            await client.close()
-        raise AssertionError("no error raised")
-
-    e = _run(go())
+    e = _raised(handler, {"model": "m", "max_tokens": 10})
     assert isinstance(e, api.APIReplyTooLarge)
     assert e.limit == api.REPLY_BASE_BYTES + 10 * api.REPLY_TOKEN_BYTES
     assert "more than max_tokens allows" in str(e)
@@ -253,17 +243,7 @@ def test_an_endless_reply_without_a_length_is_cut_at_the_limit() -> None:
     def handler(request: httpx2.Request) -> httpx2.Response:
         return httpx2.Response(200, content=endless())  # streamed, no content-length
 
-    async def go() -> Exception:
-        client = _client(handler)
-        try:
-            await client.create({"model": "m", "max_tokens": 1})
-        except api.APIError as e:
-            return e
-        finally:
-            await client.close()
-        raise AssertionError("no error raised")
-
-    e = _run(go())
+    e = _raised(handler, {"model": "m", "max_tokens": 1})
     assert isinstance(e, api.APIReplyTooLarge)
     assert e.size > e.limit
     assert len(pieces) < 30  # stopped near 1 MiB, not after 655 MB
