@@ -8,6 +8,7 @@ import copy
 import json
 import random
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from reviewer.record import trial_from_dict
@@ -218,3 +219,14 @@ def audit(records: list[dict[str, Any]], run: str = "sim") -> Any:
     for ds in by_task.values():
         auditor.add_task(ds)
     return auditor.finish()
+
+
+def planted(path: Path) -> Path:
+    """A JSONL run of 9 tasks x 4 trials with one leak, one copy and one hollow pass planted."""
+    from tests.conftest import write_jsonl
+
+    sim = Sim(seed=3, tasks=9, trials=4, random_ids=True, skill={"task_05": 1.0})
+    sim.plant_leak(("task_00", 0), ("task_00", 2))
+    sim.plant_copy("task_01", 0, 3)
+    sim.plant_hollow("task_05", 1, "no_tools")
+    return write_jsonl(path, sim.records())

@@ -14,6 +14,20 @@ CORPORA = REPO.parent / "shared" / "corpora"
 SAMPLE_RUNS = REPO / "sample_runs"
 
 
+@pytest.fixture
+def sample_db(tmp_path: Path) -> Path:
+    """The sample runs imported by `reviewer import` into a fresh database (a test file may define
+    its own ``sample_db`` for another set-up)."""
+    from click.testing import CliRunner
+
+    from reviewer.cli import cli
+
+    path = tmp_path / "s.db"
+    result = CliRunner().invoke(cli, ["--db", str(path), "import", str(SAMPLE_RUNS)])
+    assert result.exit_code == 0, result.stderr
+    return path
+
+
 @pytest.fixture(autouse=True)
 def isolated_machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path / "home"

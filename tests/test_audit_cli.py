@@ -10,16 +10,8 @@ import pytest
 
 from reviewer.store import open_store
 from reviewer.workflows.audit import audit_warnings, stored_audit
-from tests.audit_sim import Sim
+from tests.audit_sim import Sim, planted
 from tests.conftest import CORPORA, FIXTURES, SAMPLE_RUNS, run_cli, write_jsonl
-
-
-def planted(path: Path) -> Path:
-    sim = Sim(seed=3, tasks=9, trials=4, random_ids=True, skill={"task_05": 1.0})
-    sim.plant_leak(("task_00", 0), ("task_00", 2))
-    sim.plant_copy("task_01", 0, 3)
-    sim.plant_hollow("task_05", 1, "no_tools")
-    return write_jsonl(path, sim.records())
 
 
 def test_import_audits_the_new_run_and_says_so_in_one_line(tmp_path: Path) -> None:

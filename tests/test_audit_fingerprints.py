@@ -23,17 +23,8 @@ from reviewer.store.db import Store
 from reviewer.store.queries import run_names
 from reviewer.workflows.imports import import_paths
 from tests.audit_reference import reference_digest
-from tests.audit_sim import Sim
-from tests.conftest import CORPORA, FIXTURES, SAMPLE_RUNS, write_jsonl
-
-
-def planted(path: Path) -> Path:
-    sim = Sim(seed=3, tasks=9, trials=4, random_ids=True, skill={"task_05": 1.0})
-    sim.plant_leak(("task_00", 0), ("task_00", 2))
-    sim.plant_copy("task_01", 0, 3)
-    sim.plant_hollow("task_05", 1, "no_tools")
-    return write_jsonl(path, sim.records())
-
+from tests.audit_sim import Sim, planted
+from tests.conftest import CORPORA, FIXTURES, SAMPLE_RUNS
 
 SOURCES = [
     "planted",

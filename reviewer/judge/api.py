@@ -162,6 +162,11 @@ def connection_error(exc: BaseException) -> bool:
     return isinstance(exc, (APIConnectionError, *_sdk_classes("APIConnectionError")))
 
 
+def timed_out(exc: BaseException) -> bool:
+    """No answer in time (the endpoint may be there, only slow), from this client or the SDK's."""
+    return isinstance(exc, (APITimeoutError, *_sdk_classes("APITimeoutError")))
+
+
 class _Raw:
     """What the SDK's ``with_raw_response.create`` returns, as far as the runner reads it."""
 

@@ -39,7 +39,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reviewer.judge.api import APIReplyTooLarge, connection_error, status_error
+from reviewer.judge.api import APIReplyTooLarge, connection_error, status_error, timed_out
 from reviewer.judge.claims import CLAIM_TTL_S, HEARTBEAT_S, new_owner, owner_gone, store_problem
 from reviewer.judge.prompt import prompt_chars
 from reviewer.judge.reply import Job, Outcome, outcome_from_body
@@ -493,15 +493,7 @@ class Runner:
                 body = resp.http_response.text
                 self._reached = True
             except APIReplyTooLarge as e:  # retrying would pay for it again
-                return Outcome(
-                    job,
-                    "error",
-                    str(e),
-                    json.dumps({"error": str(e)}),
-                    "api",
-                    latency_s=time.monotonic() - started,
-                    cacheable=False,
-                )
+                return _uncached_error(job, str(e), e, started)
             except Exception as e:
                 answered = status_error(e)  # this client's errors or an SDK client's
                 if not answered and not connection_error(e):
@@ -546,7 +538,7 @@ class Runner:
     def _given_up(self, job: Job, e: Exception, retry: int, started: float) -> Outcome | None:
         """A transient failure that is not retried (any more) is not stored: the next run sends it
         again. Any other refusal is an uncached ``error`` outcome."""
-        if connection_error(e) and not self._reached and not _timed_out(e):
+        if connection_error(e) and not self._reached and not timed_out(e):
             # no request of this run ever reached the endpoint, and this one did not in all its
             # tries: every other request would wait through the same retries
             self.stats.failed += 1
@@ -559,14 +551,8 @@ class Runner:
             )
             self._note_failure(f"{job.target}: {_describe(e)} ({why})")
             return None
-        return Outcome(
-            job,
-            "error",
-            f"the API refused the request ({status_of(e)}): {api_message(e)}",
-            _error_body(e),
-            "api",
-            latency_s=time.monotonic() - started,
-            cacheable=False,
+        return _uncached_error(
+            job, f"the API refused the request ({status_of(e)}): {api_message(e)}", e, started
         )
 
     async def _wait(self, seconds: float) -> None:
@@ -681,9 +667,17 @@ class Runner:
         self.on_progress(s, o)
 
 
-def _timed_out(e: Exception) -> bool:
-    """A timeout (this client's or the SDK's): the endpoint may be there, only slow."""
-    return "Timeout" in type(e).__name__
+def _uncached_error(job: Job, text: str, e: Exception, started: float) -> Outcome:
+    """The ``error`` outcome of a request that asking again would not mend: stored, not cached."""
+    return Outcome(
+        job,
+        "error",
+        text,
+        _error_body(e),
+        "api",
+        latency_s=time.monotonic() - started,
+        cacheable=False,
+    )
 
 
 def _transient(e: Exception) -> bool:

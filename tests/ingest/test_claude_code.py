@@ -119,7 +119,7 @@ def rec(uuid: str, parent: str | None, kind: str, content: Any, **extra: Any) ->
         "sessionId": "s-1",
         "type": kind,
         "isSidechain": False,
-        "cwd": "/home/me/shop",
+        "cwd": "projects/shop",  # the last part names the task (real sessions hold an absolute path)
         "message": message,
         **extra,
     }

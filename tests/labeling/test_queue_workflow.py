@@ -24,14 +24,6 @@ from reviewer.workflows.queues import (
 from tests.conftest import SAMPLE_RUNS
 
 
-@pytest.fixture
-def sample_db(tmp_path: Path) -> Path:
-    path = tmp_path / "s.db"
-    result = CliRunner().invoke(cli, ["--db", str(path), "import", str(SAMPLE_RUNS)])
-    assert result.exit_code == 0, result.stderr
-    return path
-
-
 def test_default_name_size_and_resume(sample_db: Path) -> None:
     assert default_queue_name("ana") == "ana-s0"
     assert default_queue_name("ana", "support-v1", 3) == "ana-support-v1-s3"

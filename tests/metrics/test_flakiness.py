@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 from textual.widgets import DataTable, Static
 
@@ -14,7 +13,6 @@ from reviewer.cli import cli
 from reviewer.metrics.flakiness import attribute, render_flakiness
 from reviewer.store import open_store
 from reviewer.store.labels import add_label
-from tests.conftest import SAMPLE_RUNS
 
 NONE: frozenset[str] = frozenset()
 RULE = frozenset({"budget"})
@@ -47,14 +45,6 @@ def test_each_failure_goes_to_the_first_source_that_explains_it() -> None:
     assert text.splitlines()[2].split() == ["a", "6", "5", "1", "2", "1", "1"]
     assert "all flaky tasks: infrastructure errors 20%, judge disagrees 40%" in text
     assert render_flakiness([b, c]).endswith("no flaky task (every task passed all or none)")
-
-
-@pytest.fixture
-def sample_db(tmp_path: Path) -> Path:
-    path = tmp_path / "s.db"
-    result = CliRunner().invoke(cli, ["--db", str(path), "import", str(SAMPLE_RUNS)])
-    assert result.exit_code == 0, result.stderr
-    return path
 
 
 def test_report_shows_the_attribution_and_json_matches(sample_db: Path) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
 from click.testing import CliRunner
 from textual.widgets import Static
 
@@ -15,7 +14,6 @@ from reviewer.store import open_store
 from reviewer.store.judging import VerdictWrite, write_verdict
 from reviewer.store.queues import queue_items
 from reviewer.tui.app import ReviewerApp
-from tests.conftest import SAMPLE_RUNS
 
 SMALL = (80, 24)
 
@@ -36,14 +34,6 @@ async def until(pilot: Any, cond: Any) -> None:
 
 def text_of(app: ReviewerApp, selector: str) -> str:
     return str(app.screen.query_one(selector, Static).render())
-
-
-@pytest.fixture
-def sample_db(tmp_path: Path) -> Path:
-    path = tmp_path / "s.db"
-    result = CliRunner().invoke(cli, ["--db", str(path), "import", str(SAMPLE_RUNS)])
-    assert result.exit_code == 0, result.stderr
-    return path
 
 
 async def test_gate_still_says_no_baseline_after_B(sample_db: Path) -> None:
