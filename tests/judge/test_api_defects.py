@@ -282,21 +282,40 @@ def test_a_key_pasted_with_its_line_end_stops_the_run_in_one_line(
 # --- an error answer that is not JSON -------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text", ["<html>413 Request Entity Too Large</html>\n", "", "  \n"])
-def test_an_error_answer_that_is_not_json_has_the_sdks_message_and_body(text: str) -> None:
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "<html>413 Request Entity Too Large</html>\n",
+            "<html>413 Request Entity Too Large</html>",
+        ),
+        ("", "Error code: 413"),
+        ("  \n", "Error code: 413"),
+    ],
+)
+def test_an_error_answer_that_is_not_json_keeps_its_text(text: str, message: str) -> None:
     """The refusal stored for a 413 from a proxy read "Error code: 413 - <html>..." (and
-    "Error code: 413 - None" for an empty body) where the SDK's client gives the text itself."""
-    sdk = pytest.importorskip("anthropic")
+    "Error code: 413 - None" for an empty body): the message is the text itself, or the status when
+    there is no text, and the body is the text (never None)."""
     response = httpx2.Response(
         413, content=text.encode(), request=httpx2.Request("POST", "http://judge.invalid")
     )
-    ours = api.APIStatusError(response)
-    theirs = sdk.Anthropic(api_key="k")._make_status_error_from_response(response)
-    assert (ours.message, ours.body, ours.status_code) == (
-        theirs.message,
-        theirs.body,
-        theirs.status_code,
+    error = api.APIStatusError(response)
+    assert (error.message, error.body, error.status_code) == (message, text.strip(), 413)
+    assert "None" not in str(error)
+
+
+def test_an_error_answer_in_json_keeps_its_body() -> None:
+    """A JSON error body is parsed: the body is the object and the message names the status."""
+    body = {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}}
+    response = httpx2.Response(
+        529, json=body, request=httpx2.Request("POST", "http://judge.invalid")
     )
+    error = api.APIStatusError(response)
+    assert error.body == body
+    assert error.status_code == 529
+    assert error.message.startswith("Error code: 529 - ")
+    assert "overloaded_error" in error.message
 
 
 # --- a timeout, and the stand-in when the judge hangs up ------------------------------------------
