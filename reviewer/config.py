@@ -167,7 +167,16 @@ GATE_BUDGETS = {
     "max_avg_steps": "max_avg_steps_ratio",
     "max_tool_error_rate": "max_tool_error_rate_ratio",
 }
-_GATE_KEYS = {*GATE_BUDGETS, *GATE_BUDGETS.values(), "k", "trial_url"}
+_GATE_KEYS = {
+    *GATE_BUDGETS,
+    *GATE_BUDGETS.values(),
+    "k",
+    "trial_url",
+    "budget_noise",
+    "new_forbidden",
+}
+#: [gate] new_forbidden values (reviewer.metrics.gate.NEW_FORBIDDEN)
+GATE_NEW_FORBIDDEN = ("red flag", "test")
 
 
 def _unknown(path: Path, section: str, table: dict[str, Any], known: set[str]) -> None:
@@ -219,6 +228,16 @@ def _merge_gate(cfg: Config, path: Path, table: Any) -> None:
         if key == "k":
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{path}: [gate] k: must be a whole number of 1 or more")
+            cfg.gate[key] = value
+        elif key == "budget_noise":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{path}: [gate] budget_noise: true or false, got {shown(value)}")
+            cfg.gate[key] = value
+        elif key == "new_forbidden":
+            if value not in GATE_NEW_FORBIDDEN:
+                raise ConfigError(
+                    f'{path}: [gate] new_forbidden: "red flag" or "test", got {shown(value)}'
+                )
             cfg.gate[key] = value
         elif key == "trial_url":
             if not isinstance(value, str) or "{trial_id}" not in value:

@@ -75,21 +75,51 @@ def test_gate_fails_on_a_reliability_drop_with_one_line_reason(tmp_path: Path) -
     first = out.splitlines()[0]
     assert first.startswith("gate: FAIL: new vs baseline base: pass^4 (overall) fell 1.00 -> 0.50")
     assert "pass@1 fell 1.00 -> 0.52" in first
+    assert first.endswith("; 6 tasks fell beyond noise (t01, t02, t03, ...)")
     assert "REGRESSED" in out
-    assert "t01: newly fails: 8/8 -> 0/8 passed" in out
-    assert "t06: pass rate fell beyond noise: 8/8 -> 2/8 passed (Fisher p = 0.003)" in out
+    # each task's one-sided Fisher p, Holm-adjusted over the 12 tasks tested
+    assert (
+        "tasks whose pass rate fell beyond noise (Fisher, Holm-adjusted p < 0.05) (6; 12 tasks"
+        in out
+    )
+    assert (
+        "t01: pass rate fell beyond noise: 8/8 -> 0/8 passed (Fisher p = 7.8e-05, Holm-adjusted 0.00093)"
+        in out
+    )
+    assert (
+        "t06: pass rate fell beyond noise: 8/8 -> 2/8 passed (Fisher p = 0.0035, Holm-adjusted 0.024)"
+        in out
+    )
 
 
 def test_gate_passes_a_drop_within_noise_and_says_so(tmp_path: Path) -> None:
-    """compare's rule: one task of twelve failing is within noise, so not a regression; the table
-    says "within noise" and the task is still listed (and fails in JUnit)."""
-    _setup(tmp_path, GOOD | {"t05": [False] * 8})
+    """A task falling 8/8 -> 5/8 of twelve is within noise (Fisher p = 0.1): not a regression, but
+    a warning the text names and JUnit skips with its reason, never a failed case."""
+    _setup(tmp_path, GOOD | {"t05": [True] * 5 + [False] * 3})
     code, out, err = run_cli("gate", "new", "--k", "4", "--junit", "j.xml")
     assert code == 0, err
     assert out.startswith("gate: PASS: new vs baseline base: nothing regressed")
     assert "within noise" in out
-    assert "t05: newly fails: 8/8 -> 0/8 passed" in out
+    assert "dropped within noise (1; warnings, not failures):\n  t05 (8/8 -> 5/8)" in out
+    xml = Path("j.xml").read_text(encoding="utf-8")
+    assert 'failures="0"' in xml
+    assert "warning: newly flaky, within noise: 8/8 -&gt; 5/8 passed (Fisher p = 0.1" in xml
+
+
+def test_one_task_collapsing_fails_the_gate_though_the_average_is_within_noise(
+    tmp_path: Path,
+) -> None:
+    """One task of twelve going 8/8 -> 0/8 leaves pass^k's average within noise, but the task itself
+    fell beyond noise (Fisher p = 7.8e-05, 9.3e-04 after Holm over 12): the gate fails, and the
+    verdict, the exit code, the Markdown and the JUnit say the same."""
+    _setup(tmp_path, GOOD | {"t05": [False] * 8})
+    code, out, err = run_cli("gate", "new", "--k", "4", "--junit", "j.xml", "--markdown", "g.md")
+    assert code == 1, err
+    first = out.splitlines()[0]
+    assert first == "gate: FAIL: new vs baseline base: 1 task fell beyond noise (t05)"
+    assert "within noise" in out  # the average's row
     assert 'failures="1"' in Path("j.xml").read_text(encoding="utf-8")
+    assert Path("g.md").read_text(encoding="utf-8").startswith("## reviewer gate: FAIL")
 
 
 def test_gate_exit_2_on_usage_and_data_errors(tmp_path: Path) -> None:
@@ -122,6 +152,8 @@ def test_gate_exit_2_on_usage_and_data_errors(tmp_path: Path) -> None:
         ('max_avg_steps_ratio = "x"', "[gate] max_avg_steps_ratio: must be a number above 0"),
         ("k = 0", "[gate] k: must be a whole number of 1 or more"),
         ('trial_url = "https://ci"', "[gate] trial_url: must be a string holding {trial_id}"),
+        ('budget_noise = "yes"', "[gate] budget_noise: true or false, got 'yes'"),
+        ('new_forbidden = "never"', '[gate] new_forbidden: "red flag" or "test", got \'never\''),
     ],
 )
 def test_gate_config_errors_name_the_key(tmp_path: Path, toml: str, expected: str) -> None:
@@ -164,7 +196,9 @@ def test_gate_red_flag_when_a_forbidden_rule_rises(tmp_path: Path) -> None:
     _setup(tmp_path, GOOD, cancel={"t03"})
     code, out, _ = run_cli("gate", "new")
     assert code == 1
-    assert "rule never-cancel rose 0.0% -> 8.3% (RED FLAG)" in out.splitlines()[0]
+    first = out.splitlines()[0]
+    assert "rule never-cancel rose 0.0% -> 8.3% (RED FLAG: the baseline never broke it)" in first
+    assert "rule never-cancel: 0 of 96 -> 8 of 96 trials: the baseline never broke it" in out
 
 
 def test_gate_import_then_gate_in_one_line(tmp_path: Path) -> None:
@@ -271,3 +305,92 @@ def test_gate_import_reports_bad_lines_and_gates_the_rest(tmp_path: Path) -> Non
     assert code == 0, err
     assert f"{tmp_path / 'new.jsonl'}:3: missing outcome" in err
     assert out.startswith("gate: PASS: new vs baseline base")
+
+
+def _forbid(tmp_path: Path) -> None:
+    (tmp_path / "rules.toml").write_text(
+        '[[rule]]\nid = "never-cancel"\ntype = "forbid_tool"\ntool = "cancel_order"\n'
+        'severity = "forbidden"\n',
+        encoding="utf-8",
+    )
+    run_cli("rules", str(tmp_path / "rules.toml"))
+
+
+def test_a_forbidden_rule_still_broken_at_the_old_rate_warns_and_passes(tmp_path: Path) -> None:
+    """The issue's case: a forbidden tool in both runs at about the same rate (exact p = 0.5) is a
+    warning under the verdict and a skipped JUnit case, not a RED FLAG and not exit 1."""
+    _forbid(tmp_path)
+    write_jsonl(tmp_path / "base.jsonl", _run("base", GOOD, cancel={"t03"}))
+    write_jsonl(tmp_path / "new.jsonl", _run("new", GOOD, cancel={"t03"}))
+    run_cli("import", str(tmp_path / "base.jsonl"), str(tmp_path / "new.jsonl"))
+    run_cli("baseline", "set", "base")
+    code, out, err = run_cli("gate", "new", "--junit", "j.xml")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("gate: PASS")
+    assert lines[1] == (
+        "warning: forbidden-tool rate still broken: 8.3% -> 8.3% (8 of 96 -> 8 of 96 trials: "
+        "still broken, not a rise, one-sided exact p = 1)"
+    )
+    assert "RED FLAG" not in out
+    xml = Path("j.xml").read_text(encoding="utf-8")
+    assert validate(xml, XSD) == []
+    assert 'message="warning: still broken: 8.3% -&gt; 8.3%' in xml
+
+
+def test_new_forbidden_test_setting_makes_a_first_break_within_noise_a_warning(
+    tmp_path: Path,
+) -> None:
+    """One trial in 96 breaking a rule the baseline never broke: a RED FLAG by default, a warning
+    with [gate] new_forbidden = "test" (exact p = 0.5), and a RED FLAG again when beyond noise."""
+    _forbid(tmp_path)
+    one = _run("new", GOOD)
+    one[0] = _run("new", {"t01": [True]}, cancel={"t01"})[0]
+    write_jsonl(tmp_path / "base.jsonl", _run("base", GOOD))
+    write_jsonl(tmp_path / "new.jsonl", one)
+    write_jsonl(tmp_path / "many.jsonl", _run("many", GOOD, cancel={"t03"}))
+    run_cli("import", *(str(tmp_path / f) for f in ("base.jsonl", "new.jsonl", "many.jsonl")))
+    run_cli("baseline", "set", "base")
+    code, out, _ = run_cli("gate", "new")
+    assert code == 1 and "(RED FLAG: the baseline never broke it)" in out.splitlines()[0]
+    (tmp_path / "reviewer.toml").write_text('[gate]\nnew_forbidden = "test"\n', encoding="utf-8")
+    code, out, _ = run_cli("gate", "new")
+    assert code == 0, out
+    assert (
+        "warning: forbidden-tool rate new, within noise: 0.0% -> 1.0% (the baseline never " in out
+    )
+    code, out, _ = run_cli("gate", "many")
+    assert code == 1 and "RED FLAG" in out.splitlines()[0]
+
+
+def test_budget_noise_fails_a_ratio_budget_only_beyond_noise(tmp_path: Path) -> None:
+    """Cost x1.3 on every task is over max_cost_per_task_ratio = 1.2 beyond noise; cost x1.3 on
+    one task in twelve (the run's average x1.025) over a ratio of 1.0 is within noise with
+    budget_noise, and over budget without it."""
+    write_jsonl(tmp_path / "base.jsonl", _run("base", GOOD, cost=0.010))
+    write_jsonl(tmp_path / "dear.jsonl", _run("dear", GOOD, cost=0.013))
+    write_jsonl(
+        tmp_path / "bit.jsonl",
+        _run("bit", {k: v for k, v in GOOD.items() if k != "t01"})
+        + _run("bit", {"t01": GOOD["t01"]}, cost=0.013),
+    )
+    run_cli("import", *(str(tmp_path / f) for f in ("base.jsonl", "dear.jsonl", "bit.jsonl")))
+    run_cli("baseline", "set", "base")
+    (tmp_path / "reviewer.toml").write_text(
+        "[gate]\nmax_cost_per_task_ratio = 1.0\nbudget_noise = true\n", encoding="utf-8"
+    )
+    code, out, _ = run_cli("gate", "dear")
+    assert code == 1
+    assert "over max_cost_per_task_ratio 1 beyond noise" in out.splitlines()[0]
+    code, out, _ = run_cli("gate", "bit", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["budget_noise"] is True
+    cost = next(c for c in data["checks"] if c["metric"] == "cost_per_task")
+    assert cost["status"] == "within noise"
+    assert cost["limits"] == ["x1 baseline beyond noise"]
+    assert any(w.startswith("warning: cost / task $0.010 -> $0.010") for w in data["warnings"])
+    (tmp_path / "reviewer.toml").write_text(
+        "[gate]\nmax_cost_per_task_ratio = 1.0\n", encoding="utf-8"
+    )
+    code, out, _ = run_cli("gate", "bit")
+    assert code == 1 and "over max_cost_per_task_ratio 1" in out.splitlines()[0]

@@ -31,17 +31,21 @@ def test_gate_said_no_task_regressed_while_compare_lists_regressed_tasks(tmp_pat
     regressed = sorted(
         t["task_id"]
         for t in json.loads(cmp_out)["tasks"]
-        if t["bucket"] in ("regressed", "newly flaky")
+        if t["bucket"] in ("newly failing", "regressed", "newly flaky")
     )
     assert regressed  # the sample runs show the confusion
     assert "no task regressed" not in out
-    assert "no task newly fails or fell beyond noise (Fisher p < 0.05)" in out
-    assert "within noise, though compare buckets them regressed or newly flaky" in out
-    assert f"  {', '.join(regressed)}" in out
+    assert "no task's pass rate fell beyond noise (Fisher, Holm-adjusted p < 0.05); 5 tasks" in out
+    assert f"dropped within noise ({len(regressed)}; warnings, not failures):" in out
+    for task in regressed:
+        assert f"{task} (" in out.split("dropped within noise")[1]
     md = Path("g.md").read_text(encoding="utf-8")
     assert "Tasks that regressed" not in md
-    assert "### Tasks that newly fail or fell beyond noise (Fisher p < 0.05) (0)" in md
-    assert "within noise, though compare buckets them" in md
+    assert (
+        "### Tasks whose pass rate fell beyond noise (Fisher, Holm-adjusted p < 0.05) (0 of 5)"
+        in md
+    )
+    assert "dropped within noise" in md
     _, js, _ = run_cli("gate", "support-v2", "--json")
     assert sorted(json.loads(js)["within_noise_tasks"]) == regressed
 
@@ -63,7 +67,7 @@ def test_junit_passed_undecided_checks_instead_of_skipping_them(tmp_path: Path) 
 def test_junit_skips_a_within_noise_check(tmp_path: Path) -> None:
     from tests.test_gate import GOOD
 
-    _setup(tmp_path, GOOD | {"t05": [False] * 8})
+    _setup(tmp_path, GOOD | {"t05": [True] * 5 + [False] * 3})
     code, out, err = run_cli("gate", "new", "--k", "4", "--junit", "j.xml")
     assert code == 0, err
     xml = Path("j.xml").read_text(encoding="utf-8")
@@ -72,8 +76,11 @@ def test_junit_skips_a_within_noise_check(tmp_path: Path) -> None:
     skipped = [c.find("skipped") for c in gate.findall("testcase")]
     messages = [s.get("message", "") for s in skipped if s is not None]
     assert any(m.startswith("within noise: ") for m in messages)
-    # the newly failing task still fails, named as the text names it
+    # the task that dropped within noise is a skipped case with a warning, never a failure
     t05 = next(c for c in tasks.findall("testcase") if c.get("name") == "t05")
-    failure = t05.find("failure")
-    assert failure is not None and failure.get("type") == "newly fails"
-    assert "tasks that newly fail or fell beyond noise (Fisher p < 0.05) (1):" in out
+    assert t05.find("failure") is None
+    warning = t05.find("skipped")
+    assert warning is not None
+    assert warning.get("message", "").startswith("warning: newly flaky, within noise: 8/8 -> 5/8")
+    assert tasks.get("failures") == "0" and tasks.get("skipped") == "1"
+    assert "no task's pass rate fell beyond noise" in out

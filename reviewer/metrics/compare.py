@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from fractions import Fraction
 from typing import Any
@@ -19,11 +19,13 @@ from reviewer.metrics.compare_types import (
     BETTER,
     BUCKETS,
     DIRECTIONS,
+    FORBIDDEN_ALPHA,
     INFRA_BUCKET,
     NA,
     NOISE,
     RED_FLAG,
     SAME,
+    STILL_BROKEN,
     TOO_FEW,
     UNSCORED_BUCKET,
     WORSE,
@@ -103,14 +105,21 @@ def compare_runs(
     n_boot: int = 2000,
     old_name: str = "old",
     new_name: str = "new",
+    scaled: Mapping[str, float] | None = None,
 ) -> Comparison:
     """Compare ``new`` against ``old`` over their shared tasks.
 
+    ``scaled`` maps a summary row's metric to a ratio r: the comparison also holds the 95% interval
+    of new - r x old for that row (``Comparison.scaled``), from the same resamples (the gate's ratio
+    budgets with a noise allowance).
+
     ``k`` defaults to :func:`default_k`. ``rules_severity`` maps the configured rule ids to their
     severity; ids found in violations but not configured count as ``policy``. The forbidden-tool row
-    (share of trials breaking any ``forbidden`` rule) is shown when a forbidden rule is configured; any
-    rise of it, or of one forbidden rule, is a RED FLAG. The bootstrap is seeded: the same inputs and
-    ``seed`` give the same intervals.
+    (share of trials breaking any ``forbidden`` rule) is shown when a forbidden rule is configured; it
+    and each forbidden rule's row is a RED FLAG when the baseline never broke it and the new run does,
+    or when its rate rose beyond noise (``fisher.stratified_rise`` < ``FORBIDDEN_ALPHA``), and
+    ``still broken`` when the new run breaks it without such a rise. The bootstrap is seeded: the
+    same inputs and ``seed`` give the same intervals.
     """
     if k is not None and k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
@@ -199,12 +208,19 @@ def compare_runs(
             (f"rule:{rid}", label, o, n, "pct", False, severity == "forbidden",
              specs.ratio(lambda s, r=rid: r in s.violations, lambda s: 1))  # type: ignore[misc]
         )  # fmt: skip
-    intervals = task_intervals([p[7] for p in plan], len(shared), seed, n_boot)
+    ratios = {m: r for m, r in (scaled or {}).items() if any(p[0] == m for p in plan)}
+    extra = [_scale(next(p[7] for p in plan if p[0] == m), r) for m, r in ratios.items()]
+    intervals = task_intervals([p[7] for p in plan] + extra, len(shared), seed, n_boot)
+    scaled_cis = dict(zip(ratios, intervals[len(plan) :], strict=True))
+    intervals = intervals[: len(plan)]
     rows = []
     for (metric, label, o, n, unit, hib, flag, spec), ci in zip(plan, intervals, strict=True):
         n_tasks = _tasks_with_data(spec)
         note = _too_few_note(metric, n_tasks, kk, len(scored))
-        rows.append(_row(metric, label, o, n, unit, hib, flag, ci, n_tasks, note))
+        row = _row(metric, label, o, n, unit, hib, False, ci, n_tasks, note)
+        if flag and isinstance(spec, RatioSpec):
+            row = _forbidden(row, spec)
+        rows.append(row)
     if rows[0].direction == WORSE:
         rows = [
             replace(r, quoted=True) if i and r.direction == BETTER else r
@@ -253,7 +269,16 @@ def compare_runs(
         nd,
         sev,
         {"old": _left_out(old), "new": _left_out(new)},
+        scaled={m: (ratios[m], ci) for m, ci in scaled_cis.items()},
     )
+
+
+def _scale(spec: Spec, r: float) -> Spec:
+    """``spec`` with the old run's statistic multiplied by ``r`` (a ratio of sums scales its
+    numerator; a percentile scales with its values), so its interval is that of new - r x old."""
+    if isinstance(spec, RatioSpec):
+        return replace(spec, num_old=[r * x for x in spec.num_old])
+    return replace(spec, values_old=[r * x for x in spec.values_old])
 
 
 def _row(
@@ -269,8 +294,8 @@ def _row(
     note: str = "",
 ) -> Row:
     """A row with its direction (see ``compare_types.DIRECTIONS``): better or worse only when the
-    interval ``ci`` of new - old excludes zero over at least ``MIN_TASKS`` tasks; a forbidden rule's
-    rise is a RED FLAG whatever the interval."""
+    interval ``ci`` of new - old excludes zero over at least ``MIN_TASKS`` tasks; ``red_flag`` makes
+    any rise a RED FLAG (a forbidden rule's row is decided by :func:`_forbidden` instead)."""
     low, high = ci if ci is not None else (None, None)
     if old is None or new is None:
         direction = NA
@@ -289,6 +314,29 @@ def _row(
     return Row(
         metric, label, old, new, unit, higher_is_better, direction, False, low, high, n_tasks, note
     )
+
+
+def _forbidden(row: Row, spec: RatioSpec) -> Row:
+    """A forbidden rule's row (trials breaking it over trials, per task in ``spec``): RED FLAG
+    when the baseline never broke it and the new run does, or its rate rose beyond noise; still
+    broken when the new run breaks it otherwise; else the row as it was (none broken now)."""
+    from reviewer.metrics.fisher import stratified_rise
+
+    strata = [
+        (round(a), round(b), round(c), round(d))
+        for a, b, c, d in zip(spec.num_old, spec.den_old, spec.num_new, spec.den_new, strict=True)
+    ]
+    counts = (
+        sum(s[0] for s in strata),
+        sum(s[1] for s in strata),
+        sum(s[2] for s in strata),
+        sum(s[3] for s in strata),
+    )
+    if row.old is None or row.new is None or not counts[2]:
+        return replace(row, counts=counts)
+    p = stratified_rise(strata)
+    direction = RED_FLAG if counts[0] == 0 or p < FORBIDDEN_ALPHA else STILL_BROKEN
+    return replace(row, direction=direction, note="", counts=counts, p_value=p)
 
 
 def _tasks_with_data(spec: Spec) -> int:
@@ -590,9 +638,10 @@ def _narrow_lines(cmp: Comparison, max_tasks: int | None, width: int) -> list[An
         lines += wrapped(f"warning: the runs' pass rules differ: old {old_rule}; new {new_rule}")
     noise = noise_lines(cmp)
     # the noise check's paragraph is written for the CLI's width: join it and wrap it again
+    end = 2 + len(NOISE_PARAGRAPH)
     lines += [Text(""), *wrapped(noise[1])]
-    lines += wrapped(" ".join(t.strip() for t in noise[2:5]), first="  ")
-    for note in noise[5:]:
+    lines += wrapped(" ".join(t.strip() for t in noise[2:end]), first="  ")
+    for note in noise[end:]:
         lines += wrapped(note)
     if cmp.tasks:
         lines.append(Text(""))
@@ -626,9 +675,12 @@ def _narrow_lines(cmp: Comparison, max_tasks: int | None, width: int) -> list[An
         for t in tail:
             lines += wrapped(t.plain)
     else:
-        for t in full[full.index(next(t for t in full if t.plain.startswith("noise check"))) + 4 :]:
+        start = full.index(next(t for t in full if t.plain.startswith("noise check")))
+        for t in full[start + 1 + len(NOISE_PARAGRAPH) :]:
             if t.plain.startswith(("too few tasks to tell", "no tasks to compare")):
                 continue
+            if any(t.plain == f"{r.label}: {r.forbidden_words}" for r in cmp.rows):
+                continue  # already wrapped among the noise check's notes
             lines += wrapped(t.plain)
     return lines
 
@@ -656,6 +708,15 @@ def format_delta(v: float, unit: str) -> str:
     return f"{v * 100:+.1f}%"
 
 
+#: What the marks mean (the CLI's layout; the app wraps it again).
+NOISE_PARAGRAPH = (
+    "  a row gets a mark only when the 95% interval of its change excludes zero, and is",
+    "  'within noise' otherwise (it may be luck). A forbidden rule is a RED FLAG when the",
+    "  baseline never broke it or its rise is beyond noise (one-sided exact test within",
+    "  tasks, p < 0.05); broken about as often as before it is 'still broken' (a warning).",
+)
+
+
 def noise_lines(cmp: Comparison) -> list[str]:
     """What the verdicts mean, in plain words, and what more data the undecided rows need."""
     n_boot = cmp.bootstrap[0].n_boot if cmp.bootstrap else 0
@@ -663,12 +724,13 @@ def noise_lines(cmp: Comparison) -> list[str]:
     lines = [
         "",
         f"noise check: paired bootstrap over shared tasks, {n_boot} resamples, seed {seed}.",
-        "  a row gets a mark only when the 95% interval of its change excludes zero, and is",
-        "  'within noise' otherwise (it may be luck). A forbidden rule's rise is a RED FLAG",
-        "  whatever the interval.",
+        *NOISE_PARAGRAPH,
     ]
     if not cmp.tasks:
         lines.append("no tasks to compare: the runs share no task")
+    for r in cmp.rows:
+        if r.forbidden_words:
+            lines.append(f"{r.label}: {r.forbidden_words}")
     seen: list[str] = []
     for r in cmp.rows:
         if r.direction == TOO_FEW and r.note and r.note not in seen:

@@ -35,14 +35,20 @@ RED_FLAG = "RED FLAG"
 #: - ``too few tasks``: fewer shared tasks than ``noise.MIN_TASKS`` carry the row, so no interval
 #:   means anything (``Row.note`` says how many would);
 #: - ``same``: equal values; ``n/a``: a run has no value;
-#: - ``RED FLAG``: a forbidden rule's rate rose, however little and however few the tasks.
+#: - ``RED FLAG``: a forbidden rule the baseline never broke is broken in the new run, or its rate
+#:   rose beyond noise (one-sided exact test stratified by task, p < :data:`FORBIDDEN_ALPHA`);
+#: - ``still broken``: a forbidden rule broken in both runs whose rate did not rise beyond noise (a
+#:   warning, not a regression: the new run breaks it about as the baseline did).
 BETTER = "better"
 WORSE = "worse"
 SAME = "same"
 NOISE = "within noise"
 TOO_FEW = "too few tasks"
 NA = "n/a"
-DIRECTIONS = (BETTER, WORSE, NOISE, TOO_FEW, SAME, NA, RED_FLAG)
+STILL_BROKEN = "still broken"
+DIRECTIONS = (BETTER, WORSE, NOISE, TOO_FEW, SAME, NA, RED_FLAG, STILL_BROKEN)
+#: A forbidden rule's rise is a RED FLAG when its one-sided exact p-value is below this.
+FORBIDDEN_ALPHA = 0.05
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,10 @@ class Row:
     high: float | None = None
     n_tasks: int = 0
     note: str = ""
+    #: a forbidden rule's row: (old trials breaking it, old trials, new breaking, new trials)
+    counts: tuple[int, int, int, int] | None = None
+    #: a forbidden rule's row: the one-sided exact p-value of its rise (stratified by task)
+    p_value: float | None = None
 
     @property
     def delta(self) -> float | None:
@@ -73,7 +83,7 @@ class Row:
     def mark(self) -> str:
         if self.direction in (SAME, NA):
             return ""
-        if self.direction in (NOISE, TOO_FEW):
+        if self.direction in (NOISE, TOO_FEW, STILL_BROKEN):
             return self.direction
         if self.direction == "better" and self.quoted:
             return '<-- "better"'
@@ -93,7 +103,38 @@ class Row:
             "ci95": [self.low, self.high],
             "n_tasks": self.n_tasks,
             "note": self.note,
+            "trials": None
+            if self.counts is None
+            else dict(zip(("old_broken", "old", "new_broken", "new"), self.counts, strict=True)),
+            "p_value": self.p_value,
         }
+
+    @property
+    def forbidden_short(self) -> str:
+        """Why a forbidden rule's row is a RED FLAG, in a few words ("" otherwise)."""
+        if self.direction != RED_FLAG or self.counts is None:
+            return ""
+        if self.counts[0] == 0:
+            return "the baseline never broke it"
+        p = "" if self.p_value is None else f", exact p = {self.p_value:.2g}"
+        return f"a rise beyond noise{p}"
+
+    @property
+    def forbidden_words(self) -> str:
+        """Why a forbidden rule's row got its direction, in words ("" for other rows)."""
+        if self.counts is None:
+            return ""
+        ob, on, nb, nn = self.counts
+        trials = f"{ob} of {on} -> {nb} of {nn} trials"
+        p = "" if self.p_value is None else f", one-sided exact p = {self.p_value:.2g}"
+        if self.direction == RED_FLAG and ob == 0:
+            return f"{trials}: the baseline never broke it{p}"
+        if self.direction == RED_FLAG:
+            return f"{trials}: a rise beyond noise{p}"
+        if self.direction == STILL_BROKEN:
+            rise = "a rise within noise" if nb * on > ob * nn else "not a rise"
+            return f"{trials}: still broken, {rise}{p}"
+        return ""
 
 
 @dataclass(frozen=True)
@@ -192,6 +233,8 @@ class Comparison:
     left_out: dict[str, dict[str, int]] = field(default_factory=dict)
     #: each run's pass rule in words ({"old": ..., "new": ...}), set by the caller from the store
     pass_rules: dict[str, str] = field(default_factory=dict)
+    #: metric -> (r, the 95% interval of new - r x old) for the rows asked for (``scaled``)
+    scaled: dict[str, tuple[float, tuple[float, float] | None]] = field(default_factory=dict)
 
     @property
     def rules_differ(self) -> bool:
@@ -208,6 +251,10 @@ class Comparison:
     @property
     def red_flags(self) -> list[Row]:
         return [r for r in self.rows if r.direction == RED_FLAG]
+
+    @property
+    def still_broken(self) -> list[Row]:
+        return [r for r in self.rows if r.direction == STILL_BROKEN]
 
     def to_dict(self) -> dict[str, Any]:
         return {

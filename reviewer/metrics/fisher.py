@@ -4,6 +4,7 @@ the monitor's alerts."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 
 def fisher_one_sided(old_c: int, old_n: int, new_c: int, new_n: int) -> float:
@@ -33,3 +34,41 @@ def fisher_one_sided(old_c: int, old_n: int, new_c: int, new_n: int) -> float:
         if term < tail * 1e-17:
             break
     return min(1.0, math.exp(log_first) * tail)
+
+
+def stratified_rise(strata: Sequence[tuple[int, int, int, int]]) -> float:
+    """The one-sided exact p-value that a bad event (a forbidden rule broken) became more common,
+    stratified by task: each stratum is (old bad, old n, new bad, new n) of one task.
+
+    Under no change a task's trials of both runs are exchangeable, so given how many of them were
+    bad, the new run's bad count is hypergeometric; the p-value is the chance that the sum of those
+    counts over tasks reaches the one observed (the exact conditional test of a common odds ratio of
+    1, Mantel-Haenszel's exact form). Tasks with different rates, and events that come in a few
+    tasks, are compared within their task, never pooled. With one stratum it is Fisher's
+    one-sided exact test."""
+    dist = [1.0]  # distribution of the new run's bad count summed over the strata seen so far
+    observed = 0
+    for old_bad, old_n, new_bad, new_n in strata:
+        bad = old_bad + new_bad
+        if bad == 0 or new_n == 0 or old_n == 0:
+            continue  # nothing can move between the runs in this task
+        observed += new_bad
+        lo, hi = max(0, bad - old_n), min(bad, new_n)
+        total = old_n + new_n
+        log_den = _log_comb(total, new_n)
+        pmf = [
+            math.exp(_log_comb(bad, x) + _log_comb(total - bad, new_n - x) - log_den)
+            for x in range(lo, hi + 1)
+        ]
+        conv = [0.0] * (len(dist) + hi)
+        for i, a in enumerate(dist):
+            if a:
+                for j, b in enumerate(pmf):
+                    conv[i + lo + j] += a * b
+        dist = conv
+    tail = math.fsum(dist[observed:])
+    return min(1.0, max(0.0, tail))
+
+
+def _log_comb(n: int, k: int) -> float:
+    return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)

@@ -1,13 +1,19 @@
 """The CI gate: did a new run regress against the baseline?
 
 A regression is (1) pass^k or pass@1 worse by the compare command's own rule (its summary row's
-``direction`` is ``worse``), (2) any ``RED FLAG`` row (a forbidden rule's rate rising), or (3) a
-``[gate]`` budget exceeded: cost per task, p95 latency, average steps or the tool error rate, each as an
-absolute limit on the new run or as a ratio to the baseline. Per task, a task *regressed* when it newly
-fails (it passed some trials before, none now) or its pass rate fell beyond noise (one-sided Fisher
-exact test, p < 0.05); those are the JUnit cases that fail. compare's ``regressed`` bucket is
-descriptive (any drop): the gate names the tasks it passed in that bucket "within noise". Pure: the verdict as text and JSON from a
-:class:`~reviewer.metrics.compare_types.Comparison` (Markdown and JUnit XML: ``gate_formats``).
+``direction`` is ``worse``), (2) a ``RED FLAG`` row (a forbidden rule the baseline never broke is broken
+now, or its rate rose beyond noise: compare's one-sided exact test within tasks), (3) a task whose pass
+rate fell beyond noise, or (4) a ``[gate]`` budget exceeded: cost per task, p95 latency, average steps
+or the tool error rate, each as an absolute limit on the new run or as a ratio to the baseline
+(``budget_noise``: a ratio only when exceeded beyond noise).
+
+Per task: every task scored in both runs is tested (one-sided Fisher exact test that its pass rate
+fell) and the p-values are Holm-adjusted over those tasks, so the chance that any task of an unchanged
+agent is failed stays under 5% however many tasks there are. A task fails when its adjusted p-value is
+below 0.05; a task that dropped without that (it newly fails 1/4 -> 0/4, or fell a little) is a
+warning, never a failure. A forbidden rule still broken about as often as before is a warning too.
+Pure: the verdict as text and JSON from a :class:`~reviewer.metrics.compare_types.Comparison`
+(Markdown and JUnit XML: ``gate_formats``).
 """
 
 from __future__ import annotations
@@ -16,8 +22,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reviewer.metrics.compare_types import INFRA_BUCKET, RED_FLAG, UNSCORED_BUCKET, Comparison
+from reviewer.metrics.compare_types import (
+    FORBIDDEN_ALPHA,
+    INFRA_BUCKET,
+    RED_FLAG,
+    STILL_BROKEN,
+    UNSCORED_BUCKET,
+    Comparison,
+)
 from reviewer.metrics.fisher import fisher_one_sided
+from reviewer.metrics.multiple import holm
 from reviewer.text import visible
 
 #: [gate] budget key -> (summary row metric, unit, the key of its ratio to the baseline)
@@ -29,13 +43,13 @@ BUDGETS: dict[str, tuple[str, str, str]] = {
 }
 RELIABILITY = ("pass_hat_k", "pass_at_1")
 #: The gate's per-task verdict, named apart from compare's descriptive ``regressed`` bucket.
-TASKS_FAILED = "tasks that newly fail or fell beyond noise (Fisher p < 0.05)"
-NO_TASK_FAILED = "no task newly fails or fell beyond noise (Fisher p < 0.05)"
+TASKS_FAILED = "tasks whose pass rate fell beyond noise (Fisher, Holm-adjusted p < 0.05)"
+NO_TASK_FAILED = "no task's pass rate fell beyond noise (Fisher, Holm-adjusted p < 0.05)"
 #: compare's buckets that say a task got worse without testing it
-_DESCRIPTIVE_WORSE = ("regressed", "newly flaky")
+_DESCRIPTIVE_WORSE = ("newly failing", "newly flaky", "regressed")
 #: Check statuses where nothing was decided: JUnit skips them.
-UNDECIDED = ("too few tasks", "within noise", "n/a")
-#: A task regressed beyond noise when its one-sided Fisher exact p-value is below this.
+UNDECIDED = ("too few tasks", "within noise", "n/a", STILL_BROKEN, "new, within noise")
+#: A task regressed beyond noise when its Holm-adjusted one-sided Fisher p-value is below this.
 TASK_ALPHA = 0.05
 _EPS = 1e-9
 
@@ -74,10 +88,11 @@ class Check:
 
 @dataclass(frozen=True)
 class TaskVerdict:
-    """One task as a JUnit case: failed (regressed), passed, or skipped (not measured in a run)."""
+    """One task as a JUnit case: failed (fell beyond noise), passed, warning (dropped within noise:
+    a skipped case saying so) or skipped (not measured in a run)."""
 
     task_id: str
-    status: str  # failed | passed | skipped
+    status: str  # failed | passed | warning | skipped
     why: str
     old_n: int | None
     old_c: int | None
@@ -86,6 +101,8 @@ class TaskVerdict:
     bucket: str
     p_value: float | None = None
     trial_ids: tuple[str, ...] = ()
+    #: ``p_value`` Holm-adjusted over the tasks tested together
+    adjusted_p: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -96,6 +113,7 @@ class TaskVerdict:
             "new": None if self.new_n is None else {"n": self.new_n, "c": self.new_c},
             "bucket": self.bucket,
             "p_value": self.p_value,
+            "holm_p_value": self.adjusted_p,
             "failed_trials": list(self.trial_ids),
         }
 
@@ -112,6 +130,8 @@ class GateResult:
     budgets: dict[str, float] = field(default_factory=dict)
     #: the independence audit's warnings on either run (``reviewer audit``): shown under the verdict
     warnings: list[str] = field(default_factory=list)
+    #: ratio budgets count only when exceeded beyond noise ([gate] budget_noise)
+    budget_noise: bool = False
 
     @property
     def failures(self) -> list[Check]:
@@ -119,7 +139,33 @@ class GateResult:
 
     @property
     def passed(self) -> bool:
-        return not self.failures
+        return not self.failures and not self.regressed_tasks
+
+    @property
+    def warning_checks(self) -> list[Check]:
+        """Forbidden rules the new run breaks without a RED FLAG, and ratio budgets exceeded within
+        noise: not regressions, but to be seen."""
+        return [
+            c
+            for c in self.checks
+            if c.status in (STILL_BROKEN, NEW_WITHIN_NOISE)
+            or (c.status == "within noise" and c.why)
+        ]
+
+    def forbidden_lines(self) -> list[str]:
+        """Each forbidden rule the new run breaks: its trials in both runs and the exact test."""
+        rows = [r for r in self.comparison.rows if r.forbidden_words]
+        return [f"{_v(r.label)}: {r.forbidden_words}" for r in rows]
+
+    def warning_lines(self) -> list[str]:
+        """One line per warning check, under the verdict."""
+        out = []
+        for c in self.warning_checks:
+            if c.status == "within noise":
+                out.append(f"warning: {c.why}")
+            else:
+                out.append(f"warning: {c.label} {c.status}: {c.why}")
+        return out
 
     @property
     def exit_code(self) -> int:
@@ -139,7 +185,12 @@ class GateResult:
                 extra = f" ({hk.label} {hk.old:.2f} -> {hk.new:.2f})"
             budgets = ", within budgets" if self.budgets else ""
             return f"gate: PASS: {head}: nothing regressed{extra}{budgets}"
-        return f"gate: FAIL: {head}: " + "; ".join(c.why for c in self.failures)
+        why = [c.why for c in self.failures]
+        bad = self.regressed_tasks
+        if bad:
+            names = ", ".join(_v(t.task_id) for t in bad[:3]) + (", ..." if len(bad) > 3 else "")
+            why.append(f"{len(bad)} task{'' if len(bad) == 1 else 's'} fell beyond noise ({names})")
+        return f"gate: FAIL: {head}: " + "; ".join(why)
 
     def table_lines(self) -> list[str]:
         rows = [
@@ -164,25 +215,33 @@ class GateResult:
 
     @property
     def within_noise_tasks(self) -> list[TaskVerdict]:
-        """Tasks `reviewer compare` buckets as regressed or newly flaky that the gate passed."""
-        return [t for t in self.tasks if t.status == "passed" and t.bucket in _DESCRIPTIVE_WORSE]
+        """Tasks that dropped (compare buckets them newly failing, newly flaky or regressed) but not
+        beyond noise: warnings, not failures."""
+        return [t for t in self.tasks if t.status == "warning"]
+
+    @property
+    def tested_tasks(self) -> int:
+        """Tasks scored in both runs: the family the Holm adjustment is over."""
+        return sum(1 for t in self.tasks if t.adjusted_p is not None)
 
     def descriptive_lines(self) -> list[str]:
-        """Why compare's `regressed` bucket and the gate's task verdict may differ, when they do:
-        compare's buckets describe any drop, the gate tests each task."""
+        """The tasks that dropped within noise, named, so that nobody reads them as passes."""
         quiet = self.within_noise_tasks
         if not quiet:
             return []
-        names = ", ".join(_v(t.task_id) for t in quiet[:8])
+        names = ", ".join(
+            f"{_v(t.task_id)} ({t.old_c}/{t.old_n} -> {t.new_c}/{t.new_n})" for t in quiet[:8]
+        )
         more = f" and {len(quiet) - 8} more" if len(quiet) > 8 else ""
         return [
-            "within noise, though compare buckets them regressed or newly flaky (descriptive):",
+            f"dropped within noise ({len(quiet)}; warnings, not failures):",
             f"  {names}{more}",
         ]
 
     def task_lines(self) -> list[str]:
         bad = self.regressed_tasks
-        lines = [NO_TASK_FAILED] if not bad else [f"{TASKS_FAILED} ({len(bad)}):"]
+        tested = f"; {self.tested_tasks} tasks tested"
+        lines = [NO_TASK_FAILED + tested] if not bad else [f"{TASKS_FAILED} ({len(bad)}{tested}):"]
         for t in bad:
             ids = f"  trials: {', '.join(t.trial_ids)}" if t.trial_ids else ""
             lines.append(f"  {_v(t.task_id)}: {t.why}{ids}")
@@ -191,9 +250,11 @@ class GateResult:
     def render_text(self) -> str:
         parts = [
             self.verdict_line(),
+            *self.warning_lines(),
             *self.warnings,
             "",
             *self.table_lines(),
+            *(["", *self.forbidden_lines()] if self.forbidden_lines() else []),
             "",
             *self.task_lines(),
         ]
@@ -210,13 +271,28 @@ class GateResult:
             "new": self.new,
             "k": self.k,
             "budgets": dict(self.budgets),
+            "budget_noise": self.budget_noise,
             "checks": [c.to_dict() for c in self.checks],
             "tasks": [t.to_dict() for t in self.tasks],
             "regressed_tasks": [t.task_id for t in self.regressed_tasks],
             "within_noise_tasks": [t.task_id for t in self.within_noise_tasks],
+            "task_test": {
+                "test": "one-sided Fisher exact, Holm-adjusted over the tested tasks",
+                "alpha": TASK_ALPHA,
+                "tested": self.tested_tasks,
+            },
+            "warnings": self.warning_lines(),
             "comparison": self.comparison.to_dict(),
             "audit_warnings": list(self.warnings),
         }
+
+
+#: ``[gate] new_forbidden``: what a forbidden rule the baseline never broke is when the new run
+#: breaks it. "red flag" (the default): a RED FLAG however few the trials; "test": a RED FLAG only
+#: when the rise is beyond noise like any other, else a warning.
+NEW_FORBIDDEN = ("red flag", "test")
+#: The gate's warning when a forbidden rule the baseline never broke is broken within noise ("test").
+NEW_WITHIN_NOISE = "new, within noise"
 
 
 def evaluate_gate(
@@ -224,17 +300,42 @@ def evaluate_gate(
     budgets: Mapping[str, float] | None = None,
     failed_trials: Mapping[str, Sequence[str]] | None = None,
     trial_url: str | None = None,
+    *,
+    budget_noise: bool = False,
+    new_forbidden: str = "red flag",
 ) -> GateResult:
-    """The gate's verdict on ``cmp`` (baseline = old, new = new) under ``budgets`` ([gate] keys)."""
+    """The gate's verdict on ``cmp`` (baseline = old, new = new) under ``budgets`` ([gate] keys).
+
+    ``budget_noise``: a ratio budget is exceeded only when new - ratio x baseline is above zero
+    beyond noise (``cmp.scaled`` holds its interval; without one the plain comparison decides).
+    ``new_forbidden``: see :data:`NEW_FORBIDDEN`."""
     budgets = {k: float(v) for k, v in (budgets or {}).items() if k.startswith("max_")}
-    checks = [_check(r, budgets) for r in cmp.rows]
+    scaled = cmp.scaled if budget_noise else {}
+    checks = [_check(r, budgets, scaled, new_forbidden) for r in cmp.rows]
     tasks = _tasks(cmp, failed_trials or {})
-    return GateResult(
+    result = GateResult(
         cmp.old_name, cmp.new_name, cmp.k, checks, tasks, cmp, trial_url, dict(budgets)
     )
+    result.budget_noise = budget_noise
+    return result
 
 
-def _check(row: Any, budgets: Mapping[str, float]) -> Check:
+def ratio_budgets(budgets: Mapping[str, float]) -> dict[str, float]:
+    """metric -> ratio of the ratio budgets among ``budgets`` (what ``compare_runs(scaled=...)``
+    needs for the noise allowance)."""
+    return {
+        metric: float(budgets[ratio_key])
+        for metric, _, ratio_key in BUDGETS.values()
+        if ratio_key in budgets
+    }
+
+
+def _check(
+    row: Any,
+    budgets: Mapping[str, float],
+    scaled: Mapping[str, tuple[float, tuple[float, float] | None]],
+    new_forbidden: str,
+) -> Check:
     from reviewer.metrics.compare import format_value
 
     label = visible(row.label, single_line=True)
@@ -244,13 +345,32 @@ def _check(row: Any, budgets: Mapping[str, float]) -> Check:
         return Check(
             row.metric, label, row.old, row.new, row.unit, row.direction, "regressed", (), why
         )
+    if (
+        row.direction == RED_FLAG
+        and new_forbidden == "test"
+        and row.counts is not None
+        and row.counts[0] == 0
+        and (row.p_value is None or row.p_value >= FORBIDDEN_ALPHA)
+    ):
+        p = "" if row.p_value is None else f", exact p = {row.p_value:.2g}"
+        why = f"{old} -> {new} (the baseline never broke it; within noise{p})"
+        return Check(
+            row.metric, label, row.old, row.new, row.unit, row.direction, NEW_WITHIN_NOISE, (), why
+        )
     if row.direction == RED_FLAG:
-        why = f"{label} rose {old} -> {new} (RED FLAG)"
+        short = f": {row.forbidden_short}" if row.forbidden_short else ""
+        why = f"{label} rose {old} -> {new} (RED FLAG{short})"
         return Check(
             row.metric, label, row.old, row.new, row.unit, row.direction, RED_FLAG.lower(), (), why
         )
+    if row.direction == STILL_BROKEN:
+        why = f"{old} -> {new} ({row.forbidden_words})"
+        return Check(
+            row.metric, label, row.old, row.new, row.unit, row.direction, STILL_BROKEN, (), why
+        )
     limits: list[str] = []
     over: list[str] = []
+    quiet: list[str] = []  # over a ratio budget, but within noise (budget_noise)
     for key, (metric, unit, ratio_key) in BUDGETS.items():
         if metric != row.metric:
             continue
@@ -261,12 +381,20 @@ def _check(row: Any, budgets: Mapping[str, float]) -> Check:
                 over.append(f"{label} {new} over {key} {format_value(limit, unit)}")
         if ratio_key in budgets:
             ratio = budgets[ratio_key]
-            limits.append(f"x{ratio:g} baseline")
+            noisy = metric in scaled
+            limits.append(f"x{ratio:g} baseline" + (" beyond noise" if noisy else ""))
             if row.new is not None and row.old is not None and row.new > row.old * ratio + _EPS:
                 times = "from 0" if row.old == 0 else f"x{row.new / row.old:.2f}"
-                over.append(f"{label} {old} -> {new} ({times}) over {ratio_key} {ratio:g}")
+                words = f"{label} {old} -> {new} ({times}) over {ratio_key} {ratio:g}"
+                ci = scaled[metric][1] if noisy else None
+                if noisy and (ci is None or ci[0] <= 0):
+                    quiet.append(f"{words}, within noise")
+                else:
+                    over.append(words + (" beyond noise" if noisy else ""))
     if over:
         status = "over budget"
+    elif quiet:
+        status = "within noise"
     elif row.direction == "n/a" or (
         row.metric in RELIABILITY and row.direction in ("within noise", "too few tasks")
     ):
@@ -282,15 +410,23 @@ def _check(row: Any, budgets: Mapping[str, float]) -> Check:
         row.direction,
         status,
         tuple(limits),
-        "; ".join(over),
+        "; ".join(over or quiet),
     )
 
 
 def _tasks(cmp: Comparison, failed_trials: Mapping[str, Sequence[str]]) -> list[TaskVerdict]:
     out: list[TaskVerdict] = []
+    measured = [
+        t for t in sorted(cmp.tasks, key=lambda d: d.task_id)
+        if t.bucket not in (INFRA_BUCKET, UNSCORED_BUCKET)
+    ]  # fmt: skip
+    raw = [fisher_one_sided(t.old_c, t.old_n, t.new_c, t.new_n) for t in measured]
+    adjusted = dict(
+        zip((t.task_id for t in measured), zip(raw, holm(raw), strict=True), strict=True)
+    )
     for t in sorted(cmp.tasks, key=lambda d: d.task_id):
         ids = tuple(failed_trials.get(t.task_id, ()))
-        if t.bucket in (INFRA_BUCKET, UNSCORED_BUCKET):
+        if t.task_id not in adjusted:
             out.append(
                 TaskVerdict(
                     t.task_id,
@@ -304,12 +440,13 @@ def _tasks(cmp: Comparison, failed_trials: Mapping[str, Sequence[str]]) -> list[
                 )
             )
             continue
-        p = fisher_one_sided(t.old_c, t.old_n, t.new_c, t.new_n)
+        p, p_holm = adjusted[t.task_id]
         rates = f"{t.old_c}/{t.old_n} -> {t.new_c}/{t.new_n} passed"
-        if t.bucket == "newly failing":
-            status, why = "failed", f"newly fails: {rates}"
-        elif p < TASK_ALPHA:
-            status, why = "failed", f"pass rate fell beyond noise: {rates} (Fisher p = {p:.3f})"
+        test = f"Fisher p = {p:.2g}, Holm-adjusted {p_holm:.2g}"
+        if p_holm < TASK_ALPHA:
+            status, why = "failed", f"pass rate fell beyond noise: {rates} ({test})"
+        elif t.bucket in _DESCRIPTIVE_WORSE:
+            status, why = "warning", f"{t.bucket}, within noise: {rates} ({test})"
         else:
             status, why = "passed", f"{t.bucket}: {rates}"
         out.append(
@@ -324,6 +461,7 @@ def _tasks(cmp: Comparison, failed_trials: Mapping[str, Sequence[str]]) -> list[
                 t.bucket,
                 p,
                 ids if status == "failed" else (),
+                p_holm,
             )
         )
     for only in cmp.only_new:

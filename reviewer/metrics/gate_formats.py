@@ -25,8 +25,8 @@ def markdown(result: GateResult) -> str:
         "",
         f"**{mark}**: " + _md(result.verdict_line().removeprefix(f"gate: {mark}: ")),
         "",
-        *[f"> {_md(w)}" for w in result.warnings],
-        *([""] if result.warnings else []),
+        *[f"> {_md(w)}" for w in [*result.warning_lines(), *result.warnings]],
+        *([""] if result.warnings or result.warning_checks else []),
         "| check | baseline | new | limit | result |",
         "| --- | ---: | ---: | --- | --- |",
     ]
@@ -37,7 +37,11 @@ def markdown(result: GateResult) -> str:
             f"{_md(', '.join(c.limits))} | {verdict} |"
         )
     bad = result.regressed_tasks
-    lines += ["", f"### {TASKS_FAILED[0].upper()}{TASKS_FAILED[1:]} ({len(bad)})", ""]
+    lines += [
+        "",
+        f"### {TASKS_FAILED[0].upper()}{TASKS_FAILED[1:]} ({len(bad)} of {result.tested_tasks})",
+        "",
+    ]
     if not bad:
         lines.append("None.")
     else:
@@ -70,8 +74,9 @@ def _link(result: GateResult, trial_id: str) -> str:
 
 def junit(result: GateResult) -> str:
     """JUnit XML: a suite ``gate`` with one case per check (the verdict), and a suite of the
-    run's tasks with one case per task (failed when it newly fails or fell beyond noise, skipped
-    when not measured); an undecided check (too few tasks, within noise) is skipped."""
+    run's tasks with one case per task (failed when its pass rate fell beyond noise, Holm-adjusted;
+    skipped with a warning when it dropped within noise, skipped when not measured); an undecided
+    check (too few tasks, within noise, a forbidden rule still broken) is skipped."""
     root = ET.Element("testsuites", name=_x(f"reviewer gate: {result.new} vs {result.baseline}"))
     gate = ET.SubElement(root, "testsuite", name="reviewer.gate")
     for c in result.checks:
@@ -84,7 +89,8 @@ def junit(result: GateResult) -> str:
                 + (f"; limits {', '.join(c.limits)}" if c.limits else "")
             )
         elif c.status in UNDECIDED:
-            ET.SubElement(case, "skipped", message=_x(_UNDECIDED_WHY[c.status]))
+            why = _UNDECIDED_WHY.get(c.status) or f"warning: {c.status}: {c.why}"
+            ET.SubElement(case, "skipped", message=_x(why))
     n_undecided = sum(1 for c in result.checks if not c.failed and c.status in UNDECIDED)
     _counts(gate, len(result.checks), len(result.failures), n_undecided)
     suite = ET.SubElement(root, "testsuite", name=_x(f"reviewer.tasks.{result.new}"))
@@ -94,15 +100,16 @@ def junit(result: GateResult) -> str:
         )
         case.set("time", "0")
         if t.status == "failed":
-            kind = "newly fails" if t.bucket == "newly failing" else "fell beyond noise"
-            failure = ET.SubElement(case, "failure", type=kind, message=_x(t.why))
+            failure = ET.SubElement(case, "failure", type="fell beyond noise", message=_x(t.why))
             failure.text = _x(
                 f"baseline {t.old_c}/{t.old_n} passed, new {t.new_c}/{t.new_n}; "
                 f"failed trials: {', '.join(t.trial_ids) or '-'}"
             )
+        elif t.status == "warning":
+            ET.SubElement(case, "skipped", message=_x(f"warning: {t.why}"))
         elif t.status == "skipped":
             ET.SubElement(case, "skipped", message=_x(t.why))
-    n_skip = sum(1 for t in result.tasks if t.status == "skipped")
+    n_skip = sum(1 for t in result.tasks if t.status in ("skipped", "warning"))
     _counts(suite, len(result.tasks), len(result.regressed_tasks), n_skip)
     root.set("tests", str(len(result.checks) + len(result.tasks)))
     root.set("failures", str(len(result.failures) + len(result.regressed_tasks)))

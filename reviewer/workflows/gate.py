@@ -103,7 +103,7 @@ def run_gate(
     from reviewer.config import ConfigError, load_config
     from reviewer.metrics.active_rules import active_rules
     from reviewer.metrics.compare import compare_runs
-    from reviewer.metrics.gate import evaluate_gate
+    from reviewer.metrics.gate import evaluate_gate, ratio_budgets
     from reviewer.metrics.rules import RuleError, severities
     from reviewer.store.baseline import current_baseline, failing_trial_ids
     from reviewer.store.trials import trial_stats
@@ -137,15 +137,26 @@ def run_gate(
     if not any(s.scored for s in new_stats):
         raise GateError(f"run {new!r} has no scored trial (pass or fail) to gate")
     _check_shared(old_stats, new_stats, k)
-    cmp = compare_runs(
-        old_stats, new_stats, k=k, rules_severity=sev, seed=seed, old_name=baseline, new_name=new
-    )
     budgets = {key: v for key, v in cfg.gate.items() if key.startswith("max_")}
-    first = evaluate_gate(cmp, budgets, trial_url=cfg.gate.get("trial_url"))
-    bad = [t.task_id for t in first.regressed_tasks]
-    result = first
+    noise = bool(cfg.gate.get("budget_noise", False))
+    cmp = compare_runs(
+        old_stats,
+        new_stats,
+        k=k,
+        rules_severity=sev,
+        seed=seed,
+        old_name=baseline,
+        new_name=new,
+        scaled=ratio_budgets(budgets) if noise else None,
+    )
+    options = {
+        "trial_url": cfg.gate.get("trial_url"),
+        "budget_noise": noise,
+        "new_forbidden": cfg.gate.get("new_forbidden", "red flag"),
+    }
+    result = evaluate_gate(cmp, budgets, **options)
+    bad = [t.task_id for t in result.regressed_tasks]
     if bad:
-        ids = failing_trial_ids(db, new, bad)
-        result = evaluate_gate(cmp, budgets, ids, trial_url=cfg.gate.get("trial_url"))
+        result = evaluate_gate(cmp, budgets, failing_trial_ids(db, new, bad), **options)
     result.warnings = audit_warnings(db, [baseline, new])
     return result

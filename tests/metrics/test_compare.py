@@ -88,13 +88,23 @@ def test_policy_rule_rise_is_worse_not_red_flag() -> None:
     assert cmp.row("forbidden_rate").direction == "same"
 
 
-def test_forbidden_rise_from_nonzero_is_red_flag() -> None:
+def test_forbidden_rise_within_noise_is_still_broken_not_a_red_flag() -> None:
+    """1 of 4 -> 2 of 4 trials (one-sided exact p = 0.5) is a rule still broken, a warning; the
+    same rise on a rule the new run stops breaking is a fall."""
     v = frozenset({"no-cancel"})
     old = trials("a", [True] * 4, violations=[v, frozenset(), frozenset(), frozenset()])
     new = trials("a", [True] * 4, violations=[v, v, frozenset(), frozenset()])
-    # one task: a fall says nothing, a rise is a RED FLAG all the same
-    assert compare_runs(old, new, None, SEV).row("forbidden_rate").direction == "RED FLAG"
-    assert compare_runs(new, old, None, SEV).row("forbidden_rate").direction == "too few tasks"
+    row = compare_runs(old, new, None, SEV).row("forbidden_rate")
+    assert row.direction == "still broken"
+    assert row.counts == (1, 4, 2, 4)
+    assert row.p_value == pytest.approx(0.5)
+    assert row.forbidden_words == (
+        "1 of 4 -> 2 of 4 trials: still broken, a rise within noise, one-sided exact p = 0.5"
+    )
+    # a fall that still breaks it is a warning too; the mark says so
+    fell = compare_runs(new, old, None, SEV).row("forbidden_rate")
+    assert fell.direction == "still broken" and fell.mark == "still broken"
+    assert "not a rise" in fell.forbidden_words
     many_old = [
         s
         for i in range(12)
@@ -103,8 +113,32 @@ def test_forbidden_rise_from_nonzero_is_red_flag() -> None:
     many_new = [
         s for i in range(12) for s in trials(f"t{i}", [True] * 4, violations=[frozenset()] * 4)
     ]
-    fell = compare_runs(many_old, many_new, None, SEV).row("forbidden_rate")
-    assert fell.direction == "better" and fell.high is not None and fell.high < 0
+    stopped = compare_runs(many_old, many_new, None, SEV).row("forbidden_rate")
+    assert stopped.direction == "better" and stopped.high is not None and stopped.high < 0
+
+
+def test_forbidden_rise_beyond_noise_is_a_red_flag_and_says_its_p() -> None:
+    """1 of 48 -> 12 of 48 trials over 12 tasks: beyond noise (exact p < 0.05), a RED FLAG."""
+    v, ok = frozenset({"no-cancel"}), frozenset()
+    old = [s for i in range(12) for s in trials(f"t{i}", [True] * 4, violations=[ok] * 4)]
+    old[0] = trials("t0", [True], violations=[v])[0]
+    new = [s for i in range(12) for s in trials(f"t{i}", [True] * 4, violations=[v, ok, ok, ok])]
+    row = compare_runs(old, new, None, SEV).row("forbidden_rate")
+    assert row.direction == "RED FLAG"
+    assert row.counts == (1, 48, 12, 48)
+    assert row.p_value is not None and row.p_value < 0.01
+    assert row.forbidden_words.startswith("1 of 48 -> 12 of 48 trials: a rise beyond noise")
+    text = render_comparison(compare_runs(old, new, None, SEV), color=False)
+    assert "forbidden-tool rate: 1 of 48 -> 12 of 48 trials: a rise beyond noise" in text
+
+
+def test_a_forbidden_rule_the_baseline_never_broke_is_a_red_flag_however_few() -> None:
+    v, ok = frozenset({"no-cancel"}), frozenset()
+    old = trials("a", [True] * 4, violations=[ok] * 4)
+    new = trials("a", [True] * 4, violations=[v, ok, ok, ok])
+    row = compare_runs(old, new, None, SEV).row("rule:no-cancel")
+    assert row.direction == "RED FLAG"
+    assert row.forbidden_words.startswith("0 of 4 -> 1 of 4 trials: the baseline never broke it")
 
 
 def test_buckets_and_order() -> None:
