@@ -99,20 +99,32 @@ def forbidden_rates(rng: random.Random, scenario: str, n_tasks: int, rate: float
 
 
 def gate_once(
-    old: list[TrialStats], new: list[TrialStats], seed: int, boot: int
+    old: list[TrialStats],
+    new: list[TrialStats],
+    seed: int,
+    boot: int,
+    new_forbidden: str = "red flag",
 ) -> tuple[int, list[str], int]:
     """(exit code, what failed it, failed JUnit task cases)."""
     cmp = compare_runs(
         old, new, None, RULES, seed=seed, n_boot=boot, old_name="base", new_name="new"
     )
-    result = evaluate_gate(cmp)
+    result = evaluate_gate(cmp, new_forbidden=new_forbidden)
     names = {"pass_hat_k": "pass^k", "pass_at_1": "pass@1", "forbidden_rate": "forbidden rate"}
     kinds = [f"{names.get(c.metric, c.metric)} {c.status}" for c in result.failures]
+    if result.regressed_tasks:
+        kinds.append("a task fell beyond noise")
     return result.exit_code, kinds, len(result.regressed_tasks)
 
 
 def scenario_rates(
-    scenario: str, pairs: int, seed: int, boot: int, n_tasks: int, trials: int
+    scenario: str,
+    pairs: int,
+    seed: int,
+    boot: int,
+    n_tasks: int,
+    trials: int,
+    new_forbidden: str = "red flag",
 ) -> tuple[float, Counter[str], float, int]:
     """(share of pairs failed, what failed them, share with a failed task case, failures in the
     first 30 pairs)."""
@@ -127,7 +139,9 @@ def scenario_rates(
         if scenario == "known" and not any(FORBIDDEN in s.violations for s in old):
             continue
         new = run(rng, tasks, trials, rates)
-        code, kinds, n_failed_tasks = gate_once(old, new, rng.randrange(1 << 30), boot)
+        code, kinds, n_failed_tasks = gate_once(
+            old, new, rng.randrange(1 << 30), boot, new_forbidden
+        )
         failed += code == 1
         if done < 30:
             first30 += code == 1
@@ -176,23 +190,30 @@ def main() -> None:
         f"both runs; {args.pairs} pairs per scenario (seed {args.seed})"
     )
     print(
-        f"{'scenario':<10} {'gate fails':>10} {'first 30':>9} {'JUnit fails':>12}  what failed it"
+        f"{'scenario':<16} {'gate fails':>10} {'first 30':>9} {'JUnit fails':>12}  what failed it"
     )
-    worst30 = 0
-    for i, scenario in enumerate(("spread", "clustered", "known")):
+    cases = [
+        ("known", "red flag"),  # the issue's case: both runs break the rule
+        ("spread", "red flag"),
+        ("clustered", "red flag"),
+        ("spread", "test"),
+        ("clustered", "test"),
+    ]
+    target30 = 0
+    for i, (scenario, setting) in enumerate(cases):
+        seed = args.seed + 100 * ("known", "spread", "clustered").index(scenario)
         rate, why, junit, first30 = scenario_rates(
-            scenario, args.pairs, args.seed + 100 * i, args.boot, args.tasks, args.trials
+            scenario, args.pairs, seed, args.boot, args.tasks, args.trials, setting
         )
-        worst30 = max(worst30, first30)
+        if i == 0:
+            target30 = first30
         reasons = ", ".join(f"{k} {v / args.pairs:.1%}" for k, v in why.most_common())
-        verdict = "met" if rate <= 0.10 else "NOT MET"
-        print(
-            f"{scenario:<10} {rate:>10.1%} {first30:>6}/30 {junit:>12.1%}  {reasons or '-'}"
-            f"   [<= 10%: {verdict}]"
-        )
+        name = scenario + (" (test)" if setting == "test" else "")
+        print(f"{name:<16} {rate:>10.1%} {first30:>6}/30 {junit:>12.1%}  {reasons or '-'}")
+    print('(test): [gate] new_forbidden = "test", a first break a RED FLAG only beyond noise')
     print(
-        f"issue target, at most 3 of 30 no-change pairs fail: worst {worst30}/30: "
-        f"{'met' if worst30 <= 3 else 'NOT MET'}"
+        "issue target (known: the forbidden tool in 1% of trials of both runs), at most 3 of 30 "
+        f"no-change pairs fail: {target30}/30: {'met' if target30 <= 3 else 'NOT MET'}"
     )
     print()
     caught = regression_rates(args.regression_pairs, args.seed, args.boot, args.tasks, args.trials)

@@ -174,6 +174,9 @@ _GATE_KEYS = {
     "trial_url",
     "budget_noise",
     "new_forbidden",
+    "outcome",
+    "anchors",
+    "anchors_max_cost",
 }
 #: [gate] new_forbidden values (reviewer.metrics.gate.NEW_FORBIDDEN)
 GATE_NEW_FORBIDDEN = ("red flag", "test")
@@ -229,6 +232,16 @@ def _merge_gate(cfg: Config, path: Path, table: Any) -> None:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{path}: [gate] k: must be a whole number of 1 or more")
             cfg.gate[key] = value
+        elif key == "outcome":
+            if value not in ("harness", "human", "judge"):
+                raise ConfigError(
+                    f'{path}: [gate] outcome: "harness", "human" or "judge", got {shown(value)}'
+                )
+            cfg.gate[key] = value
+        elif key == "anchors":
+            cfg.gate[key] = _anchors(path, value)
+        elif key == "anchors_max_cost":
+            cfg.gate[key] = _positive(path, "gate", key, value, zero=True)
         elif key == "budget_noise":
             if not isinstance(value, bool):
                 raise ConfigError(f"{path}: [gate] budget_noise: true or false, got {shown(value)}")
@@ -253,6 +266,40 @@ def _merge_gate(cfg: Config, path: Path, table: Any) -> None:
                     f"{path}: [gate] max_tool_error_rate: a rate between 0 and 1, got {shown(value)}"
                 )
             cfg.gate[key] = number
+
+
+def _anchors(path: Path, value: Any) -> list[Any] | dict[str, str]:
+    """[gate] anchors: a list of trial references (ids, or tables with run, task_id and trial),
+    or a table naming a queue or a run whose trials are the anchors."""
+    usage = (
+        f'{path}: [gate] anchors: a list of trial ids (or {{ run = "R", task_id = "T", trial = 1 }}'
+        ' tables), or { queue = "NAME" } or { run = "NAME" }'
+    )
+    if isinstance(value, dict):
+        if len(value) != 1 or next(iter(value)) not in ("queue", "run"):
+            raise ConfigError(usage)
+        name = next(iter(value.values()))
+        if not isinstance(name, str) or not name.strip():
+            raise ConfigError(usage)
+        return {next(iter(value)): name}
+    if not isinstance(value, list) or not value:
+        raise ConfigError(usage)
+    out: list[Any] = []
+    for ref in value:
+        if isinstance(ref, str) and ref.strip():
+            out.append(ref.strip())
+        elif (
+            isinstance(ref, dict)
+            and set(ref) == {"run", "task_id", "trial"}
+            and isinstance(ref["run"], str)
+            and isinstance(ref["task_id"], str)
+            and isinstance(ref["trial"], int)
+            and not isinstance(ref["trial"], bool)
+        ):
+            out.append(dict(ref))
+        else:
+            raise ConfigError(usage)
+    return out
 
 
 _MONITOR_KEYS = {"signals", "window", "sample", "max_cost", "baseline_windows", "run", "seed"}

@@ -123,3 +123,21 @@ def test_new_trials_are_checked_against_the_active_rules(sample_db: str, tmp_pat
     assert "rules: 1 violation in the new trials" in err
     data = json.loads(invoke("--db", sample_db, "rules", "--json")[1])
     assert data["violations"]["lookup-before-refund"]["support-v2"] == 3
+
+
+def test_compare_on_the_judges_outcomes(sample_db: str) -> None:
+    """--outcome judge: each trial's latest judge verdict is its outcome (the sample's judge is
+    wrong about 15% of the time, so tasks' pass counts move), and the output says where outcomes came from."""
+    _, harness, _ = invoke("--db", sample_db, "compare", "support-v1", "support-v2", "--json")
+    code, judged, _ = invoke(
+        "--db", sample_db, "compare", "support-v1", "support-v2", "--outcome", "judge", "--json"
+    )
+    assert code == 0
+    h, j = json.loads(harness), json.loads(judged)
+    assert (h["outcome_source"], j["outcome_source"]) == ("harness", "judge")
+    by_task = {t["task_id"]: t["old"]["c"] for t in h["tasks"]}
+    assert any(by_task[t["task_id"]] != t["old"]["c"] for t in j["tasks"])
+    code, text, _ = invoke(
+        "--db", sample_db, "compare", "support-v1", "support-v2", "--outcome", "judge"
+    )
+    assert "outcomes: the latest judge verdict where there is one, else the harness's" in text

@@ -43,9 +43,18 @@ def baseline_set(ctx: click.Context, run: str, note: str | None, as_json: bool) 
     from reviewer.workflows.gate import GateError, set_baseline_run
 
     db = cli_store(ctx, 1)
-    who = _config(1).labeler_name(ctx.obj.get("labeler"))
+    cfg = _config(1)
+    who = cfg.labeler_name(ctx.obj.get("labeler"))
     try:
-        entry = set_baseline_run(db, run, who, note)
+        entry = set_baseline_run(
+            db,
+            run,
+            who,
+            note,
+            cfg=cfg,
+            grade_anchors=True,
+            on_note=lambda line: click.echo(f"reviewer: {line}", err=True),
+        )
     except GateError as e:
         fail(str(e))
     if as_json:
@@ -126,6 +135,19 @@ def baseline_history_cmd(ctx: click.Context, as_json: bool) -> None:
     default=None,
     help="Also write JUnit XML (one test case per task) to FILE.",
 )
+@click.option(
+    "--outcome",
+    "source",
+    type=click.Choice(["harness", "human", "judge"]),
+    default=None,
+    help="Outcome of each trial: the harness's, or the standing human label / latest judge "
+    "verdict where there is one (default: [gate] outcome, else harness).",
+)
+@click.option(
+    "--no-anchors",
+    is_flag=True,
+    help="Do not grade the [gate] anchors now: measure the judge's drift on stored verdicts only.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the text.")
 @click.pass_context
 def gate(
@@ -137,12 +159,16 @@ def gate(
     imports: Sequence[str],
     markdown: str | None,
     junit: str | None,
+    source: str | None,
+    no_anchors: bool,
     as_json: bool,
 ) -> None:
     """Did run NEW regress against the baseline? Exit 0: no; 1: yes; 2: usage or data error.
 
-    A regression is pass^k or pass@1 worse by `reviewer compare`'s rule, any RED FLAG (a forbidden
-    rule's rate rising), or a [gate] budget in reviewer.toml exceeded. The first line says why."""
+    A regression is pass^k or pass@1 worse by `reviewer compare`'s rule, a RED FLAG (a forbidden
+    rule the baseline never broke, or a rise beyond noise), a task whose pass rate fell beyond noise
+    (Fisher, Holm-adjusted over the tasks), or a [gate] budget in reviewer.toml exceeded. The first
+    line says why."""
     from reviewer.workflows.gate import GateError, import_new_run, run_gate
 
     if k is not None and not 1 <= k <= 1000:
@@ -163,7 +189,17 @@ def gate(
                 new = runs[0]
         if new is None:
             fail("name the run to gate: reviewer gate NEW (or --import PATH)", 2)
-        result = run_gate(db, new, baseline=base, k=k, seed=seed, cfg=cfg)
+        result = run_gate(
+            db,
+            new,
+            baseline=base,
+            k=k,
+            seed=seed,
+            cfg=cfg,
+            outcome=source,
+            anchors="stored" if no_anchors else "grade",
+            on_note=lambda line: click.echo(f"reviewer: {line}", err=True),
+        )
     except GateError as e:
         fail(str(e), 2)
     from reviewer.metrics.gate_formats import junit as junit_xml

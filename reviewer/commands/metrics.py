@@ -235,45 +235,48 @@ def report(
     "--seed", type=int, default=0, show_default=True, help="Seed of the paired bootstrap."
 )
 @click.option("--plot", is_flag=True, help="Also draw both runs' pass^k-vs-k curves.")
+@click.option(
+    "--outcome",
+    "source",
+    type=click.Choice(["harness", "human", "judge"]),
+    default="harness",
+    show_default=True,
+    help="Outcome of each trial: the harness's, or the standing human label / latest judge "
+    "verdict where there is one.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the tables.")
 @click.pass_context
 def compare(
-    ctx: click.Context, old: str, new: str, k: int | None, seed: int, plot: bool, as_json: bool
+    ctx: click.Context,
+    old: str,
+    new: str,
+    k: int | None,
+    seed: int,
+    plot: bool,
+    source: str,
+    as_json: bool,
 ) -> None:
     """Compare run NEW against run OLD: pass^k, pass@1, steps, cost, p95 latency, rule rates.
 
     Tasks are matched by task_id. A row is better or worse only when its 95% interval (seeded paired
     bootstrap over shared tasks) excludes zero, "within noise" otherwise, "too few tasks" below 10;
-    a forbidden rule's rise is a RED FLAG. The per-task deltas follow, largest pass^k drop first.
+    a forbidden rule the baseline never broke, or whose rise is beyond noise, is a RED FLAG. The
+    per-task deltas follow, largest pass^k drop first.
     """
-    from reviewer.metrics.active_rules import active_rules
-    from reviewer.metrics.compare import compare_runs, render_comparison
+    from reviewer.metrics.compare import render_comparison
     from reviewer.metrics.plot import passk_curve, plot_passk
-    from reviewer.metrics.report import pass_rules
-    from reviewer.metrics.rules import RuleError, severities
     from reviewer.store.queries import task_counts
-    from reviewer.store.trials import trial_stats
     from reviewer.workflows.audit import audit_warnings
+    from reviewer.workflows.compare import CompareError, compare_stored
 
     _check_k(None if k is None else [k])
     _pause_gc(ctx)
     db = cli_store(ctx)
     require_runs(db, ctx, [old, new])
     try:
-        active = active_rules(db)
-    except RuleError as e:
-        fail(f"stored rules no longer load: {e}")
-    sev = severities(active.rules) if active else {}
-    cmp = compare_runs(
-        trial_stats(db, old),
-        trial_stats(db, new),
-        k=k,
-        rules_severity=sev,
-        seed=seed,
-        old_name=old,
-        new_name=new,
-    )
-    cmp.pass_rules = pass_rules(db, old, new)  # a warning line / field when they differ
+        cmp = compare_stored(db, old, new, k=k, seed=seed, outcome=source)
+    except CompareError as e:
+        fail(str(e))
     curves = {r: passk_curve([(n, c) for _, n, c in task_counts(db, r)]) for r in (old, new)}
     warnings = audit_warnings(db, [old, new])
     if as_json:

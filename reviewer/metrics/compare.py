@@ -23,6 +23,7 @@ from reviewer.metrics.compare_types import (
     INFRA_BUCKET,
     NA,
     NOISE,
+    OUTCOME_WORDS,
     RED_FLAG,
     SAME,
     STILL_BROKEN,
@@ -519,6 +520,8 @@ def _comparison_lines(cmp: Comparison, max_tasks: int | None = None) -> list[Any
         lines.append(line)
     if cmp.k_is_default:
         lines.append(Text(f"k = {cmp.k}: the largest k every shared task supports in both runs"))
+    if cmp.outcome_source in OUTCOME_WORDS:
+        lines.append(Text(OUTCOME_WORDS[cmp.outcome_source]))
     if cmp.rules_differ:
         old_rule, new_rule = cmp.pass_rules.get("old", ""), cmp.pass_rules.get("new", "")
         lines.append(Text(f"warning: the runs' pass rules differ: old {old_rule}; new {new_rule}"))
@@ -633,6 +636,8 @@ def _narrow_lines(cmp: Comparison, max_tasks: int | None, width: int) -> list[An
         lines += [Text("  " + _fit(label, wl - 1).ljust(wl) + ci) for label, ci in cis]
     if cmp.k_is_default:
         lines += wrapped(f"k = {cmp.k}: the largest k every shared task supports in both runs")
+    if cmp.outcome_source in OUTCOME_WORDS:
+        lines += wrapped(OUTCOME_WORDS[cmp.outcome_source])
     if cmp.rules_differ:
         old_rule, new_rule = cmp.pass_rules.get("old", ""), cmp.pass_rules.get("new", "")
         lines += wrapped(f"warning: the runs' pass rules differ: old {old_rule}; new {new_rule}")

@@ -49,6 +49,11 @@ STILL_BROKEN = "still broken"
 DIRECTIONS = (BETTER, WORSE, NOISE, TOO_FEW, SAME, NA, RED_FLAG, STILL_BROKEN)
 #: A forbidden rule's rise is a RED FLAG when its one-sided exact p-value is below this.
 FORBIDDEN_ALPHA = 0.05
+#: Where the outcomes came from, in words, when not from the harness (``--outcome``).
+OUTCOME_WORDS = {
+    "human": "outcomes: the standing human label where there is one, else the harness's",
+    "judge": "outcomes: the latest judge verdict where there is one, else the harness's",
+}
 
 
 @dataclass(frozen=True)
@@ -235,6 +240,8 @@ class Comparison:
     pass_rules: dict[str, str] = field(default_factory=dict)
     #: metric -> (r, the 95% interval of new - r x old) for the rows asked for (``scaled``)
     scaled: dict[str, tuple[float, tuple[float, float] | None]] = field(default_factory=dict)
+    #: where each trial's outcome came from: harness | human | judge (``store.trials.trial_stats``)
+    outcome_source: str = "harness"
 
     @property
     def rules_differ(self) -> bool:
@@ -273,6 +280,7 @@ class Comparison:
             "left_out": {r: dict(v) for r, v in self.left_out.items()},
             "pass_rules": dict(self.pass_rules),
             "pass_rules_differ": self.rules_differ,
+            "outcome_source": self.outcome_source,
             "distributions": {"old": self.old_dist.to_dict(), "new": self.new_dist.to_dict()},
         }
 

@@ -19,17 +19,19 @@ Pure: the verdict as text and JSON from a :class:`~reviewer.metrics.compare_type
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reviewer.metrics.compare_types import (
     FORBIDDEN_ALPHA,
     INFRA_BUCKET,
+    OUTCOME_WORDS,
     RED_FLAG,
     STILL_BROKEN,
     UNSCORED_BUCKET,
     Comparison,
 )
+from reviewer.metrics.drift import AnchorReport
 from reviewer.metrics.fisher import fisher_one_sided
 from reviewer.metrics.multiple import holm
 from reviewer.text import visible
@@ -48,7 +50,16 @@ NO_TASK_FAILED = "no task's pass rate fell beyond noise (Fisher, Holm-adjusted p
 #: compare's buckets that say a task got worse without testing it
 _DESCRIPTIVE_WORSE = ("newly failing", "newly flaky", "regressed")
 #: Check statuses where nothing was decided: JUnit skips them.
-UNDECIDED = ("too few tasks", "within noise", "n/a", STILL_BROKEN, "new, within noise")
+UNDECIDED = (
+    "too few tasks",
+    "within noise",
+    "n/a",
+    STILL_BROKEN,
+    "new, within noise",
+    "judge moved",
+)
+#: A judged pass rate that fell while the judge itself became stricter on the anchors.
+JUDGE_MOVED = "judge moved"
 #: A task regressed beyond noise when its Holm-adjusted one-sided Fisher p-value is below this.
 TASK_ALPHA = 0.05
 _EPS = 1e-9
@@ -132,6 +143,8 @@ class GateResult:
     warnings: list[str] = field(default_factory=list)
     #: ratio budgets count only when exceeded beyond noise ([gate] budget_noise)
     budget_noise: bool = False
+    #: the judge's own shift on the [gate] anchors, when configured
+    anchors: AnchorReport | None = None
 
     @property
     def failures(self) -> list[Check]:
@@ -148,7 +161,7 @@ class GateResult:
         return [
             c
             for c in self.checks
-            if c.status in (STILL_BROKEN, NEW_WITHIN_NOISE)
+            if c.status in (STILL_BROKEN, NEW_WITHIN_NOISE, JUDGE_MOVED)
             or (c.status == "within noise" and c.why)
         ]
 
@@ -161,7 +174,7 @@ class GateResult:
         """One line per warning check, under the verdict."""
         out = []
         for c in self.warning_checks:
-            if c.status == "within noise":
+            if c.status in ("within noise", JUDGE_MOVED):
                 out.append(f"warning: {c.why}")
             else:
                 out.append(f"warning: {c.label} {c.status}: {c.why}")
@@ -247,7 +260,9 @@ class GateResult:
             lines.append(f"  {_v(t.task_id)}: {t.why}{ids}")
         return lines + self.descriptive_lines()
 
-    def render_text(self) -> str:
+    def report_lines(self) -> list[str]:
+        """The whole verdict as lines: the verdict, its warnings, the table, the forbidden rules'
+        tests, the judge's drift on the anchors, the tasks (the CLI prints them, the app shows them)."""
         parts = [
             self.verdict_line(),
             *self.warning_lines(),
@@ -255,12 +270,18 @@ class GateResult:
             "",
             *self.table_lines(),
             *(["", *self.forbidden_lines()] if self.forbidden_lines() else []),
+            *(["", *self.anchors.lines()] if self.anchors is not None else []),
             "",
             *self.task_lines(),
         ]
         if self.comparison.k_is_default:
             parts.append(f"k = {self.k}: the largest k every shared task supports in both runs")
-        return "\n".join(parts) + "\n"
+        if self.comparison.outcome_source in OUTCOME_WORDS:
+            parts.append(OUTCOME_WORDS[self.comparison.outcome_source])
+        return parts
+
+    def render_text(self) -> str:
+        return "\n".join(self.report_lines()) + "\n"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -282,6 +303,8 @@ class GateResult:
                 "tested": self.tested_tasks,
             },
             "warnings": self.warning_lines(),
+            "outcome_source": self.comparison.outcome_source,
+            "anchors": None if self.anchors is None else self.anchors.to_dict(),
             "comparison": self.comparison.to_dict(),
             "audit_warnings": list(self.warnings),
         }
@@ -318,6 +341,34 @@ def evaluate_gate(
     )
     result.budget_noise = budget_noise
     return result
+
+
+def attribute_to_judge(result: GateResult) -> None:
+    """When the gate decided on judged outcomes and the judge itself became stricter beyond noise on
+    the anchors, a fall of pass^k, pass@1 or a task is not blamed on the agent: those checks become
+    "judge moved" (a warning) and those tasks warnings. Anything else stays as it was."""
+    drift = result.anchors
+    if (
+        result.comparison.outcome_source != "judge"
+        or drift is None
+        or drift.shift is None
+        or not drift.moved
+        or drift.shift.shift >= 0
+    ):
+        return
+    moved = f"the judge itself moved {drift.shift.shift:+.2f} on the anchors"
+    result.checks = [
+        replace(c, status=JUDGE_MOVED, why=f"{c.why}, but {moved}")
+        if c.metric in RELIABILITY and c.status == "regressed"
+        else c
+        for c in result.checks
+    ]
+    result.tasks = [
+        replace(t, status="warning", why=f"{t.why}; but {moved}", trial_ids=())
+        if t.status == "failed"
+        else t
+        for t in result.tasks
+    ]
 
 
 def ratio_budgets(budgets: Mapping[str, float]) -> dict[str, float]:

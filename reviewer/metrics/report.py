@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from reviewer.metrics.compare_types import OUTCOME_WORDS
 from reviewer.metrics.distributions import Distributions
 from reviewer.metrics.passk import RunPassK
 from reviewer.models import PassRule
@@ -67,10 +68,8 @@ def header_lines(pass_rule: str | None, source: str = "harness") -> list[str]:
     rule = PassRule.from_json(pass_rule)
     if not rule.is_default:
         lines.append(f"pass rule: {rule.describe()}")
-    if source == "human":
-        lines.append("outcomes: the standing human label where there is one, else the harness's")
-    elif source == "judge":
-        lines.append("outcomes: the latest judge verdict where there is one, else the harness's")
+    if source in OUTCOME_WORDS:
+        lines.append(OUTCOME_WORDS[source])
     return lines
 
 

@@ -96,13 +96,37 @@ def broken_rules(db: Store, run: str) -> dict[str, frozenset[str]]:
 _NONE: frozenset[str] = frozenset()
 
 
-def trial_stats(db: Store, run: str) -> list[TrialStats]:
+#: Where a trial's outcome comes from: the harness, the standing human label or the latest judge
+#: verdict (pass or fail) where there is one, the harness's otherwise (``report --outcome``).
+OUTCOME_SOURCES = ("harness", "human", "judge")
+
+
+def trial_stats(db: Store, run: str, source: str = "harness") -> list[TrialStats]:
     """Per-trial numbers of ``run`` with the ids of the rules each trial broke, in import order
-    (read from the covering index ``trials_metrics`` of m016, never from the records' pages)."""
+    (read from the covering index ``trials_metrics`` of m016, never from the records' pages).
+
+    ``source`` "human" / "judge": a trial's outcome is its standing label / latest judge verdict
+    where it has one (pass or fail), the harness's otherwise; an infrastructure error stays one, and
+    an unscored trial counts once labeled or judged (as ``queries.judged_task_counts``)."""
+    if source not in OUTCOME_SOURCES:
+        raise ValueError(f"outcome source must be one of {', '.join(OUTCOME_SOURCES)}")
     broken = broken_rules(db, run)
+    outcome = "outcome"
+    if source != "harness":
+        from reviewer.store.summaries import latest_verdict_sql
+
+        other = (
+            latest_verdict_sql(db, scored_only=True)
+            if source == "judge"
+            else "(SELECT l.verdict FROM trial_labels l WHERE l.trial_id = t.id "
+            "AND l.verdict IN ('pass', 'fail'))"
+        )
+        outcome = (
+            f"CASE WHEN t.outcome = 'infra' THEN 'infra' ELSE COALESCE({other}, t.outcome) END"
+        )
     rows = db.execute(
-        "SELECT id, task_id, success, steps, cost_usd, latency_s, tool_calls, tool_errors, outcome "
-        "FROM trials WHERE run = ? ORDER BY seq",
+        "SELECT id, task_id, success, steps, cost_usd, latency_s, tool_calls, tool_errors, "
+        f"{outcome} FROM trials t WHERE run = ? ORDER BY seq",
         [run],
     )
     finite = math.isfinite
@@ -113,6 +137,8 @@ def trial_stats(db: Store, run: str) -> list[TrialStats]:
             cost = None
         if latency is not None and not finite(latency):
             latency = None
+        if source != "harness":
+            success = outcome == "pass"
         out.append(
             TrialStats(
                 task_id,

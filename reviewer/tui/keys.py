@@ -216,6 +216,11 @@ KEY_MAP: tuple[KeyRow, ...] = (
     KeyRow("I", "include the system prompt in the search (trials)", ("trials.system",)),
     KeyRow("backspace", "clear the filters", ("trials.clear",)),
     KeyRow("w", "swap old and new (compare)", ("compare.swap",)),
+    KeyRow(
+        "W",
+        "outcomes from the harness, the human labels or the judge (cycles; compare, gate)",
+        ("compare.outcome", "gate.outcome"),
+    ),
     KeyRow("r", "rename the cluster", ("failures.rename",)),
     KeyRow("m", "merge the marked clusters", ("failures.merge",)),
     KeyRow("S", "split the cluster (asks into how many pieces)", ("failures.split",)),

@@ -45,19 +45,52 @@ def _few(counts: dict[str, Any], n: int = 5) -> str:
 
 
 def set_baseline_run(
-    db: Store, run: str, by: str | None = None, note: str | None = None
+    db: Store,
+    run: str,
+    by: str | None = None,
+    note: str | None = None,
+    *,
+    cfg: Any = None,
+    grade_anchors: bool = False,
+    on_note: Any = None,
 ) -> BaselineEntry:
     """Make ``run`` the baseline; GateError when no such run is stored or it has no scored trial
-    (a baseline of crashed or unscored trials would make every gate row n/a)."""
+    (a baseline of crashed or unscored trials would make every gate row n/a). With
+    ``grade_anchors`` and [gate] anchors configured, the configured judge grades the anchors (cached,
+    capped), so a later gate can measure a judge change against them."""
     from reviewer.store.baseline import set_baseline
-    from reviewer.store.trials import trial_stats
+    from reviewer.store.trials import OUTCOME_SOURCES, trial_stats
 
     _require_run(db, run)
-    if not any(s.scored for s in trial_stats(db, run)):
+    if not any(any(s.scored for s in trial_stats(db, run, source)) for source in OUTCOME_SOURCES):
         raise GateError(
-            f"run {run!r} has no scored trial (pass or fail): it cannot be the baseline"
+            f"run {run!r} has no scored trial (pass or fail, by the harness, a label or the "
+            "judge): it cannot be the baseline"
         )
-    return set_baseline(db, run, by, note)
+    entry = set_baseline(db, run, by, note)
+    if grade_anchors:
+        cfg = _load(cfg)
+        if cfg.gate.get("anchors"):
+            from reviewer.workflows.anchors import AnchorError, anchor_ids, judge_anchors
+
+            say = on_note or (lambda line: None)
+            try:
+                ids = anchor_ids(db, cfg.gate["anchors"])
+            except AnchorError as e:
+                raise GateError(str(e)) from e
+            judge, done, cost = judge_anchors(db, cfg, ids, note=say)
+            if judge is not None:
+                say(f"anchors: {len(ids)} graded by {judge} ({done} now, ${cost:.4f})")
+    return entry
+
+
+def _load(cfg: Any) -> Any:
+    from reviewer.config import ConfigError, load_config
+
+    try:
+        return cfg if cfg is not None else load_config()
+    except ConfigError as e:
+        raise GateError(str(e)) from e
 
 
 def _require_run(db: Store, run: str) -> None:
@@ -97,22 +130,25 @@ def run_gate(
     k: int | None = None,
     seed: int = 0,
     cfg: Any = None,
+    outcome: str | None = None,
+    anchors: str = "grade",
+    on_note: Any = None,
 ) -> GateResult:
     """Compare ``new`` with ``baseline`` (default: the one `baseline set` chose) with the compare
-    command's statistics and the [gate] budgets of the config."""
-    from reviewer.config import ConfigError, load_config
-    from reviewer.metrics.active_rules import active_rules
-    from reviewer.metrics.compare import compare_runs
-    from reviewer.metrics.gate import evaluate_gate, ratio_budgets
-    from reviewer.metrics.rules import RuleError, severities
+    command's statistics and the [gate] settings of the config.
+
+    ``outcome``: where the trials' outcomes come from (default [gate] outcome, else the harness).
+    ``anchors``: with [gate] anchors configured, "grade" lets the new run's judge grade the anchors
+    it has not graded (cached, capped at anchors_max_cost), "stored" uses only stored verdicts
+    (the app: it never spends without asking), "off" skips them."""
+    from reviewer.metrics.gate import attribute_to_judge, evaluate_gate, ratio_budgets
+    from reviewer.metrics.rules import RuleError
     from reviewer.store.baseline import current_baseline, failing_trial_ids
     from reviewer.store.trials import trial_stats
     from reviewer.workflows.audit import audit_warnings
+    from reviewer.workflows.compare import CompareError, compare_stored
 
-    try:
-        cfg = cfg if cfg is not None else load_config()
-    except ConfigError as e:
-        raise GateError(str(e)) from e
+    cfg = _load(cfg)
     if baseline is None:
         entry = current_baseline(db)
         if entry is None:
@@ -126,12 +162,8 @@ def run_gate(
         k = cfg.gate.get("k")
     if k is not None and not 1 <= k <= MAX_K:
         raise GateError(f"k must be from 1 to {MAX_K}, got {k}")
-    try:
-        active = active_rules(db)
-    except RuleError as e:
-        raise GateError(f"stored rules no longer load: {e}") from e
-    sev = severities(active.rules) if active else {}
-    old_stats, new_stats = trial_stats(db, baseline), trial_stats(db, new)
+    outcome = outcome or cfg.gate.get("outcome", "harness")
+    old_stats, new_stats = trial_stats(db, baseline, outcome), trial_stats(db, new, outcome)
     if not any(s.scored for s in old_stats):
         raise GateError(f"baseline {baseline!r} has no scored trial (pass or fail) to gate against")
     if not any(s.scored for s in new_stats):
@@ -139,16 +171,19 @@ def run_gate(
     _check_shared(old_stats, new_stats, k)
     budgets = {key: v for key, v in cfg.gate.items() if key.startswith("max_")}
     noise = bool(cfg.gate.get("budget_noise", False))
-    cmp = compare_runs(
-        old_stats,
-        new_stats,
-        k=k,
-        rules_severity=sev,
-        seed=seed,
-        old_name=baseline,
-        new_name=new,
-        scaled=ratio_budgets(budgets) if noise else None,
-    )
+    try:
+        cmp = compare_stored(
+            db,
+            baseline,
+            new,
+            k=k,
+            seed=seed,
+            outcome=outcome,
+            scaled=ratio_budgets(budgets) if noise else None,
+            stats=(old_stats, new_stats),
+        )
+    except (CompareError, RuleError) as e:
+        raise GateError(str(e)) from e
     options = {
         "trial_url": cfg.gate.get("trial_url"),
         "budget_noise": noise,
@@ -158,5 +193,20 @@ def run_gate(
     bad = [t.task_id for t in result.regressed_tasks]
     if bad:
         result = evaluate_gate(cmp, budgets, failing_trial_ids(db, new, bad), **options)
+    if cfg.gate.get("anchors") and anchors != "off":
+        from reviewer.workflows.anchors import AnchorError, check_anchors
+
+        try:
+            result.anchors = check_anchors(
+                db,
+                cfg,
+                baseline,
+                new,
+                spend=anchors == "grade",
+                note=on_note or (lambda line: None),
+            )
+        except AnchorError as e:
+            raise GateError(str(e)) from e
+        attribute_to_judge(result)
     result.warnings = audit_warnings(db, [baseline, new])
     return result

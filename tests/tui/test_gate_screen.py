@@ -76,3 +76,28 @@ async def test_palette_gate_entry_opens_the_newest_run(tmp_path: Path) -> None:
         await settle(app, pilot)
         assert isinstance(app.screen, GateScreen) and app.screen.run == "support-v2"
         assert "gate: FAIL" in _report(app)
+
+
+async def test_gate_screen_shows_the_whole_verdict_and_w_cycles_the_outcomes(
+    tmp_path: Path,
+) -> None:
+    """The screen shows what `reviewer gate` prints (the forbidden rules' exact tests and the
+    tasks that dropped within noise too), and W gates again on the human labels, then the judge."""
+    path = _db(tmp_path)
+    CliRunner().invoke(cli, ["--db", str(path), "baseline", "set", "support-v1"])
+    app = ReviewerApp(db_path=path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.push_screen(GateScreen("support-v2"))
+        await settle(app, pilot)
+        text = _report(app)
+        assert "the baseline never broke it, one-sided exact p = 0.055" in text
+        assert "dropped within noise (3; warnings, not failures):" in text
+        assert "outcomes:" not in text
+        await pilot.press("W")
+        await settle(app, pilot)
+        assert app.screen.outcome == "human"
+        assert "outcomes: the standing human label where there is one" in _report(app)
+        await pilot.press("W")
+        await settle(app, pilot)
+        assert "outcomes: the latest judge verdict where there is one" in _report(app)

@@ -28,12 +28,14 @@ class CompareScreen(ReviewerScreen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", id="compare.back"),
         Binding("w", "swap", "Swap old/new", id="compare.swap"),
+        Binding("W", "outcome", "Outcomes from", id="compare.outcome"),
         Binding("R", "reload", "Reload", show=False, id="compare.reload"),
     ]
 
     def __init__(self, old: str, new: str) -> None:
         super().__init__()
         self.old, self.new = old, new
+        self.outcome = "harness"  # where the outcomes come from: W cycles harness, human, judge
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -58,27 +60,31 @@ class CompareScreen(ReviewerScreen):
         self.query_one("#comparison", Static).update("comparing…")
         self.load()
 
+    def action_outcome(self) -> None:
+        from reviewer.store.trials import OUTCOME_SOURCES
+
+        self.outcome = OUTCOME_SOURCES[(OUTCOME_SOURCES.index(self.outcome) + 1) % 3]
+        self.notify(f"outcomes from: {self.outcome}")
+        self.query_one("#comparison", Static).update("comparing…")
+        self.load()
+
     @work(thread=True, exclusive=True, exit_on_error=False, group="compare-load")
     def load(self) -> None:
-        from reviewer.metrics.active_rules import active_rules
-        from reviewer.metrics.compare import compare_runs, comparison_lines, format_value
+        from reviewer.metrics.compare import comparison_lines, format_value
         from reviewer.metrics.plot import passk_curve, plot_passk
-        from reviewer.metrics.report import pass_rules
-        from reviewer.metrics.rules import severities
         from reviewer.store.queries import task_counts
-        from reviewer.store.trials import trial_stats
+        from reviewer.workflows.audit import audit_warnings
+        from reviewer.workflows.compare import CompareError, compare_stored
 
         with self.store() as db:
-            active = active_rules(db)
-            cmp = compare_runs(
-                trial_stats(db, self.old),
-                trial_stats(db, self.new),
-                rules_severity=severities(active.rules) if active else {},
-                old_name="",
-                new_name="",
-            )
-            cmp.pass_rules = pass_rules(db, self.old, self.new)
+            try:
+                cmp = compare_stored(db, self.old, self.new, outcome=self.outcome)
+            except CompareError as e:
+                self.post_message(ComparisonReady([safe_text(str(e), "yellow")], ""))
+                return
+            cmp.old_name = cmp.new_name = ""
             counts = {r: task_counts(db, r) for r in (self.old, self.new)}
+            warnings = audit_warnings(db, [self.old, self.new])
         # the table's width with empty names says how much room the two names have
         width = max(40, (self.size.width or 100) - 2)  # a narrow screen gets the narrow layout
         table = comparison_lines(cmp, width=width)[: len(cmp.rows) + 1]
@@ -101,6 +107,8 @@ class CompareScreen(ReviewerScreen):
                 safe_text(f"new: {self.new}", "dim", single_line=True),
                 Text(""),
             ]
+        if warnings:  # the independence audit's warnings, as `reviewer compare` prints them
+            lines[:0] = [*(safe_text(w, "yellow") for w in warnings), Text("")]
         self.post_message(ComparisonReady(lines, plot_passk(curves)))
 
     def on_comparison_ready(self, message: ComparisonReady) -> None:

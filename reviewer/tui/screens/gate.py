@@ -27,12 +27,14 @@ class GateScreen(ReviewerScreen):
         Binding("escape", "app.pop_screen", "Back", id="gate.back"),
         Binding("B", "set_baseline", "Make it the baseline", id="gate.baseline"),
         Binding("R", "rerun", "Again", id="gate.rerun"),
+        Binding("W", "outcome", "Outcomes from", id="gate.outcome"),
     ]
 
     def __init__(self, run: str) -> None:
         super().__init__()
         self.run = run
         self.result_code: int | None = None  # 0 pass, 1 fail, 2 could not decide
+        self.outcome: str | None = None  # None: [gate] outcome; W cycles harness, human, judge
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -48,21 +50,33 @@ class GateScreen(ReviewerScreen):
         self.query_one("#gate-report", Static).update("gating…")
         self.load()
 
+    def action_outcome(self) -> None:
+        from reviewer.store.trials import OUTCOME_SOURCES
+
+        now = self.outcome or "harness"
+        self.outcome = OUTCOME_SOURCES[(OUTCOME_SOURCES.index(now) + 1) % len(OUTCOME_SOURCES)]
+        self.notify(f"outcomes from: {self.outcome}")
+        self.action_rerun()
+
     @work(thread=True, exclusive=True, exit_on_error=False, group="gate-load")
     def load(self) -> None:
         from reviewer.workflows.gate import GateError, run_gate
 
         with self.store() as db:
             try:
-                result = run_gate(db, self.run)
+                # the app never spends on the judge without asking: the anchors' stored verdicts
+                result = run_gate(db, self.run, outcome=self.outcome, anchors="stored")
             except GateError as e:
                 self.result_code = 2
                 self.post_message(GateDone([safe_text(f"gate: cannot decide: {e}", "yellow")]))
                 return
         self.result_code = result.exit_code
-        head = safe_text(result.verdict_line(), "bold green" if result.passed else "bold red")
-        body = [safe_text(line) for line in ["", *result.table_lines(), "", *result.task_lines()]]
-        self.post_message(GateDone([head, *body]))
+        head, *rest = result.report_lines()
+        lines = [safe_text(head, "bold green" if result.passed else "bold red")]
+        for line in rest:
+            style = "yellow" if line.startswith("warning: ") else ""
+            lines.append(safe_text(line, style))
+        self.post_message(GateDone(lines))
 
     def on_gate_done(self, message: GateDone) -> None:
         self.query_one("#gate-report", Static).update(Text("\n").join(message.lines))

@@ -1,0 +1,55 @@
+"""Compare two stored runs: the one path behind `reviewer compare`, the app's Compare screen and the
+gate. It reads both runs' trials (the outcome from the harness, the human labels or the judge), the
+active rules' severities and the runs' pass rules, and returns the comparison."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from reviewer.metrics.compare_types import Comparison
+from reviewer.models import TrialStats
+from reviewer.store.db import Store
+
+
+class CompareError(Exception):
+    """The runs cannot be compared as asked (stored rules that no longer load): one line."""
+
+
+def compare_stored(
+    db: Store,
+    old: str,
+    new: str,
+    *,
+    k: int | None = None,
+    seed: int = 0,
+    outcome: str = "harness",
+    scaled: Mapping[str, float] | None = None,
+    stats: tuple[Sequence[TrialStats], Sequence[TrialStats]] | None = None,
+) -> Comparison:
+    """``new`` against ``old`` with compare's statistics; ``outcome`` is where each trial's outcome
+    comes from (``store.trials.OUTCOME_SOURCES``), ``scaled`` as in ``compare_runs``; ``stats`` the
+    runs' trials when the caller has read them already (with the same ``outcome``)."""
+    from reviewer.metrics.active_rules import active_rules
+    from reviewer.metrics.compare import compare_runs
+    from reviewer.metrics.report import pass_rules
+    from reviewer.metrics.rules import RuleError, severities
+    from reviewer.store.trials import trial_stats
+
+    try:
+        active = active_rules(db)
+    except RuleError as e:
+        raise CompareError(f"stored rules no longer load: {e}") from e
+    old_stats, new_stats = stats or (trial_stats(db, old, outcome), trial_stats(db, new, outcome))
+    cmp = compare_runs(
+        old_stats,
+        new_stats,
+        k=k,
+        rules_severity=severities(active.rules) if active else {},
+        seed=seed,
+        old_name=old,
+        new_name=new,
+        scaled=scaled,
+    )
+    cmp.pass_rules = pass_rules(db, old, new)  # a warning line / field when they differ
+    cmp.outcome_source = outcome
+    return cmp

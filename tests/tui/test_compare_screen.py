@@ -1,0 +1,47 @@
+"""The Compare screen: the same comparison as `reviewer compare` (the audit's warnings and the
+forbidden rules' exact tests included), and W for where the outcomes come from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+from textual.widgets import Static
+
+from reviewer.cli import cli
+from reviewer.tui.app import ReviewerApp
+from reviewer.tui.screens.compare import CompareScreen
+from tests.conftest import SAMPLE_RUNS
+
+
+async def settle(app: ReviewerApp, pilot: Any) -> None:
+    for _ in range(3):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+
+
+async def test_compare_screen_tests_the_forbidden_rise_and_w_switches_outcomes(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "c.db"
+    assert CliRunner().invoke(cli, ["--db", str(path), "import", str(SAMPLE_RUNS)]).exit_code == 0
+    app = ReviewerApp(db_path=path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.push_screen(CompareScreen("support-v1", "support-v2"))
+        await settle(app, pilot)
+
+        def shown() -> str:
+            return str(app.screen.query_one("#comparison", Static).render())
+
+        assert (
+            "forbidden-tool rate: 0 of 40 -> 3 of 30 trials: the baseline never broke it" in shown()
+        )
+        assert "outcomes:" not in shown()
+        await pilot.press("W")
+        await settle(app, pilot)
+        assert "outcomes: the standing human label where there is one" in shown()
+        await pilot.press("W", "W")
+        await settle(app, pilot)
+        assert "outcomes:" not in shown()  # back to the harness
