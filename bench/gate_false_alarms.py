@@ -16,7 +16,9 @@ For each scenario it prints the share of no-change pairs the gate fails (exit 1)
 it, over ``--pairs`` pairs (default 2000, for a precise rate) and over the issue's 30 pairs
 (target: at most 3), then the share of JUnit reports with a failed task case, and last the share of
 real regressions the gate fails: pass rates 0.15 lower on average (every task's pass probability
-down by 0.15, clipped at 0), and the forbidden tool going from never to 3% of trials.
+down by 0.15, clipped at 0), and the forbidden tool going from never to 3% of trials; last, how
+often the judge-drift check on 40 anchors says the judge moved when it did not (its verdicts only
+noisy) and when it became 0.15 stricter.
 
 Run: ``python bench/gate_false_alarms.py [--pairs N] [--seed S] [--boot B]``.
 """
@@ -34,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from reviewer.metrics.compare import compare_runs  # noqa: E402
 from reviewer.metrics.distributions import TrialStats  # noqa: E402
+from reviewer.metrics.drift import judge_shift  # noqa: E402
 from reviewer.metrics.gate import evaluate_gate  # noqa: E402
 
 RULES = {"no-cancel-after-shipped": "forbidden", "lookup-before-refund": "policy"}
@@ -171,12 +174,37 @@ def regression_rates(
     return {k: v / pairs for k, v in caught.items()}
 
 
+def drift_rates(draws: int, seed: int, anchors: int = 40) -> dict[str, float]:
+    """How often the gate says the judge moved: two judges that differ only by noise (each anchor's
+    verdict flips with 10% chance on a re-grade) and a judge 0.15 stricter (15% of the anchors it
+    used to pass now fail, on top of the noise)."""
+    rng = random.Random(seed + 2)
+    moved = Counter[str]()
+    for _ in range(draws):
+        truth = [rng.random() < 0.7 for _ in range(anchors)]
+
+        def grade(strict: float, truth: list[bool] = truth) -> dict[str, str]:
+            out = {}
+            for i, ok in enumerate(truth):
+                v = ok != (rng.random() < 0.10)
+                if v and rng.random() < strict:
+                    v = False
+                out[str(i)] = "pass" if v else "fail"
+            return out
+
+        base = grade(0.0)
+        moved["same judge, noisy"] += judge_shift(base, grade(0.0)).moved
+        moved["0.15 stricter"] += judge_shift(base, grade(0.15 / 0.7)).moved
+    return {k: v / draws for k, v in moved.items()}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--pairs", type=int, default=2000)
     ap.add_argument("--regression-pairs", type=int, default=300)
+    ap.add_argument("--drift-draws", type=int, default=5000)
     ap.add_argument("--seed", type=int, default=26)
     ap.add_argument(
         "--boot", type=int, default=2000, help="bootstrap resamples (compare's default)"
@@ -220,6 +248,18 @@ def main() -> None:
     print(f"real regressions, {args.regression_pairs} pairs each: share the gate fails")
     for what, share in caught.items():
         print(f"  {what:<26} {share:.1%}   [>= 80%: {'met' if share >= 0.8 else 'NOT MET'}]")
+    print()
+    print(f"judge drift (70% of anchors pass), {args.drift_draws} draws: 'the judge moved'")
+    print(
+        f"  {'anchors':>7}  {'no shift, 10% of verdicts noisy':>32}  {'0.15 stricter caught':>21}"
+    )
+    for n in (40, 100, 200):
+        drift = drift_rates(args.drift_draws, args.seed, n)
+        noise = drift["same judge, noisy"]
+        print(
+            f"  {n:>7}  {noise:>26.1%} [{'met' if noise <= 0.05 else 'NOT MET'}]"
+            f"  {drift['0.15 stricter']:>21.1%}"
+        )
     print(f"({time.perf_counter() - start:.0f} s)")
 
 
