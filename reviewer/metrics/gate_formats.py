@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 
 
 def markdown(result: GateResult) -> str:
-    """A CI job summary: the verdict, the table, the tasks that newly fail or fell beyond noise with
-    their trials."""
+    """A CI job summary: the verdict and its warnings, the table, the forbidden rules' tests, the
+    judge's drift on the anchors, the tasks that fell beyond noise with their trials."""
     mark = "PASS" if result.passed else "FAIL"
     lines = [
         f"## reviewer gate: {mark}",
@@ -36,6 +36,11 @@ def markdown(result: GateResult) -> str:
             f"| {_md(c.label)} | {_fmt(c.old, c.unit)} | {_fmt(c.new, c.unit)} | "
             f"{_md(', '.join(c.limits))} | {verdict} |"
         )
+    if tests := result.forbidden_lines():
+        lines += ["", *[f"- {_md(t)}" for t in tests]]
+    if result.anchors is not None:
+        head, *rest = result.anchors.lines()
+        lines += ["", f"**{_md(head)}**", *[f"- {_md(r.strip())}" for r in rest]]
     bad = result.regressed_tasks
     lines += [
         "",
@@ -84,9 +89,13 @@ def junit(result: GateResult) -> str:
         case.set("time", "0")
         if c.failed:
             failure = ET.SubElement(case, "failure", type=c.status, message=_x(c.why))
+            test = next(
+                (r.forbidden_words for r in result.comparison.rows if r.metric == c.metric), ""
+            )
             failure.text = _x(
                 f"{c.label}: baseline {_fmt(c.old, c.unit)}, new {_fmt(c.new, c.unit)}"
                 + (f"; limits {', '.join(c.limits)}" if c.limits else "")
+                + (f"; {test}" if test else "")
             )
         elif c.status in UNDECIDED:
             why = _UNDECIDED_WHY.get(c.status) or f"warning: {c.status}: {c.why}"
