@@ -144,6 +144,11 @@ def baseline_history_cmd(ctx: click.Context, as_json: bool) -> None:
     "verdict where there is one (default: [gate] outcome, else harness).",
 )
 @click.option(
+    "--force",
+    is_flag=True,
+    help="Overwrite a --markdown / --junit file that the gate did not write.",
+)
+@click.option(
     "--no-anchors",
     is_flag=True,
     help="Do not grade the [gate] anchors now: measure the judge's drift on stored verdicts only.",
@@ -160,6 +165,7 @@ def gate(
     markdown: str | None,
     junit: str | None,
     source: str | None,
+    force: bool,
     no_anchors: bool,
     as_json: bool,
 ) -> None:
@@ -169,13 +175,28 @@ def gate(
     rule the baseline never broke, or a rise beyond noise), a task whose pass rate fell beyond noise
     (Fisher, Holm-adjusted over the tasks), or a [gate] budget in reviewer.toml exceeded. The first
     line says why."""
-    from reviewer.workflows.gate import GateError, import_new_run, run_gate
+    from reviewer.workflows.gate import (
+        GateError,
+        check_report_path,
+        import_new_run,
+        run_gate,
+        write_report,
+    )
 
     if k is not None and not 1 <= k <= 1000:
         fail(f"--k must be from 1 to 1000, got {k}", 2)
     db = cli_store(ctx, 2)
     cfg = _config(2)
     try:
+        if (
+            markdown is not None
+            and junit is not None
+            and (Path(markdown).resolve() == Path(junit).resolve())
+        ):
+            raise GateError(f"{markdown}: given for both --markdown and --junit; give two files")
+        for path, kind in ((markdown, "markdown"), (junit, "junit")):
+            if path is not None:  # before anything is imported or gated
+                check_report_path(path, kind, db_path=db.path, force=force)
         if imports:
             runs = import_new_run(
                 db, imports, lambda line: click.echo(f"reviewer: {line}", err=True)
@@ -205,9 +226,12 @@ def gate(
     from reviewer.metrics.gate_formats import junit as junit_xml
     from reviewer.metrics.gate_formats import markdown as markdown_text
 
-    for path, render in ((markdown, markdown_text), (junit, junit_xml)):
+    for path, render, kind in ((markdown, markdown_text, "markdown"), (junit, junit_xml, "junit")):
         if path is not None:
-            _write(path, render(result))
+            try:
+                write_report(path, render(result), kind, db_path=db.path, force=force)
+            except GateError as e:
+                fail(str(e), 2)
     if as_json:
         from reviewer.text import json_ready
 
@@ -215,17 +239,3 @@ def gate(
     else:
         click.echo(result.render_text(), nl=False)
     sys.exit(result.exit_code)
-
-
-def _write(path: str, text: str) -> None:
-    """Write a report file whole (a temporary file renamed), or exit 2 naming the problem."""
-    import os
-
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, target)
-    except OSError as e:
-        tmp.unlink(missing_ok=True)
-        fail(f"{path}: cannot write: {e.strerror or e}", 2)

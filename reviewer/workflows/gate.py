@@ -210,3 +210,70 @@ def run_gate(
         attribute_to_judge(result)
     result.warnings = audit_warnings(db, [baseline, new])
     return result
+
+
+#: How each report file the gate writes starts: an existing file that starts otherwise was not
+#: written by the gate, and is not overwritten without --force.
+REPORT_MARKS = {
+    "markdown": ("## reviewer gate: ",),
+    "junit": ('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="reviewer gate: ',),
+}
+
+
+def write_report(
+    path: str | Path, text: str, kind: str, *, db_path: Path | None = None, force: bool = False
+) -> None:
+    """Write a gate report (``kind`` markdown or junit) whole: to a temporary file beside it, then
+    renamed over it, after :func:`check_report_path`."""
+    from reviewer.export.files import write_atomic
+
+    real = check_report_path(path, kind, db_path=db_path, force=force)
+    try:
+        write_atomic(real, [text])
+    except OSError as e:
+        raise GateError(f"{path}: cannot write: {e.strerror or e}") from e
+
+
+def check_report_path(
+    path: str | Path, kind: str, *, db_path: Path | None = None, force: bool = False
+) -> Path:
+    """The file a report may be written to (symlinks followed); GateError (one line) for an empty
+    path, a folder, the open database (or its journal), anything but a regular file, and an existing
+    file that is not empty and was not written by the gate, unless ``force`` (which never
+    overwrites the database or a device)."""
+    import stat
+
+    if not str(path).strip():
+        raise GateError(f"--{kind}: give a file name")
+    target = Path(path)
+    real = target.resolve()
+    if db_path is not None:
+        db = Path(db_path).resolve()
+        journals = {db, *(db.with_name(db.name + s) for s in ("-wal", "-shm", "-journal"))}
+        if real in journals:
+            raise GateError(f"{path}: is the database reviewer has open; give another file")
+    try:
+        st = real.stat()
+    except FileNotFoundError:
+        st = None
+    except OSError as e:
+        raise GateError(f"{path}: cannot check it: {e.strerror or e}") from e
+    if st is not None:
+        if stat.S_ISDIR(st.st_mode):
+            raise GateError(f"{path}: is a folder; give a file name")
+        if not stat.S_ISREG(st.st_mode):
+            raise GateError(f"{path}: not a regular file (a device, pipe or socket); not written")
+        if st.st_size and not force and not _written_by_gate(real, kind):
+            raise GateError(
+                f"{path}: exists and was not written by `reviewer gate`; --force to overwrite it"
+            )
+    return real
+
+
+def _written_by_gate(path: Path, kind: str) -> bool:
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(256).decode("utf-8", "replace")
+    except OSError:
+        return False
+    return head.startswith(REPORT_MARKS[kind])
