@@ -8,7 +8,7 @@ are stored by id, so a rename survives re-clustering.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -266,12 +266,23 @@ def cluster_of(db: Store, trial_id: str) -> str | None:
     return None if row is None else str(row[0])
 
 
-def rename_cluster(db: Store, cluster_id: str, name: str) -> None:
+def rename_cluster(db: Store, cluster_id: str, name: str, *, read_from: int | None = None) -> None:
     """A human name for a cluster, kept by id across re-clustering; an empty name restores the
-    generated one. Undoable like a merge or split."""
+    generated one. Undoable like a merge or split. With ``read_from``, EditConflict unless the
+    newest clustering is still that one and holds the cluster."""
     name = " ".join(name.split())
-    cid = latest_clustering_id(db)
     with db.transaction():
+        cid = latest_clustering_id(db)
+        if read_from is not None:
+            _check_read(db, read_from, None)
+            exists = db.execute(
+                "SELECT 1 FROM clusters WHERE clustering_id = ? AND id = ?", [cid, cluster_id]
+            ).fetchone()
+            if exists is None:
+                raise EditConflict(
+                    f"cluster {cluster_id} is gone (merged or split in another window); nothing "
+                    "changed: look again"
+                )
         if cid is not None:
             old = db.execute(
                 "SELECT name FROM cluster_names WHERE cluster_id = ?", [cluster_id]
@@ -321,19 +332,55 @@ def _log_edit(db: Store, clustering_id: int, kind: str, before: dict[str, Any]) 
     )
 
 
+class EditConflict(Exception):
+    """The clusters an edit was made from changed before it was written (another process or window
+    edited or re-clustered them): nothing was written; the message is one line."""
+
+
+def _check_read(
+    db: Store, clustering_id: int | None, members: Mapping[str, Sequence[str]] | None
+) -> None:
+    """Raise EditConflict unless the newest clustering is still ``clustering_id`` and each cluster
+    of ``members`` still holds exactly those trials (inside the edit's transaction)."""
+    now = latest_clustering_id(db)
+    if clustering_id is not None and now != clustering_id:
+        raise EditConflict(
+            "the failures were clustered again since these clusters were read; nothing changed: "
+            "look again and redo the edit"
+        )
+    for cluster_id, expected in (members or {}).items():
+        held = db.execute(
+            "SELECT trial_id FROM cluster_members WHERE clustering_id = ? AND cluster_id = ?",
+            [now, cluster_id],
+        ).fetchall()
+        if sorted(str(r[0]) for r in held) != sorted(expected):
+            raise EditConflict(
+                f"cluster {cluster_id} changed since it was read (another edit, perhaps in another "
+                "window); nothing changed: look again and redo the edit"
+            )
+
+
 def replace_clusters(
     db: Store,
     kind: str,
     remove: Sequence[str],
     add: Sequence[StoredCluster],
     names: dict[str, str] | None = None,
+    *,
+    read_from: int | None = None,
+    read_members: Mapping[str, Sequence[str]] | None = None,
 ) -> list[str]:
     """One hand edit of the newest clustering, undoable: the clusters ``remove`` make way for
-    ``add`` (their members between them), ``names`` sets human names by id; returns the new ids."""
-    cid = latest_clustering_id(db)
-    if cid is None:
-        return []
+    ``add`` (their members between them), ``names`` sets human names by id; returns the new ids.
+
+    The edit is made in one write transaction (edits are serialized) and only when the state it was
+    computed from still holds: the newest clustering is ``read_from`` and each cluster of
+    ``read_members`` still holds those trials; else EditConflict and nothing is written."""
     with db.transaction():
+        _check_read(db, read_from, read_members)
+        cid = latest_clustering_id(db)
+        if cid is None:
+            return []
         new_ids = [c.id for c in add]
         touched = list(dict.fromkeys([*remove, *new_ids, *(names or {})]))
         before = _snapshot(db, cid, touched)

@@ -3,7 +3,8 @@ screen both call these, so an edit made on one face is the same edit, checked th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -130,12 +131,32 @@ def merge(db: Store, cluster_ids: Sequence[str], seed: int = 0) -> ClusterRow:
     stored = _clustering(db)
     rows = [_row(stored, cid) for cid in ids]
     into = max(rows, key=lambda r: r.size)  # max keeps the first of equals
-    members = [t for r in rows for t in cluster_members(db, r.id)]
+    read = {r.id: cluster_members(db, r.id, r.clustering_id) for r in rows}
+    members = [t for r in rows for t in read[r.id]]
     (merged,) = _named(db, describe_groups(_docs(db, members), [members], into.total, seed=seed))
     taken = {r.name.lower() for r in stored.rows if r.id not in ids}
     merged = dataclasses.replace(merged, id=into.id, name=_free(merged.name, taken))
-    replace_clusters(db, "merge", [r.id for r in rows], [merged])
+    with _conflicts():
+        replace_clusters(
+            db,
+            "merge",
+            [r.id for r in rows],
+            [merged],
+            read_from=into.clustering_id,
+            read_members=read,
+        )
     return _row(_clustering(db), into.id)
+
+
+@contextmanager
+def _conflicts() -> Iterator[None]:
+    """An edit made from clusters another process changed meanwhile: one ClusterJobError line."""
+    from reviewer.store.clusters import EditConflict
+
+    try:
+        yield
+    except EditConflict as e:
+        raise ClusterJobError(str(e)) from None
 
 
 def most_pieces(size: int) -> int:
@@ -166,7 +187,8 @@ def split(db: Store, cluster_id: str, into: int | None = None, seed: int = 0) ->
             f"cannot split cluster {cluster_id} of {row.size} trials into {into} pieces: at most "
             f"{most_pieces(row.size)} keep every piece at 2 trials or more"
         )
-    docs = _docs(db, cluster_members(db, cluster_id))
+    read = cluster_members(db, cluster_id, row.clustering_id)
+    docs = _docs(db, read)
     groups = split_groups(docs, into=into, seed=seed)
     if len(groups) < 2:
         raise ClusterJobError(f"cluster {cluster_id}: its trials read alike; nothing to split")
@@ -182,7 +204,15 @@ def split(db: Store, cluster_id: str, into: int | None = None, seed: int = 0) ->
         name = _free(piece.name, taken)
         taken.add(name.lower())
         out.append(dataclasses.replace(piece, id=new_id, name=name))
-    ids = replace_clusters(db, "split", [cluster_id], out)
+    with _conflicts():
+        ids = replace_clusters(
+            db,
+            "split",
+            [cluster_id],
+            out,
+            read_from=row.clustering_id,
+            read_members={cluster_id: read},
+        )
     after = _clustering(db)
     return [_row(after, cid) for cid in ids]
 
@@ -237,6 +267,7 @@ def rename(db: Store, cluster_id: str, name: str | None) -> ClusterRow:
             raise ClusterJobError(
                 f"a cluster name is at most {MAX_NAME} characters, not {len(name)}"
             )
-    _row(_clustering(db), cluster_id)
-    rename_cluster(db, cluster_id, name or "")
+    row = _row(_clustering(db), cluster_id)
+    with _conflicts():
+        rename_cluster(db, cluster_id, name or "", read_from=row.clustering_id)
     return _row(_clustering(db), cluster_id)
