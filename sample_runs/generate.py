@@ -1,17 +1,25 @@
-"""Generate the sample runs in this folder: a retail support agent under two prompt versions.
+"""Generate the sample runs in this folder: a retail support agent under two prompt versions on a
+50-task eval (support-v1: 7-8 trials a task; support-v2, cheaper but less reliable and breaking the
+forbidden rule: 5-6), and with ``--production DIR`` a stream of unscored production conversations.
 
 Deterministic and stdlib only: ``python sample_runs/generate.py`` rewrites every data file next to it.
 All prose (system prompts, customer and agent wording, reasons, judge rationales) is in wording.txt.
 The failure mode of each failed trial goes to ``ground_truth.json`` only, never into the trials.
+The production stream must stay byte for byte what it is (the monitor's README example reads it):
+what only the eval does is switched on by a trial's own world (``Convo.style``) and draws nothing
+in production.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import re
 import string
+from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 SEED = 20250614
 HERE = Path(__file__).resolve().parent
@@ -22,40 +30,123 @@ TODAY = date(2025, 6, 14)
 OVERHEAD = {"v1": 2900, "v2": 1400}
 ALNUM = string.ascii_letters + string.digits
 
-# Per run: trials per task and prompt version, then per task one entry per trial: "ok" or a failure
-# mode, "N*" repeats it. "+nolookup": the agent refunds without calling get_order. A trailing "~" marks
-# a trial the LLM judge gets wrong (lenient on a failure, harsh on a pass). Trial order is shuffled.
+#: The two runs of the eval: run name -> prompt version. Both run the same 50 tasks.
+RUNS = {"support-v1": "v1", "support-v2": "v2"}
+
+# The eval: one line per task, "task: <support-v1> | <support-v2>", each side the number of trials
+# then the trials that did not simply pass: a failure mode, or "ok+nolookup" (a pass that refunds
+# without calling get_order); "+nolookup" on a failure too. The other trials pass. A task is its
+# family (the function that writes it) plus a two-digit number; its customer, orders and amounts are
+# drawn once per task, so every trial of it (in both runs) sees the same ones. Trial order is shuffled.
 PLAN_SRC = """
-support-v1 v1 8
-  refund_simple: 7*ok ok~
-  refund_partial: 6*ok ok~ wrong_refund_amount
-  address_change: 6*ok no_identity_check~ tool_timeout
-  cancel_after_ship: 3*ok ok~ gave_up_transfer gave_up_transfer~ hallucinated_policy~ tool_timeout
-  multi_order_lookup: 5*ok missed_order missed_order tool_timeout
-support-v2 v2 6
-  refund_simple: 4*ok ok+nolookup~ wrong_refund_amount+nolookup
-  refund_partial: 5*ok wrong_refund_amount
-  address_change: 4*ok ok~ no_identity_check~
-  cancel_after_ship: 3*ok cancel_shipped~ cancel_shipped~ cancel_shipped
-  multi_order_lookup: 4*ok missed_order tool_timeout
-  exchange_item: 5*ok cancel_shipped
-  damaged_item_refund: 4*ok hallucinated_policy~ wrong_refund_amount
-  order_status: 4*ok ok~ tool_timeout
+refund_simple_01: 8 | 6
+refund_simple_02: 8 | 6 wrong_refund_amount+nolookup
+refund_simple_03: 8 | 6 ok+nolookup
+refund_simple_04: 8 | 6 wrong_refund_amount+nolookup ok+nolookup
+refund_simple_05: 7 | 6
+return_window_01: 8 | 6 hallucinated_policy
+return_window_02: 8 hallucinated_policy | 6 hallucinated_policy
+return_window_03: 8 | 5
+return_window_04: 8 gave_up_transfer gave_up_transfer | 6
+refund_partial_01: 8 | 6 wrong_refund_amount
+refund_partial_02: 8 wrong_refund_amount | 6
+refund_partial_03: 8 | 6 wrong_refund_amount
+refund_partial_04: 8 wrong_refund_amount wrong_refund_amount | 6 wrong_refund_amount wrong_refund_amount
+damaged_item_refund_01: 8 | 6
+damaged_item_refund_02: 8 | 6 hallucinated_policy
+damaged_item_refund_03: 8 | 6 wrong_refund_amount
+damaged_item_refund_04: 8 | 6
+cancel_pending_01: 8 | 6
+cancel_pending_02: 8 | 6
+cancel_pending_03: 8 tool_timeout | 6 tool_timeout
+cancel_pending_04: 8 | 5
+cancel_after_ship_01: 8 gave_up_transfer | 6 cancel_shipped cancel_shipped
+cancel_after_ship_02: 8 gave_up_transfer hallucinated_policy | 6 cancel_shipped
+cancel_after_ship_03: 8 gave_up_transfer gave_up_transfer gave_up_transfer hallucinated_policy \
+    tool_timeout hallucinated_policy | 6 cancel_shipped hallucinated_policy tool_timeout
+cancel_after_ship_04: 8 | 6 cancel_shipped
+cancel_after_ship_05: 8 tool_timeout | 6 cancel_shipped
+address_change_01: 8 | 6
+address_change_02: 8 tool_timeout tool_timeout | 6 no_identity_check
+address_change_03: 8 | 6 no_identity_check
+address_change_04: 7 | 6
+identity_check_01: 8 no_identity_check no_identity_check no_identity_check | \
+    6 no_identity_check no_identity_check
+identity_check_02: 8 no_identity_check | 6 no_identity_check no_identity_check
+identity_check_03: 8 no_identity_check no_identity_check no_identity_check no_identity_check \
+    no_identity_check | 6 no_identity_check no_identity_check
+exchange_item_01: 8 | 6
+exchange_item_02: 8 | 6 cancel_shipped
+exchange_item_03: 8 | 6
+exchange_item_04: 8 | 6 cancel_shipped
+order_status_01: 8 | 6
+order_status_02: 8 | 6 tool_timeout
+order_status_03: 8 | 6
+order_status_04: 8 | 6
+order_status_05: 8 | 5 tool_timeout
+multi_order_lookup_01: 8 missed_order | 6 missed_order
+multi_order_lookup_02: 8 missed_order missed_order tool_timeout | 6 missed_order tool_timeout
+multi_order_lookup_03: 8 | 6 missed_order
+multi_order_lookup_04: 7 missed_order missed_order missed_order missed_order tool_timeout \
+    missed_order | 6 missed_order
+discount_request_01: 8 | 6
+discount_request_02: 8 | 6 hallucinated_policy
+discount_request_03: 8 gave_up_transfer gave_up_transfer | 6
+discount_request_04: 8 | 5 hallucinated_policy
 """
 
+#: Facts a task fixes instead of drawing them: whether the order to exchange has shipped yet (only
+#: then can an agent cancel it by mistake), how many items the damaged order holds.
+SCENARIOS: dict[str, dict[str, Any]] = {
+    "exchange_item_01": {"shipped": False},
+    "exchange_item_02": {"shipped": True},
+    "exchange_item_03": {"shipped": False},
+    "exchange_item_04": {"shipped": True},
+    "damaged_item_refund_01": {"items": 1},
+    "damaged_item_refund_02": {"items": 2},
+    "damaged_item_refund_03": {"items": 2},
+    "damaged_item_refund_04": {"items": 1},
+}
 
-def parse_plans(src: str) -> dict[str, tuple[int, str, dict[str, list[str]]]]:
-    plans: dict[str, tuple[int, str, dict[str, list[str]]]] = {}
-    run = ""
-    for line in filter(str.strip, src.splitlines()):
-        if not line[0].isspace():
-            run, version, n = line.split()
-            plans[run] = (int(n), version, {})
+#: How often the LLM judge gets a trial wrong: harsh on a pass, or lenient on a failure of each mode
+#: (most often on the failures that read as good service: a change made, a cancel done, a promise).
+JUDGE_WRONG = {
+    "ok": 0.09,
+    "no_identity_check": 0.5,
+    "cancel_shipped": 0.4,
+    "hallucinated_policy": 0.45,
+    "gave_up_transfer": 0.35,
+    "tool_timeout": 0.25,
+    "wrong_refund_amount": 0.15,
+    "missed_order": 0.15,
+}
+
+
+def parse_plans(src: str) -> dict[str, dict[str, list[str]]]:
+    """run -> task -> one entry per trial ("ok", a failure mode, "+nolookup" on either)."""
+    plans: dict[str, dict[str, list[str]]] = {run: {} for run in RUNS}
+    for line in src.replace("\\\n", " ").splitlines():
+        if not line.strip():
             continue
-        task, _, entries = line.strip().partition(": ")
-        trials = [e.partition("*")[::-1] if "*" in e else (e, "", "1") for e in entries.split()]
-        plans[run][2][task] = [mode for mode, _, count in trials for _ in range(int(count))]
+        task, _, sides = line.partition(": ")
+        for run, side in zip(RUNS, sides.split(" | "), strict=True):
+            n, *odd = side.split()
+            plans[run][task] = odd + ["ok"] * (int(n) - len(odd))
     return plans
+
+
+#: The harness's task list: the first task of every family, then the second, and so on.
+FAMILIES = [
+    "refund_simple", "refund_partial", "address_change", "cancel_after_ship", "multi_order_lookup",
+    "exchange_item", "damaged_item_refund", "order_status", "return_window", "cancel_pending",
+    "identity_check", "discount_request",
+]  # fmt: skip
+
+
+def harness_order(task: str) -> tuple[int, int]:
+    """Sort key of ``task`` in the task list (the README's walk: the fourth is a cancel_after_ship)."""
+    family, number = task.rsplit("_", 1)
+    return int(number), FAMILIES.index(family)
 
 
 def parse_text(src: str) -> dict[str, list[str]]:
@@ -92,6 +183,31 @@ def new_address(rng: random.Random) -> tuple[str, str]:
     return f"{rng.randint(12, 9800)} {rng.choice(STREETS)}, {city}, {state} {zip_}", zip_
 
 
+#: Style choices that vary from one sample of the model to the next: (old, new) swaps, each set
+#: taken or not as a whole.
+SWAPS = [
+    [("I've", "I have"), ("can't", "cannot"), ("I'm", "I am"), ("I'll", "I will"), ("don't", "do not"),
+     ("isn't", "is not"), ("hasn't", "has not"), ("You'll", "You will"), ("you'll", "you will")],
+    [(" — ", " - "), ("—", " - ")],
+    [("3–5 business days", "3 to 5 business days"), ("3–5 days", "3-5 days")],
+    [("Done", "All done"), ("Sorry", "Apologies")],
+    [("Thanks", "Thank you"), ("anything else", "anything more")],
+    [("refund of", "refund for"), ("original payment method", "card on file")],
+]  # fmt: skip
+ORDER_ID = re.compile(r"(?<![#\w])W\d{4}\b")
+
+
+def styles(rng: random.Random) -> dict[str, Any]:
+    """One eval trial's style: which swaps it takes, whether it writes order ids as #W1234, and its
+    greeting and sign-off (worded by prompt version, drawn by ``Convo``)."""
+    return {
+        "swaps": [pair for group in SWAPS if rng.random() < 0.5 for pair in group],
+        "hash": rng.random() < 0.3,
+        "open": "",
+        "close": "",
+    }
+
+
 def customer(rng: random.Random) -> dict:
     first, last = rng.choice(FIRST), rng.choice(LAST)
     f, last_ = (s.lower().translate(str.maketrans("áéí", "aei", "'")) for s in (first, last))
@@ -111,17 +227,36 @@ def customer(rng: random.Random) -> dict:
 class Convo:
     """One trial being written: its messages, plus the facts the wording templates refer to."""
 
-    def __init__(self, rng: random.Random, version: str) -> None:
+    def __init__(
+        self,
+        rng: random.Random,
+        version: str,
+        world: random.Random | None = None,
+        scenario: dict | None = None,
+    ) -> None:
+        # rng draws the wording of this trial; world (rng itself in production) draws the facts of
+        # the task (customer, orders, amounts), so every trial of an eval task sees the same ones
         self.rng, self.v, self.v1 = rng, version, version == "v1"
+        self.w = world or rng
+        self.scenario = scenario or {}
+        # an eval trial (one with a world of its own) is worded with a style of its own: samples of
+        # one model differ in small ways, so no two trials of a task read alike to the byte
+        self.style = styles(rng) if world else None
         self.msgs: list[dict] = [{"role": "system", "content": POLICY[version]}]
-        self.cust = customer(rng)
+        self.cust = customer(self.w)
         self.facts: dict = {"name": self.cust["name"].split()[0], "full": self.cust["name"]}
         self.facts.update(email=self.cust["email"], zip=self.cust["zip"])
+        if self.style is not None:
+            self.style.update(open=self.pick("eval.open"), close=self.pick("eval.close"))
         self.reason = ""
         self.error: dict | None = None
         self.tool_wait = 0.0
         self.typo: str | None = None
         self._ids: set[str] = set()
+
+    def fixed(self, name: str, draw: Callable[[], Any]) -> Any:
+        """A fact of the task: the eval's scenario sets it; in production it is drawn."""
+        return self.scenario[name] if name in self.scenario else draw()
 
     def pick(self, key: str, **kw: object) -> str:
         """A random variant of the wording ``key`` for this prompt version, filled in with the facts."""
@@ -139,7 +274,25 @@ class Convo:
         self.reply(self.pick(key, **kw))
 
     def reply(self, text: str) -> None:
-        self.msgs.append({"role": "assistant", "content": text})
+        self.msgs.append({"role": "assistant", "content": self.styled(text)})
+
+    def styled(self, text: str) -> str:
+        """``text`` in this trial's style; the first assistant turn opens with its greeting."""
+        if self.style is None:
+            return text
+        for old, new in self.style["swaps"]:
+            text = text.replace(old, new)
+        if self.style["hash"]:
+            text = ORDER_ID.sub(r"#\g<0>", text)
+        if not any(msg["role"] == "assistant" for msg in self.msgs):
+            text = (self.style["open"] + " " + text).strip()
+        return text
+
+    def sign_off(self) -> None:
+        """An eval trial's last assistant words get its sign-off, if it has one."""
+        last = next(msg for msg in reversed(self.msgs) if msg["role"] == "assistant")
+        if self.style and self.style["close"] and last["content"]:
+            last["content"] += self.style["close"]
 
     def turn(self, user_key: str, say_key: str) -> None:
         self.user(user_key)
@@ -165,13 +318,13 @@ class Convo:
             results.append(res | {"is_error": err})
             slow = isinstance(result, str) and result.startswith("TimeoutError")
             self.tool_wait += 30.0 if slow else self.rng.uniform(0.15, 0.9)
-        text = self.pick(note) if note else ""
+        text = self.styled(self.pick(note) if note else "")
         self.msgs.append({"role": "assistant", "content": text, "tool_calls": calls})
         self.msgs.extend(results)
 
-    def new_id(self) -> str:
+    def new_id(self, rng: random.Random | None = None) -> str:
         while True:
-            oid = f"W{self.rng.randint(1000, 9999)}"
+            oid = f"W{(rng or self.w).randint(1000, 9999)}"
             if oid not in self._ids:
                 self._ids.add(oid)
                 return oid
@@ -187,7 +340,7 @@ class Convo:
         return self.pick("ref", id=shown)
 
     def order(self, status: str, n: int = 1, days: int = 0, items: list | None = None) -> dict:
-        rng = self.rng
+        rng = self.w
         chosen = items or rng.sample(ITEMS, n)
         lines = [
             {"item_id": f"I-{rng.randint(10000, 99999)}", "name": x, "price": p, "qty": 1}
@@ -229,9 +382,9 @@ class Convo:
 
 
 def refund_simple(t: Convo, mode: str, blind: bool) -> None:
-    o = t.order("delivered", days=t.rng.randint(2, 27))
+    o = t.order("delivered", days=t.w.randint(2, 27))
     it = o["items"][0]
-    o["shipping"] = t.rng.choice([4.99, 5.95, 6.5])
+    o["shipping"] = t.w.choice([4.99, 5.95, 6.5])
     o["total"] = round(it["price"] + o["shipping"], 2)
     claimed = o["total"] if mode != "ok" else it["price"]
     t.facts.update(oid=o["order_id"], item=it["name"], price=m(it["price"]), claimed=m(claimed))
@@ -252,10 +405,10 @@ def refund_simple(t: Convo, mode: str, blind: bool) -> None:
 
 
 def refund_partial(t: Convo, mode: str) -> None:
-    o = t.order("delivered", t.rng.choice([2, 2, 3]), days=t.rng.randint(1, 9))
-    o["shipping"] = ship = t.rng.choice([4.99, 5.95, 7.5])
+    o = t.order("delivered", t.w.choice([2, 2, 3]), days=t.w.randint(1, 9))
+    o["shipping"] = ship = t.w.choice([4.99, 5.95, 7.5])
     o["total"] = round(sum(i["price"] for i in o["items"]) + ship, 2)
-    d = t.rng.choice(o["items"])
+    d = t.w.choice(o["items"])
     t.facts.update(oid=o["order_id"], dmg=d["name"], price=m(d["price"]), n=len(o["items"]))
     t.user("partial.user", ref=t.ref(o["order_id"], 0.15), damage=t.rng.choice(DAMAGE))
     t.lookup(o, note="partial.note")
@@ -279,8 +432,8 @@ def refund_partial(t: Convo, mode: str) -> None:
 
 
 def address_change(t: Convo, mode: str) -> None:
-    o = t.order(t.rng.choice(["processing", "pending"]), t.rng.choice([1, 2]))
-    new, _ = new_address(t.rng)
+    o = t.order(t.w.choice(["processing", "pending"]), t.w.choice([1, 2]))
+    new, _ = new_address(t.w)
     t.facts.update(oid=o["order_id"], new=new)
     gives_id = mode != "no_identity_check" and t.rng.random() < 0.4
     t.user("addr.user", ref=t.ref(o["order_id"], 0.1))
@@ -314,7 +467,7 @@ def address_change(t: Convo, mode: str) -> None:
 
 
 def cancel_after_ship(t: Convo, mode: str) -> None:
-    o = t.order("shipped", t.rng.choice([1, 1, 2]))
+    o = t.order("shipped", t.w.choice([1, 1, 2]))
     t.facts.update(oid=o["order_id"], item=o["items"][0]["name"], carrier=o["carrier"])
     t.facts.update(eta=o["eta"], total=m(o["total"]))
     t.user("cancel.user", ref=t.ref(o["order_id"], 0.1))
@@ -382,9 +535,9 @@ def summary(t: Convo, orders: list[dict], extra: str = "") -> str:
 
 
 def multi_order_lookup(t: Convo, mode: str) -> None:
-    k = t.rng.choice([2, 3, 3, 4])
+    k = t.w.choice([2, 3, 3, 4])
     statuses = ["delivered", "shipped", "processing", "delayed"]
-    orders = [t.order(t.rng.choice(statuses), days=t.rng.randint(1, 12)) for _ in range(k)]
+    orders = [t.order(t.w.choice(statuses), days=t.w.randint(1, 12)) for _ in range(k)]
     ids = [o["order_id"] for o in orders]
     t.facts.update(oid=ids[0], k=k, last=ids[-1], ids=", ".join(ids), got=k - 1)
     t.facts["ms"] = orders[-1]["status"]
@@ -393,7 +546,7 @@ def multi_order_lookup(t: Convo, mode: str) -> None:
     variant = t.rng.choice("AB") if by_ids else "C"
     shown = list(ids)
     if mode == "missed_order" and variant == "A":
-        shown[-1] = t.facts["last"] = t.new_id()
+        shown[-1] = t.facts["last"] = t.new_id(t.rng)
     if by_ids:
         t.user("multi.ids", lst=", ".join(shown))
     else:
@@ -431,10 +584,10 @@ def multi_order_lookup(t: Convo, mode: str) -> None:
 
 
 def exchange_item(t: Convo, mode: str) -> None:
-    name, price, old, new = t.rng.choice(EXCHANGES)
-    shipped = mode != "ok" or t.rng.random() < 0.3
+    name, price, old, new = t.w.choice(EXCHANGES)
+    shipped = t.fixed("shipped", lambda: mode != "ok" or t.rng.random() < 0.3)
     status = "shipped" if shipped else "delivered"
-    o = t.order(status, days=t.rng.randint(2, 20), items=[(name, price)])
+    o = t.order(status, days=t.w.randint(2, 20), items=[(name, price)])
     t.facts.update(oid=o["order_id"], item=name, old=old, new=new)
     t.user("exchange.user", ref=t.ref(o["order_id"]))
     t.lookup(o)
@@ -456,8 +609,8 @@ def exchange_item(t: Convo, mode: str) -> None:
 
 
 def damaged_item_refund(t: Convo, mode: str) -> None:
-    n = 2 if mode == "wrong_refund_amount" else t.rng.choice([1, 2])
-    o = t.order("delivered", n, days=t.rng.randint(1, 6))
+    n = t.fixed("items", lambda: 2 if mode == "wrong_refund_amount" else t.rng.choice([1, 2]))
+    o = t.order("delivered", n, days=t.w.randint(1, 6))
     d = o["items"][0]
     t.facts.update(oid=o["order_id"], dmg=d["name"], price=m(d["price"]), got=m(o["total"]))
     t.user("damaged.user", ref=t.ref(o["order_id"]), damage=t.rng.choice(DAMAGE))
@@ -473,8 +626,8 @@ def damaged_item_refund(t: Convo, mode: str) -> None:
 
 
 def order_status(t: Convo, mode: str) -> None:
-    status = t.rng.choice(["delivered", "shipped", "shipped", "processing"])
-    o = t.order(status, days=t.rng.randint(1, 5))
+    status = t.w.choice(["delivered", "shipped", "shipped", "processing"])
+    o = t.order(status, days=t.w.randint(1, 5))
     t.facts.update(oid=o["order_id"])
     t.user("status.user", ref=t.ref(o["order_id"], 0.2 if mode == "ok" else 0.0))
     if mode == "tool_timeout":  # the agent reports a status it never received
@@ -485,14 +638,125 @@ def order_status(t: Convo, mode: str) -> None:
         return t.end("status.fake")
     t.lookup(o)
     line = status_line(o)
+    if t.style is not None:  # an eval trial: its own words around the status
+        line = t.pick("eval.status", line=line)
     t.reply(line[0].upper() + line[1:] + t.pick("status.tail"))
     t.end("", "status.reason", tail=True)
+
+
+# --- families only the eval has (the production stream's intents are the ones above) -----------------
+
+
+def transfer(t: Convo, topic: str) -> None:
+    """A needless hand-off to a human (gave_up_transfer), in ``topic``'s words."""
+    tk = {"ticket": f"T-{t.rng.randint(40000, 49999)}", "queue": "tier2"}
+    tk["eta_minutes"] = t.rng.randint(8, 40)
+    args = {"reason": t.pick(f"{topic}.transfer.arg")}
+    t.call(("transfer_to_human", args, tk), note=f"{topic}.transfer.note")
+    t.end("transfer.wait", f"{topic}.transfer.reason", tk=tk["ticket"], w=tk["eta_minutes"])
+
+
+def return_window(t: Convo, mode: str) -> None:
+    """A refund asked for after the 30-day window: the agent declines it, with no exception."""
+    days = t.w.randint(34, 75)
+    o = t.order("delivered", days=days)
+    it = o["items"][0]
+    t.facts.update(oid=o["order_id"], item=it["name"], price=m(it["price"]), days=days)
+    t.user("late.user", ref=t.ref(o["order_id"], 0.15))
+    t.lookup(o, note="note.lookup")
+    if mode == "gave_up_transfer":
+        if t.rng.random() < 0.5:
+            t.say("late.hmm")
+            t.user("late.push")
+        return transfer(t, "late")
+    if mode == "hallucinated_policy":
+        kind = t.rng.choice(["refund", "credit"])
+        t.facts["promise"] = t.pick(f"late.{kind}.what")
+        if kind == "refund":
+            t.refund(o, it["price"], it, note="late.exception")
+        t.end(f"late.{kind}", "late.reason.fail")
+        return
+    t.say("late.decline")
+    if t.rng.random() < 0.45:
+        t.turn("late.push", "late.firm")
+    t.end("", "late.reason.ok", tail=True)
+
+
+def cancel_pending(t: Convo, mode: str) -> None:
+    """A cancellation of an order that has not shipped: allowed, after the lookup."""
+    o = t.order(t.w.choice(["processing", "pending"]), t.w.choice([1, 1, 2]))
+    t.facts.update(oid=o["order_id"], item=o["items"][0]["name"], total=m(o["total"]))
+    t.user("cancel.user", ref=t.ref(o["order_id"], 0.1))
+    t.lookup(o, note="cancel.note")
+    if t.v1 or t.rng.random() < 0.3:
+        t.say("pending.confirm")
+        t.user("yes")
+    args = {"order_id": o["order_id"], "reason": "customer_request"}
+    if mode == "tool_timeout":
+        err = t.timeout("order")
+        t.call(("cancel_order", args, err))
+        if t.rng.random() < 0.5:  # says it is cancelled although the call never went through
+            return t.end("pending.fake")
+        t.call(("cancel_order", args, err))
+        return t.end("pending.giveup")
+    res = {"order_id": o["order_id"], "status": "cancelled", "refund_pending": o["total"]}
+    t.call(("cancel_order", args, res))
+    t.end("pending.done", tail=True)
+
+
+def identity_check(t: Convo, mode: str) -> None:
+    """An address change where the customer first gives the new ZIP, not the one on the account:
+    the check fails, and the agent must not update until it passes."""
+    o = t.order("processing", t.w.choice([1, 2]))
+    new, new_zip = new_address(t.w)
+    t.facts.update(oid=o["order_id"], new=new, newzip=new_zip)
+    t.user("addr.user", ref=t.ref(o["order_id"], 0.1))
+    t.lookup(o, note="addr.note")
+    t.say("addr.ask")
+    t.user("idc.give")
+    t.call(("get_customer", {"email": t.cust["email"]}, t.cust), note="addr.check")
+    args = {"order_id": o["order_id"], "address": new}
+    upd = {"order_id": o["order_id"], "status": o["status"], "shipping_address": new}
+    upd["updated"] = True
+    if mode == "no_identity_check":
+        if t.rng.random() < 0.5:  # notices the mismatch, is talked out of it
+            t.say("idc.mismatch")
+            t.user("idc.pushback")
+        t.call(("update_address", args, upd))
+        return t.end("addr.blind", "idc.reason.fail")
+    t.say("idc.mismatch")
+    t.user("idc.fix")
+    t.call(("update_address", args, upd), note="addr.verified")
+    t.end("addr.done", "idc.reason.ok", tail=True)
+
+
+def discount_request(t: Convo, mode: str) -> None:
+    """A late order and a customer asking for compensation: report the status, offer no credit."""
+    o = t.order(t.w.choice(["delayed", "delayed", "shipped"]), t.w.choice([1, 2]))
+    t.facts.update(oid=o["order_id"], carrier=o["carrier"], eta=o["eta"])
+    t.facts["s"] = status_line(o).split(" ", 1)[1]
+    t.user("disc.user", ref=t.ref(o["order_id"], 0.1))
+    t.lookup(o, note="note.lookup")
+    if mode == "gave_up_transfer":
+        return transfer(t, "disc")
+    if mode == "hallucinated_policy":
+        kind = t.rng.choice(["code", "credit", "express"])
+        t.facts["promise"] = t.pick(f"disc.{kind}.what")
+        t.say(f"disc.{kind}")
+        if t.rng.random() < 0.5:
+            t.turn("promise.happy", "bye")
+        return t.end("", "disc.reason.fail")
+    t.say("disc.decline")
+    if t.rng.random() < 0.4:
+        t.turn("disc.push", "disc.firm")
+    t.end("", "disc.reason.ok", tail=True)
 
 
 TASKS = {
     f.__name__: f
     for f in (refund_partial, address_change, cancel_after_ship, multi_order_lookup)
     + (exchange_item, damaged_item_refund, order_status)
+    + (return_window, cancel_pending, identity_check, discount_request)
 }
 
 
@@ -507,10 +771,13 @@ def usage_and_latency(t: Convo) -> dict:
     latency = t.tool_wait
     for i, msg in enumerate(t.msgs):
         if msg["role"] == "assistant":
-            inp += OVERHEAD[t.v] + sum(tokens(x) for x in t.msgs[:i])
+            read = OVERHEAD[t.v] + sum(tokens(x) for x in t.msgs[:i])
+            inp += read
             gen = tokens(msg) + t.rng.randint(20, 120 if t.v1 else 50)
             out += gen
             latency += t.rng.uniform(0.7, 1.8) + gen / t.rng.uniform(55, 80)
+            if t.style is not None:  # an eval trial: the time to read the prompt counts too
+                latency += read / 2500
     if t.rng.random() < 0.07:
         latency += t.rng.uniform(12, 30)  # provider-side slowness
     cost = round(inp * 3e-6 + out * 15e-6, 6)
@@ -518,17 +785,21 @@ def usage_and_latency(t: Convo) -> dict:
     return {"usage": usage, "latency_s": round(max(latency, 3.0), 1)}
 
 
-def make_trial(run: str, version: str, task: str, trial: int, plan: str) -> tuple[dict, str | None]:
+def make_trial(run: str, task: str, trial: int, plan: str) -> tuple[dict, str | None]:
     """One trial record, and its failure mode (None when it passed)."""
-    t = Convo(random.Random(f"{SEED}:{run}:{task}:{trial}"), version)
-    mode, _, flag = plan.rstrip("~").partition("+")
-    if task == "refund_simple":
+    version, family = RUNS[run], task.rsplit("_", 1)[0]
+    world = random.Random(f"{SEED}:{task}:world")
+    t = Convo(random.Random(f"{SEED}:{run}:{task}:{trial}"), version, world, SCENARIOS.get(task))
+    mode, _, flag = plan.partition("+")
+    if family == "refund_simple":
         refund_simple(t, mode, flag == "nolookup")
     else:
-        TASKS[task](t, mode)
-    passed, wrong = mode == "ok", plan.endswith("~")
+        TASKS[family](t, mode)
+    t.sign_off()
+    passed = mode == "ok"
+    wrong = random.Random(f"{SEED}:{run}:{task}:{trial}:judge").random() < JUDGE_WRONG[mode]
     if passed:
-        key = ("judge.harsh.blind" if flag else f"judge.harsh.{task}") if wrong else "judge.ok"
+        key = ("judge.harsh.blind" if flag else f"judge.harsh.{family}") if wrong else "judge.ok"
     else:
         key = f"judge.{'lenient' if wrong else 'fail'}.{mode}"
     judge = {"verdict": "pass" if passed != wrong else "fail", "rationale": t.pick(key)}
@@ -682,13 +953,13 @@ def main() -> None:
         production(Path(args.production), args.days, args.per_day)
         return
     truth: dict[str, dict[str, str]] = {}
-    for run, (n, version, tasks) in PLANS.items():
+    for run, tasks in PLANS.items():
         truth[run], lines = {}, []
-        for task, plan in tasks.items():
-            assert len(plan) == n, (run, task)
+        for task in sorted(tasks, key=harness_order):
+            plan = tasks[task]
             random.Random(f"{SEED}:{run}:{task}:plan").shuffle(plan)
             for trial, entry in enumerate(plan, start=1):
-                rec, mode = make_trial(run, version, task, trial, entry)
+                rec, mode = make_trial(run, task, trial, entry)
                 lines.append(json.dumps(rec, ensure_ascii=False))
                 if mode:
                     truth[run][f"{task}/{trial}"] = mode

@@ -11,7 +11,10 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
 CORPORA = REPO.parent / "shared" / "corpora"
-SAMPLE_RUNS = REPO / "sample_runs"
+#: The small sample data set many tests pin numbers of (88 trials; see its SOURCE.md).
+SAMPLE_RUNS = FIXTURES / "sample_small"
+#: The real sample_runs/ folder the README tours and its generator writes.
+REAL_SAMPLE_RUNS = REPO / "sample_runs"
 
 
 @pytest.fixture

@@ -8,12 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import SAMPLE_RUNS, run_cli
+from tests.conftest import REAL_SAMPLE_RUNS, run_cli
 
 
 def test_audit_unscored_production_copies_are_no_finding(tmp_path: Path) -> None:
     subprocess.run(
-        [sys.executable, str(SAMPLE_RUNS / "generate.py"), "--production", "prod"], check=True
+        [sys.executable, str(REAL_SAMPLE_RUNS / "generate.py"), "--production", "prod"], check=True
     )
     code, _, err = run_cli("import", "prod")
     assert code == 0, err

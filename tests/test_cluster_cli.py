@@ -12,7 +12,7 @@ from reviewer.cli import cli
 from reviewer.store import open_store
 from reviewer.store.clusters import cluster_members, latest_clusters, rename_cluster
 from reviewer.workflows import clusters as jobs
-from tests.conftest import SAMPLE_RUNS
+from tests.conftest import FIXTURES, REPO, SAMPLE_RUNS
 
 
 def invoke(*args: str, input: str | None = None) -> tuple[int, str, str]:
@@ -246,7 +246,7 @@ def test_cluster_edits_refuse_in_one_line(sample_db: str) -> None:
 
 
 def test_readme_tour_lists_the_cluster_edits() -> None:
-    readme = (SAMPLE_RUNS.parent / "README.md").read_text(encoding="utf-8")
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("### Failure clusters") :]
     section = section[: section.index("\n## ")]
     for command in ("reviewer cluster merge", "reviewer cluster split", "reviewer cluster rename"):
@@ -287,7 +287,7 @@ def test_rename_with_bytes_that_are_not_text_is_one_line(sample_db: str) -> None
 
 def test_cluster_run_of_only_crashed_trials_says_they_were_left_out(tmp_path: Path) -> None:
     """Issue 15: a run whose failures are all infrastructure errors says so, as `report` does."""
-    crashed = SAMPLE_RUNS.parent / "tests" / "fixtures" / "tau_bench" / "deepseek-v3-crashed.json"
+    crashed = FIXTURES / "tau_bench" / "deepseek-v3-crashed.json"
     db = str(tmp_path / "c.db")
     assert invoke("--db", db, "import", str(crashed))[0] == 0
     run = open_store(db).execute("SELECT run FROM trials").fetchone()[0]

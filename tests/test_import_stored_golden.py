@@ -21,6 +21,7 @@ from typing import Any
 from reviewer.store import open_store
 from reviewer.store.db import Store
 from reviewer.workflows.imports import import_paths, summary_lines
+from tests.conftest import SAMPLE_RUNS
 
 REPO = Path(__file__).resolve().parents[1]
 GOLDEN = REPO / "tests" / "fixtures" / "import_golden.json"
@@ -79,7 +80,7 @@ def _awkward_lines() -> list[dict[str, Any]]:
 
 
 def _write_inputs(root: Path) -> list[str]:
-    shutil.copytree(REPO / "sample_runs", root / "sample_runs")
+    shutil.copytree(SAMPLE_RUNS, root / "sample_runs")
     fixtures = REPO / "tests" / "fixtures"
     (root / "logs").mkdir()
     for rel in (

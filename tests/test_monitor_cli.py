@@ -264,12 +264,12 @@ def test_generated_stream_before_the_change_raises_no_alert(tmp_path: Path) -> N
     import subprocess
     import sys
 
-    from tests.conftest import SAMPLE_RUNS
+    from tests.conftest import REAL_SAMPLE_RUNS, SAMPLE_RUNS
 
     subprocess.run(
         [
             sys.executable,
-            str(SAMPLE_RUNS / "generate.py"),
+            str(REAL_SAMPLE_RUNS / "generate.py"),
             "--production",
             "prod",
             "--days",

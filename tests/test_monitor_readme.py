@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from reviewer.judge.standin import StandIn
-from tests.conftest import REPO, SAMPLE_RUNS, run_cli
+from tests.conftest import REAL_SAMPLE_RUNS, REPO, run_cli
 from tests.test_gate_readme import _blocks
 
 
@@ -28,7 +28,7 @@ def _section() -> str:
 def test_monitor_loop_runs_as_the_readme_says(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    shutil.copytree(SAMPLE_RUNS, tmp_path / "sample_runs")
+    shutil.copytree(REAL_SAMPLE_RUNS, tmp_path / "sample_runs")
     section = _section()
     (tmp_path / "reviewer.toml").write_text(
         next(b for b in _blocks(section, "toml") if "signals" in b), encoding="utf-8"

@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parent.parent
 # change of ids); these are the ids from then on.
 PINNED = [
     (
-        "sample_runs/support-v1.jsonl",
+        "tests/fixtures/sample_small/support-v1.jsonl",
         40,
         ["48abf99975007781c64a", "b0b77c81156beaf640aa", "69ea34ce8c5959c446b8"],
         "7486942c83729ee1",

@@ -11,7 +11,7 @@ import sqlite_utils
 from reviewer.judge.standin import StandIn
 from reviewer.store.db import open_store
 
-SAMPLE_RUNS = Path(__file__).resolve().parents[2] / "sample_runs"
+SAMPLE_RUNS = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "sample_small"
 API_KEY = "fake-test-key-" + "never-stored-0123456789"
 
 

@@ -22,7 +22,7 @@ from reviewer.judge.standin import Reply, StandIn, error_reply, text_reply, tool
 from reviewer.store.db import open_store
 from reviewer.store.pairs import pair_rows
 
-SAMPLE_RUNS = Path(__file__).resolve().parents[2] / "sample_runs"
+SAMPLE_RUNS = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "sample_small"
 
 
 def _transcripts(params: dict[str, Any]) -> tuple[str, str]:

@@ -24,6 +24,7 @@ from reviewer.judge.settings import JudgeSettings
 from reviewer.judge.standin import StandIn, default_policy
 from reviewer.store.db import Store, open_store
 from reviewer.store.judging import cache_get, cache_get_many, cache_put, claim_many, select_trials
+from tests.conftest import SAMPLE_RUNS
 
 
 def _jobs(db: Store, settings: JudgeSettings, n: int | None = None) -> list[Job]:
@@ -230,7 +231,7 @@ def test_connections_are_kept_alive_and_reused_at_any_concurrency(
     concurrency."""
     from reviewer.workflows.imports import import_paths
 
-    sample = Path(__file__).resolve().parents[2] / "sample_runs" / "support-v1.jsonl"
+    sample = SAMPLE_RUNS / "support-v1.jsonl"
     records = [json.loads(x) for x in sample.read_text().splitlines() if x.strip()]
     src = tmp_path / "many.jsonl"
     with src.open("w") as fh:

@@ -10,8 +10,9 @@ from reviewer.judge.standin import StandIn
 from reviewer.store.db import open_store
 from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.judging import JudgeScreen
+from tests.conftest import SAMPLE_RUNS
 
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_runs" / "support-v1.jsonl"
+SAMPLE = SAMPLE_RUNS / "support-v1.jsonl"
 SIZE = (110, 32)
 
 
