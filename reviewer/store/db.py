@@ -103,9 +103,57 @@ def describe_error(path: str | Path, e: BaseException) -> str:
             f"longer than we wait ({lock_timeout():.0f} s, REVIEWER_LOCK_TIMEOUT); run it again when "
             "that finishes"
         )
-    if "not a database" in low or "malformed" in low or "encrypted" in low:
+    if "malformed" in low or "corrupt" in low:
+        return f"{where}: the database is damaged ({text}); {RECOVER}"
+    if "not a database" in low or "encrypted" in low:
         return f"{where}: not a reviewer database ({text})"
     return f"{where}: database error ({text})"
+
+
+#: What a user can do with a damaged database.
+RECOVER = (
+    "nothing was written: restore a backup, or recover what SQLite can with "
+    "`sqlite3 FILE .recover | sqlite3 recovered.db`"
+)
+#: Files up to this size get SQLite's quick_check when a process first opens them (about 0.2 s at
+#: this size, 0.65 s at 256 MB here); bigger files are checked by SQLite as pages are read, and a
+#: page it finds damaged then stops the command with the same one line.
+QUICK_CHECK_MAX_BYTES = 64 << 20
+# (resolved path, inode) of the files this process has checked already
+_checked: set[tuple[str, int]] = set()
+
+
+def check_integrity(conn: sqlite3.Connection, path: Path) -> None:
+    """StoreError unless the database passes ``PRAGMA quick_check`` (once per file and process,
+    for files up to QUICK_CHECK_MAX_BYTES): a damaged file is neither read (its numbers could be
+    wrong without an error) nor written."""
+    try:
+        st = path.stat()
+    except OSError:
+        return
+    wal = path.with_name(path.name + "-wal")
+    size = st.st_size + (wal.stat().st_size if wal.exists() else 0)
+    key = (str(path.resolve()), st.st_ino)
+    if key in _checked or size > QUICK_CHECK_MAX_BYTES or st.st_size == 0:
+        return
+    rows = conn.execute("PRAGMA quick_check(3)").fetchall()
+    if rows and rows[0][0] == "ok":
+        _checked.add(key)
+        return
+    problem = " ".join(str(rows[0][0]).replace("*** in database main ***", "").split())
+    raise StoreError(f"{path}: the database is damaged (quick_check: {problem}); {RECOVER}")
+
+
+def check_schema(db: sqlite_utils.Database, path: Path) -> None:
+    """StoreError when a newer reviewer wrote the database: it holds migrations this version does
+    not know, and writing to it (or reading it as if it were ours) could corrupt what it added."""
+    known = {m.name for m in migrations.pending(sqlite_utils.Database(memory=True))}
+    newer = [m.name for m in migrations.applied(db) if m.name not in known]
+    if newer:
+        raise StoreError(
+            f"{path}: written by a newer reviewer (its schema has {newer[-1]}, which this version "
+            "does not know); upgrade reviewer to open it (nothing was read or written)"
+        )
 
 
 def _disk_full(path: str | Path) -> bool:
@@ -317,10 +365,12 @@ def _open(
                 _retry_locked(lambda: _set_wal(conn), deadline)
             conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
+        check_integrity(conn, path)
         db = Store(conn)
         db.path = path
         db.on_wait = on_wait
         _last_opened[:] = [path]
+        check_schema(db, path)
         if migrate and migrations.pending(db):
             # under the write lock, so processes opening a new file migrate it once, in turn
             with db.transaction():

@@ -1,0 +1,74 @@
+"""A damaged database is neither read nor written (a damaged runs page made `report` print
+`run None: 0 tasks` with exit 0), and a database a newer reviewer wrote is refused, both in one line."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import reviewer.store.db as db_module
+from reviewer.store import open_store
+from reviewer.store.db import StoreError
+from tests.conftest import SAMPLE_RUNS, run_cli
+
+
+def _damage_runs_page(db: Path) -> None:
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    size = conn.execute("PRAGMA page_size").fetchone()[0]
+    root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'runs'").fetchone()[0]
+    conn.close()
+    data = bytearray(db.read_bytes())
+    start = (root - 1) * size
+    data[start + size - 200 : start + size - 100] = bytes(100)
+    db.write_bytes(bytes(data))
+
+
+@pytest.fixture
+def sample(tmp_path: Path) -> Path:
+    code, _, err = run_cli("--db", "s.db", "import", str(SAMPLE_RUNS))
+    assert code == 0, err
+    return tmp_path / "s.db"
+
+
+def test_a_damaged_page_is_one_line_and_nothing_is_printed_or_written(sample: Path) -> None:
+    _damage_runs_page(sample)
+    db_module._checked.clear()  # a new process: each command of the CLI is one
+    before = sample.read_bytes()
+    for args in (
+        ["report"],
+        ["import", str(SAMPLE_RUNS / "support-v1.jsonl")],
+        ["compare", "a", "b"],
+    ):
+        code, out, err = run_cli("--db", "s.db", *args)
+        assert code == 1 and out == ""
+        assert err.startswith("reviewer: s.db: the database is damaged (quick_check: ")
+        assert "restore a backup" in err and len(err.strip().splitlines()) == 1
+    assert sample.read_bytes() == before
+
+
+def test_a_database_a_newer_reviewer_wrote_is_refused(sample: Path) -> None:
+    conn = sqlite3.connect(sample)
+    conn.execute(
+        "INSERT INTO _sqlite_migrations (migration_set, name, applied_at) "
+        "VALUES ('reviewer', 'm999_from_the_future', '2030-01-01')"
+    )
+    conn.commit()
+    conn.close()
+    trials = sqlite3.connect(sample).execute("SELECT COUNT(*) FROM trials").fetchone()[0]
+    code, out, err = run_cli("--db", "s.db", "import", str(SAMPLE_RUNS / "support-v1.jsonl"))
+    assert code == 1 and out == ""
+    assert err.strip() == (
+        "reviewer: s.db: written by a newer reviewer (its schema has m999_from_the_future, which "
+        "this version does not know); upgrade reviewer to open it (nothing was read or written)"
+    )
+    with pytest.raises(StoreError, match="written by a newer reviewer"):
+        open_store(sample)
+    assert sqlite3.connect(sample).execute("SELECT COUNT(*) FROM trials").fetchone()[0] == trials
+
+
+def test_a_sound_database_opens_as_before(sample: Path) -> None:
+    with open_store(sample) as db:
+        assert db.execute("SELECT COUNT(*) FROM trials").fetchone()[0] == 88
