@@ -2,15 +2,11 @@
 how soon a real change is caught, for the alert rule (``reviewer.metrics.alerts``) and, beside it,
 the old rule (one-sided Fisher against the pooled earlier windows, no dispersion, no Holm).
 
-The generator, explicitly:
-- wobble: day d's true rate is ``p * (1 + wobble * N(0, 1))`` (kept within [0, 1]); the window's
-  count is binomial(n, that rate). ``--wobble 0.15`` is a 15% day-to-day wobble.
-- clustered tool errors: each conversation makes ``1 + NegBin(1.2, 0.2)`` tool calls (mean 5.8, sd
-  4.9: tau-bench airline, gpt-4o) and has its own error propensity drawn from a beta with the day's
-  rate as mean and intra-class correlation ``--icc`` (0.06, measured on the same airline data); its
-  errors are binomial(calls, propensity). The tool error rate is errors per call.
-- weekly pattern (section d): Saturdays and Sundays run at 1.4 times the weekday rate.
-- a change: from day ``--change-day`` on, the rate is multiplied by 2 (it doubles) and stays.
+The streams (``tests/monitor_sim.py`` says exactly how they are drawn): day d's true rate is
+``p * (1 + wobble * N(0, 1))`` (``--wobble 0.15``: a 15% day-to-day wobble) and its count binomial;
+tool errors cluster within conversations (5.8 calls each, intra-class correlation ``--icc`` 0.06,
+both measured on tau-bench airline); weekends may run at a higher rate; a change multiplies the rate
+from a day on, and it stays.
 
 Targets (issue 26), each printed with met / NOT MET:
 (a) no change, 30-day streams, 800 conversations a day, 8% rate, 15% wobble: at most 1 in 6
@@ -26,88 +22,24 @@ Run: ``python bench/monitor_alarms.py [--streams 600] [--seed 0]`` (about two mi
 from __future__ import annotations
 
 import argparse
+import sys
 import time
-from collections.abc import Callable, Sequence
+from pathlib import Path
 
-import numpy as np
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from reviewer.metrics.alerts import Count, alert_table
-from reviewer.metrics.fisher import fisher_one_sided
+import numpy as np  # noqa: E402
 
-WARMUP = 3  # the first windows have no baseline yet (3 needed)
-
-
-# --- the generator ---------------------------------------------------------------------------------
-
-
-def day_rates(
-    rng: np.random.Generator,
-    days: int,
-    p: float,
-    wobble: float,
-    change_day: int | None = None,
-    factor: float = 2.0,
-    weekend: float = 1.0,
-) -> np.ndarray:
-    """Each day's true rate: p times the change (from ``change_day``) times the weekend factor
-    (days 5 and 6 of each week), times 1 + wobble * N(0, 1), within [0, 1]."""
-    base = np.full(days, p)
-    if change_day is not None:
-        base[change_day:] *= factor
-    base[[d for d in range(days) if d % 7 in (5, 6)]] *= weekend
-    return np.clip(base * (1 + wobble * rng.standard_normal(days)), 0.0, 1.0)
-
-
-def conversation_stream(rng: np.random.Generator, n: int, rates: np.ndarray) -> list[Count]:
-    return [Count(int(rng.binomial(n, r)), n) for r in rates]
-
-
-def tool_error_stream(
-    rng: np.random.Generator, n: int, rates: np.ndarray, icc: float
-) -> list[Count]:
-    """Errors per call of n conversations a day, errors correlated within a conversation."""
-    out = []
-    for r in rates:
-        calls = 1 + rng.negative_binomial(1.2, 0.2, size=n)
-        r = min(max(r, 1e-6), 1 - 1e-6)
-        scale = 1 / icc - 1
-        own = rng.beta(r * scale, (1 - r) * scale, size=n)
-        errors = rng.binomial(calls, own)
-        out.append(
-            Count(
-                int(errors.sum()),
-                int(calls.sum()),
-                (
-                    n,
-                    float((errors * errors).sum()),
-                    float((calls * calls).sum()),
-                    float((errors * calls).sum()),
-                ),
-            )
-        )
-    return out
-
-
-# --- the rules -------------------------------------------------------------------------------------
-
-
-def old_rule(counts: Sequence[Count], baseline_windows: int = 7) -> list[int]:
-    """The old rule: Fisher against the pooled windows before, p < 0.001 or p < 0.01 twice."""
-    alarmed: set[int] = set()
-    prev_low = False
-    for i, c in enumerate(counts):
-        base = [
-            j for j in range(max(0, i - baseline_windows), i) if j not in alarmed and counts[j].n
-        ]
-        if c.n == 0 or len(base) < WARMUP:
-            prev_low = False
-            continue
-        bb, bn = sum(counts[j].bad for j in base), sum(counts[j].n for j in base)
-        p = fisher_one_sided(bn - bb, bn, c.n - c.bad, c.n)
-        if p < 0.001 or (p < 0.01 and prev_low):
-            alarmed.add(i)
-        prev_low = p < 0.01
-    return sorted(alarmed)
+from reviewer.metrics.alerts import Count, alert_table  # noqa: E402
+from tests.monitor_sim import (  # noqa: E402
+    WARMUP,
+    Maker,
+    monitor_maker,
+    old_rule,
+    one_rate,
+    readme_maker,
+    tool_only,
+)
 
 
 def new_rule(series: dict[str, list[Count]], lag: int = 1) -> dict[str, list[int]]:
@@ -116,9 +48,6 @@ def new_rule(series: dict[str, list[Count]], lag: int = 1) -> dict[str, list[int
 
 
 # --- the scenarios ---------------------------------------------------------------------------------
-
-
-Maker = Callable[[np.random.Generator], dict[str, list[Count]]]
 
 
 def no_change(
@@ -157,103 +86,6 @@ def caught(
     return {k: (soon[k] / streams, same[k] / streams) for k in soon}
 
 
-def monitor_maker(
-    days: int,
-    n: int,
-    p: float,
-    wobble: float,
-    icc: float,
-    change: str | None = None,
-    change_day: int | None = None,
-    weekend: float = 1.0,
-) -> Maker:
-    """Six rates tested together: five conversation rates (checks, signals) and the tool error
-    rate; ``change`` names the one that doubles."""
-
-    def make(rng: np.random.Generator) -> dict[str, list[Count]]:
-        out: dict[str, list[Count]] = {}
-        for k in range(5):
-            name = f"check{k}"
-            rates = day_rates(
-                rng, days, p, wobble, change_day if change == name else None, weekend=weekend
-            )
-            out[name] = conversation_stream(rng, n, rates)
-        rates = day_rates(
-            rng, days, p, wobble, change_day if change == "tool" else None, weekend=weekend
-        )
-        out["tool"] = tool_error_stream(rng, n, rates, icc)
-        return out
-
-    return make
-
-
-def one_rate(
-    days: int, n: int, p: float, wobble: float, change_day: int | None = None, weekend: float = 1.0
-) -> Maker:
-    def make(rng: np.random.Generator) -> dict[str, list[Count]]:
-        rates = day_rates(rng, days, p, wobble, change_day, weekend=weekend)
-        return {"rate": conversation_stream(rng, n, rates)}
-
-    return make
-
-
-def tool_only(
-    days: int, n: int, p: float, wobble: float, icc: float, change_day: int | None = None
-) -> Maker:
-    def make(rng: np.random.Generator) -> dict[str, list[Count]]:
-        return {"tool": tool_error_stream(rng, n, day_rates(rng, days, p, wobble, change_day), icc)}
-
-    return make
-
-
-def readme_maker(wobble: float, icc: float, change: str | None = None) -> Maker:
-    """The README's 14-day stream of five rates: three checks at 500 a day (2%, 5%, 12%), the
-    judged fail rate (25 judged a day, 15%) and the tool error rate (500 conversations, ~2 calls
-    each, 6%); ``change``: "judge" goes from 15% to 50% on day 9, "check" triples (5% -> 15%)."""
-
-    def make(rng: np.random.Generator) -> dict[str, list[Count]]:
-        out: dict[str, list[Count]] = {}
-        for name, n, p in (("check2", 500, 0.02), ("check5", 500, 0.05), ("check12", 500, 0.12)):
-            rates = day_rates(rng, 14, p, wobble, 9 if change == name else None, factor=3.0)
-            out[name] = conversation_stream(rng, n, rates)
-        judge = day_rates(rng, 14, 0.15, wobble, 9 if change == "judge" else None, factor=10 / 3)
-        out["judge"] = conversation_stream(rng, 25, judge)
-        tool = day_rates(rng, 14, 0.06, wobble, None)
-        out["tool"] = readme_tool_stream(rng, 500, tool, icc)
-        return out
-
-    return make
-
-
-def readme_tool_stream(
-    rng: np.random.Generator, n: int, rates: np.ndarray, icc: float
-) -> list[Count]:
-    """~1,000 tool calls a day from 500 conversations (1 + Poisson(1) calls each)."""
-    out = []
-    for r in rates:
-        calls = 1 + rng.poisson(1.0, size=n)
-        r = min(max(r, 1e-6), 1 - 1e-6)
-        if icc > 0:
-            scale = 1 / icc - 1
-            own = rng.beta(r * scale, (1 - r) * scale, size=n)
-        else:
-            own = np.full(n, r)
-        errors = rng.binomial(calls, own)
-        out.append(
-            Count(
-                int(errors.sum()),
-                int(calls.sum()),
-                (
-                    n,
-                    float((errors * errors).sum()),
-                    float((calls * calls).sum()),
-                    float((errors * calls).sum()),
-                ),
-            )
-        )
-    return out
-
-
 # --- the report ------------------------------------------------------------------------------------
 
 
@@ -286,12 +118,16 @@ def main() -> None:
         f"{100 * p:g}% rate, {100 * wob:g}% day-to-day wobble, tool errors ICC {icc:g}"
     )
 
-    def line(label: str, figures: dict[str, tuple[float, float]], target: float) -> None:
+    def line(label: str, figures: dict[str, tuple[float, float]], target: float | None) -> None:
         new, old = figures["new"], figures["old"]
+        aim = (
+            f"target <= {100 * target:.1f}%: {verdict(new[0] <= target)}"
+            if target is not None
+            else "no target"
+        )
         print(
             f"  {label}: {100 * new[0]:.1f}% of streams alert ({100 * new[1]:.3f}% of rate-windows); "
-            f"old rule {100 * old[0]:.1f}% ({100 * old[1]:.3f}%); target <= {100 * target:.1f}%: "
-            f"{verdict(new[0] <= target)}"
+            f"old rule {100 * old[0]:.1f}% ({100 * old[1]:.3f}%); {aim}"
         )
 
     print("(a) no change")
@@ -328,9 +164,11 @@ def main() -> None:
         )
     print("(d) weekends at 1.4 times the weekday rate, 8 weeks, no change")
     weekly = one_rate(56, n, p, wob, weekend=1.4)
-    for label, lag, warmup in (("recent baseline", 1, WARMUP), ("same-weekday baseline", 7, 21)):
-        fig = no_change(weekly, s, args.seed, lag=lag, warmup=warmup)
-        line(label, fig, 1 / 6)
+    for label, lag, warmup, target in (
+        ("recent baseline", 1, WARMUP, None),
+        ("same-weekday baseline", 7, 21, 1 / 6),
+    ):
+        line(label, no_change(weekly, s, args.seed, lag=lag, warmup=warmup), target)
     print("README: 14-day streams of five rates (3 checks at 500 a day, 25 judged, ~1,000 calls)")
     for wobble, icc_r in ((0.0, 0.0), (wob, icc)):
         fig = no_change(readme_maker(wobble, icc_r), s, args.seed)
