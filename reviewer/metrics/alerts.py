@@ -27,8 +27,8 @@ among six rates within two windows in 42% of streams; from 14 windows, 77%; from
 3-7% of no-change streams alerting. Over the wobble, a Jeffreys prior (1/phi, phi >= 1) caught the
 judged fail rate's 15% -> 50% (25 a day) in 36% of streams, the half-normal prior on the relative
 wobble in ``metrics.dispersion`` in 70%, at the same false-alarm rate (and 12-15% of streams
-alerting when the true wobble is 50%, against 4-10%). A Laney p'-chart or quasi-binomial z with a
-plugged-in phi was not kept: it treats the estimate from a few windows as known.
+alerting when the true wobble is 50%, against 4-10%). A plugged-in phi (Laney's p'-chart, a
+quasi-binomial z) was not tried: it treats the estimate from a few windows as known.
 """
 
 from __future__ import annotations
