@@ -92,24 +92,24 @@ class Test:
     base_bad: int
     base_n: int
     base_windows: int
-    phi: float  # the baseline windows' over-dispersion (1 = binomial)
-    wobble: float | None  # the between-window wobble as a share of the rate
+    phi: float | None  # the over-dispersion (1 = binomial); None when p >= ALPHA_TWO
+    wobble: float | None  # the between-window wobble as a share of the rate (idem)
     exact: bool  # the p-value is Fisher's (the larger of the two)
     alert: bool = False
 
 
 def window_p(
     cur: Count, base: Sequence[Count], spread: Sequence[Count] = ()
-) -> tuple[float, float, Baseline]:
+) -> tuple[float, float, Baseline | None]:
     """The one-sided p-value that ``cur`` is worse than the ``base`` windows, their wobble
     estimated from the ``spread`` windows (default: ``base``), with Fisher's p and the baseline.
-    See the module docstring. Above ALPHA_TWO the p-value is Fisher's alone (the larger one is
-    larger still, and no decision depends on it)."""
+    See the module docstring. When Fisher's p is ALPHA_TWO or more, the p-value is Fisher's and
+    the baseline None: the wobble-adjusted p is larger still, and no decision depends on it."""
     bb, bn = sum(c.bad for c in base), sum(c.n for c in base)
-    b = _baseline(base, spread)
     fisher = fisher_one_sided(bn - bb, bn, cur.n - cur.bad, cur.n)
     if fisher >= ALPHA_TWO:
-        return fisher, fisher, b
+        return fisher, fisher, None
+    b = _baseline(base, spread)
     wobble = wobble_tail(b, cur.bad / cur.n, cur.variance(b.mean))
     return max(fisher, wobble), fisher, b
 
@@ -174,7 +174,7 @@ def alert_table(
     low: dict[str, set[int]] = {m: set() for m in metrics}  # adjusted p < ALPHA_TWO
     out: dict[str, list[Test]] = {m: [] for m in metrics}
     for i in range(length):
-        found: dict[str, tuple[float, float, Baseline, list[int]]] = {}
+        found: dict[str, tuple[float, float, Baseline | None, list[int]]] = {}
         for m in metrics:
             counts = series[m]
             if counts[i].n == 0:
@@ -206,8 +206,8 @@ def alert_table(
                     base_bad=sum(counts[j].bad for j in base),
                     base_n=sum(counts[j].n for j in base),
                     base_windows=len(base),
-                    phi=b.phi,
-                    wobble=b.wobble,
+                    phi=b.phi if b else None,
+                    wobble=b.wobble if b else None,
                     exact=p == fisher,
                     alert=alert,
                 )

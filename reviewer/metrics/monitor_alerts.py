@@ -34,7 +34,7 @@ class Alert:
     p_value: float  # one-sided: the larger of the wobble-adjusted p and Fisher's
     p_holm: float = 1.0  # Holm-adjusted over the rates tested in the window
     tested_together: int = 1
-    phi: float = 1.0
+    phi: float | None = None
     wobble: float | None = None
     exact: bool = False  # p_value is Fisher's
     baseline: str = "recent"
