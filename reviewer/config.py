@@ -302,7 +302,16 @@ def _anchors(path: Path, value: Any) -> list[Any] | dict[str, str]:
     return out
 
 
-_MONITOR_KEYS = {"signals", "window", "sample", "max_cost", "baseline_windows", "run", "seed"}
+_MONITOR_KEYS = {
+    "signals",
+    "window",
+    "sample",
+    "max_cost",
+    "baseline_windows",
+    "baseline",
+    "run",
+    "seed",
+}
 
 
 def _merge_monitor(cfg: Config, path: Path, table: Any) -> None:
@@ -322,6 +331,13 @@ def _merge_monitor(cfg: Config, path: Path, table: Any) -> None:
         elif key == "window":
             if value not in ("day", "hour"):
                 raise ConfigError(f"{path}: [monitor] window: day or hour, got {shown(value)}")
+            cfg.monitor[key] = value
+        elif key == "baseline":
+            if value not in ("recent", "same-weekday", "same-hour"):
+                raise ConfigError(
+                    f"{path}: [monitor] baseline: recent, same-weekday or same-hour, "
+                    f"got {shown(value)}"
+                )
             cfg.monitor[key] = value
         elif key == "sample":
             number = _positive(path, "monitor", key, value, zero=True)  # as --sample: 0 to 1

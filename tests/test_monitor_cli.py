@@ -322,3 +322,49 @@ def test_follow_json_is_one_document_a_line(tmp_path: Path) -> None:
     docs = [json.loads(line) for line in out.splitlines()]
     assert len(docs) == 1  # the second look saw nothing new
     assert docs[0]["conversations"] == 40 and docs[0]["new_alerts"] == []
+
+
+def test_alerts_state_their_test_and_json_has_the_detectable_changes(tmp_path: Path) -> None:
+    folder = stream(tmp_path, incident=7)
+    code, out, err = run_cli("monitor", "--import", str(folder), "--no-judge", "--json")
+    assert code == 1, err
+    data = json.loads(out)
+    alert = next(a for a in data["alerts"] if a["metric"] == "tool_error")
+    assert alert["test"] in ("wobble-adjusted", "fisher") and alert["tested_together"] > 1
+    assert alert["p_value"] <= alert["p_holm"] < 0.01
+    assert alert["baseline"]["kind"] == "recent"
+    assert "Holm over" in data["alert_lines"][0] and "Fisher p" not in data["alert_lines"][0]
+    assert data["alert_rule"]["baseline"] == "recent"
+    d = data["detectable"]["user_repeat"]
+    assert d is not None and d["base_rate"] <= d["alerts_twice_at"] <= d["alerts_alone_at"]
+    # the incident's days alerted: the next day is still measured against the days before it
+    tool = data["detectable"]["tool_error"]
+    assert tool is not None and tool["base_rate"] < 0.15 and tool["base_windows"] == 4
+    code, out, _ = run_cli("monitor", "--no-judge")
+    assert "the next day alerts at (alone; twice in a row):" in out
+    assert "  user repeated " in out and " -> " in out
+
+
+def test_same_weekday_baseline_says_which_windows_it_cannot_test(tmp_path: Path) -> None:
+    folder = stream(tmp_path, days=24, per_day=20)
+    code, out, err = run_cli(
+        "monitor", "--import", str(folder), "--no-judge", "--baseline", "same-weekday", "--json"
+    )
+    assert code in (0, 1), err
+    data = json.loads(out)
+    assert data["alert_rule"]["baseline"] == "same-weekday"
+    note = "21 of 24 windows not tested (2025-06-01 to 2025-06-21): a window is tested against "
+    assert any(
+        n.startswith(note) and "the same weekday of 3 earlier weeks" in n for n in data["notes"]
+    )
+    code, _, err = run_cli("monitor", "--no-judge", "--baseline", "same-hour")
+    assert code == 2 and "--baseline same-hour: the same-hour baseline needs hour windows" in err
+    (tmp_path / "reviewer.toml").write_text('[monitor]\nbaseline = "weekly"\n', encoding="utf-8")
+    code, _, err = run_cli("monitor", "--no-judge")
+    assert code == 2 and "[monitor] baseline: recent, same-weekday or same-hour" in err
+    (tmp_path / "reviewer.toml").write_text(
+        '[monitor]\nbaseline = "same-hour"\nwindow = "hour"\n', encoding="utf-8"
+    )
+    code, out, err = run_cli("monitor", "--no-judge")
+    assert code in (0, 1) and "at the same hour" not in err, err
+    assert "alerts: each rate vs the same hour of the 7 days before" in out

@@ -58,7 +58,15 @@ def register(group: click.Group) -> None:
     "--baseline-windows",
     type=int,
     default=None,
-    help="How many earlier windows an alert compares with (default 7).",
+    help="How many earlier windows an alert compares with (default 7; the wobble is estimated "
+    "from up to 28).",
+)
+@click.option(
+    "--baseline",
+    type=click.Choice(["recent", "same-weekday", "same-hour"]),
+    default=None,
+    help="Compare a window with the windows right before (recent, the default: [monitor] "
+    "baseline), the same weekday of earlier weeks, or (hour windows) the same hour of earlier days.",
 )
 @click.option(
     "--import",
@@ -116,6 +124,7 @@ def monitor(
     max_cost: float | None,
     no_judge: bool,
     baseline_windows: int | None,
+    baseline: str | None,
     imports: Sequence[str],
     follow_path: str | None,
     interval: float,
@@ -153,6 +162,7 @@ def monitor(
         max_cost=max_cost,
         judge=not no_judge,
         baseline_windows=baseline_windows,
+        baseline=baseline,
         queue=queue,
         queue_size=queue_size,
         labeler=cfg.labeler_name(ctx.obj.get("labeler")),
@@ -205,6 +215,8 @@ def _show(report: Any, as_json: bool) -> None:
             import shutil
 
             click.echo("\n".join(report.table_lines(shutil.get_terminal_size().columns)))
+            click.echo("")
+            click.echo("\n".join(report.detect_lines(shutil.get_terminal_size().columns)))
         else:
             click.echo("no conversation with a time to put in a window (started_at or timestamp)")
         lines = report.alert_lines()

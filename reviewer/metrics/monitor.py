@@ -7,12 +7,9 @@ user turn restates an earlier one: the user had to repeat themselves) and ``unre
 conversation ended without a resolution: the user spoke last, the agent's last act was a tool call,
 or its last words hand over, give up or apologise for not helping).
 
-The alert rule, per rate and window: the window's count against the pooled counts of up to
-``baseline_windows`` windows before it (those that did not alert on that rate), by a one-sided Fisher
-exact test that the rate got worse. A window alerts when p < ``ALPHA_ONE`` (one window is enough), or
-p < ``ALPHA_TWO`` in it and in the window before (two in a row): a run rule that ignores single
-wobbles. Its false-alarm rate under no change is measured by seeded simulation in
-tests/test_monitor_alerts.py (the README states the figure).
+The alert rule (a window against its baseline windows, allowing for how the rate wobbles between
+windows and for tool errors clustering within conversations; the rates of a window tested
+together) is ``metrics.alerts``; ``metrics.monitor_alerts`` applies it to the windows.
 """
 
 from __future__ import annotations
@@ -25,15 +22,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from reviewer.metrics.fisher import fisher_one_sided
 from reviewer.models import Message
 
 #: Bump when a check's definition changes: stored results of older versions are recomputed.
 CHECKS_VERSION = "1"
-ALPHA_ONE = 0.001
-ALPHA_TWO = 0.01
-MIN_BASELINE_WINDOWS = 3
-DEFAULT_BASELINE_WINDOWS = 7
 DEFAULT_SAMPLE = 0.02
 TIME_KEYS = ("started_at", "timestamp", "created_at", "start_time", "time")
 BUILTIN_CHECKS = ("tool_error", "user_repeat", "unresolved")
@@ -237,6 +229,12 @@ def window_start(started_at: str, size: str) -> str:
     return t.date().isoformat() if size == "day" else t.strftime("%Y-%m-%dT%H:00")
 
 
+def window_position(start: str, size: str) -> int:
+    """A window's number in time (days or hours since 0001-01-01): how far apart two windows are."""
+    t = datetime.fromisoformat(start)
+    return t.toordinal() if size == "day" else t.toordinal() * 24 + t.hour
+
+
 def next_window(start: str, size: str) -> str:
     if size == "day":
         return (datetime.fromisoformat(start) + timedelta(days=1)).date().isoformat()
@@ -246,14 +244,31 @@ def next_window(start: str, size: str) -> str:
 @dataclass
 class Rate:
     """A count of bad outcomes out of n (bad = the check fired, the judge failed, the signal was
-    bad); ``rate`` None when n is 0."""
+    bad); ``rate`` None when n is 0. A ratio over conversations (tool errors per call) also keeps
+    its conversations and their sums of squares, so its variance counts the conversation as the
+    unit (``clustered``)."""
 
     bad: int = 0
     n: int = 0
+    clustered: bool = False
+    units: int = 0
+    bad_sq: float = 0.0
+    n_sq: float = 0.0
+    cross: float = 0.0
 
     @property
     def rate(self) -> float | None:
         return self.bad / self.n if self.n else None
+
+    def add_cluster(self, bad: int, n: int) -> None:
+        """One conversation with ``bad`` of its ``n`` (e.g. tool errors of its calls)."""
+        self.bad += bad
+        self.n += n
+        if n:
+            self.units += 1
+            self.bad_sq += bad * bad
+            self.n_sq += n * n
+            self.cross += bad * n
 
     def to_dict(self) -> dict[str, Any]:
         return {"bad": self.bad, "n": self.n, "rate": self.rate}
@@ -299,44 +314,6 @@ def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float] 
     return max(0.0, mid - half), min(1.0, mid + half)
 
 
-@dataclass(frozen=True)
-class Alert:
-    window: str
-    metric: str
-    bad: int
-    n: int
-    base_bad: int
-    base_n: int
-    base_windows: int
-    p_value: float
-
-    def line(self, size: str) -> str:
-        now = _pct(self.bad, self.n)
-        before = _pct(self.base_bad, self.base_n)
-        what = metric_words(self.metric)
-        if self.metric == "judge_fail":
-            what = "judge fail rate"
-        return (
-            f"ALERT {size} {self.window}: {what} {now} ({self.bad} of {self.n}) vs {before} "
-            f"({self.base_bad} of {self.base_n}) in the {self.base_windows} {size}s before "
-            f"(Fisher p = {self.p_value:.2g})"
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "window": self.window,
-            "metric": self.metric,
-            "bad": self.bad,
-            "n": self.n,
-            "baseline": {"bad": self.base_bad, "n": self.base_n, "windows": self.base_windows},
-            "p_value": self.p_value,
-        }
-
-
-def _pct(bad: int, n: int) -> str:
-    return f"{100 * bad / n:.1f}%" if n else "n/a"
-
-
 def metric_words(metric: str) -> str:
     if metric.startswith("rule:"):
         return f"rule {metric[5:]}"
@@ -361,6 +338,12 @@ def window_span(starts: Sequence[str], size: str) -> int:
     return (last - first) // step + 1
 
 
+def _window(start: str, metrics: Sequence[str]) -> Window:
+    rates = {m: Rate() for m in metrics}
+    rates["tool_error_rate"] = Rate(clustered=True)
+    return Window(start, rates=rates)
+
+
 def build_windows(
     facts: Iterable[Facts],
     size: str,
@@ -378,8 +361,7 @@ def build_windows(
         start = window_start(f.started_at, size)
         w = by_start.get(start)
         if w is None:
-            w = by_start[start] = Window(start, rates={m: Rate() for m in metrics})
-            w.rates["tool_error_rate"] = Rate()
+            w = by_start[start] = _window(start, metrics)
         w.conversations += 1
         flagged = False
         for m in metrics:
@@ -395,8 +377,7 @@ def build_windows(
                 hit = m in f.fired
                 w.rates[m].bad += hit
                 flagged |= hit
-        w.rates["tool_error_rate"].n += f.tool_calls
-        w.rates["tool_error_rate"].bad += f.tool_errors
+        w.rates["tool_error_rate"].add_cluster(f.tool_errors, f.tool_calls)
         verdict = judged.get(f.trial_id)
         if verdict in ("pass", "fail"):
             w.judge_pass.n += 1
@@ -410,58 +391,6 @@ def build_windows(
         return [by_start[s] for s in starts]
     out, cur = [], starts[0]
     while cur <= starts[-1]:
-        out.append(
-            by_start.get(cur)
-            or Window(cur, rates={m: Rate() for m in [*metrics, "tool_error_rate"]})
-        )
+        out.append(by_start.get(cur) or _window(cur, metrics))
         cur = next_window(cur, size)
     return out
-
-
-def alert_series(
-    counts: Sequence[tuple[int, int]],
-    baseline_windows: int = DEFAULT_BASELINE_WINDOWS,
-    min_baseline: int = MIN_BASELINE_WINDOWS,
-) -> list[tuple[int, float, int, int, int]]:
-    """The alert rule over one rate's (bad, n) per window, in time order: the windows that alert, as
-    (index, p-value, baseline bad, baseline n, baseline windows). See the module docstring."""
-    alarmed: set[int] = set()
-    out = []
-    prev_low = False
-    for i, (bad, n) in enumerate(counts):
-        base = [
-            j for j in range(max(0, i - baseline_windows), i) if j not in alarmed and counts[j][1]
-        ]
-        if n == 0 or len(base) < min_baseline:
-            prev_low = False
-            continue
-        bb, bn = sum(counts[j][0] for j in base), sum(counts[j][1] for j in base)
-        # worse = the bad share rose: the good share fell (Fisher's one-sided tail)
-        p = fisher_one_sided(bn - bb, bn, n - bad, n)
-        if p < ALPHA_ONE or (p < ALPHA_TWO and prev_low):
-            alarmed.add(i)
-            out.append((i, p, bb, bn, len(base)))
-        prev_low = p < ALPHA_TWO
-    return out
-
-
-def find_alerts(
-    windows: Sequence[Window], baseline_windows: int = DEFAULT_BASELINE_WINDOWS
-) -> list[Alert]:
-    """Alerts on every rate of ``windows`` (and the judge fail rate), marked on the windows."""
-    if not windows:
-        return []
-    metrics = list(windows[0].rates)
-    series: dict[str, list[tuple[int, int]]] = {
-        m: [(w.rates[m].bad, w.rates[m].n) for w in windows] for m in metrics
-    }
-    series["judge_fail"] = [(w.judge_pass.n - w.judge_pass.bad, w.judge_pass.n) for w in windows]
-    alerts = []
-    for metric, counts in series.items():
-        for i, p, bb, bn, nb in alert_series(counts, baseline_windows):
-            alerts.append(
-                Alert(windows[i].start, metric, counts[i][0], counts[i][1], bb, bn, nb, p)
-            )
-            windows[i].alerts.append(metric)
-    alerts.sort(key=lambda a: (a.window, a.metric))
-    return alerts

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reviewer.metrics.monitor import Alert
+from reviewer.metrics.monitor_alerts import Alert
 from reviewer.store.db import Store
 from reviewer.workflows.monitor_report import MonitorReport
 
@@ -36,6 +36,7 @@ class MonitorRequest:
     max_cost: float | None = None  # the judge's cost cap for this pass
     judge: bool = True
     baseline_windows: int | None = None
+    baseline: str | None = None  # recent | same-weekday | same-hour
     queue: str | None = None  # route flagged conversations to this review queue
     queue_size: int = 50
     labeler: str = ""
@@ -44,7 +45,7 @@ class MonitorRequest:
 
 def _settings(
     req: MonitorRequest, cfg: Any
-) -> tuple[str, float, int, float | None, int, list[str]]:
+) -> tuple[str, float, int, float | None, int, list[str], str]:
     m = cfg.monitor
     size = req.window or m.get("window", "day")
     if size not in ("day", "hour"):
@@ -61,7 +62,16 @@ def _settings(
     )
     if base < 1:
         raise MonitorError("--baseline-windows must be 1 or more")
-    return size, sample, seed, max_cost, base, list(m.get("signals", []))
+    from reviewer.metrics.alerts import BASELINES, lag_of
+
+    kind = req.baseline or m.get("baseline", "recent")
+    if kind not in BASELINES:
+        raise MonitorError(f"--baseline must be one of {', '.join(BASELINES)}, got {kind!r}")
+    try:
+        lag_of(kind, size)
+    except ValueError as e:
+        raise MonitorError(f"--baseline {kind}: {e} (--window hour)") from e
+    return size, sample, seed, max_cost, base, list(m.get("signals", [])), kind
 
 
 def checks_version(db: Store, signals: Sequence[str]) -> str:
@@ -118,11 +128,11 @@ def run_monitor(
     from reviewer.metrics.monitor import (
         BUILTIN_CHECKS,
         build_windows,
-        find_alerts,
         in_sample,
         parse_time,
         plausible,
     )
+    from reviewer.metrics.monitor_alerts import find_alerts
     from reviewer.metrics.rules import RuleError
     from reviewer.store.monitor import latest_verdicts, monitored_runs, stored_results
     from reviewer.store.queries import run_names
@@ -132,7 +142,7 @@ def run_monitor(
         cfg = cfg if cfg is not None else load_config()
     except ConfigError as e:
         raise MonitorError(str(e)) from e
-    size, sample, seed, max_cost, base_windows, signals = _settings(req, cfg)
+    size, sample, seed, max_cost, base_windows, signals, kind = _settings(req, cfg)
     since = None
     if req.since is not None:
         since = parse_time(req.since)
@@ -176,6 +186,7 @@ def run_monitor(
     metrics = [*(f"rule:{r}" for r in rule_ids), *BUILTIN_CHECKS, *(f"signal:{s}" for s in signals)]
     sampled = [r.trial_id for r in timed if in_sample(r.trial_id, sample, seed)]
     report = MonitorReport(size, runs, metrics, [], [], sample, seed)
+    report.baseline, report.baseline_windows = kind, base_windows
     no_time = len(results) - len(timed) - len(odd)  # the implausible are counted in a note
     report.analysed, report.no_time, report.sampled = analysed, no_time, sampled
     report.imported = report_imported
@@ -198,7 +209,10 @@ def run_monitor(
                 f"the conversations span more than {MAX_FILLED_WINDOWS} {size} windows: "
                 "only windows with conversations are listed"
             )
-    alerts = find_alerts(windows, base_windows)
+    found = find_alerts(windows, base_windows, size=size, baseline=kind)
+    alerts = found.alerts
+    report.detectable = found.detectable
+    notes += _untested_note(found.untested, windows, kind, size)
     if since is not None:
         from reviewer.metrics.monitor import window_start
 
@@ -226,6 +240,23 @@ def run_monitor(
     if req.queue:
         _route(db, req, report)
     return report
+
+
+def _untested_note(untested: list[str], windows: Sequence[Any], kind: str, size: str) -> list[str]:
+    """Say which windows could not be tested for want of baseline windows, when it is not just the
+    first few of a recent baseline (the same weekday / hour needs weeks / days of history)."""
+    from reviewer.metrics.monitor_alerts import needs
+
+    with_data = [w.start for w in windows if w.conversations]
+    if not untested or (kind == "recent" and len(untested) < len(with_data)):
+        return []
+    need = f"a window is tested against {needs(kind, size)} (--baseline {kind})"
+    if len(untested) == len(with_data):
+        return [f"no window tested yet: {need}, and none has them"]
+    return [
+        f"{len(untested)} of {len(with_data)} windows not tested ({untested[0]} to "
+        f"{untested[-1]}): {need}"
+    ]
 
 
 def _judge(

@@ -6,7 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from reviewer.metrics.monitor import Alert, Window
+from reviewer.metrics.alerts import Detectable
+from reviewer.metrics.monitor import Window
+from reviewer.metrics.monitor_alerts import Alert
 from reviewer.workflows.queues import QueueMade
 
 #: The table's judge column: the judged fail rate, the rate the judge's alerts are on.
@@ -35,6 +37,10 @@ class MonitorReport:
     queue_note: str | None = None
     imported: str | None = None
     notes: list[str] = field(default_factory=list)  # what was left out or not listed, and why
+    baseline: str = "recent"  # which earlier windows a window is compared with
+    baseline_windows: int = 7
+    #: each rate's minimum detectable change in the next window (None: no baseline yet)
+    detectable: dict[str, Detectable | None] = field(default_factory=dict)
 
     @property
     def exit_code(self) -> int:
@@ -84,6 +90,36 @@ class MonitorReport:
             out += _wrap([f"{n} {c}" for n, c in zip(names, cells[2:-1], strict=True)], width, "  ")
         return out
 
+    def detect_lines(self, width: int | None = None) -> list[str]:
+        """How a window is tested, then each rate's minimum detectable change in the next window:
+        from its baseline rate, the rate at which a window of the usual size alerts alone, and two
+        in a row."""
+        from reviewer.metrics.monitor_alerts import where
+
+        family = max((d.family for d in self.detectable.values() if d), default=0)
+        base = where(self.baseline, self.size, self.baseline_windows).split(" ", 1)[1]
+        head = f"alerts: each rate vs {base}, allowing for how it wobbles"
+        if family > 1:
+            head += f"; Holm over the {family} rates with a baseline"
+        out = _wrap(head.split(" "), width or len(head), joiner=" ")
+        out.append(f"the next {self.size} alerts at (alone; twice in a row):")
+        names = {m: _words(m) for m in self.detectable}
+        pad = max(map(len, names.values()), default=0)
+        for m, d in self.detectable.items():
+            if d is None:
+                what = ["no baseline yet"]
+            else:
+                alone = f"{100 * d.alone:.1f}%" if d.alone is not None else "never"
+                twice = f"{100 * d.twice:.1f}%" if d.twice is not None else "never"
+                wob = f", wobble {100 * d.wobble:.0f}%" if d.wobble is not None else ""
+                what = [f"{100 * d.base_rate:.1f}% -> {alone}; {twice}", f"(n {d.n}{wob})"]
+            line = f"  {names[m]:<{pad}}  " + " ".join(what)
+            if width is None or len(line) <= width:
+                out.append(line)
+            else:
+                out += _wrap([f"{names[m]}:", *what], width, "  ", joiner=" ")
+        return out
+
     def alert_lines(self) -> list[str]:
         """One line per alert; a rate that keeps alerting in the windows right after is one line
         that says until when (``--json`` lists every alerting window)."""
@@ -118,6 +154,13 @@ class MonitorReport:
             "judge": {"summary": self.judge_line, "problem": self.judge_problem},
             "windows": [w.to_dict() for w in self.windows],
             "alerts": [a.to_dict() for a in self.alerts],
+            "alert_rule": {
+                "baseline": self.baseline,
+                "baseline_windows": self.baseline_windows,
+                "test": "wobble-adjusted (over-dispersion from the baseline windows), "
+                "no less than Fisher's exact p; Holm over the rates tested together",
+            },
+            "detectable": {m: (d.to_dict() if d else None) for m, d in self.detectable.items()},
             "alert_lines": self.alert_lines(),
             "flagged": [
                 {"trial_id": t, "window": self.window_of.get(t), "why": why}
@@ -133,6 +176,12 @@ class MonitorReport:
             "queue_note": self.queue_note,
             "exit_code": self.exit_code,
         }
+
+
+def _words(metric: str) -> str:
+    from reviewer.metrics.monitor import metric_words
+
+    return JUDGE_COLUMN if metric == "judge_fail" else metric_words(metric)
 
 
 def _judge_cell(w: Window) -> str:
@@ -156,16 +205,16 @@ def _letter(i: int) -> str:
     return chr(ord("A") + i) if i < 26 else f"Z{i - 25}"
 
 
-def _wrap(items: list[str], width: int, indent: str = "") -> list[str]:
-    """``items`` joined by two spaces, in lines of at most ``width`` (an item longer stays whole)."""
+def _wrap(items: list[str], width: int, indent: str = "", joiner: str = "  ") -> list[str]:
+    """``items`` joined by ``joiner``, in lines of at most ``width`` (an item longer stays whole)."""
     out: list[str] = []
     line = ""
     for item in items:
-        if line and len(indent) + len(line) + 2 + len(item) > width:
+        if line and len(indent) + len(line) + len(joiner) + len(item) > width:
             out.append(indent + line)
             line = item
         else:
-            line = f"{line}  {item}" if line else item
+            line = f"{line}{joiner}{item}" if line else item
     if line:
         out.append(indent + line)
     return out

@@ -14,6 +14,7 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Header, Static
 
+from reviewer.metrics.alerts import Detectable
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import cursor_key
@@ -40,27 +41,44 @@ def sparkline(values: list[float | None]) -> str:
 
 
 def spark_lines(
-    series: list[tuple[str, list[float | None]]], width: int, unit: str = "day"
+    series: list[tuple[str, list[float | None]]],
+    width: int,
+    unit: str = "day",
+    marks: list[str] | None = None,
 ) -> list[Text]:
-    """One line per rate, never wider than ``width``: its name, then one bar per window, the newest
-    last; when the windows do not fit, the newest that do, and a first line saying how many."""
+    """One line per rate, never wider than ``width``: its name, its mark (the baseline rate and
+    the rate the next window alerts at), then one bar per window, the newest last; when the windows
+    do not fit, the newest that do, and a first line saying how many."""
     if not series:
         return []
     label = max([len(name) for name, _ in series] + [4])
+    marks = marks or [""] * len(series)
+    mark = max(map(len, marks))
     total = len(series[0][1])
-    room = max(1, width - label - 2)
+    room = max(1, width - label - 2 - (mark + 2 if mark else 0))
     shown = min(total, room)
     head = (
         f"rates per {unit}, {total} windows, newest right"
         if shown == total
         else f"rates per {unit}: the last {shown} of {total} windows, newest right"
     )
-    lines = [Text(head, style="dim", no_wrap=True)]
-    for name, values in series:
+    if mark:
+        head += f"; now -> the next {unit} alerts at"
+    lines = [Text(head[: max(1, width)], style="dim", no_wrap=True)]
+    for (name, values), m in zip(series, marks, strict=True):
         # scaled over every window, so the bars do not change with the screen's width
         bars = sparkline(values)[total - shown :]
-        lines.append(safe_text(f"{name:<{label}}  {bars}", single_line=True))
+        middle = f"{m:>{mark}}  " if mark else ""
+        lines.append(safe_text(f"{name:<{label}}  {middle}{bars}", single_line=True))
     return lines
+
+
+def detect_mark(d: Detectable | None) -> str:
+    """A rate's baseline and the rate its next window alerts at alone: ``8.0% -> 12.9%``."""
+    if d is None:
+        return "no baseline"
+    alone = f"{100 * d.alone:.1f}%" if d.alone is not None else "never"
+    return f"{100 * d.base_rate:.1f}% -> {alone}"
 
 
 def why_words(why: list[str]) -> str:
@@ -97,6 +115,8 @@ class MonitorView:
     flagged: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
     unit: str = "day"
     focus: str | None = None  # the window the cursor starts on: the newest that alerted
+    marks: list[str] = field(default_factory=list)  # per series: baseline -> alerts at
+    rule: str = ""  # how windows are tested
 
 
 class MonitorLoaded(Message):
@@ -189,9 +209,14 @@ class MonitorScreen(ReviewerScreen):
             cells.append(Text(str(w.flagged), justify="right"))
             rows.append((w.start, cells))
         series: list[tuple[str, list[float | None]]] = []
+        marks: list[str] = []
         if report.windows:
             series = [(metric_words(m), [w.rates[m].rate for w in report.windows]) for m in cols]
-            series.append(("judge pass", [w.judge_pass.rate for w in report.windows]))
+            fails = [
+                None if r is None else 1 - r for r in (w.judge_pass.rate for w in report.windows)
+            ]
+            series.append(("judge fail", fails))
+            marks = [detect_mark(report.detectable.get(m)) for m in [*cols, "judge_fail"]]
         flagged: dict[str, list[tuple[str, str, str]]] = {}
         for tid, why in report.flagged.items():
             run, task, trial = names.get(tid, ("?", "?", 0))
@@ -210,6 +235,8 @@ class MonitorScreen(ReviewerScreen):
             flagged,
             unit=self.window_size or "day",
             focus=alerting[-1] if alerting else None,
+            marks=marks,
+            rule=report.detect_lines()[0] if report.windows else "",
         )
         self.post_message(MonitorLoaded(view))
 
@@ -233,6 +260,8 @@ class MonitorScreen(ReviewerScreen):
         self._show_sparks()
         self.query_one("#monitor-sparks-box").display = bool(view.series)
         panel = [safe_text(view.header, "bold")]
+        if view.rule:
+            panel.append(safe_text(view.rule, "dim"))
         panel += [safe_text(a, "bold red") for a in view.alerts]
         panel += [safe_text(n, "dim") for n in view.notes[-3:]]
         if not view.rows:
@@ -250,7 +279,7 @@ class MonitorScreen(ReviewerScreen):
         if self.view is None:
             return
         width = self.query_one("#monitor-sparks-box").content_region.width or self.size.width
-        lines = spark_lines(self.view.series, max(20, width - 2), self.view.unit)
+        lines = spark_lines(self.view.series, max(20, width - 2), self.view.unit, self.view.marks)
         self.query_one("#monitor-sparks", Static).update(Text("\n").join(lines))
 
     def on_resize(self) -> None:
