@@ -46,6 +46,7 @@ class Parsed:
     problem: str | None = None  # why the reply is an error
     cache_write_tokens: int | None = None
     cache_read_tokens: int | None = None
+    usage_problem: str | None = None  # a token count that cannot be true, counted as 0
 
 
 @dataclass
@@ -62,6 +63,8 @@ class Outcome:
     cacheable: bool = True
     cache_write_tokens: int | None = None
     cache_read_tokens: int | None = None
+    #: something wrong with the reply's usage (a negative token count), said once by the run
+    warning: str | None = None
 
     @property
     def is_error(self) -> bool:
@@ -75,7 +78,35 @@ def parse_reply(kind: str, body: str) -> Parsed:
     usage = _usage(body)
     p.cache_write_tokens = _int(usage.get("cache_creation_input_tokens"))
     p.cache_read_tokens = _int(usage.get("cache_read_input_tokens"))
+    bad = [
+        f"{key} {usage[key]}"
+        for key in _USAGE_KEYS
+        if _int(usage.get(key)) is not None and not 0 <= usage[key] <= MAX_TOKENS
+    ]
+    if bad:
+        # a negative (or impossible) count would store a negative cost: counted as 0, said once
+        p.usage_problem = (
+            f"a reply's usage has an impossible token count ({', '.join(bad)}): counted as 0"
+        )
+        p.input_tokens = _sane(p.input_tokens)
+        p.output_tokens = _sane(p.output_tokens)
+        p.cache_write_tokens = _sane(p.cache_write_tokens)
+        p.cache_read_tokens = _sane(p.cache_read_tokens)
     return p
+
+
+_USAGE_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
+#: More tokens than any reply can hold: a count above this is as impossible as a negative one.
+MAX_TOKENS = 10**9
+
+
+def _sane(n: int | None) -> int | None:
+    return None if n is None else (n if 0 <= n <= MAX_TOKENS else 0)
 
 
 def _usage(body: str) -> dict[str, Any]:
@@ -179,6 +210,7 @@ def outcome_from_body(
         cost,
         cache_write_tokens=p.cache_write_tokens,
         cache_read_tokens=p.cache_read_tokens,
+        warning=p.usage_problem,
         **extra,
     )
 

@@ -212,6 +212,7 @@ class Runner:
         self.client_factory = client_factory
         self.on_progress = on_progress or (lambda stats, outcome: None)
         self.on_note = on_note or (lambda line: None)
+        self._warned = False  # a reply's impossible usage was said
         self.cancel = cancel or threading.Event()
         self.sleep: Sleep = sleep or asyncio.sleep
         self.clock = clock
@@ -573,6 +574,9 @@ class Runner:
         if o.cost_usd is None and o.input_tokens is not None:
             s.cost_known = False
         s.cost_usd += o.cost_usd or 0.0
+        if o.warning and not self._warned:
+            self._warned = True  # once a run: the next replies' counts are clamped the same way
+            self.on_note(f"warning: {o.warning}")
 
     def _from_cache(self, job: Job, body: str) -> None:
         self.stats.cached += 1

@@ -350,3 +350,37 @@ def test_the_stand_in_prints_no_traceback_when_the_judge_hangs_up(
         except ValueError:
             server._server.handle_error(None, ("127.0.0.1", 1))
     assert "ValueError: a real fault of the stand-in" in capsys.readouterr().err
+
+
+# --- an impossible token count ---------------------------------------------------------------------
+
+
+def test_a_negative_token_count_is_counted_as_zero_never_a_negative_cost(
+    db: sqlite_utils.Database, standin: StandIn
+) -> None:
+    """A reply whose usage said input_tokens -500000 was stored with a cost of -$1.50 (and lowered
+    the run's total): the count is taken as 0, the run says so once, and no cost is negative."""
+    notes: list[str] = []
+
+    def policy(params: dict[str, Any]) -> Reply:
+        reply = tool_reply(params, "record_verdict", {"verdict": "pass", "rationale": "fine"})
+        assert isinstance(reply.body, dict)
+        reply.body["usage"] = {"input_tokens": -500_000, "output_tokens": 40}
+        return reply
+
+    standin.policy = policy
+    settings = JudgeSettings(concurrency=2, max_retries=1, timeout_s=10.0)
+    ids = select_trials(db, ["support-v1"])[:3]
+    stats = Runner(db, settings, sleep=_no_sleep, on_note=notes.append).run(
+        verdict_jobs(db, ids, BUILTIN_RUBRIC, settings), len(ids)
+    )
+    assert stats.done == 3 and stats.cost_usd >= 0
+    rows = db.execute(
+        "SELECT input_tokens, output_tokens, cost_usd FROM verdicts WHERE source = 'judge'"
+    ).fetchall()
+    assert len(rows) == 3
+    assert all(r[0] == 0 and r[1] == 40 and r[2] >= 0 for r in rows), rows
+    warned = [n for n in notes if "impossible token count" in n]
+    assert warned == [
+        "warning: a reply's usage has an impossible token count (input_tokens -500000): counted as 0"
+    ]
