@@ -133,12 +133,17 @@ _register()
 def main(argv: Sequence[str] | None = None, prog_name: str = "reviewer") -> None:
     """Entry point: no traceback ever reaches the user unless REVIEWER_DEBUG is set, and every line
     printed goes through one sanitizer (``SafeStream``): data never sends escapes to the terminal."""
+    from reviewer.commands.common import terminate_like_interrupt
+
+    terminate_like_interrupt()
     with safe_output():
         _main(argv, prog_name)
 
 
 def _main(argv: Sequence[str] | None, prog_name: str) -> None:
     import os
+
+    from reviewer.commands.common import Terminated
 
     obj: dict[str, object] = {}  # the commands' ctx.obj: "error_code" is the exit of a failure
     try:
@@ -151,6 +156,11 @@ def _main(argv: Sequence[str] | None, prog_name: str) -> None:
     except KeyboardInterrupt:
         click.echo("reviewer: interrupted", err=True)
         sys.exit(130)
+    except Terminated as e:
+        import signal
+
+        click.echo(f"reviewer: stopped by {signal.Signals(e.signum).name}", err=True)
+        sys.exit(128 + e.signum)
     except Exception as e:  # the last line of defence; every known failure has its own message
         import sqlite3
 

@@ -252,3 +252,58 @@ def require_runs(
         if r not in known:
             fail(f"no run named {r!r}; runs: {', '.join(known)}", code)
     return runs or known
+
+
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP (a CI timeout, ``docker stop``, a closed terminal) stopped the command: it
+    unwinds as ^C does (transactions roll back, nothing half-written) and exits 128 + the signal.
+    Not a KeyboardInterrupt, which click would turn into "Aborted!" and exit 1."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise Terminated(signum)
+
+
+def terminate_like_interrupt() -> None:
+    """At the start of a command: SIGTERM and SIGHUP raise :class:`Terminated` instead of killing
+    the process at once (a signal whose disposition is not the default, as nohup's SIGHUP, is left
+    alone)."""
+    import signal
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) is signal.SIG_DFL:
+            signal.signal(sig, _raise_terminated)
+
+
+@contextmanager
+def terminate_stops_sending(cancel: Any, say: Any) -> Iterator[list[int]]:
+    """During a paid run (the judge): SIGTERM or SIGHUP stops it as ^C does: nothing more is sent,
+    the replies on their way are stored (``cancel`` is the runner's stop event); a second signal
+    stops at once. Yields the list the signal's number is put in, for the exit code."""
+    import signal
+
+    got: list[int] = []
+
+    def stop(signum: int, frame: Any) -> None:
+        if got:
+            raise Terminated(signum)
+        got.append(signum)
+        cancel.set()
+        say(
+            f"{signal.Signals(signum).name}: sending nothing more; storing the replies on their "
+            "way (again to stop at once)"
+        )
+
+    old = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) in (signal.SIG_DFL, _raise_terminated):
+            old[sig] = signal.signal(sig, stop)
+    try:
+        yield got
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import atexit
 import gc
+import signal
 import sys
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,7 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from reviewer.commands.common import cli_store, echo_json, fail, require_runs
+from reviewer.commands.common import (
+    Terminated,
+    cli_store,
+    echo_json,
+    fail,
+    require_runs,
+    terminate_stops_sending,
+)
 
 if TYPE_CHECKING:
     from reviewer.judge.reply import Outcome
@@ -122,19 +131,30 @@ def judge(ctx: click.Context, **opts: Any) -> None:
         batch=opts["batch"],
         collect_only=opts["collect"],
     )
+    cancel = threading.Event()
     try:
-        with progress_bar("judging", quiet=opts["as_json"] or opts["batch"]) as (start, step):
+        with (
+            terminate_stops_sending(cancel, note) as stopped_by,
+            progress_bar("judging", quiet=opts["as_json"] or opts["batch"]) as (start, step),
+        ):
             result = judge_trials(
-                db, request, on_note=note, on_start=start, on_progress=settle_sdk(step)
+                db,
+                request,
+                on_note=note,
+                on_start=start,
+                on_progress=settle_sdk(step),
+                cancel=cancel,
             )
     except JudgeFailed as e:
         fail(_plain(e))
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Terminated) as e:
+        how = "interrupted"
+        if isinstance(e, Terminated):
+            how = f"stopped by {signal.Signals(e.signum).name}"
         click.echo(
-            "reviewer: interrupted; every verdict received is stored — run again to resume",
-            err=True,
+            f"reviewer: {how}; every verdict received is stored — run again to resume", err=True
         )
-        sys.exit(130)
+        sys.exit(128 + e.signum if isinstance(e, Terminated) else 130)
     finally:
         db.close()
         spare_last_collection()
@@ -142,6 +162,13 @@ def judge(ctx: click.Context, **opts: Any) -> None:
         note(line)
     if opts["as_json"]:
         echo_json(result.to_dict())
+    if stopped_by:
+        name = signal.Signals(stopped_by[0]).name
+        click.echo(
+            f"reviewer: stopped by {name}; every verdict received is stored — run again to resume",
+            err=True,
+        )
+        sys.exit(128 + stopped_by[0])
     if result.incomplete:
         sys.exit(EXIT_INCOMPLETE)
 
