@@ -273,7 +273,10 @@ def terminate_like_interrupt() -> None:
     the process at once (a signal whose disposition is not the default, as nohup's SIGHUP, is left
     alone)."""
     import signal
+    import threading
 
+    if threading.current_thread() is not threading.main_thread():
+        return
     for sig in (signal.SIGTERM, signal.SIGHUP):
         if signal.getsignal(sig) is signal.SIG_DFL:
             signal.signal(sig, _raise_terminated)
@@ -298,8 +301,11 @@ def terminate_stops_sending(cancel: Any, say: Any) -> Iterator[list[int]]:
             "way (again to stop at once)"
         )
 
+    import threading
+
     old = {}
-    for sig in (signal.SIGTERM, signal.SIGHUP):
+    main = threading.current_thread() is threading.main_thread()  # signals are the main thread's
+    for sig in (signal.SIGTERM, signal.SIGHUP) if main else ():
         if signal.getsignal(sig) in (signal.SIG_DFL, _raise_terminated):
             old[sig] = signal.signal(sig, stop)
     try:

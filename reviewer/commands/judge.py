@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 #: Exit status when the run ended with trials left (cost cap, failed requests, interrupted).
 EXIT_INCOMPLETE = 3
+DEFAULT_CAP = 10.0  # reviewer.judge.settings.DEFAULT_MAX_COST (not imported: --help stays light)
 #: The options that override a [judge] setting for one run.
 OVERRIDES = (
     "model",
@@ -80,7 +81,7 @@ def _plain(s: object) -> str:
     "--max-cost",
     type=click.FloatRange(min=0, min_open=True),
     default=None,
-    help="Hard stop at this many USD.",
+    help=f"Hard stop at this many USD (default: [judge] max_cost, else ${DEFAULT_CAP:g}).",
 )
 @click.option(
     "--max-wait",
@@ -101,6 +102,11 @@ def _plain(s: object) -> str:
     "--batch", is_flag=True, help="Submit as Message Batches (half price; collect later)."
 )
 @click.option("--collect", is_flag=True, help="Only collect submitted batches, then stop.")
+@click.option(
+    "--estimate",
+    is_flag=True,
+    help="Say what the run would send and cost (tokens, dollars, the cap); send nothing.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the run summary as JSON.")
 @click.pass_context
 def judge(ctx: click.Context, **opts: Any) -> None:
@@ -131,6 +137,20 @@ def judge(ctx: click.Context, **opts: Any) -> None:
         batch=opts["batch"],
         collect_only=opts["collect"],
     )
+    if opts["estimate"]:
+        from reviewer.workflows.judge import estimate_judging
+
+        try:
+            estimate = estimate_judging(db, request)
+        except JudgeFailed as e:
+            fail(_plain(e))
+        finally:
+            db.close()
+        if opts["as_json"]:
+            echo_json(estimate.to_dict())
+        else:
+            click.echo("\n".join(estimate.lines()))
+        return
     cancel = threading.Event()
     try:
         with (

@@ -28,6 +28,9 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
+#: The cost cap of a judge run when none is set (--max-cost, [judge] max_cost): one Enter in the app
+#: or one forgotten flag never spends more than this.
+DEFAULT_MAX_COST = 10.0
 PROMPT_VERSION = "v1"
 #: Message Batches are billed at half the price of the same request made directly.
 BATCH_DISCOUNT = 0.5
@@ -101,6 +104,8 @@ class JudgeSettings:
     timeout_s: float = 120.0
     max_chars: int = 60_000
     max_cost: float | None = None
+    #: ``max_cost`` is DEFAULT_MAX_COST because none was set (the run says how to raise it)
+    cap_is_default: bool = False
     trust_threshold: float = 0.6
     prices: Mapping[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_PRICES))
 

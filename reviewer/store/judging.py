@@ -318,3 +318,11 @@ def release_keys(db: Store, keys: Sequence[str], owner: str) -> None:
 def release_claims(db: Store, owner: str) -> None:
     with db.transaction():
         db.execute("DELETE FROM judge_claims WHERE owner = ?", [owner])
+
+
+def mean_output_tokens(db: Store, judge: str) -> float | None:
+    """The mean output tokens of ``judge``'s stored replies (None when it has none)."""
+    row = db.execute(
+        "SELECT AVG(output_tokens) FROM verdicts WHERE judge = ? AND output_tokens > 0", [judge]
+    ).fetchone()
+    return None if row is None or row[0] is None else float(row[0])

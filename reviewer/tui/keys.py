@@ -132,6 +132,7 @@ KEY_MAP: tuple[KeyRow, ...] = (
             "exportreport.close",
             "offer.yes",
             "confirm.yes",
+            "judge.start",
             "monitor.open",
             "flagged.open",
         ),

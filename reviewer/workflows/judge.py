@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +56,8 @@ class JudgeResult:
     rubric: str
     mode: str = "direct"
     planned: int = 0
+    #: how to raise the default cost cap, said when the run stopped at it
+    cap_note: str = ""
     collected: Collected | None = None
     stats: RunStats | None = None
     submitted: Submitted | None = None
@@ -75,7 +77,7 @@ class JudgeResult:
             return f"collected {got.stored} results" if got else "no batches await collection"
         if self.submitted is not None:
             return "; ".join(submitted_lines(self.submitted)) or "nothing to submit"
-        return summary_line(self.judge, self.stats or RunStats())
+        return summary_line(self.judge, self.stats or RunStats(), self.cap_note)
 
     def lines(self) -> list[str]:
         """The end-of-run report: the summary and up to five failures, or what was submitted."""
@@ -84,7 +86,10 @@ class JudgeResult:
         if self.submitted is not None:
             return submitted_lines(self.submitted)
         stats = self.stats or RunStats()
-        return [summary_line(self.judge, stats), *(f"  {f}" for f in stats.failures[:5])]
+        return [
+            summary_line(self.judge, stats, self.cap_note),
+            *(f"  {f}" for f in stats.failures[:5]),
+        ]
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -135,6 +140,8 @@ def judge_trials(
     judge = settings.judge_id(rubric.ref)
     mode = "collect" if request.collect_only else "batch" if request.batch else "direct"
     result = JudgeResult(judge, rubric.ref, mode)
+    if settings.cap_is_default:
+        result.cap_note = cap_words(settings)
     store_kept_replies(db, note)
     try:
         result.collected = collect_open_batches(db, settings, request.collect_only, note)
@@ -142,7 +149,10 @@ def judge_trials(
             return result
         ids = plan(db, judge, request)
         result.planned = len(ids)
-        note(f"judge {judge}: {len(ids)} trial{'' if len(ids) == 1 else 's'} (rubric {rubric.ref})")
+        note(
+            f"judge {judge}: {len(ids)} trial{'' if len(ids) == 1 else 's'} (rubric {rubric.ref}); "
+            + cap_words(settings)
+        )
         if on_start is not None:
             on_start(judge, rubric.ref, len(ids))
         if ids:
@@ -150,6 +160,127 @@ def judge_trials(
     except JudgeAbort as e:
         raise JudgeFailed(str(e)) from e
     return result
+
+
+@dataclass
+class JudgeEstimate:
+    """What a judge run would cost before anything is sent: the trials planned, how many the cache
+    answers, the tokens of the rest (input from the prompts, output from this judge's stored replies
+    or a typical verdict) and dollars at the model's price (expected, and at most if every reply
+    used all of max_tokens), under the run's cost cap."""
+
+    judge: str
+    rubric: str
+    trials: int
+    cached: int
+    to_send: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None  # None: no price known for the model
+    cost_max_usd: float | None
+    cap_usd: float | None
+    cap_note: str
+    sampled: int  # prompts built to estimate (all of them up to ESTIMATE_SAMPLE)
+
+    def lines(self) -> list[str]:
+        s = "" if self.trials == 1 else "s"
+        head = f"judge {self.judge}: {self.trials} trial{s}"
+        if not self.trials:
+            return [f"{head}: nothing to judge"]
+        out = [f"{head}: {self.to_send} to send, {self.cached} answered by the cache"]
+        if self.to_send:
+            about = "" if self.sampled >= self.trials else f" (from {self.sampled} of them)"
+            out.append(
+                f"about {self.input_tokens:,} input and {self.output_tokens:,} output tokens"
+                + about
+            )
+            if self.cost_usd is None:
+                out.append("cost unknown: no price for the model ([judge.prices])")
+            else:
+                out.append(
+                    f"about ${self.cost_usd:.2f}, at most ${self.cost_max_usd or 0:.2f} if every "
+                    "reply used all of max_tokens"
+                )
+            out.append(self.cap_note)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "cap_note"} | {
+            "cap_note": self.cap_note
+        }
+
+
+#: At most this many prompts are built to estimate a run (the rest are scaled from them).
+ESTIMATE_SAMPLE = 400
+#: Output tokens of a typical verdict (a tool call and a short rationale) when none is stored.
+TYPICAL_OUTPUT_TOKENS = 150
+
+
+def estimate_judging(db: Store, request: JudgeRequest, *, cfg: Any = None) -> JudgeEstimate:
+    """The cost of ``request`` before anything is sent (JudgeFailed for what judge_trials would
+    refuse); nothing is written."""
+    import random
+
+    from reviewer.config import ConfigError, load_config
+    from reviewer.judge.jobs import verdict_jobs
+    from reviewer.judge.prompt import prompt_chars
+    from reviewer.judge.settings import JudgeConfigError
+    from reviewer.labeling.rubric import RubricError
+    from reviewer.store.judging import cache_get_many, mean_output_tokens
+    from reviewer.store.labels import RubricVersionError
+
+    try:
+        cfg = cfg if cfg is not None else load_config()
+        settings = load_settings(cfg, **request.overrides)
+        rubric = pick_rubric(db, request.rubric or cfg.rubric)
+    except (ConfigError, JudgeConfigError, RubricError, RubricVersionError, OSError) as e:
+        raise JudgeFailed(str(e)) from e
+    judge = settings.judge_id(rubric.ref)
+    ids = (
+        plan(db, judge, replace(request, retry_errors=False))
+        if not request.retry_errors
+        else (_errored(db, judge, request))
+    )
+    sample = ids if len(ids) <= ESTIMATE_SAMPLE else random.Random(0).sample(ids, ESTIMATE_SAMPLE)
+    jobs = list(verdict_jobs(db, sample, rubric, settings))
+    hits = cache_get_many(db, [j.key for j in jobs]) if not request.retry_errors else {}
+    sent = [j for j in jobs if j.key not in hits]
+    scale = len(ids) / len(jobs) if jobs else 0.0
+    to_send = round(len(sent) * scale)
+    tokens_in = sum(prompt_chars(j.params) // 3 + 200 for j in sent) * scale
+    typical = mean_output_tokens(db, judge) or TYPICAL_OUTPUT_TOKENS
+    tokens_out = to_send * min(typical, settings.max_tokens)
+    price = settings.price()
+    cost = cost_max = None
+    if price is not None:
+        cost = price.cost(round(tokens_in), round(tokens_out), batch=request.batch)
+        cost_max = price.cost(round(tokens_in), to_send * settings.max_tokens, batch=request.batch)
+    return JudgeEstimate(
+        judge,
+        rubric.ref,
+        len(ids),
+        len(ids) - to_send,
+        to_send,
+        round(tokens_in),
+        round(tokens_out),
+        cost,
+        cost_max,
+        settings.max_cost,
+        cap_words(settings),
+        len(jobs),
+    )
+
+
+def _errored(db: Store, judge: str, request: JudgeRequest) -> list[str]:
+    """The trials ``--retry-errors`` would send again (without forgetting their cached replies)."""
+    from reviewer.store.judging import judged, select_trials
+
+    errored = judged(db, judge, errors=True)
+    ids = select_trials(
+        db, request.runs, labeled=request.labeled, queue=request.queue, trial_ids=request.trial_ids
+    )
+    ids = [t for t in ids if t in errored]
+    return ids[: request.limit] if request.limit is not None else ids
 
 
 def _send(
@@ -273,6 +404,11 @@ def load_settings(cfg: Any, **overrides: Any) -> JudgeSettings:
         raise JudgeConfigError(f"{_where(sources, str(e))}: {e}") from e
     settings = settings.with_overrides(**overrides)
     validate(settings)
+    if settings.max_cost is None and settings.price() is not None:
+        # a model with no known price cannot be capped: it runs without, and the plan says so
+        from reviewer.judge.settings import DEFAULT_MAX_COST
+
+        settings = replace(settings, max_cost=DEFAULT_MAX_COST, cap_is_default=True)
     return settings
 
 
@@ -358,7 +494,21 @@ def plan(db: Store, judge: str, req: JudgeRequest) -> list[str]:
     return ids[: req.limit] if req.limit is not None else ids
 
 
-def summary_line(judge: str, stats: RunStats) -> str:
+def cap_words(settings: JudgeSettings) -> str:
+    """The run's cost cap in words, saying how to raise the default one."""
+    if settings.max_cost is None:
+        if settings.price() is None:
+            return f"no cost cap: no price known for model {settings.model!r} ([judge.prices])"
+        return "no cost cap"
+    if settings.cap_is_default:
+        return (
+            f"cost cap ${settings.max_cost:g} (the default; raise it with --max-cost or "
+            "[judge] max_cost)"
+        )
+    return f"cost cap ${settings.max_cost:g}"
+
+
+def summary_line(judge: str, stats: RunStats, cap_note: str = "") -> str:
     """One plain line for the end of a run (CLI) or a notification (app)."""
     keys = ["pass", "fail"] if not set(stats.counts) - {"pass", "fail", "error"} else []
     keys += sorted(k for k in stats.counts if k not in keys and k != "error") + ["error"]
@@ -376,6 +526,8 @@ def summary_line(judge: str, stats: RunStats) -> str:
         parts.append(f"{stats.skipped_claimed} skipped: another process is judging them")
     if stats.stopped_at_cap:
         parts.append(f"stopped at the cost cap: {stats.skipped_for_cost} not sent")
+        if cap_note:
+            parts.append(cap_note)
     if stats.cancelled:
         parts.append(f"{stats.cancelled} cancelled")
     return "; ".join(parts)

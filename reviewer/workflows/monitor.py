@@ -189,6 +189,7 @@ def run_monitor(
     report.baseline, report.baseline_windows = kind, base_windows
     no_time = len(results) - len(timed) - len(odd)  # the implausible are counted in a note
     report.analysed, report.no_time, report.sampled = analysed, no_time, sampled
+    report.judge_cap = max_cost
     report.imported = report_imported
     report.notes = notes
     if req.judge and sampled:

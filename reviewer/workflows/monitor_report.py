@@ -28,6 +28,7 @@ class MonitorReport:
     analysed: int = 0  # conversations analysed by this pass (the rest were stored before)
     no_time: int = 0  # conversations of the watched runs without a time: left out
     sampled: list[str] = field(default_factory=list)
+    judge_cap: float | None = None  # --max-cost / [monitor] max_cost: the judge's cap per pass
     judge_line: str | None = None
     judge_problem: str | None = None
     #: flagged conversation id -> why (checks fired, judge fail, bad signals, alerted metrics)

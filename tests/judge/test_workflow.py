@@ -31,7 +31,10 @@ def test_judge_trials_calls_back_and_sums_up(db: Store, standin: StandIn) -> Non
         on_progress=lambda stats, o: seen.append(stats.done),
     )
     assert starts == [(JUDGE, "task-success@builtin-1", 5)]
-    assert notes == [f"judge {JUDGE}: 5 trials (rubric task-success@builtin-1)"]
+    assert notes == [
+        f"judge {JUDGE}: 5 trials (rubric task-success@builtin-1); cost cap $10 (the default; "
+        "raise it with --max-cost or [judge] max_cost)"
+    ]
     assert seen == [1, 2, 3, 4, 5]
     assert result.summary.startswith(f"judged 5 of 5 with {JUDGE}: ")
     assert result.lines() == [result.summary] and not result.incomplete

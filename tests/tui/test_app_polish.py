@@ -246,6 +246,8 @@ async def test_a_failed_judge_run_is_not_titled_done(sample_db: Path) -> None:
         screen = JudgeScreen()
         app.push_screen(screen)
         for _ in range(200):
+            if screen.phase == "asking":
+                await pilot.press("enter")
             if screen.finished:
                 break
             await pilot.pause(0.05)

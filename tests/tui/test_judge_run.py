@@ -35,6 +35,19 @@ def _judged(path: Path) -> int:
         db.close()
 
 
+async def _start(pilot: object, screen: JudgeScreen) -> str:
+    """Wait for the estimate, then press Enter; the estimate's text."""
+    for _ in range(200):
+        if screen.phase == "asking":
+            text = str(screen.query_one("#judge-status").render())
+            await pilot.press("enter")  # type: ignore[attr-defined]
+            return text
+        if screen.finished:
+            return ""
+        await pilot.pause(0.05)  # type: ignore[attr-defined]
+    raise AssertionError("the estimate did not come")
+
+
 async def _wait_done(pilot: object, screen: JudgeScreen) -> None:
     for _ in range(200):
         if screen.finished:
@@ -53,6 +66,7 @@ async def test_judge_every_trial_from_the_app(
         async with app.run_test(size=SIZE) as pilot:
             screen = JudgeScreen()
             app.push_screen(screen)
+            await _start(pilot, screen)
             await _wait_done(pilot, screen)
             assert "judged 40 of 40" in screen.summary
             status = str(screen.query_one("#judge-status").render())
@@ -73,6 +87,7 @@ async def test_cancel_keeps_what_arrived(db_path: Path, monkeypatch: pytest.Monk
         async with app.run_test(size=SIZE) as pilot:
             screen = JudgeScreen()
             app.push_screen(screen)
+            await _start(pilot, screen)
             while server.message_requests < 3:
                 await pilot.pause(0.05)
             await pilot.press("escape")
@@ -86,6 +101,7 @@ async def test_no_key_is_one_line(db_path: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         screen = JudgeScreen()
         app.push_screen(screen)
+        await _start(pilot, screen)
         await _wait_done(pilot, screen)
         assert screen.summary.startswith("judge: ANTHROPIC_API_KEY is not set")
         assert "\n" not in screen.summary
@@ -139,6 +155,7 @@ async def test_the_app_and_the_cli_store_the_same_verdicts(
         async with app.run_test(size=SIZE) as pilot:
             screen = JudgeScreen(app_ids)
             app.push_screen(screen)
+            await _start(pilot, screen)
             await _wait_done(pilot, screen)
         args = ["--db", str(twin), "judge", "--only-unjudged", *cli_args, "--json"]
         # the CLI runs its own event loop, so not inside the test's
@@ -149,3 +166,35 @@ async def test_the_app_and_the_cli_store_the_same_verdicts(
     assert rows == _verdict_rows(twin)
     assert json.loads(r.stdout)["done"] == len(rows)
     assert screen.summary in r.stderr.splitlines()
+
+
+async def test_nothing_is_sent_before_the_estimate_is_accepted(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One Enter on the palette's "judge every unjudged trial" started judging 7,301 trials with no
+    estimate and no cap: the window now shows what would be sent and cost, under the default cap,
+    and sends nothing until Enter; Esc there sends nothing at all."""
+    with StandIn() as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "fake-test-key")
+        app = ReviewerApp(db_path=db_path)
+        async with app.run_test(size=SIZE) as pilot:
+            screen = JudgeScreen()
+            app.push_screen(screen)
+            for _ in range(200):
+                if screen.phase == "asking":
+                    break
+                await pilot.pause(0.05)
+            text = str(screen.query_one("#judge-status").render())
+            assert ": 40 trials: 40 to send, 0 answered by the cache" in text
+            assert "input and" in text and "output tokens" in text and "about $" in text
+            assert (
+                "cost cap $10 (the default; raise it with --max-cost or [judge] max_cost)" in text
+            )
+            assert "Enter starts" in str(screen.query_one("#judge-hint").render())
+            await pilot.pause(0.3)
+            assert server.message_requests == 0
+            await pilot.press("escape")
+            assert not isinstance(app.screen, JudgeScreen)
+        assert server.message_requests == 0
+    assert _judged(db_path) == 0

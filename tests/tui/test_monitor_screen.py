@@ -90,3 +90,38 @@ async def test_palette_opens_the_monitor_and_h_switches_to_hours(
         await pilot.press("h")  # hour windows
         await settle(app, pilot)
         assert app.screen.query_one("#windows", DataTable).row_count > 8
+
+
+async def test_v_shows_the_judges_estimate_and_sends_nothing_until_enter(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """V judged the sample at once; now it opens the judge window on the sample's unjudged
+    conversations with what that would send and cost under the monitor's cap, and Esc sends
+    nothing."""
+    from reviewer.judge.standin import StandIn
+    from reviewer.tui.screens.judging import JudgeScreen
+
+    (tmp_path / "reviewer.toml").write_text(
+        "[monitor]\nsample = 0.5\nmax_cost = 0.25\n", encoding="utf-8"
+    )
+    monkeypatch.chdir(tmp_path)
+    with StandIn() as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "fake-test-key")
+        app = ReviewerApp(db_path=_db(tmp_path))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            app.push_screen(MonitorScreen())
+            await settle(app, pilot)
+            sampled = len(app.screen.view.sampled)  # type: ignore[attr-defined]
+            assert 60 < sampled < 180
+            await pilot.press("V")
+            await settle(app, pilot)
+            assert isinstance(app.screen, JudgeScreen) and app.screen.phase == "asking"
+            text = str(app.screen.query_one("#judge-status", Static).render())
+            assert f": {sampled} trials: {sampled} to send" in text
+            assert "cost cap $0.25" in text
+            await pilot.press("escape")
+            await settle(app, pilot)
+            assert isinstance(app.screen, MonitorScreen)
+        assert server.message_requests == 0

@@ -22,9 +22,13 @@ from reviewer.tui.screens.base import StoreAccess
 
 
 class JudgeScreen(StoreAccess, ModalScreen[None]):
-    """Judges ``trial_ids`` (None: every trial this judge has not graded yet)."""
+    """Judges ``trial_ids`` (None: every trial this judge has not graded yet), after showing what it
+    would send and cost (the cache, tokens, dollars, the cost cap) and waiting for Enter."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel", id="judge.cancel")]
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel", id="judge.cancel"),
+        Binding("enter", "start", "Start", id="judge.start"),
+    ]
     DEFAULT_CSS = """
     JudgeScreen { align: center middle; }
     JudgeScreen #judge-box {
@@ -34,26 +38,90 @@ class JudgeScreen(StoreAccess, ModalScreen[None]):
     JudgeScreen #judge-hint { color: $text-muted; }
     """
 
-    def __init__(self, trial_ids: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        trial_ids: list[str] | None = None,
+        *,
+        only_unjudged: bool | None = None,
+        max_cost: float | None = None,
+    ) -> None:
         super().__init__()
         self.trial_ids = trial_ids
+        self.only_unjudged = trial_ids is None if only_unjudged is None else only_unjudged
+        self.max_cost = max_cost
         self.cancel_event = threading.Event()
+        self.phase = "estimating"  # estimating | asking | running | finished
         self.finished = False
         self.summary = ""
         self.outcome = "Done"  # the title when it ends: Done, Failed, Cancelled or Incomplete
 
     def compose(self) -> ComposeResult:
         with Vertical(id="judge-box"):
-            yield Static(Text("Judging…"), id="judge-title")
+            yield Static(Text("Judge: estimating the cost…"), id="judge-title")
             yield ProgressBar(id="judge-progress", show_eta=False)
-            yield Static(Text("starting"), id="judge-status")
-            yield Static(Text("Esc cancels (every verdict received is kept)"), id="judge-hint")
+            yield Static(Text(""), id="judge-status")
+            yield Static(Text("Esc cancels"), id="judge-hint")
 
     def on_mount(self) -> None:
+        self.query_one("#judge-progress", ProgressBar).display = False
+        self.estimate()
+
+    def _request(self) -> Any:
+        from reviewer.workflows.judge import JudgeRequest
+
+        overrides = {} if self.max_cost is None else {"max_cost": self.max_cost}
+        return JudgeRequest(
+            trial_ids=self.trial_ids, only_unjudged=self.only_unjudged, overrides=overrides
+        )
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="judge-estimate")
+    def estimate(self) -> None:
+        from reviewer.workflows.judge import JudgeFailed, estimate_judging
+
+        with self.store() as db:
+            try:
+                est = estimate_judging(db, self._request())
+            except JudgeFailed as e:
+                self.app.call_from_thread(self._cannot, f"judge: {e}")
+                return
+        self.app.call_from_thread(self._ask, est)
+
+    def _cannot(self, line: str) -> None:
+        self.summary, self.outcome = line, "Failed"
+        self._done()
+
+    def _ask(self, est: Any) -> None:
+        if self.phase != "estimating":
+            return  # cancelled meanwhile
+        if not est.to_send and not est.trials:
+            self.summary, self.outcome, self.phase = est.lines()[0], "Done", "finished"
+            self.finished = True
+            self.query_one("#judge-title", Static).update(Text("Nothing to judge", "bold"))
+            self.query_one("#judge-status", Static).update(safe_text(self.summary))
+            self.query_one("#judge-hint", Static).update(Text("Esc closes"))
+            return
+        self.phase = "asking"
+        self.query_one("#judge-title", Static).update(Text("Judge these trials?", "bold"))
+        self.query_one("#judge-status", Static).update(safe_text("\n".join(est.lines())))
+        self.query_one("#judge-hint", Static).update(Text("Enter starts · Esc cancels"))
+
+    def action_start(self) -> None:
+        if self.phase != "asking":
+            if self.finished:
+                self.dismiss(None)
+            return
+        self.phase = "running"
+        self.query_one("#judge-title", Static).update(Text("Judging…"))
+        self.query_one("#judge-progress", ProgressBar).display = True
+        self.query_one("#judge-status", Static).update(Text("starting"))
+        self.query_one("#judge-hint", Static).update(
+            Text("Esc cancels (every verdict received is kept)")
+        )
         self.run_judge()
 
     def action_cancel(self) -> None:
-        if self.finished:
+        if self.finished or self.phase in ("estimating", "asking"):
+            self.phase = "finished"
             self.dismiss(None)
             return
         self.cancel_event.set()
@@ -85,16 +153,18 @@ class JudgeScreen(StoreAccess, ModalScreen[None]):
     def on_worker_state_changed(self, event: Any) -> None:
         from textual.worker import WorkerState
 
-        if event.worker.group == "judge-run" and event.state == WorkerState.ERROR:
+        if event.worker.group in ("judge-run", "judge-estimate") and (
+            event.state == WorkerState.ERROR
+        ):
             self.summary = f"judge: {event.worker.error}"
             self.outcome = "Failed"
             self._done()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="judge-run")
     def run_judge(self) -> None:
-        from reviewer.workflows.judge import JudgeFailed, JudgeRequest, judge_trials
+        from reviewer.workflows.judge import JudgeFailed, judge_trials
 
-        request = JudgeRequest(trial_ids=self.trial_ids, only_unjudged=self.trial_ids is None)
+        request = self._request()
         with self.store() as db:
             try:
                 result = judge_trials(
@@ -114,6 +184,8 @@ class JudgeScreen(StoreAccess, ModalScreen[None]):
 
     def _done(self) -> None:
         self.finished = True
+        self.phase = "finished"
+        self.query_one("#judge-progress", ProgressBar).display = True
         self.query_one("#judge-status", Static).update(safe_text(self.summary))
         self.app.notify(clean(self.summary), markup=False, timeout=8)
         below = self.app.screen_stack[-2] if len(self.app.screen_stack) > 1 else None

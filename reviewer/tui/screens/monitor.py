@@ -117,6 +117,8 @@ class MonitorView:
     focus: str | None = None  # the window the cursor starts on: the newest that alerted
     marks: list[str] = field(default_factory=list)  # per series: baseline -> alerts at
     rule: str = ""  # how windows are tested
+    sampled: list[str] = field(default_factory=list)  # the judge's seeded sample (V judges it)
+    judge_cap: float | None = None
 
 
 class MonitorLoaded(Message):
@@ -165,8 +167,17 @@ class MonitorScreen(ReviewerScreen):
         self.load(False)
 
     def action_judge(self) -> None:
-        self.query_one("#monitor-status", Static).update("judging the sample…")
-        self.load(True)
+        """Judge the sample's unjudged conversations: the judge window shows what that would send
+        and cost, and asks first (the monitor's max_cost caps it); the table reloads after."""
+        from reviewer.tui.screens.judging import JudgeScreen
+
+        view = self.view
+        if view is None or not view.sampled:
+            self.notify("no conversation is in the judged sample", markup=False)
+            return
+        self.app.push_screen(
+            JudgeScreen(list(view.sampled), only_unjudged=True, max_cost=view.judge_cap)
+        )
 
     def action_toggle_window(self) -> None:
         self.window_size = "hour" if (self.window_size or "day") == "day" else "day"
@@ -237,6 +248,8 @@ class MonitorScreen(ReviewerScreen):
             focus=alerting[-1] if alerting else None,
             marks=marks,
             rule=report.detect_lines()[0] if report.windows else "",
+            sampled=list(report.sampled),
+            judge_cap=report.judge_cap,
         )
         self.post_message(MonitorLoaded(view))
 
