@@ -32,18 +32,26 @@ def register(group: click.Group) -> None:
 @click.pass_context
 def open_cmd(ctx: click.Context, paths: Sequence[str]) -> None:
     """Import PATHS (if any) and open the TUI."""
+    from reviewer.config import ConfigError, load_config
+    from reviewer.tui.keys import keymap_problems
+
+    try:
+        cfg = load_config()
+    except ConfigError as e:
+        fail(str(e))
+    problems = keymap_problems(cfg.keys)
+    if problems:  # before anything is imported: the app would open with keys that lie
+        where = f"{cfg.sources[-1]}: " if getattr(cfg, "sources", None) else ""
+        fail(
+            where + problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""),
+            2,
+        )
     db = cli_store(ctx)
     summary = None
     if paths:
         summary = run_import(db, paths, run=None, check=False)
         if not summary.ok and summary.added + summary.already == 0:
             sys.exit(1)
-    from reviewer.config import ConfigError, load_config
-
-    try:
-        cfg = load_config()
-    except ConfigError as e:
-        fail(str(e))
     rubric = _active_rubric(db, cfg.rubric, summary)
     db.close()
     from reviewer.tui.app import ReviewerApp

@@ -324,3 +324,48 @@ def markdown_table() -> str:
         shown = key_display(row.key).replace("|", "\\|")
         lines.append(f"| `{shown}` | {row.meaning} | {', '.join(screens_of(row))} |")
     return "\n".join(lines)
+
+
+def keymap_problems(user: dict[str, str]) -> list[str]:
+    """What is wrong with a ``[keys]`` table, one line each: an id no binding has, and a key that
+    would mean two things on one screen after remapping (a remapped key against the other bindings
+    of the screens its binding is on, the app's own keys being on every screen)."""
+    default: dict[str, list[str]] = {}
+    for row in KEY_MAP:
+        for bid in row.ids:
+            default.setdefault(bid, []).append(row.key)
+    problems = []
+    unknown = sorted(i for i in user if i not in default)
+    if unknown:
+        problems.append(
+            f"[keys] {', '.join(unknown)}: no binding has "
+            f"{'this id' if len(unknown) == 1 else 'these ids'} (ids look like label.pass or "
+            "app.quit: see the key table in the README)"
+        )
+    keys = {
+        bid: [k.strip() for k in user[bid].split(",") if k.strip()] if bid in user else list(keys)
+        for bid, keys in default.items()
+    }
+    empty = sorted(i for i in user if i in default and not keys[i])
+    if empty:
+        problems.append(f"[keys] {', '.join(empty)}: no key given")
+    screens = {bid: screens_of(KeyRow("", "", (bid,))) for bid in default}
+    seen: set[tuple[str, ...]] = set()
+    for bid in sorted(i for i in user if i in default):
+        for key in keys[bid]:
+            for other, their in keys.items():
+                if other == bid or key not in their:
+                    continue
+                shared = (
+                    "everywhere" in screens[bid]
+                    or "everywhere" in screens[other]
+                    or set(screens[bid]) & set(screens[other])
+                )
+                pair = tuple(sorted((bid, other)))
+                if shared and pair not in seen:
+                    seen.add(pair)
+                    problems.append(
+                        f"[keys] {bid} = {user[bid]!r}: {key_display(key)} already means "
+                        f"{other} there; give {bid} another key (or move {other} too)"
+                    )
+    return problems

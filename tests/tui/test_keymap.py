@@ -87,3 +87,32 @@ def test_key_names_read_as_typed() -> None:
     assert key_display("question_mark,escape") == "?, Esc"
     assert key_display("ctrl+p") == "Ctrl+P"
     assert "right_square_bracket" not in markdown_table()
+
+
+def test_conflicting_and_unknown_remaps_are_named() -> None:
+    """`"label.pass" = "f"` made f store PASS while help said Fail; mapping q elsewhere removed Quit."""
+    from reviewer.tui.keys import keymap_problems
+
+    assert keymap_problems({"label.pass": "f"}) == [
+        "[keys] label.pass = 'f': f already means label.fail there; give label.pass another key "
+        "(or move label.fail too)"
+    ]
+    assert "q already means app.quit" in keymap_problems({"trials.search": "q"})[0]
+    assert "no binding has these ids" in keymap_problems({"label.pas": "z", "app.quitt": "x"})[0]
+    # a swap, a free key, and the app's own key moved are fine
+    assert keymap_problems({"label.pass": "f", "label.fail": "p"}) == []
+    assert keymap_problems({"label.pass": "P", "app.quit": "Q"}) == []
+
+
+def test_the_app_refuses_to_open_with_a_lying_keymap(tmp_path: Path, monkeypatch: object) -> None:
+    from tests.conftest import run_cli
+
+    (tmp_path / "reviewer.toml").write_text('[keys]\n"label.pass" = "f"\n', encoding="utf-8")
+    code, out, err = run_cli("--db", str(tmp_path / "k.db"))
+    assert code == 2 and out == ""
+    assert err.strip().endswith(
+        "[keys] label.pass = 'f': f already means label.fail there; give label.pass another key "
+        "(or move label.fail too)"
+    )
+    assert len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "k.db").exists()
