@@ -84,3 +84,47 @@ def test_monitor_follow_waits_for_a_half_written_last_line(tmp_path: Path) -> No
         )
     assert not any("invalid JSON" in n for n in notes), notes
     assert reports == [7]
+
+
+def test_monitor_follow_survives_log_rotation(tmp_path: Path) -> None:
+    """`--follow app.jsonl` exited when logrotate moved the file away; it now waits for it to come
+    back and reads the new one (records already stored are recognised and skipped)."""
+    from reviewer.store import open_store
+    from reviewer.workflows.monitor import MonitorRequest, follow
+
+    log = tmp_path / "app.jsonl"
+    write_jsonl(log, [conversation(0, i, False) for i in range(5)])
+    notes: list[str] = []
+    reports: list[int] = []
+    looks = iter(range(10))
+
+    def rotate(_seconds: float) -> None:
+        step = next(looks)
+        if step == 0:  # logrotate: the file is moved away
+            log.rename(tmp_path / "app.jsonl.1")
+        elif step == 2:  # ... and a new one starts
+            write_jsonl(log, [conversation(1, i, False) for i in range(3)])
+
+    with open_store(tmp_path / "f.db") as db:
+        follow(
+            db,
+            log,
+            MonitorRequest(judge=False),
+            lambda report, new: reports.append(report.conversations),
+            passes=5,
+            sleep=rotate,
+            on_note=notes.append,
+        )
+    assert f"{log} is gone (rotated?): waiting for it to come back" in notes
+    assert f"{log} is back: reading it again" in notes
+    assert reports == [5, 8]
+
+
+def test_monitor_follow_refuses_a_pipe_instead_of_hanging(tmp_path: Path) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "pipe")
+    code, out, err = run_cli("monitor", "--follow", str(tmp_path / "pipe"), "--no-judge")
+    assert code == 2 and out == ""
+    assert "pipe: not a file or folder (a pipe, a device or a socket)" in err
+    assert len(err.strip().splitlines()) == 1

@@ -340,13 +340,38 @@ def follow(
     """Keep importing a growing JSONL file or folder and updating the windows: a pass whenever it
     changed (and the first time); ``on_pass`` gets each report and the alerts it raised that no
     earlier pass had. ``passes`` stops after that many passes (else until interrupted)."""
+    import stat
+
+    note = on_note or (lambda line: None)
+    target = Path(path)
+    try:
+        mode = target.stat().st_mode
+    except OSError as e:
+        raise MonitorError(f"{path}: cannot read: {e.strerror or e}") from e
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise MonitorError(
+            f"{path}: not a file or folder (a pipe, a device or a socket): --follow watches a log "
+            "file or a folder of them grow"
+        )
     seen: set[tuple[str, str]] = set()
     last: tuple[Any, ...] | None = None
     pending: tuple[Any, ...] | None = None  # a state with a half-written last line, seen once
+    gone = False  # the file was rotated away (or deleted): wait for it to come back
     done = 0
     while passes is None or done < passes:
-        state = _state(Path(path))
-        if state != last and state != pending and _half_written(Path(path)):
+        if not target.exists():
+            if not gone:
+                note(f"{path} is gone (rotated?): waiting for it to come back")
+            gone = True
+            done += 1
+            if passes is None or done < passes:
+                sleep(interval)
+            continue
+        if gone:
+            note(f"{path} is back: reading it again")
+            gone = False
+        state = _state(target)
+        if state != last and state != pending and _half_written(target):
             pending = state  # a writer is mid-line: wait a look for its newline
         elif state != last:
             last, pending = state, None
@@ -370,8 +395,8 @@ def _half_written(path: Path) -> bool:
     still be being written. A file that stays so for a whole look is imported as it is."""
     files = [p for p in path.rglob("*") if p.is_file()] if path.is_dir() else [path]
     for p in files:
-        if p.suffix.lower() not in (".jsonl", ".ndjson"):
-            continue
+        if p.suffix.lower() not in (".jsonl", ".ndjson") or not p.is_file():
+            continue  # a pipe would block the open
         try:
             with p.open("rb") as f:
                 if f.seek(0, 2) == 0:
