@@ -313,3 +313,17 @@ def terminate_stops_sending(cancel: Any, say: Any) -> Iterator[list[int]]:
     finally:
         for sig, handler in old.items():
             signal.signal(sig, handler)
+
+
+def outcome_option(default: str | None = "harness", extra: str = "") -> Any:
+    """``--outcome harness|human|judge``: where each trial's outcome comes from (report, compare,
+    gate)."""
+    return click.option(
+        "--outcome",
+        "source",
+        type=click.Choice(["harness", "human", "judge"]),
+        default=default,
+        show_default=default is not None,
+        help="Outcome of each trial: the harness's, or the standing human label / latest judge "
+        f"verdict where there is one{extra}.",
+    )

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from reviewer.commands.common import cli_store, echo_json, fail
+from reviewer.commands.common import cli_store, echo_json, fail, outcome_option
 
 
 def register(group: click.Group) -> None:
@@ -135,14 +135,7 @@ def baseline_history_cmd(ctx: click.Context, as_json: bool) -> None:
     default=None,
     help="Also write JUnit XML (one test case per task) to FILE.",
 )
-@click.option(
-    "--outcome",
-    "source",
-    type=click.Choice(["harness", "human", "judge"]),
-    default=None,
-    help="Outcome of each trial: the harness's, or the standing human label / latest judge "
-    "verdict where there is one (default: [gate] outcome, else harness).",
-)
+@outcome_option(None, " (default: [gate] outcome, else harness)")
 @click.option(
     "--force",
     is_flag=True,

@@ -14,6 +14,7 @@ from reviewer.commands.common import (
     echo_json,
     echo_raw,
     fail,
+    outcome_option,
     parse_ks,
     require_runs,
 )
@@ -82,15 +83,7 @@ def _rule_ids(db: Any) -> list[str]:
     "task has, and the k the app shows for these runs: metrics.passk.shared_k).",
 )
 @click.option("--plot", is_flag=True, help="Also draw the pass^k-vs-k curve of each run.")
-@click.option(
-    "--outcome",
-    "source",
-    type=click.Choice(["harness", "human", "judge"]),
-    default="harness",
-    show_default=True,
-    help="Outcome of each trial: the harness's, or the standing human label / latest judge "
-    "verdict where there is one (unscored trials count once labeled or judged).",
-)
+@outcome_option(extra=" (unscored trials count once labeled or judged)")
 @click.option(
     "--include-infra",
     is_flag=True,
@@ -235,15 +228,7 @@ def report(
     "--seed", type=int, default=0, show_default=True, help="Seed of the paired bootstrap."
 )
 @click.option("--plot", is_flag=True, help="Also draw both runs' pass^k-vs-k curves.")
-@click.option(
-    "--outcome",
-    "source",
-    type=click.Choice(["harness", "human", "judge"]),
-    default="harness",
-    show_default=True,
-    help="Outcome of each trial: the harness's, or the standing human label / latest judge "
-    "verdict where there is one.",
-)
+@outcome_option()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the tables.")
 @click.pass_context
 def compare(

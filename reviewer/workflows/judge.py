@@ -124,19 +124,10 @@ def judge_trials(
     judge id, rubric ref and number of trials before the first request; ``on_progress`` the runner's
     stats after every stored outcome; ``cancel`` stops sending (what arrived is kept). Raises JudgeFailed
     with one line."""
-    from reviewer.config import ConfigError, load_config
     from reviewer.judge.runner import JudgeAbort
-    from reviewer.judge.settings import JudgeConfigError
-    from reviewer.labeling.rubric import RubricError
-    from reviewer.store.labels import RubricVersionError
 
     note = on_note or (lambda line: None)
-    try:
-        cfg = cfg if cfg is not None else load_config()
-        settings = load_settings(cfg, **request.overrides)
-        rubric = pick_rubric(db, request.rubric or cfg.rubric)
-    except (ConfigError, JudgeConfigError, RubricError, RubricVersionError, OSError) as e:
-        raise JudgeFailed(str(e)) from e
+    settings, rubric = _setup(db, request, cfg)
     judge = settings.judge_id(rubric.ref)
     mode = "collect" if request.collect_only else "batch" if request.batch else "direct"
     result = JudgeResult(judge, rubric.ref, mode)
@@ -221,20 +212,11 @@ def estimate_judging(db: Store, request: JudgeRequest, *, cfg: Any = None) -> Ju
     refuse); nothing is written."""
     import random
 
-    from reviewer.config import ConfigError, load_config
     from reviewer.judge.jobs import verdict_jobs
     from reviewer.judge.prompt import prompt_chars
-    from reviewer.judge.settings import JudgeConfigError
-    from reviewer.labeling.rubric import RubricError
     from reviewer.store.judging import cache_get_many, mean_output_tokens
-    from reviewer.store.labels import RubricVersionError
 
-    try:
-        cfg = cfg if cfg is not None else load_config()
-        settings = load_settings(cfg, **request.overrides)
-        rubric = pick_rubric(db, request.rubric or cfg.rubric)
-    except (ConfigError, JudgeConfigError, RubricError, RubricVersionError, OSError) as e:
-        raise JudgeFailed(str(e)) from e
+    settings, rubric = _setup(db, request, cfg)
     judge = settings.judge_id(rubric.ref)
     ids = (
         plan(db, judge, replace(request, retry_errors=False))
@@ -281,6 +263,23 @@ def _errored(db: Store, judge: str, request: JudgeRequest) -> list[str]:
     )
     ids = [t for t in ids if t in errored]
     return ids[: request.limit] if request.limit is not None else ids
+
+
+def _setup(db: Store, request: JudgeRequest, cfg: Any) -> tuple[JudgeSettings, Rubric]:
+    """The run's judge settings (the config's with the request's overrides) and rubric; every
+    problem with them is one JudgeFailed line."""
+    from reviewer.config import ConfigError, load_config
+    from reviewer.judge.settings import JudgeConfigError
+    from reviewer.labeling.rubric import RubricError
+    from reviewer.store.labels import RubricVersionError
+
+    try:
+        cfg = cfg if cfg is not None else load_config()
+        return load_settings(cfg, **request.overrides), pick_rubric(
+            db, request.rubric or cfg.rubric
+        )
+    except (ConfigError, JudgeConfigError, RubricError, RubricVersionError, OSError) as e:
+        raise JudgeFailed(str(e)) from e
 
 
 def _send(
