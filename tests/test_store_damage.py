@@ -72,3 +72,20 @@ def test_a_database_a_newer_reviewer_wrote_is_refused(sample: Path) -> None:
 def test_a_sound_database_opens_as_before(sample: Path) -> None:
     with open_store(sample) as db:
         assert db.execute("SELECT COUNT(*) FROM trials").fetchone()[0] == 88
+
+
+def test_a_database_of_something_else_is_never_written(tmp_path: Path) -> None:
+    """Pointing --db at another program's SQLite file created reviewer's tables inside it."""
+    other = tmp_path / "app.db"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE users (id INTEGER, name TEXT)")
+    conn.commit()
+    conn.close()
+    code, out, err = run_cli("--db", str(other), "import", str(SAMPLE_RUNS / "support-v1.jsonl"))
+    assert code == 1 and out == ""
+    assert err.strip().endswith(
+        "app.db: a SQLite database of something else (tables: users); reviewer reads and writes "
+        "only its own files: give another --db"
+    )
+    tables = sqlite3.connect(other).execute("SELECT name FROM sqlite_master").fetchall()
+    assert tables == [("users",)]

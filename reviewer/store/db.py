@@ -147,6 +147,18 @@ def check_integrity(conn: sqlite3.Connection, path: Path) -> None:
 def check_schema(db: sqlite_utils.Database, path: Path) -> None:
     """StoreError when a newer reviewer wrote the database: it holds migrations this version does
     not know, and writing to it (or reading it as if it were ours) could corrupt what it added."""
+    tables = [
+        str(r[0])
+        for r in db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        ).fetchall()
+    ]
+    if tables and "_sqlite_migrations" not in tables:
+        shown = ", ".join(sorted(tables)[:5]) + (" …" if len(tables) > 5 else "")
+        raise StoreError(
+            f"{path}: a SQLite database of something else (tables: {shown}); reviewer reads and "
+            "writes only its own files: give another --db"
+        )
     known = {m.name for m in migrations.pending(sqlite_utils.Database(memory=True))}
     newer = [m.name for m in migrations.applied(db) if m.name not in known]
     if newer:
