@@ -114,9 +114,10 @@ def cheaper(options: list[DecisionCost | None]) -> DecisionCost | None:
 
 
 def usd(v: float | None) -> str:
-    """Dollars: to the cent from 10 cents up, two significant digits below ($0.031, $0.0042)."""
+    """Dollars: to the cent from 10 cents up, two significant digits below ($0.031, $0.0042,
+    $0.004)."""
     if v is None:
         return "unknown"
     if v >= 0.1 or v <= 0:
         return f"${v:,.2f}"
-    return f"${v:.{1 - math.floor(math.log10(v))}f}"
+    return "$" + f"{v:.{1 - math.floor(math.log10(v))}f}".rstrip("0")
