@@ -78,6 +78,26 @@ def render_passk(report: RunPassK, scored_note: bool = False) -> str:
     return "\n".join(lines)
 
 
+def average_summary(report: RunPassK, k: int) -> str:
+    """The averages of pass@1 and pass^k with their 95% intervals over tasks, and, when tasks
+    have fewer than k trials, what pass^k would be with them at 0 or at 1 (the app's tasks
+    screen)."""
+    parts = [f"pass@1 {_fmt(report.average_at_k.get(1))} ({_span(report.interval_at_k.get(1))})"]
+    if k > 1:
+        parts.append(
+            f"pass^{k} {_fmt(report.average_hat_k.get(k))} ({_span(report.interval_hat_k.get(k))})"
+        )
+    text = f"averages (95% CI): {' · '.join(parts)}"
+    left = report.excluded.get(k, 0) if k > 1 else 0
+    if left:
+        tasks = f"{left} task{'' if left == 1 else 's'}"
+        text += (
+            f" · {tasks} with n < {k} left out: pass^{k} {_span(report.bounds_hat_k.get(k))}"
+            f" with {'it' if left == 1 else 'them'} at 0 or 1"
+        )
+    return text
+
+
 def _span(x: tuple[float, float] | None) -> str:
     return "-" if x is None else f"{_fmt(x[0])} .. {_fmt(x[1])}"
 

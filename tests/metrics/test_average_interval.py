@@ -99,3 +99,49 @@ def test_report_prints_and_gives_the_intervals_and_bounds(tmp_path: Path) -> Non
     assert f"pass^4 {low:.2f} .. {high:.2f}" in out
     # the old keys are all still there
     assert set(avg) >= {"pass_at_k", "pass_hat_k", "tasks_left_out"}
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_the_tasks_screen_shows_the_averages_with_their_intervals(
+    tmp_path: Path, size: tuple[int, int]
+) -> None:
+    from textual.widgets import Static
+
+    from reviewer.metrics.report import average_summary
+    from reviewer.tui.app import ReviewerApp
+
+    recs = [
+        native_trial(task, passed=i < c, trial=i + 1, run="r")
+        for task, c in (("a", 4), ("b", 3), ("c", 2), ("d", 4), ("e", 1))
+        for i in range(4)
+    ] + [native_trial("f", passed=False, trial=i + 1, run="r") for i in range(2)]
+    write_jsonl(tmp_path / "r.jsonl", recs)
+    db = tmp_path / "x.db"
+    assert (
+        CliRunner().invoke(cli, ["--db", str(db), "import", str(tmp_path / "r.jsonl")]).exit_code
+        == 0
+    )
+    app = ReviewerApp(db_path=db)
+    app.pass_k = 4  # as chosen with `k`: task f (2 trials) has no pass^4
+    async with app.run_test(size=size) as pilot:
+        for _ in range(3):
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+        await pilot.press("enter")
+        for _ in range(3):
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+        line = app.screen.query_one("#tasks-average", Static)
+        k = app.screen.k  # type: ignore[attr-defined]
+        rep = run_passk(
+            "r",
+            [("a", 4, 4), ("b", 4, 3), ("c", 4, 2), ("d", 4, 4), ("e", 4, 1), ("f", 2, 0)],
+            [1, k],
+        )
+        expected = average_summary(rep, k)
+        assert str(line.render()).replace("\n", " ") == expected
+        assert k == 4 and "averages (95% CI): pass@1 0.58 (" in expected
+        assert "· 1 task with n < 4 left out: pass^4 " in expected
+        assert "with it at 0 or 1" in expected
+        # it wraps within the screen instead of losing its end
+        assert line.size.width <= size[0] and len(expected) <= 2 * (line.size.width - 2)
