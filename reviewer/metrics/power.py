@@ -272,7 +272,8 @@ def plan_run(
     tasks = len(scored)
     if tasks < MIN_TASKS:
         plan.notes.append(
-            f"`reviewer compare` decides nothing on {tasks} tasks (it needs {MIN_TASKS});"
+            f"`reviewer compare` decides nothing on {tasks} task{'' if tasks == 1 else 's'}"
+            f" (it needs {MIN_TASKS});"
             f" the drops assume {MIN_TASKS}"
         )
     if kk > trials:

@@ -164,7 +164,7 @@ def t_call_worse(diff: np.ndarray) -> np.ndarray:
 
 
 def _sims(tasks: int) -> int:
-    return max(200, min(SIMS, 200_000 // max(1, tasks)))
+    return max(400, min(SIMS, 400_000 // max(1, tasks)))
 
 
 class World:
@@ -258,16 +258,28 @@ def _shaped(rates: tuple[float, ...], k: int, drop: float, shape: str) -> tuple[
 
 
 def _variance(p: np.ndarray, trials: int, k: int) -> np.ndarray:
-    """The variance of the estimator C(c, k) / C(n, k) for c ~ Binomial(trials, p), elementwise."""
+    """The variance of the estimator C(c, k) / C(n, k) for c ~ Binomial(trials, p), elementwise
+    (p taken on the rate grid)."""
     import numpy as np
-    from scipy.stats import binom
 
-    c = np.arange(trials + 1)
-    values = np.array([comb(int(x), k) / comb(trials, k) for x in c])
-    pmf = binom.pmf(c, trials, p[..., None])
-    mean = pmf @ values
-    result: np.ndarray = np.maximum(pmf @ values**2 - mean**2, 0.0)
+    g = np.rint(np.clip(p, 0.0, 1.0) * _GRID).astype(np.intp)
+    result: np.ndarray = _grid_variance(trials, k)[g]
     return result
+
+
+@lru_cache(maxsize=16)
+def _grid_variance(trials: int, k: int) -> Any:
+    """The estimator's variance at every rate of the grid."""
+    import numpy as np
+    from scipy.special import gammaln, xlog1py, xlogy
+
+    p = np.arange(_GRID + 1)[:, None] / _GRID
+    c = np.arange(trials + 1)[None, :]
+    log_choose = gammaln(trials + 1) - gammaln(c + 1) - gammaln(trials - c + 1)
+    pmf = np.exp(log_choose + xlogy(c, p) + xlog1py(trials - c, -p))
+    values = _values(trials, k)
+    mean = pmf @ values
+    return np.maximum(pmf @ values**2 - mean**2, 0.0)
 
 
 def analytic_power(noise_spread: tuple[float, float], drop: float, tasks: int) -> float:
