@@ -15,9 +15,9 @@ Compare calls a drop worse when the expanded percentile interval of its paired t
 excludes zero (``noise.py``). For a mean over tasks that interval is, to the bootstrap's normal
 approximation, the t interval mean +- t_{m-1, 0.975} s / sqrt(m) (Hesterberg's expansion is built
 to be), so the simulation uses that call; ``tests/metrics/test_power_sim.py`` shows it makes the same
-call as the bootstrap on the same data. Old and new runs use common random numbers (each trial's
-count is a quantile of one uniform draw), so a larger drop never makes a simulated comparison less
-likely to be called worse, and the search for the detectable drop is a clean bisection.
+call as the bootstrap on the same data. Old and new runs use common random numbers (each task's
+pass count is a quantile of one uniform draw), so the new run's counts only fall as the drop grows,
+the call rate grows smoothly with it, and the search for the detectable drop is a clean bisection.
 """
 
 from __future__ import annotations

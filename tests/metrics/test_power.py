@@ -10,7 +10,8 @@ import pytest
 
 from reviewer.metrics.compare import compare_runs
 from reviewer.metrics.distributions import TrialStats
-from reviewer.metrics.power import detectable_drops, lower_power, plan_run
+from reviewer.metrics.power import plan_run
+from reviewer.metrics.power_search import detectable_drops, lower_power
 
 
 def run(rates: list[float], n: int, rng: random.Random) -> list[TrialStats]:
