@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -14,6 +13,7 @@ from reviewer.cli import cli
 from reviewer.metrics.power import plan_run
 from reviewer.store import open_store
 from reviewer.store.queries import task_counts
+from reviewer.workflows.plan import plan_for_run
 from tests.conftest import SAMPLE_RUNS
 
 
@@ -50,10 +50,16 @@ def test_plan_text_and_json_agree(sample_db: str) -> None:
     assert f"pass@1   {p1['tasks_needed']} tasks at 6 trials each, or" in out
     db = open_store(sample_db)
     try:
-        expected = plan_run("support-v2", task_counts(db, "support-v2", False), k=3, delta=0.1)
+        expected = plan_for_run(db, "support-v2", k=3, delta=0.1)
+        bare = plan_run("support-v2", task_counts(db, "support-v2", False), k=3, delta=0.1)
     finally:
         db.close()
     assert data == json.loads(json.dumps(expected.to_dict()))
+    # the same plan as from the counts alone, priced from the stored costs
+    assert data["metrics"] == [
+        {**m, "decision_cost": data["metrics"][i]["decision_cost"]}
+        for i, m in enumerate(json.loads(json.dumps(bare.to_dict()))["metrics"])
+    ]
 
 
 def test_plan_every_run_by_default_and_errors_are_one_line(sample_db: str) -> None:
@@ -69,22 +75,40 @@ def test_plan_every_run_by_default_and_errors_are_one_line(sample_db: str) -> No
     assert code != 0 and "--k must be at least 1" in err
 
 
-async def test_plan_screen_from_the_runs_screen(sample_db: str) -> None:
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_plan_screen_from_the_runs_screen(sample_db: str, size: tuple[int, int]) -> None:
     from reviewer.tui.app import ReviewerApp
     from reviewer.tui.screens.plan import PlanScreen
 
     app = ReviewerApp(db_path=Path(sample_db))
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with app.run_test(size=size) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()
         await pilot.press("D")
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert isinstance(app.screen, PlanScreen)
-        text = str(app.screen.query_one("#plan-text", Static).render())
+        widget = app.screen.query_one("#plan-text", Static)
+        text = str(widget.render())
+        flat = " ".join(text.split())
         assert f"plan for {app.screen.run}" in text and "to detect a drop of 0.1" in text
+        assert "a drop of D is the average over tasks falling by D, absolute" in flat
+        assert "dollars to decision" in text and "tasks x 8 trials = $" in flat
+        # every line fits the screen: nothing is cut off or wrapped by the widget
+        assert max(len(line) for line in text.splitlines()) <= widget.size.width
+        assert widget.virtual_size.width <= widget.size.width
         await pilot.press("plus")
         await app.workers.wait_for_complete()
         await pilot.pause()
-        text: Any = str(app.screen.query_one("#plan-text", Static).render())
+        text = str(app.screen.query_one("#plan-text", Static).render())
         assert "to detect a drop of 0.2" in text
+
+
+def test_the_readme_example_is_what_plan_prints(sample_db: str) -> None:
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    lead = "On the sample data, `reviewer plan --run support-v1 --delta 0.1 --k 4` prints:\n\n```\n"
+    shown = readme.split(lead, 1)[1].split("```", 1)[0]
+    code, out, _ = invoke(
+        "--db", sample_db, "plan", "--run", "support-v1", "--delta", "0.1", "--k", "4"
+    )
+    assert code == 0 and out == shown

@@ -22,7 +22,8 @@ def register(group: click.Group) -> None:
     "--delta",
     type=float,
     default=None,
-    help="A drop to detect, e.g. 0.05: how many tasks or trials per task it takes.",
+    help="A drop to detect, e.g. 0.05 (the average falling by 0.05): how many tasks or trials "
+    "per task it takes, and their cost.",
 )
 @click.option(
     "--k", "k", type=int, default=None, help="k for pass^k (default: the run's trials per task)."
@@ -42,7 +43,11 @@ def plan(
 ) -> None:
     """From a run's own per-task pass rates: the smallest drop in pass@1 and in pass^k that
     `reviewer compare` of two such runs would call worse (with the given power), and with --delta,
-    how many tasks or trials per task would detect a drop of that size."""
+    how many tasks or trials per task would detect a drop of that size and what the runs cost.
+
+    A drop of D is the average over tasks falling by D (0.75 -> 0.65 for D = 0.1). Power is
+    simulated for a drop spread evenly over the tasks and for one carried by a fifth of them; the
+    lower counts."""
     from reviewer.workflows.plan import plan_for_run
 
     if k is not None and k < 1:

@@ -18,6 +18,7 @@ score tie as AB ``b`` and BA ``a``, which would read as biased toward second. Fo
 The first-slot win rate counts single-order verdicts, but its interval takes the pair as the unit:
 the two verdicts of one pair are not independent (a judge that always favours one slot decides both),
 so the Wilson interval uses the effective number of verdicts after the design effect of the pairs.
+When that cannot be measured (every verdict picked the same slot, or one pair), each pair counts once.
 
 Pure statistics over plain values; kappa comes from :mod:`reviewer.calibration.kappa`. Degenerate
 inputs give ``None`` figures with an explanation, never NaN.
@@ -141,6 +142,9 @@ class FirstSlot:
     design_effect: float | None = (
         None  # variance over pairs / variance if verdicts were independent
     )
+    #: the design effect could not be measured (a rate of 0 or 1, or a single pair): the interval
+    #: counts each pair once (design effect = verdicts / pairs)
+    design_effect_assumed: bool = False
 
 
 @dataclass
@@ -277,7 +281,11 @@ def _first_slot(pairs: Sequence[PairVerdicts], rating: bool = False) -> FirstSlo
     if decided:
         out.rate = wins / decided
         out.design_effect = _design_effect(per_pair, out.rate)
-        n_eff = decided / max(1.0, out.design_effect or 1.0)
+        if out.design_effect is None:
+            # Nothing to measure it from (a rate of 0 or 1, or one pair): the pair is the unit,
+            # as if a pair's verdicts always went together, the most they can be correlated.
+            out.design_effect, out.design_effect_assumed = decided / len(per_pair), True
+        n_eff = decided / max(1.0, out.design_effect)
         out.ci = wilson_interval(wins / decided * n_eff, n_eff)
     else:
         out.explanation = "no single-order verdict picked a winner (all ties or errors)"
@@ -421,6 +429,8 @@ def _first_slot_lines(f: FirstSlot) -> list[str]:
     if f.rate is None or f.ci is None:
         return [f"{head}: n/a ({f.explanation})"]
     deff = "" if f.design_effect is None else f", design effect {f.design_effect:.2f}"
+    if f.design_effect_assumed:
+        deff += " assumed"
     return [
         f"{head} {f.rate:.3f}, 95% CI {f.ci[0]:.3f} .. {f.ci[1]:.3f}"
         f" (Wilson, the {f.pairs} pairs as the unit{deff})",

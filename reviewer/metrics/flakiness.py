@@ -5,8 +5,10 @@ infrastructure error). Each non-passing trial of a flaky task goes to the first 
 it, in this order:
 
 1. ``infra``: the harness crashed (outcome ``infra``): not the agent's doing;
-2. ``judge``: the harness said fail but a re-judge (the latest judge verdict) or a human label says
-   pass: the failure may be the grader's, not the agent's;
+2. ``judge``: the harness said fail but the grader disagrees: the failure may be the grader's, not
+   the agent's. A human label outranks the judge: when the trial has a standing human label, it
+   decides (``pass`` counts here even if the latest judge verdict says fail; ``fail`` does not,
+   even if the judge says pass); without one, the latest judge verdict does;
 3. ``rule``: the trial broke a rule (any configured rule): a behaviour to fix;
 4. ``agent``: the rest: the agent did the same task differently (agent variance).
 
@@ -68,7 +70,9 @@ def attribute(
     trials: Iterable[tuple[str, str, frozenset[str], str | None, str | None]],
 ) -> list[TaskFlakiness]:
     """Per task, in order of first appearance, from (task_id, outcome, rules broken, latest judge
-    verdict, human label) per trial; every task, flaky or not (see :attr:`TaskFlakiness.flaky`)."""
+    verdict, human label) per trial, verdict and label ``pass`` / ``fail`` / None; every task, flaky
+    or not (see :attr:`TaskFlakiness.flaky`). The human label, when there is one, outranks the
+    judge's verdict."""
     tasks: dict[str, TaskFlakiness] = {}
     for task_id, outcome, broken, judge, human in trials:
         if outcome == "unscored":
@@ -79,7 +83,7 @@ def attribute(
             t.passed += 1
         elif outcome == "infra":
             t.infra += 1
-        elif "pass" in (judge, human):
+        elif (human if human is not None else judge) == "pass":
             t.judge += 1
         elif broken:
             t.rule += 1

@@ -2,7 +2,9 @@
 
 pass@k = 1 - C(n-c, k) / C(n, k): the chance that at least one of k tries drawn from the n succeeds.
 pass^k = C(c, k) / C(n, k): the chance that all k tries succeed (tau-bench). A task with n < k has no
-value for that k and is left out of the average for that k (tau2-bench's pass_hat_k refuses n < k too).
+value for that k and is left out of the average for that k (tau2-bench's pass_hat_k refuses n < k too);
+as those are often the hard tasks (crashed trials), the report bounds what the average would be with
+them at 0 or at 1, and gives each average a 95% interval over tasks (``average_interval.py``).
 n and c count scored trials only: infrastructure errors and unscored trials are in neither.
 """
 
@@ -64,6 +66,12 @@ class RunPassK:
     average_at_k: dict[int, float | None]
     average_hat_k: dict[int, float | None]
     excluded: dict[int, int]  # k -> how many tasks had fewer than k trials
+    #: k -> the 95% interval over tasks of each average (``average_interval.mean_interval``)
+    interval_at_k: dict[int, tuple[float, float] | None] = field(default_factory=dict)
+    interval_hat_k: dict[int, tuple[float, float] | None] = field(default_factory=dict)
+    #: k -> the average over every task if the left-out ones had 0, and if they had 1
+    bounds_at_k: dict[int, tuple[float, float] | None] = field(default_factory=dict)
+    bounds_hat_k: dict[int, tuple[float, float] | None] = field(default_factory=dict)
 
     @property
     def n_trials(self) -> int:
@@ -135,7 +143,27 @@ def run_passk(run: str, tasks: Sequence[tuple[str, int, int]], ks: Sequence[int]
         excluded[k] = len(tasks) - kept
         avg_at[k] = float(total_at / kept) if kept else None
         avg_hat[k] = float(total_hat / kept) if kept else None
-    return RunPassK(run, ks, rows, avg_at, avg_hat, excluded)
+    out = RunPassK(run, ks, rows, avg_at, avg_hat, excluded)
+    _intervals(out, groups)
+    return out
+
+
+def _intervals(report: RunPassK, groups: Counter[tuple[int, int]]) -> None:
+    """Each average's 95% interval over tasks, and its bounds with the left-out tasks at 0 or 1."""
+    from reviewer.metrics.average_interval import left_out_bounds, mean_interval
+
+    for k in report.k:
+        kept = {(n, c): t for (n, c), t in groups.items() if n >= k}
+        report.interval_at_k[k] = mean_interval(
+            (pass_at_k(n, c, k) or 0.0, t) for (n, c), t in kept.items()
+        )
+        report.interval_hat_k[k] = mean_interval(
+            (pass_hat_k(n, c, k) or 0.0, t) for (n, c), t in kept.items()
+        )
+        count = sum(kept.values())
+        left = report.excluded[k]
+        report.bounds_at_k[k] = left_out_bounds(report.average_at_k[k], count, left)
+        report.bounds_hat_k[k] = left_out_bounds(report.average_hat_k[k], count, left)
 
 
 def average_passk(

@@ -50,6 +50,15 @@ def render_passk(report: RunPassK, scored_note: bool = False) -> str:
     lines.append(
         "AVERAGE".ljust(width) + "".join(_fmt(c).rjust(w) for c, w in zip(avg, ws, strict=True))
     )
+    spans = [
+        report.interval_at_k.get(k) if kind == "at" else report.interval_hat_k.get(k)
+        for _, kind, k in cols
+    ]
+    if any(x is not None for x in spans):
+        lines.append(
+            "95% interval over tasks: "
+            + ", ".join(f"{p}{k} {_span(x)}" for (p, _, k), x in zip(cols, spans, strict=True))
+        )
     for k in report.k:
         left_out = report.excluded.get(k, 0)
         if left_out:
@@ -58,7 +67,40 @@ def render_passk(report: RunPassK, scored_note: bool = False) -> str:
                 f"note: the k={k} averages use {kept} of {len(report.tasks)} tasks; "
                 f"{left_out} with fewer than {k} {'scored ' if scored_note else ''}trials are left out"
             )
+            bounds = ", ".join(
+                f"{p}{k} {_span((report.bounds_at_k if kind == 'at' else report.bounds_hat_k)[k])}"
+                for p, kind, kk in cols
+                if kk == k
+            )
+            lines.append(
+                "      (often the hard tasks, with crashed trials: the averages may be too"
+            )
+            lines.append(f"      high); with each at 0 or at 1: {bounds}")
     return "\n".join(lines)
+
+
+def average_summary(report: RunPassK, k: int) -> str:
+    """The averages of pass@1 and pass^k with their 95% intervals over tasks, and, when tasks
+    have fewer than k trials, what pass^k would be with them at 0 or at 1 (the app's tasks
+    screen)."""
+    parts = [f"pass@1 {_fmt(report.average_at_k.get(1))} ({_span(report.interval_at_k.get(1))})"]
+    if k > 1:
+        parts.append(
+            f"pass^{k} {_fmt(report.average_hat_k.get(k))} ({_span(report.interval_hat_k.get(k))})"
+        )
+    text = f"averages (95% CI): {' · '.join(parts)}"
+    left = report.excluded.get(k, 0) if k > 1 else 0
+    if left:
+        tasks = f"{left} task{'' if left == 1 else 's'}"
+        text += (
+            f" · {tasks} with n < {k} left out: pass^{k} {_span(report.bounds_hat_k.get(k))}"
+            f" with {'it' if left == 1 else 'them'} at 0 or 1"
+        )
+    return text
+
+
+def _span(x: tuple[float, float] | None) -> str:
+    return "-" if x is None else f"{_fmt(x[0])} .. {_fmt(x[1])}"
 
 
 def header_lines(pass_rule: str | None, source: str = "harness") -> list[str]:
@@ -123,9 +165,22 @@ def passk_json(report: RunPassK) -> dict[str, Any]:
                 "pass_at_k": keyed(report.average_at_k),
                 "pass_hat_k": keyed(report.average_hat_k),
                 "tasks_left_out": {str(k): v for k, v in report.excluded.items()},
+                "ci95": {
+                    "pass_at_k": _pairs(report.interval_at_k),
+                    "pass_hat_k": _pairs(report.interval_hat_k),
+                },
+                # the average over every task with the left-out ones at 0, and at 1
+                "left_out_bounds": {
+                    "pass_at_k": _pairs(report.bounds_at_k),
+                    "pass_hat_k": _pairs(report.bounds_hat_k),
+                },
             },
         }
     )
+
+
+def _pairs(d: dict[int, tuple[float, float] | None]) -> dict[str, list[float] | None]:
+    return {str(k): None if v is None else [v[0], v[1]] for k, v in d.items()}
 
 
 def _money(v: float | None) -> str:

@@ -12,7 +12,8 @@ def trial_sources(
     db: Store, run: str
 ) -> list[tuple[str, str, frozenset[str], str | None, str | None]]:
     """(task_id, outcome, rule ids broken, latest judge verdict, standing human label) per trial
-    of ``run`` in import order; verdicts and labels other than pass / fail are None."""
+    of ``run`` in import order; verdicts and labels other than pass / fail are None (a ``skip``
+    label leaves the decision to the judge)."""
     broken = broken_rules(db, run)
     # labels are few next to trials: the run's shown labels at once, not a lookup per trial
     labels = dict(

@@ -402,6 +402,27 @@ def test_a_consistent_judge_keeps_the_plain_wilson_interval() -> None:
     assert f.rate == 0.5 and f.ci == wilson_interval(20, 40)
 
 
+def test_a_judge_that_always_picks_the_first_slot_gets_the_pair_as_the_unit() -> None:
+    # 20 pairs, each verdict for the answer shown first: 40 of 40 first-slot wins. Counted as 40
+    # independent verdicts the interval would start at 0.912; the 20 pairs are the evidence.
+    j = judge_bias("j", pairs(*[("a", "b", None)] * 20))
+    f = j.first_slot
+    assert (f.wins, f.decided, f.pairs, f.rate) == (40, 40, 20, 1.0)
+    assert f.design_effect == 2.0 and f.design_effect_assumed
+    assert f.ci == wilson_interval(20, 20)
+    assert f.ci is not None and f.ci[0] == pytest.approx(20 / (20 + 1.959963984540054**2))
+    text = "\n".join(render_bias(bias_report(pairs(*[("a", "b", None)] * 20))).splitlines())
+    assert "(Wilson, the 20 pairs as the unit, design effect 2.00 assumed" in text
+    # the same for a judge that always picks the second slot, and for a single pair
+    last = judge_bias("j", pairs(*[("b", "a", None)] * 20)).first_slot
+    assert last.rate == 0.0 and last.ci == wilson_interval(0, 20)
+    one = judge_bias("j", pairs(("a", "a", None))).first_slot
+    assert one.rate == 0.5 and one.ci == wilson_interval(0.5, 1) and one.design_effect_assumed
+    # a rate strictly inside (0, 1) over several pairs keeps its measured design effect
+    mixed = judge_bias("j", pairs(*[("a", "b", None)] * 5, ("a", "a", None))).first_slot
+    assert not mixed.design_effect_assumed
+
+
 def test_a_score_tie_of_a_rating_judge_is_a_tie_not_a_bias() -> None:
     assert is_rating_judge("GPT-4/Rating_NoRules") and is_rating_judge("ChatGPT/Rating")
     assert not is_rating_judge("GPT-4/Vanilla_NoRules") and not is_rating_judge("Rating")

@@ -47,6 +47,20 @@ def test_each_failure_goes_to_the_first_source_that_explains_it() -> None:
     assert render_flakiness([b, c]).endswith("no flaky task (every task passed all or none)")
 
 
+def test_a_human_label_outranks_the_judge() -> None:
+    (a,) = attribute(
+        [
+            ("a", "pass", NONE, None, None),
+            ("a", "fail", NONE, "pass", "fail"),  # the human says fail: the judge's pass is out
+            ("a", "fail", RULE, "pass", "fail"),  # ... so a broken rule explains it
+            ("a", "fail", NONE, "fail", "pass"),  # the human says pass: the grader disagrees
+            ("a", "fail", NONE, None, "pass"),
+            ("a", "fail", NONE, "pass", None),  # no human label: the judge decides
+        ]
+    )
+    assert (a.infra, a.judge, a.rule, a.agent) == (0, 3, 1, 1)
+
+
 def test_report_shows_the_attribution_and_json_matches(sample_db: Path) -> None:
     db = open_store(sample_db)
     try:
@@ -68,6 +82,26 @@ def test_report_shows_the_attribution_and_json_matches(sample_db: Path) -> None:
     partial = next(t for t in data if t["task_id"] == "refund_partial")
     assert partial["judge"] == 1 and partial["main_source"] == "judge"
     assert all(0 < t["passed"] < t["trials"] for t in data)
+
+
+def test_a_stored_human_fail_label_takes_a_failure_from_the_judge(sample_db: Path) -> None:
+    from reviewer.workflows.flakiness import run_flakiness
+
+    db = open_store(sample_db)
+    try:
+        before = {t.task_id: t for t in run_flakiness(db, "support-v1")}
+        # a failed trial of a flaky task that the judge graded pass
+        tid, task = db.conn.execute(
+            "SELECT t.id, t.task_id FROM trials t JOIN latest_trial_verdicts v ON v.trial_id = t.id"
+            " WHERE t.run = 'support-v1' AND t.outcome = 'fail' AND v.verdict = 'pass' LIMIT 1"
+        ).fetchone()
+        assert before[task].flaky and before[task].judge >= 1
+        add_label(db, tid, "ana", "fail", rubric_ref="support-policy@1")
+        after = {t.task_id: t for t in run_flakiness(db, "support-v1")}
+    finally:
+        db.close()
+    assert after[task].judge == before[task].judge - 1
+    assert after[task].rule + after[task].agent == before[task].rule + before[task].agent + 1
 
 
 async def test_tasks_screen_says_where_the_highlighted_tasks_failures_come_from(

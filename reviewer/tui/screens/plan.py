@@ -1,4 +1,5 @@
-"""Power planning for one run: what `reviewer plan --run R --delta D` prints. ``d`` steps the drop
+"""Power planning for one run: what `reviewer plan --run R --delta D` prints (the detectable drop,
+the tasks and trials a drop of D needs, and their cost), wrapped to the screen. ``+`` steps the drop
 to detect through 0.05, 0.1 and 0.2."""
 
 from __future__ import annotations
@@ -43,20 +44,27 @@ class PlanScreen(ReviewerScreen):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        self.load(self.delta)
+        self._load()
 
     def action_next_delta(self) -> None:
         i = DELTAS.index(self.delta) if self.delta in DELTAS else -1
         self.delta = DELTAS[(i + 1) % len(DELTAS)]
-        self.load(self.delta)
+        self._load()
+
+    def _load(self) -> None:
+        self.query_one("#plan-text", Static).update(
+            f"planning for a drop of {self.delta:g} (simulating comparisons)…"
+        )
+        # the text is wrapped to the screen, less the scroll bar and the padding
+        self.load(self.delta, max(40, self.app.size.width - 4))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="plan-load")
-    def load(self, delta: float) -> None:
+    def load(self, delta: float, width: int) -> None:
         from reviewer.workflows.plan import plan_for_run
 
         with self.store() as db:
             plan = plan_for_run(db, self.run, delta=delta)
-        self.post_message(PlanReady(plan.render()))
+        self.post_message(PlanReady(plan.render(width)))
 
     def on_plan_ready(self, message: PlanReady) -> None:
         self.query_one("#plan-text", Static).update(safe_text(message.text))

@@ -30,11 +30,12 @@ _SORTS: list[tuple[str, str]] = [
 
 
 class TasksLoaded(Message):
-    def __init__(self, k: int, rows: list[TaskRow], rule: str = "") -> None:
+    def __init__(self, k: int, rows: list[TaskRow], rule: str = "", averages: str = "") -> None:
         super().__init__()
         self.k = k
         self.rows = rows
         self.rule = rule  # the run's pass rule in words, when not the default
+        self.averages = averages  # the run's averages with their intervals, in words
 
 
 class FlakinessLoaded(Message):
@@ -69,6 +70,8 @@ class TasksScreen(ReviewerScreen):
         yield Header()
         yield Static(safe_text(f"Tasks of {self.run}", single_line=True), classes="title")
         yield DataTable(id="tasks", cursor_type="row", zebra_stripes=True)
+        # the averages of `reviewer report` with their 95% intervals over tasks
+        yield Static("", id="tasks-average", classes="status")
         # where the highlighted task's failures come from (one line, like the status line)
         yield Static("", id="tasks-flakiness", classes="status")
         yield Static("loading…", id="tasks-status", classes="status")
@@ -108,7 +111,8 @@ class TasksScreen(ReviewerScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="tasks-load")
     def load_tasks(self) -> None:
-        from reviewer.metrics.passk import shared_k
+        from reviewer.metrics.passk import run_passk, shared_k
+        from reviewer.metrics.report import average_summary
         from reviewer.models import PassRule
         from reviewer.store.queries import run_pass_rule, task_table
 
@@ -121,10 +125,12 @@ class TasksScreen(ReviewerScreen):
             or self.runs_k
             or shared_k([[(r.n, r.c) for r in rows]])
         )
-        self.post_message(TasksLoaded(k, rows, words))
+        report = run_passk(self.run, [(r.task_id, r.n, r.c) for r in rows], [1, k])
+        self.post_message(TasksLoaded(k, rows, words, average_summary(report, k)))
 
     def on_tasks_loaded(self, message: TasksLoaded) -> None:
         self.k, self.rows, self.rule = message.k, message.rows, message.rule
+        self.query_one("#tasks-average", Static).update(safe_text(message.averages))
         table = self.query_one("#tasks", DataTable)
         table.clear(columns=True)
         k = self.k
