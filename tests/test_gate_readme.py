@@ -8,7 +8,8 @@ import shlex
 import shutil
 from pathlib import Path
 
-from tests.conftest import REPO, SAMPLE_RUNS, run_cli
+from tests.conftest import REAL_SAMPLE_RUNS as SAMPLE_RUNS
+from tests.conftest import REPO, run_cli
 
 
 def _section() -> str:

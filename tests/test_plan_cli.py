@@ -102,13 +102,3 @@ async def test_plan_screen_from_the_runs_screen(sample_db: str, size: tuple[int,
         await pilot.pause()
         text = str(app.screen.query_one("#plan-text", Static).render())
         assert "to detect a drop of 0.2" in text
-
-
-def test_the_readme_example_is_what_plan_prints(sample_db: str) -> None:
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    lead = "On the sample data, `reviewer plan --run support-v1 --delta 0.1 --k 4` prints:\n\n```\n"
-    shown = readme.split(lead, 1)[1].split("```", 1)[0]
-    code, out, _ = invoke(
-        "--db", sample_db, "plan", "--run", "support-v1", "--delta", "0.1", "--k", "4"
-    )
-    assert code == 0 and out == shown
