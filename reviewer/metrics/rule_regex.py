@@ -27,7 +27,7 @@ _CONSTRUCTS = (
     ("bad repetition operator: ++", "a possessive quantifier ++"),
     ("bad repetition operator: ?+", "a possessive quantifier ?+"),
     ("invalid escape sequence: \\Z", "\\Z (write \\z for the end of the text)"),
-    ("invalid repetition size", "a repetition count over 1000"),
+    ("invalid repetition size", "a repetition count over 1000 (nested counts multiply)"),
 )
 _BACKREFERENCE = re.compile(r"invalid escape sequence: \\[1-9]")
 
