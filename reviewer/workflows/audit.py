@@ -50,7 +50,6 @@ def audit_run(db: Store, run: str, *, store: bool = True) -> RunAudit:
     extent = run_extent(db, run)
     auditor = RunAuditor(run)
     computed: list[tuple[int, int, str]] = []  # for trials imported before fingerprints were kept
-    late: dict[int, TrialDigest] = {}  # the same, when they cannot be stored (read-only store)
     for task in iter_fingerprints(db, run, FINGERPRINT_VERSION):
         for seq, tid, task_id, trial_no, stored, record in task:
             if stored is not None:
@@ -64,8 +63,6 @@ def audit_run(db: Store, run: str, *, store: bool = True) -> RunAudit:
             )
             if store:
                 computed.append((seq, FINGERPRINT_VERSION, fingerprint(d)))
-            else:
-                late[seq] = d
         if len(computed) >= SAVE_EVERY:
             save_fingerprints(db, computed)
             computed = []
@@ -73,12 +70,10 @@ def audit_run(db: Store, run: str, *, store: bool = True) -> RunAudit:
         save_fingerprints(db, computed)
     for task in iter_fingerprints(db, run, FINGERPRINT_VERSION):
         digests: list[TrialDigest] = []
-        for seq, tid, task_id, trial_no, stored, record in task:
+        for _seq, tid, task_id, trial_no, stored, record in task:
             if stored is not None:
                 digests.append(from_fingerprint(tid, task_id, trial_no, stored))
-            elif seq in late:
-                digests.append(late[seq])
-            else:  # a trial added between the passes
+            else:  # not stored (a store we may not write), or a trial added between the passes
                 assert record is not None
                 digests.append(
                     digest_trial(tid, decode(record, run=run, task_id=task_id, trial=trial_no))
