@@ -84,6 +84,8 @@ def _read(path: Path) -> dict[str, Any]:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: {e}") from e
+    except RecursionError as e:  # tomllib recurses once per nested array or inline table
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from e
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(f"{path}: cannot read: {e}") from e
 

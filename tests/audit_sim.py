@@ -209,13 +209,18 @@ def digests(records: list[dict[str, Any]]) -> list[Any]:
 
 
 def audit(records: list[dict[str, Any]], run: str = "sim") -> Any:
-    """The run's audit, fed task by task as the workflow does."""
-    from reviewer.metrics.audit import RunAuditor
+    """The run's audit, fed in two passes task by task as the workflow does."""
+    from reviewer.metrics.audit import RunAuditor, TrialRef
 
     auditor = RunAuditor(run)
     by_task: dict[str, list[Any]] = {}
     for d in digests(records):
         by_task.setdefault(d.task_id, []).append(d)
+    for ds in by_task.values():
+        for d in sorted(ds, key=lambda d: d.trial):
+            auditor.add_created(
+                TrialRef.of(d), {v: (c.message, c.tool) for v, c in d.created.items()}
+            )
     for ds in by_task.values():
         auditor.add_task(ds)
     return auditor.finish()
@@ -230,3 +235,51 @@ def planted(path: Path) -> Path:
     sim.plant_copy("task_01", 0, 3)
     sim.plant_hollow("task_05", 1, "no_tools")
     return write_jsonl(path, sim.records())
+
+
+def shared_records(n: int, users: int = 10, seed: int = 0) -> list[dict[str, Any]]:
+    """``n`` trials (4 a task) run round by round through ONE environment never reset: each trial
+    looks up its user, whose reservations hold every earlier trial's booking for that user, then
+    books one (the case that gave a million leak findings before they were grouped and capped)."""
+    rng = random.Random(seed)
+    names = [f"user_{u}_{rng.randrange(1000, 9999)}" for u in range(users)]
+    booked: dict[str, list[str]] = {u: [] for u in names}
+    out: dict[tuple[int, int], dict[str, Any]] = {}
+    for trial in range(4):
+        for task in range(n // 4):
+            user = names[task % users]
+            new = _code(rng)
+            held = list(booked[user])
+            booked[user].append(new)
+            msgs: list[dict[str, Any]] = [
+                {"role": "system", "content": "You are an airline agent."},
+                {"role": "user", "content": f"I am {user}; book me a flight."},
+            ]
+            for cid, name, args, result in (
+                ("c1", "get_user_details", {"user_id": user}, {"reservations": held}),
+                ("c2", "book_reservation", {"user_id": user}, {"reservation_id": new}),
+            ):
+                msgs.append(
+                    {
+                        "role": "assistant",
+                        "content": "",
+                        "tool_calls": [{"id": cid, "name": name, "arguments": args}],
+                    }
+                )
+                msgs.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": cid,
+                        "name": name,
+                        "content": json.dumps(result),
+                    }
+                )
+            msgs.append({"role": "assistant", "content": f"Booked {new}."})
+            out[(task, trial)] = {
+                "run": "shared",
+                "task_id": f"task_{task:04d}",
+                "trial": trial,
+                "outcome": {"passed": rng.random() < 0.6},
+                "messages": msgs,
+            }
+    return [out[k] for k in sorted(out)]

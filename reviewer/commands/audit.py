@@ -26,6 +26,7 @@ def audit(ctx: click.Context, runs: Sequence[str], as_json: bool) -> None:
 
     The findings are stored; `report` and `compare` warn about the runs that have any. Every import
     audits the runs it added to."""
+    from reviewer.metrics.audit_types import not_kept_line
     from reviewer.text import json_ready
     from reviewer.workflows.audit import audit_runs
 
@@ -43,11 +44,6 @@ def audit(ctx: click.Context, runs: Sequence[str], as_json: bool) -> None:
     blocks = []
     for r in results:
         lines = [r.summary()]
-        if r.unchecked:
-            lines.append(
-                f"  note: {r.unchecked} values that varied between reads were past the memory cap "
-                "and not checked for leaks"
-            )
         k = r.k
         if not r.findings:
             blocks.append(lines[0])
@@ -75,6 +71,7 @@ def audit(ctx: click.Context, runs: Sequence[str], as_json: bool) -> None:
                 lines.append(
                     f"      pass^{k} {_fmt(r.reported)} → {_fmt(f.adjusted)} {_EFFECT[f.kind]}"
                 )
+        lines += [f"  {not_kept_line(kind, n)}" for kind, n in r.not_kept.items() if n]
         blocks.append("\n".join(lines))
     click.echo("\n\n".join(blocks))
 

@@ -20,13 +20,15 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Detector:
     """``pattern`` finds a candidate; the first of ``groups`` that matched is masked (0: all of it)
-    when ``check`` (given that text) accepts it. ``hint`` is a cheap pre-test of the whole string."""
+    when ``check`` (given that text) accepts it and ``kept_after`` does not match the text just
+    before it. ``hint`` is a cheap pre-test of the whole string."""
 
     kind: str
     pattern: re.Pattern[str]
     groups: tuple[int | str, ...] = (0,)
     check: Callable[[str], bool] | None = None
     hint: re.Pattern[str] | None = None
+    kept_after: re.Pattern[str] | None = None
 
 
 # --- checks ---------------------------------------------------------------------------------------
@@ -201,35 +203,79 @@ _BASIC = re.compile(r"(?i)\bbasic\s+([A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])"
 _BEARER = re.compile(r"(?i)\bbearer\s+([A-Za-z0-9\-._~+/]{8,}=*)")
 _JWT = re.compile(r"(?<![\w-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*)?")
 
+# a key is a key wherever it stands, in a run name such as prod-sk-ant-... too: only a letter or a
+# digit before it (part of a longer word) keeps it
 _API_KEY = re.compile(
-    r"(?<![\w-])(?:"
+    r"(?<![A-Za-z0-9])(?:"
     r"sk-ant-[A-Za-z0-9_-]{16,}"  # Anthropic
-    r"|sk-(?:proj-|svcacct-|admin-|live-|test-)?[A-Za-z0-9_-]{20,}"  # OpenAI and look-alikes
+    r"|sk-(?:proj-|svcacct-|admin-|live-|test-)[A-Za-z0-9_-]{20,}"  # OpenAI
+    # OpenAI's older keys; after a hyphen or an underscore (inside a name) only as they are issued,
+    # so that a slug such as run-sk-long-descriptive-name stays
+    r"|(?<![_-])sk-[A-Za-z0-9_-]{20,}|sk-[A-Za-z0-9]{32,}"
     r"|[sr]k_(?:live|test)_[0-9A-Za-z]{16,}"  # Stripe secret and restricted keys
     r"|(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}"  # AWS access key ids
     r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,}"  # GitHub
-    r"|glpat-[A-Za-z0-9_-]{20,}"  # GitLab
-    r"|xox[abposr]-[A-Za-z0-9-]{10,}"  # Slack tokens
+    # GitLab: personal, deploy, runner, trigger, CI job, incoming mail, agent, OAuth, feed tokens
+    r"|gl(?:pat|dt|rt|ptt|cbt|imt|agent|oas|soat|ft|ffct)-[A-Za-z0-9_-]{20,}"
+    r"|GR1348941[A-Za-z0-9_-]{20,}"  # GitLab runner registration
+    r"|xox[abposr]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,}"  # Slack bot, user, app tokens
     r"|https://hooks\.slack\.com/services/T[A-Za-z0-9_]+/B[A-Za-z0-9_]+/[A-Za-z0-9_]+"  # webhooks
+    r"|https://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]+"  # Discord
+    r"|\d{8,10}:[A-Za-z0-9_-]{35}"  # Telegram bot
     r"|AIza[0-9A-Za-z_-]{35}"  # Google
     r"|hf_[A-Za-z0-9]{30,}"  # Hugging Face
     r"|npm_[A-Za-z0-9]{36,}"  # npm
     r"|SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"  # SendGrid
     r"|pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"  # PyPI
     r"|(?:AC|SK)[0-9a-f]{32}"  # Twilio
+    r"|do[opr]_v1_[a-f0-9]{64}"  # DigitalOcean personal, OAuth and refresh tokens
+    r"|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"  # Shopify
+    r"|[0-9a-f]{32}-us\d{1,2}"  # Mailchimp
+    r"|sq0(?:atp|csp|idp)-[0-9A-Za-z_-]{22,43}|EAAA[A-Za-z0-9_-]{60}"  # Square
     r")(?![\w-])"
 )
+
+# a Discord bot token: the bot's id in base64, a time stamp, an HMAC
+_DISCORD_BOT = re.compile(
+    r"(?<![A-Za-z0-9_-])([MNO][A-Za-z0-9_-]{23,25})\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![\w-])"
+)
+
+
+def is_discord_bot_token(token: str) -> bool:
+    """The first part decodes to the bot's numeric id (a dotted name does not)."""
+    raw = _b64(token.split(".", 1)[0], urlsafe=True)
+    return raw is not None and raw.isdigit() and len(raw) >= 15
+
 
 # the name of a setting that holds a secret, at the end of an identifier: DB_PASSWORD, "api-key",
 # aws_secret_access_key, AccountKey (Azure connection strings), refresh_token
 _KEYWORD = (
-    r"(?<![A-Za-z0-9])((?:"
+    r"((?<![A-Za-z0-9])(?:"
     r"secret[_-]?access[_-]?key|access[_-]?key(?:[_-]?id)?|api[_-]?key|apikey|account[_-]?key"
     r"|shared[_-]?access[_-]?(?:key|signature)|client[_-]?secret|secret(?:[_-]?key)?"
     r"|private[_-]?key|(?:access|auth|refresh|session|id|api|bearer)?[_-]?token"
-    r"|password|passwd|passphrase|credentials?"
-    r"))(?![A-Za-z0-9_-])"
+    r"|credentials?|(?:mysql|db|database)[_-]?pwd"
+    # a password's name may run on from another word: PGPASSWORD, dbpassword, MYSQLPASSWORD
+    r")|[A-Za-z0-9]*?(?:password|passwd|passphrase))(?![A-Za-z0-9_-])"
 )
+# a JSON key that names a secret: its value is one (structured JSON, where no "=" or ":" is left);
+# plurals of the key and password names too ("api_keys": [...]), not "tokens" (a tokenizer's output)
+_SECRET_NAME = re.compile(
+    r"(?i)(?:(?<![A-Za-z0-9])(?:secret[_-]?access[_-]?key|access[_-]?key(?:[_-]?id)?|api[_-]?key"
+    r"|apikey|account[_-]?key|shared[_-]?access[_-]?(?:key|signature)|client[_-]?secret"
+    r"|secret(?:[_-]?key)?|private[_-]?key)s?"
+    r"|(?<![A-Za-z0-9])(?:(?:access|auth|refresh|session|id|api|bearer)?[_-]?token|credentials?"
+    r"|(?:mysql|db|database)[_-]?pwd|authorization)"
+    r"|(?:password|passwd|passphrase)s?)$"
+)
+
+
+def is_secret_name(key: str) -> bool:
+    """``api_key``, ``PGPASSWORD``, ``clientSecret``, ``x-api-key``, ``Authorization``: not
+    ``input_tokens``, ``key``, ``password_hint``, ``auth`` (a method) or ``pwd`` (a folder)."""
+    return _SECRET_NAME.search(key) is not None
+
+
 # key = value, "key": "value", key: value; quotes may be escaped (JSON inside a JSON string)
 _ASSIGNED = re.compile(
     rf"(?i){_KEYWORD}(?:\\?[\"'`])?\]?\s*(?:=>|:=|::|=|:)\s*(?:"
@@ -241,7 +287,21 @@ _ASSIGNED = re.compile(
 _STATED = re.compile(
     rf"(?i){_KEYWORD}\s+(?:is|was|will be)\s+[\"'`]?(?P<value>[^\s\"'`,;]{{6,256}}?)(?=[.,;:)\]}}>]*(?:\s|$|[\"'`,;]))"
 )
-_KEYWORD_HINT = re.compile(r"(?i)key|secret|token|passw|passphrase|credential|signature")
+_KEYWORD_HINT = re.compile(r"(?i)key|secret|token|passw|passphrase|credential|signature|pwd")
+# a signed URL's signature: Azure SAS sig=, AWS X-Amz-Signature=, Google X-Goog-Signature=
+_SIGNATURE = re.compile(
+    r"(?i)(?<![A-Za-z0-9_-])(?:sig|x-amz-signature|x-goog-signature)=([A-Za-z0-9%+/=._-]{16,512})"
+)
+# a password given to a command: mysql -pSECRET (attached: "-p db" asks for it), sshpass -p SECRET,
+# curl -u user:SECRET / --user user:SECRET
+_COMMAND_PASSWORD = re.compile(
+    r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mariadb|mariadb-dump)\b"
+    r"[^\n|;&]{0,200}?\s-p(?P<attached>[^\s'\"]+|'[^'\n]+'|\"[^\"\n]+\")"
+    r"|\bsshpass\s+-p\s*(?P<sshpass>[^\s'\"]+|'[^'\n]+'|\"[^\"\n]+\")"
+    r"|\b(?:curl|wget)\b[^\n|;&]{0,200}?\s(?:-u|--user|-U|--proxy-user)(?:\s+|=)['\"]?"
+    r"[^\s:'\"]{1,128}:(?P<user>[^\s'\"@]{1,256})"
+)
+_COMMAND_HINT = re.compile(r"mysql|mariadb|sshpass|curl|wget")
 
 _CARD = re.compile(r"(?<![\w.#/+-])(?:\d[ -]?){12,18}\d(?![\w-]|[.,]\d)")
 _IBAN = re.compile(
@@ -254,6 +314,11 @@ _EMAIL = re.compile(
 )
 # +1 415 555 0100, +44 20 7946 0958, (415) 555-0100, 415-555-0100, 415.555.0100; bare numbers
 # separated by spaces ("sizes 100 200 300") are phone numbers only in North American shape
+# a number right after the word for an id is that id: "order 555-223-4567", "ticket #415 555 0100"
+_ID_BEFORE = re.compile(
+    r"(?i)\b(?:order|ticket|invoice|case|tracking|confirmation|reference|ref|item|sku|booking"
+    r"|reservation|po)\s*(?:#|no\.?|number|id)?\s*[:#]?\s*$"
+)
 _PHONE = re.compile(
     r"(?<![\w.+/-])(?:"
     r"\+\d{1,3}[\s.-]?\d{1,4}(?:[\s.-]?\d{2,4}){2,3}"
@@ -269,11 +334,19 @@ _PHONE_NAMED = re.compile(
 )
 _DIGITS = re.compile(r"\d")
 _LONG_NUMBER = re.compile(r"\d(?:[ -]?\d){12}")
-_PHONE_WORD = re.compile(r"(?i)phone|tel|mobile|cell|call|sms|text|fax|whatsapp")
+_TEN_DIGITS = re.compile(r"\d{10}")
 
 
 def _phone_digits(text: str) -> bool:
-    return 9 <= sum(ch.isdigit() for ch in text) <= 15
+    """A number of a phone's length; in North American shape (3-3-4) a valid one (``555-123-4567``
+    has no exchange 123: an order number)."""
+    digits = sum(ch.isdigit() for ch in text)
+    if not 9 <= digits <= 15:
+        return False
+    return text.startswith(("+", "(")) or not _NANP_SHAPE.fullmatch(text) or is_nanp(text)
+
+
+_NANP_SHAPE = re.compile(r"\d{3}([.-])\d{3}\1\d{4}")
 
 
 DETECTORS: tuple[Detector, ...] = (
@@ -289,6 +362,15 @@ DETECTORS: tuple[Detector, ...] = (
     ),
     Detector("jwt", _JWT, check=is_jwt, hint=re.compile("eyJ")),
     Detector("api key", _API_KEY),
+    Detector("api key", _DISCORD_BOT, (0,), is_discord_bot_token, re.compile(r"[MNO]\w{23,25}\.")),
+    Detector(
+        "password",
+        _COMMAND_PASSWORD,
+        ("attached", "sshpass", "user"),
+        is_url_password,
+        _COMMAND_HINT,
+    ),
+    Detector("credential", _SIGNATURE, (1,), is_url_password, re.compile(r"(?i)sig(?:nature)?=")),
     Detector("credential", _ASSIGNED, ("quoted", "bare"), is_secret_value, _KEYWORD_HINT),
     Detector("credential", _STATED, ("value",), is_stated_secret, _KEYWORD_HINT),
     Detector("card number", _CARD, check=is_card, hint=_LONG_NUMBER),
@@ -302,9 +384,9 @@ DETECTORS: tuple[Detector, ...] = (
         re.compile(r"(?i)ssn|social security"),
     ),
     Detector("email", _EMAIL, hint=re.compile("@")),
-    Detector("phone number", _PHONE, check=_phone_digits, hint=_DIGITS),
-    Detector("phone number", _PHONE_SPACED, check=is_nanp, hint=_DIGITS),
-    Detector("phone number", _PHONE_NAMED, (1,), is_nanp, _PHONE_WORD),
+    Detector("phone number", _PHONE, check=_phone_digits, hint=_DIGITS, kept_after=_ID_BEFORE),
+    Detector("phone number", _PHONE_SPACED, check=is_nanp, hint=_DIGITS, kept_after=_ID_BEFORE),
+    Detector("phone number", _PHONE_NAMED, (1,), is_nanp, _TEN_DIGITS),
 )
 
 #: Every kind, in the order the summary lists them.

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from reviewer.export.detectors import DETECTORS, KINDS, Detector
+from reviewer.export.detectors import DETECTORS, KINDS, Detector, is_secret_name, is_secret_value
 
 __all__ = ["KINDS", "Redactor", "mask"]
 
@@ -26,9 +26,17 @@ def mask(kind: str) -> str:
 class Redactor:
     """Masks secrets in strings and counts what it masked (``counts`` by kind, ``total``)."""
 
-    def __init__(self) -> None:
+    #: Long strings redacted last, remembered with what they masked: an export repeats the same
+    #: system prompt in every task, and it is redacted once.
+    REMEMBER = 256
+    LONG = 256
+
+    def __init__(self, remember: int = REMEMBER) -> None:
         self.counts: Counter[str] = Counter()
         self._seen: set[tuple[str, str]] | None = None  # within one record: count each secret once
+        self._remember = remember
+        self._done: dict[str, tuple[str, list[tuple[str, str]]]] = {}
+        self._found: list[tuple[str, str]] = []  # (kind, secret) masked in the string at hand
 
     @property
     def total(self) -> int:
@@ -36,10 +44,21 @@ class Redactor:
 
     def text(self, s: str) -> str:
         """``s`` with every secret masked."""
+        long = self._remember and len(s) >= self.LONG
+        if long and (done := self._done.get(s)) is not None:
+            for kind, found in done[1]:
+                self._tally(kind, found)
+            return done[0]
+        self._found = []
+        out = s
         for d in DETECTORS:
-            if d.hint is None or d.hint.search(s):
-                s = self._sub(d, s)
-        return s
+            if d.hint is None or d.hint.search(out):
+                out = self._sub(d, out)
+        if long:
+            if len(self._done) >= self._remember:
+                self._done.clear()
+            self._done[s] = (out, self._found)
+        return out
 
     @contextmanager
     def one_record(self) -> Iterator[None]:
@@ -59,13 +78,28 @@ class Redactor:
     def value(self, obj: Any, keep: frozenset[tuple[str, ...]] = frozenset()) -> Any:
         """A JSON value with every string and every key masked, except the values at the key paths
         in ``keep`` (``("provenance", "trial_id")``)."""
-        return self._value(obj, keep, ())
+        return self._value(obj, keep, (), False)
 
-    def _value(self, obj: Any, keep: frozenset[tuple[str, ...]], path: tuple[str, ...]) -> Any:
+    def _value(
+        self, obj: Any, keep: frozenset[tuple[str, ...]], path: tuple[str, ...], secret: bool
+    ) -> Any:
+        """``secret``: ``obj`` sits under a key that names a secret (``"api_key": ...``), where
+        the value is the secret whatever its shape."""
         if isinstance(obj, str):
-            return obj if path in keep else self.text(obj)
+            if path in keep:
+                return obj
+            if secret and is_secret_value(obj):
+                self._tally("credential", obj)
+                return mask("credential")
+            return self.text(obj)
+        if secret and isinstance(obj, int | float) and not isinstance(obj, bool):
+            digits = sum(ch.isdigit() for ch in repr(obj))
+            if digits >= 6:  # a numeric PIN, key or token; a count or a flag stays
+                self._tally("credential", repr(obj))
+                return mask("credential")
+            return obj
         if isinstance(obj, list):
-            return [self._value(v, keep, path) for v in obj]
+            return [self._value(v, keep, path, secret) for v in obj]
         if isinstance(obj, dict):
             out: dict[str, Any] = {}
             for k, v in obj.items():
@@ -75,7 +109,8 @@ class Redactor:
                     while f"{key} ({n})" in out:
                         n += 1
                     key = f"{key} ({n})"
-                out[key] = self._value(v, keep, (*path, k))
+                named = secret or (isinstance(k, str) and is_secret_name(k))
+                out[key] = self._value(v, keep, (*path, k), named)
             return out
         return obj
 
@@ -98,14 +133,19 @@ class Redactor:
             found = m.group(group)
             if d.check is not None and not d.check(found):
                 return m.group(0)
-            self._count(d.kind, found)
+            if d.kept_after is not None and d.kept_after.search(
+                s, max(0, m.start() - 40), m.start()
+            ):
+                return m.group(0)
+            self._found.append((d.kind, found))
+            self._tally(d.kind, found)
             start, end = m.start(group) - m.start(), m.end(group) - m.start()
             whole = m.group(0)
             return whole[:start] + mask(d.kind) + whole[end:]
 
         return d.pattern.sub(repl, s)
 
-    def _count(self, kind: str, found: str) -> None:
+    def _tally(self, kind: str, found: str) -> None:
         if self._seen is None:
             self.counts[kind] += 1
         elif (kind, found) not in self._seen:

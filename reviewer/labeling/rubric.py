@@ -79,6 +79,8 @@ def parse_rubric(text: str, file: str = "rubric.toml") -> Rubric:
         m = _TOML_POS_RE.search(msg)
         line = int(m.group(1)) if m else None
         raise RubricError(file, line, f"not valid TOML: {_TOML_POS_RE.sub('', msg)}") from None
+    except RecursionError:  # tomllib recurses once per nested array or inline table
+        raise RubricError(file, None, "not valid TOML: nested too deeply") from None
     lines = _Lines(text)
 
     def err(reason: str, line: int | None = None) -> RubricError:

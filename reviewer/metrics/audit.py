@@ -14,19 +14,24 @@ one task at a time (:class:`RunAuditor`), so a run of any size is read once and 
 * **order**: the pass rate of a run's tasks depends on trial order (:mod:`reviewer.metrics.trend`).
 
 Each finding names its trials, the evidence, and the run's pass^k with the finding taken into
-account beside the reported figure.
+account beside the reported figure. A trial that saw the state of several others is one leak (the
+first creator named, the others counted), and only the first :data:`MAX_KEPT` findings of each kind
+are kept; the rest are counted (``RunAudit.not_kept``), so a run whose trials all share one
+environment gives a count, not a million findings.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from fractions import Fraction
+from sys import intern
 
 from reviewer.metrics.audit_trial import TrialDigest
 from reviewer.metrics.audit_types import (
     KIND_WORDS,
     KINDS,
+    MAX_KEPT,
     Finding,
     RunAudit,
     TrialRef,
@@ -40,13 +45,13 @@ from reviewer.models import FAIL, PASS
 
 __all__ = ["KIND_WORDS", "KINDS", "Finding", "RunAudit", "RunAuditor", "TrialRef", "kind_count"]
 
-#: Caps that keep memory flat on runs whose reads vary a lot (a search tool, a clock): the
-#: creators kept per value, and the values read that no trial has created (yet) kept for later tasks.
+#: The creators kept per value (the first few, across the run).
 MAX_CREATORS = 4
-MAX_SIGHTINGS = 200_000
+#: Values a leak finding lists in its detail; past it they are counted (``values_total``).
+MAX_VALUES = 20
 
 
-@dataclass
+@dataclass(slots=True)
 class _Task:
     task_id: str
     n: int
@@ -54,41 +59,68 @@ class _Task:
     order: list[bool]  # scored outcomes in trial order
 
 
-@dataclass
-class _Sighting:
-    viewer: TrialRef
-    value: str
-    tool: str
-    message: int
-    without: TrialRef  # a trial of the same task whose same read did not return it
-    outcome: str  # the viewer's
-    local: _Creator | None = None  # a trial of the viewer's own task that created it
-
-
-@dataclass
+@dataclass(slots=True)
 class _Creator:
     ref: TrialRef
     tool: str
     message: int
 
 
+@dataclass
+class _Seen:
+    """What one trial saw of state other trials created, for its one leak finding: the first
+    creator's values with the first read that returned one, and the other creators counted."""
+
+    viewer: TrialRef
+    outcome: str
+    creator: _Creator
+    tool: str
+    message: int
+    without: TrialRef  # a trial of the same task whose same read did not return it
+    values: set[str] = field(default_factory=set)  # created by ``creator``
+    others: dict[str, _Creator] = field(default_factory=dict)  # other creators, by trial id
+    other_values: set[str] = field(default_factory=set)
+
+
 class RunAuditor:
-    """Feed every task of one run (:meth:`add_task`, its trials' digests), then :meth:`finish`."""
+    """Audit one run in two passes over its tasks: first :meth:`add_created` for every trial (what
+    its writes created: a read is a leak only once every creator in the run is known), then
+    :meth:`add_task` for every task (its trials' digests), then :meth:`finish`. Memory holds the
+    values created and a few numbers per task, never the sightings."""
 
     def __init__(self, run: str) -> None:
         self.run = run
         self.tasks: dict[str, _Task] = {}
         self.findings: list[Finding] = []
         self.adjust: list[dict[str, tuple[int, int]]] = []  # per finding: task -> (n, c)
-        self.creators: dict[str, list[_Creator]] = {}  # the first few, across the run
-        self.created_by: dict[str, int] = {}  # how many trials created each value
-        self.sightings: list[_Sighting] = []  # of values some trial created
-        # of values no trial has created yet: kept (up to MAX_SIGHTINGS) for the tasks to come
-        self.pending: dict[str, list[_Sighting]] = {}
-        self.pending_n = 0
-        self.dropped = 0  # sightings past that cap, not checked
+        self.not_kept: dict[str, int] = dict.fromkeys(KINDS, 0)  # findings past MAX_KEPT
+        self.kept: dict[str, int] = dict.fromkeys(KINDS, 0)
+        # the first creator of each value, or the first few (memory: one entry per value created)
+        self.creators: dict[str, _Creator | list[_Creator]] = {}
+        self.created_by: dict[str, int] = {}  # how many trials created a value, when over one
         self.distinct_counts: dict[str, tuple[int, int]] = {}
         self.trials = 0
+
+    # --- the first pass: what every trial created -----------------------------------------------
+
+    def add_created(self, ref: TrialRef, created: Mapping[str, tuple[int, str]]) -> None:
+        """Trial ``ref`` created ``created`` (value -> (message, tool)); call in task order, the
+        trials of a task in trial order, for every trial before the first :meth:`add_task`."""
+        for value, (message, tool) in created.items():
+            creator = _Creator(ref, intern(tool), message)
+            known = self.creators.get(value)
+            if known is None:
+                self.creators[value] = creator
+                continue
+            self.created_by[value] = self.created_by.get(value, 1) + 1
+            if isinstance(known, _Creator):
+                self.creators[value] = [known, creator]
+            elif len(known) < MAX_CREATORS:
+                known.append(creator)
+
+    def _creators_of(self, value: str) -> Sequence[_Creator]:
+        known = self.creators.get(value, ())
+        return (known,) if isinstance(known, _Creator) else known
 
     # --- one task -----------------------------------------------------------------------------
 
@@ -106,15 +138,21 @@ class RunAuditor:
         local: dict[str, list[_Creator]] = {}
         for d in trials:
             for value, where in d.created.items():
-                creator = _Creator(TrialRef.of(d), where.tool, where.message)
-                local.setdefault(value, []).append(creator)
-                self.created_by[value] = self.created_by.get(value, 0) + 1
-                known = self.creators.setdefault(value, [])
-                if len(known) < MAX_CREATORS:
-                    known.append(creator)
-        self._varying_reads(trials, local)
+                local.setdefault(value, []).append(
+                    _Creator(TrialRef.of(d), where.tool, where.message)
+                )
+        for seen in self._varying_reads(trials, local):
+            self._leak(seen)
+
+    def _full(self, kind: str) -> bool:
+        """Whether ``kind`` has its MAX_KEPT findings (one more is then only counted)."""
+        if self.kept[kind] < MAX_KEPT:
+            return False
+        self.not_kept[kind] += 1
+        return True
 
     def _add(self, finding: Finding, adjust: dict[str, tuple[int, int]]) -> None:
+        self.kept[finding.kind] += 1
         self.findings.append(finding)
         self.adjust.append(adjust)
 
@@ -162,7 +200,7 @@ class RunAuditor:
         for members in groups.values():
             # copies with fewer than two scored trials (production traffic, crashes) change no
             # figure: counting them once leaves every pass rate as it was
-            if sum(trials[i].outcome in (PASS, FAIL) for i in members) < 2:
+            if sum(trials[i].outcome in (PASS, FAIL) for i in members) < 2 or self._full("copy"):
                 continue
             refs = [TrialRef.of(trials[i]) for i in members]
             reasons = sorted({r for (a, _b), rs in why.items() if a in members for r in rs})
@@ -199,6 +237,8 @@ class RunAuditor:
                 why = f"no tool call, while {tooled} of the task's {len(passes)} passes call tools"
             else:
                 continue
+            if self._full("hollow"):
+                continue
             self._add(
                 Finding(
                     "hollow",
@@ -211,56 +251,69 @@ class RunAuditor:
                 {task_id: (n, c - 1)},
             )
 
-    def _varying_reads(self, trials: list[TrialDigest], local: dict[str, list[_Creator]]) -> None:
-        """Values one trial's pre-write read returned that the same read of another trial of the
-        task did not: kept as sightings until the run's created identifiers are all known."""
+    def _varying_reads(
+        self, trials: list[TrialDigest], local: dict[str, list[_Creator]]
+    ) -> list[_Seen]:
+        """Each trial of the task whose pre-write read returned a value another trial created,
+        where the same read of another trial of the task did not: one ``_Seen`` per such trial,
+        in the order first found."""
         by_query: dict[str, list[tuple[TrialDigest, frozenset[str], str, int]]] = {}
         for d in trials:
             for r in d.reads:
                 by_query.setdefault(r.query, []).append((d, r.values, r.tool, r.message))
+        found: dict[str, _Seen] = {}
+        # past the kept leaks, a trial's first leaked value is enough: it is only counted
+        detailed = self.kept["leak"] < MAX_KEPT
         for results in by_query.values():
             if len({d.id for d, *_ in results}) < 2:
                 continue
             common = frozenset.intersection(*(v for _d, v, *_ in results))
             for d, values, tool, message in results:
-                for value in values - common - d.given:
+                if not detailed and d.id in found:
+                    continue
+                fresh = values - common - d.given
+                for value in sorted(fresh) if detailed else fresh:
                     mine = [c for c in local.get(value, ()) if c.ref.id != d.id]
-                    known = mine or value in self.creators
-                    if not known and self.pending_n >= MAX_SIGHTINGS:
-                        self.dropped += 1
+                    if mine:  # the viewer's own task made it: the earliest trial before it
+                        creator: _Creator | None = (
+                            [c for c in mine if c.ref.trial < d.trial] or mine
+                        )[0]
+                    else:
+                        creator = next(
+                            (c for c in self._creators_of(value) if c.ref.id != d.id), None
+                        )
+                    if creator is None:
                         continue
+                    # a trial of the same task whose same read did not return it
                     without = next(
                         (o for o, ov, *_ in results if o.id != d.id and value not in ov), None
                     )
                     if without is None:
                         continue
-                    earlier = [c for c in mine if c.ref.trial < d.trial]
-                    sighting = _Sighting(
-                        TrialRef.of(d),
-                        value,
-                        tool,
-                        message,
-                        TrialRef.of(without),
-                        d.outcome,
-                        (earlier or mine)[0] if mine else None,
-                    )
-                    if known:
-                        self.sightings.append(sighting)
-                    else:  # created, if at all, by a task still to come
-                        self.pending.setdefault(value, []).append(sighting)
-                        self.pending_n += 1
+                    seen = found.get(d.id)
+                    if seen is None:
+                        seen = found[d.id] = _Seen(
+                            TrialRef.of(d), d.outcome, creator, tool, message, TrialRef.of(without)
+                        )
+                        if not detailed:
+                            break
+                    if creator.ref.id == seen.creator.ref.id:
+                        seen.values.add(value)
+                    else:
+                        seen.others.setdefault(creator.ref.id, creator)
+                        seen.other_values.add(value)
+        return list(found.values())
 
     # --- the run ------------------------------------------------------------------------------
 
     def finish(self) -> RunAudit:
-        self._leaks()
         tasks = list(self.tasks.values())
         k = default_ks(t.n for t in tasks)[-1]
         base = {t.task_id: (t.n, t.c) for t in tasks}
         reported, _ = _average(base.values(), k)
         distinct, left = _average([self.distinct_counts.get(t, nc) for t, nc in base.items()], k)
         trend = trend_test([t.order for t in tasks])
-        if trend.significant:
+        if trend.significant and not self._full("order"):
             direction = "falls" if trend.z < 0 else "rises"
             self._add(
                 Finding(
@@ -285,69 +338,79 @@ class RunAuditor:
         order = {kind: i for i, kind in enumerate(KINDS)}
         self.findings.sort(key=lambda f: order[f.kind])
         return RunAudit(
-            self.run, self.trials, k, reported, distinct, left, trend, self.findings, self.dropped
+            self.run,
+            self.trials,
+            k,
+            reported,
+            distinct,
+            left,
+            trend,
+            self.findings,
+            not_kept={kind: n for kind, n in self.not_kept.items() if n},
         )
 
-    def _leaks(self) -> None:
-        for value, seen in self.pending.items():
-            if value in self.creators:
-                self.sightings += seen
-        self.pending.clear()
-        pairs: dict[tuple[str, str], list[tuple[_Sighting, _Creator]]] = {}
-        others: dict[tuple[str, str], int] = {}
-        for s in self.sightings:
-            creators = [c for c in self.creators.get(s.value, ()) if c.ref.id != s.viewer.id]
-            creator = s.local or (creators[0] if creators else None)
-            if creator is None:
-                continue
-            pairs.setdefault((s.viewer.id, creator.ref.id), []).append((s, creator))
-            # every trial that created it, but the viewer and the one named
-            viewer_made = any(c.ref.id == s.viewer.id for c in self.creators.get(s.value, ()))
-            others[(s.viewer.id, creator.ref.id)] = self.created_by[s.value] - 1 - viewer_made
-        for key, found in pairs.items():
-            s, a = found[0]
-            b = s.viewer
-            values = sorted({x.value for x, _ in found})
-            shown = ", ".join(values[:5]) + (
-                f" and {len(values) - 5} more" if len(values) > 5 else ""
+    def _leak(self, seen: _Seen) -> None:
+        """One leak finding: the trial that saw state, the first trial that created it."""
+        if self._full("leak"):
+            return
+        a, b = seen.creator, seen.viewer
+        values = sorted(seen.values)
+        shown = ", ".join(values[:5]) + (f" and {len(values) - 5} more" if len(values) > 5 else "")
+        # every trial that created it, but the one named (the viewer never created what it read)
+        others = self.created_by.get(values[0], 1) - 1
+        evidence = [
+            f"task {a.ref.task_id} trial {a.ref.trial} created {values[0]} with {a.tool} "
+            f"(message {a.message})",
+            f"task {b.task_id} trial {b.trial} saw it in what {seen.tool} returned (message "
+            f"{seen.message}), before it wrote anything",
+            f"the same {seen.tool} in task {seen.without.task_id} trial {seen.without.trial} did "
+            "not return it",
+        ]
+        if len(values) > 1:
+            evidence.append(f"values seen: {shown}")
+        if others > 0:
+            evidence.append(
+                f"{values[0]} was also created by {others} other trial{plural(others)} (an id the "
+                "environment hands out the same each time); the one named is the likeliest"
             )
-            t = self.tasks.get(b.task_id)
-            evidence = [
-                f"task {a.ref.task_id} trial {a.ref.trial} created {values[0]} with {a.tool} "
-                f"(message {a.message})",
-                f"task {b.task_id} trial {b.trial} saw it in what {s.tool} returned (message "
-                f"{s.message}), before it wrote anything",
-                f"the same {s.tool} in task {s.without.task_id} trial {s.without.trial} did not "
-                "return it",
-            ]
-            if len(values) > 1:
-                evidence.append(f"values seen: {shown}")
-            if others[key] > 0:
-                evidence.append(
-                    f"{values[0]} was also created by {others[key]} other trial"
-                    f"{plural(others[key])} (an id the environment hands out the same each time); "
-                    "the one named is the likeliest"
-                )
-            adjust: dict[str, tuple[int, int]] = {}
-            if t is not None and s.outcome in (PASS, FAIL):
-                adjust[b.task_id] = (t.n - 1, t.c - (s.outcome == PASS))
-            self._add(
-                Finding(
-                    "leak",
-                    b.task_id,
-                    [b, a.ref],
-                    f"task {b.task_id} trial {b.trial} saw {values[0]}, created by task "
-                    f"{a.ref.task_id} trial {a.ref.trial}",
-                    evidence,
-                    detail={
-                        "values": values,
-                        "viewer": {**b.to_dict(), "tool": s.tool, "message": s.message},
-                        "creator": {**a.ref.to_dict(), "tool": a.tool, "message": a.message},
-                        "without": s.without.to_dict(),
-                    },
-                ),
-                adjust,
+        detail: dict[str, object] = {
+            "values": values[:MAX_VALUES],
+            "viewer": {**b.to_dict(), "tool": seen.tool, "message": seen.message},
+            "creator": {**a.ref.to_dict(), "tool": a.tool, "message": a.message},
+            "without": seen.without.to_dict(),
+        }
+        if len(values) > MAX_VALUES:
+            detail["values_total"] = len(values)
+        if seen.others:
+            n, m = len(seen.others), len(seen.other_values)
+            named = [f"task {c.ref.task_id} trial {c.ref.trial}" for c in seen.others.values()]
+            evidence.append(
+                f"it also saw {m} value{plural(m)} created by {n} other trial{plural(n)} ("
+                + ", ".join(named[:3])
+                + (f" and {n - 3} more" if n > 3 else "")
+                + ")"
             )
+            detail["other_creators"] = {
+                "trials": n,
+                "values": m,
+                "first": [c.ref.to_dict() for c in list(seen.others.values())[:3]],
+            }
+        adjust: dict[str, tuple[int, int]] = {}
+        t = self.tasks.get(b.task_id)
+        if t is not None and seen.outcome in (PASS, FAIL):
+            adjust[b.task_id] = (t.n - 1, t.c - (seen.outcome == PASS))
+        self._add(
+            Finding(
+                "leak",
+                b.task_id,
+                [b, a.ref],
+                f"task {b.task_id} trial {b.trial} saw {values[0]}, created by task "
+                f"{a.ref.task_id} trial {a.ref.trial}",
+                evidence,
+                detail=detail,
+            ),
+            adjust,
+        )
 
 
 class _Mean:

@@ -321,6 +321,26 @@ def fingerprint(d: TrialDigest) -> str:
 _FINGERPRINT_JSON = json.JSONEncoder(separators=(",", ":"))
 
 
+# a stored fingerprint up to its ``created`` list: outcome, counts, flag and the two copy keys
+_BEFORE_CREATED = re.compile(
+    r'\[(?:"[a-z]*"|null),\d+,\d+,(?:true|false),(?:"[0-9a-f]*"|null),(?:"[0-9a-f]*"|null),'
+)
+_DECODER = json.JSONDecoder()
+
+
+def created_of(text: str | bytes) -> dict[str, tuple[int, str]]:
+    """What a stored fingerprint says its trial created (value -> (message, tool)), parsing only
+    that part: the audit's first pass reads every trial for this alone."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8")
+    m = _BEFORE_CREATED.match(text)
+    if m is None:  # not the compact form fingerprint() writes
+        created = json.loads(text)[6]
+    else:
+        created, _ = _DECODER.raw_decode(text, m.end())
+    return {v: (message, tool) for v, message, tool in created}
+
+
 def from_fingerprint(trial_id: str, task_id: str, trial: int, text: str | bytes) -> TrialDigest:
     """The digest :func:`fingerprint` stored, its identity from the store's columns."""
     outcome, turns, calls, final_empty, copy_key, replay_key, created, reads, given = json.loads(

@@ -9,6 +9,8 @@ from reviewer.metrics.audit_trial import TrialDigest
 from reviewer.metrics.trend import ALPHA, Trend
 
 KINDS = ("leak", "copy", "hollow", "order")
+#: Findings kept (and stored) per kind and run, in the order found; past it they are only counted.
+MAX_KEPT = 100
 #: How a count of findings of each kind reads: (one, many).
 KIND_WORDS = {
     "leak": ("leak", "leaks"),
@@ -24,7 +26,7 @@ def kind_count(kind: str, n: int) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TrialRef:
     id: str
     task_id: str
@@ -73,13 +75,16 @@ class RunAudit:
     distinct_left_out: int  # tasks left with fewer than k distinct trials
     trend: Trend
     findings: list[Finding] = field(default_factory=list)
-    #: values read that varied between trials, past the memory cap: not checked for leaks
-    unchecked: int = 0
+    #: findings past the first ``MAX_KEPT`` of their kind: counted, not kept (kind -> how many)
+    not_kept: dict[str, int] = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
+        """How many findings of each kind, kept or not."""
         out = dict.fromkeys(KINDS, 0)
         for f in self.findings:
             out[f.kind] += 1
+        for kind, n in self.not_kept.items():
+            out[kind] += n
         return out
 
     def summary(self) -> str:
@@ -110,9 +115,19 @@ class RunAudit:
                 "late_pass_rate": self.trend.late_rate,
             },
             "counts": self.counts(),
-            "unchecked_sightings": self.unchecked,
+            "not_stored": {k: self.not_kept.get(k, 0) for k in KINDS},
+            "stored_per_kind": MAX_KEPT,
+            "unchecked_sightings": 0,  # every value read is checked (kept for scripts)
             "findings": [f.to_dict() for f in self.findings],
         }
+
+
+def not_kept_line(kind: str, n: int) -> str:
+    """``1,234 more leaks not stored (the first 100 of each kind are)``."""
+    one, many = KIND_WORDS.get(kind, (kind, kind))
+    return (
+        f"{n:,} more {one if n == 1 else many} not stored (the first {MAX_KEPT} of each kind are)"
+    )
 
 
 def plural(n: int) -> str:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from reviewer.metrics.rule_regex import RulePattern
 from reviewer.models import Violation
 
 SEVERITIES = ("forbidden", "policy", "budget")
@@ -62,8 +62,8 @@ class ForbidTool(Rule):
 
     type: ClassVar[str] = "forbid_tool"
     tool: str
-    args: tuple[tuple[str, re.Pattern[str]], ...] = ()
-    after_result: re.Pattern[str] | None = None
+    args: tuple[tuple[str, RulePattern], ...] = ()
+    after_result: RulePattern | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = super().to_dict()

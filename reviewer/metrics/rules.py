@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from reviewer.metrics.rule_regex import RegexRefused, RulePattern, compile_rule_regex
 from reviewer.metrics.rule_types import (
     BUDGET_LIMITS,
     SEVERITIES,
@@ -74,6 +75,8 @@ def parse_rules(text: str, file: str = "rules.toml") -> list[Rule]:
     except tomllib.TOMLDecodeError as e:
         line, reason = _toml_error_position(e, text)
         raise RuleError(file, line, f"invalid TOML: {reason}") from e
+    except RecursionError as e:  # tomllib recurses once per nested array or inline table
+        raise RuleError(file, None, "invalid TOML: nested too deeply") from e
     locator = _Locator(text)
     for key in data:
         if key != "rule":
@@ -136,13 +139,13 @@ def _build_rule(t: dict[str, Any], i: int, file: str, loc: _Locator) -> Rule:
             raise fail(key, f"{key!r} must not be empty")
         return v
 
-    def regex(key: str, pattern: Any, sub: str | None = None) -> re.Pattern[str]:
+    def regex(key: str, pattern: Any, sub: str | None = None) -> RulePattern:
         label = f"{key}.{sub}" if sub else key
         if not isinstance(pattern, str):
             raise fail(key, f"{label!r} must be a regex string, got {_tname(pattern)}", sub)
         try:
-            return re.compile(pattern)
-        except re.error as e:
+            return compile_rule_regex(pattern)
+        except RegexRefused as e:
             raise fail(key, f"bad regex in {label!r}: {e}", sub) from e
 
     rid = string("id")
@@ -295,7 +298,7 @@ def check_trial(trial: Trial, rules: Sequence[Rule]) -> list[Violation]:
     return found
 
 
-def _args_match(arguments: Any, patterns: Sequence[tuple[str, re.Pattern[str]]]) -> bool:
+def _args_match(arguments: Any, patterns: Sequence[tuple[str, RulePattern]]) -> bool:
     # Unparsed (string) arguments cannot be inspected, so they never match an args filter.
     if not patterns:
         return True

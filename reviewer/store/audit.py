@@ -81,7 +81,7 @@ def iter_fingerprints(db: Store, run: str, version: int) -> Iterator[list[Finger
         yield task
 
 
-FINGERPRINT_PAGE = 5000
+FINGERPRINT_PAGE = 500
 
 
 def save_fingerprints(db: Store, rows: Sequence[tuple[int, int, str]]) -> None:

@@ -7,12 +7,14 @@ import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from sys import intern
 from typing import Any
 
-from reviewer.metrics.audit import RunAudit, RunAuditor, kind_count
+from reviewer.metrics.audit import RunAudit, RunAuditor, TrialRef, kind_count
 from reviewer.metrics.audit_trial import (
     FINGERPRINT_VERSION,
     TrialDigest,
+    created_of,
     digest_trial,
     fingerprint,
     from_fingerprint,
@@ -41,30 +43,42 @@ class StoredAudit:
 
 
 def audit_run(db: Store, run: str, *, store: bool = True) -> RunAudit:
-    """Audit ``run`` (read once, a task at a time) and, with ``store``, keep the result in place
-    of the last one."""
+    """Audit ``run`` (read twice, a task at a time: what every trial created, then each task) and,
+    with ``store``, keep the result in place of the last one."""
     from reviewer.store.audit import iter_fingerprints, run_extent, save_audit, save_fingerprints
 
     extent = run_extent(db, run)
     auditor = RunAuditor(run)
     computed: list[tuple[int, int, str]] = []  # for trials imported before fingerprints were kept
     for task in iter_fingerprints(db, run, FINGERPRINT_VERSION):
-        digests: list[TrialDigest] = []
         for seq, tid, task_id, trial_no, stored, record in task:
             if stored is not None:
-                digests.append(from_fingerprint(tid, task_id, trial_no, stored))
+                if created := created_of(stored):
+                    auditor.add_created(TrialRef(tid, intern(task_id), trial_no), created)
                 continue
             assert record is not None
             d = digest_trial(tid, decode(record, run=run, task_id=task_id, trial=trial_no))
-            digests.append(d)
+            auditor.add_created(
+                TrialRef.of(d), {v: (c.message, c.tool) for v, c in d.created.items()}
+            )
             if store:
                 computed.append((seq, FINGERPRINT_VERSION, fingerprint(d)))
-        auditor.add_task(digests)
         if len(computed) >= SAVE_EVERY:
             save_fingerprints(db, computed)
             computed = []
     if computed:
         save_fingerprints(db, computed)
+    for task in iter_fingerprints(db, run, FINGERPRINT_VERSION):
+        digests: list[TrialDigest] = []
+        for _seq, tid, task_id, trial_no, stored, record in task:
+            if stored is not None:
+                digests.append(from_fingerprint(tid, task_id, trial_no, stored))
+            else:  # not stored (a store we may not write), or a trial added between the passes
+                assert record is not None
+                digests.append(
+                    digest_trial(tid, decode(record, run=run, task_id=task_id, trial=trial_no))
+                )
+        auditor.add_task(digests)
     result = auditor.finish()
     if not store:
         return result

@@ -226,6 +226,105 @@ SECRETS: list[tuple[str, str, str, str]] = [
     ("phone dashes", "phone: 415-555-0132", "415-555-0132", "phone number"),
     ("phone bare digits", "my phone number is 4155550132", "4155550132", "phone number"),
     ("phone e164", "+14155550100.", "4155550100", "phone number"),
+    # issue 27: kinds and forms that were left as they were
+    (
+        "key in a run name",
+        "prod-" + _j("sk-", "ant-api03-", "Fk3x9Qm2Lp7Rt5Vw8Yz1Ab4Cd"),
+        "Fk3x9Qm2Lp7Rt5Vw8Yz1Ab4Cd",
+        "api key",
+    ),
+    (
+        "key after an underscore",
+        "run_" + _j("gh", "p_", "Ab3Cd5Ef7Gh9Ij1Kl3Mn5Op7Qr9St1Uv3Wx5"),
+        "Ab3Cd5Ef7Gh9Ij1Kl3Mn5Op7Qr9",
+        "api key",
+    ),
+    ("pgpassword", "PGPASSWORD=Hunter2Secret psql -h db", "Hunter2Secret", "credential"),
+    ("mysql password env", "export MYSQL_PWD='s3cr3t-Pw!'", "s3cr3t-Pw!", "credential"),
+    ("mysql -p", "mysql -u root -pS3cretPw99 shop", "S3cretPw99", "password"),
+    (
+        "mysqldump -p quoted",
+        "mysqldump -h db -u app -p'Tr0ub4dor&3' app > app.sql",
+        "Tr0ub4dor&3",
+        "password",
+    ),
+    ("sshpass", "sshpass -p Hunter2Secret ssh deploy@host", "Hunter2Secret", "password"),
+    ("curl -u", "curl -u bob:Pa55word1 https://api.example.com", "Pa55word1", "password"),
+    (
+        "curl --user",
+        "curl -s --user 'ci:xK9-pQ2_mZ7' https://ci.example.com",
+        "xK9-pQ2_mZ7",
+        "password",
+    ),
+    (
+        "digitalocean",
+        "DO token " + _j("do", "p_v1_", "aaaaaaaa", "0123456789abcdef" * 3, "bbbbbbbb"),
+        _j("aaaaaaaa", "0123456789abcdef" * 3),
+        "api key",
+    ),
+    (
+        "shopify",
+        "shop " + _j("shp", "at_", "0123456789abcdef" * 2),
+        "0123456789abcdef" * 2,
+        "api key",
+    ),
+    (
+        "telegram",
+        "bot " + _j("123456789", ":", "AAH", "x1Y2z3W4v5U6t7S8r9Q0p1O2n3M4l5K6"),
+        "x1Y2z3W4v5U6t7S8r9Q0p1O2n3M4l5K6",
+        "api key",
+    ),
+    (
+        "discord webhook",
+        "hook "
+        + _j(
+            "https://discord.com/api/",
+            "webhooks/",
+            "123456789012345678/",
+            "Ab3Cd5Ef7Gh9Ij1Kl3Mn5Op7Qr9St1Uv3Wx5Yz7Ab9Cd1Ef3Gh5Ij7Kl9Mn1Op3Qr5St7",
+        ),
+        "Ab3Cd5Ef7Gh9Ij1Kl3Mn5Op7Qr9St1",
+        "api key",
+    ),
+    (
+        "discord bot",
+        "DISCORD_BOT "
+        + _j("MTk4NjIyNDgzNDcxOTI1MjQ4", ".", "Cl2FMQ", ".", "ZnCjm1XVW7vRze4b7Cq4se7kKWs"),
+        "ZnCjm1XVW7vRze4b7Cq4se7kKWs",
+        "api key",
+    ),
+    (
+        "azure sas",
+        "https://acct.blob.core.windows.net/c/b.txt?sv=2022-11-02&ss=b&se=2025-01-01&sig="
+        + "Zk9Tb3J0YWxTZWNyZXQ%2BQUJDRA%3D",
+        "Zk9Tb3J0YWxTZWNyZXQ",
+        "credential",
+    ),
+    (
+        "aws presigned",
+        "https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature="
+        + "9f" * 32,
+        "9f" * 32,
+        "credential",
+    ),
+    (
+        "mailchimp",
+        "mc " + _j("0123456789abcdef" * 2, "-us", "12"),
+        "0123456789abcdef" * 2,
+        "api key",
+    ),
+    (
+        "square",
+        "sq " + _j("sq0", "csp-", "Ab3Cd5Ef7Gh9Ij1Kl3Mn5Op7Qr9St1Uv3Wx5Yz7Ab9"),
+        "Ab3Cd5Ef7Gh9Ij1Kl3Mn5Op7Qr9",
+        "api key",
+    ),
+    (
+        "gitlab deploy",
+        "GL " + _j("gl", "dt-", "Ab3Cd5Ef7Gh9Ij1Kl3Mn5Op"),
+        "Ab3Cd5Ef7Gh9Ij1Kl3Mn5Op",
+        "api key",
+    ),
 ]
 
 #: Text that looks a little like a secret and must survive (at most one may be changed).
@@ -267,4 +366,25 @@ LOOKALIKES: list[str] = [
     'api_key: "YOUR_API_KEY", token=${GITHUB_TOKEN}',
     "https://oauth2:${GITLAB_TOKEN}@gitlab.com/user/repo.git",
     "<redacted:email> is already masked",
+    # issue 27: numbers shaped like phones that are ids, and more ids, hashes and codes
+    "order 555-123-4567 shipped",
+    "order 555-223-4567, ticket #415 555 0100, invoice no. 212-555-0199",
+    "case 650-253-0000 reopened; ref: 303 555 0142",
+    "ids 550e8400-e29b-41d4-a716-446655440000 and 6ba7b810-9dad-11d1-80b4-00c04fd430c8",
+    "md5 d41d8cd98f00b204e9800998ecf8427e, sha1 da39a3ee5e6b4b0d3255bfef95601890afd80709",
+    "sha512 cf83e1357eefb8bdf1542850d66d8007d620e4050b5715dc83f4a921d36ce9ce47d0d13c5d85f2b0ff83",
+    "trial f1035602354868dbecad and task 08248caae5a5eda34f03 of run airline-v2",
+    "request req_011CU4s7Ajdk3n2uXq9vJz5B, message msg_01XFDUDYJgAACzvnptvVoYEL",
+    "run gpt-4o-2024-08-06-airline, model claude-sonnet-4-5-20250929",
+    "docker sha256:9b2a6e0c1a4f and image python:3.11-slim",
+    "at 12:30:45, 1715600000:abcdef and port 8080:80",
+    "the signature field is required; sig=short",
+    "mysql -p shop asks for the password; curl -u bob https://example.com",
+    'usage {"input_tokens": 5120, "output_tokens": 410, "max_tokens": 1024}',
+    "token_count 1234567 and next_page_token=2",
+    "DigitalOcean droplet do-sfo3-01, Shopify store shop_12345, Discord #general",
+    "telegram @support_bot, chat 123456789",
+    "run eval-sk-long-descriptive-name-2024-05-13 and locale en-sk-translations-for-slovakia",
+    "PWD=/home/ana/project OLDPWD=/tmp SHELL=/bin/bash",
+    "host Northwind_Traders_Corporat.domain.something_very_long_identifier_here_x",
 ]

@@ -36,10 +36,11 @@ def test_every_secret_kind_of_issue_14_is_masked(text: str, secret: str, kind: s
     assert dict(r.counts) == {kind: 1}, out
 
 
-def test_at_most_one_lookalike_is_changed() -> None:
-    assert len(LOOKALIKES) >= 35 and len(SECRETS) >= 34
+def test_no_lookalike_is_changed() -> None:
+    """Issue 27: "order 555-123-4567" was masked as a phone number."""
+    assert len(LOOKALIKES) >= 57 and len(SECRETS) >= 66
     changed = [(t, out) for t in LOOKALIKES if (out := Redactor().text(t)) != t]
-    assert len(changed) <= 1, changed
+    assert changed == []
 
 
 @pytest.mark.parametrize(
@@ -126,6 +127,48 @@ def test_a_record_counts_a_repeated_secret_once() -> None:
     assert dict(r.counts) == {"email": 3}  # counted once per record
 
 
+def test_values_under_secret_named_keys_are_masked_whatever_their_shape() -> None:
+    """Issue 27: ``{"api_key": "f4ke..."}`` in structured metadata kept its value (the key and
+    the value were masked apart, and a bare value does not look like a secret)."""
+    r = Redactor()
+    rec = {
+        "metadata": {
+            "api_key": "f4kef4kef4kef4ke",
+            "PGPASSWORD": "Hunter2Secret",
+            "clientSecret": "Zx9Yw8Vu7Ts6",
+            "api_keys": ["k3yOne-12345", "k3yTwo-67890"],
+            "credentials": {"user": "ana", "pass": "p@ss-W0rd-99"},
+            "pin_token": 48213377,
+            "x-api-key": "plain words here and more",  # a sentence, not a key
+            "token": "short",
+            "input_tokens": 512,
+            "max_tokens": 1234567,
+            "tokens": ["hello", "internationalization"],
+            "password_hint": "first pet",
+            "auth": "oauth2",  # a method, not a secret
+            "pwd": "/home/ana",  # the working folder
+        }
+    }
+    out = r.record(rec)["metadata"]
+    assert out["api_key"] == out["PGPASSWORD"] == out["clientSecret"] == "<redacted:credential>"
+    assert out["api_keys"] == ["<redacted:credential>"] * 2
+    assert out["credentials"] == {"user": "ana", "pass": "<redacted:credential>"}
+    assert out["pin_token"] == "<redacted:credential>"
+    kept = (
+        "x-api-key",
+        "token",
+        "input_tokens",
+        "max_tokens",
+        "tokens",
+        "password_hint",
+        "auth",
+        "pwd",
+    )
+    for key in kept:
+        assert out[key] == rec["metadata"][key], key
+    assert dict(r.counts) == {"credential": 7}
+
+
 def test_json_keys_are_redacted_and_kept_apart() -> None:
     """A secret used as a key (metadata keyed by an email or a token) was never masked."""
     r = Redactor()
@@ -141,3 +184,14 @@ def test_json_keys_are_redacted_and_kept_apart() -> None:
     assert out["id"] == "<redacted:email>-abc"
     assert out["provenance"] == {"trial_id": "ana@example.com"}  # kept by path, not by name
     assert "ana@example.com" not in str({k: v for k, v in out.items() if k != "provenance"})
+
+
+def test_a_long_string_redacted_again_is_masked_and_counted_as_the_first_time() -> None:
+    """Long strings are remembered (an export repeats its system prompt in every task): the
+    output and the counts are those of a redactor that remembers nothing."""
+    prompt = "Policy. " * 40 + "Escalate to ana@example.com or call 415 555 0132. " + OPENAI
+    records = [{"prompt": prompt, "note": f"case {i} for bob@example.com"} for i in range(5)]
+    remembering, fresh = Redactor(), Redactor(remember=0)
+    assert [remembering.record(r) for r in records] == [fresh.record(r) for r in records]
+    assert remembering.counts == fresh.counts == {"email": 10, "phone number": 5, "api key": 5}
+    assert remembering.text(prompt) == fresh.text(prompt) and remembering.counts == fresh.counts

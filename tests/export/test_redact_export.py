@@ -56,3 +56,38 @@ def test_inspect_samples_get_the_redacted_id(tmp_path: Path, build_db: BuildDb) 
     (sample,) = read_lines(tmp_path / "i.jsonl")
     assert sample["id"].startswith("call_redacted_phone-number-")
     assert "555 0100" not in (tmp_path / "i.jsonl").read_text(encoding="utf-8")
+
+
+def test_a_secret_in_the_run_name_metadata_or_a_note_never_reaches_the_file(
+    tmp_path: Path, build_db: BuildDb
+) -> None:
+    """Issue 27: a run named ``prod-sk-ant-...`` (a key after a hyphen), a metadata value under
+    ``api_key`` and a note with ``PGPASSWORD=``, ``mysql -p`` and ``curl -u`` were exported as
+    they were."""
+    secrets = {
+        "run key": KEY[7:],
+        "metadata key": "f4kef4kef4kef4ke",
+        "pgpassword": "Hunter2Secret",
+        "mysql": "S3cretPw99",
+        "curl": "Pa55word1",
+    }
+    extra = {"metadata": {"api_key": secrets["metadata key"], "prompt": "v1"}}
+    db, ids = build_db([Spec("t1", extra=extra)], run=f"prod-{KEY}")
+    add_label(
+        db,
+        ids[0],
+        "ana",
+        "fail",
+        note=f"PGPASSWORD={secrets['pgpassword']} psql; mysql -u root -p{secrets['mysql']} shop; "
+        f"curl -u bob:{secrets['curl']} https://api.example.com",
+    )
+    for fmt, name in (("native", "n.jsonl"), ("inspect", "i.jsonl")):
+        summary = export_tasks(db, Selection(), tmp_path / name, fmt, redact=True)
+        text = (tmp_path / name).read_text(encoding="utf-8")
+        shown = "\n".join(summary.lines()) + str(summary.to_json())
+        for what, secret in secrets.items():
+            assert secret not in text and secret not in shown, what
+    (record,) = read_lines(tmp_path / "n.jsonl")
+    assert record["provenance"]["run"] == "prod-<redacted:api-key>"
+    assert record["provenance"]["metadata"] == {"api_key": "<redacted:credential>", "prompt": "v1"}
+    assert summary.redacted == {"api key": 1, "credential": 2, "password": 2}

@@ -115,3 +115,24 @@ async def test_a_clean_run_says_so(audited_db: Path) -> None:
         await pilot.press("enter")
         await settle(app, pilot)
         assert isinstance(app.screen, AuditScreen)
+
+
+async def test_the_view_says_how_many_findings_were_not_stored(tmp_path: Path) -> None:
+    """Issue 27: a run whose trials share one environment keeps 100 leaks; the view lists those
+    and says how many more there are."""
+    from tests.audit_sim import shared_records
+
+    db = tmp_path / "shared.db"
+    code, _, err = run_cli(
+        "--db", str(db), "import", str(write_jsonl(tmp_path / "s.jsonl", shared_records(600)))
+    )
+    assert code == 0, err
+    app = ReviewerApp(db_path=db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.push_screen(AuditScreen("shared"))
+        await settle(app, pilot)
+        assert table(app).row_count == 100
+        summary = str(app.screen.query_one("#audit-summary", Static).render())
+        assert "450 leaks" in summary
+        assert "350 more leaks not stored (the first 100 of each kind are)" in summary

@@ -16,6 +16,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Header, Static
 
 from reviewer.metrics.audit import kind_count
+from reviewer.metrics.audit_types import not_kept_line
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import cursor_key
@@ -193,4 +194,7 @@ def _summary(run: dict[str, Any]) -> Text:
     line.append(f": {what} in {run['trials']} trials · pass^{run['k']} ")
     line.append(f"{_fmt(run['pass_hat_k_reported'])} as reported, ")
     line.append(f"{_fmt(run['pass_hat_k_copies_once'])} with copies counted once")
+    for kind, n in (run.get("not_stored") or {}).items():
+        if n:
+            line.append(f"\n  {not_kept_line(kind, n)}")
     return line

@@ -1,0 +1,166 @@
+"""Rule regexes run on RE2: a catastrophic pattern cannot hang an import, a construct RE2 lacks is
+refused at load naming the rule, and deeply nested TOML or regexes are one line, not a
+RecursionError. Regression tests for issue 27 part 10."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from reviewer.cli import cli
+from reviewer.config import ConfigError, load_config
+from reviewer.labeling.rubric import RubricError, parse_rubric
+from reviewer.metrics.rule_regex import RegexRefused, compile_rule_regex
+from reviewer.metrics.rules import ForbidTool, RuleError, check_trial, parse_rules
+from reviewer.models import Message, ToolCall, Trial
+from tests.conftest import native_trial, write_jsonl
+
+
+def _rule(after: str, rid: str = "hang") -> str:
+    return (
+        f'[[rule]]\nid = "{rid}"\ntype = "forbid_tool"\ntool = "cancel_order"\n'
+        f"after_result = '{after}'\n"
+    )
+
+
+def _trial(result: str) -> Trial:
+    return Trial(
+        run="r",
+        task_id="t",
+        trial=0,
+        messages=[
+            Message(
+                "assistant", "", tool_calls=[ToolCall(name="get_order", arguments={}, id="c1")]
+            ),
+            Message("tool", result, tool_call_id="c1", name="get_order"),
+            Message(
+                "assistant",
+                "",
+                tool_calls=[ToolCall(name="cancel_order", arguments={"id": "W1"}, id="c2")],
+            ),
+        ],
+        passed=False,
+    )
+
+
+def _finishes(fn: Callable[[], object]) -> object:
+    """``fn()``'s value; fails (instead of hanging the suite) when it has not returned in a minute,
+    which a linear-time match never comes near and a backtracking one never leaves."""
+    out: list[object] = []
+    worker = threading.Thread(target=lambda: out.append(fn()), daemon=True)
+    worker.start()
+    worker.join(60)
+    assert not worker.is_alive(), "the rule check hung"
+    return out[0]
+
+
+def test_a_catastrophic_pattern_matches_in_linear_time() -> None:
+    """(a+)+$ took 69 s on 30 characters under Python's re, and four times as long per 2 more."""
+    (rule,) = parse_rules(_rule("(a+)+$"))
+    assert isinstance(rule, ForbidTool) and rule.after_result is not None
+    assert _finishes(lambda: check_trial(_trial("a" * 5000 + "!"), [rule])) == []
+    assert (
+        _finishes(lambda: [rule.after_result.search("a" * n + "!") for n in (30, 40, 100)])
+        == [False] * 3
+    )
+    assert [v.rule_id for v in check_trial(_trial("a" * 40), [rule])] == ["hang"]
+
+
+def test_rules_still_match_as_before() -> None:
+    (rule,) = parse_rules(_rule('"status":\\s*"shipped"', "shipped"))
+    assert [v.rule_id for v in check_trial(_trial('{"status": "shipped"}'), [rule])] == ["shipped"]
+    assert check_trial(_trial('{"status": "pending"}'), [rule]) == []
+    assert rule.to_dict()["after_result"] == '"status":\\s*"shipped"'
+    assert parse_rules(_rule("é+", "x")) == parse_rules(_rule("é+", "x"))  # rules compare equal
+    p = compile_rule_regex("(?i)café")
+    assert p.search("au CAFÉ") and not p.search("cafe")
+
+
+@pytest.mark.parametrize(
+    ("pattern", "construct"),
+    [
+        ("(?=a)b", "a lookahead"),
+        ("(?!a)b", "a negative lookahead"),
+        ("(?<=a)b", "a lookbehind"),
+        ("(?<!a)b", "a negative lookbehind"),
+        ("(a)\\1", "a backreference"),
+        ("(?P<x>a)(?P=x)", "a backreference"),
+        ("(?>a+)b", "an atomic group"),
+        ("a*+b", "a possessive quantifier"),
+        ("a\\Z", "\\Z (write \\z"),
+    ],
+)
+def test_a_construct_re2_lacks_is_refused_naming_the_rule(pattern: str, construct: str) -> None:
+    with pytest.raises(RuleError) as info:
+        parse_rules(_rule(pattern, "needs-lookaround"))
+    message = str(info.value)
+    assert message.startswith(
+        "rules.toml:5: rule 'needs-lookaround': bad regex in 'after_result': "
+    )
+    assert construct in message and "linear-time" in message
+    assert "\n" not in message
+
+
+def test_re2_writes_nothing_to_stderr(capfd: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(RegexRefused):
+        compile_rule_regex("(?=a)")
+    assert capfd.readouterr().err == ""
+
+
+def test_a_deeply_nested_regex_is_one_line() -> None:
+    deep = "(" * 10_000 + "a" + ")" * 10_000
+    with pytest.raises(RuleError) as info:
+        parse_rules(_rule(deep, "deep"))
+    assert (
+        str(info.value)
+        == "rules.toml:5: rule 'deep': bad regex in 'after_result': nested too deeply"
+    )
+
+
+DEEP_ARRAY = "x = " + "[" * 10_000 + "]" * 10_000 + "\n"
+DEEP_TABLE = "x = " + "{ a = " * 10_000 + "1" + " }" * 10_000 + "\n"
+
+
+@pytest.mark.parametrize("text", [DEEP_ARRAY, DEEP_TABLE], ids=["arrays", "inline tables"])
+def test_deeply_nested_toml_is_one_line_in_every_file(tmp_path: Path, text: str) -> None:
+    with pytest.raises(RuleError) as rules:
+        parse_rules(text, file="runs/rules.toml")
+    assert str(rules.value) == "runs/rules.toml: invalid TOML: nested too deeply"
+    with pytest.raises(RubricError) as rubric:
+        parse_rubric(text, "runs/rubric.toml")
+    assert str(rubric.value) == "runs/rubric.toml: not valid TOML: nested too deeply"
+    (tmp_path / "reviewer.toml").write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as config:
+        load_config(tmp_path)
+    assert str(config.value).endswith("reviewer.toml: invalid TOML: nested too deeply")
+
+
+def test_import_of_a_folder_with_a_catastrophic_rule_does_not_hang(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    rec = native_trial("t1", passed=False)
+    rec["messages"].insert(
+        2,
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"id": "c9", "name": "get_order", "arguments": {}}],
+        },
+    )
+    rec["messages"].insert(
+        3, {"role": "tool", "tool_call_id": "c9", "name": "get_order", "content": "a" * 40 + "!"}
+    )
+    write_jsonl(runs / "t.jsonl", [rec])
+    (runs / "rules.toml").write_text(_rule("(a+)+$"), encoding="utf-8")
+    db = str(tmp_path / "r.db")
+    result = _finishes(lambda: CliRunner().invoke(cli, ["--db", db, "import", str(runs)]))
+    assert result.exit_code == 0, result.stderr  # type: ignore[attr-defined]
+    (runs / "rules.toml").write_text(_rule("(?<=x)y", "lookbehind"), encoding="utf-8")
+    write_jsonl(runs / "t.jsonl", [native_trial("t2", passed=False)])
+    result = CliRunner().invoke(cli, ["--db", str(tmp_path / "r.db"), "import", str(runs)])
+    assert "rule 'lookbehind': bad regex in 'after_result': a lookbehind" in result.stderr
+    assert "Traceback" not in result.stderr
