@@ -133,7 +133,9 @@ def read_file(path: Path, file: str | None = None) -> bytes:
 
 def parse_document(raw: bytes, file: str, parse: Callable[[str], Any] = json.loads) -> Any:
     """RAW (a whole JSON document) parsed by PARSE; IngestError naming the file when it is not UTF-8,
-    invalid, nested too deep, or holds a value PARSE refuses."""
+    invalid, nested too deep, or holds a value PARSE refuses. A format whose file is one trial
+    passes :func:`reviewer.record.loads_unchecked` and checks the value with ``json_problem``, so
+    a bad value is a Skip naming its field (a record), not a failed file."""
     try:
         return parse(raw.decode("utf-8-sig"))
     except RecursionError:
@@ -144,6 +146,8 @@ def parse_document(raw: bytes, file: str, parse: Callable[[str], Any] = json.loa
         raise IngestError(file, f"invalid JSON: {exc.msg}", line=exc.lineno) from None
     except RecordError as exc:
         raise IngestError(file, str(exc)) from None
+    except ValueError as exc:  # json.loads and an integer of more than 4,300 digits
+        raise IngestError(file, f"invalid JSON: {exc}") from None
 
 
 def load_document(

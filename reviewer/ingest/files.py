@@ -36,20 +36,24 @@ Progress = Callable[[str, int], None]  # (file name, records so far in this file
 
 
 def discover(paths: Iterable[str | Path]) -> tuple[list[tuple[Path, bool]], list[str]]:
-    """Files to import as (path, named_directly), and one line for each path that does not exist,
-    cannot be read (a folder anywhere below included: it is skipped, the rest is walked) or holds
-    nothing."""
+    """Files to import as (path, named_directly), and one line for each path that is empty (``""``
+    would be the current folder), does not exist, cannot be read (a folder anywhere below
+    included: it is skipped, the rest is walked) or holds nothing."""
     found: list[tuple[Path, bool]] = []
     errors: list[str] = []
     for raw in paths:
+        if not str(raw).strip():
+            errors.append(f"an empty path {str(raw)!r}: give a file or folder (. for this one)")
+            continue
         p = Path(raw)
         try:
             mode = p.stat().st_mode
         except FileNotFoundError:
-            errors.append(f"{p}: no such file or directory")
+            errors.append(f"{path_text(p)}: no such file or directory")
             continue
-        except OSError as e:
-            errors.append(f"{p}: cannot read: {e.strerror or e}")
+        except (OSError, ValueError) as e:  # ValueError: a NUL byte in the path
+            reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            errors.append(f"{path_text(p)}: cannot read: {reason}")
             continue
         if stat.S_ISDIR(mode):
             files = _walk(p, errors)

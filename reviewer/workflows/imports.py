@@ -224,15 +224,21 @@ def _outcomes_notes(summary: ImportSummary, options: ImportOptions) -> list[str]
 
 
 def _folders(paths: Sequence[str | Path], name: str) -> list[Path]:
-    """``name`` in every folder among ``paths`` that holds one, in the order given."""
-    return [Path(p) / name for p in paths if _is_dir(Path(p)) and (Path(p) / name).is_file()]
+    """``name`` in every folder among ``paths`` that holds one, in the order given (a folder we
+    cannot look into holds none: ``discover`` reports it)."""
+    return [
+        Path(p) / name
+        for p in paths
+        if str(p).strip() and _is(Path(p), "is_dir") and _is(Path(p) / name, "is_file")
+    ]
 
 
-def _is_dir(path: Path) -> bool:
-    """A folder we can look into (one we cannot is reported by ``discover``)."""
+def _is(path: Path, what: str) -> bool:
+    """``path.is_dir()`` / ``path.is_file()``, False when the path cannot be looked at (a folder
+    we may not enter raises PermissionError there, a NUL byte ValueError)."""
     try:
-        return path.is_dir()
-    except OSError:
+        return bool(getattr(path, what)())
+    except (OSError, ValueError):
         return False
 
 
