@@ -148,6 +148,16 @@ def trial_id(run: str, trial: Trial) -> str:
     return h.hexdigest()[:20]
 
 
+def newer_version(trial: Trial, ended_at: str | None, n_messages: int) -> bool:
+    """Whether ``trial`` is a newer version of a stored session that ended at ``ended_at`` with
+    ``n_messages`` messages: it ended later, or as late with more messages (a session that grew
+    since, or a file that was cut short before and is whole now). An older or equal version is
+    the stored one again."""
+    end = trial.metadata.get("ended_at")
+    mine = (end if isinstance(end, str) else "", len(trial.messages))
+    return mine > (ended_at or "", n_messages)
+
+
 @dataclass
 class Checked:
     """What validating one file of trials found: valid trials, their runs and tasks, and the Skips."""

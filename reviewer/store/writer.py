@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from reviewer.models import Trial
-from reviewer.record import encode, flat_args_json
+from reviewer.record import decode, encode, flat_args_json
 from reviewer.store.db import Store
-from reviewer.store.search_text import search_text, system_text  # noqa: F401 (re-exported)
+from reviewer.store.search_text import search_text, system_text
 from reviewer.store.summaries import take_in_verdicts
 
 _TRIAL_COLUMNS = (
@@ -202,41 +202,9 @@ def write_batch(db: Store, batch: Sequence[Pending], seq: int, source_file: str,
     stats: dict[tuple[str, str], list[Any]] = {}
     for p in batch:
         t = p.trial
-        err = t.error
         outcome = t.outcome
-        text, system, turns, calls, tool_errors = scan(t)
-        trial_rows.append(
-            (
-                seq,
-                p.id,
-                p.run,
-                t.task_id,
-                p.trial_no,
-                1 if outcome == "pass" else 0,
-                None if t.passed is None else int(t.passed),
-                t.reward,
-                t.reason,
-                len(t.messages),
-                turns,
-                calls,
-                tool_errors,
-                turns + calls,
-                t.usage.input_tokens,
-                t.usage.output_tokens,
-                t.usage.cost_usd,
-                t.latency_s,
-                err.type if err else None,
-                err.message if err else None,
-                t.termination,
-                t.instruction,
-                _METADATA_JSON.encode(t.metadata) if t.metadata else None,
-                encode(t),
-                source_file,
-                t.source_line,
-                now,
-                outcome,
-            )
-        )
+        row, text, system, turns, calls = _trial_row(p, seq, source_file, now)
+        trial_rows.append(row)
         fts_rows.append((seq, text, system))
         st = stats.get((p.run, t.task_id))
         if st is None:
@@ -250,20 +218,8 @@ def write_batch(db: Store, batch: Sequence[Pending], seq: int, source_file: str,
             st[3] += t.usage.cost_usd
             st[4] += 1
         seq += 1
-        j = t.judge
-        if j is not None:
-            verdict_rows.append(
-                (
-                    p.id,
-                    j.judge or "imported",
-                    j.verdict,
-                    j.rationale,
-                    j.model,
-                    j.rubric,
-                    j.cost_usd,
-                    now,
-                )
-            )
+        if t.judge is not None:
+            verdict_rows.append(_verdict_row(p, now))
     conn = db.conn
     conn.executemany(_TRIAL_SQL, trial_rows)
     conn.executemany(_FTS_SQL, fts_rows)
@@ -272,6 +228,139 @@ def write_batch(db: Store, batch: Sequence[Pending], seq: int, source_file: str,
         conn.executemany(_VERDICT_SQL, verdict_rows)
         take_in_verdicts(db)  # the latest verdict per trial and its counts (m016)
     return seq
+
+
+def _trial_row(
+    p: Pending, seq: int, source_file: str, now: str
+) -> tuple[tuple[Any, ...], str, str, int, int]:
+    """A trial's row of ``trials`` (the columns of ``_TRIAL_COLUMNS``), its full-text index
+    columns, its assistant turns and its tool calls."""
+    t = p.trial
+    err = t.error
+    outcome = t.outcome
+    text, system, turns, calls, tool_errors = scan(t)
+    row = (
+        seq,
+        p.id,
+        p.run,
+        t.task_id,
+        p.trial_no,
+        1 if outcome == "pass" else 0,
+        None if t.passed is None else int(t.passed),
+        t.reward,
+        t.reason,
+        len(t.messages),
+        turns,
+        calls,
+        tool_errors,
+        turns + calls,
+        t.usage.input_tokens,
+        t.usage.output_tokens,
+        t.usage.cost_usd,
+        t.latency_s,
+        err.type if err else None,
+        err.message if err else None,
+        t.termination,
+        t.instruction,
+        _METADATA_JSON.encode(t.metadata) if t.metadata else None,
+        encode(t),
+        source_file,
+        t.source_line,
+        now,
+        outcome,
+    )
+    return row, text, system, turns, calls
+
+
+def _verdict_row(p: Pending, now: str) -> tuple[Any, ...]:
+    j = p.trial.judge
+    assert j is not None
+    return (p.id, j.judge or "imported", j.verdict, j.rationale, j.model, j.rubric, j.cost_usd, now)
+
+
+@dataclass(frozen=True)
+class StoredVersion:
+    """The stored trial of a session (a trial a format identifies by a metadata key, such as a
+    Claude Code session id): enough to tell whether another version of it is newer."""
+
+    id: str
+    task_id: str
+    trial_no: int
+    n_messages: int
+    ended_at: str | None
+
+
+def stored_versions(db: Store, run: str, key: str) -> dict[str, StoredVersion]:
+    """The stored trials of ``run`` by their ``metadata[key]`` (the first stored, should two
+    share one), with their ``metadata.ended_at``."""
+    rows = db.execute(
+        "SELECT json_extract(metadata, '$.' || ?), id, task_id, trial, n_messages, "
+        "json_extract(metadata, '$.ended_at') FROM trials WHERE run = ? AND json_valid(metadata) "
+        "AND json_type(metadata, '$.' || ?) = 'text' ORDER BY seq",
+        [key, run, key],
+    ).fetchall()
+    out: dict[str, StoredVersion] = {}
+    for value, tid, task_id, trial_no, n, ended in rows:
+        out.setdefault(
+            value,
+            StoredVersion(tid, task_id, trial_no, n, ended if isinstance(ended, str) else None),
+        )
+    return out
+
+
+_UPDATE_COLUMNS = [c for c in _TRIAL_COLUMNS if c not in ("seq", "id", "run", "task_id", "trial")]
+_REPLACE_SQL = f"UPDATE trials SET {', '.join(f'{c} = ?' for c in _UPDATE_COLUMNS)} WHERE seq = ?"
+_FTS_DELETE_SQL = (
+    "INSERT INTO trials_fts (trials_fts, rowid, text, system) VALUES ('delete', ?, ?, ?)"
+)
+_STATS_DELTA_SQL = (
+    "UPDATE task_stats SET c = c + ?, steps_sum = steps_sum + ?, cost_sum = cost_sum + ?, "
+    "cost_n = cost_n + ?, infra = infra + ?, unscored = unscored + ? WHERE run = ? AND task_id = ?"
+)
+
+
+def replace_trial(db: Store, p: Pending, source_file: str, now: str) -> int:
+    """Put a newer version of a stored trial in place of the old one, inside the caller's
+    transaction: the same row (id, seq, run, task, trial number), so its labels, verdicts, queue
+    places and cluster stay with it; its record, columns, full-text entry and ``task_stats`` are
+    the new version's, its rule violations and monitor checks are dropped to be made again.
+    Returns the row's seq."""
+    seq, run, task_id, trial_no, record, outcome, steps, cost = db.execute(
+        "SELECT seq, run, task_id, trial, record, outcome, steps, cost_usd FROM trials WHERE id = ?",
+        [p.id],
+    ).fetchone()
+    conn = db.conn
+    try:
+        old = decode(record, run=run, task_id=task_id, trial=trial_no)
+    except ValueError:
+        pass  # a record no version could read was never indexed
+    else:
+        conn.execute(_FTS_DELETE_SQL, [seq, search_text(old), system_text(old)])
+    row, text, system, turns, calls = _trial_row(p, seq, source_file, now)
+    values = dict(zip(_TRIAL_COLUMNS, row, strict=True))
+    conn.execute(_REPLACE_SQL, [*(values[c] for c in _UPDATE_COLUMNS), seq])
+    conn.execute(_FTS_SQL, (seq, text, system))
+    new = p.trial
+    new_cost = new.usage.cost_usd
+    conn.execute(
+        _STATS_DELTA_SQL,
+        [
+            (new.outcome == "pass") - (outcome == "pass"),
+            turns + calls - (steps or 0),
+            (new_cost or 0.0) - (cost or 0.0),
+            (new_cost is not None) - (cost is not None),
+            (new.outcome == "infra") - (outcome == "infra"),
+            (new.outcome == "unscored") - (outcome == "unscored"),
+            run,
+            task_id,
+        ],
+    )
+    if new.judge is not None:
+        conn.execute(_VERDICT_SQL, _verdict_row(p, now))
+        take_in_verdicts(db)
+    conn.execute("DELETE FROM violations WHERE trial_id = ?", [p.id])
+    conn.execute("DELETE FROM monitor_trials WHERE trial_id = ?", [p.id])
+    return int(seq)
 
 
 def record_import(
