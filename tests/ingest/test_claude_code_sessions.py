@@ -1,0 +1,171 @@
+"""Issue 27: a Claude Code session is stored whole or not at all, and a session id is one trial.
+
+A file with a bad line stores nothing (it was stored cut short, and the fixed file then added a second
+copy); importing the session again, from the fixed file, from a second file or as it grew, keeps one
+trial: a newer version (ended later, or as late and longer) takes the stored one's place, with its
+id, trial number and labels; an older or equal one is already stored."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from reviewer.store import open_store
+from tests.conftest import run_cli, stored
+
+PROJECT = "-home-ana-shop"
+
+
+def rec(n: int, kind: str, text: str, sid: str = "s-1", **extra: Any) -> dict[str, Any]:
+    """Record ``n`` of a session's chain (its parent is record n - 1), at second ``n``."""
+    content: Any = text if kind == "user" else [{"type": "text", "text": text}]
+    return {
+        "uuid": f"{sid}-{n}",
+        "parentUuid": f"{sid}-{n - 1}" if n > 1 else None,
+        "sessionId": sid,
+        "type": kind,
+        "isSidechain": False,
+        "cwd": "/home/ana/shop",
+        "timestamp": f"2026-02-01T10:00:{n:02d}.000Z",
+        "message": {"role": kind, "content": content},
+        **extra,
+    }
+
+
+def session(n: int, sid: str = "s-1") -> list[dict[str, Any]]:
+    """The first ``n`` records of a conversation: a question, then answers and follow-ups."""
+    out = []
+    for i in range(1, n + 1):
+        kind = "user" if i % 2 else "assistant"
+        out.append(rec(i, kind, f"{kind} turn {i} word{i}x", sid))
+    return out
+
+
+def write(path: Path, lines: list[Any]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        "".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines), "utf-8"
+    )
+    return path
+
+
+def rows(db: str = "x.db") -> list[tuple[Any, ...]]:
+    with open_store(db) as s:
+        return [
+            tuple(r)
+            for r in s.execute(
+                "SELECT id, trial, n_messages, source_file, seq FROM trials ORDER BY seq"
+            )
+        ]
+
+
+def search(word: str, db: str = "x.db") -> int:
+    with open_store(db) as s:
+        return int(
+            s.execute(
+                "SELECT COUNT(*) FROM trials_fts WHERE trials_fts MATCH ?", [word]
+            ).fetchone()[0]
+        )
+
+
+def test_a_bad_line_stores_nothing_of_the_session_and_the_fixed_file_stores_it_once(
+    tmp_path: Path,
+) -> None:
+    good = session(6)
+    broken = [json.dumps(r) for r in good]
+    broken[3] = broken[3].replace('"type": "assistant"', '"type": "assistant", "n": NaN')
+    f = write(tmp_path / PROJECT / "s-1.jsonl", broken)
+    code, _, err = run_cli("--db", "x.db", "import", str(f))
+    (line,) = [x for x in err.splitlines() if str(f) in x]
+    assert line == (
+        f"reviewer: {f}:4: n: NaN is not a number reviewer stores (finite numbers only); nothing "
+        "of this file imported (a Claude Code session is stored whole or not at all)"
+    )
+    assert code == 1 and stored() == 0
+    write(f, good)  # fixed
+    for _ in range(2):
+        code, _, err = run_cli("--db", "x.db", "import", str(f))
+        assert code == 0, err
+    ((_, trial_no, n, _, _),) = rows()
+    assert (trial_no, n) == (1, 6)
+    assert "nothing new: all 1 trials were already stored" in err
+
+
+def test_a_session_that_grew_replaces_its_stored_version_in_place(tmp_path: Path) -> None:
+    f = write(tmp_path / PROJECT / "s-1.jsonl", session(3))
+    assert run_cli("--db", "x.db", "import", str(f))[0] == 0
+    ((tid, trial_no, n, _, seq),) = rows()
+    assert n == 3 and search("word3x") == 1 and search("word5x") == 0
+    with open_store("x.db") as db:  # a label given to the shorter version stays with the session
+        db.execute(
+            "INSERT INTO labels (trial_id, labeler, verdict, at) "
+            "VALUES (?, 'ana', 'fail', '2026-02-01')",
+            [tid],
+        )
+        db.conn.commit()
+    write(f, session(5))  # the session went on
+    code, out, err = run_cli("--db", "x.db", "import", str(f), "--json")
+    assert code == 0, err
+    assert json.loads(out)["updated"] == 1 and json.loads(out)["added"] == 0
+    code, _, err = run_cli("--db", "x.db", "import", str(f))
+    assert "nothing new: all 1 trials were already stored" in err
+    assert rows() == [(tid, trial_no, 5, str(f), seq)]
+    assert search("word5x") == 1 and search("word3x") == 1 and search("word1x") == 1
+    with open_store("x.db") as db:
+        assert db.execute("SELECT trial_id FROM labels").fetchall() == [(tid,)]
+        stats = db.execute("SELECT n, unscored, steps_sum FROM task_stats").fetchall()
+        assert stats == [(1, 1, 2)]  # 2 assistant turns: the new version's steps, once
+        (record,) = db.execute("SELECT record FROM trials").fetchone()
+        assert json.loads(record)["metadata"]["ended_at"] == "2026-02-01T10:00:05.000Z"
+    # the shorter version again (an old copy of the file): already stored, nothing changes
+    old = write(tmp_path / "backup" / PROJECT / "s-1.jsonl", session(3))
+    code, _, err = run_cli("--db", "x.db", "import", str(old), "--run", "claude-code · " + PROJECT)
+    assert code == 0 and "nothing new: all 1 trials were already stored" in err, err
+    assert rows() == [(tid, trial_no, 5, str(f), seq)]
+
+
+def test_the_same_session_in_a_second_file_is_one_trial(tmp_path: Path) -> None:
+    first = write(tmp_path / PROJECT / "a.jsonl", session(4))
+    # a resumed session's file starts with the records of the session it resumed
+    second = write(tmp_path / PROJECT / "b.jsonl", session(4) + session(2, sid="s-2"))
+    code, _, err = run_cli("--db", "x.db", "import", str(tmp_path / PROJECT))
+    assert code == 0, err
+    assert [r[2] for r in rows()] == [4, 2]
+    assert "imported 2 trials (1 run, 1 task) from 2 files; 1 already stored" in err
+    assert first.exists() and second.exists()
+
+
+def test_a_version_stored_under_an_older_id_is_still_the_same_session(tmp_path: Path) -> None:
+    f = write(tmp_path / PROJECT / "s-1.jsonl", session(3))
+    assert run_cli("--db", "x.db", "import", str(f))[0] == 0
+    with open_store("x.db") as db:  # ids were a hash of the content before
+        db.execute("UPDATE trials SET id = 'content-hash-id'")
+        db.conn.commit()
+    write(f, session(4))
+    assert run_cli("--db", "x.db", "import", str(f))[0] == 0
+    assert [(r[0], r[2]) for r in rows()] == [("content-hash-id", 4)]
+
+
+def test_a_bad_line_in_a_subagent_file_skips_its_session_only(tmp_path: Path) -> None:
+    here = Path(__file__).parents[1] / "fixtures" / "claude_code"
+    folder = tmp_path / "p"
+    folder.mkdir()
+    shutil.copy(here / "agent_session.jsonl", folder / "agent_session.jsonl")
+    agent = (here / "agent-atest01.jsonl").read_text().splitlines()
+    agent[1] = agent[1][:40]  # cut short: the agent was still writing
+    (folder / "agent-atest01.jsonl").write_text("\n".join(agent) + "\n")
+    shutil.copy(here / "tool_call_conversation.jsonl", folder / "other.jsonl")
+    code, _, err = run_cli("--db", "x.db", "import", str(folder))
+    bad = folder / "agent-atest01.jsonl"
+    skip, alone = sorted(x for x in err.splitlines() if f"{bad}:2" in x)
+    assert skip.startswith(f"{bad}:2: invalid JSON") and skip.endswith(
+        "; session test-session-004 not imported (a Claude Code session is stored whole or not "
+        "at all)"
+    ), skip
+    # the subagent file read on its own (it is in the folder too) says the same of itself
+    assert alone.startswith(f"reviewer: {bad}:2: invalid JSON") and alone.endswith(
+        "nothing of this file imported (a Claude Code session is stored whole or not at all)"
+    )
+    assert code == 1 and stored() == 1  # the other session
