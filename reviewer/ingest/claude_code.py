@@ -101,7 +101,9 @@ def parse(path: Path) -> Iterator[Record]:
                 yield _session(path, sid, recs, summaries, lines)
             except _SideProblem as side:
                 yield Skip(
-                    side.skip.file, side.skip.line, f"{side.skip.reason}; session {sid} not {_WHOLE}"
+                    side.skip.file,
+                    side.skip.line,
+                    f"{side.skip.reason}; session {sid} not {_WHOLE}",
                 )
             except (TypeError, ValueError, AttributeError, KeyError) as exc:
                 yield Skip(file, recs[0].get("_line"), f"session {sid}: malformed session: {exc!r}")

@@ -42,29 +42,38 @@ _METADATA_JSON = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
 def scan(t: Trial) -> tuple[str, str, int, int, int]:
-    """One pass over a trial's messages for what its row and index entry need: the text full-text
-    search sees (``search_text``), the system prompt (``system_text``), its assistant turns, tool
-    calls and tool errors (the ``Trial`` properties of those names); the same values, one loop."""
-    parts: list[str] = []
-    system: list[str] = []
-    called: list[str] = []
+    """What a trial's row and index entry need: the text full-text search sees
+    (``search_text``), the system prompt (``system_text``), its assistant turns, tool calls and
+    tool errors (the ``Trial`` properties of those names)."""
+    return (*search_texts(t), *counts(t))
+
+
+def counts(t: Trial) -> tuple[int, int, int]:
+    """A trial's assistant turns, tool calls and tool errors, in one loop over its messages."""
     turns = calls = errors = 0
     for m in t.messages:
         role = m.role
+        if role == "assistant":
+            turns += 1
+        elif role == "tool" and m.is_error:
+            errors += 1
+        if m.tool_calls:
+            calls += len(m.tool_calls)
+    return turns, calls, errors
+
+
+def search_texts(t: Trial) -> tuple[str, str]:
+    """The two columns of a trial's full-text entry, ``search_text`` and ``system_text`` made in
+    one loop over its messages."""
+    parts: list[str] = []
+    system: list[str] = []
+    called: list[str] = []
+    for m in t.messages:
         content = m.content
-        if role == "system":
-            if content:
-                system.append(content)
-        else:
-            if content:
-                parts.append(content)
-            if role == "assistant":
-                turns += 1
-            elif role == "tool" and m.is_error:
-                errors += 1
+        if content:
+            (system if m.role == "system" else parts).append(content)
         tool_calls = m.tool_calls
         if tool_calls:
-            calls += len(tool_calls)
             for c in tool_calls:
                 called.append(c.name)
                 args = c.arguments
@@ -75,7 +84,7 @@ def scan(t: Trial) -> tuple[str, str, int, int, int]:
         parts.append(t.reason)
     if t.error and t.error.message:
         parts.append(t.error.message)
-    return "\n".join(parts), "\n".join(system), turns, calls, errors
+    return "\n".join(parts), "\n".join(system)
 
 
 def _args_json(args: Any) -> str:
@@ -195,17 +204,19 @@ def pass_rule_of(db: Store, run: str) -> str | None:
 
 
 def write_batch(db: Store, batch: Sequence[Pending], seq: int, source_file: str, now: str) -> int:
-    """Insert ``batch`` inside the caller's transaction; returns the next free seq."""
+    """Insert ``batch`` inside the caller's transaction; returns the next free seq.
+
+    The records are written and let go before the search texts are made, so a trial of hundreds
+    of MB (a long Claude Code session) never has its messages, its record, its search text and
+    SQLite's copy of one of them in memory at once."""
     trial_rows: list[tuple[Any, ...]] = []
-    fts_rows: list[tuple[int, str, str]] = []
     verdict_rows: list[tuple[Any, ...]] = []
     stats: dict[tuple[str, str], list[Any]] = {}
     for p in batch:
         t = p.trial
         outcome = t.outcome
-        row, text, system, turns, calls = _trial_row(p, seq, source_file, now)
-        trial_rows.append(row)
-        fts_rows.append((seq, text, system))
+        turns, calls, tool_errors = counts(t)
+        trial_rows.append(_trial_row(p, seq, source_file, now, turns, calls, tool_errors))
         st = stats.get((p.run, t.task_id))
         if st is None:
             st = stats[(p.run, t.task_id)] = [0, 0, 0, 0.0, 0, seq, 0, 0]
@@ -222,7 +233,9 @@ def write_batch(db: Store, batch: Sequence[Pending], seq: int, source_file: str,
             verdict_rows.append(_verdict_row(p, now))
     conn = db.conn
     conn.executemany(_TRIAL_SQL, trial_rows)
-    conn.executemany(_FTS_SQL, fts_rows)
+    first = trial_rows[0][0] if trial_rows else seq
+    del trial_rows
+    conn.executemany(_FTS_SQL, ((i, *search_texts(p.trial)) for i, p in enumerate(batch, first)))
     conn.executemany(_TASK_STATS_SQL, [(run, task, *v) for (run, task), v in stats.items()])
     if verdict_rows:
         conn.executemany(_VERDICT_SQL, verdict_rows)
@@ -231,15 +244,14 @@ def write_batch(db: Store, batch: Sequence[Pending], seq: int, source_file: str,
 
 
 def _trial_row(
-    p: Pending, seq: int, source_file: str, now: str
-) -> tuple[tuple[Any, ...], str, str, int, int]:
-    """A trial's row of ``trials`` (the columns of ``_TRIAL_COLUMNS``), its full-text index
-    columns, its assistant turns and its tool calls."""
+    p: Pending, seq: int, source_file: str, now: str, turns: int, calls: int, tool_errors: int
+) -> tuple[Any, ...]:
+    """A trial's row of ``trials`` (the columns of ``_TRIAL_COLUMNS``), given the counts
+    :func:`scan` found in it."""
     t = p.trial
     err = t.error
     outcome = t.outcome
-    text, system, turns, calls, tool_errors = scan(t)
-    row = (
+    return (
         seq,
         p.id,
         p.run,
@@ -269,7 +281,6 @@ def _trial_row(
         now,
         outcome,
     )
-    return row, text, system, turns, calls
 
 
 def _verdict_row(p: Pending, now: str) -> tuple[Any, ...]:
@@ -336,10 +347,12 @@ def replace_trial(db: Store, p: Pending, source_file: str, now: str) -> int:
         pass  # a record no version could read was never indexed
     else:
         conn.execute(_FTS_DELETE_SQL, [seq, search_text(old), system_text(old)])
-    row, text, system, turns, calls = _trial_row(p, seq, source_file, now)
+    turns, calls, tool_errors = counts(p.trial)
+    row = _trial_row(p, seq, source_file, now, turns, calls, tool_errors)
     values = dict(zip(_TRIAL_COLUMNS, row, strict=True))
-    conn.execute(_REPLACE_SQL, [*(values[c] for c in _UPDATE_COLUMNS), seq])
-    conn.execute(_FTS_SQL, (seq, text, system))
+    del row
+    conn.execute(_REPLACE_SQL, [*(values.pop(c) for c in _UPDATE_COLUMNS), seq])
+    conn.execute(_FTS_SQL, (seq, *search_texts(p.trial)))
     new = p.trial
     new_cost = new.usage.cost_usd
     conn.execute(
