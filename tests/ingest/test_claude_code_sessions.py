@@ -12,6 +12,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from reviewer.store import open_store
 from tests.conftest import run_cli, stored
 
@@ -169,3 +171,45 @@ def test_a_bad_line_in_a_subagent_file_skips_its_session_only(tmp_path: Path) ->
         "nothing of this file imported (a Claude Code session is stored whole or not at all)"
     )
     assert code == 1 and stored() == 1  # the other session
+
+
+def test_a_kill_while_a_session_is_replaced_leaves_the_stored_version(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    from reviewer.workflows import import_files
+    from reviewer.workflows.imports import import_paths
+
+    f = write(tmp_path / PROJECT / "s-1.jsonl", session(3))
+    assert run_cli("--db", "x.db", "import", str(f))[0] == 0
+    before = rows()
+    write(f, session(5))
+
+    def killed(*args: Any) -> None:
+        raise KeyboardInterrupt  # the process dies after the row was rewritten, before the commit
+
+    with monkeypatch.context() as m:
+        m.setattr(import_files.audit, "fingerprint_batch", killed)
+        with open_store("x.db") as db, pytest.raises(KeyboardInterrupt):
+            import_paths(db, [f])
+    assert rows() == before and search("word3x") == 1 and search("word5x") == 0
+    assert run_cli("--db", "x.db", "import", str(f))[0] == 0
+    assert [r[2] for r in rows()] == [5] and search("word5x") == 1
+
+
+def test_a_file_rewritten_between_the_two_passes_is_one_line(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    from reviewer.ingest import claude_code
+
+    f = write(tmp_path / PROJECT / "s-1.jsonl", session(4))
+    real = claude_code._index
+
+    def index_then_rewrite(*args: Any, **kwargs: Any) -> Any:
+        found = real(*args, **kwargs)
+        f.write_text(f.read_text().replace('"uuid": "s-1-2"', '"uuid": "s-1-X"'))
+        return found
+
+    monkeypatch.setattr(claude_code, "_index", index_then_rewrite)
+    code, _, err = run_cli("--db", "x.db", "import", str(f))
+    assert code == 1 and stored() == 0
+    assert f"reviewer: {f}:2: the file changed while it was read; import it again" in err
