@@ -8,6 +8,7 @@ import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from reviewer.ingest.base import Item
@@ -154,8 +155,25 @@ def newer_version(trial: Trial, ended_at: str | None, n_messages: int) -> bool:
     since, or a file that was cut short before and is whole now). An older or equal version is
     the stored one again."""
     end = trial.metadata.get("ended_at")
-    mine = (end if isinstance(end, str) else "", len(trial.messages))
-    return mine > (ended_at or "", n_messages)
+    mine = _moment(end if isinstance(end, str) else None)
+    theirs = _moment(ended_at)
+    if type(mine) is not type(theirs):  # one time unreadable: compare them as written
+        mine, theirs = str(end or ""), ended_at or ""
+    return (mine, len(trial.messages)) > (theirs, n_messages)
+
+
+def _moment(text: str | None) -> float | str:
+    """An ISO-8601 time as seconds since the epoch (``…05Z`` and ``…05.000+00:00`` are one
+    moment), or "" when absent or unreadable."""
+    if not text:
+        return ""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return ""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
 
 
 @dataclass

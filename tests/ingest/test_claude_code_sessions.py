@@ -213,3 +213,46 @@ def test_a_file_rewritten_between_the_two_passes_is_one_line(
     code, _, err = run_cli("--db", "x.db", "import", str(f))
     assert code == 1 and stored() == 0
     assert f"reviewer: {f}:2: the file changed while it was read; import it again" in err
+
+
+def test_versions_are_ordered_by_their_last_time_then_their_length() -> None:
+    from reviewer.ingest.files import newer_version
+    from reviewer.models import Message, Trial
+
+    def version(end: str | None, n: int) -> Trial:
+        meta = {} if end is None else {"ended_at": end}
+        return Trial(task_id="t", messages=[Message("user", "x")] * n, metadata=meta)
+
+    at = "2026-02-01T10:00:05.000Z"
+    assert newer_version(version("2026-02-01T10:00:06Z", 1), at, 9)  # later wins, even shorter
+    assert not newer_version(version("2026-02-01T10:00:05+00:00", 3), at, 3)  # one moment
+    assert newer_version(version("2026-02-01T10:00:05+00:00", 4), at, 3)  # as late, longer
+    assert not newer_version(version("2026-02-01T09:00:00Z", 50), at, 3)  # older
+    assert newer_version(version(None, 4), None, 3) and not newer_version(version(None, 3), None, 3)
+
+
+def test_monitor_follow_keeps_a_growing_session_as_one_trial(tmp_path: Path) -> None:
+    from reviewer.workflows.monitor import MonitorRequest, follow
+
+    f = write(tmp_path / PROJECT / "s-1.jsonl", session(3))
+    four, five, six = (json.dumps(r) + "\n" for r in session(6)[3:])
+    # Claude Code writes on: a line; a line and half of the next; the rest of it
+    steps = [four, five + six[:25], six[25:]]
+    notes: list[str] = []
+
+    def grow(_seconds: float) -> None:
+        with f.open("a", encoding="utf-8") as out:
+            out.write(steps.pop(0))
+
+    with open_store("x.db") as db:
+        follow(
+            db,
+            f,
+            MonitorRequest(judge=False),
+            lambda *_: None,
+            passes=4,
+            sleep=grow,
+            on_note=notes.append,
+        )
+    ((_, trial_no, n, _, _),) = rows()
+    assert (trial_no, n) == (1, 6) and notes == [], notes  # the half line waited a look
