@@ -232,6 +232,17 @@ def test_an_empty_path_is_refused_not_the_current_folder(tmp_path: Path) -> None
         assert stored() == 0, args
 
 
+def test_monitor_follow_refuses_an_empty_path_without_walking_the_current_folder(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def walked(*args: Any) -> Any:
+        raise AssertionError("walked the current folder")
+
+    monkeypatch.setattr(Path, "rglob", walked)
+    code, _, err = run_cli("--db", "x.db", "monitor", "--follow", "", "--passes", "1")
+    assert code == 2 and err.startswith("reviewer: an empty path ''"), err
+
+
 def test_an_unreadable_named_folder_is_one_line_and_the_others_import(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -308,6 +308,8 @@ def follow(
     """Keep importing a growing JSONL file or folder and updating the windows: a pass whenever it
     changed (and the first time); ``on_pass`` gets each report and the alerts it raised that no
     earlier pass had. ``passes`` stops after that many passes (else until interrupted)."""
+    if not str(path).strip():  # Path("") is the current folder: never walk it unasked
+        raise MonitorError("an empty path '': give a file or folder (. for this one)")
     seen: set[tuple[str, str]] = set()
     last: tuple[Any, ...] | None = None
     pending: tuple[Any, ...] | None = None  # a state with a half-written last line, seen once
