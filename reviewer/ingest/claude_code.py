@@ -1,7 +1,8 @@
 """Claude Code sessions: ``~/.claude/projects/<project>/<session>.jsonl``, one record per line.
 
 Records form a tree through ``uuid`` / ``parentUuid``. One session (``sessionId``) is one trial with no
-outcome (unscored). Its main chain is read from the leaf back to the root through ``parentUuid`` (and
+outcome (unscored), stored whole or not at all (a line that cannot be read stops the file), and one
+trial however often it is imported (``SESSION_KEY``: a newer version replaces the stored one). Its main chain is read from the leaf back to the root through ``parentUuid`` (and
 ``logicalParentUuid`` across a compaction), not in file order, so abandoned branches (edits, retries) are
 left out. Consecutive records of one streamed assistant message (same ``message.id``) are one message,
 their usage counted once.

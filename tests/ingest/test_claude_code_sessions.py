@@ -256,3 +256,22 @@ def test_monitor_follow_keeps_a_growing_session_as_one_trial(tmp_path: Path) -> 
         )
     ((_, trial_no, n, _, _),) = rows()
     assert (trial_no, n) == (1, 6) and notes == [], notes  # the half line waited a look
+
+
+def test_the_summaries_stay_true_after_a_session_is_replaced(tmp_path: Path) -> None:
+    from reviewer.store.writer import rebuild_task_stats
+    from tests.test_summaries import _verdict, assert_summaries_true
+
+    f = write(tmp_path / PROJECT / "s-1.jsonl", session(3))
+    other = write(tmp_path / PROJECT / "s-2.jsonl", session(4, sid="s-2"))
+    assert run_cli("--db", "x.db", "import", str(tmp_path / PROJECT))[0] == 0
+    with open_store("x.db") as db:
+        _verdict(db, rows()[0][0], "judge", "fail")
+    write(f, session(7))
+    assert other.exists() and run_cli("--db", "x.db", "import", str(f))[0] == 0
+    with open_store("x.db") as db:
+        assert_summaries_true(db)
+        kept = db.execute("SELECT * FROM task_stats ORDER BY run, task_id").fetchall()
+        rebuild_task_stats(db)
+        assert db.execute("SELECT * FROM task_stats ORDER BY run, task_id").fetchall() == kept
+        assert_summaries_true(db)
