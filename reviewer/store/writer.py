@@ -301,22 +301,36 @@ class StoredVersion:
     ended_at: str | None
 
 
-def stored_versions(db: Store, run: str, key: str) -> dict[str, StoredVersion]:
-    """The stored trials of ``run`` by their ``metadata[key]`` (the first stored, should two
-    share one), with their ``metadata.ended_at``."""
-    rows = db.execute(
-        "SELECT json_extract(metadata, '$.' || ?), id, task_id, trial, n_messages, "
-        "json_extract(metadata, '$.ended_at') FROM trials WHERE run = ? AND json_valid(metadata) "
-        "AND json_type(metadata, '$.' || ?) = 'text' ORDER BY seq",
-        [key, run, key],
-    ).fetchall()
-    out: dict[str, StoredVersion] = {}
-    for value, tid, task_id, trial_no, n, ended in rows:
-        out.setdefault(
-            value,
-            StoredVersion(tid, task_id, trial_no, n, ended if isinstance(ended, str) else None),
-        )
-    return out
+class SessionIndex:
+    """The stored trials of a run by their ``metadata[key]`` (a Claude Code session id), with what
+    tells their versions apart; the first stored wins should two share a key.
+
+    Read once per import job and kept across its files, like :class:`RunIndex`: :meth:`refresh`
+    reads only the rows added since; a version this job puts in place is told with :meth:`put`."""
+
+    def __init__(self, db: Store, run: str, key: str) -> None:
+        self.run = run
+        self.key = key
+        self.by_key: dict[str, StoredVersion] = {}
+        self.last_seq = 0
+        self.refresh(db)
+
+    def refresh(self, db: Store) -> None:
+        rows = db.execute(
+            "SELECT json_extract(metadata, '$.' || ?), id, task_id, trial, n_messages, "
+            "json_extract(metadata, '$.ended_at'), seq FROM trials WHERE run = ? AND seq > ? "
+            "AND json_valid(metadata) AND json_type(metadata, '$.' || ?) = 'text' ORDER BY seq",
+            [self.key, self.run, self.last_seq, self.key],
+        ).fetchall()
+        for value, tid, task_id, trial_no, n, ended, seq in rows:
+            self.by_key.setdefault(
+                value,
+                StoredVersion(tid, task_id, trial_no, n, ended if isinstance(ended, str) else None),
+            )
+            self.last_seq = seq
+
+    def put(self, key: str, version: StoredVersion) -> None:
+        self.by_key[key] = version
 
 
 _UPDATE_COLUMNS = [c for c in _TRIAL_COLUMNS if c not in ("seq", "id", "run", "task_id", "trial")]

@@ -36,6 +36,7 @@ from reviewer.store.violations import add_violations
 from reviewer.store.writer import (
     Pending,
     RunIndex,
+    SessionIndex,
     StoredVersion,
     ensure_run,
     import_cache,
@@ -44,7 +45,6 @@ from reviewer.store.writer import (
     replace_trial,
     run_key_of,
     set_pass_rule,
-    stored_versions,
     write_batch,
 )
 from reviewer.workflows import audit
@@ -64,6 +64,7 @@ class Session:
 
     rules: Sequence[Rule] = ()
     indexes: dict[str, RunIndex] = field(default_factory=dict)
+    sessions: dict[str, SessionIndex] = field(default_factory=dict)  # by run (SESSION_KEY)
     options: ImportOptions = field(default_factory=ImportOptions)
 
 
@@ -180,6 +181,7 @@ def _forget(result: FileResult, session: Session) -> None:
     result.runs.clear()
     result.tasks.clear()
     session.indexes.clear()
+    session.sessions.clear()
 
 
 def _list_tasks(fmt: Format, path: Path, result: FileResult) -> None:
@@ -322,7 +324,7 @@ def _write_trials(
     session_key: str | None = None,
 ) -> None:
     now = _now()
-    versions: dict[str, dict[str, StoredVersion]] = {}  # run -> stored sessions (SESSION_KEY)
+    versions: dict[str, SessionIndex] = {}  # the runs' stored sessions, up to date (SESSION_KEY)
     indexes = session.indexes
     used: dict[str, RunIndex] = {}  # the runs of this file, their indexes brought up to date
     seen: dict[str, str | None] = {}  # id -> where in this file ("line 7" or an archive member)
@@ -352,7 +354,12 @@ def _write_trials(
         if session_key is not None and isinstance(key := rec.metadata.get(session_key), str):
             known = versions.get(run)
             if known is None:
-                known = versions[run] = stored_versions(db, run, session_key)
+                known = session.sessions.get(run)
+                if known is None:
+                    known = session.sessions[run] = SessionIndex(db, run, session_key)
+                else:
+                    known.refresh(db)
+                versions[run] = known
             if _same_session(db, rec, run, known, key, result, now, session.rules):
                 continue
         pending = _place(rec, run, index, seen, result)
@@ -386,7 +393,7 @@ def _same_session(
     db: Store,
     rec: Trial,
     run: str,
-    known: dict[str, StoredVersion],
+    known: SessionIndex,
     key: str,
     result: FileResult,
     now: str,
@@ -395,22 +402,20 @@ def _same_session(
     """A trial whose session (``key``) is stored already in ``run`` and task: the stored trial is
     put in its place when this version is newer (same id, trial number, labels and verdicts),
     else it counts as already stored. False for a session not stored yet, which is imported as
-    a new trial (and known from now on)."""
-    old = known.get(key)
+    a new trial (a file holds a session once; the next file's refresh reads it)."""
+    old = known.by_key.get(key)
     if old is None or old.task_id != rec.task_id:
-        if old is None:
-            known[key] = StoredVersion("", rec.task_id, 0, len(rec.messages), _ended(rec))
         return False
     result.runs.add(run)
     result.tasks.add((run, rec.task_id))
-    if old.id == "" or not newer_version(rec, old.ended_at, old.n_messages):
-        result.already += 1  # "" : a version of it earlier in this file (a file holds one)
+    if not newer_version(rec, old.ended_at, old.n_messages):
+        result.already += 1
         return True
     pending = Pending(old.id, run, old.trial_no, rec)
     seq = replace_trial(db, pending, result.file, now)
     audit.fingerprint_batch(db, [pending], seq)
     result.violations += _check_rules(db, [pending], rules)
-    known[key] = StoredVersion(old.id, rec.task_id, old.trial_no, len(rec.messages), _ended(rec))
+    known.put(key, StoredVersion(old.id, rec.task_id, old.trial_no, len(rec.messages), _ended(rec)))
     result.updated += 1
     result.updated_ids.append(old.id)
     return True

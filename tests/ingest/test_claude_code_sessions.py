@@ -137,6 +137,15 @@ def test_the_same_session_in_a_second_file_is_one_trial(tmp_path: Path) -> None:
     assert [r[2] for r in rows()] == [4, 2]
     assert "imported 2 trials (1 run, 1 task) from 2 files; 1 already stored" in err
     assert first.exists() and second.exists()
+    # a later copy of the session in a third file, imported with the others in one job
+    write(tmp_path / PROJECT / "c.jsonl", session(6))
+    for name in ("x.db", "y.db"):
+        code, _, err = run_cli("--db", name, "import", str(tmp_path / PROJECT))
+        assert code == 0 and [r[2] for r in rows(name)] == [6, 2], err
+    assert (
+        "imported 2 trials (1 run, 1 task) from 3 files; 1 stored session updated to a newer version; 1 already stored"
+        in err
+    )
 
 
 def test_a_version_stored_under_an_older_id_is_still_the_same_session(tmp_path: Path) -> None:
