@@ -50,7 +50,7 @@ def open_cmd(ctx: click.Context, paths: Sequence[str]) -> None:
     summary = None
     if paths:
         summary = run_import(db, paths, run=None, check=False)
-        if not summary.ok and summary.added + summary.already == 0:
+        if not summary.ok and summary.added + summary.already + summary.updated == 0:
             sys.exit(1)
     rubric = _active_rubric(db, cfg.rubric, summary)
     db.close()
@@ -178,7 +178,8 @@ def import_cmd(
     if check:
         ok = summary.checked or summary.listed or summary.pairs
         sys.exit(0 if ok and not summary.skipped and not summary.failed_files else 1)
-    if summary.added + summary.already == 0 and not summary.listed and not summary.pairs:
+    stored = summary.added + summary.already + summary.updated
+    if stored == 0 and not summary.listed and not summary.pairs:
         sys.exit(1)
     if summary.errors or any(not f.ignored for f in summary.failed_files):
         sys.exit(1)  # the rest was imported; a path or file that could not be is said above
@@ -300,6 +301,7 @@ def summary_json(summary: ImportSummary, check: bool) -> dict[str, Any]:
         "check": check,
         "added": summary.added,
         "already": summary.already,
+        "updated": summary.updated,
         "valid": summary.checked if check else None,
         "runs": sorted(summary.runs),
         "tasks": len(summary.tasks),
@@ -309,6 +311,7 @@ def summary_json(summary: ImportSummary, check: bool) -> dict[str, Any]:
                 "format": f.format,
                 "added": f.added,
                 "already": f.already,
+                "updated": f.updated,
                 "skipped": len(f.skipped),
                 "error": f.error,
             }

@@ -48,7 +48,7 @@ from reviewer.ingest.base import (
 )
 from reviewer.ingest.files import path_text
 from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage
-from reviewer.record import json_problem
+from reviewer.record import json_problem, loads_unchecked
 
 NAME = "atif"
 KIND: Kind = "trials"
@@ -66,7 +66,7 @@ def sniff(path: Path, head: bytes) -> bool:
 
 def _load(path: Path) -> dict[str, Any]:
     file = str(path)
-    data = load_document(path)
+    data = load_document(path, loads_unchecked)
     if not isinstance(data, dict):
         raise IngestError(file, f"not an ATIF trajectory object ({type(data).__name__})")
     if not isinstance(data.get("steps"), list):
@@ -322,7 +322,7 @@ def _result(path: Path) -> dict[str, Any]:
         candidate = folder / "result.json"
         if candidate.is_file():
             try:
-                data = load_document(candidate)
+                data = load_document(candidate, loads_unchecked)
             except IngestError:
                 return {}
             return data if isinstance(data, dict) and json_problem(data) is None else {}

@@ -90,6 +90,36 @@ def jsonl_lines(path: Path) -> Iterator[Line]:
                 yield lineno, line
 
 
+#: A JSONL line's number, where it starts in the file and how many bytes it takes (its newline
+#: included), or the Skip of a line too long to read.
+Span = tuple[int, int, int] | Skip
+
+
+def jsonl_spans(fh: BinaryIO, file: str) -> Iterator[tuple[Span, bytes]]:
+    """Every non-blank line of an open JSONL file with where it is, for a parser that reads the
+    file in one pass and the lines it needs again later (seek to the start, read the length):
+    ``((line number, start, length), stripped line)``, a leading BOM dropped; a line over the
+    record limit is read past in pieces and becomes ``(Skip, b"")``."""
+    limit = limits()
+    lineno = start = 0
+    while raw := fh.readline(limit.record + 1):
+        lineno += 1
+        length = len(raw)
+        if length > limit.record and not raw.endswith(b"\n"):
+            while (more := fh.readline(MIB)) and length < (1 << 62):
+                length += len(more)
+                if more.endswith(b"\n"):
+                    break
+            yield Skip(file, lineno, f"record is {limit.over_record(length)}"), b""
+        else:
+            line = raw.strip()
+            if lineno == 1:
+                line = line.removeprefix(BOM)
+            if line:
+                yield (lineno, start, length), line
+        start += length
+
+
 def read_document(fh: BinaryIO, file: str) -> bytes:
     """The whole of a file read whole (a tau2-bench results file, an Inspect ``.json`` log);
     IngestError when it is over the document limit, before reading it."""
@@ -133,7 +163,9 @@ def read_file(path: Path, file: str | None = None) -> bytes:
 
 def parse_document(raw: bytes, file: str, parse: Callable[[str], Any] = json.loads) -> Any:
     """RAW (a whole JSON document) parsed by PARSE; IngestError naming the file when it is not UTF-8,
-    invalid, nested too deep, or holds a value PARSE refuses."""
+    invalid, nested too deep, or holds a value PARSE refuses. A format whose file is one trial
+    passes :func:`reviewer.record.loads_unchecked` and checks the value with ``json_problem``, so
+    a bad value is a Skip naming its field (a record), not a failed file."""
     try:
         return parse(raw.decode("utf-8-sig"))
     except RecursionError:
@@ -144,6 +176,8 @@ def parse_document(raw: bytes, file: str, parse: Callable[[str], Any] = json.loa
         raise IngestError(file, f"invalid JSON: {exc.msg}", line=exc.lineno) from None
     except RecordError as exc:
         raise IngestError(file, str(exc)) from None
+    except ValueError as exc:  # json.loads and an integer of more than 4,300 digits
+        raise IngestError(file, f"invalid JSON: {exc}") from None
 
 
 def load_document(

@@ -1,7 +1,8 @@
 """Claude Code sessions: ``~/.claude/projects/<project>/<session>.jsonl``, one record per line.
 
 Records form a tree through ``uuid`` / ``parentUuid``. One session (``sessionId``) is one trial with no
-outcome (unscored). Its main chain is read from the leaf back to the root through ``parentUuid`` (and
+outcome (unscored), stored whole or not at all (a line that cannot be read stops the file), and one
+trial however often it is imported (``SESSION_KEY``: a newer version replaces the stored one). Its main chain is read from the leaf back to the root through ``parentUuid`` (and
 ``logicalParentUuid`` across a compaction), not in file order, so abandoned branches (edits, retries) are
 left out. Consecutive records of one streamed assistant message (same ``message.id``) are one message,
 their usage counted once.
@@ -32,23 +33,26 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from reviewer.ingest.base import (
+    BOM,
     IngestError,
     Kind,
     Record,
     RecordError,
     as_dict,
     as_text,
-    canonical,
-    jsonl_lines,
+    jsonl_spans,
     load_line,
 )
 from reviewer.models import Message, Skip, ToolCall, Trial, Usage
 
 NAME = "claude-code"
 KIND: Kind = "trials"
+#: A session id is one trial in its run: another version of a stored session (it grew, or was cut
+#: short before) replaces it when newer (``ingest.files.newer_version``), else is already stored.
+SESSION_KEY = "session_id"
 
 _TYPES = (b'"type":"user"', b'"type":"assistant"', b'"type":"system"', b'"type":"summary"')
 _ENTRY_TYPES = {"user", "assistant", "system"}
@@ -70,56 +74,138 @@ def sniff(path: Path, head: bytes) -> bool:
 
 
 def parse(path: Path) -> Iterator[Record]:
-    """One unscored trial per session id in the file, in order of first appearance."""
+    """One unscored trial per session id in the file, in order of first appearance.
+
+    A session is stored whole or not at all: a line that cannot be read (invalid, a value the
+    store cannot keep, too long, an entry without a session id) stops the whole file with an
+    IngestError naming it, since it cannot be told which session it belonged to; a subagent file
+    with such a line skips the session that reads it. The file is read in two passes so that a
+    session of hundreds of MB is never held parsed: the first keeps only each record's place in
+    the tree (:data:`_KEEP`) and where its line is; the second reads the lines of each session's
+    chain again, one at a time, as its messages are built."""
     file = str(path)
-    records, skips = _read(path)
-    yield from skips
+    try:
+        fh = path.open("rb")
+    except OSError as exc:
+        raise IngestError(file, f"cannot read: {exc.strerror or exc}") from None
+    with fh:
+        sessions, summaries, bad = _index(fh, file)
+        if bad is not None:
+            raise IngestError(file, f"{bad.reason}; nothing of this file {_WHOLE}", line=bad.line)
+        if not sessions:
+            raise IngestError(
+                file, "no Claude Code session records (user/assistant lines with sessionId)"
+            )
+        lines = _Lines(fh, file)
+        for sid, recs in sessions.items():
+            try:
+                yield _session(path, sid, recs, summaries, lines)
+            except _SideProblem as side:
+                yield Skip(
+                    side.skip.file,
+                    side.skip.line,
+                    f"{side.skip.reason}; session {sid} not {_WHOLE}",
+                )
+            except (TypeError, ValueError, AttributeError, KeyError) as exc:
+                yield Skip(file, recs[0].get("_line"), f"session {sid}: malformed session: {exc!r}")
+
+
+_WHOLE = "imported (a Claude Code session is stored whole or not at all)"
+#: What the first pass keeps of a record: its place in the tree and the few strings the trial's
+#: metadata takes from the chain; never its content.
+_KEEP = (
+    "uuid",
+    "parentUuid",
+    "logicalParentUuid",
+    "type",
+    "sessionId",
+    "isSidechain",
+    "agentId",
+    "cwd",
+    "gitBranch",
+    "version",
+    "slug",
+    "timestamp",
+)
+
+
+class _SideProblem(Exception):
+    """A subagent file of a session holds a line that cannot be read: the session is skipped."""
+
+    def __init__(self, skip: Skip) -> None:
+        super().__init__(skip.reason)
+        self.skip = skip
+
+
+def _index(
+    fh: BinaryIO, file: str, side: bool = False
+) -> tuple[dict[str, list[dict[str, Any]]], dict[str, str], Skip | None]:
+    """The first pass over an open session file: the kept part of each entry record by session id
+    (``_line``, ``_at`` and ``_len`` say where its line is), the compaction summaries by leaf
+    uuid, and the first line that cannot be read (None when every line can). In a subagent file
+    (``side``) an entry without a session id is kept under ``""``."""
     sessions: dict[str, list[dict[str, Any]]] = {}
     summaries: dict[str, str] = {}
-    for rec in records:
-        if rec.get("type") == "summary":
-            if isinstance(rec.get("leafUuid"), str) and isinstance(rec.get("summary"), str):
-                summaries[rec["leafUuid"]] = rec["summary"]
-            continue
-        sid = rec.get("sessionId")
-        if isinstance(sid, str) and sid:
-            sessions.setdefault(sid, []).append(rec)
-        elif rec.get("type") in _ENTRY_TYPES:
-            yield Skip(file, rec.get("_line"), "record has no sessionId")
-    if not sessions:
-        raise IngestError(
-            file, "no Claude Code session records (user/assistant lines with sessionId)"
-        )
-    for sid, recs in sessions.items():
-        try:
-            yield _session(path, sid, recs, summaries)
-        except (TypeError, ValueError, AttributeError, KeyError) as exc:
-            yield Skip(file, recs[0].get("_line"), f"session {sid}: malformed session: {exc!r}")
-
-
-def _read(path: Path) -> tuple[list[dict[str, Any]], list[Skip]]:
-    file = str(path)
-    records: list[dict[str, Any]] = []
-    skips: list[Skip] = []
-    for item in jsonl_lines(path):
-        if isinstance(item, Skip):
-            skips.append(item)
-            continue
-        lineno, line = item
+    for span, line in jsonl_spans(fh, file):
+        if isinstance(span, Skip):
+            return sessions, summaries, span
+        lineno, at, length = span
         try:
             obj = load_line(line)
         except RecordError as exc:
-            skips.append(Skip(file, lineno, str(exc)))
-            continue
+            return sessions, summaries, Skip(file, lineno, str(exc))
         if not isinstance(obj, dict):
-            skips.append(Skip(file, lineno, f"not a JSON object ({type(obj).__name__})"))
+            return (
+                sessions,
+                summaries,
+                Skip(file, lineno, f"not a JSON object ({type(obj).__name__})"),
+            )
+        kind = obj.get("type")
+        if kind == "summary":
+            if isinstance(obj.get("leafUuid"), str) and isinstance(obj.get("summary"), str):
+                summaries[obj["leafUuid"]] = obj["summary"]
             continue
-        obj["_line"] = lineno
-        records.append(obj)
-    return records, skips
+        sid = obj.get("sessionId")
+        if not (isinstance(sid, str) and sid):
+            if kind in _ENTRY_TYPES and not side:
+                return sessions, summaries, Skip(file, lineno, "record has no sessionId")
+            if kind not in _ENTRY_TYPES:
+                continue
+            sid = ""
+        kept = {k: obj[k] for k in _KEEP if k in obj}
+        kept["_line"], kept["_at"], kept["_len"] = lineno, at, length
+        sessions.setdefault(sid, []).append(kept)
+    return sessions, summaries, None
 
 
-def _session(path: Path, sid: str, recs: list[dict[str, Any]], summaries: dict[str, str]) -> Record:
+class _Lines:
+    """The second pass: a record read again from its line, through the file the first pass read."""
+
+    def __init__(self, fh: BinaryIO, file: str) -> None:
+        self.fh = fh
+        self.file = file
+
+    def load(self, kept: dict[str, Any]) -> dict[str, Any]:
+        self.fh.seek(kept["_at"])
+        raw = self.fh.read(kept["_len"])
+        try:
+            obj = load_line(raw.strip().removeprefix(BOM))
+        except RecordError:
+            obj = None
+        if not isinstance(obj, dict) or obj.get("uuid") != kept.get("uuid"):
+            raise IngestError(
+                self.file, "the file changed while it was read; import it again", kept["_line"]
+            )
+        return obj
+
+
+def _session(
+    path: Path,
+    sid: str,
+    recs: list[dict[str, Any]],
+    summaries: dict[str, str],
+    lines: _Lines,
+) -> Record:
     file = str(path)
     entries = [r for r in recs if r.get("type") in _ENTRY_TYPES]
     main = [r for r in entries if not r.get("isSidechain")]
@@ -135,7 +221,7 @@ def _session(path: Path, sid: str, recs: list[dict[str, Any]], summaries: dict[s
     messages: list[Message] = []
     sidechains: list[dict[str, Any]] = []
     for rec in chain:
-        added = _entry(rec, state)
+        added = _entry(lines.load(rec), state)
         messages.extend(added)
         for m in added:
             if m.role != "tool" or not m.tool_call_id:
@@ -143,14 +229,15 @@ def _session(path: Path, sid: str, recs: list[dict[str, Any]], summaries: dict[s
             agent = state.agents.get(m.tool_call_id)
             if agent is None:
                 continue
-            side = _side_records(path, agent, sid) or [
-                r for r in inline_side if r.get("agentId") == agent
+            side_state = _State()
+            side_state.seen_ids = state.seen_ids
+            side_msgs = _subagent(path, agent, sid, side_state) or [
+                x
+                for r in _chain([r for r in inline_side if r.get("agentId") == agent])
+                for x in _entry(lines.load(r), side_state)
             ]
-            if side:
+            if side_msgs:
                 start = len(messages)
-                side_state = _State()
-                side_state.seen_ids = state.seen_ids
-                side_msgs = [x for r in _chain(side) for x in _entry(r, side_state)]
                 state.absorb(side_state)
                 messages.append(
                     Message(
@@ -169,7 +256,7 @@ def _session(path: Path, sid: str, recs: list[dict[str, Any]], summaries: dict[s
         start = len(messages)
         side_state = _State()
         side_state.seen_ids = state.seen_ids
-        side_msgs = [x for r in side_chain for x in _entry(r, side_state)]
+        side_msgs = [x for r in side_chain for x in _entry(lines.load(r), side_state)]
         state.absorb(side_state)
         messages.append(Message(role="system", content=f"▸ side-chain ({len(side_msgs)} messages)"))
         messages.extend(side_msgs)
@@ -217,7 +304,8 @@ def _session(path: Path, sid: str, recs: list[dict[str, Any]], summaries: dict[s
         metadata=metadata,
         instruction=instruction,
         source_line=first.get("_line"),
-        fingerprint=canonical([{k: v for k, v in r.items() if k != "_line"} for r in recs]),
+        # the session is the trial: every version of it has this id (see SESSION_KEY)
+        fingerprint=b"claude-code session\0" + sid.encode(),
     )
 
 
@@ -437,8 +525,9 @@ def _assistant(message: dict[str, Any], content: Any, state: _State) -> list[Mes
     return [msg]
 
 
-def _side_records(path: Path, agent: str, sid: str) -> list[dict[str, Any]]:
-    """Records of subagent ``agent`` from its own file beside the session file, if there is one."""
+def _subagent(path: Path, agent: str, sid: str, state: _State) -> list[Message]:
+    """The messages of subagent ``agent`` from its own file beside the session file, if there is
+    one (none otherwise); _SideProblem when that file has a line that cannot be read."""
     candidates = [
         *sorted(path.parent.glob(f"*agent-{agent}.jsonl")),
         *sorted((path.parent / path.stem / "subagents").glob(f"agent-{agent}.jsonl")),
@@ -447,16 +536,21 @@ def _side_records(path: Path, agent: str, sid: str) -> list[dict[str, Any]]:
         if candidate == path:
             continue
         try:
-            records, _ = _read(candidate)
-        except IngestError:
+            fh = candidate.open("rb")
+        except OSError:
             continue
-        side = [
-            r
-            for r in records
-            if r.get("type") in _ENTRY_TYPES and r.get("sessionId") in (sid, None)
-        ]
-        if side:
-            return side
+        with fh:
+            sessions, _, bad = _index(fh, str(candidate), side=True)
+            side = [
+                r
+                for r in sessions.get(sid, []) + sessions.get("", [])
+                if r.get("type") in _ENTRY_TYPES
+            ]
+            if side and bad is not None:
+                raise _SideProblem(bad)
+            if side:
+                lines = _Lines(fh, str(candidate))
+                return [x for r in _chain(side) for x in _entry(lines.load(r), state)]
     return []
 
 

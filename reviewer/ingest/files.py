@@ -8,6 +8,7 @@ import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from reviewer.ingest.base import Item
@@ -36,20 +37,24 @@ Progress = Callable[[str, int], None]  # (file name, records so far in this file
 
 
 def discover(paths: Iterable[str | Path]) -> tuple[list[tuple[Path, bool]], list[str]]:
-    """Files to import as (path, named_directly), and one line for each path that does not exist,
-    cannot be read (a folder anywhere below included: it is skipped, the rest is walked) or holds
-    nothing."""
+    """Files to import as (path, named_directly), and one line for each path that is empty (``""``
+    would be the current folder), does not exist, cannot be read (a folder anywhere below
+    included: it is skipped, the rest is walked) or holds nothing."""
     found: list[tuple[Path, bool]] = []
     errors: list[str] = []
     for raw in paths:
+        if not str(raw).strip():
+            errors.append(f"an empty path {str(raw)!r}: give a file or folder (. for this one)")
+            continue
         p = Path(raw)
         try:
             mode = p.stat().st_mode
         except FileNotFoundError:
-            errors.append(f"{p}: no such file or directory")
+            errors.append(f"{path_text(p)}: no such file or directory")
             continue
-        except OSError as e:
-            errors.append(f"{p}: cannot read: {e.strerror or e}")
+        except (OSError, ValueError) as e:  # ValueError: a NUL byte in the path
+            reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            errors.append(f"{path_text(p)}: cannot read: {reason}")
             continue
         if stat.S_ISDIR(mode):
             files = _walk(p, errors)
@@ -142,6 +147,33 @@ def trial_id(run: str, trial: Trial) -> str:
     h.update(b"\0")
     h.update(trial.fingerprint)
     return h.hexdigest()[:20]
+
+
+def newer_version(trial: Trial, ended_at: str | None, n_messages: int) -> bool:
+    """Whether ``trial`` is a newer version of a stored session that ended at ``ended_at`` with
+    ``n_messages`` messages: it ended later, or as late with more messages (a session that grew
+    since, or a file that was cut short before and is whole now). An older or equal version is
+    the stored one again."""
+    end = trial.metadata.get("ended_at")
+    mine = _moment(end if isinstance(end, str) else None)
+    theirs = _moment(ended_at)
+    if type(mine) is not type(theirs):  # one time unreadable: compare them as written
+        mine, theirs = str(end or ""), ended_at or ""
+    return (mine, len(trial.messages)) > (theirs, n_messages)
+
+
+def _moment(text: str | None) -> float | str:
+    """An ISO-8601 time as seconds since the epoch (``…05Z`` and ``…05.000+00:00`` are one
+    moment), or "" when absent or unreadable."""
+    if not text:
+        return ""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return ""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
 
 
 @dataclass

@@ -41,7 +41,7 @@ from reviewer.ingest.base import (
     parse_arguments,
 )
 from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage
-from reviewer.record import json_problem
+from reviewer.record import json_problem, loads_unchecked
 
 NAME = "openhands"
 KIND: Kind = "trials"
@@ -88,7 +88,7 @@ def parse(path: Path) -> Iterator[Record]:
     except OSError as exc:
         raise IngestError(file, f"cannot read: {exc.strerror or exc}") from None
     if start.startswith(b"["):
-        events = load_document(path)
+        events = load_document(path, loads_unchecked)
         if not isinstance(events, list):
             raise IngestError(file, "not a list of OpenHands events")
         if problem := json_problem(events):

@@ -46,7 +46,7 @@ from reviewer.ingest.base import (
     read_file,
 )
 from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage
-from reviewer.record import MAX_DEPTH, json_problem
+from reviewer.record import MAX_DEPTH, RecordError, decode_at, json_problem, loads_unchecked
 
 NAME = "otel-genai"
 KIND: Kind = "trials"
@@ -58,6 +58,8 @@ _CHAT_OPS = {"chat", "generate_content", "text_completion"}
 _AGENT_OPS = {"invoke_agent"}
 _TOOL_OPS = {"execute_tool"}
 _ERROR = {2, "STATUS_CODE_ERROR", "ERROR"}
+_IN, _OUT = "gen_ai.input.messages", "gen_ai.output.messages"
+_ARGS, _RESULT = "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"
 
 
 def sniff(path: Path, head: bytes) -> bool:
@@ -78,7 +80,8 @@ def parse(path: Path) -> Iterator[Record]:
         raise IngestError(file, f"not UTF-8: {exc.reason} at byte {exc.start}") from None
     requests: list[tuple[int | None, Any]] = []
     try:
-        requests.append((None, json.loads(text)))
+        # unchecked: each trace's spans are checked apart below, so a bad value skips one trace
+        requests.append((None, loads_unchecked(text)))
     except RecursionError:
         raise IngestError(file, f"JSON nested deeper than {MAX_DEPTH} levels") from None
     except json.JSONDecodeError as whole:
@@ -88,7 +91,7 @@ def parse(path: Path) -> Iterator[Record]:
             if not line.strip():
                 continue
             try:
-                requests.append((lineno, json.loads(line)))
+                requests.append((lineno, loads_unchecked(line)))
             except RecursionError:
                 yield Skip(file, lineno, f"JSON nested deeper than {MAX_DEPTH} levels")
             except json.JSONDecodeError as exc:
@@ -117,6 +120,8 @@ def parse(path: Path) -> Iterator[Record]:
             continue
         try:
             yield _trace(file, first_line[trace_id], trace_id, spans)
+        except RecordError as exc:
+            yield Skip(file, first_line[trace_id], f"trace {trace_id}: {exc}")
         except (TypeError, ValueError, AttributeError, KeyError) as exc:
             yield Skip(file, first_line[trace_id], f"trace {trace_id}: malformed spans: {exc!r}")
 
@@ -170,14 +175,23 @@ def _attrs(items: Any) -> dict[str, Any]:
     return out
 
 
-def _json(value: Any) -> Any:
-    """A structured attribute, recorded as a JSON string or as structured OTLP values."""
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
+def _json(value: Any, key: str) -> Any:
+    """A structured attribute, recorded as a JSON string or as structured OTLP values; a string
+    that is not JSON stays text. The string is parsed by the checked decoder of a record: what a
+    record may not hold (NaN, an integer beyond 64 bits, a lone surrogate, nesting too deep) is a
+    RecordError naming the attribute, which skips the trace."""
+    if not isinstance(value, str):
+        return value
+    start = len(value) - len(value.lstrip(" \t\n\r"))
+    try:
+        parsed, end, problem = decode_at(value, start)
+    except ValueError:  # not JSON
+        return value
+    if value[end:].strip(" \t\n\r"):
+        return value  # JSON followed by more text: text
+    if problem:
+        raise RecordError(f"{key}: {problem}")
+    return parsed
 
 
 def _ns(value: Any) -> int:
@@ -235,8 +249,8 @@ def _key(m: Message) -> tuple[Any, ...]:
     return (m.role, m.content, m.tool_call_id, tuple((c.name, c.id) for c in m.tool_calls))
 
 
-def _messages(raw: Any, role_default: str = "user") -> list[Message]:
-    raw = _json(raw)
+def _messages(raw: Any, key: str, role_default: str = "user") -> list[Message]:
+    raw = _json(raw, key)
     out: list[Message] = []
     for m in raw if isinstance(raw, list) else []:
         if not isinstance(m, dict):
@@ -285,7 +299,7 @@ def _messages(raw: Any, role_default: str = "user") -> list[Message]:
 
 
 def _system(raw: Any) -> list[Message]:
-    raw = _json(raw)
+    raw = _json(raw, "gen_ai.system_instructions")
     if isinstance(raw, str):
         return [Message(role="system", content=raw)]
     texts = [as_text(as_dict(p).get("content")) for p in raw] if isinstance(raw, list) else []
@@ -324,12 +338,12 @@ def _trace(file: str, lineno: int | None, trace_id: str, spans: list[dict[str, A
     for _, _, kind, span, attrs in moments:
         if kind in ("agent_in", "chat"):
             conv.system(_system(attrs.get("gen_ai.system_instructions")))
-            conv.history(_messages(attrs.get("gen_ai.input.messages")))
+            conv.history(_messages(attrs.get(_IN), _IN))
             if kind == "chat":
-                for m in _messages(attrs.get("gen_ai.output.messages"), "assistant"):
+                for m in _messages(attrs.get(_OUT), _OUT, "assistant"):
                     conv.add(m)
         elif kind == "agent_out":
-            for m in _messages(attrs.get("gen_ai.output.messages"), "assistant"):
+            for m in _messages(attrs.get(_OUT), _OUT, "assistant"):
                 if not conv.keys or _key(m) not in conv.keys[-3:]:
                     conv.add(m)
         else:
@@ -423,7 +437,7 @@ def _tool(conv: _Conversation, span: dict[str, Any], attrs: dict[str, Any]) -> N
                 tool_calls=[
                     ToolCall(
                         name=name,
-                        arguments=parse_arguments(_json(attrs.get("gen_ai.tool.call.arguments"))),
+                        arguments=parse_arguments(_json(attrs.get(_ARGS), _ARGS)),
                         id=call_id,
                     )
                 ],
@@ -431,8 +445,8 @@ def _tool(conv: _Conversation, span: dict[str, Any], attrs: dict[str, Any]) -> N
         )
     status = as_dict(span.get("status"))
     failed = status.get("code") in _ERROR
-    result = attrs.get("gen_ai.tool.call.result")
-    content = as_text(_json(result)) if result is not None else ""
+    result = attrs.get(_RESULT)
+    content = as_text(_json(result, _RESULT)) if result is not None else ""
     if failed and not content:
         content = str(status.get("message") or attrs.get("error.type") or "error")
     conv.add(

@@ -21,7 +21,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -41,7 +40,7 @@ from reviewer.ingest.base import (
 )
 from reviewer.ingest.files import path_text
 from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage
-from reviewer.record import json_problem
+from reviewer.record import json_problem, loads, loads_unchecked
 
 NAME = "swe-agent"
 KIND: Kind = "trials"
@@ -81,7 +80,7 @@ def parse(path: Path) -> Iterator[Record]:
             "SWE-agent/SWE-bench predictions (instance_id, model_patch): patches, not trajectories; "
             "import the .traj files of the run instead",
         )
-    data = parse_document(raw, file)
+    data = parse_document(raw, file, loads_unchecked)
     if not isinstance(data, dict) or not isinstance(data.get("trajectory"), list):
         raise IngestError(file, "not a SWE-agent trajectory: no trajectory list")
     if problem := json_problem(data):
@@ -142,7 +141,7 @@ def instance_id(data: dict[str, Any]) -> str | None:
     config = data.get("replay_config")
     if isinstance(config, str):
         try:
-            config = json.loads(config)
+            config = loads(config)  # checked: an id with a lone surrogate is no id
         except (ValueError, RecursionError):
             return None
     value = as_dict(as_dict(config).get("problem_statement")).get("id")

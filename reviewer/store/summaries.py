@@ -2,7 +2,8 @@
 and per-run totals of ``task_stats``, each equal to the slow computation it replaces
 (``tests/test_summaries.py`` checks them on awkward data).
 
-Trials are only ever added; verdicts are added (on import, by the judge) or re-graded and deleted in
+Trials are added (a newer version of a session replaces its row in place, ``writer.replace_trial``,
+updating its ``task_stats`` row and its outcome, which the triggers below follow); verdicts are added (on import, by the judge) or re-graded and deleted in
 place; ``task_stats`` rows are added, updated and (on a rebuild) deleted. Triggers keep the
 summaries true on every update and delete, and on ``task_stats`` inserts (one per task). A new
 verdict is taken in by :func:`take_in_verdicts`, which each writer of verdicts calls in its own

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from reviewer.models import Trial
-from reviewer.record import encode, flat_args_json
+from reviewer.record import decode, encode, flat_args_json
 from reviewer.store.db import Store
-from reviewer.store.search_text import search_text, system_text  # noqa: F401 (re-exported)
+from reviewer.store.search_text import search_text, system_text
 from reviewer.store.summaries import take_in_verdicts
 
 _TRIAL_COLUMNS = (
@@ -42,29 +42,38 @@ _METADATA_JSON = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
 def scan(t: Trial) -> tuple[str, str, int, int, int]:
-    """One pass over a trial's messages for what its row and index entry need: the text full-text
-    search sees (``search_text``), the system prompt (``system_text``), its assistant turns, tool
-    calls and tool errors (the ``Trial`` properties of those names); the same values, one loop."""
-    parts: list[str] = []
-    system: list[str] = []
-    called: list[str] = []
+    """What a trial's row and index entry need: the text full-text search sees
+    (``search_text``), the system prompt (``system_text``), its assistant turns, tool calls and
+    tool errors (the ``Trial`` properties of those names)."""
+    return (*search_texts(t), *counts(t))
+
+
+def counts(t: Trial) -> tuple[int, int, int]:
+    """A trial's assistant turns, tool calls and tool errors, in one loop over its messages."""
     turns = calls = errors = 0
     for m in t.messages:
         role = m.role
+        if role == "assistant":
+            turns += 1
+        elif role == "tool" and m.is_error:
+            errors += 1
+        if m.tool_calls:
+            calls += len(m.tool_calls)
+    return turns, calls, errors
+
+
+def search_texts(t: Trial) -> tuple[str, str]:
+    """The two columns of a trial's full-text entry, ``search_text`` and ``system_text`` made in
+    one loop over its messages."""
+    parts: list[str] = []
+    system: list[str] = []
+    called: list[str] = []
+    for m in t.messages:
         content = m.content
-        if role == "system":
-            if content:
-                system.append(content)
-        else:
-            if content:
-                parts.append(content)
-            if role == "assistant":
-                turns += 1
-            elif role == "tool" and m.is_error:
-                errors += 1
+        if content:
+            (system if m.role == "system" else parts).append(content)
         tool_calls = m.tool_calls
         if tool_calls:
-            calls += len(tool_calls)
             for c in tool_calls:
                 called.append(c.name)
                 args = c.arguments
@@ -75,7 +84,7 @@ def scan(t: Trial) -> tuple[str, str, int, int, int]:
         parts.append(t.reason)
     if t.error and t.error.message:
         parts.append(t.error.message)
-    return "\n".join(parts), "\n".join(system), turns, calls, errors
+    return "\n".join(parts), "\n".join(system)
 
 
 def _args_json(args: Any) -> str:
@@ -195,49 +204,19 @@ def pass_rule_of(db: Store, run: str) -> str | None:
 
 
 def write_batch(db: Store, batch: Sequence[Pending], seq: int, source_file: str, now: str) -> int:
-    """Insert ``batch`` inside the caller's transaction; returns the next free seq."""
+    """Insert ``batch`` inside the caller's transaction; returns the next free seq.
+
+    The records are written and let go before the search texts are made, so a trial of hundreds
+    of MB (a long Claude Code session) never has its messages, its record, its search text and
+    SQLite's copy of one of them in memory at once."""
     trial_rows: list[tuple[Any, ...]] = []
-    fts_rows: list[tuple[int, str, str]] = []
     verdict_rows: list[tuple[Any, ...]] = []
     stats: dict[tuple[str, str], list[Any]] = {}
     for p in batch:
         t = p.trial
-        err = t.error
         outcome = t.outcome
-        text, system, turns, calls, tool_errors = scan(t)
-        trial_rows.append(
-            (
-                seq,
-                p.id,
-                p.run,
-                t.task_id,
-                p.trial_no,
-                1 if outcome == "pass" else 0,
-                None if t.passed is None else int(t.passed),
-                t.reward,
-                t.reason,
-                len(t.messages),
-                turns,
-                calls,
-                tool_errors,
-                turns + calls,
-                t.usage.input_tokens,
-                t.usage.output_tokens,
-                t.usage.cost_usd,
-                t.latency_s,
-                err.type if err else None,
-                err.message if err else None,
-                t.termination,
-                t.instruction,
-                _METADATA_JSON.encode(t.metadata) if t.metadata else None,
-                encode(t),
-                source_file,
-                t.source_line,
-                now,
-                outcome,
-            )
-        )
-        fts_rows.append((seq, text, system))
+        turns, calls, tool_errors = counts(t)
+        trial_rows.append(_trial_row(p, seq, source_file, now, turns, calls, tool_errors))
         st = stats.get((p.run, t.task_id))
         if st is None:
             st = stats[(p.run, t.task_id)] = [0, 0, 0, 0.0, 0, seq, 0, 0]
@@ -250,28 +229,165 @@ def write_batch(db: Store, batch: Sequence[Pending], seq: int, source_file: str,
             st[3] += t.usage.cost_usd
             st[4] += 1
         seq += 1
-        j = t.judge
-        if j is not None:
-            verdict_rows.append(
-                (
-                    p.id,
-                    j.judge or "imported",
-                    j.verdict,
-                    j.rationale,
-                    j.model,
-                    j.rubric,
-                    j.cost_usd,
-                    now,
-                )
-            )
+        if t.judge is not None:
+            verdict_rows.append(_verdict_row(p, now))
     conn = db.conn
     conn.executemany(_TRIAL_SQL, trial_rows)
-    conn.executemany(_FTS_SQL, fts_rows)
+    first = trial_rows[0][0] if trial_rows else seq
+    del trial_rows
+    conn.executemany(_FTS_SQL, ((i, *search_texts(p.trial)) for i, p in enumerate(batch, first)))
     conn.executemany(_TASK_STATS_SQL, [(run, task, *v) for (run, task), v in stats.items()])
     if verdict_rows:
         conn.executemany(_VERDICT_SQL, verdict_rows)
         take_in_verdicts(db)  # the latest verdict per trial and its counts (m016)
     return seq
+
+
+def _trial_row(
+    p: Pending, seq: int, source_file: str, now: str, turns: int, calls: int, tool_errors: int
+) -> tuple[Any, ...]:
+    """A trial's row of ``trials`` (the columns of ``_TRIAL_COLUMNS``), given the counts
+    :func:`scan` found in it."""
+    t = p.trial
+    err = t.error
+    outcome = t.outcome
+    return (
+        seq,
+        p.id,
+        p.run,
+        t.task_id,
+        p.trial_no,
+        1 if outcome == "pass" else 0,
+        None if t.passed is None else int(t.passed),
+        t.reward,
+        t.reason,
+        len(t.messages),
+        turns,
+        calls,
+        tool_errors,
+        turns + calls,
+        t.usage.input_tokens,
+        t.usage.output_tokens,
+        t.usage.cost_usd,
+        t.latency_s,
+        err.type if err else None,
+        err.message if err else None,
+        t.termination,
+        t.instruction,
+        _METADATA_JSON.encode(t.metadata) if t.metadata else None,
+        encode(t),
+        source_file,
+        t.source_line,
+        now,
+        outcome,
+    )
+
+
+def _verdict_row(p: Pending, now: str) -> tuple[Any, ...]:
+    j = p.trial.judge
+    assert j is not None
+    return (p.id, j.judge or "imported", j.verdict, j.rationale, j.model, j.rubric, j.cost_usd, now)
+
+
+@dataclass(frozen=True)
+class StoredVersion:
+    """The stored trial of a session (a trial a format identifies by a metadata key, such as a
+    Claude Code session id): enough to tell whether another version of it is newer."""
+
+    id: str
+    task_id: str
+    trial_no: int
+    n_messages: int
+    ended_at: str | None
+
+
+class SessionIndex:
+    """The stored trials of a run by their ``metadata[key]`` (a Claude Code session id), with what
+    tells their versions apart; the first stored wins should two share a key.
+
+    Read once per import job and kept across its files, like :class:`RunIndex`: :meth:`refresh`
+    reads only the rows added since; a version this job puts in place is told with :meth:`put`."""
+
+    def __init__(self, db: Store, run: str, key: str) -> None:
+        self.run = run
+        self.key = key
+        self.by_key: dict[str, StoredVersion] = {}
+        self.last_seq = 0
+        self.refresh(db)
+
+    def refresh(self, db: Store) -> None:
+        rows = db.execute(
+            "SELECT json_extract(metadata, '$.' || ?), id, task_id, trial, n_messages, "
+            "json_extract(metadata, '$.ended_at'), seq FROM trials WHERE run = ? AND seq > ? "
+            "AND json_valid(metadata) AND json_type(metadata, '$.' || ?) = 'text' ORDER BY seq",
+            [self.key, self.run, self.last_seq, self.key],
+        ).fetchall()
+        for value, tid, task_id, trial_no, n, ended, seq in rows:
+            self.by_key.setdefault(
+                value,
+                StoredVersion(tid, task_id, trial_no, n, ended if isinstance(ended, str) else None),
+            )
+            self.last_seq = seq
+
+    def put(self, key: str, version: StoredVersion) -> None:
+        self.by_key[key] = version
+
+
+_UPDATE_COLUMNS = [c for c in _TRIAL_COLUMNS if c not in ("seq", "id", "run", "task_id", "trial")]
+_REPLACE_SQL = f"UPDATE trials SET {', '.join(f'{c} = ?' for c in _UPDATE_COLUMNS)} WHERE seq = ?"
+_FTS_DELETE_SQL = (
+    "INSERT INTO trials_fts (trials_fts, rowid, text, system) VALUES ('delete', ?, ?, ?)"
+)
+_STATS_DELTA_SQL = (
+    "UPDATE task_stats SET c = c + ?, steps_sum = steps_sum + ?, cost_sum = cost_sum + ?, "
+    "cost_n = cost_n + ?, infra = infra + ?, unscored = unscored + ? WHERE run = ? AND task_id = ?"
+)
+
+
+def replace_trial(db: Store, p: Pending, source_file: str, now: str) -> int:
+    """Put a newer version of a stored trial in place of the old one, inside the caller's
+    transaction: the same row (id, seq, run, task, trial number), so its labels, verdicts, queue
+    places and cluster stay with it; its record, columns, full-text entry and ``task_stats`` are
+    the new version's, its rule violations and monitor checks are dropped to be made again.
+    Returns the row's seq."""
+    seq, run, task_id, trial_no, record, outcome, steps, cost = db.execute(
+        "SELECT seq, run, task_id, trial, record, outcome, steps, cost_usd FROM trials WHERE id = ?",
+        [p.id],
+    ).fetchone()
+    conn = db.conn
+    try:
+        old = decode(record, run=run, task_id=task_id, trial=trial_no)
+    except ValueError:
+        pass  # a record no version could read was never indexed
+    else:
+        conn.execute(_FTS_DELETE_SQL, [seq, search_text(old), system_text(old)])
+    turns, calls, tool_errors = counts(p.trial)
+    row = _trial_row(p, seq, source_file, now, turns, calls, tool_errors)
+    values = dict(zip(_TRIAL_COLUMNS, row, strict=True))
+    del row
+    conn.execute(_REPLACE_SQL, [*(values.pop(c) for c in _UPDATE_COLUMNS), seq])
+    conn.execute(_FTS_SQL, (seq, *search_texts(p.trial)))
+    new = p.trial
+    new_cost = new.usage.cost_usd
+    conn.execute(
+        _STATS_DELTA_SQL,
+        [
+            (new.outcome == "pass") - (outcome == "pass"),
+            turns + calls - (steps or 0),
+            (new_cost or 0.0) - (cost or 0.0),
+            (new_cost is not None) - (cost is not None),
+            (new.outcome == "infra") - (outcome == "infra"),
+            (new.outcome == "unscored") - (outcome == "unscored"),
+            run,
+            task_id,
+        ],
+    )
+    if new.judge is not None:
+        conn.execute(_VERDICT_SQL, _verdict_row(p, now))
+        take_in_verdicts(db)
+    conn.execute("DELETE FROM violations WHERE trial_id = ?", [p.id])
+    conn.execute("DELETE FROM monitor_trials WHERE trial_id = ?", [p.id])
+    return int(seq)
 
 
 def record_import(

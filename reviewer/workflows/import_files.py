@@ -19,6 +19,7 @@ from reviewer.ingest.files import (
     Progress,
     check_trials,
     default_run_name,
+    newer_version,
     path_text,
     place_of,
     screen,
@@ -35,10 +36,13 @@ from reviewer.store.violations import add_violations
 from reviewer.store.writer import (
     Pending,
     RunIndex,
+    SessionIndex,
+    StoredVersion,
     ensure_run,
     import_cache,
     next_seq,
     record_import,
+    replace_trial,
     run_key_of,
     set_pass_rule,
     write_batch,
@@ -60,6 +64,7 @@ class Session:
 
     rules: Sequence[Rule] = ()
     indexes: dict[str, RunIndex] = field(default_factory=dict)
+    sessions: dict[str, SessionIndex] = field(default_factory=dict)  # by run (SESSION_KEY)
     options: ImportOptions = field(default_factory=ImportOptions)
 
 
@@ -69,6 +74,7 @@ class FileResult:
     format: str | None = None
     added: int = 0
     already: int = 0
+    updated: int = 0  # stored sessions replaced by a newer version of themselves (SESSION_KEY)
     skipped: list[Skip] = field(default_factory=list)
     error: str | None = None
     ignored: bool = False  # found by walking a folder, not a format we read
@@ -80,6 +86,7 @@ class FileResult:
     tasks: set[tuple[str, str]] = field(default_factory=set)
     trials: int = 0  # valid trials seen (for --check)
     new_ids: list[str] = field(default_factory=list)
+    updated_ids: list[str] = field(default_factory=list)
     listed: list[TaskEntry] | None = None  # a task list's tasks: checked and listed, never stored
     pairs: PairCounts | None = None  # a pair-judgement file: what writing (or checking) it did
     violations: int = 0  # rule violations found in the new trials (written with them)
@@ -165,7 +172,8 @@ def import_file(
 
 def _forget(result: FileResult, session: Session) -> None:
     """A file that was rolled back adds nothing; the run indexes may hold its trials, so they go."""
-    result.added = 0
+    result.added = result.updated = 0
+    result.updated_ids.clear()
     result.violations = 0
     result.joined = result.considered = 0
     result.outcomes.clear()
@@ -173,6 +181,7 @@ def _forget(result: FileResult, session: Session) -> None:
     result.runs.clear()
     result.tasks.clear()
     session.indexes.clear()
+    session.sessions.clear()
 
 
 def _list_tasks(fmt: Format, path: Path, result: FileResult) -> None:
@@ -226,7 +235,18 @@ def _import_trials(
         records = screen(apply_options(fmt.parse(path), session.options, tally, fmt), result.file)
         if run is None and (key := getattr(fmt, "RUN_KEY", None)):
             records = _distinct_runs(db, records, key)
-        _write_trials(db, records, result, run, default_run, progress, cancelled, session, earlier)
+        _write_trials(
+            db,
+            records,
+            result,
+            run,
+            default_run,
+            progress,
+            cancelled,
+            session,
+            earlier,
+            getattr(fmt, "SESSION_KEY", None),
+        )
         result.warnings += tally.warnings(result.file, session.options)
         result.joined, result.considered = tally.joined, tally.considered
         result.unmatched, result.not_applied = tally.unmatched, tally.not_applied
@@ -301,8 +321,10 @@ def _write_trials(
     cancelled: Callable[[], bool] | None,
     session: Session,
     earlier: dict[str, str | None],
+    session_key: str | None = None,
 ) -> None:
     now = _now()
+    versions: dict[str, SessionIndex] = {}  # the runs' stored sessions, up to date (SESSION_KEY)
     indexes = session.indexes
     used: dict[str, RunIndex] = {}  # the runs of this file, their indexes brought up to date
     seen: dict[str, str | None] = {}  # id -> where in this file ("line 7" or an archive member)
@@ -329,6 +351,17 @@ def _write_trials(
             used[run] = index
             rule = session.options.rule.to_json()  # until the file is read: see _store_rule
             earlier[run] = ensure_run(db, run, result.file, result.format or "", now, rule)
+        if session_key is not None and isinstance(key := rec.metadata.get(session_key), str):
+            known = versions.get(run)
+            if known is None:
+                known = session.sessions.get(run)
+                if known is None:
+                    known = session.sessions[run] = SessionIndex(db, run, session_key)
+                else:
+                    known.refresh(db)
+                versions[run] = known
+            if _same_session(db, rec, run, known, key, result, now, session.rules):
+                continue
         pending = _place(rec, run, index, seen, result)
         if pending is None:
             continue
@@ -354,6 +387,43 @@ def _write_trials(
         index.written(seq - 1)
     if progress:
         progress(result.file, count)
+
+
+def _same_session(
+    db: Store,
+    rec: Trial,
+    run: str,
+    known: SessionIndex,
+    key: str,
+    result: FileResult,
+    now: str,
+    rules: Sequence[Rule],
+) -> bool:
+    """A trial whose session (``key``) is stored already in ``run`` and task: the stored trial is
+    put in its place when this version is newer (same id, trial number, labels and verdicts),
+    else it counts as already stored. False for a session not stored yet, which is imported as
+    a new trial (a file holds a session once; the next file's refresh reads it)."""
+    old = known.by_key.get(key)
+    if old is None or old.task_id != rec.task_id:
+        return False
+    result.runs.add(run)
+    result.tasks.add((run, rec.task_id))
+    if not newer_version(rec, old.ended_at, old.n_messages):
+        result.already += 1
+        return True
+    pending = Pending(old.id, run, old.trial_no, rec)
+    seq = replace_trial(db, pending, result.file, now)
+    audit.fingerprint_batch(db, [pending], seq)
+    result.violations += _check_rules(db, [pending], rules)
+    known.put(key, StoredVersion(old.id, rec.task_id, old.trial_no, len(rec.messages), _ended(rec)))
+    result.updated += 1
+    result.updated_ids.append(old.id)
+    return True
+
+
+def _ended(trial: Trial) -> str | None:
+    end = trial.metadata.get("ended_at")
+    return end if isinstance(end, str) else None
 
 
 def _check_rules(db: Store, batch: Sequence[Pending], rules: Sequence[Rule]) -> int:

@@ -53,6 +53,11 @@ class ImportSummary:
         return sum(f.already for f in self.files)
 
     @property
+    def updated(self) -> int:
+        """Stored sessions replaced by a newer version of themselves."""
+        return sum(f.updated for f in self.files)
+
+    @property
     def new_ids(self) -> list[str]:
         return [i for f in self.files for i in f.new_ids]
 
@@ -75,7 +80,7 @@ class ImportSummary:
     @property
     def ok(self) -> bool:
         """True when something was imported or was already there, and nothing failed outright."""
-        stored = self.added + self.already + self.pairs
+        stored = self.added + self.already + self.updated + self.pairs
         return (stored > 0 or self.checked > 0) and not self.errors
 
     @property
@@ -189,7 +194,7 @@ def import_paths(
         from reviewer.workflows.audit import audit_after_import
 
         summary.audit_line = audit_after_import(
-            db, {r for f in summary.files if f.added for r in f.runs}
+            db, {r for f in summary.files if f.added or f.updated for r in f.runs}
         )
     summary.notes += _outcomes_notes(summary, session.options)
     return summary
@@ -224,15 +229,21 @@ def _outcomes_notes(summary: ImportSummary, options: ImportOptions) -> list[str]
 
 
 def _folders(paths: Sequence[str | Path], name: str) -> list[Path]:
-    """``name`` in every folder among ``paths`` that holds one, in the order given."""
-    return [Path(p) / name for p in paths if _is_dir(Path(p)) and (Path(p) / name).is_file()]
+    """``name`` in every folder among ``paths`` that holds one, in the order given (a folder we
+    cannot look into holds none: ``discover`` reports it)."""
+    return [
+        Path(p) / name
+        for p in paths
+        if str(p).strip() and _is(Path(p), "is_dir") and _is(Path(p) / name, "is_file")
+    ]
 
 
-def _is_dir(path: Path) -> bool:
-    """A folder we can look into (one we cannot is reported by ``discover``)."""
+def _is(path: Path, what: str) -> bool:
+    """``path.is_dir()`` / ``path.is_file()``, False when the path cannot be looked at (a folder
+    we may not enter raises PermissionError there, a NUL byte ValueError)."""
     try:
-        return path.is_dir()
-    except OSError:
+        return bool(getattr(path, what)())
+    except (OSError, ValueError):
         return False
 
 
@@ -430,6 +441,9 @@ def _summary_lines(summary: ImportSummary, check: bool, max_skips: int) -> list[
         f"imported {summary.added} trial{_s(summary.added)} ({runs} run{_s(runs)}, "
         f"{tasks} task{_s(tasks)}) from {len(read)} file{_s(len(read))}"
     ]
+    if summary.updated:
+        n = summary.updated
+        parts.append(f"{n} stored session{_s(n)} updated to a newer version")
     if summary.already:
         parts.append(f"{summary.already} already stored")
     parts.append(f"{len(skips)} skipped")
@@ -437,7 +451,7 @@ def _summary_lines(summary: ImportSummary, check: bool, max_skips: int) -> list[
     if failed:
         parts.append(f"{failed} file{_s(failed)} failed")
     line = "; ".join(parts)
-    if summary.added == 0 and summary.already:
+    if summary.added == 0 and summary.already and not summary.updated:
         line = f"nothing new: all {summary.already} trials were already stored; " + "; ".join(
             parts[2:]
         )

@@ -342,6 +342,9 @@ def follow(
     earlier pass had. ``passes`` stops after that many passes (else until interrupted)."""
     import stat
 
+    if not str(path).strip():  # Path("") is the current folder: never walk it unasked
+        raise MonitorError("an empty path '': give a file or folder (. for this one)")
+
     note = on_note or (lambda line: None)
     target = Path(path)
     try:

@@ -178,25 +178,32 @@ def test_streamed_records_of_one_message_are_one_message_and_usage_counted_once(
     assert (trial.usage.input_tokens, trial.usage.output_tokens) == (10, 5)
 
 
-def test_malformed_lines_are_skips_with_file_and_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("bad", "reason"),
+    [
+        ('{"uuid": "broken", ', "invalid JSON: Expecting property name"),
+        ("[1, 2]", "not a JSON object (list)"),
+        ('{"type": "user", "uuid": "x", "message": {}}', "record has no sessionId"),
+    ],
+)
+def test_a_malformed_line_stops_the_file_naming_it(tmp_path: Path, bad: str, reason: str) -> None:
+    """A session is stored whole or not at all: a line that cannot be read may have been any
+    session's, so nothing of the file is read (it was stored cut short at that line)."""
     f = write(
         tmp_path / "s.jsonl",
         [
             rec("a", None, "user", "hi"),
-            '{"uuid": "broken", ',
-            "[1, 2]",
+            bad,
             rec("b", "a", "assistant", [{"type": "text", "text": "hello"}]),
         ],
     )
-    items = list(claude_code.parse(f))
-    skips = [i for i in items if isinstance(i, Skip)]
-    assert [(s.line, s.reason.split(":")[0]) for s in skips] == [
-        (2, "invalid JSON"),
-        (3, "not a JSON object (list)"),
-    ]
-    assert all(s.file == str(f) for s in skips)
-    (trial,) = [i for i in items if isinstance(i, Trial)]
-    assert len(trial.messages) == 2
+    with pytest.raises(ingest.IngestError) as caught:
+        list(claude_code.parse(f))
+    assert (caught.value.file, caught.value.line) == (str(f), 2)
+    assert caught.value.reason.startswith(reason)
+    assert caught.value.reason.endswith(
+        "; nothing of this file imported (a Claude Code session is stored whole or not at all)"
+    )
 
 
 def test_hostile_records_never_raise(tmp_path: Path) -> None:
@@ -207,12 +214,11 @@ def test_hostile_records_never_raise(tmp_path: Path) -> None:
             rec("b", "a", "assistant", "plain string content", message={"usage": "lots"}),
             rec("c", "b", "user", [None, {"type": "tool_result", "content": {"x": 1}}]),
             {"type": "assistant", "sessionId": "s-1", "uuid": 7, "parentUuid": [], "message": 3},
-            {"type": "user", "uuid": "x", "parentUuid": None, "message": {"content": "no session"}},
+            {"type": "progress", "uuid": "y", "data": {"note": "not an entry, no session"}},
         ],
     )
-    items = list(claude_code.parse(f))
-    assert any(isinstance(i, Trial) for i in items)
-    assert any(isinstance(i, Skip) and "no sessionId" in i.reason for i in items)
+    (trial,) = list(claude_code.parse(f))
+    assert isinstance(trial, Trial)
 
 
 def test_a_file_with_no_session_records_is_refused(tmp_path: Path) -> None:

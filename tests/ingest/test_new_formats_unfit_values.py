@@ -6,21 +6,23 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from reviewer.ingest import atif, claude_code, openhands, otel_genai, swe_agent
+import pytest
+
+from reviewer.ingest import IngestError, atif, claude_code, openhands, otel_genai, swe_agent
 from reviewer.models import Skip, Trial
 from tests.conftest import FIXTURES
 
 
-def test_nan_in_a_claude_code_line_is_skipped_with_file_line(tmp_path: Path) -> None:
+def test_nan_in_a_claude_code_line_stops_the_file_with_file_line(tmp_path: Path) -> None:
     lines = (FIXTURES / "claude_code" / "tool_call_conversation.jsonl").read_text().splitlines()
     lines[1] = lines[1].replace('"output_tokens":50', '"output_tokens":NaN')
     f = tmp_path / "s.jsonl"
     f.write_text("\n".join(lines) + "\n")
-    items = list(claude_code.parse(f))
-    (skip,) = [i for i in items if isinstance(i, Skip)]
-    assert (skip.file, skip.line) == (str(f), 2) and "NaN" in skip.reason
-    # the chain breaks at the skipped record: it starts again at the tool result after it
-    assert [len(t.messages) for t in items if isinstance(t, Trial)] == [2]
+    # the session is stored whole or not at all (it was stored cut short at that line)
+    with pytest.raises(IngestError) as caught:
+        list(claude_code.parse(f))
+    assert (caught.value.file, caught.value.line) == (str(f), 2)
+    assert "message.usage.output_tokens: NaN" in caught.value.reason
 
 
 def test_nan_in_an_openhands_line_is_skipped_with_file_line(tmp_path: Path) -> None:

@@ -133,7 +133,7 @@ class ImportModal(StoreAccess, ModalScreen[bool]):
                 options=options,
             )
         self.post_message(ImportDone(summary_text(summary, options), summary.rubric))
-        self.imported = summary.added > 0 or summary.rules_file is not None
+        self.imported = summary.added + summary.updated > 0 or summary.rules_file is not None
 
     def on_import_progress(self, message: ImportProgress) -> None:
         bar = self.query_one(ProgressBar)
