@@ -24,6 +24,7 @@ __all__ = [
     "TrialInfo",
     "UnknownScope",
     "gather_agreement",
+    "judge_mix",
 ]
 
 #: How a label given without a rubric is named when choosing a rubric version.
@@ -76,6 +77,8 @@ class AgreementData:
     trials: dict[str, TrialInfo] = field(default_factory=dict)
     #: current labels of every labeler under any rubric (0: nobody has labeled yet)
     labels_total: int = 0
+    #: the chosen judge's latest pass and fail verdicts over every trial it graded
+    judge_mix: dict[str, int] = field(default_factory=dict)
 
 
 def gather_agreement(
@@ -116,6 +119,7 @@ def gather_agreement(
         human={who: {} for who in sorted({lab.labeler for lab in usable})},
         criteria_order=rubric_criteria(db, ref),
         labels_total=len(standing),
+        judge_mix=judge_mix(db, chosen_judge),
     )
     _pair_up(data, mine, verdicts)
     for lab in usable:
@@ -219,6 +223,20 @@ def verdicts_of_judge(
     sql = f"SELECT trial_id, verdict, rationale FROM ({_LATEST}) WHERE judge = ?"
     rows = db.conn.execute(sql, [_ids_json(trial_ids), judge]).fetchall()
     return {str(r[0]): (str(r[1]), r[2]) for r in rows}
+
+
+def judge_mix(db: Store, judge: str | None) -> dict[str, int]:
+    """{"pass": n, "fail": n}: the judge's latest verdicts over every trial it graded (errors left
+    out); empty for no judge."""
+    if judge is None:
+        return {}
+    rows = db.conn.execute(
+        "SELECT verdict, COUNT(*) FROM latest_judge_verdicts WHERE judge = ? "
+        "AND verdict IN ('pass', 'fail') GROUP BY verdict",
+        [judge],
+    ).fetchall()
+    counts = {str(v): int(n) for v, n in rows}
+    return {v: counts.get(v, 0) for v in _VERDICTS}
 
 
 def trial_infos(

@@ -82,7 +82,14 @@ def test_numbers_are_the_calibration_functions_on_the_collected_pairs(db: Any) -
     report = build_report(data, threshold=0.5, seed=3)
     # pairs come in trial id order, which the seeded bootstrap depends on
     expected.sort(key=lambda p: p.trial_id)
-    reference = judge_agreement(expected, seed=3, trust_threshold=0.5, labeler="ana")
+    # j2 graded only the labeled trials: its verdict mix is the labels' own
+    assert data.judge_mix == {
+        "pass": sum(p.judge == "pass" for p in expected),
+        "fail": 30 - sum(p.judge == "pass" for p in expected),
+    }
+    reference = judge_agreement(
+        expected, seed=3, trust_threshold=0.5, labeler="ana", judge_mix=data.judge_mix
+    )
     got = assert_json_clean(report)["agreement"]
     want = json.loads(json.dumps(reference.to_dict()))
     want.pop("disagreements")
