@@ -147,6 +147,7 @@ def main() -> None:
         f" {'width':>5} {'settled':>7} {'wrong':>6}  {'old wrong':>9}"
     )
     worst: dict[str, tuple[float, float, str]] = {d: (1.0, 0.0, "") for d in DESIGNS}
+    worst_old: dict[str, tuple[float, str]] = {d: (0.0, "") for d in DESIGNS}
     for i, (kappa, p, q) in enumerate(CELLS):
         for d, design in enumerate(DESIGNS):
             r = run(kappa, p, q, design, args.n, args.reps, args.seed + 10 * i + d)
@@ -157,6 +158,8 @@ def main() -> None:
             )
             cov, wr, cell = worst[design]
             cell_name = f"kappa {kappa}, pass {p} / {q}"
+            if r["wrong_plain"] > worst_old[design][0]:
+                worst_old[design] = (r["wrong_plain"], cell_name)
             worst[design] = (
                 min(cov, r["coverage"]),
                 max(wr, r["wrong"]),
@@ -164,7 +167,11 @@ def main() -> None:
             )
     print("\nworst cell per design (coverage of the verdict's interval, wrong verdicts):")
     for design, (cov, wr, cell) in worst.items():
-        print(f"  {design:<8} coverage {cov:6.1%}  wrong {wr:5.1%}  {cell}")
+        old, old_cell = worst_old[design]
+        print(
+            f"  {design:<8} coverage {cov:6.1%}  wrong {wr:5.1%} ({cell});"
+            f" old verdict wrong up to {old:5.1%} ({old_cell})"
+        )
     ok = all(worst[d][0] >= COVERAGE_TARGET and worst[d][1] <= WRONG_TARGET for d in OFFERED)
     print(
         f"random, balanced and active keep coverage >= {COVERAGE_TARGET:.1%} and wrong verdicts"

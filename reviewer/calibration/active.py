@@ -98,6 +98,7 @@ def choose_stratum(
         return None
     labeled = {s: confusion[0][j] + confusion[1][j] for j, s in enumerate(STRATA)}
     after = {s: se_after(confusion, mix, s) for s in open_strata}
+
     # an unlabeled stratum (se None before and maybe after) first; a smaller se after next;
     # 1e-12 tolerance so float noise never decides a tie
     def rank(s: str) -> tuple[bool, float, int, bool]:

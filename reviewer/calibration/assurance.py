@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from reviewer.calibration.kappa import DF_PER_MINORITY
+from reviewer.calibration.kappa import kappa_ci_adjusted_many as trust_intervals
 from reviewer.calibration.mix import mix_intervals, mix_shares
 
 if TYPE_CHECKING:
@@ -35,60 +35,6 @@ ASSURANCE = 0.8
 DRAWS = 2000
 #: Beyond this many further labels the report says "more than" instead of a number.
 MAX_MORE = 20_000
-
-
-def trust_intervals(tables: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`kappa.kappa_ci_adjusted` over many tables at once.
-
-    ``tables`` has shape (..., 4): human pass/judge pass, human pass/judge fail, human fail/judge
-    pass, human fail/judge fail. Returns (low, high), NaN where kappa is undefined or n < 2.
-    """
-    import numpy as np
-    from scipy.special import stdtrit
-
-    t = np.asarray(tables, dtype=float)
-    n = t.sum(axis=-1)
-    k = _kappa(t)
-    s = t + 0.5
-    ks = np.clip(_kappa(s), -1 + 1e-9, 1 - 1e-9)
-    se = _se_fce(s, _kappa(s))
-    minority = np.minimum.reduce(
-        [t[..., 0] + t[..., 1], t[..., 2] + t[..., 3], t[..., 0] + t[..., 2], t[..., 1] + t[..., 3]]
-    )
-    df = np.maximum(1.0, np.minimum(n - 1, DF_PER_MINORITY * minority))
-    q = stdtrit(df, 0.975)
-    z, sz = np.arctanh(ks), se / (1 - ks * ks)
-    low = np.maximum(-1.0, np.minimum(k - q * se, np.tanh(z - q * sz)))
-    high = np.minimum(1.0, np.maximum(k + q * se, np.tanh(z + q * sz)))
-    bad = np.isnan(k) | (n < 2)
-    return np.where(bad, np.nan, low), np.where(bad, np.nan, high)
-
-
-def _kappa(t: np.ndarray) -> np.ndarray:
-    import numpy as np
-
-    n = t.sum(axis=-1)
-    rc = (t[..., 0] + t[..., 1]) * (t[..., 0] + t[..., 2]) + (t[..., 2] + t[..., 3]) * (
-        t[..., 1] + t[..., 3]
-    )
-    den = n * n - rc
-    ok = den > 0
-    return np.where(ok, (n * (t[..., 0] + t[..., 3]) - rc) / np.where(ok, den, 1.0), np.nan)
-
-
-def _se_fce(t: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """The FCE (1969) standard error (``kappa.kappa_se_fce``) of tables with no empty margin."""
-    import numpy as np
-
-    n = t.sum(axis=-1)
-    p = t / n[..., None]
-    p00, p01, p10, p11 = p[..., 0], p[..., 1], p[..., 2], p[..., 3]
-    row0, row1, col0, col1 = p00 + p01, p10 + p11, p00 + p10, p01 + p11
-    pe = row0 * col0 + row1 * col1
-    big_a = p00 * (1 - (row0 + col0) * (1 - k)) ** 2 + p11 * (1 - (row1 + col1) * (1 - k)) ** 2
-    big_b = (1 - k) ** 2 * (p01 * (col0 + row1) ** 2 + p10 * (col1 + row0) ** 2)
-    big_c = (k - pe * (1 - k)) ** 2
-    return np.sqrt(np.maximum((big_a + big_b - big_c) / (n * (1 - pe) ** 2), 0.0))
 
 
 @dataclass(frozen=True)

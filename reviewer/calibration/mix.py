@@ -15,7 +15,9 @@ added to each side) and the judge's pass share (binomial over its N verdicts: wh
 only the labeled trials this puts back the sampling of the mix). The interval is built like the
 trust interval (``kappa.kappa_ci_adjusted``): Student's t with n - 1 degrees of freedom, at most 4
 per trial of the smallest margin of the labels, and the union of the plain interval and the one on
-Fisher's atanh scale. ``bench/kappa_coverage.py`` and ``bench/active_labeling.py`` check it.
+Fisher's atanh scale; it is then joined with the trust interval of the re-weighted table, which
+holds where a share near 0 or 1 makes the delta method short on one side.
+``bench/kappa_coverage.py`` and ``bench/active_labeling.py`` check it.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from reviewer.calibration.kappa import DF_PER_MINORITY
+from reviewer.calibration.kappa import DF_PER_MINORITY, kappa_ci_adjusted_many
 
 if TYPE_CHECKING:
     import numpy as np
@@ -40,6 +42,9 @@ __all__ = [
 #: The judge verdicts of a mix, in the order of the table's columns.
 MIX_KEYS = ("pass", "fail")
 _STEP = 1e-6
+#: Counts added to each side of a judge verdict's human pass share where the standard error is
+#: taken (Agresti and Coull's z^2 / 2 is 1.92): the delta method at a share near 0 or 1 is too short.
+SMOOTH = 0.5
 
 
 def mix_shares(mix: Mapping[str, int] | None) -> tuple[float, float] | None:
@@ -73,7 +78,8 @@ def _parts(tables: np.ndarray, n_mix: float, w: float) -> dict[str, np.ndarray]:
     with np.errstate(divide="ignore", invalid="ignore"):
         raw_p = np.where(col_p > 0, t[..., 0] / col_p, 0.0)
         raw_f = np.where(col_f > 0, t[..., 1] / col_f, 0.0)
-    sm_p, sm_f = (t[..., 0] + 0.5) / (col_p + 1), (t[..., 1] + 0.5) / (col_f + 1)
+    sm_p = (t[..., 0] + SMOOTH) / (col_p + 2 * SMOOTH)
+    sm_f = (t[..., 1] + SMOOTH) / (col_f + 2 * SMOOTH)
     ww = np.full(col_p.shape, w)
     var = np.zeros(col_p.shape)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -121,8 +127,25 @@ def mix_intervals(tables: np.ndarray, mix: Mapping[str, int]) -> tuple[np.ndarra
     z, sz = np.arctanh(ks), se / (1 - ks * ks)
     low = np.maximum(-1.0, np.minimum(k - q * se, np.tanh(z - q * sz)))
     high = np.minimum(1.0, np.maximum(k + q * se, np.tanh(z + q * sz)))
+    # joined with the trust interval of the re-weighted table: the delta method alone runs short
+    # on the side where a share near 0 or 1 skews kappa (bench/active_labeling.py)
+    t_low, t_high = kappa_ci_adjusted_many(_reweight(t, shares[0]))
+    low = np.fmin(low, t_low)
+    high = np.fmax(high, t_high)
     bad = np.isnan(k) | np.isnan(se) | (n < 2)
     return np.where(bad, np.nan, low), np.where(bad, np.nan, high)
+
+
+def _reweight(t: np.ndarray, w: float) -> np.ndarray:
+    """Each column scaled so it holds the judge's share of the labels, the human's split kept."""
+    import numpy as np
+
+    n = t.sum(axis=-1)
+    col_p, col_f = t[..., 0] + t[..., 2], t[..., 1] + t[..., 3]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sp = np.where(col_p > 0, n * w / col_p, 0.0)
+        sf = np.where(col_f > 0, n * (1 - w) / col_f, 0.0)
+    return np.stack([t[..., 0] * sp, t[..., 1] * sf, t[..., 2] * sp, t[..., 3] * sf], axis=-1)
 
 
 def _one(confusion: Sequence[Sequence[float]]) -> np.ndarray:
