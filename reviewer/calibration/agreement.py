@@ -219,7 +219,7 @@ def judge_agreement(
         base.status = TOO_FEW_LABELS
     if n == 0:
         base.explanation = "no trial has both a human label and a judge verdict"
-        base.labels_needed = min_n
+        _outlook(base, m, seed)  # the minimum: no labels say more
         return base
     (tp, fn), (fp, tn) = m
     base.observed = (tp + tn) / n
@@ -308,9 +308,8 @@ def plain_sentence(a: Agreement) -> str:
     if mix_differs(a) and a.judge_mix is not None and a.kappa_mix is not None:
         share = a.judge_mix["pass"] / sum(a.judge_mix.values())
         meaning += (
-            f" The labels are not the judge's mix of verdicts (it passes {share:.0%} of the trials"
-            f" it graded, {_pct(a.judge_pass_rate)} of these): weighted to its mix kappa is"
-            f" {a.kappa_mix:.2f}, and the verdict is about that."
+            f" Over the judge's own mix of verdicts (it passes {share:.0%}, these labels"
+            f" {_pct(a.judge_pass_rate)}) kappa is {a.kappa_mix:.2f}: the verdict is about that."
         )
     ci = a.ci_adjusted
     more = a.labels_needed

@@ -53,16 +53,21 @@ class Outlook:
     draws: int = DRAWS
     seed: int = 0
     max_more: int = MAX_MORE
+    #: no label yet: ``labels`` is the minimum a verdict needs, and nothing more can be said
+    at_least: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     def phrase(self) -> str:
-        """``~120 labels to a verdict`` (the app's status lines), ``verdict settled``, ``>20000 ...``."""
+        """``~120 labels to a verdict`` (the app's status lines), ``verdict settled``, ``>20000 ...``,
+        ``30+ labels to a verdict`` before the first label."""
         if self.labels == 0:
             return "verdict settled"
         if self.labels is None:
             return f">{self.max_more} labels to a verdict"
+        if self.at_least:
+            return f"{self.labels}+ labels to a verdict"
         return f"~{self.labels} label{'' if self.labels == 1 else 's'} to a verdict"
 
 
@@ -148,6 +153,9 @@ def labels_to_verdict(
 
     if not 0 < assurance < 1:
         raise ValueError(f"assurance must be in (0, 1), got {assurance}")
+    if sum(sum(row) for row in confusion) == 0:
+        # nothing to draw plausible truths from (the prior alone would speak): the minimum
+        return Outlook(max(min_n, 2), 0.0, 0.0, 0.0, assurance, draws, seed, max_more, True)
     base = np.random.default_rng(seed)
     truths = _posterior(confusion, draws, base)
     usable = _usable(mix)
