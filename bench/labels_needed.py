@@ -1,12 +1,13 @@
 """Does "N more labels would settle it" hold? A seeded simulation of the agreement report's figure.
 
 For each true kappa (0.3-0.9) and pass share (0.5-0.9, the same for the human and the judge) and
-each starting number of labels n0 (20, 30, 50), draws ``--reps`` label sets of n0 from the truth;
-where the trust verdict is not settled yet, takes the report's "N more labels" (the 80%-assurance
-figure of ``assurance.labels_to_verdict``), draws N more labels from the same truth and checks
-whether the verdict is then settled (trusted or not trusted), and whether it is settled the wrong
-way (trusted below the threshold, not trusted at or above it). The old figure ("if agreement stays
-as it is": the table scaled up) is checked the same way.
+each starting number of labels n0 (20, 30, 50), draws ``--reps`` label sets of n0 from the truth
+(the judge's verdict mix known, as when it graded every trial); where the report's trust verdict is
+not settled yet, takes its "N more labels" (the 80%-assurance figure of
+``assurance.labels_to_verdict``), draws N more labels from the same truth and checks whether the
+verdict is then settled (trusted or not trusted), and whether it is settled the wrong way (trusted
+below the threshold, not trusted at or above it). The old figure ("if agreement stays as it is":
+the table scaled up) is checked the same way.
 
 The figure is an average over plausible truths, so per truth it runs from near 100% far from the
 threshold to a few percent for a judge exactly at it (its interval straddles the threshold at any
@@ -29,8 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.kappa_coverage import KAPPAS, SHARES, cell_probs  # noqa: E402
 from reviewer.calibration.agreement import MIN_LABELS  # noqa: E402
-from reviewer.calibration.assurance import labels_to_verdict, trust_intervals  # noqa: E402
+from reviewer.calibration.assurance import labels_to_verdict  # noqa: E402
 from reviewer.calibration.kappa import kappa_ci_adjusted  # noqa: E402
+from reviewer.calibration.mix import mix_interval  # noqa: E402
 
 TARGET = 0.80
 
@@ -59,11 +61,16 @@ def old_labels_needed(m: Sequence[Sequence[int]], threshold: float, min_n: int) 
     return hi - n
 
 
-def verdict(table: np.ndarray, threshold: float) -> str:
-    low, high = trust_intervals(table)
-    if low >= threshold:
+def verdict(table: np.ndarray, threshold: float, mix: dict[str, int]) -> str:
+    """The report's verdict on ``table`` (pass/pass, pass/fail, fail/pass, fail/fail) when the
+    judge's verdict mix is ``mix``."""
+    m = [[int(table[0]), int(table[1])], [int(table[2]), int(table[3])]]
+    ci = mix_interval(m, mix) or kappa_ci_adjusted(m)
+    if ci is None:
+        return "open"
+    if ci[0] >= threshold:
         return "trusted"
-    if high < threshold:
+    if ci[1] < threshold:
         return "not trusted"
     return "open"
 
@@ -73,15 +80,17 @@ def run_cell(
 ) -> dict[str, list[int]]:
     """{rule: [asked, settled, wrong, N sum, beyond]} over the reps that start unsettled."""
     probs = cell_probs(kappa, p)
+    # the judge graded many more trials than were labeled: its verdict mix is known
+    mix = {"pass": round(1e6 * (probs[0] + probs[2])), "fail": round(1e6 * (probs[1] + probs[3]))}
     rng = np.random.default_rng(seed)
     out = {"new": [0, 0, 0, 0, 0], "old": [0, 0, 0, 0, 0]}
     for _ in range(reps):
         start = rng.multinomial(n0, probs)
-        if n0 >= MIN_LABELS and verdict(start, threshold) != "open":
+        if n0 >= MIN_LABELS and verdict(start, threshold, mix) != "open":
             continue
         m = [[int(start[0]), int(start[1])], [int(start[2]), int(start[3])]]
         rule_n = {
-            "new": labels_to_verdict(m, threshold, MIN_LABELS, seed=0).labels,
+            "new": labels_to_verdict(m, threshold, MIN_LABELS, mix=mix, seed=0).labels,
             "old": old_labels_needed(m, threshold, MIN_LABELS),
         }
         for rule, more in rule_n.items():
@@ -91,7 +100,7 @@ def run_cell(
                 tally[4] += 1
                 continue
             tally[3] += more
-            end = verdict(start + rng.multinomial(more, probs), threshold)
+            end = verdict(start + rng.multinomial(more, probs), threshold, mix)
             if end != "open":
                 tally[1] += 1
                 tally[2] += (end == "trusted") != (kappa >= threshold)
