@@ -9,6 +9,7 @@ labeler) and reads verdicts and trial headers.
 from __future__ import annotations
 
 import json
+import threading
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -227,16 +228,43 @@ def verdicts_of_judge(
 
 def judge_mix(db: Store, judge: str | None) -> dict[str, int]:
     """{"pass": n, "fail": n}: the judge's latest verdicts over every trial it graded (errors left
-    out); empty for no judge."""
+    out); empty for no judge. Kept per database, judge and verdicts written (the label screen asks
+    after every label; a million verdicts take seconds to count)."""
     if judge is None:
         return {}
+    key = _verdicts_version(db, judge)
+    with _mix_lock:
+        if key is not None and key in _mix_cache:
+            return dict(_mix_cache[key])
     rows = db.conn.execute(
         "SELECT verdict, COUNT(*) FROM latest_judge_verdicts WHERE judge = ? "
         "AND verdict IN ('pass', 'fail') GROUP BY verdict",
         [judge],
     ).fetchall()
     counts = {str(v): int(n) for v, n in rows}
-    return {v: counts.get(v, 0) for v in _VERDICTS}
+    mix = {v: counts.get(v, 0) for v in _VERDICTS}
+    if key is not None:
+        with _mix_lock:
+            _mix_cache[key] = mix
+            while len(_mix_cache) > 64:
+                _mix_cache.pop(next(iter(_mix_cache)))
+    return dict(mix)
+
+
+_mix_cache: dict[tuple[object, ...], dict[str, int]] = {}
+_mix_lock = threading.Lock()
+
+
+def _verdicts_version(db: Store, judge: str) -> tuple[object, ...] | None:
+    """What a judge's verdict counts depend on: the file, the top verdict id (inserts) and the
+    counter every in-place update or delete bumps (m007); None for an in-memory database."""
+    files = [r[2] for r in db.conn.execute("PRAGMA database_list").fetchall() if r[1] == "main"]
+    if not files or not files[0]:
+        return None
+    row = db.conn.execute(
+        "SELECT (SELECT MAX(id) FROM verdicts), (SELECT n FROM data_edits WHERE id = 1)"
+    ).fetchone()
+    return (files[0], judge, *row)
 
 
 def trial_infos(

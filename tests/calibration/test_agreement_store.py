@@ -286,3 +286,21 @@ def test_trust_threshold_comes_from_the_option_the_config_or_the_default() -> No
 def test_first_line_skips_blank_lines() -> None:
     assert first_line("\n  \n  the reason  \nmore") == "the reason"
     assert first_line(None) == ""
+
+
+def test_the_judges_mix_counts_its_latest_verdicts_and_follows_every_change(db: Any) -> None:
+    from reviewer.store.agreement_data import judge_mix
+
+    rows = trials(db)[:6]
+    for i, (tid, _) in enumerate(rows):
+        add_verdict(db, tid, "j3", "pass" if i < 4 else "fail")
+    assert judge_mix(db, "j3") == {"pass": 4, "fail": 2}
+    assert judge_mix(db, "j3") == {"pass": 4, "fail": 2}  # from the cache
+    db.conn.execute(
+        "UPDATE verdicts SET verdict = 'error' WHERE trial_id = ? AND judge = 'j3'", [rows[0][0]]
+    )
+    db.conn.commit()
+    assert judge_mix(db, "j3") == {"pass": 3, "fail": 2}  # an in-place change is seen
+    add_verdict(db, trials(db)[7][0], "j3", "fail")
+    assert judge_mix(db, "j3") == {"pass": 3, "fail": 3}  # and a new verdict
+    assert judge_mix(db, None) == {}
