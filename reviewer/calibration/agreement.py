@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from itertools import combinations
 from typing import Any
 
+from reviewer.calibration.assurance import ASSURANCE, Outlook, labels_to_verdict
 from reviewer.calibration.kappa import (
     bootstrap_kappa_ci,
     cohen_kappa,
@@ -22,6 +23,8 @@ from reviewer.calibration.kappa import (
     krippendorff_alpha,
     landis_koch,
 )
+from reviewer.calibration.mix import mix_interval, mix_kappa, mix_shares
+from reviewer.calibration.wilson import wilson_interval
 from reviewer.text import json_ready
 
 __all__ = [
@@ -100,13 +103,27 @@ class Agreement:
     seed: int = 0
     n_boot: int = 2000
     min_n: int = MIN_LABELS
-    #: the interval the trust verdict is decided on (``kappa.kappa_ci_adjusted``)
+    #: the interval the trust verdict is decided on: ``mix.mix_interval`` (kappa over the judge's
+    #: verdict mix) when the mix is known, else ``kappa.kappa_ci_adjusted`` of the labels
     ci_adjusted: tuple[float, float] | None = None
+    #: the judge's verdicts over every trial it graded: {"pass": n, "fail": n} (None: not known)
+    judge_mix: dict[str, int] | None = None
+    #: kappa of the labels re-weighted to the judge's verdict mix (``calibration.mix``), the kappa
+    #: the verdict is about; None when there is no mix or a verdict it gives has no label yet
+    kappa_mix: float | None = None
+    #: the trust interval of the labels as they stand (each label weighed alike)
+    ci_labels: tuple[float, float] | None = None
     #: trusted | not trusted (even the upper bound is below the threshold) | undecided |
     #: too few labels | undefined
     status: str = UNDEFINED
-    #: further labels that would settle the verdict if agreement stays as it is; None: no number would
+    #: further labels after which the verdict is settled with 80% probability (0: settled now;
+    #: None: more than the search's cap)
     labels_needed: int | None = None
+    #: how ``labels_needed`` was found, and the odds of each verdict after that many labels
+    labels_outlook: Outlook | None = None
+    #: Wilson 95% intervals of the TPR and TNR
+    tpr_ci: tuple[float, float] | None = None
+    tnr_ci: tuple[float, float] | None = None
     #: chance agreement: the share two raters with these pass rates would agree on by luck
     chance: float | None = None
     labeler: str = "the human"
@@ -140,7 +157,21 @@ class Agreement:
         return plain_sentence(self)
 
     def to_dict(self) -> dict[str, Any]:
-        return json_ready({**asdict(self), "verdict": self.verdict_line, "plain": self.plain})
+        return json_ready(
+            {
+                **asdict(self),
+                # the one 95% interval that holds its coverage (bench/kappa_coverage.py); the
+                # analytic and bootstrap intervals stay under their keys for scripts
+                "ci": self.ci_adjusted,
+                "not_for_decisions": list(NOT_FOR_DECISIONS),
+                "verdict": self.verdict_line,
+                "plain": self.plain,
+            }
+        )
+
+
+#: ``--json`` keys of kappa intervals that cover as little as 28% at n = 20 (bench/kappa_coverage.py)
+NOT_FOR_DECISIONS = ("ci_analytic", "ci_bootstrap")
 
 
 def judge_agreement(
@@ -150,15 +181,20 @@ def judge_agreement(
     trust_threshold: float = 0.6,
     min_n: int = MIN_LABELS,
     labeler: str = "the human",
+    judge_mix: Mapping[str, int] | None = None,
 ) -> Agreement:
     """Agreement of the judge with the human over ``pairs``.
+
+    With the judge's verdict mix (``judge_mix``: its pass and fail verdicts over every trial it
+    graded) the verdict is decided on kappa over that mix (``calibration.mix``): a queue balanced
+    between judge verdicts otherwise measures another kappa than the judge's.
 
     The trust verdict is decided on :func:`kappa.kappa_ci_adjusted` (the analytic FCE and bootstrap
     intervals are reported too, but cover too little on calibration-sized sets): trusted when its
     lower bound is at least ``trust_threshold``, not trusted when its upper bound is below it,
     undecided in between; with fewer than ``min_n`` pairs there is no verdict at all (a perfect score
-    on a handful of trials means little). ``labels_needed`` says how many more labels would settle an
-    open verdict if agreement stays as it is.
+    on a handful of trials means little). ``labels_needed`` says how many more labels settle an open
+    verdict with 80% probability (:func:`assurance.labels_to_verdict`, seeded by ``seed``).
     """
     ps = list(pairs)
     n = len(ps)
@@ -175,6 +211,7 @@ def judge_agreement(
         n_boot=n_boot,
         min_n=min_n,
         labeler=labeler,
+        judge_mix=_mix(judge_mix),
     )
     if n < min_n:
         # Fewer labels than a verdict needs: no verdict whatever kappa turns out to be (even when it
@@ -182,12 +219,14 @@ def judge_agreement(
         base.status = TOO_FEW_LABELS
     if n == 0:
         base.explanation = "no trial has both a human label and a judge verdict"
-        base.labels_needed = min_n
+        _outlook(base, m, seed)  # the minimum: no labels say more
         return base
     (tp, fn), (fp, tn) = m
     base.observed = (tp + tn) / n
     base.tpr = _ratio(tp, tp + fn)
     base.tnr = _ratio(tn, tn + fp)
+    base.tpr_ci = wilson_interval(tp, tp + fn)
+    base.tnr_ci = wilson_interval(tn, tn + fp)
     base.human_pass_rate = (tp + fn) / n
     base.judge_pass_rate = (tp + fp) / n
     base.chance = base.human_pass_rate * base.judge_pass_rate + (1 - base.human_pass_rate) * (
@@ -196,7 +235,7 @@ def judge_agreement(
     base.majority_class = "pass" if tp + fn >= fp + tn else "fail"
     base.majority_baseline = max(tp + fn, fp + tn) / n
     base.explanation = _degenerate("human", "judge", human, judge, base.observed)
-    base.labels_needed = max(0, min_n - n) or None
+    _outlook(base, m, seed)
     if n < 2:
         return base
     kappa = kappa_from_confusion(m)
@@ -209,12 +248,28 @@ def judge_agreement(
         half = _Z95 * base.se
         base.ci_analytic = (max(-1.0, kappa - half), min(1.0, kappa + half))
     base.ci_bootstrap = bootstrap_kappa_ci(human, judge, seed=seed, n_boot=n_boot)
-    base.ci_adjusted = kappa_ci_adjusted(m)
+    base.ci_labels = kappa_ci_adjusted(m)
+    base.kappa_mix = mix_kappa(m, base.judge_mix)
+    mixed = mix_interval(m, base.judge_mix)
+    base.ci_adjusted = base.ci_labels if mixed is None else mixed
     base.kappa_lower = None if base.ci_adjusted is None else base.ci_adjusted[0]
     base.status = TOO_FEW_LABELS if n < min_n else _status(base.ci_adjusted, trust_threshold)
-    base.labels_needed = _labels_needed(m, trust_threshold, min_n)
     base.trusted = base.status == TRUSTED
     return base
+
+
+def _outlook(a: Agreement, m: Sequence[Sequence[int]], seed: int) -> None:
+    """``labels_needed`` and its outlook: further labels that settle the verdict with 80%
+    probability over the agreement the labels so far leave plausible."""
+    a.labels_outlook = labels_to_verdict(m, a.threshold, a.min_n, mix=a.judge_mix, seed=seed)
+    a.labels_needed = a.labels_outlook.labels
+
+
+def _mix(mix: Mapping[str, int] | None) -> dict[str, int] | None:
+    if mix_shares(mix) is None:
+        return None
+    assert mix is not None
+    return {k: int(mix.get(k, 0)) for k in ("pass", "fail")}
 
 
 def _status(ci: tuple[float, float] | None, threshold: float) -> str:
@@ -225,30 +280,6 @@ def _status(ci: tuple[float, float] | None, threshold: float) -> str:
     if ci[1] < threshold:
         return NOT_TRUSTED
     return UNDECIDED
-
-
-def _labels_needed(m: Sequence[Sequence[int]], threshold: float, min_n: int) -> int | None:
-    """Further labels after which the verdict is settled (trusted or not trusted) and ``min_n`` is
-    reached, if the table keeps its proportions; 0 when it already is, None when no number would."""
-    n = sum(sum(r) for r in m)
-
-    def settled(size: int) -> bool:
-        scaled = [[x * size / n for x in row] for row in m]
-        return _status(kappa_ci_adjusted(scaled), threshold) in (TRUSTED, NOT_TRUSTED)
-
-    start = max(n, min_n)
-    if settled(start):
-        return start - n
-    hi = start
-    while not settled(hi):
-        hi *= 2
-        if hi > 10_000_000:
-            return None
-    lo = hi // 2  # not settled at lo (or lo == start, checked above)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if settled(mid) else (mid, hi)
-    return hi - n
 
 
 def plain_sentence(a: Agreement) -> str:
@@ -274,13 +305,20 @@ def plain_sentence(a: Agreement) -> str:
             f"Kappa {a.kappa:.2f}: the judge agrees with {who} on {obs} of trials, where luck"
             f" alone would give {luck}; that is {pct}% of the way from chance to perfect agreement."
         )
+    if mix_differs(a) and a.judge_mix is not None and a.kappa_mix is not None:
+        share = a.judge_mix["pass"] / sum(a.judge_mix.values())
+        meaning += (
+            f" Over the judge's own mix of verdicts (it passes {share:.0%}, these labels"
+            f" {_pct(a.judge_pass_rate)}) kappa is {a.kappa_mix:.2f}: the verdict is about that."
+        )
     ci = a.ci_adjusted
     more = a.labels_needed
+    chance = f"{round(ASSURANCE * 100)}% probability"
     settle = (
-        f" about {more} more label{'' if more == 1 else 's'} would settle it if agreement stays as"
-        " it is"
+        f" about {more} more label{'' if more == 1 else 's'} would settle it with {chance}"
         if more
-        else " no number of labels would settle it while kappa sits at the threshold"
+        else f" even {a.labels_outlook.max_more if a.labels_outlook else 'many'} more labels would"
+        f" not settle it with {chance} (kappa sits close to the threshold)"
     )
     if a.status == TOO_FEW_LABELS:
         stand = f" With {a.n} labels there is no verdict yet (it needs {a.min_n});{settle}."
@@ -428,20 +466,25 @@ def render_agreement(
         lines.append(f"  observed agreement   {_f(a.observed)}")
         band = f"  ({a.band})" if a.band else ""
         lines.append(f"  Cohen's kappa        {_f(a.kappa)}{band}")
-        if a.ci_analytic is not None:
-            lines.append(f"    95% CI analytic    {_ci(a.ci_analytic)}  (SE {_f(a.se)}, FCE 1969)")
-        if a.ci_bootstrap is not None:
-            boot = f"({a.n_boot} resamples, seed {a.seed})"
-            lines.append(f"    95% CI bootstrap   {_ci(a.ci_bootstrap)}  {boot}")
+        if mix_differs(a) and a.judge_mix is not None:
+            total = sum(a.judge_mix.values())
+            share = a.judge_mix["pass"] / total
+            lines.append(
+                f"  kappa, judge's mix   {_f(a.kappa_mix)}  (judge: {share:.0%} pass of {total}"
+                f" verdicts; labels {_pct(a.judge_pass_rate)})"
+            )
         if a.ci_adjusted is not None:
             lines.append(
-                f"    95% CI for trust   {_ci(a.ci_adjusted)}  (small-sample adjusted; the verdict uses it)"
+                f"    95% CI             {_ci(a.ci_adjusted)}  (small-sample; the verdict uses it)"
             )
+        if a.labels_outlook is not None:
+            lines.append(f"  labels to verdict    {_outlook_text(a)}")
         lines.append(
             f"  majority baseline    {_f(a.majority_baseline)}  (always {a.majority_class!r})"
         )
-        lines.append(f"  judge TPR            {_f(a.tpr)}  (judge pass | human pass)")
-        lines.append(f"  judge TNR            {_f(a.tnr)}  (judge fail | human fail)")
+        tpr, tnr = _f(a.tpr) + _wilson(a.tpr_ci), _f(a.tnr) + _wilson(a.tnr_ci)
+        lines.append(f"  judge TPR            {tpr}  (judge pass | human pass)")
+        lines.append(f"  judge TNR            {tnr}  (judge fail | human fail)")
         (tp, fn), (fp, tn) = a.matrix()
         w = max(10, len(str(a.n)))
         lines += [
@@ -462,6 +505,33 @@ def render_agreement(
     if criteria:
         lines += ["", "Agreement per criterion", *(_row(c, c.criterion) for c in criteria)]
     return "\n".join(lines)
+
+
+def _outlook_text(a: Agreement) -> str:
+    """``~148 more (80% assurance; 0% trusted, 81% below 0.6)``."""
+    o = a.labels_outlook
+    if o is None or a.labels_needed == 0:
+        return "none: the verdict is settled"
+    chance = f"{o.assurance:.0%} assurance"
+    if o.labels is None:
+        return f"more than {o.max_more} (kappa sits close to {a.threshold:g})"
+    return (
+        f"~{o.labels} more ({chance}; {o.trusted:.0%} trusted,"
+        f" {o.not_trusted:.0%} below {a.threshold:g})"
+    )
+
+
+def mix_differs(a: Agreement) -> bool:
+    """Whether re-weighting to the judge's verdict mix moved kappa (by 0.0005 or more)."""
+    return a.kappa is not None and a.kappa_mix is not None and abs(a.kappa_mix - a.kappa) >= 0.0005
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.0%}"
+
+
+def _wilson(ci: tuple[float, float] | None) -> str:
+    return "" if ci is None else f"  95% CI {_ci(ci)}"
 
 
 def _wrap(text: str, width: int = 78) -> list[str]:

@@ -152,7 +152,12 @@ def build_report(
     pairs = [Pair(t, h, j) for t, (h, j) in data.pairs.items()]
     who = visible(data.labeler, single_line=True) if data.labeler else "the human"
     agreement = judge_agreement(
-        pairs, seed=seed, n_boot=n_boot, trust_threshold=threshold, labeler=who
+        pairs,
+        seed=seed,
+        n_boot=n_boot,
+        trust_threshold=threshold,
+        labeler=who,
+        judge_mix=data.judge_mix,
     )
     human = human_agreement(data.human) if len(data.human) >= 2 else None
     return AgreementReport(

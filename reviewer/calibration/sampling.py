@@ -22,6 +22,7 @@ from reviewer.store.queues import (
     QueueExists,
     QueueItem,
     candidates,
+    judges_by_verdicts,
     queue_exists,
     save_queue,
 )
@@ -33,6 +34,10 @@ SPLITS = ("dev", "test")
 
 class NothingToSample(ValueError):
     """Every trial in scope is labeled already (or there are none); no queue is stored."""
+
+
+class NoJudgeVerdicts(ValueError):
+    """An active queue was asked for where no unlabeled trial in scope has a judge verdict."""
 
 
 def allocate(available: dict[str, int], n: int) -> dict[str, int]:
@@ -129,6 +134,40 @@ def _draw(
     return out
 
 
+def active_reserve(pool: Sequence[Candidate], n: int, seed: int) -> list[QueueItem]:
+    """The trials an active queue picks from: up to ``n`` of each judge verdict (pass, fail), each
+    verdict's own in a seeded order that covers tasks and clusters early (as ``stratified_sample``
+    draws them); positions alternate fail, pass while both last. The queue decides which verdict
+    to label next as labels arrive (``calibration.active``), then takes that verdict's first
+    unlabeled trial in this order."""
+    rng = random.Random(seed)
+    by_class: dict[str, dict[tuple[str, str], list[Candidate]]] = {}
+    for c in sorted(pool, key=lambda c: c.trial_id):
+        if c.verdict in ("pass", "fail"):
+            by_class.setdefault(c.verdict, {}).setdefault((c.task_id, c.cluster or ""), []).append(
+                c
+            )
+    drawn = {
+        v: [item for _, item, _ in _draw(by_class.get(v, {}), n, rng)] for v in ("fail", "pass")
+    }
+    order: list[Candidate] = []
+    for i in range(max(len(d) for d in drawn.values())):
+        order += [drawn[v][i] for v in ("fail", "pass") if i < len(drawn[v])]
+    return [
+        QueueItem(
+            position=i,
+            trial_id=c.trial_id,
+            split=None,
+            verdict=c.verdict,
+            cluster=c.cluster,
+            run=c.run,
+            task_id=c.task_id,
+            trial=c.trial,
+        )
+        for i, c in enumerate(order, 1)
+    ]
+
+
 def make_queue(
     db: Store,
     name: str,
@@ -142,23 +181,32 @@ def make_queue(
     replace: bool = False,
     trial_ids: Collection[str] | None = None,
     runs: Sequence[str] = (),
+    active: bool = False,
 ) -> Queue:
     """Sample ``n`` trials the labeler has not labeled yet and store them as the queue ``name``;
     ``trial_ids`` narrows the pool to those trials (the monitor's flagged conversations).
 
-    ``split="half"`` gives every item a dev or test half. Raises QueueExists (unless ``replace``),
-    NothingToSample when no unlabeled trial is left, and ValueError for a bad ``n`` or ``split``; a
-    queue holds fewer than ``n`` items when fewer trials are left. ``runs`` samples several runs.
+    ``split="half"`` gives every item a dev or test half. ``active`` makes an active queue: one
+    judge's verdicts (``judge``, else the one with the most verdicts in scope) sort the trials, and
+    the next to label is decided as labels arrive (``active_reserve``); trials without that judge's
+    verdict cannot inform kappa and are left out (counted). Raises QueueExists (unless
+    ``replace``), NothingToSample when no unlabeled trial is left, NoJudgeVerdicts for an active
+    queue with no judged trial, and ValueError for a bad ``n`` or ``split``; a queue holds fewer
+    than ``n`` items when fewer trials are left. ``runs`` samples several runs.
     """
     scope = sorted({*runs, *([run] if run is not None else [])})
     if n < 1:
         raise ValueError("n must be 1 or more")
     if split not in (None, "half"):
         raise ValueError(f"split must be 'half' or None, got {split!r}")
+    if active and split is not None:
+        raise ValueError("an active queue has no dev/test split: it decides its trials as it goes")
     if not name.strip():
         raise ValueError("a queue needs a name")
     if not replace and queue_exists(db, name):
         raise QueueExists(name)
+    if active and judge is None:
+        judge = next(iter(judges_by_verdicts(db, scope)), None)
     every = candidates(db, run=scope[0] if len(scope) == 1 else None, judge=judge)
     if len(scope) > 1:
         every = [c for c in every if c.run in scope]
@@ -178,8 +226,13 @@ def make_queue(
             if every
             else f"nothing to sample: no trials{where}{crashed}"
         )
-    items = stratified_sample(pool, n, seed, split=split == "half")
     available = {v: sum(1 for c in pool if c.verdict == v) for v in VERDICT_CLASSES}
+    if active:
+        items = active_reserve(pool, n, seed)
+        if not items:
+            raise NoJudgeVerdicts(_no_verdicts(len(pool), judge))
+    else:
+        items = stratified_sample(pool, n, seed, split=split == "half")
     params: dict[str, Any] = {
         "n": n,
         "run": scope[0] if len(scope) == 1 else None,
@@ -192,6 +245,9 @@ def make_queue(
         "tasks": sorted({c.task_id for c in pool}),
         "clusters": sorted({c.cluster for c in pool if c.cluster}),
     }
+    if active:
+        params["active"] = True
+        params["no_verdict_left_out"] = available.get("none", 0)
     queue = Queue(
         name=name,
         labeler=labeler,
@@ -202,6 +258,15 @@ def make_queue(
         items=items,
     )
     return save_queue(db, queue, replace=replace)
+
+
+def _no_verdicts(unlabeled: int, judge: str | None) -> str:
+    whose = f"judge {judge!r}" if judge is not None else "any judge"
+    return (
+        f"an active queue needs judge verdicts on the trials it picks from (kappa compares the"
+        f" labels with them): none of the {unlabeled} unlabeled trials in scope has a verdict of"
+        f" {whose}; grade them first (`reviewer judge`) or sample without --active"
+    )
 
 
 def queue_summary(queue: Queue) -> dict[str, Any]:
@@ -231,11 +296,19 @@ def queue_summary(queue: Queue) -> dict[str, Any]:
     }
     if queue.split:
         out["split"] = {s: sum(1 for it in queue.items if it.split == s) for s in SPLITS}
+    if p.get("active"):
+        # an active queue holds a reserve; it labels up to ``requested`` of it
+        out["active"] = True
+        out["n"] = min(int(p.get("n") or len(queue.items)), len(queue.items))
+        out["reserve"] = len(queue.items)
+        out["no_verdict_left_out"] = p.get("no_verdict_left_out", 0)
     return out
 
 
 __all__ = [
+    "NoJudgeVerdicts",
     "NothingToSample",
+    "active_reserve",
     "QueueExists",
     "allocate",
     "make_queue",

@@ -37,7 +37,11 @@ def register(group: click.Group) -> None:
     help="Kappa lower bound for 'trusted' (default: [judge] trust_threshold, else 0.6).",
 )
 @click.option(
-    "--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap interval."
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed of the bootstrap interval and of the labels-to-a-verdict simulation.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
@@ -52,12 +56,14 @@ def agreement(
 ) -> None:
     """Judge vs human agreement on trials with both a label and a verdict.
 
-    Cohen's kappa with a 95% interval (analytic and seeded bootstrap), the confusion matrix, the
-    judge's TPR / TNR (pass is positive), the majority baseline, the Landis & Koch band, the
-    human-vs-human ceiling, per-criterion agreement and the list of disagreements. The verdict uses
-    a small-sample "for trust" interval: trusted when its lower bound reaches the threshold, not
-    trusted when its upper bound is below it, otherwise how many more labels would settle it; no
-    verdict below 30 labels. One plain sentence under the verdict says what it means.
+    Cohen's kappa with the one 95% interval that holds its coverage on calibration-sized sets, the
+    confusion matrix, the judge's TPR / TNR (pass is positive) with Wilson intervals, the majority
+    baseline, the Landis & Koch band, the human-vs-human ceiling, per-criterion agreement and the
+    list of disagreements. The verdict is about kappa over the judge's own mix of verdicts: trusted
+    when the interval's lower bound reaches the threshold, not trusted when its upper bound is below
+    it, otherwise how many more labels settle it with 80% probability; no verdict below 30 labels.
+    One plain sentence under the verdict says what it means. --json also keeps the analytic and
+    bootstrap intervals (not for decisions).
     """
     from reviewer.calibration.report import build_report
     from reviewer.store.agreement_data import UnknownScope, gather_agreement

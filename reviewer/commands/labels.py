@@ -71,6 +71,11 @@ def _config() -> Any:
 )
 @click.option("--judge", default=None, help="Stratify by this judge's verdicts (default: latest).")
 @click.option("--split", is_flag=True, help="Give every item a dev or test half.")
+@click.option(
+    "--active",
+    is_flag=True,
+    help="Active queue: each next trial is the judge verdict whose label tightens kappa most.",
+)
 @click.option("--replace", is_flag=True, help="Replace a queue of the same name.")
 @click.option("--json", "as_json", is_flag=True, help="Print the queue summary as JSON.")
 @click.pass_context
@@ -83,19 +88,25 @@ def sample(
     name: str | None,
     judge: str | None,
     split: bool,
+    active: bool,
     replace: bool,
     as_json: bool,
 ) -> None:
     """Make a calibration queue: a stratified sample to label in the app.
 
     Balanced between judge pass and fail as far as the data allows, spread over tasks and failure
-    clusters, reproducible under --seed, leaving out trials LABELER has already labeled.
+    clusters, reproducible under --seed, leaving out trials LABELER has already labeled. With
+    --active the queue decides each next trial as labels arrive: from the judge verdict (pass or
+    fail) whose next label tightens the kappa estimate most, at random within it; it needs judge
+    verdicts on the trials.
     """
     from reviewer.calibration.sampling import queue_summary
     from reviewer.workflows.queues import QueueScopeError, make_queue
 
     if name is not None and not name.strip():
         fail("--name must not be empty (leave it out for LABELER-sSEED)", 2)
+    if active and split:
+        fail("--split does not go with --active: an active queue decides its trials as it goes", 2)
     who = _config().labeler_name(labeler or (ctx.obj or {}).get("labeler"))
     db = cli_store(ctx)
     require_runs(db, ctx, list(runs), 2)
@@ -110,6 +121,7 @@ def sample(
             judge=judge,
             split=split,
             replace=replace,
+            active=active,
         )
     except QueueScopeError as e:  # an unknown run or judge: a usage error, like --run's
         fail(_plain(e), 2)
@@ -124,12 +136,67 @@ def sample(
     summary = queue_summary(queue)
     if made.shortfall:
         click.echo(f"reviewer: {made.shortfall}", err=True)
+    status = None
+    if active:
+        from reviewer.workflows.queues import configured_threshold, queue_status
+
+        status = queue_status(db, queue.name, threshold=configured_threshold()[0])
+        summary["active"] = _active_json(status, queue.params.get("judge"))
     if as_json:
         echo_json(summary)
         return
-    for line in _summary_lines(summary):
+    lines = _summary_lines(summary) if status is None else _active_lines(summary, status)
+    for line in lines:
         click.echo(line)
     click.echo(f"label it in the app: reviewer --db {ctx.obj['db']}", err=True)
+
+
+def _active_json(status: Any, judge: str | None) -> dict[str, Any]:
+    """What `sample --active --json` adds: the judge, the rule, and the first decision (with the
+    judge's verdict of the next trial, which the labeling screen never shows)."""
+    choice = status.choice
+    return {
+        "judge": judge,
+        "rule": "next label from the judge verdict whose label tightens kappa's standard error most",
+        "next_position": status.next_position,
+        "next_stratum": None if choice is None else choice.stratum,
+        "se_now": None if choice is None else choice.se_now,
+        "se_next": None if choice is None else choice.se_next,
+        "why": status.why,
+        "labels_to_verdict": None if status.outlook is None else status.outlook.labels,
+    }
+
+
+def _active_lines(s: dict[str, Any], status: Any) -> list[str]:
+    """The summary of an active queue: what it picks from, how it picks, and where it stands."""
+    avail = s["available"]
+    reserve = ", ".join(
+        f"judge {v} {k} (of {avail.get(v, k)})" for v, k in s["verdicts"].items() if v != "none"
+    )
+    lines = [
+        f"queue {_plain(s['name'])!r} for {_plain(s['labeler'])}: active, {s['n']} trials to label"
+        f" (seed {s['seed']}{_runs_text(s.get('runs') or [])})",
+        f"  judge    {_plain(s['active']['judge'])}",
+        f"  picks from {reserve}",
+        "  how      each next trial comes from the judge verdict (pass or fail) whose label",
+        "           tightens kappa over the judge's verdict mix most (its standard error, Neyman's",
+        "           allocation), at random within it; decided afresh as labels arrive",
+        f"  next     {status.why or 'nothing left to label'}",
+    ]
+    if status.outlook is not None:
+        lines.append(f"  verdict  {status.outlook.phrase()} (80% assurance)")
+    if s.get("no_verdict_left_out"):
+        lines.append(
+            f"  left out: {s['no_verdict_left_out']} trials without a verdict of that judge"
+            " (they cannot inform kappa)"
+        )
+    if s["already_labeled"]:
+        lines.append(f"  left out: {s['already_labeled']} trials already labeled")
+    if s.get("infra_left_out"):
+        lines.append(
+            f"  left out: {s['infra_left_out']} trials ended by infrastructure errors (not sampled)"
+        )
+    return lines
 
 
 def _runs_text(runs: list[str]) -> str:
@@ -169,26 +236,35 @@ def _summary_lines(s: dict[str, Any]) -> list[str]:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 def queues(ctx: click.Context, labeler: str | None, as_json: bool) -> None:
-    """Calibration queues with their progress, e.g. 23 / 50."""
-    from reviewer.store.queues import list_queues, queue_progress
+    """Calibration queues with their progress, e.g. 23 / 50, and the labels the judge's trust
+    verdict needs (80% assurance) for each queue's labeler and judge."""
+    from reviewer.store.queues import list_queues
+    from reviewer.workflows.queues import configured_threshold, queue_status
 
     db = cli_store(ctx)
+    threshold = configured_threshold()[0]
     rows: list[dict[str, Any]] = []
     for q in list_queues(db):
         who = labeler or q.labeler
-        done, total, nxt = queue_progress(db, q.name, who)
+        status = queue_status(db, q.name, who, threshold=threshold)
+        outlook = status.outlook
         rows.append(
             {
                 "name": q.name,
                 "labeler": who,
-                "done": done,
-                "total": total,
-                "next_position": nxt,
+                "done": status.done,
+                "total": status.total,
+                "next_position": status.next_position,
                 "seed": q.seed,
                 "run": q.params.get("run"),
                 "runs": q.params.get("runs") or ([q.params["run"]] if q.params.get("run") else []),
                 "split": q.split,
                 "created_at": q.created_at,
+                "active": status.active,
+                "why": status.why,
+                "judge": status.judge,
+                "labels_to_verdict": None if outlook is None else outlook.labels,
+                "outlook": None if outlook is None else outlook.to_dict(),
             }
         )
     if as_json:
@@ -197,8 +273,11 @@ def queues(ctx: click.Context, labeler: str | None, as_json: bool) -> None:
     if not rows:
         click.echo("no queues yet; make one with `reviewer sample --size 50`", err=True)
         return
-    table = [["queue", "labeler", "progress", "next", "run", "seed", "split", "created"]]
+    head = ["queue", "labeler", "progress", "next", "run", "seed", "split", "kind", "to verdict"]
+    table = [[*head, "created"]]
     for r in rows:
+        more = r["labels_to_verdict"]
+        seen = r["outlook"] or {}
         table.append(
             [
                 _plain(r["name"]),
@@ -208,6 +287,14 @@ def queues(ctx: click.Context, labeler: str | None, as_json: bool) -> None:
                 _plain(", ".join(r["runs"]) or "(all)"),
                 str(r["seed"]),
                 str(r["split"] or "-"),
+                "active" if r["active"] else "stratified",
+                "settled"
+                if more == 0
+                else f">{seen.get('max_more')}"
+                if more is None
+                else f"{more}+"
+                if seen.get("at_least")
+                else f"~{more}",
                 str(r["created_at"])[:19].replace("T", " "),
             ]
         )

@@ -9,6 +9,7 @@ labeler) and reads verdicts and trial headers.
 from __future__ import annotations
 
 import json
+import threading
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ __all__ = [
     "TrialInfo",
     "UnknownScope",
     "gather_agreement",
+    "judge_mix",
 ]
 
 #: How a label given without a rubric is named when choosing a rubric version.
@@ -76,6 +78,8 @@ class AgreementData:
     trials: dict[str, TrialInfo] = field(default_factory=dict)
     #: current labels of every labeler under any rubric (0: nobody has labeled yet)
     labels_total: int = 0
+    #: the chosen judge's latest pass and fail verdicts over every trial it graded
+    judge_mix: dict[str, int] = field(default_factory=dict)
 
 
 def gather_agreement(
@@ -116,6 +120,7 @@ def gather_agreement(
         human={who: {} for who in sorted({lab.labeler for lab in usable})},
         criteria_order=rubric_criteria(db, ref),
         labels_total=len(standing),
+        judge_mix=judge_mix(db, chosen_judge),
     )
     _pair_up(data, mine, verdicts)
     for lab in usable:
@@ -219,6 +224,47 @@ def verdicts_of_judge(
     sql = f"SELECT trial_id, verdict, rationale FROM ({_LATEST}) WHERE judge = ?"
     rows = db.conn.execute(sql, [_ids_json(trial_ids), judge]).fetchall()
     return {str(r[0]): (str(r[1]), r[2]) for r in rows}
+
+
+def judge_mix(db: Store, judge: str | None) -> dict[str, int]:
+    """{"pass": n, "fail": n}: the judge's latest verdicts over every trial it graded (errors left
+    out); empty for no judge. Kept per database, judge and verdicts written (the label screen asks
+    after every label; a million verdicts take seconds to count)."""
+    if judge is None:
+        return {}
+    key = _verdicts_version(db, judge)
+    with _mix_lock:
+        if key is not None and key in _mix_cache:
+            return dict(_mix_cache[key])
+    rows = db.conn.execute(
+        "SELECT verdict, COUNT(*) FROM latest_judge_verdicts WHERE judge = ? "
+        "AND verdict IN ('pass', 'fail') GROUP BY verdict",
+        [judge],
+    ).fetchall()
+    counts = {str(v): int(n) for v, n in rows}
+    mix = {v: counts.get(v, 0) for v in _VERDICTS}
+    if key is not None:
+        with _mix_lock:
+            _mix_cache[key] = mix
+            while len(_mix_cache) > 64:
+                _mix_cache.pop(next(iter(_mix_cache)))
+    return dict(mix)
+
+
+_mix_cache: dict[tuple[object, ...], dict[str, int]] = {}
+_mix_lock = threading.Lock()
+
+
+def _verdicts_version(db: Store, judge: str) -> tuple[object, ...] | None:
+    """What a judge's verdict counts depend on: the file, the top verdict id (inserts) and the
+    counter every in-place update or delete bumps (m007); None for an in-memory database."""
+    files = [r[2] for r in db.conn.execute("PRAGMA database_list").fetchall() if r[1] == "main"]
+    if not files or not files[0]:
+        return None
+    row = db.conn.execute(
+        "SELECT (SELECT MAX(id) FROM verdicts), (SELECT n FROM data_edits WHERE id = 1)"
+    ).fetchone()
+    return (files[0], judge, *row)
 
 
 def trial_infos(

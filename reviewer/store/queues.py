@@ -104,6 +104,22 @@ def candidates(db: Store, run: str | None = None, judge: str | None = None) -> l
     ]
 
 
+def judges_by_verdicts(db: Store, runs: Sequence[str] = ()) -> dict[str, int]:
+    """judge id -> its latest pass and fail verdicts on the trials of ``runs`` (every run when
+    empty), most first, then by id."""
+    scope = (
+        "AND trial_id IN (SELECT id FROM trials WHERE run IN (SELECT value FROM json_each(?)))"
+        if runs
+        else ""
+    )
+    rows = db.conn.execute(
+        "SELECT judge, COUNT(*) AS n FROM latest_judge_verdicts "
+        f"WHERE verdict IN ('pass', 'fail') {scope} GROUP BY judge ORDER BY n DESC, judge",
+        [json.dumps(list(runs))] if runs else [],
+    ).fetchall()
+    return {str(r[0]): int(r[1]) for r in rows}
+
+
 def judge_ids(db: Store) -> list[str]:
     """Every judge with a stored verdict."""
     return [r[0] for r in db.conn.execute("SELECT DISTINCT judge FROM verdicts ORDER BY judge")]

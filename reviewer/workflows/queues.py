@@ -8,11 +8,25 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from reviewer.calibration.active import ActiveChoice, choose_stratum
+from reviewer.calibration.agreement import MIN_LABELS
+from reviewer.calibration.assurance import Outlook, labels_to_verdict
+from reviewer.calibration.report import DEFAULT_THRESHOLD
 from reviewer.calibration.sampling import make_queue as sample_queue
+from reviewer.store.agreement_data import UnknownScope, gather_agreement, judge_mix
 from reviewer.store.db import Store
+from reviewer.store.labels import current_labels
 from reviewer.store.queries import run_names
-from reviewer.store.queues import Queue, QueueExists, get_queue, judge_ids, queue_progress
+from reviewer.store.queues import (
+    Queue,
+    QueueExists,
+    QueueItem,
+    get_queue,
+    judge_ids,
+    queue_progress,
+)
 
 #: How many trials a queue holds unless told otherwise (the usual calibration sample).
 DEFAULT_SIZE = 50
@@ -68,13 +82,19 @@ class QueueMade:
 
 
 def default_queue_name(
-    labeler: str, run: str | None = None, seed: int = DEFAULT_SEED, runs: Sequence[str] = ()
+    labeler: str,
+    run: str | None = None,
+    seed: int = DEFAULT_SEED,
+    runs: Sequence[str] = (),
+    *,
+    active: bool = False,
 ) -> str:
     """``LABELER-sSEED``, ``LABELER-RUN-sSEED`` for one run, ``LABELER-RUN1+RUN2-sSEED`` for
-    several: the same data, labeler and seed give the same name, so asking again finds the queue
-    to resume."""
+    several (``...-active-sSEED`` for an active queue): the same data, labeler and seed give the
+    same name, so asking again finds the queue to resume."""
     scope = sorted({*runs, *([run] if run else [])})
-    return f"{labeler}-{'+'.join(scope)}-s{seed}" if scope else f"{labeler}-s{seed}"
+    kind = "active-" if active else ""
+    return f"{labeler}-{'+'.join(scope)}-{kind}s{seed}" if scope else f"{labeler}-{kind}s{seed}"
 
 
 def make_queue(
@@ -90,12 +110,15 @@ def make_queue(
     replace: bool = False,
     trial_ids: Collection[str] | None = None,
     runs: Sequence[str] = (),
+    active: bool = False,
 ) -> QueueMade:
-    """Sample ``n`` trials ``labeler`` has not labeled (of ``run``) as a stratified queue, or hand back
-    the stored queue of that name to resume.
+    """Sample ``n`` trials ``labeler`` has not labeled (of ``run``) as a stratified queue (an active
+    one with ``active``: see :func:`queue_status`), or hand back the stored queue of that name to
+    resume.
 
     Raises QueueScopeError for an unknown run or judge, NothingToSample when every trial in scope is
-    labeled, and ValueError for a bad ``n``.
+    labeled, NoJudgeVerdicts for an active queue with no judged trial, and ValueError for a bad
+    ``n``.
     """
     if n < 1:
         raise ValueError(f"a queue holds 1 trial or more, not {n}")
@@ -108,7 +131,7 @@ def make_queue(
         raise QueueScopeError(
             f"no verdicts by judge {judge!r}; judges: {', '.join(map(repr, judges)) or 'none'}"
         )
-    queue_name = name or default_queue_name(labeler, None, seed, wanted)
+    queue_name = name or default_queue_name(labeler, None, seed, wanted, active=active)
     try:
         queue = sample_queue(
             db,
@@ -122,9 +145,141 @@ def make_queue(
             judge=judge,
             replace=replace,
             trial_ids=trial_ids,
+            active=active,
         )
     except QueueExists:
         stored = get_queue(db, queue_name)
-        done, total, _ = queue_progress(db, queue_name)
-        return QueueMade(stored, created=False, requested=n, done=done, total=total)
-    return QueueMade(queue, created=True, requested=n, done=0, total=len(queue.items))
+        status = queue_status(db, queue_name, outlook=False)
+        return QueueMade(stored, created=False, requested=n, done=status.done, total=status.total)
+    total = min(n, len(queue.items)) if active else len(queue.items)
+    return QueueMade(queue, created=True, requested=n, done=0, total=total)
+
+
+@dataclass(frozen=True)
+class QueueStatus:
+    """Where a queue stands for a labeler: progress, the next trial, and the labels to a verdict.
+
+    An active queue holds a reserve of judge-pass and judge-fail trials and labels up to ``total``
+    of them; its next trial is decided afresh from the labels so far (``choice``), so it resumes
+    wherever the labels left it, whoever gave them and from wherever.
+    """
+
+    name: str
+    labeler: str
+    active: bool
+    done: int
+    total: int
+    #: the next trial to label (None: the queue is done)
+    next_item: QueueItem | None
+    #: why the next trial of an active queue is that one (None for a stratified queue)
+    choice: ActiveChoice | None
+    #: further labels the judge's trust verdict needs (None when not asked for)
+    outlook: Outlook | None
+    judge: str | None
+    #: an active queue's trials this labeler labeled, oldest label first
+    labeled: tuple[QueueItem, ...] = ()
+
+    @property
+    def next_position(self) -> int | None:
+        return None if self.next_item is None else self.next_item.position
+
+    @property
+    def why(self) -> str | None:
+        """How the next trial was chosen, without the judge's verdict of it (safe while labeling)."""
+        if self.next_item is None:
+            return None
+        if self.choice is None:
+            return "the queue's order (stratified sample)"
+        return self.choice.neutral()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "labeler": self.labeler,
+            "active": self.active,
+            "done": self.done,
+            "total": self.total,
+            "next_position": self.next_position,
+            "next_trial": None if self.next_item is None else self.next_item.trial_id,
+            "why": self.why,
+            "judge": self.judge,
+            "labels_to_verdict": None if self.outlook is None else self.outlook.labels,
+            "outlook": None if self.outlook is None else self.outlook.to_dict(),
+        }
+
+
+def configured_threshold() -> tuple[float, str | None]:
+    """The trust threshold of the config (``[judge] trust_threshold``), or the default with the
+    reason when the config cannot be read: a queue's progress never fails on it."""
+    from reviewer.calibration.report import trust_threshold
+    from reviewer.config import ConfigError, load_config
+
+    try:
+        return trust_threshold(load_config().judge), None
+    except (ConfigError, ValueError) as e:
+        return DEFAULT_THRESHOLD, f"threshold {DEFAULT_THRESHOLD} used: {e}"
+
+
+def agreement_table(
+    db: Store, labeler: str, judge: str | None = None
+) -> tuple[list[list[int]], dict[str, int], str | None]:
+    """(confusion, judge's verdict mix, judge) of ``labeler`` against ``judge`` (by default the
+    judge the agreement report picks) as `reviewer agreement` computes them; an empty table when
+    the labeler has no labels yet."""
+    try:
+        data = gather_agreement(db, judge=judge, labeler=labeler)
+    except UnknownScope:  # no labels by this labeler yet
+        data = None
+    if data is None:
+        chosen = judge if judge is not None else next(iter(judge_ids(db)), None)
+        return [[0, 0], [0, 0]], judge_mix(db, chosen), chosen
+    table = [[0, 0], [0, 0]]
+    for human, verdict in data.pairs.values():
+        table[0 if human == "pass" else 1][0 if verdict == "pass" else 1] += 1
+    return table, dict(data.judge_mix), data.judge
+
+
+def queue_status(
+    db: Store,
+    name: str,
+    labeler: str | None = None,
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    outlook: bool = True,
+    seed: int = 0,
+) -> QueueStatus:
+    """Progress, next trial and labels to a verdict of the queue ``name`` for ``labeler`` (the
+    queue's own by default): the one answer behind `reviewer queues`, `reviewer sample` and the
+    app's queue list and label screen. Raises NoSuchQueue."""
+    queue = get_queue(db, name)
+    who = labeler or queue.labeler
+    active = bool(queue.params.get("active"))
+    judge = queue.params.get("judge")
+    need_table = outlook or active
+    table, mix, judge = (
+        agreement_table(db, who, judge) if need_table else ([[0, 0], [0, 0]], {}, judge)
+    )
+    verdict = (
+        labels_to_verdict(table, threshold, MIN_LABELS, mix=mix or None, seed=seed)
+        if outlook
+        else None
+    )
+    if not active:
+        done, total, nxt = queue_progress(db, name, who)
+        item = next((it for it in queue.items if it.position == nxt), None)
+        return QueueStatus(name, who, False, done, total, item, None, verdict, judge)
+    times = {t: lab.at for (t, _), lab in current_labels(db, labeler=who).items()}
+    mine = sorted(
+        (it for it in queue.items if it.trial_id in times), key=lambda it: times[it.trial_id]
+    )
+    done = len(mine)
+    total = min(int(queue.params.get("n") or len(queue.items)), len(queue.items))
+    left = [it for it in queue.items if it.trial_id not in times]
+    choice = None
+    item = None
+    if done < total and left:
+        available = {v: sum(1 for it in left if it.verdict == v) for v in ("pass", "fail")}
+        choice = choose_stratum(table, mix, available)
+        if choice is not None:
+            item = next(it for it in left if it.verdict == choice.stratum)
+    return QueueStatus(name, who, True, done, total, item, choice, verdict, judge, tuple(mine))

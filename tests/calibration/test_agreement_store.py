@@ -82,7 +82,14 @@ def test_numbers_are_the_calibration_functions_on_the_collected_pairs(db: Any) -
     report = build_report(data, threshold=0.5, seed=3)
     # pairs come in trial id order, which the seeded bootstrap depends on
     expected.sort(key=lambda p: p.trial_id)
-    reference = judge_agreement(expected, seed=3, trust_threshold=0.5, labeler="ana")
+    # j2 graded only the labeled trials: its verdict mix is the labels' own
+    assert data.judge_mix == {
+        "pass": sum(p.judge == "pass" for p in expected),
+        "fail": 30 - sum(p.judge == "pass" for p in expected),
+    }
+    reference = judge_agreement(
+        expected, seed=3, trust_threshold=0.5, labeler="ana", judge_mix=data.judge_mix
+    )
     got = assert_json_clean(report)["agreement"]
     want = json.loads(json.dumps(reference.to_dict()))
     want.pop("disagreements")
@@ -279,3 +286,21 @@ def test_trust_threshold_comes_from_the_option_the_config_or_the_default() -> No
 def test_first_line_skips_blank_lines() -> None:
     assert first_line("\n  \n  the reason  \nmore") == "the reason"
     assert first_line(None) == ""
+
+
+def test_the_judges_mix_counts_its_latest_verdicts_and_follows_every_change(db: Any) -> None:
+    from reviewer.store.agreement_data import judge_mix
+
+    rows = trials(db)[:6]
+    for i, (tid, _) in enumerate(rows):
+        add_verdict(db, tid, "j3", "pass" if i < 4 else "fail")
+    assert judge_mix(db, "j3") == {"pass": 4, "fail": 2}
+    assert judge_mix(db, "j3") == {"pass": 4, "fail": 2}  # from the cache
+    db.conn.execute(
+        "UPDATE verdicts SET verdict = 'error' WHERE trial_id = ? AND judge = 'j3'", [rows[0][0]]
+    )
+    db.conn.commit()
+    assert judge_mix(db, "j3") == {"pass": 3, "fail": 2}  # an in-place change is seen
+    add_verdict(db, trials(db)[7][0], "j3", "fail")
+    assert judge_mix(db, "j3") == {"pass": 3, "fail": 3}  # and a new verdict
+    assert judge_mix(db, None) == {}

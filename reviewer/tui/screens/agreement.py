@@ -45,7 +45,7 @@ class AgreementScreen(ReviewerScreen):
     ]
 
     DEFAULT_CSS = """
-    AgreementScreen #agreement-verdict { height: auto; max-height: 6; padding: 0 1; }
+    AgreementScreen #agreement-verdict { height: auto; max-height: 8; padding: 0 1; }
     AgreementScreen #agreement-body { height: 2fr; padding: 0 1; }
     AgreementScreen #disagreements { height: 1fr; }
     """

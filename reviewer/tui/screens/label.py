@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from reviewer.store.queues import QueueItem
     from reviewer.tui.app import ReviewerApp
     from reviewer.tui.screens.transcript import TrialPayload
+    from reviewer.workflows.queues import QueueStatus
 
 
 @dataclass
@@ -44,6 +45,27 @@ class QueueState:
     items: list[QueueItem]
     rubric: Rubric | None
     done: set[str] = field(default_factory=set)
+    #: an active queue: ``items`` are its labeled trials and the one decided next
+    active: bool = False
+    #: the trials the queue labels (an active queue's target, not its reserve)
+    total: int | None = None
+
+    @property
+    def size(self) -> int:
+        return len(self.items) if self.total is None else self.total
+
+
+class OutlookReady(Message):
+    """The labels the judge's trust verdict needs, and for an active queue its next trial.
+
+    ``status`` is the queue's :class:`QueueStatus` when the next trial was decided afresh.
+    """
+
+    def __init__(self, text: str, status: QueueStatus | None = None, advance: bool = False) -> None:
+        super().__init__()
+        self.text = text
+        self.status = status
+        self.advance = advance
 
 
 class QueueLoaded(Message):
@@ -213,7 +235,11 @@ class LabelScreen(ReviewerScreen):
             id="label-title",
             classes="title",
         )
-        yield ProgressBar(id="label-progress", show_eta=False)
+        with Horizontal(id="label-progress-row"):
+            yield ProgressBar(id="label-progress", show_eta=False)
+            # the labels the trust verdict needs, and how an active queue picks: never the judge's
+            # verdict of a trial (the screen is blind)
+            yield Static("", id="label-outlook")
         with Horizontal(id="label-body"):
             transcript = TranscriptView(id="transcript", show_judge=False)
             transcript.blind = True
@@ -255,7 +281,24 @@ class LabelScreen(ReviewerScreen):
                 QueueLoaded(QueueState(None, self.labeler, one, self.rubric, done), 0)
             )
             return
+        from reviewer.store.queues import get_queue
+
         with self.store() as db:
+            active = bool(get_queue(db, self.queue_name).params.get("active"))
+            if active:
+                status = self._status(db)
+                state = QueueState(
+                    self.queue_name,
+                    self.labeler,
+                    _active_items(status),
+                    self.rubric,
+                    {it.trial_id for it in status.labeled},
+                    active=True,
+                    total=status.total,
+                )
+                self.post_message(QueueLoaded(state, max(0, len(state.items) - 1)))
+                self.post_message(OutlookReady(_outlook_text(status)))
+                return
             items = queue_items(db, self.queue_name)
             done = labeled_trial_ids(db, self.labeler) & {i.trial_id for i in items}
             _, _, next_pos = queue_progress(db, self.queue_name, self.labeler)
@@ -264,6 +307,43 @@ class LabelScreen(ReviewerScreen):
             (i for i, it in enumerate(items) if it.position == next_pos), max(0, len(items) - 1)
         )
         self.post_message(QueueLoaded(state, start))
+        self._refresh_outlook()
+
+    def _status(self, db: Any) -> QueueStatus:
+        from reviewer.workflows.queues import configured_threshold, queue_status
+
+        assert self.queue_name is not None
+        threshold, _ = configured_threshold()
+        return queue_status(db, self.queue_name, self.labeler, threshold=threshold)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="label-outlook")
+    def _refresh_outlook(self, advance: bool = False) -> None:
+        """The labels to a verdict after the labels so far; an active queue's next trial too
+        (``advance``: then show it)."""
+        if self.queue_name is None:
+            return
+        with self.store() as db:
+            status = self._status(db)
+        self.post_message(OutlookReady(_outlook_text(status), status, advance))
+
+    def on_outlook_ready(self, message: OutlookReady) -> None:
+        self.query_one("#label-outlook", Static).update(
+            safe_text(message.text, "dim", single_line=True)
+        )
+        state, status = self.state, message.status
+        if state is None or status is None or not state.active:
+            return
+        state.items = _active_items(status)
+        state.done = {it.trial_id for it in status.labeled}
+        state.total = status.total
+        if not message.advance:
+            return
+        if status.next_item is None:
+            self.notify(f"Queue done: {len(state.done)} / {state.size} labeled.")
+            self._progress()
+            self._panel()
+            return
+        self.load_item(len(state.items) - 1)
 
     def on_queue_loaded(self, message: QueueLoaded) -> None:
         self.state = message.state
@@ -334,7 +414,8 @@ class LabelScreen(ReviewerScreen):
         self._panel()
         self._progress()
         nxt = self._next_unlabeled(self.index)
-        if nxt is not None and nxt != self.index:
+        # an active queue decides its next trial from the label about to be given: no read-ahead
+        if nxt is not None and nxt != self.index and not (self.state and self.state.active):
             self._prefetch(nxt)
 
     # --- writing --------------------------------------------------------------------------------------
@@ -428,6 +509,13 @@ class LabelScreen(ReviewerScreen):
             here = message.label.trial_id == (self.payload.trial_id if self.payload else None)
             if here:
                 self.mine = message.label
+            if message.advance and self.state.active:
+                self._refresh_outlook(advance=True)  # decides the next trial afresh
+                self._progress()
+                self._panel()
+                return
+            if message.advance and self.queue_name is not None:
+                self._refresh_outlook()
             if message.advance:
                 nxt = self._next_unlabeled(self.index)
                 if nxt is None:
@@ -435,7 +523,7 @@ class LabelScreen(ReviewerScreen):
                         self.notify(f"Labeled {message.label.verdict}: v reveals the judge.")
                     else:
                         self.notify(
-                            f"Queue done: {len(self.state.done)} / {len(self.state.items)} labeled."
+                            f"Queue done: {len(self.state.done)} / {self.state.size} labeled."
                         )
                     if here:  # staying on this trial, now labeled: read it with its judge
                         self._load_item(self.index)
@@ -562,10 +650,11 @@ class LabelScreen(ReviewerScreen):
     def _progress(self) -> None:
         if self.state is None:
             return
-        done, total = len(self.state.done), len(self.state.items)
+        done, total = len(self.state.done), self.state.size
         minutes = max((time.monotonic() - self.started) / 60, 1 / 60)
         rate = f" · {self.given / minutes:.1f} labels/min" if self.given else ""
-        item = self.state.items[self.index] if self.state.items else None
+        items = self.state.items
+        item = items[self.index] if 0 <= self.index < len(items) else None
         where = f" · trial {self.index + 1} of {total}" if item else ""
         split = f" · {item.split}" if item and item.split else ""
         self.query_one("#label-title", Static).update(
@@ -686,3 +775,21 @@ class LabelScreen(ReviewerScreen):
                 out.append_text(safe_text(a.text(), single_line=True))
                 out.append("\n")
         return out
+
+
+def _active_items(status: QueueStatus) -> list[QueueItem]:
+    """An active queue as the screen steps through it: the trials labeled, oldest label first,
+    then the one decided next."""
+    items = list(status.labeled)
+    if status.next_item is not None and status.next_item not in items:
+        items.append(status.next_item)
+    return items
+
+
+def _outlook_text(status: QueueStatus) -> str:
+    """The status line beside the progress bar: labels to a verdict, and for an active queue how
+    its next trial is picked (never which judge verdict it has)."""
+    parts = [] if status.outlook is None else [status.outlook.phrase()]
+    if status.active and status.next_item is not None:
+        parts.append("picked to tighten kappa")
+    return " · ".join(parts)

@@ -3,6 +3,7 @@ one (Enter)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
@@ -12,7 +13,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Header, Input, SelectionList, Static
+from textual.widgets import Checkbox, DataTable, Header, Input, SelectionList, Static
 
 from reviewer.tui.safe import clean, safe_text
 from reviewer.tui.screens.base import ReviewerScreen
@@ -23,15 +24,32 @@ if TYPE_CHECKING:
     from reviewer.tui.app import ReviewerApp
 
 
+@dataclass(frozen=True)
+class QueueRow:
+    """One queue as the list shows it."""
+
+    name: str
+    labeler: str
+    done: int
+    total: int
+    created: str
+    active: bool = False
+    #: labels the judge's trust verdict needs, e.g. "~120 labels to a verdict"
+    outlook: str = ""
+    #: how an active queue picks its next trial (never the judge's verdict of it)
+    why: str = ""
+
+
 class QueuesLoaded(Message):
-    def __init__(self, rows: list[tuple[str, str, int, int, str]], runs: list[str]) -> None:
+    def __init__(self, rows: list[QueueRow], runs: list[str]) -> None:
         super().__init__()
         self.rows = rows
         self.runs = runs
 
 
-class NewQueueForm(ModalScreen[tuple[int, list[str]] | None]):
-    """How many trials, from which runs: the app's face of `reviewer sample --size N --run R`."""
+class NewQueueForm(ModalScreen[tuple[int, list[str], bool] | None]):
+    """How many trials, from which runs, active or not: the app's face of
+    `reviewer sample --size N --run R [--active]`."""
 
     BINDINGS = [
         Binding("ctrl+s", "make", "Make queue", id="new_queue.make"),
@@ -60,6 +78,11 @@ class NewQueueForm(ModalScreen[tuple[int, list[str]] | None]):
                 *[(safe_text(r, single_line=True), r, r in self.chosen) for r in self.runs],
                 id="new-queue-runs",
             )
+            yield Checkbox(
+                "active: each next trial picked to tighten the kappa estimate most"
+                " (needs judge verdicts)",
+                id="new-queue-active",
+            )
             yield Static("", id="new-queue-error")
 
     def on_mount(self) -> None:
@@ -77,7 +100,7 @@ class NewQueueForm(ModalScreen[tuple[int, list[str]] | None]):
             )
             return
         runs = list(self.query_one(SelectionList).selected)
-        self.dismiss((size, runs))
+        self.dismiss((size, runs, self.query_one("#new-queue-active", Checkbox).value))
 
     def action_cancel(self) -> None:
         self.dismiss(None)
@@ -115,6 +138,7 @@ class QueuesScreen(ReviewerScreen):
         super().__init__()
         self.run = run
         self.runs: list[str] = []
+        self.rows: dict[str, QueueRow] = {}
 
     def _app(self) -> ReviewerApp:
         return cast("ReviewerApp", self.app)
@@ -131,6 +155,8 @@ class QueuesScreen(ReviewerScreen):
         table.add_column("queue", key="queue")
         table.add_column("labeler", key="labeler")
         table.add_column(Text("done", justify="right"), key="done")
+        table.add_column("kind", key="kind")
+        table.add_column("to verdict", key="verdict")
         table.add_column("created", key="created")
         self.load()
 
@@ -141,37 +167,67 @@ class QueuesScreen(ReviewerScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="queues-load")
     def load(self) -> None:
         from reviewer.store.queries import run_names
-        from reviewer.store.queues import list_queues, queue_progress
+        from reviewer.store.queues import list_queues
+        from reviewer.workflows.queues import configured_threshold, queue_status
 
+        threshold, _ = configured_threshold()
         with self.store() as db:
             runs = run_names(db)
             rows = []
             for q in list_queues(db):
-                done, total, _ = queue_progress(db, q.name, self._app().labeler)
-                rows.append((q.name, q.labeler, done, total, q.created_at[:16].replace("T", " ")))
+                st = queue_status(db, q.name, self._app().labeler, threshold=threshold)
+                rows.append(
+                    QueueRow(
+                        q.name,
+                        q.labeler,
+                        st.done,
+                        st.total,
+                        q.created_at[:16].replace("T", " "),
+                        st.active,
+                        "" if st.outlook is None else st.outlook.phrase(),
+                        st.choice.neutral() if st.choice is not None else "",
+                    )
+                )
         self.post_message(QueuesLoaded(rows, runs))
 
     def on_queues_loaded(self, message: QueuesLoaded) -> None:
         self.runs = message.runs
         table = self.query_one("#queues", DataTable)
         table.clear()
-        for name, labeler, done, total, created in message.rows:
+        self.rows = {r.name: r for r in message.rows}
+        for r in message.rows:
             table.add_row(
-                safe_text(name, single_line=True),
-                safe_text(labeler, single_line=True),
-                Text(f"{done} / {total}", justify="right", style="green" if done == total else ""),
-                safe_text(created, single_line=True),
-                key=name,
+                safe_text(r.name, single_line=True),
+                safe_text(r.labeler, single_line=True),
+                Text(
+                    f"{r.done} / {r.total}",
+                    justify="right",
+                    style="green" if r.done == r.total else "",
+                ),
+                Text("active" if r.active else "stratified"),
+                Text(r.outlook.replace(" to a verdict", "")),
+                safe_text(r.created, single_line=True),
+                key=r.name,
             )
-        who = self._app().labeler
-        self.query_one("#queues-status", Static).update(
-            safe_text(
-                f"{len(message.rows)} queues · labeling as {who} · Enter labels the queue · "
-                "a makes a new stratified queue (size and runs)",
-                single_line=True,
-            )
-        )
+        self._status_line()
         table.focus()
+
+    def _status_line(self) -> None:
+        """The queues, and for the highlighted one how it picks and what the verdict needs."""
+        who = self._app().labeler
+        line = (
+            f"{len(self.rows)} queues · labeling as {who} · Enter labels the queue · "
+            "a makes a new one (size, runs, active)"
+        )
+        row = self.rows.get(self._current() or "")
+        if row is not None and row.outlook:
+            how = f" · active: {row.why}" if row.active and row.why else ""
+            line = f"{row.name}: {row.outlook}{how}\n{line}"
+        self.query_one("#queues-status", Static).update(safe_text(line))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if self.rows:
+            self._status_line()
 
     def _current(self) -> str | None:
         return cursor_key(self.query_one("#queues", DataTable))
@@ -192,7 +248,7 @@ class QueuesScreen(ReviewerScreen):
     def action_new(self) -> None:
         from reviewer.workflows.queues import DEFAULT_SIZE
 
-        def made(answer: tuple[int, list[str]] | None) -> None:
+        def made(answer: tuple[int, list[str], bool] | None) -> None:
             if answer is not None:
                 self.sample(*answer)
 
@@ -200,15 +256,16 @@ class QueuesScreen(ReviewerScreen):
         self.app.push_screen(NewQueueForm(self.runs, chosen, DEFAULT_SIZE), made)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="queues-sample")
-    def sample(self, size: int, runs: list[str]) -> None:
-        """The same job as `reviewer sample --size N --run R`: a new queue, or the stored one."""
+    def sample(self, size: int, runs: list[str], active: bool = False) -> None:
+        """The same job as `reviewer sample --size N --run R [--active]`: a new queue, or the
+        stored one."""
         from reviewer.workflows.queues import make_queue
 
         app = self._app()
         try:
             with self.store() as db:
-                made = make_queue(db, app.labeler, n=size, runs=runs)
-        except ValueError as e:  # nothing left to sample, an unknown run
+                made = make_queue(db, app.labeler, n=size, runs=runs, active=active)
+        except ValueError as e:  # nothing left to sample, an unknown run, no judge verdicts
             self.notify(clean(str(e), single_line=True), severity="warning", markup=False)
             return
         self.post_message(
