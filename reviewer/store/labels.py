@@ -93,6 +93,28 @@ def _params(label: Label) -> list[Any]:
     ]
 
 
+class LabelConflict(ValueError):
+    """The labeler's standing label of the trial changed since the caller read it (another window or
+    process labeled it): nothing was written. ``verdict`` / ``at`` are the label standing now
+    (None when it was undone)."""
+
+    def __init__(self, trial_id: str, labeler: str, verdict: str | None, at: str | None) -> None:
+        now = f"{verdict} at {at}" if verdict is not None else "no label (undone)"
+        super().__init__(
+            f"{labeler}'s label of {trial_id} changed since it was read: it is now {now}"
+        )
+        self.trial_id, self.labeler, self.verdict, self.at = trial_id, labeler, verdict, at
+
+
+def standing_label_of(db: Store, trial_id: str, labeler: str) -> tuple[str, str] | None:
+    """(verdict, at) of the labeler's standing label of the trial, or None."""
+    row = db.conn.execute(
+        "SELECT verdict, at FROM standing_labels WHERE trial_id = ? AND labeler = ?",
+        [trial_id, labeler],
+    ).fetchone()
+    return None if row is None else (str(row[0]), str(row[1]))
+
+
 def add_label(
     db: Store,
     trial_id: str,
@@ -104,8 +126,13 @@ def add_label(
     queue: str | None = None,
     at: str | None = None,
     override: bool = False,
+    expect_at: str | None = None,
 ) -> Label:
-    """Append one label and commit it. Raises ValueError for a bad verdict or an unknown trial."""
+    """Append one label and commit it. Raises ValueError for a bad verdict or an unknown trial.
+
+    ``expect_at`` is the time of the labeler's standing label of the trial as the caller read it
+    ("" for none): when it changed meanwhile, LabelConflict and nothing is written (checked in the
+    write transaction, so two windows cannot both think they labeled first)."""
     if verdict not in VERDICTS:
         raise ValueError(f"verdict must be one of {', '.join(VERDICTS)}, got {verdict!r}")
     if not labeler:
@@ -124,6 +151,10 @@ def add_label(
     for _ in range(5):
         try:
             with db.transaction():
+                if expect_at is not None:
+                    now = standing_label_of(db, trial_id, labeler)
+                    if (now[1] if now else "") != expect_at:
+                        raise LabelConflict(trial_id, labeler, *(now if now else (None, None)))
                 db.conn.execute(_INSERT, _params(label))
             return label
         except sqlite3.IntegrityError as e:

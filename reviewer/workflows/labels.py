@@ -14,7 +14,18 @@ from reviewer.labeling.io import ImportResult, export_labels, import_labels
 from reviewer.labeling.rubric import contradiction
 from reviewer.models import Label, Rubric
 from reviewer.store.db import Store
-from reviewer.store.labels import add_label, undo_last
+from reviewer.store.labels import LabelConflict, add_label, undo_last
+
+__all__ = [
+    "LabelConflict",
+    "RubricContradiction",
+    "export_label_file",
+    "give_label",
+    "import_label_file",
+    "parse_answers",
+    "resolve_trial",
+    "undo_label",
+]
 
 
 class RubricContradiction(ValueError):
@@ -37,12 +48,15 @@ def give_label(
     queue: str | None = None,
     rubric: Rubric | None = None,
     override: bool = False,
+    expect_at: str | None = None,
 ) -> Label:
     """Append one label and commit it at once. ValueError for a bad verdict or an unknown trial.
 
     With ``rubric``, a verdict that goes against its pass rule (a pass with a criterion answered no
     under pass_rule "all", or a fail with every answer yes) raises RubricContradiction unless
-    ``override``; with it the label is stored as an override."""
+    ``override``; with it the label is stored as an override. ``expect_at``: the time of the
+    labeler's standing label as the caller read it ("" for none); LabelConflict when it changed
+    meanwhile (another window labeled the trial), and nothing is written."""
     why = contradiction(rubric, criteria or {}, verdict)
     if why is not None and not override:
         raise RubricContradiction(why, verdict)
@@ -56,6 +70,7 @@ def give_label(
         rubric_ref=rubric_ref or (rubric.ref if rubric is not None else None),
         queue=queue,
         override=why is not None,
+        expect_at=expect_at,
     )
 
 

@@ -198,3 +198,77 @@ async def test_the_queue_list_shows_the_progress_made_when_labeling_returns(
         await wait_until(pilot, lambda: len(screen.state.done) == 1)  # type: ignore[union-attr]
         app.pop_screen()
         await wait_until(pilot, lambda: done().startswith("1 /"))
+
+
+async def test_a_label_given_in_another_window_is_not_replaced_silently(queued_db: Path) -> None:
+    """One labeler in two windows on one queue: the later verdict used to replace the first without
+    a word. The screen now sees that the label changed since it read the trial and asks: Esc keeps
+    the other window's label (and shows it), Enter replaces it."""
+    from reviewer.workflows.labels import give_label
+
+    app = ReviewerApp(db_path=queued_db, labeler="ana")
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = LabelScreen("q", "ana")
+        app.push_screen(screen)
+        await wait_loaded(app, pilot, screen)
+        trial = screen.payload.trial_id  # type: ignore[union-attr]
+        with open_store(queued_db) as db:  # the other window labels it fail first
+            give_label(db, trial, "ana", "fail", queue="q")
+        await pilot.press("p")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        question = str(app.screen.query_one("#confirm-text", Static).render())
+        assert "ana labeled it fail at" in question and "Replace that with pass?" in question
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: screen.mine is not None)
+        assert screen.mine is not None and screen.mine.verdict == "fail"
+        assert current_labels(open_store(queued_db), "ana")[(trial, "ana")].verdict == "fail"
+        # now this window knows the fail: a pass replaces it without asking
+        await pilot.press("p")
+        await wait_until(
+            pilot,
+            lambda: current_labels(open_store(queued_db), "ana")[(trial, "ana")].verdict == "pass",
+        )
+
+
+async def test_replacing_the_other_windows_label_after_asking(queued_db: Path) -> None:
+    from reviewer.workflows.labels import give_label
+
+    app = ReviewerApp(db_path=queued_db, labeler="ana")
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = LabelScreen("q", "ana")
+        app.push_screen(screen)
+        await wait_loaded(app, pilot, screen)
+        trial = screen.payload.trial_id  # type: ignore[union-attr]
+        with open_store(queued_db) as db:
+            give_label(db, trial, "ana", "fail", queue="q")
+        await pilot.press("p")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        await pilot.press("enter")
+        await wait_until(
+            pilot,
+            lambda: current_labels(open_store(queued_db), "ana")[(trial, "ana")].verdict == "pass",
+        )
+        await wait_until(
+            pilot, lambda: screen.payload is not None and screen.payload.trial_id != trial
+        )
+
+
+def test_the_label_store_refuses_a_stale_write() -> None:
+    """The check is in the write transaction: a write made from an old read changes nothing."""
+    import tempfile
+
+    from reviewer.store.labels import LabelConflict, add_label
+
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "l.db"
+        r = CliRunner().invoke(
+            cli, ["--db", str(path), "import", str(SAMPLE_RUNS / "support-v1.jsonl")]
+        )
+        assert r.exit_code == 0
+        with open_store(path) as db:
+            tid = db.execute("SELECT id FROM trials LIMIT 1").fetchone()[0]
+            first = add_label(db, tid, "ana", "pass", expect_at="")
+            with pytest.raises(LabelConflict, match="is now pass at"):
+                add_label(db, tid, "ana", "fail", expect_at="")
+            add_label(db, tid, "ana", "fail", expect_at=first.at)
+            assert current_labels(db, "ana")[(tid, "ana")].verdict == "fail"

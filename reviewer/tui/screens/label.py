@@ -121,6 +121,15 @@ class WriteFailed(Message):
         self.error = error
 
 
+class LabelChanged(Message):
+    """The label was not written: this labeler's label of the trial changed since the screen read
+    it (another window or process labeled it); ``args`` is the write to retry."""
+
+    def __init__(self, args: dict[str, Any], conflict: Any) -> None:
+        super().__init__()
+        self.args, self.conflict = args, conflict
+
+
 class NoteModal(ModalScreen[str | None]):
     BINDINGS = [
         Binding("ctrl+s", "save", "Save note", id="note.save"),
@@ -164,13 +173,16 @@ class ConfirmModal(ModalScreen[bool]):
                             background: $surface; padding: 1 2; }
     """
 
-    def __init__(self, question: str) -> None:
+    def __init__(
+        self, question: str, hint: str = "Enter keeps it (stored as an override) · Esc goes back"
+    ) -> None:
         super().__init__()
         self.question = question
+        self.hint = hint
 
     def compose(self) -> ComposeResult:
         text = safe_text(self.question, "bold")
-        text.append("\n\nEnter keeps it (stored as an override) · Esc goes back", style="dim")
+        text.append(f"\n\n{self.hint}", style="dim")
         yield Static(text, id="confirm-text")
 
     def action_answer(self, keep: bool) -> None:
@@ -423,7 +435,7 @@ class LabelScreen(ReviewerScreen):
     @work(thread=True, exit_on_error=False, group="label-writer")
     def _writer(self) -> None:
         """One thread writes every label in the order given, each committed before the next."""
-        from reviewer.workflows.labels import give_label, undo_label
+        from reviewer.workflows.labels import LabelConflict, give_label, undo_label
 
         with self.store() as db:
 
@@ -439,7 +451,11 @@ class LabelScreen(ReviewerScreen):
                 try:
                     if kind == "label":
                         advance = bool(args.pop("advance"))
-                        label = give_label(db, **args)
+                        try:
+                            label = give_label(db, **args)
+                        except LabelConflict as conflict:
+                            self.post_message(LabelChanged(args | {"advance": advance}, conflict))
+                            continue
                         self.post_message(Committed("label", label, advance))
                     else:
                         undone = undo_label(db, self.labeler, self.queue_name, self.single)
@@ -492,6 +508,9 @@ class LabelScreen(ReviewerScreen):
                     "queue": self.queue_name,
                     "override": override,
                     "advance": True,
+                    # the label as this screen read it: another window's label is not replaced
+                    # silently (LabelChanged asks)
+                    "expect_at": self.mine.at if self.mine is not None else "",
                 },
             )
         )
@@ -556,6 +575,32 @@ class LabelScreen(ReviewerScreen):
         if self.saving is not None and not self._told_waiting:
             self._told_waiting = True
             self.notify("Saving the label: waiting for the database (another process writes)…")
+
+    def on_label_changed(self, message: LabelChanged) -> None:
+        """Another window (or process) labeled this trial as this labeler after this screen read it:
+        ask before replacing that label; no keeps it and shows it."""
+        self.saving, self._told_waiting = None, False
+        c, args = message.conflict, message.args
+        if c.verdict is None:
+            now = "undid its label"
+        else:
+            when = c.at[11:19] if c.at and len(c.at) >= 19 else c.at
+            now = f"labeled it {c.verdict} at {when}"
+        question = (
+            f"Since this trial was opened, {c.labeler} {now} in another window. "
+            f"Replace that with {args['verdict']}?"
+        )
+
+        def answered(replace: bool | None) -> None:
+            if replace:
+                self.saving = args["trial_id"]
+                self._writes.put(("label", args | {"expect_at": c.at or ""}))
+            else:
+                self.notify("Kept the label given in the other window.", markup=False)
+                self._load_item(self.index)
+
+        hint = "Enter replaces it · Esc keeps the other window's label"
+        self.app.push_screen(ConfirmModal(question, hint), answered)
 
     def on_write_failed(self, message: WriteFailed) -> None:
         self.saving, self._told_waiting = None, False
