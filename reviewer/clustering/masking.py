@@ -22,9 +22,13 @@ _SENTINEL = re.compile(f"{_OPEN}(.){_CLOSE}")
 # A status code is a kind: "HTTP 404" and "HTTP 503" must not collapse. Candidates are found by
 # their digits; the words before or after decide.
 _STATUS = re.compile(r"(?<![\w.,])[1-5]\d\d(?![\w.,]\d)(?!\w)")
+# a context word starts a token of its own (_TOKEN joins words with - and .; a word inside such a
+# token is masked with it, and its number must be masked alike whether or not the word is there)
+_ALONE = r"(?<![\w.#-])"
 _STATUS_BEFORE = re.compile(
-    r"(?i)(?:\bhttps?(?:/\d(?:\.\d)?)?|\bhttp[ _]?error|\bstatus(?:[ _-]?code)?|\bresponse[ _-]?code|"
-    r"\berror[ _-]?code|\breturned|\bresponded with|\bgot|\bcode)\s*[:=]?\s*[\"']?$"
+    rf"(?i)(?:{_ALONE}https?(?:/\d(?:\.\d)?)?|{_ALONE}http[ _]?error|{_ALONE}status(?:[ _-]?code)?|"
+    rf"{_ALONE}response[ _-]?code|{_ALONE}error[ _-]?code|{_ALONE}returned|{_ALONE}responded with|"
+    rf"{_ALONE}got|{_ALONE}code)\s*[:=]?\s*[\"']?$"
 )
 _STATUS_AFTER = re.compile(
     r"(?i)\s*[:-]?\s*(?:client error|server error|bad request|unauthorized|payment required|forbidden|"
@@ -34,7 +38,8 @@ _STATUS_AFTER = re.compile(
     r"insufficient storage|network authentication)\b"
 )
 _EXIT_CODE = re.compile(
-    r"(?i)(\bexit(?:ed)?(?:\s+with)?\s+(?:code|status)\s*[:=]?\s*|\berrno\s*[:=]?\s*|\bsignal\s+)(-?\d{1,3})\b"
+    rf"(?i)({_ALONE}exit(?:ed)?(?:\s+with)?\s+(?:code|status)\s*[:=]?\s*|{_ALONE}errno\s*[:=]?\s*"
+    rf"|{_ALONE}signal\s+)(-?\d{{1,3}})\b"
 )
 
 _URL = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^\s'\"<>()\[\]{}]+|\bwww\.[^\s'\"<>()\[\]{}]+")
@@ -79,12 +84,12 @@ _PATH = re.compile(
 _KV = re.compile(r"\b([A-Za-z_][\w.-]*)=(\"[^\"\n]*\"|'[^'\n]*'|(?!<\w+>)[^\s,;)\]}&>]+)")
 _QUOTED = re.compile(
     r"\"(?:[^\"\\\n]|\\.){0,300}\""
-    r"|'(?<![\w']')(?:[^'\\\n]|\\.){0,300}'(?![\w'])"
+    r"|'(?<![\w'>]')(?:[^'\\\n]|\\.){0,300}'(?![\w'<])"
     r"|`[^`\n]{0,300}`|“[^”\n]{0,300}”|‘[^’\n]{0,300}’"
 )
 _KEY_AFTER = re.compile(r"\s*:")
 _KEY_WORD = re.compile(r"^[\"'][\w.-]{1,64}[\"']$")
-_TOKEN = re.compile(r"(?<![\w<])#?[A-Za-z0-9_]+(?:[-.][A-Za-z0-9_]+)*")
+_TOKEN = re.compile(r"(?<![\w<>])#?[A-Za-z0-9_]+(?:[-.][A-Za-z0-9_]+)*")
 _NUMBER = re.compile(
     r"(?:(?<![^\s(\[{=,:])[-+])?[$€£¥]?(?<![\w<])\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w>])"
 )
@@ -203,8 +208,21 @@ def mask(text: str) -> str:
     """Replace the instance-specific parts of ``text`` by placeholders (``<num>``, ``<id>``, ``<url>`` …).
 
     Case and the words that say what happened are kept; runs of the same placeholder collapse to one,
-    so "[1, 2, 3]" and "[7]" mask alike.
+    so "[1, 2, 3]" and "[7]" mask alike. Masking a masked text changes nothing: a placeholder can
+    make a boundary or pair quotes that the original text did not have (``0:00www.a`` becomes
+    ``<time>www.a``, whose ``www.a`` is then a URL), so the text is masked again until it stops
+    changing (at most three more passes; almost every line stops at the first).
     """
+    out = _mask_once(text)
+    for _ in range(3):
+        again = _mask_once(out)
+        if again == out:
+            break
+        out = again
+    return out
+
+
+def _mask_once(text: str) -> str:
     if not text:
         return ""
     saved: list[str] = []
@@ -215,22 +233,35 @@ def mask(text: str) -> str:
         saved.append(value)
         return f"{_OPEN}{chr(_SLOT_BASE + len(saved) - 1)}{_CLOSE}"
 
-    def protect_status(m: re.Match[str]) -> str:
-        s = m.string
-        if _STATUS_BEFORE.search(s, max(0, m.start() - 24), m.start()) or _STATUS_AFTER.match(
-            s, m.end()
-        ):
-            return protect(m.group(0))
-        return m.group(0)
+    def protect_statuses(s: str) -> str:
+        """Each status code with the words that make it one, protected as one piece: the words are
+        what decide, so no later rule may mask them (masking again must decide the same)."""
+        spans: list[tuple[int, int]] = []
+        for m in _STATUS.finditer(s):
+            before = _STATUS_BEFORE.search(s, max(0, m.start() - 24), m.start())
+            after = None if before else _STATUS_AFTER.match(s, m.end())
+            if before or after:
+                start = before.start() if before else m.start()
+                end = after.end() if after else m.end()
+                if spans and start < spans[-1][1]:
+                    continue  # inside the piece before it
+                spans.append((start, end))
+        if not spans:
+            return s
+        out, at = [], 0
+        for start, end in spans:
+            out += [s[at:start], protect(s[start:end])]
+            at = end
+        return "".join(out) + s[at:]
 
     s = text
     if _OPEN in s or _CLOSE in s:  # the input must not forge a sentinel
         s = s.replace(_OPEN, " ").replace(_CLOSE, " ")
     if _digits(s):
-        s = _STATUS.sub(protect_status, s)
+        s = protect_statuses(s)
         low = s.lower()
         if "exit" in low or "errno" in low or "signal" in low:
-            s = _EXIT_CODE.sub(lambda m: m.group(1) + protect(m.group(2)), s)
+            s = _EXIT_CODE.sub(lambda m: protect(m.group(0)), s)
     for applies, pattern, repl in _RULES:
         if applies(s):
             s = pattern.sub(repl, s)

@@ -680,3 +680,16 @@ def test_batch_signatures_are_the_signatures_of_each_line() -> None:
     assert list(signatures_of_lines(texts, templates=False)) == [
         signature(t) if t.strip() else "" for t in texts
     ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["0''", "'a'0", "0#0_", "0.errno 0", "0-errno 0", "/errno 0", "' ''\"'", "0:00www.a"],
+)
+def test_masking_a_masked_text_changes_nothing_where_a_placeholder_moved_a_boundary(
+    text: str,
+) -> None:
+    """Cases the property test found: a placeholder made a boundary, paired quotes or hid the word a
+    number was kept for, so a second masking changed the text."""
+    once = mask(text)
+    assert mask(once) == once
