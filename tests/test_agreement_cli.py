@@ -161,3 +161,28 @@ def test_the_plain_verdict_is_in_text_and_json(labeled_db: str) -> None:
         assert 0 <= lo <= a[key[:3]] <= hi <= 1
     # the sample runs' judge graded every trial; the 40 labels are the first 40 of them
     assert sum(a["judge_mix"].values()) > 40
+
+
+def test_the_judges_mix_line_says_whose_pass_share_it_gives(labeled_db: str) -> None:
+    """`(judge: 85% pass of 693 verdicts; labels 50%)` read as the labels passing 50% where the
+    humans passed 30%: the 50% is the judge's pass share on the labeled trials, and says so."""
+    db = open_store(labeled_db)
+    try:  # ana changes her mind on 8 passes, so her pass share is not the judge's
+        rows = db.conn.execute(
+            "SELECT id FROM trials WHERE success ORDER BY seq LIMIT 8"
+        ).fetchall()
+        for (tid,) in rows:
+            add_label(db, tid, "ana", "fail", rubric_ref="support-policy@1")
+    finally:
+        db.close()
+    code, out, _ = invoke("--db", labeled_db, "agreement")
+    assert code == 0
+    a = json.loads(invoke("--db", labeled_db, "agreement", "--json")[1])["agreement"]
+    judge_on_labeled = f"{a['judge_pass_rate']:.0%}"
+    assert judge_on_labeled != f"{a['human_pass_rate']:.0%}"  # the two would be confused
+    mix = next(line for line in out.splitlines() if line.startswith("  kappa, judge's mix"))
+    assert mix.endswith(f" verdicts, {judge_on_labeled} of labeled)"), mix
+    assert len(mix) <= 80
+    plain = " ".join(a["plain"].split())
+    assert f"graded, {judge_on_labeled} of the labeled ones) kappa is" in plain
+    assert "these labels" not in plain

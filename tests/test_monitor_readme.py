@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from textual.binding import Binding
 
 from reviewer.judge.standin import StandIn
 from tests.conftest import REAL_SAMPLE_RUNS, REPO, run_cli
@@ -85,3 +86,19 @@ def test_monitor_loop_runs_as_the_readme_says(
     )
     assert task["provenance"]["origin"] == "production"
     assert task["provenance"]["trial_id"] == first
+
+
+def test_the_label_line_names_the_labeling_keys() -> None:
+    """The README said `p / f / s as usual` for labeling the production queue; skip is x (s does
+    nothing on the labeling screen)."""
+    from reviewer.tui.screens.label import LabelScreen
+
+    after = [b for b in _blocks(_section(), "sh")][1]
+    line = next(ln for ln in after.splitlines() if "production-review:" in ln)
+    named = line.split("production-review:", 1)[1].split("as usual", 1)[0].split("/")
+    keys = {b.id: b.key for b in LabelScreen.BINDINGS if isinstance(b, Binding)}
+    assert [k.strip() for k in named] == [
+        keys["label.pass"],
+        keys["label.fail"],
+        keys["label.skip"],
+    ]

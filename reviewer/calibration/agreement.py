@@ -308,8 +308,9 @@ def plain_sentence(a: Agreement) -> str:
     if mix_differs(a) and a.judge_mix is not None and a.kappa_mix is not None:
         share = a.judge_mix["pass"] / sum(a.judge_mix.values())
         meaning += (
-            f" Over the judge's own mix of verdicts (it passes {share:.0%}, these labels"
-            f" {_pct(a.judge_pass_rate)}) kappa is {a.kappa_mix:.2f}: the verdict is about that."
+            f" Over the judge's own mix of verdicts (it passes {share:.0%} of the trials it"
+            f" graded, {_pct(a.judge_pass_rate)} of the labeled ones) kappa is"
+            f" {a.kappa_mix:.2f}: the verdict is about that."
         )
     ci = a.ci_adjusted
     more = a.labels_needed
@@ -471,7 +472,7 @@ def render_agreement(
             share = a.judge_mix["pass"] / total
             lines.append(
                 f"  kappa, judge's mix   {_f(a.kappa_mix)}  (judge: {share:.0%} pass of {total}"
-                f" verdicts; labels {_pct(a.judge_pass_rate)})"
+                f" verdicts, {_pct(a.judge_pass_rate)} of labeled)"
             )
         if a.ci_adjusted is not None:
             lines.append(

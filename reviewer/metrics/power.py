@@ -160,7 +160,9 @@ class Plan:
         if m.delta_reason is not None:
             return [f"  {m.label:<8} {m.delta_reason}"]
         tasks = _count(m.tasks_needed, MAX_TASKS, "tasks")
-        lines = [f"  {m.label:<8} {tasks} at {self.trials} trials each, or"]
+        # pass^k with k above the run's trials is planned at k trials a task (its note says so)
+        each = max(self.trials, self.k) if m.metric == "pass_hat_k" else self.trials
+        lines = [f"  {m.label:<8} {tasks} at {each} trials each, or"]
         if self.n_tasks < MIN_TASKS:
             more = f"no number of trials on {self.n_tasks} tasks (compare needs {MIN_TASKS})"
         elif m.trials_reason is not None:
@@ -287,7 +289,7 @@ def plan_run(
         )
     kinds = [("pass_at_1", "pass@1", 1)] + ([("pass_hat_k", f"pass^{kk}", kk)] if kk > 1 else [])
     for metric, label, kind in kinds:
-        value = math.fsum((c / n) if kind == 1 else _hat(n, c, kind) for _, n, c in scored) / tasks
+        value = _today(scored, kind, label, plan.notes)
         n_eff = max(trials, kind)
         at = max(tasks, MIN_TASKS)
         by_shape = dict(detectable_drops(rates, n_eff, kind, at, power))
@@ -368,3 +370,27 @@ def _plan_delta(
 
 def _hat(n: int, c: int, k: int) -> float:
     return comb(c, k) / comb(n, k) if n >= k else 0.0
+
+
+def _today(scored: Sequence[tuple[str, int, int]], k: int, label: str, notes: list[str]) -> float:
+    """Today's average of pass^k (pass@1 for k = 1) over the tasks, as `reviewer report` gives it:
+    a task with fewer than k trials has no value and is left out (it used to count as 0, so the
+    plan's pass^8 read 0.620 where the report said 0.66). When no task has k trials, the value is
+    the one the simulation draws from: each task's rate (c + 0.5) / (n + 1) to the power k."""
+    if k == 1:
+        return math.fsum(c / n for _, n, c in scored) / len(scored)
+    have = [(n, c) for _, n, c in scored if n >= k]
+    if have:
+        short = len(scored) - len(have)
+        if short:
+            notes.append(
+                f"today's {label} averages the {len(have)} tasks with {k} or more trials, as"
+                f" `reviewer report` does; {short} with fewer {'is' if short == 1 else 'are'}"
+                " left out"
+            )
+        return math.fsum(_hat(n, c, k) for n, c in have) / len(have)
+    notes.append(
+        f"no task has {k} trials, so today's {label} is estimated from each task's rate"
+        f" ((c + 0.5) / (n + 1), to the power {k})"
+    )
+    return math.fsum(((c + 0.5) / (n + 1)) ** k for _, n, c in scored) / len(scored)

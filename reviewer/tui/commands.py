@@ -35,7 +35,8 @@ class ReviewerCommands(Provider):
 
         entries: list[_Entry] = []
         with store_of(self.app) as db:
-            runs = [r.name for r in list_runs(db)]
+            listed = list_runs(db)
+            runs = [r.name for r in listed]
             for run in runs:
                 entries.append(
                     _Entry(
@@ -63,24 +64,28 @@ class ReviewerCommands(Provider):
                 entries.append(
                     _Entry(
                         f"cluster: {clean(name, single_line=True)}",
-                        f"{size} failures — open its trials",
+                        f"{size} failure{'' if size == 1 else 's'} — open its trials",
                         partial(self._cluster, cid, name),
                     )
                 )
-            if len(runs) >= 2:
+            # compare and gate the newest runs with scored trials: an unscored run (production
+            # traffic imported for the monitor) compares as n/a on every row
+            scored = [r.name for r in listed if r.trials > 0] or runs
+            if len(scored) >= 2:
+                old, new = scored[-2], scored[-1]
                 entries.append(
                     _Entry(
-                        f"compare {clean(runs[-2], single_line=True)} → {clean(runs[-1], single_line=True)}",
-                        "the two newest runs",
-                        partial(self._compare, runs[-2], runs[-1]),
+                        f"compare {clean(old, single_line=True)} → {clean(new, single_line=True)}",
+                        "the two newest runs with scored trials",
+                        partial(self._compare, old, new),
                     )
                 )
         if runs:
             entries.append(
                 _Entry(
-                    f"gate {clean(runs[-1], single_line=True)} against the baseline",
+                    f"gate {clean(scored[-1], single_line=True)} against the baseline",
                     "reviewer gate: pass^k, RED FLAGs, [gate] budgets; B makes it the baseline",
-                    partial(self._gate, runs[-1]),
+                    partial(self._gate, scored[-1]),
                 )
             )
         entries.append(

@@ -86,7 +86,8 @@ def run_export(db: Any, scope: ExportScope) -> tuple[str, SeverityLevel, int]:
     except ExportFailed as e:
         if e.nothing:
             offer = 0 if scope.harness else harness_fail_count(db, request)
-            return f"Nothing to export from {scope.label}: {e}", "warning", offer
+            why = str(e).removeprefix("nothing to export: ")  # said once, not twice
+            return f"Nothing to export from {scope.label}: {why}", "warning", offer
         return f"Export failed: {e}", "error", 0
     return "\n".join(summary.lines()), "information", 0
 

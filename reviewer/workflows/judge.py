@@ -178,7 +178,9 @@ class JudgeEstimate:
         head = f"judge {self.judge}: {self.trials} trial{s}"
         if not self.trials:
             return [f"{head}: nothing to judge"]
-        out = [f"{head}: {self.to_send} to send, {self.cached} answered by the cache"]
+        # beyond ESTIMATE_SAMPLE trials both counts are scaled from the sample, not counted
+        est = "about " if self.sampled < self.trials else ""
+        out = [f"{head}: {est}{self.to_send} to send, {est}{self.cached} answered by the cache"]
         if self.to_send:
             about = "" if self.sampled >= self.trials else f" (from {self.sampled} of them)"
             out.append(

@@ -145,3 +145,33 @@ def test_the_plan_says_what_a_drop_is() -> None:
     assert "pass@1 0.750 -> 0.650 for D = 0.1" in text.replace("\n", " ")
     assert plan.to_dict()["drop_meaning"].startswith("a drop of D is the average over tasks")
     assert all(len(line) <= 80 for line in text.splitlines())
+
+
+def test_todays_pass_hat_k_leaves_out_tasks_with_fewer_than_k_trials_as_the_report_does() -> None:
+    """On the sample run (47 tasks of 8 trials, 3 of 7) the plan's pass^8 read 0.620 where
+    `reviewer report --k 8` said 0.66: the plan counted each 7-trial task as 0."""
+    from reviewer.metrics.passk import pass_hat_k
+
+    counts = [(f"t{i}", 8, 8 if i % 3 else 6) for i in range(12)] + [("s1", 7, 7), ("s2", 7, 7)]
+    plan = plan_run("r", counts, k=8)
+    hat = next(m for m in plan.metrics if m.metric == "pass_hat_k")
+    want = math.fsum(pass_hat_k(n, c, 8) or 0.0 for _, n, c in counts if n >= 8) / 12
+    assert hat.value == pytest.approx(want)
+    assert any("averages the 12 tasks with 8 or more trials" in n for n in plan.notes)
+    assert "2 with fewer are left out" in " ".join(plan.render().split())
+
+
+def test_a_k_above_every_tasks_trials_is_planned_at_k_trials_not_read_as_zero() -> None:
+    """`--k 10` on runs of 8 trials said `no drop of pass^10 is detectable: today's value is 0.000`
+    while its note said its figures assume 10 trials; and a plan's line said `at 8 trials each`
+    for tasks it had counted at 10."""
+    counts = [(f"t{i}", 8, 8 if i % 4 else 5) for i in range(20)]
+    plan = plan_run("r", counts, k=10, delta=0.1)
+    hat = next(m for m in plan.metrics if m.metric == "pass_hat_k")
+    assert hat.value == pytest.approx(
+        math.fsum(((c + 0.5) / (n + 1)) ** 10 for _, n, c in counts) / 20
+    )
+    assert hat.value > 0.3 and hat.reason is None and hat.delta_reason is None
+    text = plan.render()
+    assert "no task has 10 trials, so today's pass^10 is estimated" in " ".join(text.split())
+    assert f"pass^10  {hat.tasks_needed} tasks at 10 trials each, or" in text

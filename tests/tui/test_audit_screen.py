@@ -1,5 +1,5 @@
 """The Audit view: U on the runs screen and the palette open it; findings with their evidence; Enter
-opens a finding's trials; r audits again; untrusted run names stay literal."""
+opens a finding's trials; R audits again; untrusted run names stay literal."""
 
 from __future__ import annotations
 

@@ -116,3 +116,30 @@ def test_the_app_refuses_to_open_with_a_lying_keymap(tmp_path: Path, monkeypatch
     )
     assert len(err.strip().splitlines()) == 1
     assert not (tmp_path / "k.db").exists()
+
+
+NOT_KEYS = {("n", "counts")}  # the tasks screen's "· n counts scored trials": n is a column
+
+
+def test_a_screens_hint_line_names_only_keys_that_screen_binds() -> None:
+    """The Audit view's line under its table said `r audit again` while its key was R (r did
+    nothing there): every `· K word` hint written in a screen's module names a key bound by a
+    class of that module (or one it inherits from)."""
+    import reviewer.tui.screens
+
+    wrong = []
+    for mod in pkgutil.walk_packages(reviewer.tui.screens.__path__, "reviewer.tui.screens."):
+        module = importlib.import_module(mod.name)
+        bound: set[str] = set()
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if cls.__module__ != module.__name__ or not issubclass(cls, DOMNode):
+                continue
+            for base in cls.__mro__:
+                for b in base.__dict__.get("BINDINGS", []):
+                    if isinstance(b, Binding):
+                        bound.update(key_display(k.strip()) for k in b.key.split(","))
+        source = inspect.getsource(module)
+        for key, word in re.findall(r"· ([A-Za-z!/?<>{}\[\]]) ([a-z][a-z/-]*)", source):
+            if key not in bound and (key, word) not in NOT_KEYS:
+                wrong.append(f"{mod.name}: '· {key} {word}' but {key} is not bound there")
+    assert not wrong, wrong

@@ -55,3 +55,54 @@ async def test_palette_opens_a_trial_by_id_prefix(tmp_path: Path) -> None:
         await pilot.pause()
         assert isinstance(app.screen, TranscriptScreen)
         assert app.screen.trial_id == tid
+
+
+async def test_compare_and_gate_in_the_palette_skip_an_unscored_run(tmp_path: Path) -> None:
+    """After the monitor imported production traffic (unscored), the palette's "compare the two
+    newest runs" compared support-v2 with production: n/a on every row, no task shared."""
+    import json
+
+    from textual.command import CommandList
+
+    db_path = sample_db(tmp_path)
+    prod = tmp_path / "prod.jsonl"
+    prod.write_text(
+        json.dumps(
+            {
+                "run": "production",
+                "task_id": "conv-1",
+                "outcome": None,
+                "started_at": "2025-06-01T10:00:00Z",
+                "messages": [
+                    {"role": "user", "content": "where is my order?"},
+                    {"role": "assistant", "content": "Let me look."},
+                ],
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(cli, ["--db", str(db_path), "import", str(prod)])
+    assert result.exit_code == 0, result.stderr
+    with open_store(db_path) as db, db.conn:  # imported later (times are to the second)
+        db.conn.execute(
+            "UPDATE runs SET imported_at = '2999-01-01T00:00:00+00:00' WHERE name = 'production'"
+        )
+    app = ReviewerApp(db_path=db_path)
+    async with app.run_test(size=(120, 32)) as pilot:
+        await app.workers.wait_for_complete()
+        prompts = []
+        for word in ("compare", "gate"):
+            await pilot.press("ctrl+p")
+            await pilot.pause()
+            await pilot.press(*word)
+            hits = app.screen.query_one(CommandList)
+            for _ in range(200):
+                await pilot.pause()
+                if hits.option_count and word in str(hits.get_option_at_index(0).prompt):
+                    break
+            prompts.append(str(hits.get_option_at_index(0).prompt))
+            await pilot.press("escape")
+            await pilot.pause()
+    assert prompts[0].startswith("compare support-v1 → support-v2"), prompts
+    assert prompts[1].startswith("gate support-v2 against the baseline"), prompts

@@ -1,5 +1,5 @@
 """The Audit view: what `reviewer audit` found in each run (leaked state, copies, hollow passes,
-order effects), a finding's evidence beside the table, its trials one Enter away. ``r`` audits
+order effects), a finding's evidence beside the table, its trials one Enter away. ``R`` audits
 again."""
 
 from __future__ import annotations
@@ -136,7 +136,7 @@ class AuditScreen(ReviewerScreen):
         n = table.row_count
         self.query_one("#audit-status", Static).update(
             Text(
-                f"{n} finding{'' if n == 1 else 's'} · Enter: the finding's trials · r audit again"
+                f"{n} finding{'' if n == 1 else 's'} · Enter: the finding's trials · R audit again"
             )
         )
         if n:
