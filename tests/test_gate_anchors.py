@@ -158,3 +158,24 @@ def test_unknown_anchors_are_one_line_exit_2(tmp_path: Path) -> None:
     (tmp_path / "reviewer.toml").write_text("[gate]\nanchors = 3\n", encoding="utf-8")
     code, _, err = run_cli("gate", "new", "--baseline", "base")
     assert code == 2 and "[gate] anchors: a list of trial ids" in err
+
+
+def test_a_fall_bigger_than_the_judges_shift_is_still_the_agents(
+    tmp_path: Path, standin: StandIn
+) -> None:
+    """The judge moved -0.30 on the anchors, but the new run's pass@1 collapsed 0.72 -> 0.00: the
+    judge cannot explain that, so the gate fails and says how much the judge accounts for."""
+    write_jsonl(tmp_path / "base.jsonl", _run("base", 12, [0, 3, 4, 5, 7, 8, 9, 6]))
+    write_jsonl(tmp_path / "new.jsonl", _run("new", 12, [0] * 8, vary=False))
+    write_jsonl(tmp_path / "anchors.jsonl", _run("anchors", 4, list(range(10))))
+    run_cli("import", *(str(tmp_path / f) for f in ("base.jsonl", "new.jsonl", "anchors.jsonl")))
+    _config(tmp_path, LENIENT)
+    assert run_cli("judge", "--run", "base")[0] == 0
+    assert run_cli("baseline", "set", "base")[0] == 0
+    _config(tmp_path, STRICT)
+    assert run_cli("judge", "--run", "new")[0] == 0
+    code, out, _ = run_cli("gate", "new", "--outcome", "judge")
+    assert code == 1
+    first = out.splitlines()[0]
+    assert "pass@1 fell 0.72 -> 0.00" in first
+    assert "the judge itself moved -0.30 on the anchors, which explains at most 0.43" in first

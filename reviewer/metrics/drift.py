@@ -10,12 +10,14 @@ judged pass rate that fell; the gate then does not blame the agent (``gate.attri
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 #: The judge moved when McNemar's exact two-sided p-value is below this.
 DRIFT_ALPHA = 0.05
+_Z95 = 1.959963984540054
 
 
 def mcnemar_exact(b: int, c: int) -> float:
@@ -48,9 +50,22 @@ class JudgeShift:
     def moved(self) -> bool:
         return self.n > 0 and self.p_value < DRIFT_ALPHA
 
+    def interval(self) -> tuple[float, float]:
+        """A 95% interval of the shift: the Wald interval of a paired difference of proportions
+        with half a count added to each of the four cells (Agresti & Min 2005), which keeps its
+        coverage where the discordant anchors all went one way."""
+        if not self.n:
+            return 0.0, 0.0
+        b, c, n = self.pass_to_fail + 0.5, self.fail_to_pass + 0.5, self.n + 2
+        d = (c - b) / n
+        se = math.sqrt(max(0.0, (b + c) - (c - b) ** 2 / n)) / n
+        return max(-1.0, d - _Z95 * se), min(1.0, d + _Z95 * se)
+
     def to_dict(self) -> dict[str, Any]:
+        low, high = self.interval()
         return {
             "anchors_both_judged": self.n,
+            "shift_ci95": [low, high],
             "base_pass_rate": self.base_passed / self.n if self.n else None,
             "new_pass_rate": self.new_passed / self.n if self.n else None,
             "shift": self.shift,

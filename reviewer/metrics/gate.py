@@ -345,8 +345,10 @@ def evaluate_gate(
 
 def attribute_to_judge(result: GateResult) -> None:
     """When the gate decided on judged outcomes and the judge itself became stricter beyond noise on
-    the anchors, a fall of pass^k, pass@1 or a task is not blamed on the agent: those checks become
-    "judge moved" (a warning) and those tasks warnings. Anything else stays as it was."""
+    the anchors, a fall the judge's shift can explain is not blamed on the agent: when pass@1 fell
+    by no more than the largest shift the anchors allow (the low end of its 95% interval), the
+    falls of pass^k, pass@1 and the tasks become "judge moved" warnings. A fall larger than that is
+    still the agent's: it stays a regression, and its reason says how much the judge explains."""
     drift = result.anchors
     if (
         result.comparison.outcome_source != "judge"
@@ -356,7 +358,20 @@ def attribute_to_judge(result: GateResult) -> None:
         or drift.shift.shift >= 0
     ):
         return
+    low, _ = drift.shift.interval()
+    row = next((r for r in result.comparison.rows if r.metric == "pass_at_1"), None)
+    fall = 0.0 if row is None or row.delta is None else -row.delta
     moved = f"the judge itself moved {drift.shift.shift:+.2f} on the anchors"
+    if fall > -low + 1e-9:
+        # the agent fell by more than the judge can account for: a regression all the same
+        extra = f" ({moved}, which explains at most {-low:.2f} of pass@1's {fall:.2f} fall)"
+        result.checks = [
+            replace(c, why=c.why + extra)
+            if c.metric in RELIABILITY and c.status == "regressed"
+            else c
+            for c in result.checks
+        ]
+        return
     result.checks = [
         replace(c, status=JUDGE_MOVED, why=f"{c.why}, but {moved}")
         if c.metric in RELIABILITY and c.status == "regressed"

@@ -34,3 +34,14 @@ def test_report_lines_say_whether_the_judge_moved() -> None:
     )
     assert lines[1].endswith("the judge moved beyond noise")
     assert report.to_dict()["shift"]["mcnemar_p"] == pytest.approx(2 * 0.5**9)
+
+
+def test_the_shift_interval_is_agresti_mins_by_hand() -> None:
+    from reviewer.metrics.drift import JudgeShift
+
+    # b = 12.5, c = 0.5, n = 42: d = -12/42; se = sqrt(13 - 144/42) / 42
+    low, high = JudgeShift(40, 28, 16, 12, 0, 0.0005).interval()
+    se = (13 - 144 / 42) ** 0.5 / 42
+    assert low == pytest.approx(-12 / 42 - 1.959963984540054 * se)
+    assert high == pytest.approx(-12 / 42 + 1.959963984540054 * se)
+    assert JudgeShift(0, 0, 0, 0, 0, 1.0).interval() == (0.0, 0.0)
