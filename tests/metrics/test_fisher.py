@@ -78,3 +78,46 @@ def test_stratifying_stops_a_task_with_more_trials_from_faking_a_rise() -> None:
     pooled = fisher_exact([[4, 22], [1, 73]], alternative="greater").pvalue
     assert pooled < 0.05
     assert stratified_rise(strata) > 0.5
+
+
+def test_many_tasks_breaking_a_rule_often_take_seconds_not_minutes() -> None:
+    """The distribution of the summed counts was carried over every count the sum could take: with
+    5,000 tasks breaking a forbidden rule in 30% of their trials, compare spent 36 s in this test
+    (1.7 s without it) and 20,000 tasks took minutes. The negligible ends are cut now; the p-value is
+    the same as the full convolution's."""
+    import time
+
+    import numpy as np
+
+    def full(strata: list[tuple[int, int, int, int]]) -> float:
+        dist, observed = np.ones(1), 0
+        for ob, on, nb, nn in strata:
+            bad, total = ob + nb, on + nn
+            if bad == 0:
+                continue
+            observed += nb
+            lo, hi = max(0, bad - on), min(bad, nn)
+            pmf = [math.comb(bad, x) * math.comb(total - bad, nn - x) for x in range(lo, hi + 1)]
+            dist = np.convolve(np.concatenate([np.zeros(lo), dist]), np.array(pmf) / sum(pmf))
+        return float(dist[observed:].sum())
+
+    rng = random.Random(11)
+
+    def strata(tasks: int) -> list[tuple[int, int, int, int]]:
+        return [
+            (
+                sum(rng.random() < 0.3 for _ in range(8)),
+                8,
+                sum(rng.random() < 0.31 for _ in range(8)),
+                8,
+            )
+            for _ in range(tasks)
+        ]
+
+    small = strata(600)
+    assert stratified_rise(small) == pytest.approx(full(small), rel=1e-9)
+    big = strata(20_000)
+    start = time.process_time()
+    p = stratified_rise(big)
+    assert time.process_time() - start < 20  # minutes before
+    assert 0.0 <= p <= 1.0
