@@ -11,6 +11,7 @@ machine's load. ``\\d``, ``\\w``, ``\\s`` and ``\\b`` match ASCII only, as in RE
 from __future__ import annotations
 
 import re
+import warnings
 from typing import Any
 
 #: What RE2's own message starts with -> the construct, as a rule's author would name it.
@@ -68,9 +69,13 @@ def compile_rule_regex(pattern: str) -> RulePattern:
     import re2
     from re2 import _re2
 
-    # Python's parser first, so that a pattern that is no regex at all is told as before
+    # Python's parser first, so that a pattern that is no regex at all is told as before (its
+    # FutureWarnings, such as 'Possible nested set' for RE2's [[:alpha:]], are not for this user)
     try:
-        re.compile(pattern)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            re.compile(pattern)
+            _refuse_empty_lower_bound(pattern)
     except re.error as e:
         raise RegexRefused(str(e)) from e
     except (RecursionError, MemoryError) as e:
@@ -85,6 +90,32 @@ def compile_rule_regex(pattern: str) -> RulePattern:
     if not compiled.ok():
         raise RegexRefused(_why(compiled.error()))
     return RulePattern(pattern, compiled, re2._Anchor.UNANCHORED, re2._NULL_SPAN)
+
+
+_EMPTY_LOWER = re.compile(r"\{,\d*\}")
+
+
+def _refuse_empty_lower_bound(pattern: str) -> None:
+    """RegexRefused for a repetition written ``{,n}``: Python reads it as ``{0,n}``, RE2 as the
+    five characters, so a rule written for Python (as rules were) would silently never match."""
+    from re import _parser  # type: ignore[attr-defined]
+
+    parsed = None
+    for found in _EMPTY_LOWER.finditer(pattern):
+        i = found.start()
+        slashes = len(pattern[:i]) - len(pattern[:i].rstrip("\\"))
+        if slashes % 2:
+            continue  # \{,3} is the text
+        if parsed is None:
+            parsed = repr(_parser.parse(pattern))
+        literal = pattern[:i] + "\\" + pattern[i:]
+        if repr(_parser.parse(literal)) != parsed:  # Python repeats here, RE2 would not
+            text = found.group()
+            raise RegexRefused(
+                f"a repetition {text} means {{0,{text[2:]} in Python but the text {text} on RE2 "
+                f"(the linear-time engine rules run on): write {{0,{text[2:]} (or \\{text} "
+                "for the text)"
+            )
 
 
 def _why(error: str | bytes) -> str:

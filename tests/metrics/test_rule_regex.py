@@ -164,3 +164,31 @@ def test_import_of_a_folder_with_a_catastrophic_rule_does_not_hang(tmp_path: Pat
     result = CliRunner().invoke(cli, ["--db", str(tmp_path / "r.db"), "import", str(runs)])
     assert "rule 'lookbehind': bad regex in 'after_result': a lookbehind" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_repetition_with_no_lower_bound_is_refused_not_read_as_text() -> None:
+    """Python reads W\\d{,3} as W and up to three digits, RE2 as the text '{,3}': a rule written for
+    Python's re (as every rule was before RE2) loaded and silently never matched, so its forbidden
+    tool was never flagged. It is refused now, saying what to write; an escaped or bracketed {,3}
+    is the text in both and stays."""
+    with pytest.raises(RuleError) as info:
+        parse_rules(_rule("^W\\d{,3}$", "short-id"))
+    message = str(info.value)
+    assert "rule 'short-id'" in message and "write {0,3}" in message and "\\{,3}" in message
+    for pattern in ("x{,}", "(?:ab){,2}c"):
+        with pytest.raises(RegexRefused):
+            compile_rule_regex(pattern)
+    assert compile_rule_regex("W\\{,3}").search("W{,3}")
+    assert compile_rule_regex("W[{,3}]").search("W,")
+    assert compile_rule_regex("^W\\d{0,3}$").search("W12")
+
+
+def test_python_warnings_about_a_pattern_stay_off_the_terminal() -> None:
+    """[[:alpha:]] (RE2's POSIX class) made Python's parser print a FutureWarning with a source line
+    of reviewer's on stderr."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert compile_rule_regex("^[[:alpha:]]+$").search("abc")
+    assert [str(w.message) for w in caught] == []
