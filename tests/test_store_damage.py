@@ -89,3 +89,22 @@ def test_a_database_of_something_else_is_never_written(tmp_path: Path) -> None:
     )
     tables = sqlite3.connect(other).execute("SELECT name FROM sqlite_master").fetchall()
     assert tables == [("users",)]
+
+
+def test_a_database_of_something_else_keeps_its_journal_mode_and_bytes(tmp_path: Path) -> None:
+    """The refusal came after reviewer had set WAL, which SQLite writes into the file's header: the
+    other program's rollback-journal database was turned to WAL (and left a -wal and a -shm beside
+    it) by a command that said it reads and writes only its own files."""
+    other = tmp_path / "app.db"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE users (id INTEGER, name TEXT)")
+    conn.execute("INSERT INTO users VALUES (1, 'ana')")
+    conn.commit()
+    conn.close()
+    before = other.read_bytes()
+    code, _, err = run_cli("--db", str(other), "report")
+    assert code == 1 and "a SQLite database of something else" in err
+    assert other.read_bytes() == before
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith("app.db-")]
+    mode = sqlite3.connect(other).execute("PRAGMA journal_mode").fetchone()[0]
+    assert mode == "delete"

@@ -372,10 +372,6 @@ def _open(
         else:
             conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000)
             conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-            deadline = time.monotonic() + lock_timeout()
-            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-                _retry_locked(lambda: _set_wal(conn), deadline)
-            conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
         check_integrity(conn, path)
         db = Store(conn)
@@ -383,6 +379,13 @@ def _open(
         db.on_wait = on_wait
         _last_opened[:] = [path]
         check_schema(db, path)
+        if not read_only:
+            # only once the file is known to be ours (or new): WAL is written into the file's
+            # header, so setting it first turned another program's database to WAL
+            deadline = time.monotonic() + lock_timeout()
+            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                _retry_locked(lambda: _set_wal(conn), deadline)
+            conn.execute("PRAGMA synchronous=NORMAL")
         if migrate and migrations.pending(db):
             # under the write lock, so processes opening a new file migrate it once, in turn
             with db.transaction():
