@@ -108,3 +108,24 @@ def test_a_database_of_something_else_keeps_its_journal_mode_and_bytes(tmp_path:
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith("app.db-")]
     mode = sqlite3.connect(other).execute("PRAGMA journal_mode").fetchone()[0]
     assert mode == "delete"
+
+
+def test_another_programs_database_with_sqlite_utils_migrations_is_refused(tmp_path: Path) -> None:
+    """A program that migrates its schema with sqlite-utils keeps a _sqlite_migrations table of its
+    own migration set: that table alone passed for reviewer's, and reviewer's tables were created
+    in the other program's file."""
+    other = tmp_path / "app.db"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE users (id INTEGER, name TEXT)")
+    conn.execute(
+        "CREATE TABLE _sqlite_migrations (migration_set TEXT, name TEXT, applied_at TEXT, "
+        "PRIMARY KEY (migration_set, name))"
+    )
+    conn.execute("INSERT INTO _sqlite_migrations VALUES ('someapp', 'm001_users', '2025-01-01')")
+    conn.commit()
+    conn.close()
+    before = other.read_bytes()
+    code, out, err = run_cli("--db", str(other), "import", str(SAMPLE_RUNS / "support-v1.jsonl"))
+    assert code == 1 and out == ""
+    assert "a SQLite database of something else (tables: _sqlite_migrations, users)" in err
+    assert other.read_bytes() == before

@@ -153,7 +153,8 @@ def check_schema(db: sqlite_utils.Database, path: Path) -> None:
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
         ).fetchall()
     ]
-    if tables and "_sqlite_migrations" not in tables:
+    ours = "_sqlite_migrations" in tables and migrations.applied(db)
+    if tables and not ours:  # another program's (one using sqlite-utils' migrations too)
         shown = ", ".join(sorted(tables)[:5]) + (" …" if len(tables) > 5 else "")
         raise StoreError(
             f"{path}: a SQLite database of something else (tables: {shown}); reviewer reads and "
