@@ -22,6 +22,7 @@ Read from ``[judge]`` in reviewer.toml (or the user config) and overridden by co
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -176,14 +177,16 @@ def validate(s: JudgeSettings) -> None:
         raise JudgeConfigError(f"concurrency must be at least 1, got {s.concurrency}")
     if s.max_retries < 0:
         raise JudgeConfigError(f"max_retries must be 0 or more, got {s.max_retries}")
-    if s.max_wait_s < 0:
-        raise JudgeConfigError(f"max_wait_s must be 0 or more, got {s.max_wait_s:g}")
-    if s.timeout_s <= 0:
-        raise JudgeConfigError(f"timeout_s must be positive, got {s.timeout_s:g}")
+    # "not x > 0" rather than "x <= 0": NaN compares false either way, and a NaN cap or wait
+    # let every request through (a run with "cost cap $nan" spent without limit)
+    if not 0 <= s.max_wait_s < math.inf:
+        raise JudgeConfigError(f"max_wait_s must be a number of 0 or more, got {s.max_wait_s:g}")
+    if not 0 < s.timeout_s < math.inf:
+        raise JudgeConfigError(f"timeout_s must be a positive number, got {s.timeout_s:g}")
     if s.max_chars < 2000:
         raise JudgeConfigError(f"max_chars must be at least 2000, got {s.max_chars}")
-    if s.max_cost is not None and s.max_cost <= 0:
-        raise JudgeConfigError(f"max cost must be positive, got {s.max_cost:g}")
+    if s.max_cost is not None and not 0 < s.max_cost < math.inf:
+        raise JudgeConfigError(f"max cost must be a positive number of USD, got {s.max_cost:g}")
     if not s.prompt_version.strip() or "/" in s.prompt_version:
         raise JudgeConfigError("prompt_version must be a non-empty string without '/'")
 
@@ -226,5 +229,11 @@ def _prices(table: Any) -> dict[str, tuple[float, float]]:
             raise JudgeConfigError(
                 f"[judge.prices] {model!r} must be {{input = USD, output = USD}} per million tokens"
             )
-        out[model] = (float(entry["input"]), float(entry["output"]))
+        prices = (float(entry["input"]), float(entry["output"]))
+        if not all(0 <= p < math.inf for p in prices):  # a NaN or negative price defeats the cap
+            raise JudgeConfigError(
+                f"[judge.prices] {model!r}: prices must be numbers of 0 or more USD per million "
+                f"tokens, got input {prices[0]:g}, output {prices[1]:g}"
+            )
+        out[model] = prices
     return out

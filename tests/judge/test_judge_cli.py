@@ -227,3 +227,36 @@ def test_judge_of_an_unknown_trial_id_is_refused_not_zero_trials(
     assert r.exit_code == 1
     assert "no trial with id 'no-such-trial'" in r.stderr
     assert standin.message_requests == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "toml", "said"),
+    [
+        (["--max-cost", "nan"], "", "max cost must be a positive number of USD, got nan"),
+        (["--max-cost", "inf"], "", "max cost must be a positive number of USD, got inf"),
+        ([], "[judge]\nmax_cost = nan\n", "max cost must be a positive number of USD, got nan"),
+        (
+            ["--max-cost", "0.001"],
+            '[judge]\nmodel = "m"\n[judge.prices]\nm = { input = nan, output = 15 }\n',
+            "[judge.prices] 'm': prices must be numbers of 0 or more",
+        ),
+        (
+            ["--max-cost", "0.001"],
+            '[judge]\nmodel = "m"\n[judge.prices]\nm = { input = -30, output = 15 }\n',
+            "[judge.prices] 'm': prices must be numbers of 0 or more",
+        ),
+        ([], "[judge]\nmax_wait_s = nan\n", "max_wait_s must be a number of 0 or more"),
+    ],
+)
+def test_a_cap_or_price_that_is_no_number_is_refused_before_anything_is_sent(
+    db_path: Path, standin: StandIn, args: list[str], toml: str, said: str
+) -> None:
+    """NaN compares false with everything, so `--max-cost nan` ran with 'cost cap $nan' and sent
+    every request; a NaN or negative price made each reply cost NaN or less than nothing, and a
+    $0.001 cap let 20 requests through ($nan, $-0.6129 spent)."""
+    if toml:
+        Path("reviewer.toml").write_text(toml)
+    r = invoke(db_path, "--limit", "5", *args)
+    assert r.exit_code == 1, r.output
+    assert said in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert standin.message_requests == 0
