@@ -198,3 +198,25 @@ async def test_nothing_is_sent_before_the_estimate_is_accepted(
             assert not isinstance(app.screen, JudgeScreen)
         assert server.message_requests == 0
     assert _judged(db_path) == 0
+
+
+async def test_the_estimate_window_fits_an_80_column_terminal(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The window was 84 columns wide whatever the terminal: at 80x24 its right border (and with
+    it the edge of the estimate it asks about) was cut off."""
+    with StandIn() as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "fake-test-key")
+        app = ReviewerApp(db_path=db_path)
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = JudgeScreen()
+            app.push_screen(screen)
+            for _ in range(200):
+                if screen.phase == "asking":
+                    break
+                await pilot.pause(0.05)
+            box = screen.query_one("#judge-box").region
+            assert box.x >= 0 and box.right <= 80, box
+            await pilot.press("escape")
+        assert server.message_requests == 0

@@ -32,7 +32,8 @@ class JudgeScreen(StoreAccess, ModalScreen[None]):
     DEFAULT_CSS = """
     JudgeScreen { align: center middle; }
     JudgeScreen #judge-box {
-        width: 84; height: auto; padding: 1 2; border: round $accent; background: $surface;
+        width: 84; max-width: 100%; height: auto; padding: 1 2; border: round $accent;
+        background: $surface;
     }
     JudgeScreen #judge-progress { margin: 1 0; }
     JudgeScreen #judge-hint { color: $text-muted; }
