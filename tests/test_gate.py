@@ -394,3 +394,30 @@ def test_budget_noise_fails_a_ratio_budget_only_beyond_noise(tmp_path: Path) -> 
     )
     code, out, _ = run_cli("gate", "bit")
     assert code == 1 and "over max_cost_per_task_ratio 1" in out.splitlines()[0]
+
+
+def test_a_pass_on_a_run_whose_harness_crashed_on_most_tasks_says_so(tmp_path: Path) -> None:
+    """The harness crashed on 10 of the new run's 12 tasks (every trial an infrastructure error):
+    the gate printed 'PASS: nothing regressed' over the 2 tasks left, and neither its text nor its
+    Markdown said a word about the crashed trials or the tasks not measured."""
+    base = _run("base", GOOD)
+    new = _run("new", GOOD)
+    for rec in new:
+        if rec["task_id"] not in ("t01", "t02"):
+            rec["outcome"] = {"infra_error": True, "reason": "rate limited"}
+    write_jsonl(tmp_path / "base.jsonl", base)
+    write_jsonl(tmp_path / "new.jsonl", new)
+    assert run_cli("import", str(tmp_path / "base.jsonl"), str(tmp_path / "new.jsonl"))[0] == 0
+    assert run_cli("baseline", "set", "base")[0] == 0
+    code, out, err = run_cli("gate", "new", "--markdown", str(tmp_path / "g.md"), "--json")
+    data = json.loads(out)
+    said = [
+        "warning: new: 80 trials ended by infrastructure errors, left out",
+        "warning: 10 of 12 shared tasks not measured in both runs (no scored trial in one of "
+        "them); the checks are over the rest",
+    ]
+    assert data["verdict"] == "pass" and data["warnings"] == said
+    code, out, err = run_cli("gate", "new")
+    assert code == 0 and out.splitlines()[1:3] == said
+    markdown = (tmp_path / "g.md").read_text()
+    assert "> warning: new: 80 trials ended by infrastructure errors, left out" in markdown

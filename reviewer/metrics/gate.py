@@ -171,13 +171,37 @@ class GateResult:
         return [f"{_v(r.label)}: {r.forbidden_words}" for r in rows]
 
     def warning_lines(self) -> list[str]:
-        """One line per warning check, under the verdict."""
+        """One line per warning check, under the verdict, then the trials a run left out."""
         out = []
         for c in self.warning_checks:
             if c.status in ("within noise", JUDGE_MOVED):
                 out.append(f"warning: {c.why}")
             else:
                 out.append(f"warning: {c.label} {c.status}: {c.why}")
+        return out + self.left_out_lines()
+
+    def left_out_lines(self) -> list[str]:
+        """The trials of each run that no check saw (infrastructure errors, unscored) and the tasks
+        that were not measured for it: a run whose harness crashed on most tasks leaves the few it
+        scored to decide, and its PASS must say so."""
+        out = []
+        for side, name in (("old", self.baseline), ("new", self.new)):
+            counts = self.comparison.left_out.get(side, {})
+            parts = []
+            if counts.get("infra"):
+                n = counts["infra"]
+                parts.append(f"{n} trial{'' if n == 1 else 's'} ended by infrastructure errors")
+            if counts.get("unscored"):
+                n = counts["unscored"]
+                parts.append(f"{n} unscored trial{'' if n == 1 else 's'}")
+            if parts:
+                out.append(f"warning: {_v(name)}: {' and '.join(parts)}, left out")
+        missing = [t for t in self.tasks if t.bucket in (INFRA_BUCKET, UNSCORED_BUCKET)]
+        if missing:
+            out.append(
+                f"warning: {len(missing)} of {len(self.comparison.tasks)} shared tasks not measured"
+                " in both runs (no scored trial in one of them); the checks are over the rest"
+            )
         return out
 
     @property

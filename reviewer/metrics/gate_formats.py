@@ -26,7 +26,7 @@ def markdown(result: GateResult) -> str:
         f"**{mark}**: " + _md(result.verdict_line().removeprefix(f"gate: {mark}: ")),
         "",
         *[f"> {_md(w)}" for w in [*result.warning_lines(), *result.warnings]],
-        *([""] if result.warnings or result.warning_checks else []),
+        *([""] if result.warnings or result.warning_lines() else []),
         "| check | baseline | new | limit | result |",
         "| --- | ---: | ---: | --- | --- |",
     ]
