@@ -421,3 +421,18 @@ def test_a_pass_on_a_run_whose_harness_crashed_on_most_tasks_says_so(tmp_path: P
     assert code == 0 and out.splitlines()[1:3] == said
     markdown = (tmp_path / "g.md").read_text()
     assert "> warning: new: 80 trials ended by infrastructure errors, left out" in markdown
+
+
+def test_a_new_run_missing_most_of_the_baselines_tasks_says_which(tmp_path: Path) -> None:
+    """The harness ran 2 of the baseline's 12 tasks: 'PASS: nothing regressed' with no word that
+    10 tasks were never run, so never gated."""
+    write_jsonl(tmp_path / "base.jsonl", _run("base", GOOD))
+    write_jsonl(tmp_path / "new.jsonl", _run("new", {"t01": [True] * 8, "t02": [True] * 8}))
+    assert run_cli("import", str(tmp_path / "base.jsonl"), str(tmp_path / "new.jsonl"))[0] == 0
+    assert run_cli("baseline", "set", "base")[0] == 0
+    code, out, err = run_cli("gate", "new")
+    assert code == 0, err
+    assert out.splitlines()[1] == (
+        "warning: 10 tasks of the baseline are not in new, so not gated: t03, t04, t05, t06, "
+        "t07 and 5 more"
+    )

@@ -202,6 +202,14 @@ class GateResult:
                 f"warning: {len(missing)} of {len(self.comparison.tasks)} shared tasks not measured"
                 " in both runs (no scored trial in one of them); the checks are over the rest"
             )
+        if gone := self.comparison.only_old:
+            names = ", ".join(_v(t.task_id) for t in gone[:5])
+            more = f" and {len(gone) - 5} more" if len(gone) > 5 else ""
+            out.append(
+                f"warning: {len(gone)} task{'' if len(gone) == 1 else 's'} of the baseline "
+                f"{'is' if len(gone) == 1 else 'are'} not in {_v(self.new)}, so not gated: "
+                f"{names}{more}"
+            )
         return out
 
     @property
