@@ -436,3 +436,30 @@ def test_a_new_run_missing_most_of_the_baselines_tasks_says_which(tmp_path: Path
         "warning: 10 tasks of the baseline are not in new, so not gated: t03, t04, t05, t06, "
         "t07 and 5 more"
     )
+
+
+def test_junit_says_which_ratio_budget_was_exceeded_within_noise(tmp_path: Path) -> None:
+    """A ratio budget exceeded within noise (budget_noise) is a warning under the verdict, but its
+    JUnit case was skipped with compare's generic 'the interval of the difference includes zero':
+    the budget and the figures were not in the report CI shows."""
+    import xml.etree.ElementTree as ET
+
+    write_jsonl(tmp_path / "base.jsonl", _run("base", GOOD, cost=0.010))
+    write_jsonl(
+        tmp_path / "bit.jsonl",
+        _run("bit", {k: v for k, v in GOOD.items() if k != "t01"})
+        + _run("bit", {"t01": GOOD["t01"]}, cost=0.013),
+    )
+    run_cli("import", str(tmp_path / "base.jsonl"), str(tmp_path / "bit.jsonl"))
+    run_cli("baseline", "set", "base")
+    (tmp_path / "reviewer.toml").write_text(
+        "[gate]\nmax_cost_per_task_ratio = 1.0\nbudget_noise = true\n", encoding="utf-8"
+    )
+    code, _, err = run_cli("gate", "bit", "--junit", str(tmp_path / "g.xml"))
+    assert code == 0, err
+    case = next(
+        c for c in ET.parse(tmp_path / "g.xml").iter("testcase") if c.get("name") == "cost / task"
+    )
+    skipped = case.find("skipped")
+    assert skipped is not None
+    assert "over max_cost_per_task_ratio 1, within noise" in skipped.get("message", "")

@@ -98,7 +98,8 @@ def junit(result: GateResult) -> str:
                 + (f"; {test}" if test else "")
             )
         elif c.status in UNDECIDED:
-            why = _UNDECIDED_WHY.get(c.status) or f"warning: {c.status}: {c.why}"
+            # a check with a reason of its own (a ratio budget exceeded within noise) says it
+            why = f"warning: {c.status}: {c.why}" if c.why else _UNDECIDED_WHY.get(c.status, "")
             ET.SubElement(case, "skipped", message=_x(why))
     n_undecided = sum(1 for c in result.checks if not c.failed and c.status in UNDECIDED)
     _counts(gate, len(result.checks), len(result.failures), n_undecided)
