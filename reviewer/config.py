@@ -86,8 +86,18 @@ def _read(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: {e}") from e
     except RecursionError as e:  # tomllib recurses once per nested array or inline table
         raise ConfigError(f"{path}: invalid TOML: nested too deeply") from e
+    except ValueError as e:  # an integer of more than 4,300 digits (Python's limit)
+        raise ConfigError(f"{path}: invalid TOML: {toml_value_error(e)}") from e
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(f"{path}: cannot read: {e}") from e
+
+
+def toml_value_error(e: ValueError) -> str:
+    """What tomllib's own ValueError (not a TOMLDecodeError) means, in a few words: Python refuses
+    to read an integer of more than 4,300 digits, and says so in terms of its own settings."""
+    if "integer string conversion" in str(e):
+        return "an integer too long to read (more than 4,300 digits)"
+    return str(e)
 
 
 def _merge(cfg: Config, path: Path, data: dict[str, Any]) -> None:
@@ -143,8 +153,8 @@ def _merge_import(cfg: Config, path: Path, table: Any) -> None:
             )
         if not 0 < value <= 1:
             raise ConfigError(
-                f"{path}: [import] pass_threshold {value:g}: a reward from 0 (not included) to 1 "
-                "(a reward at or above it passes)"
+                f"{path}: [import] pass_threshold {shown(value)}: a reward from 0 (not included) "
+                "to 1 (a reward at or above it passes)"
             )
         cfg.pass_threshold = float(value)
     if "success_field" in table:
@@ -210,6 +220,8 @@ def shown(value: Any) -> str:
         return "a table"
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, int) and value.bit_length() > 64:  # TOML hex can hold any size
+        return f"an integer of {value.bit_length()} bits"
     return repr(value)
 
 
@@ -220,9 +232,13 @@ def _positive(path: Path, section: str, key: str, value: Any, zero: bool = False
         raise ConfigError(
             f"{path}: [{section}] {key}: must be a number {above}, got {shown(value)}"
         )
-    if value == float("inf"):
+    try:
+        number = float(value)
+    except OverflowError:  # an integer beyond any float (TOML hex holds any size)
+        number = float("inf")
+    if number == float("inf"):
         raise ConfigError(f"{path}: [{section}] {key}: must be a finite number")
-    return float(value)
+    return number
 
 
 def _merge_gate(cfg: Config, path: Path, table: Any) -> None:
@@ -352,8 +368,15 @@ def _merge_monitor(cfg: Config, path: Path, table: Any) -> None:
             cfg.monitor[key] = _positive(path, "monitor", key, value)
         elif key in ("baseline_windows", "seed"):
             low = 1 if key == "baseline_windows" else 0
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise ConfigError(f"{path}: [monitor] {key}: a whole number of {low} or more")
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int)
+                or value < low
+                or value.bit_length() > 63
+            ):
+                raise ConfigError(
+                    f"{path}: [monitor] {key}: a whole number of {low} or more (below 2^63)"
+                )
             cfg.monitor[key] = value
         elif key == "run":
             if not isinstance(value, str) or not value.strip():

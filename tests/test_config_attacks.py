@@ -42,3 +42,47 @@ def test_config_monitor_sample_0_as_the_cli(tmp_path: Path) -> None:
     assert cfg.monitor["sample"] == 0  # type: ignore[attr-defined]
     with pytest.raises(ConfigError, match="sample: a share between 0 and 1, got 2"):
         _load(tmp_path, "[monitor]\nsample = 2\n")
+
+
+HEX = "0x" + "f" * 5000  # TOML hex integers have no size limit (a 20,000-bit integer)
+
+
+@pytest.mark.parametrize(
+    ("toml", "said"),
+    [
+        (f"[monitor]\nsample = {HEX}\n", "[monitor] sample: must be a finite number"),
+        (f"[gate]\nmax_cost_per_task = {HEX}\n", "[gate] max_cost_per_task: must be a finite"),
+        (f"[import]\npass_threshold = {HEX}\n", "pass_threshold an integer of 20000 bits: "),
+        (f"[monitor]\nseed = {HEX}\n", "[monitor] seed: a whole number of 0 or more (below 2^63)"),
+    ],
+    ids=["monitor sample", "gate budget", "pass_threshold", "monitor seed"],
+)
+def test_an_integer_beyond_any_float_is_one_line(tmp_path: Path, toml: str, said: str) -> None:
+    """float() of it raised OverflowError and repr() of it ValueError (Python's 4,300-digit
+    limit): `reviewer monitor`, `import` and `gate` said 'internal error', exit 70."""
+    with pytest.raises(ConfigError) as caught:
+        _load(tmp_path, toml)
+    assert said in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("toml", "said"),
+    [
+        (f"[judge]\nmax_cost = {HEX}\n", "[judge] max_cost must be a number below 2^63"),
+        (f"[judge]\nmax_tokens = {HEX}\n", "[judge] max_tokens must be a number below 2^63"),
+        (f"[judge]\nmodel = {HEX}\n", "[judge] model must be a string, got an integer of"),
+        (
+            f"[judge.prices]\nm = {{ input = {HEX}, output = 1 }}\n",
+            "prices must be numbers of 0 or more USD per million tokens, got input inf",
+        ),
+    ],
+    ids=["max_cost", "max_tokens", "model", "prices"],
+)
+def test_a_judge_setting_beyond_any_float_is_one_line(tmp_path: Path, toml: str, said: str) -> None:
+    from reviewer.judge.settings import JudgeConfigError
+    from reviewer.workflows.judge import load_settings
+
+    cfg = _load(tmp_path, toml)
+    with pytest.raises(JudgeConfigError) as caught:
+        load_settings(cfg)
+    assert said in str(caught.value)

@@ -191,7 +191,21 @@ def validate(s: JudgeSettings) -> None:
         raise JudgeConfigError("prompt_version must be a non-empty string without '/'")
 
 
+def _price(value: float) -> float:
+    try:
+        return float(value)
+    except OverflowError:  # a TOML hex integer beyond any float
+        return math.inf
+
+
 def _typed(key: str, value: Any, kind: type) -> Any:
+    from reviewer.config import shown
+
+    big = isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 63
+    if big and kind is not str:
+        # TOML's hex integers have no size limit: beyond a float (OverflowError) or a printable
+        # number (Python's 4,300-digit limit) they were an internal error
+        raise JudgeConfigError(f"[judge] {key} must be a number below 2^63, got {shown(value)}")
     if kind is float and isinstance(value, int | float) and not isinstance(value, bool):
         return float(value)
     if kind is int and isinstance(value, int) and not isinstance(value, bool):
@@ -199,7 +213,7 @@ def _typed(key: str, value: Any, kind: type) -> Any:
     if kind is str and isinstance(value, str):
         return value.strip()
     names = {float: "a number", int: "an integer", str: "a string"}
-    raise JudgeConfigError(f"[judge] {key} must be {names[kind]}, got {value!r}")
+    raise JudgeConfigError(f"[judge] {key} must be {names[kind]}, got {shown(value)}")
 
 
 def _instructions(value: Any, base_dir: Path | None) -> str:
@@ -229,7 +243,7 @@ def _prices(table: Any) -> dict[str, tuple[float, float]]:
             raise JudgeConfigError(
                 f"[judge.prices] {model!r} must be {{input = USD, output = USD}} per million tokens"
             )
-        prices = (float(entry["input"]), float(entry["output"]))
+        prices = (_price(entry["input"]), _price(entry["output"]))
         if not all(0 <= p < math.inf for p in prices):  # a NaN or negative price defeats the cap
             raise JudgeConfigError(
                 f"[judge.prices] {model!r}: prices must be numbers of 0 or more USD per million "

@@ -81,6 +81,10 @@ def parse_rubric(text: str, file: str = "rubric.toml") -> Rubric:
         raise RubricError(file, line, f"not valid TOML: {_TOML_POS_RE.sub('', msg)}") from None
     except RecursionError:  # tomllib recurses once per nested array or inline table
         raise RubricError(file, None, "not valid TOML: nested too deeply") from None
+    except ValueError as e:  # an integer of more than 4,300 digits (Python's limit)
+        from reviewer.config import toml_value_error
+
+        raise RubricError(file, None, f"not valid TOML: {toml_value_error(e)}") from None
     lines = _Lines(text)
 
     def err(reason: str, line: int | None = None) -> RubricError:

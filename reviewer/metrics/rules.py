@@ -77,6 +77,10 @@ def parse_rules(text: str, file: str = "rules.toml") -> list[Rule]:
         raise RuleError(file, line, f"invalid TOML: {reason}") from e
     except RecursionError as e:  # tomllib recurses once per nested array or inline table
         raise RuleError(file, None, "invalid TOML: nested too deeply") from e
+    except ValueError as e:  # an integer of more than 4,300 digits (Python's limit)
+        from reviewer.config import toml_value_error
+
+        raise RuleError(file, None, f"invalid TOML: {toml_value_error(e)}") from e
     locator = _Locator(text)
     for key in data:
         if key != "rule":

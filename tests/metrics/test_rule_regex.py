@@ -139,6 +139,28 @@ def test_deeply_nested_toml_is_one_line_in_every_file(tmp_path: Path, text: str)
     assert str(config.value).endswith("reviewer.toml: invalid TOML: nested too deeply")
 
 
+def test_a_5000_digit_integer_in_toml_is_one_line_in_every_file(tmp_path: Path) -> None:
+    """tomllib raises a plain ValueError (Python's 4,300-digit limit), not a TOMLDecodeError:
+    `reviewer rules`, `rubric --check` and every command reading reviewer.toml said 'internal
+    error: ValueError: Exceeds the limit ... use sys.set_int_max_str_digits()', exit 70."""
+    number = "9" * 5000
+    text = f"x = {number}\n"
+    said = "an integer too long to read (more than 4,300 digits)"
+    with pytest.raises(RuleError) as rules:
+        parse_rules(text, file="runs/rules.toml")
+    assert str(rules.value) == f"runs/rules.toml: invalid TOML: {said}"
+    with pytest.raises(RubricError) as rubric:
+        parse_rubric(text, "runs/rubric.toml")
+    assert str(rubric.value) == f"runs/rubric.toml: not valid TOML: {said}"
+    (tmp_path / "reviewer.toml").write_text(f"[gate]\nk = {number}\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as config:
+        load_config(tmp_path)
+    assert str(config.value).endswith(f"reviewer.toml: invalid TOML: {said}")
+    (tmp_path / "rules.toml").write_text(text, encoding="utf-8")
+    result = CliRunner().invoke(cli, ["rules", str(tmp_path / "rules.toml")])
+    assert result.exit_code != 70 and "internal error" not in result.output
+
+
 def test_import_of_a_folder_with_a_catastrophic_rule_does_not_hang(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     runs.mkdir()
