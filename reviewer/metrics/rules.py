@@ -199,6 +199,8 @@ def _build_rule(t: dict[str, Any], i: int, file: str, loc: _Locator) -> Rule:
         ):
             want = "an integer" if integral else "a number"
             raise fail(name, f"{name!r} must be {want}, got {_tname(v)}")
+        if isinstance(v, int) and v.bit_length() > 63:  # TOML hex integers have no size limit
+            raise fail(name, f"{name!r} must be a number below 2^63, got {v.bit_length()} bits")
         if v < 0 or v != v:
             raise fail(name, f"{name!r} must be a number >= 0, got {v!r}")
         limits[name] = v if integral else float(v)

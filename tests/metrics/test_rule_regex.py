@@ -214,3 +214,15 @@ def test_python_warnings_about_a_pattern_stay_off_the_terminal() -> None:
         warnings.simplefilter("always")
         assert compile_rule_regex("^[[:alpha:]]+$").search("abc")
     assert [str(w.message) for w in caught] == []
+
+
+@pytest.mark.parametrize("limit", ["max_steps", "max_cost_usd", "max_latency_s"])
+def test_a_budget_limit_beyond_any_float_is_one_line(limit: str) -> None:
+    """A TOML hex integer has no size limit: max_cost_usd = 0xfff... (5,000 digits) was an
+    internal error (OverflowError), max_steps one was taken as a limit."""
+    text = f'[[rule]]\nid = "b"\ntype = "budget"\n{limit} = 0x{"f" * 5000}\n'
+    with pytest.raises(RuleError) as info:
+        parse_rules(text)
+    assert str(info.value) == (
+        f"rules.toml:4: rule 'b': '{limit}' must be a number below 2^63, got 20000 bits"
+    )
