@@ -434,8 +434,8 @@ def _first_slot_lines(f: FirstSlot) -> list[str]:
     return [
         f"{head} {f.rate:.3f}, 95% CI {f.ci[0]:.3f} .. {f.ci[1]:.3f}"
         f" (Wilson, the {f.pairs} pairs as the unit{deff})",
-        f"    {f.wins} / {f.decided} single-order verdicts with a winner; "
-        f"{f.ties} ties and {f.errors} errors left out",
+        f"    {f.wins} of the {f.decided} single-order verdicts with a winner picked the first "
+        f"slot; {f.ties} ties and {f.errors} errors left out",
     ]
 
 

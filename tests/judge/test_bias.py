@@ -470,3 +470,16 @@ def test_llmbar_rating_runs_have_no_score_ties_read_as_bias(path: Path) -> None:
     # the 714 score ties are ties; the 5 pairs biased toward first become ties under the swap rule
     assert sum(j.aggregate.tie for j in judges) == 714 + 5
     assert sum(j.aggregate.from_inconsistent for j in judges) == 5
+
+
+def test_the_first_slot_count_line_says_what_its_numbers_count() -> None:
+    """'30 / 40 single-order verdicts with a winner; 0 ties and 0 errors left out' read as 30 of
+    40 verdicts having a winner (and then where did the other 10 go?): 30 is how many of the 40
+    picked the first slot."""
+    consistent = [("a", "a", None)] * 10
+    first = [("a", "b", None)] * 10
+    text = render_bias(bias_report(pairs(*consistent, *first)))
+    assert (
+        "    30 of the 40 single-order verdicts with a winner picked the first slot; 0 ties and "
+        "0 errors left out"
+    ) in text.splitlines()
