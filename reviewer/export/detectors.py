@@ -197,7 +197,8 @@ _PRIVATE_KEY = re.compile(
 )
 
 _URL_PASSWORD = re.compile(
-    r"(?i)\b[a-z][a-z0-9+.-]{1,30}://[^\s:/?#@\"'<>`]{1,128}:([^\s/\"'<>`]{1,256})@(?=[A-Za-z0-9\[])"
+    # user:password@ or :password@ (a Redis URL has no user)
+    r"(?i)\b[a-z][a-z0-9+.-]{1,30}://[^\s:/?#@\"'<>`]{0,128}:([^\s/\"'<>`]{1,256})@(?=[A-Za-z0-9\[])"
 )
 _BASIC = re.compile(r"(?i)\bbasic\s+([A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])")
 _BEARER = re.compile(r"(?i)\bbearer\s+([A-Za-z0-9\-._~+/]{8,}=*)")

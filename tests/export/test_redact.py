@@ -64,6 +64,12 @@ def test_no_lookalike_is_changed() -> None:
         ),
         ("call (415) 555-0100", "call <redacted:phone-number>", "phone number"),
         ("tel:415-555-0100", "tel:<redacted:phone-number>", "phone number"),
+        # a Redis URL's password has no user before it: it was exported as it was
+        (
+            "REDIS_URL=redis://:p4ssw0rd-Xq9@cache.internal:6379/0",
+            "REDIS_URL=redis://:<redacted:password>@cache.internal:6379/0",
+            "password",
+        ),
     ],
 )
 def test_only_the_secret_is_masked(text: str, expected: str, kind: str) -> None:
