@@ -90,7 +90,8 @@ class DecisionCost:
 
     def text(self) -> str:
         return (
-            f"{self.tasks:,} tasks x {self.trials:,} trials = {usd(self.per_run)} per run,"
+            f"{self.tasks:,} task{'' if self.tasks == 1 else 's'} x {self.trials:,} "
+            f"trial{'' if self.trials == 1 else 's'} = {usd(self.per_run)} per run,"
             f" {usd(self.comparison)} for the two runs"
         )
 

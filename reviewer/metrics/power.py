@@ -162,9 +162,11 @@ class Plan:
         tasks = _count(m.tasks_needed, MAX_TASKS, "tasks")
         # pass^k with k above the run's trials is planned at k trials a task (its note says so)
         each = max(self.trials, self.k) if m.metric == "pass_hat_k" else self.trials
-        lines = [f"  {m.label:<8} {tasks} at {each} trials each, or"]
+        word = "trial" if each == 1 else "trials"
+        lines = [f"  {m.label:<8} {tasks} at {each} {word} each, or"]
         if self.n_tasks < MIN_TASKS:
-            more = f"no number of trials on {self.n_tasks} tasks (compare needs {MIN_TASKS})"
+            on = "1 task" if self.n_tasks == 1 else f"{self.n_tasks} tasks"
+            more = f"no number of trials on {on} (compare needs {MIN_TASKS})"
         elif m.trials_reason is not None:
             more = m.trials_reason
         else:

@@ -175,3 +175,16 @@ def test_a_k_above_every_tasks_trials_is_planned_at_k_trials_not_read_as_zero() 
     text = plan.render()
     assert "no task has 10 trials, so today's pass^10 is estimated" in " ".join(text.split())
     assert f"pass^10  {hat.tasks_needed} tasks at 10 trials each, or" in text
+
+
+def test_one_task_and_one_trial_are_singular() -> None:
+    """'no number of trials on 1 tasks', '303 tasks at 1 trials each', '25 tasks x 1 trials'."""
+    from reviewer.metrics.plan_cost import TrialCosts
+
+    one = plan_run("r", [("a", 5, 2)], delta=0.1).render()
+    assert "no number of trials on 1 task (compare needs 10)" in one
+    single = [(f"t{i}", 1, i % 3 != 0) for i in range(25)]
+    costs = TrialCosts(trials=25, agent_known=25, agent_per_trial=0.01)
+    text = plan_run("r", single, delta=0.1, costs=costs).render()
+    assert " at 1 trial each, or" in text and "25 tasks x 1 trial = $0.25 per run" in text
+    assert "1 trials" not in text and "1 tasks" not in one
