@@ -141,3 +141,42 @@ def test_compare_on_the_judges_outcomes(sample_db: str) -> None:
         "--db", sample_db, "compare", "support-v1", "support-v2", "--outcome", "judge"
     )
     assert "outcomes: the latest judge verdict where there is one, else the harness's" in text
+
+
+def test_a_judged_run_against_an_unjudged_one_says_they_are_graded_differently(
+    tmp_path: Path,
+) -> None:
+    """--outcome judge (or [gate] outcome = "judge") with the baseline judged and the new run not
+    yet: the baseline's outcomes were the judge's, the new run's the harness's, and compare and
+    the gate compared the two graders over the same transcripts without a word. Here the new
+    run is the baseline's own trials, and the judge fails half of what the harness passed."""
+    base, new = [], []
+    for t in range(12):
+        for i in range(4):
+            rec = native_trial(f"t{t:02d}", True, run="base", trial=i)
+            rec["judge"] = {"verdict": "pass" if i % 2 else "fail", "rationale": "x"}
+            base.append(rec)
+            new.append(native_trial(f"t{t:02d}", True, run="new", trial=i))
+    write_jsonl(tmp_path / "base.jsonl", base)
+    write_jsonl(tmp_path / "new.jsonl", new)
+    db = str(tmp_path / "j.db")
+    assert invoke("--db", db, "import", str(tmp_path / "base.jsonl"))[0] == 0
+    assert invoke("--db", db, "import", str(tmp_path / "new.jsonl"))[0] == 0
+    said = (
+        "warning: 48 of 48 trials of base but 0 of 48 of new have a judge verdict (the rest "
+        "count the harness's outcome): the runs are graded differently"
+    )
+    code, out, _ = invoke("--db", db, "compare", "base", "new", "--outcome", "judge")
+    assert code == 0 and said in out.splitlines()
+    code, out, _ = invoke("--db", db, "compare", "base", "new", "--outcome", "judge", "--json")
+    data = json.loads(out)
+    assert data["outcome_coverage"] == {
+        "old": {"from_source": 48, "trials": 48},
+        "new": {"from_source": 0, "trials": 48},
+    }
+    assert data["outcome_coverage_warning"] == said
+    assert invoke("--db", db, "baseline", "set", "base")[0] == 0
+    code, out, _ = invoke("--db", db, "gate", "new", "--outcome", "judge")
+    assert said in out.splitlines()[1:4]
+    code, out, _ = invoke("--db", db, "compare", "base", "new")
+    assert "graded differently" not in out

@@ -522,6 +522,8 @@ def _comparison_lines(cmp: Comparison, max_tasks: int | None = None) -> list[Any
         lines.append(Text(f"k = {cmp.k}: the largest k every shared task supports in both runs"))
     if cmp.outcome_source in OUTCOME_WORDS:
         lines.append(Text(OUTCOME_WORDS[cmp.outcome_source]))
+    if cmp.coverage_warning:
+        lines.append(Text(cmp.coverage_warning))
     if cmp.rules_differ:
         old_rule, new_rule = cmp.pass_rules.get("old", ""), cmp.pass_rules.get("new", "")
         lines.append(Text(f"warning: the runs' pass rules differ: old {old_rule}; new {new_rule}"))
@@ -638,6 +640,8 @@ def _narrow_lines(cmp: Comparison, max_tasks: int | None, width: int) -> list[An
         lines += wrapped(f"k = {cmp.k}: the largest k every shared task supports in both runs")
     if cmp.outcome_source in OUTCOME_WORDS:
         lines += wrapped(OUTCOME_WORDS[cmp.outcome_source])
+    if cmp.coverage_warning:
+        lines += wrapped(cmp.coverage_warning)
     if cmp.rules_differ:
         old_rule, new_rule = cmp.pass_rules.get("old", ""), cmp.pass_rules.get("new", "")
         lines += wrapped(f"warning: the runs' pass rules differ: old {old_rule}; new {new_rule}")

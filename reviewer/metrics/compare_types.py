@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reviewer.metrics.distributions import Distributions
+from reviewer.text import visible
 
 #: Buckets of a shared task, in display order. A task takes the first that fits:
 #: newly failing = old c > 0 and new c == 0; newly flaky = old all passed and 0 < new c < new n;
@@ -50,6 +51,9 @@ DIRECTIONS = (BETTER, WORSE, NOISE, TOO_FEW, SAME, NA, RED_FLAG, STILL_BROKEN)
 #: A forbidden rule's rise is a RED FLAG when its one-sided exact p-value is below this.
 FORBIDDEN_ALPHA = 0.05
 #: Where the outcomes came from, in words, when not from the harness (``--outcome``).
+#: How far apart (as a share of trials) the two runs' coverage by the chosen outcome source may be
+#: before the comparison warns that they are graded differently.
+COVERAGE_GAP = 0.05
 OUTCOME_WORDS = {
     "human": "outcomes: the standing human label where there is one, else the harness's",
     "judge": "outcomes: the latest judge verdict where there is one, else the harness's",
@@ -242,6 +246,29 @@ class Comparison:
     scaled: dict[str, tuple[float, tuple[float, float] | None]] = field(default_factory=dict)
     #: where each trial's outcome came from: harness | human | judge (``store.trials.trial_stats``)
     outcome_source: str = "harness"
+    #: {"old"|"new": (trials whose outcome the source gave, trials it could give one)}, set by the
+    #: caller for a source other than the harness (``store.trials.outcome_coverage``)
+    outcome_coverage: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    @property
+    def coverage_warning(self) -> str | None:
+        """A warning when the two runs took their outcomes from the chosen source for clearly
+        different shares of their trials (the rest fall back to the harness's): a judged baseline
+        against an unjudged new run compares the judge with the harness, not the agent with
+        itself."""
+        if self.outcome_source == "harness" or len(self.outcome_coverage) != 2:
+            return None
+        (og, on), (ng, nn) = self.outcome_coverage["old"], self.outcome_coverage["new"]
+        if not on or not nn:
+            return None
+        if abs(og / on - ng / nn) <= COVERAGE_GAP and (og == 0) == (ng == 0):
+            return None
+        what = "a human label" if self.outcome_source == "human" else "a judge verdict"
+        return (
+            f"warning: {og} of {on} trials of {visible(self.old_name, single_line=True)} but "
+            f"{ng} of {nn} of {visible(self.new_name, single_line=True)} have {what} (the rest "
+            "count the harness's outcome): the runs are graded differently"
+        )
 
     @property
     def rules_differ(self) -> bool:
@@ -281,6 +308,11 @@ class Comparison:
             "pass_rules": dict(self.pass_rules),
             "pass_rules_differ": self.rules_differ,
             "outcome_source": self.outcome_source,
+            "outcome_coverage": {
+                side: {"from_source": given, "trials": total}
+                for side, (given, total) in self.outcome_coverage.items()
+            },
+            "outcome_coverage_warning": self.coverage_warning,
             "distributions": {"old": self.old_dist.to_dict(), "new": self.new_dist.to_dict()},
         }
 

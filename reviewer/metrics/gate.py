@@ -178,6 +178,8 @@ class GateResult:
                 out.append(f"warning: {c.why}")
             else:
                 out.append(f"warning: {c.label} {c.status}: {c.why}")
+        if self.comparison.coverage_warning:
+            out.append(self.comparison.coverage_warning)
         return out + self.left_out_lines()
 
     def left_out_lines(self) -> list[str]:

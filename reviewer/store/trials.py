@@ -101,6 +101,30 @@ _NONE: frozenset[str] = frozenset()
 OUTCOME_SOURCES = ("harness", "human", "judge")
 
 
+def outcome_coverage(db: Store, run: str, source: str) -> tuple[int, int]:
+    """(trials of ``run`` whose outcome ``source`` gives, trials it could give one: every trial
+    but the infrastructure errors): a standing human pass / fail label, or a latest judge verdict
+    of pass or fail. For "harness", every such trial."""
+    if source not in OUTCOME_SOURCES:
+        raise ValueError(f"outcome source must be one of {', '.join(OUTCOME_SOURCES)}")
+    if source == "harness":
+        other = "1"
+    elif source == "judge":
+        from reviewer.store.summaries import latest_verdict_sql
+
+        other = latest_verdict_sql(db, scored_only=True)
+    else:
+        other = (
+            "(SELECT l.verdict FROM trial_labels l WHERE l.trial_id = t.id "
+            "AND l.verdict IN ('pass', 'fail'))"
+        )
+    given, total = db.execute(
+        f"SELECT COUNT({other}), COUNT(*) FROM trials t WHERE t.run = ? AND t.outcome != 'infra'",
+        [run],
+    ).fetchone()
+    return int(given or 0), int(total or 0)
+
+
 def trial_stats(db: Store, run: str, source: str = "harness") -> list[TrialStats]:
     """Per-trial numbers of ``run`` with the ids of the rules each trial broke, in import order
     (read from the covering index ``trials_metrics`` of m016, never from the records' pages).

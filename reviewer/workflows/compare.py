@@ -52,4 +52,11 @@ def compare_stored(
     )
     cmp.pass_rules = pass_rules(db, old, new)  # a warning line / field when they differ
     cmp.outcome_source = outcome
+    if outcome != "harness":
+        from reviewer.store.trials import outcome_coverage
+
+        cmp.outcome_coverage = {
+            "old": outcome_coverage(db, old, outcome),
+            "new": outcome_coverage(db, new, outcome),
+        }
     return cmp
