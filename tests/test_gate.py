@@ -463,3 +463,27 @@ def test_junit_says_which_ratio_budget_was_exceeded_within_noise(tmp_path: Path)
     skipped = case.find("skipped")
     assert skipped is not None
     assert "over max_cost_per_task_ratio 1, within noise" in skipped.get("message", "")
+
+
+def test_a_red_flag_from_a_rise_within_tasks_does_not_say_the_rate_rose_when_it_fell() -> None:
+    """Task A broke the rule in 5 of 20 trials and now in 20 of 20; task B never did, and the new
+    run has 400 trials of it instead of 20. Within tasks it is a rise beyond noise (a RED FLAG),
+    but over all trials the rate fell 6.2% -> 4.3%, and the verdict said 'rose 6.2% -> 4.3%'."""
+    from reviewer.metrics.compare import compare_runs
+    from reviewer.metrics.distributions import TrialStats
+    from reviewer.metrics.gate import evaluate_gate
+
+    def trials(task: str, bad: int, n: int) -> list[TrialStats]:
+        return [
+            TrialStats(task, True, 2, 0.01, 1.0, 0, 0, frozenset({"nc"} if i < bad else ()), "pass")
+            for i in range(n)
+        ]
+
+    rest = [t for i in range(10) for t in trials(f"c{i}", 0, 4)]
+    old = trials("a", 5, 20) + trials("b", 0, 20) + rest
+    new = trials("a", 20, 20) + trials("b", 0, 400) + rest
+    result = evaluate_gate(compare_runs(old, new, rules_severity={"nc": "forbidden"}))
+    line = result.verdict_line()
+    assert result.exit_code == 1
+    assert "rose 6.2% -> 4.3%" not in line
+    assert "rule nc rose within tasks (6.2% -> 4.3% over all trials; RED FLAG: a rise" in line
