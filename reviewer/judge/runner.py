@@ -213,6 +213,7 @@ class Runner:
         self.on_progress = on_progress or (lambda stats, outcome: None)
         self.on_note = on_note or (lambda line: None)
         self._warned = False  # a reply's impossible usage was said
+        self._unsaid_told = False  # a reply without usage was said (counted at its estimate)
         self.cancel = cancel or threading.Event()
         self.sleep: Sleep = sleep or asyncio.sleep
         self.clock = clock
@@ -472,7 +473,7 @@ class Runner:
         try:
             outcome = await self._call(client, job)
             if outcome is not None:
-                self._arrived(outcome)
+                self._arrived(outcome, sent_under=reserved)
                 self._arrive(outcome)
         except asyncio.CancelledError:
             pass
@@ -568,12 +569,25 @@ class Runner:
                 self._waiting.discard(task)
 
     # storing -------------------------------------------------------------------------------------
-    def _arrived(self, o: Outcome) -> None:
-        """Money is counted the moment a reply arrives, whether or not it can be stored."""
+    def _arrived(self, o: Outcome, sent_under: float = 0.0) -> None:
+        """Money is counted the moment a reply arrives, whether or not it can be stored. A priced
+        reply that does not say what it used (no usage, or an impossible count) counts toward the
+        cap at the upper-end estimate it was sent under (``sent_under``): counted as $0, an
+        endpoint that leaves usage out let every request through any cap."""
         s = self.stats
         if o.cost_usd is None and o.input_tokens is not None:
             s.cost_known = False
-        s.cost_usd += o.cost_usd or 0.0
+        cost = o.cost_usd or 0.0
+        unsaid = o.cost_usd is not None and (o.input_tokens is None or o.warning is not None)
+        if unsaid and sent_under > cost:
+            cost = sent_under
+            if not self._unsaid_told:
+                self._unsaid_told = True
+                self.on_note(
+                    "warning: a reply does not say how many tokens it used: for the cost cap it "
+                    "counts as its upper-end estimate"
+                )
+        s.cost_usd += cost
         if o.warning and not self._warned:
             self._warned = True  # once a run: the next replies' counts are clamped the same way
             self.on_note(f"warning: {o.warning}")

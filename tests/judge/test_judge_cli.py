@@ -260,3 +260,26 @@ def test_a_cap_or_price_that_is_no_number_is_refused_before_anything_is_sent(
     assert r.exit_code == 1, r.output
     assert said in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert standin.message_requests == 0
+
+
+def test_replies_that_do_not_say_their_usage_still_meet_the_cap(
+    db_path: Path, standin: StandIn
+) -> None:
+    """An Anthropic-compatible endpoint that leaves `usage` out of its replies: each reply was
+    counted as $0, so a $0.10 cap let all 40 requests through. Such a reply now counts at the
+    upper-end estimate it was sent under, and the run says so once."""
+    from reviewer.judge.standin import Reply, message
+
+    def no_usage(params: dict[str, Any]) -> Reply:
+        call = {"verdict": "pass", "rationale": "ok"}
+        block = {"type": "tool_use", "id": "t", "name": "record_verdict", "input": call}
+        body = message(params, [block])
+        body.pop("usage")
+        return Reply(body=body)
+
+    standin.policy = no_usage
+    r = invoke(db_path, "--max-cost", "0.1", "--json")
+    assert r.exit_code == 3, r.output
+    data = json.loads(r.stdout)
+    assert data["stopped_at_cap"] and 0 < standin.message_requests < 40
+    assert r.stderr.count("does not say how many tokens it used") == 1
