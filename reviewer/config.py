@@ -70,6 +70,26 @@ def user_config_path() -> Path:
     return Path(base) / "reviewer" / "config.toml"
 
 
+#: A rules, rubric or settings file is a few KB: one bigger than this is not one (a device such
+#: as /dev/zero given by mistake was read whole, gigabytes of memory before anything was said).
+SMALL_FILE_MAX = 16 << 20
+
+
+class FileTooBig(ValueError):
+    """A file given as a small text file (rules, rubric) that is over SMALL_FILE_MAX."""
+
+
+def read_small_text(path: str | Path) -> str:
+    """The UTF-8 text of a small file, read at most SMALL_FILE_MAX bytes (a pipe from process
+    substitution works; a device or a huge file is refused): FileTooBig, OSError or
+    UnicodeDecodeError."""
+    with open(path, "rb") as fh:
+        data = fh.read(SMALL_FILE_MAX + 1)
+    if len(data) > SMALL_FILE_MAX:
+        raise FileTooBig(f"over {SMALL_FILE_MAX >> 20} MiB: not a rules, rubric or settings file")
+    return data.decode("utf-8")
+
+
 def load_config(cwd: Path | None = None) -> Config:
     """Merge the user's file and then the project's file over the defaults."""
     cfg = Config()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import click
@@ -304,10 +303,11 @@ def rules(ctx: click.Context, file: str | None, check: bool, as_json: bool) -> N
     from reviewer.store.violations import violation_counts
 
     if file is not None:
-        path = Path(file)
+        from reviewer.config import read_small_text
+
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
+            text = read_small_text(file)
+        except (OSError, UnicodeDecodeError, ValueError) as e:
             fail(f"{file}: cannot read: {getattr(e, 'strerror', None) or e}")
         try:
             parsed = parse_rules(text, file=file)

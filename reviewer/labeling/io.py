@@ -20,6 +20,7 @@ full disk leaves the previous export whole; an existing FILE is replaced only wi
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -130,6 +131,9 @@ def import_labels(db: Store, path: str | Path | IO[bytes]) -> ImportResult:
         if text is None:
             result.skipped.append(f"{result.file}:{no}: not UTF-8 text")
             continue
+        if text.startswith(TOO_LONG):
+            result.skipped.append(f"{result.file}:{no}: record is {text[len(TOO_LONG) :]}")
+            continue
         if not text.strip():
             continue
         try:  # the import's checked decoder: NaN, 64-bit range, lone surrogates, depth
@@ -153,13 +157,30 @@ def import_labels(db: Store, path: str | Path | IO[bytes]) -> ImportResult:
     return result
 
 
+#: What ``_lines`` gives for a line over the record limit, before the limit's words (a line of
+#: JSON never starts with a NUL).
+TOO_LONG = "\x00too long\x00"
+
+
 def _lines(path: str | Path | IO[bytes], name: str) -> Iterator[tuple[int, str | None]]:
-    """(line number, text), None for a line that is not UTF-8."""
+    """(line number, text), None for a line that is not UTF-8, TOO_LONG and the limit's words for
+    a line over the record limit."""
+    from reviewer.ingest.limits import LimitError, limits
+
+    try:
+        record = limits().record
+    except LimitError as e:
+        raise LabelFileError(str(e)) from None
     try:
         if path == "-":
             stream: IO[bytes] = sys.stdin.buffer
             close = False
         elif isinstance(path, str | Path):
+            import stat
+
+            if stat.S_ISCHR(os.stat(path).st_mode) or stat.S_ISBLK(os.stat(path).st_mode):
+                # /dev/zero has no line end: it was read into memory until the machine ran out
+                raise LabelFileError(f"{name}: a device, not a labels file")
             stream = open(path, "rb")  # noqa: SIM115 -- closed below, after the generator is drained
             close = True
         else:
@@ -167,7 +188,17 @@ def _lines(path: str | Path | IO[bytes], name: str) -> Iterator[tuple[int, str |
     except OSError as e:
         raise LabelFileError(f"{name}: cannot read: {e.strerror or e}") from None
     try:
-        for no, raw in enumerate(stream, 1):
+        no = 0
+        # a line is read up to the record limit (REVIEWER_MAX_RECORD_MB), as imports read theirs:
+        # a longer one is read past in pieces, never held
+        while raw := stream.readline(record + 1):
+            no += 1
+            if len(raw) > record and not raw.endswith(b"\n"):
+                size = len(raw)
+                while (more := stream.readline(1 << 20)) and not more.endswith(b"\n"):
+                    size += len(more)
+                yield no, TOO_LONG + limits().over_record(size + len(more))
+                continue
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError:

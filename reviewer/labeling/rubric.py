@@ -58,9 +58,13 @@ class RubricError(Exception):
 
 def load_rubric(path: str | Path) -> Rubric:
     """Read and validate ``path``; raises RubricError."""
+    from reviewer.config import FileTooBig, read_small_text
+
     name = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_small_text(path)
+    except FileTooBig as e:
+        raise RubricError(name, None, f"cannot read: {e}") from None
     except FileNotFoundError:
         raise RubricError(name, None, "no such file") from None
     except UnicodeDecodeError as e:

@@ -61,9 +61,11 @@ _REQUIRED = {
 
 def load_rules(path: str | Path) -> list[Rule]:
     """Read and validate a rules file; raises RuleError naming ``path`` and the line."""
+    from reviewer.config import read_small_text
+
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+        text = read_small_text(path)
+    except (OSError, UnicodeDecodeError, ValueError) as e:
         raise RuleError(str(path), None, f"cannot read rules: {e}") from e
     return parse_rules(text, file=str(path))
 

@@ -318,3 +318,24 @@ def test_labels_export_on_a_full_disk_keeps_the_old_file(
         export_labels(db, out, force=True)
     assert out.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir() if "labels" in p.name) == ["labels.jsonl"]
+
+
+def test_a_line_over_the_record_limit_is_read_past_not_held(
+    build_db: BuildDb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A labels file's lines were read whole whatever their length (`labels import /dev/zero`
+    took 24 GB before it was killed); a line over REVIEWER_MAX_RECORD_MB is skipped as an import
+    skips one, and the lines after it are merged."""
+    db = build_db(SPECS)
+    t = ids(db)
+    good = {"trial": t[0], "labeler": "ana", "verdict": "fail", "at": "2024-05-01T12:00:00Z"}
+    f = tmp_path / "long.jsonl"
+    f.write_bytes(b"x" * (3 << 20) + b"\n" + json.dumps(good).encode() + b"\n")
+    monkeypatch.setenv("REVIEWER_MAX_RECORD_MB", "1")
+    r = import_labels(db, f)
+    assert r.added == 1
+    assert r.skipped == [
+        f"{f}:1: record is 3.0 MiB, over the 1.0 MiB limit per record (REVIEWER_MAX_RECORD_MB)"
+    ]
+    with pytest.raises(LabelFileError, match="/dev/zero: a device, not a labels file"):
+        import_labels(db, "/dev/zero")

@@ -226,3 +226,34 @@ def test_a_budget_limit_beyond_any_float_is_one_line(limit: str) -> None:
     assert str(info.value) == (
         f"rules.toml:4: rule 'b': '{limit}' must be a number below 2^63, got 20000 bits"
     )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["rules", "/dev/zero"], ["rubric", "/dev/zero", "--check"], ["labels", "import", "/dev/zero"]],
+    ids=["rules", "rubric", "labels"],
+)
+def test_a_device_given_as_a_small_file_is_one_line_not_all_memory(
+    tmp_path: Path, args: list[str]
+) -> None:
+    """`reviewer rules /dev/zero` (and rubric --check, labels import) read the device whole: 24 GB
+    of memory before anything was said. Run under a 2 GB address-space limit, so a regression
+    fails here instead of taking the machine's memory."""
+    import resource
+    import subprocess
+    import sys
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    done = subprocess.run(
+        [sys.executable, "-c", "from reviewer.cli import main; main()", *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=limit,
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith("reviewer: /dev/zero: ")
+    assert len(done.stderr.strip().splitlines()) == 1 and "internal error" not in done.stderr
