@@ -299,7 +299,31 @@ def signatures(file: Any, stream: bool) -> None:
 
     Words that vary across lines otherwise equal (a user, host or table name) become <*>: the
     input is read whole first, unless --stream."""
+    import os
+    import stat
+
     from reviewer.clustering.signature import signatures_of_lines
 
-    for sig in signatures_of_lines((line.rstrip("\n") for line in file), templates=not stream):
+    try:
+        mode = os.fstat(file.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):
+        mode = 0
+    if stat.S_ISCHR(mode) and not file.isatty():  # /dev/zero: no line end, ever
+        fail(f"{file.name}: a device, not a file of error messages")
+    for sig in signatures_of_lines(_bounded_lines(file), templates=not stream):
         click.echo(sig)
+
+
+#: An error message longer than this is cut to it: a line of any length was held whole.
+LINE_MAX = 1 << 20
+
+
+def _bounded_lines(file: Any) -> Any:
+    """The lines of ``file`` without their line ends, each at most LINE_MAX characters (the rest
+    of a longer one is read past in pieces, never held)."""
+    while line := file.readline(LINE_MAX + 1):
+        if len(line) > LINE_MAX and not line.endswith("\n"):
+            while (more := file.readline(LINE_MAX)) and not more.endswith("\n"):
+                pass
+            line = line[:LINE_MAX]
+        yield line.rstrip("\n")
