@@ -220,3 +220,34 @@ async def test_the_estimate_window_fits_an_80_column_terminal(
             assert box.x >= 0 and box.right <= 80, box
             await pilot.press("escape")
         assert server.message_requests == 0
+
+
+async def test_closing_the_app_mid_run_stops_sending_and_keeps_what_arrived(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGTERM or a closed terminal closes the app: its judge run went on sending every request to
+    the end after the app was gone (paying for them), and printed a NoActiveAppError traceback
+    for each reply. The run now stops as the CLI's does: nothing more is sent, the replies on
+    their way are stored."""
+    import time
+
+    with StandIn(delay=0.5) as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "fake-test-key")
+        app = ReviewerApp(db_path=db_path)
+        async with app.run_test(size=SIZE) as pilot:
+            screen = JudgeScreen()
+            app.push_screen(screen)
+            await _start(pilot, screen)
+            for _ in range(200):
+                if server.message_requests >= 8:
+                    break
+                await pilot.pause(0.05)
+            app.exit()
+        deadline = time.monotonic() + 10
+        sent = -1
+        while time.monotonic() < deadline and sent != server.message_requests:
+            sent = server.message_requests
+            time.sleep(1.0)
+        assert sent < 40
+    assert _judged(db_path) == sent

@@ -6,6 +6,7 @@ them when it next reads; the screen underneath is refreshed when the run ends.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import Any
 
@@ -67,6 +68,23 @@ class JudgeScreen(StoreAccess, ModalScreen[None]):
         self.query_one("#judge-progress", ProgressBar).display = False
         self.estimate()
 
+    def on_unmount(self) -> None:
+        # the app is closing (SIGTERM, SIGHUP, a closed terminal): the run stops sending and stores
+        # the replies on their way, as the CLI's does; it went on sending to the end before
+        self.cancel_event.set()
+
+    def _from_thread(self, callback: Any, *args: Any) -> None:
+        """``app.call_from_thread`` from the workers; nothing once the app is gone (a run storing
+        its last replies after the app closed printed a traceback for each)."""
+        from textual._context import NoActiveAppError
+
+        try:
+            app = self.app
+        except NoActiveAppError:
+            return
+        with contextlib.suppress(RuntimeError):  # the app's loop has stopped
+            app.call_from_thread(callback, *args)
+
     def _request(self) -> Any:
         from reviewer.workflows.judge import JudgeRequest
 
@@ -83,9 +101,9 @@ class JudgeScreen(StoreAccess, ModalScreen[None]):
             try:
                 est = estimate_judging(db, self._request())
             except JudgeFailed as e:
-                self.app.call_from_thread(self._cannot, f"judge: {e}")
+                self._from_thread(self._cannot, f"judge: {e}")
                 return
-        self.app.call_from_thread(self._ask, est)
+        self._from_thread(self._ask, est)
 
     def _cannot(self, line: str) -> None:
         self.summary, self.outcome = line, "Failed"
@@ -129,7 +147,7 @@ class JudgeScreen(StoreAccess, ModalScreen[None]):
         self.query_one("#judge-status", Static).update(Text("cancelling…"))
 
     def _progress(self, stats: Any, outcome: Any) -> None:
-        self.app.call_from_thread(self._show, stats)
+        self._from_thread(self._show, stats)
 
     def _show(self, stats: Any) -> None:
         bar = self.query_one("#judge-progress", ProgressBar)
@@ -139,13 +157,13 @@ class JudgeScreen(StoreAccess, ModalScreen[None]):
         self.query_one("#judge-status", Static).update(Text(line))
 
     def _note(self, line: str) -> None:
-        self.app.call_from_thread(self._status, line)
+        self._from_thread(self._status, line)
 
     def _status(self, line: str) -> None:
         self.query_one("#judge-status", Static).update(safe_text(line, single_line=True))
 
     def _start(self, judge: str, rubric: str, total: int) -> None:
-        self.app.call_from_thread(self._started, f"Judging {total} trials with {judge}", total)
+        self._from_thread(self._started, f"Judging {total} trials with {judge}", total)
 
     def _started(self, title: str, total: int) -> None:
         self.query_one("#judge-title", Static).update(safe_text(title, single_line=True))
@@ -181,7 +199,7 @@ class JudgeScreen(StoreAccess, ModalScreen[None]):
             except JudgeFailed as e:
                 self.summary = f"judge: {e}"
                 self.outcome = "Failed"
-        self.app.call_from_thread(self._done)
+        self._from_thread(self._done)
 
     def _done(self) -> None:
         self.finished = True
