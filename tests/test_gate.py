@@ -487,3 +487,25 @@ def test_a_red_flag_from_a_rise_within_tasks_does_not_say_the_rate_rose_when_it_
     assert result.exit_code == 1
     assert "rose 6.2% -> 4.3%" not in line
     assert "rule nc rose within tasks (6.2% -> 4.3% over all trials; RED FLAG: a rise" in line
+
+
+def test_a_budget_the_new_run_gives_no_value_for_is_not_within_budget(tmp_path: Path) -> None:
+    """The new run's harness stopped reporting costs: the cost budget was 'n/a' in the table and
+    the verdict said 'PASS ... within budgets'."""
+    write_jsonl(tmp_path / "base.jsonl", _run("base", GOOD))
+    new = _run("new", GOOD)
+    for rec in new:
+        del rec["usage"]
+    write_jsonl(tmp_path / "new.jsonl", new)
+    run_cli("import", str(tmp_path / "base.jsonl"), str(tmp_path / "new.jsonl"))
+    run_cli("baseline", "set", "base")
+    (tmp_path / "reviewer.toml").write_text("[gate]\nmax_cost_per_task = 0.05\n", encoding="utf-8")
+    code, out, _ = run_cli("gate", "new")
+    first, second = out.splitlines()[:2]
+    assert code == 0 and "within budgets" not in first
+    assert first.endswith(
+        "nothing regressed (pass^8 (overall) 1.00 -> 1.00), budgets not checked: cost / task"
+    )
+    assert second == (
+        "warning: cost / task not checked against its budget (max $0.050): new has no value for it"
+    )

@@ -180,7 +180,23 @@ class GateResult:
                 out.append(f"warning: {c.label} {c.status}: {c.why}")
         if self.comparison.coverage_warning:
             out.append(self.comparison.coverage_warning)
+        for c in self.unchecked_budgets:
+            side = (
+                "neither run has"
+                if c.old is None and c.new is None
+                else ("the baseline has" if c.new is not None else f"{_v(self.new)} has")
+            )
+            out.append(
+                f"warning: {c.label} not checked against its budget ({', '.join(c.limits)}): "
+                f"{side} no value for it"
+            )
         return out + self.left_out_lines()
+
+    @property
+    def unchecked_budgets(self) -> list[Check]:
+        """Checks with a [gate] budget that could not be held to it: a run has no value (no
+        trial with a cost, say). The gate used to say 'within budgets' for them."""
+        return [c for c in self.checks if c.limits and c.status == "n/a"]
 
     def left_out_lines(self) -> list[str]:
         """The trials of each run that no check saw (infrastructure errors, unscored) and the tasks
@@ -231,6 +247,9 @@ class GateResult:
             if hk is not None and hk.old is not None and hk.new is not None:
                 extra = f" ({hk.label} {hk.old:.2f} -> {hk.new:.2f})"
             budgets = ", within budgets" if self.budgets else ""
+            if unchecked := self.unchecked_budgets:
+                # a budget with no value to hold it to (the run has no cost, say) is not met
+                budgets = ", budgets not checked: " + ", ".join(c.label for c in unchecked)
             return f"gate: PASS: {head}: nothing regressed{extra}{budgets}"
         why = [c.why for c in self.failures]
         bad = self.regressed_tasks
