@@ -244,6 +244,26 @@ def trial_problem(trial: Trial) -> str | None:
     return None
 
 
+def negatives_as_unknown(trial: Trial) -> list[str]:
+    """Read a negative token count, cost or latency as unknown (None) and name each field it was
+    in: a harness writes -1 for "not measured", and averaged or summed it would make a cost
+    negative and pass any budget. A reward may be negative and stays as it is."""
+    found: list[str] = []
+    u = trial.usage
+    if isinstance(u.input_tokens, int | float) and u.input_tokens < 0:
+        u.input_tokens, found = None, [*found, "usage.input_tokens"]
+    if isinstance(u.output_tokens, int | float) and u.output_tokens < 0:
+        u.output_tokens, found = None, [*found, "usage.output_tokens"]
+    if isinstance(u.cost_usd, int | float) and u.cost_usd < 0:
+        u.cost_usd, found = None, [*found, "usage.cost_usd"]
+    if isinstance(trial.latency_s, int | float) and trial.latency_s < 0:
+        trial.latency_s, found = None, [*found, "latency_s"]
+    j = trial.judge
+    if j is not None and isinstance(j.cost_usd, int | float) and j.cost_usd < 0:
+        j.cost_usd, found = None, [*found, "judge.cost_usd"]
+    return found
+
+
 def _power(bound: float) -> str:
     return f"{bound:.0e}".replace("e+", "e")  # 1e12
 

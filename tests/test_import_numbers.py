@@ -302,11 +302,6 @@ def test_costs_of_1e308_stored_by_an_older_version_give_na_not_an_overflow_in_fs
             json.loads(out, parse_constant=pytest.fail)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="lead decision: a negative cost, latency or token count is stored and averaged "
-    "(skip the record as out of range, or read the value as unknown?)",
-)
 def test_a_negative_cost_or_latency_is_not_averaged_into_the_report(tmp_path: Path) -> None:
     """A harness that writes -1 for 'unknown' (cost_usd, latency_s, tokens): the import stores it,
     the report shows cost/trial $-5.000 and latency -3.0s, and a [gate] max_cost_per_task passes
@@ -318,7 +313,19 @@ def test_a_negative_cost_or_latency_is_not_averaged_into_the_report(tmp_path: Pa
         rec["latency_s"] = -3.0
         recs.append(rec)
     write_jsonl(tmp_path / "neg.jsonl", recs)
-    run_cli("import", str(tmp_path / "neg.jsonl"))
-    code, out, _ = run_cli("report", "--run", "r")
+    code, _, err = run_cli("--db", "x.db", "import", str(tmp_path / "neg.jsonl"))
+    assert code == 0
+    assert (
+        "3 trials with a negative usage.input_tokens, usage.cost_usd, latency_s (first at line 1): "
+        "read as unknown" in err
+    )
+    code, out, _ = run_cli("--db", "x.db", "report", "--run", "r")
     assert code == 0
     assert "$-" not in out and "-3.0s" not in out
+    from reviewer.store import open_store
+
+    with open_store("x.db") as db:
+        row = db.execute(
+            "SELECT input_tokens, output_tokens, cost_usd, latency_s FROM trials"
+        ).fetchall()
+    assert row == [(None, 5, None, None)] * 3

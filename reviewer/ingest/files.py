@@ -12,8 +12,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from reviewer.ingest.base import Item
+from reviewer.ingest.outcome import Tally
 from reviewer.models import Skip, Trial
-from reviewer.record import trial_problem
+from reviewer.record import negatives_as_unknown, trial_problem
 
 SUFFIXES = {".jsonl", ".ndjson", ".json", ".eval", ".traj"}
 #: Records between two progress reports (and trials per write batch).
@@ -88,14 +89,23 @@ def _walk(root: Path, errors: list[str]) -> list[Path]:
     return sorted(files)
 
 
-def screen(items: Iterable[Item], file: str) -> Iterator[Item]:
+def screen(items: Iterable[Item], file: str, tally: Tally | None = None) -> Iterator[Item]:
     """The one gate every format's trials pass before they are checked (``--check``) or written: a
     trial holding a number the store cannot keep (NaN, ±Infinity, an integer beyond 64 bits, even
     when a format computed it) becomes a Skip naming it. The values of the file itself were checked
-    as they were parsed (``reviewer.record.loads``)."""
+    as they were parsed (``reviewer.record.loads``). A negative token count, cost or latency is read
+    as unknown, counted in ``tally`` for the file's warning."""
     for item in items:
-        if isinstance(item, Trial) and (problem := trial_problem(item)):
-            yield skip_of(file, item, problem)
+        if isinstance(item, Trial):
+            if problem := trial_problem(item):
+                yield skip_of(file, item, problem)
+                continue
+            negative = negatives_as_unknown(item)
+            if negative and tally is not None:
+                tally.negative += 1
+                tally.negative_fields += [f for f in negative if f not in tally.negative_fields]
+                tally.negative_first = tally.negative_first or (place_of(item) or "")
+            yield item
         elif isinstance(item, Skip) and item.file != file:
             yield Skip(path_text(item.file), item.line, item.reason)
         else:

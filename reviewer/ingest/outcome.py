@@ -84,6 +84,9 @@ class Tally:
     unmatched: list[str] = field(default_factory=list)  # the first instance ids not in --outcomes
     not_applied: list[str] = field(default_factory=list)  # options this format does not use
     format_name: str = ""
+    negative: int = 0  # trials with a negative token count, cost or latency, read as unknown
+    negative_fields: list[str] = field(default_factory=list)
+    negative_first: str = ""  # where the first one is (line 7)
 
     def applied_rule(self, options: ImportOptions) -> PassRule:
         """The rule that decided this file's outcomes: the success field only when it gave a value,
@@ -151,6 +154,12 @@ class Tally:
             out.append(
                 f"{file}: samples have several scorers; the first one decided ({names}); "
                 "choose another with --scorer NAME"
+            )
+        if self.negative:
+            at = f" (first at {self.negative_first})" if self.negative_first else ""
+            out.append(
+                f"{file}: {self.negative} {_trials(self.negative)} with a negative "
+                f"{', '.join(self.negative_fields)}{at}: read as unknown, not averaged or summed"
             )
         return out  # options not applied: said once for the whole import (not_applied_lines)
 

@@ -140,7 +140,7 @@ def import_file(
             default_run = run or default_run_name(path)
             tally = Tally()
             records = screen(
-                apply_options(fmt.parse(path), session.options, tally, fmt), result.file
+                apply_options(fmt.parse(path), session.options, tally, fmt), result.file, tally
             )
             found = check_trials(records, result.file, run, default_run, progress)
             result.trials, result.runs, result.tasks = found.trials, found.runs, found.tasks
@@ -232,7 +232,9 @@ def _import_trials(
     tally = Tally()
     earlier: dict[str, str | None] = {}  # each run of this file: the rule it was stored with
     with import_cache(db), db.transaction(), _collector_paused():
-        records = screen(apply_options(fmt.parse(path), session.options, tally, fmt), result.file)
+        records = screen(
+            apply_options(fmt.parse(path), session.options, tally, fmt), result.file, tally
+        )
         if run is None and (key := getattr(fmt, "RUN_KEY", None)):
             records = _distinct_runs(db, records, key)
         _write_trials(

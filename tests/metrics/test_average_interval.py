@@ -20,12 +20,22 @@ def test_the_interval_is_clopper_pearson_over_the_effective_number_of_tasks() ->
     # by hand: 10 tasks at 0.5 and 10 at 1.0
     values = [0.5] * 10 + [1.0] * 10
     mean, var = float(np.mean(values)), float(np.var(values, ddof=1))
-    n_eff = 20 * mean * (1 - mean) / var
+    n_eff = min(20 * mean * (1 - mean) / var, 20)  # truncated at the number of tasks
+    assert n_eff == 20
     n_df = n_eff * (1.959963984540054 / t.ppf(0.975, 19)) ** 2
     x = mean * n_df
     expected = (beta.ppf(0.025, x, n_df - x + 1), beta.ppf(0.975, x + 1, n_df - x))
     got = mean_interval([(0.5, 10), (1.0, 10)])
     assert got == pytest.approx(expected, abs=1e-9)
+    # below the truncation only when every task is at 0 or 1 (n = m - 1): 12 at 1, 8 at 0
+    values2 = [1.0] * 12 + [0.0] * 8
+    mean2, var2 = float(np.mean(values2)), float(np.var(values2, ddof=1))
+    n2 = 20 * mean2 * (1 - mean2) / var2
+    assert n2 == pytest.approx(19)
+    n2 *= (1.959963984540054 / t.ppf(0.975, 19)) ** 2
+    x2 = mean2 * n2
+    expected2 = (beta.ppf(0.025, x2, n2 - x2 + 1), beta.ppf(0.975, x2 + 1, n2 - x2))
+    assert mean_interval([(1.0, 12), (0.0, 8)]) == pytest.approx(expected2, abs=1e-9)
     # the same values one by one give the same interval
     assert mean_interval((v, 1) for v in values) == pytest.approx(got, abs=1e-12)
 
@@ -147,11 +157,6 @@ async def test_the_tasks_screen_shows_the_averages_with_their_intervals(
         assert line.size.width <= size[0] and len(expected) <= 2 * (line.size.width - 2)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="lead decision: near the degenerate case the Korn-Graubard interval is narrower and "
-    "higher than for the degenerate case itself (no truncation of the effective task count)",
-)
 def test_a_failure_never_raises_the_lower_end_above_all_passing() -> None:
     """50 tasks that pass all 8 trials: pass@1 0.929 .. 1.000 (the exact bound over 50 tasks).
     The same with one task passing 7 of 8: 0.986 .. 1.000, a higher lower end for worse data (at
