@@ -14,6 +14,7 @@ bench/monitor_alarms.py), and the old rule to compare with.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -50,19 +51,30 @@ def tool_error_stream(
     rng: np.random.Generator, n: int, rates: np.ndarray, icc: float
 ) -> list[Count]:
     """Errors per call of n conversations a day, errors correlated within a conversation."""
+    return _tool_counts(rng, rates, icc, lambda: 1 + rng.negative_binomial(1.2, 0.2, size=n))
+
+
+def _tool_counts(
+    rng: np.random.Generator, rates: np.ndarray, icc: float, calls_of_a_day: Any
+) -> list[Count]:
+    """Each day's tool errors and calls, a conversation's own error rate drawn around the day's
+    rate with intra-conversation correlation ``icc`` (independent calls at 0)."""
     out = []
     for r in rates:
-        calls = 1 + rng.negative_binomial(1.2, 0.2, size=n)
+        calls = calls_of_a_day()
         r = min(max(r, 1e-6), 1 - 1e-6)
-        scale = 1 / icc - 1
-        own = rng.beta(r * scale, (1 - r) * scale, size=n)
+        if icc > 0:
+            scale = 1 / icc - 1
+            own = rng.beta(r * scale, (1 - r) * scale, size=len(calls))
+        else:
+            own = np.full(len(calls), r)
         errors = rng.binomial(calls, own)
         out.append(
             Count(
                 int(errors.sum()),
                 int(calls.sum()),
                 (
-                    n,
+                    len(calls),
                     float((errors * errors).sum()),
                     float((calls * calls).sum()),
                     float((errors * calls).sum()),
@@ -163,26 +175,4 @@ def readme_tool_stream(
     rng: np.random.Generator, n: int, rates: np.ndarray, icc: float
 ) -> list[Count]:
     """~1,000 tool calls a day from 500 conversations (1 + Poisson(1) calls each)."""
-    out = []
-    for r in rates:
-        calls = 1 + rng.poisson(1.0, size=n)
-        r = min(max(r, 1e-6), 1 - 1e-6)
-        if icc > 0:
-            scale = 1 / icc - 1
-            own = rng.beta(r * scale, (1 - r) * scale, size=n)
-        else:
-            own = np.full(n, r)
-        errors = rng.binomial(calls, own)
-        out.append(
-            Count(
-                int(errors.sum()),
-                int(calls.sum()),
-                (
-                    n,
-                    float((errors * errors).sum()),
-                    float((calls * calls).sum()),
-                    float((errors * calls).sum()),
-                ),
-            )
-        )
-    return out
+    return _tool_counts(rng, rates, icc, lambda: 1 + rng.poisson(1.0, size=n))

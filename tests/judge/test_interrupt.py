@@ -15,26 +15,38 @@ from reviewer.judge.standin import StandIn
 from reviewer.store.db import open_store
 
 
+def _signal_judge_with_3_in_flight(
+    server: StandIn, db_path: Path, tmp_path: Path, api_key: str, sig: signal.Signals
+) -> tuple[subprocess.Popen[str], str, list[str], dict[str, str]]:
+    """Start `reviewer judge --concurrency 3` against ``server``, wait until its 3 requests are
+    on their way, deliver ``sig`` and wait for the end: (the process, its stderr, the command,
+    its environment)."""
+    env = {**os.environ, "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": api_key}
+    cmd = [sys.executable, "-m", "reviewer", "--db", str(db_path), "judge"]
+    proc = subprocess.Popen(
+        [*cmd, "--concurrency", "3"],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # the signal as a terminal or a CI runner delivers it, even when this suite runs in a
+        # background job (which starts with SIGINT ignored, a disposition children inherit)
+        preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL) for s in (signal.SIGTERM, sig)],
+    )
+    deadline = time.monotonic() + 30
+    while server.message_requests < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    return proc, err, cmd, env
+
+
 def test_ctrl_c_stores_the_replies_in_flight(db_path: Path, tmp_path: Path, api_key: str) -> None:
     with StandIn(delay=1.0) as server:
-        env = {**os.environ, "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": api_key}
-        cmd = [sys.executable, "-m", "reviewer", "--db", str(db_path), "judge"]
-        proc = subprocess.Popen(
-            [*cmd, "--concurrency", "3"],
-            env=env,
-            cwd=tmp_path,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            # ^C as a terminal delivers it, even when this suite runs in a background job (which
-            # starts with SIGINT ignored, a disposition children inherit)
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        proc, err, _, _ = _signal_judge_with_3_in_flight(
+            server, db_path, tmp_path, api_key, signal.SIGINT
         )
-        deadline = time.monotonic() + 30
-        while server.message_requests < 3 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
         assert proc.returncode == 130, err
         assert "interrupted: storing the 3 replies on their way" in err
         assert server.message_requests == 3
@@ -51,22 +63,9 @@ def test_sigterm_and_sighup_store_the_replies_in_flight_like_ctrl_c(
     """A CI timeout (SIGTERM), `docker stop` (SIGTERM) or a closed terminal (SIGHUP) killed the run
     at once: the replies on their way were paid for and lost, and the next run bought them again."""
     with StandIn(delay=1.0) as server:
-        env = {**os.environ, "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": api_key}
-        cmd = [sys.executable, "-m", "reviewer", "--db", str(db_path), "judge"]
-        proc = subprocess.Popen(
-            [*cmd, "--concurrency", "3"],
-            env=env,
-            cwd=tmp_path,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL) for s in (signal.SIGTERM, sig)],
+        proc, err, cmd, env = _signal_judge_with_3_in_flight(
+            server, db_path, tmp_path, api_key, sig
         )
-        deadline = time.monotonic() + 30
-        while server.message_requests < 3 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        proc.send_signal(sig)
-        _, err = proc.communicate(timeout=60)
         assert proc.returncode == 128 + sig, err
         assert f"{sig.name}: sending nothing more; storing the replies on their way" in err
         assert f"reviewer: stopped by {sig.name}; every verdict received is stored" in err
