@@ -6,8 +6,9 @@ interval is for the mean over the population of tasks the run's tasks stand for,
 conditions. The per-task values lie in [0, 1], and near 0 or 1 a t interval over them is too short on
 the open side, so the interval is Korn and Graubard's (1998) for a proportion from clustered data: a
 Clopper-Pearson interval over the effective number of tasks, m p (1 - p) / s^2 (the tasks' variance
-against a proportion's), shrunk by (z / t_{m-1})^2 for the few tasks the variance comes from, and at most m (their
-truncation: a run with one failed trial never looks surer than one with none). When
+against a proportion's), shrunk by (z / t_{m-1})^2 for the few tasks the variance comes from. No interval's lower end is
+above the all-at-1 bound below (nor its upper end under the all-at-0 one): near-perfect data must not
+look surer than perfect data, which a variance near 0 would otherwise make it. When
 every task has the same value there is no variance to go by and the m tasks count as m proportions:
 for every task at 1 that gives [0.025^(1/m), 1], exact whatever the tasks are like (a value in
 [0, 1] averaging mu is 1 with probability at most mu, so all m at 1 has probability at most mu^m).
@@ -37,11 +38,12 @@ def mean_interval(groups: Iterable[tuple[float, int]]) -> tuple[float, float] | 
     if var <= 1e-15 or mean <= 0.0 or mean >= 1.0:
         n = float(m)  # no spread to go by: each task one proportion
     else:
-        # truncated at the number of tasks, as Korn and Graubard do: more agreement between tasks
-        # than a proportion's must not make a near-degenerate run look surer than a degenerate one
-        n = min(m * mean * (1 - mean) / var, float(m))
-        n *= (_Z / float(stdtrit(m - 1, 1 - _TAIL))) ** 2
-    return _clopper_pearson(mean * n, n)
+        n = m * mean * (1 - mean) / var * (_Z / float(stdtrit(m - 1, 1 - _TAIL))) ** 2
+    low, high = _clopper_pearson(mean * n, n)
+    # no run is surer at an edge than one whose every task is at that edge: the exact bound of m
+    # tasks all at 1 (or 0) is the most any m tasks can show
+    edge = _TAIL ** (1 / m)
+    return min(low, edge), max(high, 1 - edge)
 
 
 def _clopper_pearson(x: float, n: float) -> tuple[float, float]:
