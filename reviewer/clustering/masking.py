@@ -64,7 +64,20 @@ _MONTH_DATE = re.compile(
 _WORD_SPLIT = re.compile(r"[^a-z]+")
 # glog / klog header: "E0412 10:15:32.123" keeps its severity, as a word.
 _GLOG = re.compile(r"(?m)^([IWEF])\d{4}(?=\s+\d{1,2}:\d{2})")
-_IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?(?![\w.]\w)")
+# (?!\d): "5.36.59.76.dynamic-dsl-ip.example.net" is a host name, not an ip and a "6.dynamic..."
+_IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?!\d)(?::\d{1,5})?(?![\w.]\w)")
+# host:port, a dotted name of three labels or more ending in letters ("proxy.cse.example.hk:5070")
+_HOST_PORT = re.compile(r"(?<![\w.:/-])(?:[A-Za-z0-9-]+\.){2,}[A-Za-z]{2,}:\d{1,5}(?![\w.:])")
+# a size restated in parentheses ("18846 bytes (18.4 KB)"): the number before it says it already
+_SIZE_AGAIN = re.compile(r" ?\(\d+(?:\.\d+)? ?(?:[KMGTP]i?B|B)\)")
+# a size with its unit apart ("5.2 KB", "850.0 B"): one quantity, as "64172MB" is
+_SIZE = re.compile(r"(?<![\w.])\d+(?:\.\d+)? (?:[KMGTP]i?B|B)\b(?![.\w])")
+# a bound on a duration ("<1 sec", "> 5 ms"): a time, as "00:01" beside it is
+_DURATION_BOUND = re.compile(
+    r"(?<![\w<>])[<>]=? ?\d+(?:\.\d+)? ?(?:ms|s|sec|secs|seconds?|min|mins|minutes?)\b"
+)
+# octal escapes of quotes that some syslog writers emit (\042 for a double quote)
+_OCTAL_QUOTE = re.compile(r"\\04[27]")
 _IPV6 = re.compile(
     r"(?<![\w:])(?=[0-9a-fA-F:]*\d)(?:(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}"
     r"|(?:[0-9a-fA-F]{1,4}:){1,7}:(?:[0-9a-fA-F]{1,4}(?::[0-9a-fA-F]{1,4}){0,6})?"
@@ -81,7 +94,12 @@ _PATH = re.compile(
     rf"|(?<![\w./-]){_SEG}(?:/{_SEG}){{2,}}/?"
     rf"|(?<![\w./-])[\w.-]+/[\w.-]+\.{_FILE_EXT}\b"
 )
-_KV = re.compile(r"\b([A-Za-z_][\w.-]*)=(\"[^\"\n]*\"|'[^'\n]*'|(?!<\w+>)[^\s,;)\]}&>]+)")
+# a value runs to a space, comma or semicolon, through one level of brackets (ws=WorkSource{10113})
+# and placeholders masked already (rhost=<ip>): key=value is one kind of pair whatever its value
+_KV = re.compile(
+    r"\b([A-Za-z_][\w.-]*)=(\"[^\"\n]*\"|'[^'\n]*'"
+    r"|(?:<\w+>|[^\s,;()\[\]{}&<>]|\{[^\s{}]*\}|\([^\s()]*\)|\[[^\s\[\]]*\])+)"
+)
 _QUOTED = re.compile(
     r"\"(?:[^\"\\\n]|\\.){0,300}\""
     r"|'(?<![\w'>]')(?:[^'\\\n]|\\.){0,300}'(?![\w'<])"
@@ -101,6 +119,7 @@ _HAS_DIGIT = re.compile(r"\d")
 _DATE_HINT = re.compile(r"\d[-/]\d")
 _IPV4_HINT = re.compile(r"\d\.\d{1,3}\.\d")
 _TIME_HINT = re.compile(r"\d:\d\d")
+_HOST_PORT_HINT = re.compile(r"[A-Za-z]:\d")
 _HAS_ALPHA = re.compile(r"[A-Za-z]")
 _HEX = re.compile(r"(?i)^0x[0-9a-f]+$")
 _NUM_UNIT = re.compile(
@@ -121,8 +140,11 @@ def _mask_token(m: re.Match[str]) -> str:
     tok = m.group(0)
     if tok.startswith("#"):
         return "<id>" if _HAS_DIGIT.search(tok) else tok
-    if not _HAS_DIGIT.search(tok) or not _HAS_ALPHA.search(tok):
-        return tok  # words stay; pure numbers are left to the number rule
+    if not _HAS_DIGIT.search(tok):
+        return tok  # words stay
+    if not _HAS_ALPHA.search(tok):
+        # pure numbers are left to the number rule; numbers joined by _ are one id
+        return "<id>" if "_" in tok else tok
     if _HEX.match(tok):
         return "<hex>"
     if _NUM_UNIT.match(tok):
@@ -176,8 +198,12 @@ _RULES: tuple[Rule, ...] = (
     (_has_month, _MONTH_DATE, "<date>"),
     (lambda s: ":" in s, _GLOG, _mask_glog),
     (lambda s: _IPV4_HINT.search(s) is not None, _IPV4, "<ip>"),
+    (lambda s: "." in s and _HOST_PORT_HINT.search(s) is not None, _HOST_PORT, "<host>"),
     (lambda s: "::" in s or s.count(":") >= 7, _IPV6, "<ip>"),
+    (lambda s: "<" in s or ">" in s, _DURATION_BOUND, "<time>"),
     (lambda s: _TIME_HINT.search(s) is not None, _TIME, "<time>"),
+    (lambda s: "B" in s and _digits(s), _SIZE_AGAIN, ""),
+    (lambda s: "B" in s and _digits(s), _SIZE, "<num>"),
     (lambda s: "/" in s or "\\" in s, _PATH, "<path>"),
     (lambda s: "=" in s, _KV, _mask_kv),
     (lambda s: any(q in s for q in "\"'`“‘"), _QUOTED, _mask_quoted),
@@ -257,6 +283,8 @@ def _mask_once(text: str) -> str:
     s = text
     if _OPEN in s or _CLOSE in s:  # the input must not forge a sentinel
         s = s.replace(_OPEN, " ").replace(_CLOSE, " ")
+    if "\\04" in s:
+        s = _OCTAL_QUOTE.sub(lambda m: '"' if m.group(0).endswith("2") else "'", s)
     if _digits(s):
         s = protect_statuses(s)
         low = s.lower()

@@ -236,7 +236,9 @@ def line_templates(signatures: Sequence[str]) -> list[str]:
     out = list(signatures)
     for _ in range(LINE_TEMPLATE_PASSES):
         counts = Counter(s for s in out if s)
-        found = templates_of(counts, min_values=LINE_VARIABLE_VALUES, max_per_value=float("inf"))
+        found = templates_of(
+            counts, min_values=LINE_VARIABLE_VALUES, max_per_value=float("inf"), log_lines=True
+        )
         if not found:
             break
         out = [found.get(s, s) for s in out]
