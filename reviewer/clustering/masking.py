@@ -240,12 +240,23 @@ def mask(text: str) -> str:
     changing (at most three more passes; almost every line stops at the first).
     """
     out = _mask_once(text)
+    if out in _FIXED:
+        return out
     for _ in range(3):
         again = _mask_once(out)
         if again == out:
+            if len(_FIXED) >= _FIXED_MAX:
+                _FIXED.clear()
+            _FIXED[out] = None
             break
         out = again
     return out
+
+
+# Masked texts known to mask to themselves: many texts mask alike, so the pass that checks it runs
+# once per masked text, not once per text (bounded; a pure function's memo)
+_FIXED: dict[str, None] = {}
+_FIXED_MAX = 8192
 
 
 def _mask_once(text: str) -> str:

@@ -8,10 +8,11 @@ vs "book_reservation") are kinds, and stay apart. Stdlib only.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
-__all__ = ["VARIABLE", "templates_of"]
+__all__ = ["VARIABLE", "pair_templates_of", "templates_of"]
 
 VARIABLE = "<*>"
 #: A position is a variable when it takes at least this many values …
@@ -79,3 +80,49 @@ def templates_of(
             if sig not in best or rank > best[sig]:
                 best[sig] = rank
     return {sig: template for sig, (_, template) in best.items()}
+
+
+#: Pairs of variable positions are looked for in signatures of at most this many words.
+MAX_PAIR_WORDS = 16
+
+
+def pair_templates_of(signatures: Collection[str], min_values: int) -> dict[str, str]:
+    """Signature -> its template, for log lines whose instances sit in two words at once
+    (``registering class A for class B``): signatures equal but for two words, each of which takes
+    at least ``min_values`` values among them, share the template with ``<*>`` in both when the
+    words of one of the two are all names (dotted, slashed, underscored: a class or a key), not
+    plain words. The first word is never a variable (see ``templates_of``). Quadratic in the words of a signature, so
+    only signatures of at most ``MAX_PAIR_WORDS`` words are read."""
+    candidates: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    for sig in signatures:
+        words = sig.split(" ")
+        if not 4 <= len(words) <= MAX_PAIR_WORDS:
+            continue  # two constants at least beside the two variables
+        for i in range(1, len(words) - 1):
+            if words[i].startswith("<"):
+                continue
+            head = (*words[:i], VARIABLE)
+            for j in range(i + 1, len(words)):
+                if not words[j].startswith("<"):
+                    candidates[(*head, *words[i + 1 : j], VARIABLE, *words[j + 1 :])].append(sig)
+    best: dict[str, tuple[int, str]] = {}
+    for template_words, members in candidates.items():
+        if len(members) < min_values:
+            continue
+        i, j = (k for k, w in enumerate(template_words) if w == VARIABLE and k > 0)
+        first = {m.split(" ")[i] for m in members}
+        second = {m.split(" ")[j] for m in members}
+        if len(first) < min_values or len(second) < min_values:
+            continue
+        if not (all(map(_NAME_LIKE.search, first)) or all(map(_NAME_LIKE.search, second))):
+            continue  # two plain words that vary together are a kind: "from new to inited"
+        template = " ".join(template_words)
+        for sig in members:
+            rank = (len(members), template)
+            if sig not in best or rank > best[sig]:
+                best[sig] = rank
+    return {sig: template for sig, (_, template) in best.items()}
+
+
+# a dotted, slashed or underscored name (a class, a path, a key): the shape of an instance
+_NAME_LIKE = re.compile(r"\w[._$/:]\w")
