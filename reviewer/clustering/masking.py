@@ -66,8 +66,9 @@ _WORD_SPLIT = re.compile(r"[^a-z]+")
 _GLOG = re.compile(r"(?m)^([IWEF])\d{4}(?=\s+\d{1,2}:\d{2})")
 # (?!\d): "5.36.59.76.dynamic-dsl-ip.example.net" is a host name, not an ip and a "6.dynamic..."
 _IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?!\d)(?::\d{1,5})?(?![\w.]\w)")
-# host:port, a dotted name of three labels or more ending in letters ("proxy.cse.example.hk:5070")
-_HOST_PORT = re.compile(r"(?<![\w.:/-])(?:[A-Za-z0-9-]+\.){2,}[A-Za-z]{2,}:\d{1,5}(?![\w.:])")
+# host:port, a dotted name ending in letters ("proxy.cse.example.hk:5070"), not a file and its line
+# (main.go:42)
+_HOST_PORT = re.compile(r"(?<![\w.:/-])(?:[A-Za-z0-9-]+\.)+([A-Za-z]{2,}):\d{1,5}(?![\w.:])")
 # a size restated in parentheses ("18846 bytes (18.4 KB)"): the number before it says it already
 _SIZE_AGAIN = re.compile(r" ?\(\d+(?:\.\d+)? ?(?:[KMGTP]i?B|B)\)")
 # a size with its unit apart ("5.2 KB", "850.0 B"): one quantity, as "64172MB" is
@@ -88,6 +89,7 @@ _TIME = re.compile(
 )
 _SEG = r"[\w.@%+~-]+"
 _FILE_EXT = r"(?:py|pyc|js|ts|go|rs|java|rb|c|h|cc|cpp|json|jsonl|yaml|yml|txt|csv|log|sh|toml|cfg|ini|md|html|xml|sql|db)"
+_FILE_EXTS = frozenset(_FILE_EXT[3:-1].split("|")) | {"java", "kt", "scala", "php", "cs", "swift"}
 _PATH = re.compile(
     rf"(?<![\w<>/.:])(?:~|\.{{1,2}})?/(?:{_SEG}/)*{_SEG}/?"
     rf"|\b[A-Za-z]:\\(?:[^\\\s'\"]+\\)*[^\\\s'\"]*"
@@ -105,6 +107,7 @@ _QUOTED = re.compile(
     r"|'(?<![\w'>]')(?:[^'\\\n]|\\.){0,300}'(?![\w'<])"
     r"|`[^`\n]{0,300}`|“[^”\n]{0,300}”|‘[^’\n]{0,300}’"
 )
+_HTTP_REQUEST = re.compile(r"[\"'](GET|POST|PUT|DELETE|PATCH|HEAD|OPTIONS) \S")
 _KEY_AFTER = re.compile(r"\s*:")
 _KEY_WORD = re.compile(r"^[\"'][\w.-]{1,64}[\"']$")
 _TOKEN = re.compile(r"(?<![\w<>])#?[A-Za-z0-9_]+(?:[-.][A-Za-z0-9_]+)*")
@@ -168,10 +171,18 @@ def _mask_quoted(m: re.Match[str]) -> str:
     # a quoted JSON / dict key names a field, so it stays
     if _KEY_AFTER.match(m.string, m.end()) and _KEY_WORD.match(m.group(0)):
         return m.group(0)
+    # a quoted HTTP request line keeps its method: a GET and a POST are different requests
+    method = _HTTP_REQUEST.match(m.group(0))
+    if method:
+        return f"{m.group(0)[0]}{method.group(1)} <str>{m.group(0)[-1]}"
     return "<str>"
 
 
 _SEVERITY = {"I": "info", "W": "warning", "E": "error", "F": "fatal"}
+
+
+def _mask_host_port(m: re.Match[str]) -> str:
+    return m.group(0) if m.group(1).lower() in _FILE_EXTS else "<host>"
 
 
 def _mask_glog(m: re.Match[str]) -> str:
@@ -198,7 +209,7 @@ _RULES: tuple[Rule, ...] = (
     (_has_month, _MONTH_DATE, "<date>"),
     (lambda s: ":" in s, _GLOG, _mask_glog),
     (lambda s: _IPV4_HINT.search(s) is not None, _IPV4, "<ip>"),
-    (lambda s: "." in s and _HOST_PORT_HINT.search(s) is not None, _HOST_PORT, "<host>"),
+    (lambda s: "." in s and _HOST_PORT_HINT.search(s) is not None, _HOST_PORT, _mask_host_port),
     (lambda s: "::" in s or s.count(":") >= 7, _IPV6, "<ip>"),
     (lambda s: "<" in s or ">" in s, _DURATION_BOUND, "<time>"),
     (lambda s: _TIME_HINT.search(s) is not None, _TIME, "<time>"),
