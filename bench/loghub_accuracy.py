@@ -102,7 +102,10 @@ def main() -> None:
     if len(missing) == len(DATASETS):
         raise SystemExit(f"{folder}: none of the 16 <System>_2k.log_structured.csv files")
     with_drain = importlib.util.find_spec("drain3") is not None
-    print(f"{'dataset':<12} {'lines':>5} {'groups':>6}  {'reviewer':>8}" + ("  drain3" if with_drain else ""))
+    print(
+        f"{'dataset':<12} {'lines':>5} {'groups':>6}  {'reviewer':>8}"
+        + ("  drain3" if with_drain else "")
+    )
     ours_acc, drain_acc, ours_s, drain_s, n_lines = [], [], 0.0, 0.0, 0
     for name, path in found.items():
         if path is None:
@@ -127,7 +130,9 @@ def main() -> None:
         line += f"  {sum(drain_acc) / len(drain_acc):.3f}"
     print(line)
     verdict = "met" if average >= TARGET and not missing else "NOT MET"
-    print(f"grouping accuracy {average:.3f} over {len(ours_acc)} datasets (target >= {TARGET}): {verdict}")
+    print(
+        f"grouping accuracy {average:.3f} over {len(ours_acc)} datasets (target >= {TARGET}): {verdict}"
+    )
     if not with_drain:
         print("drain3 is not installed (pip install '.[bench]'): speed not compared")
         return

@@ -68,7 +68,7 @@ _GLOG = re.compile(r"(?m)^([IWEF])\d{4}(?=\s+\d{1,2}:\d{2})")
 _IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?!\d)(?::\d{1,5})?(?![\w.]\w)")
 # host:port, a dotted name ending in letters ("proxy.cse.example.hk:5070"), not a file and its line
 # (main.go:42)
-_HOST_PORT = re.compile(r"(?<![\w.:/-])(?:[A-Za-z0-9-]+\.)+([A-Za-z]{2,}):\d{1,5}(?![\w.:])")
+_HOST_PORT = re.compile(r"(?<![\w.:/-])(?:[A-Za-z0-9-]+\.)+([A-Za-z]{2,}):\d{1,5}(?![\w.:/])")
 # a size restated in parentheses ("18846 bytes (18.4 KB)"): the number before it says it already
 _SIZE_AGAIN = re.compile(r" ?\(\d+(?:\.\d+)? ?(?:[KMGTP]i?B|B)\)")
 # a size with its unit apart ("5.2 KB", "850.0 B"): one quantity, as "64172MB" is
@@ -202,6 +202,8 @@ def _digits(s: str) -> bool:
 
 
 _RULES: tuple[Rule, ...] = (
+    # before urls: www.example.com:443 is a host, as proxy.example.com:443 is
+    (lambda s: "." in s and _HOST_PORT_HINT.search(s) is not None, _HOST_PORT, _mask_host_port),
     (lambda s: "://" in s or "www." in s, _URL, "<url>"),
     (lambda s: "@" in s, _EMAIL, "<email>"),
     (lambda s: _UUID_HINT.search(s) is not None, _UUID, "<uuid>"),
@@ -209,7 +211,6 @@ _RULES: tuple[Rule, ...] = (
     (_has_month, _MONTH_DATE, "<date>"),
     (lambda s: ":" in s, _GLOG, _mask_glog),
     (lambda s: _IPV4_HINT.search(s) is not None, _IPV4, "<ip>"),
-    (lambda s: "." in s and _HOST_PORT_HINT.search(s) is not None, _HOST_PORT, _mask_host_port),
     (lambda s: "::" in s or s.count(":") >= 7, _IPV6, "<ip>"),
     (lambda s: "<" in s or ">" in s, _DURATION_BOUND, "<time>"),
     (lambda s: _TIME_HINT.search(s) is not None, _TIME, "<time>"),

@@ -16,7 +16,6 @@ from typing import Any
 from reviewer.clustering.masking import (
     _EXIT_CODE,
     _KEEP,
-    _STATUS,
     _STATUS_AFTER,
     _STATUS_BEFORE,
     mask,

@@ -69,10 +69,7 @@ def templates_of(
     best: dict[str, tuple[int, str]] = {}
     for template_words, members in candidates.items():
         n_values = values[template_words]
-        if (
-            n_values < min_values
-            or sum(counts[m] for m in members) / len(members) > max_per_value
-        ):
+        if n_values < min_values or sum(counts[m] for m in members) / len(members) > max_per_value:
             continue
         template = " ".join(template_words)
         for sig in members:
