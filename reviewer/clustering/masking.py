@@ -190,7 +190,15 @@ def _mask_glog(m: re.Match[str]) -> str:
 
 
 def _has_month(s: str) -> bool:
-    return not _MONTHS.isdisjoint(_WORD_SPLIT.split(s.lower()))
+    low = s.lower()
+    # every month name starts with one of these: a dozen substring tests before splitting words
+    if not any(p in low for p in _MONTH_STARTS):
+        return False
+    return not _MONTHS.isdisjoint(_WORD_SPLIT.split(low))
+
+
+_MONTH_STARTS = tuple(sorted({m[:3] for m in _MONTHS}))
+_QUOTE_HINT = re.compile("[\"'`“‘]")
 
 
 Repl = str | Callable[[re.Match[str]], str]
@@ -203,7 +211,11 @@ def _digits(s: str) -> bool:
 
 _RULES: tuple[Rule, ...] = (
     # before urls: www.example.com:443 is a host, as proxy.example.com:443 is
-    (lambda s: "." in s and _HOST_PORT_HINT.search(s) is not None, _HOST_PORT, _mask_host_port),
+    (
+        lambda s: ":" in s and "." in s and _HOST_PORT_HINT.search(s) is not None,
+        _HOST_PORT,
+        _mask_host_port,
+    ),
     (lambda s: "://" in s or "www." in s, _URL, "<url>"),
     (lambda s: "@" in s, _EMAIL, "<email>"),
     (lambda s: _UUID_HINT.search(s) is not None, _UUID, "<uuid>"),
@@ -218,7 +230,7 @@ _RULES: tuple[Rule, ...] = (
     (lambda s: "B" in s and _digits(s), _SIZE, "<num>"),
     (lambda s: "/" in s or "\\" in s, _PATH, "<path>"),
     (lambda s: "=" in s, _KV, _mask_kv),
-    (lambda s: any(q in s for q in "\"'`“‘"), _QUOTED, _mask_quoted),
+    (lambda s: _QUOTE_HINT.search(s) is not None, _QUOTED, _mask_quoted),
 )
 _AFTER_DIGITS: tuple[Rule, ...] = (
     (lambda s: "<" in s, _RUNS, r"\1"),
@@ -227,19 +239,24 @@ _AFTER_DIGITS: tuple[Rule, ...] = (
 
 
 def _mask_digit_words(s: str) -> str:
-    """Ids and numbers, word by word: only the few words with a digit reach a regex."""
-    parts = s.split(" ")
-    for i, part in enumerate(parts):
-        core = part.lstrip("([{").rstrip(")]},:;.")
-        if core and core.isdigit() and core.isascii():
-            # a bare number, maybe in brackets or before punctuation: what the number rule makes
-            # of it, without a regex
-            head = len(part) - len(part.lstrip("([{"))
-            parts[i] = part[:head] + "<num>" + part[head + len(core) :]
-        elif part and not part.isalpha() and _HAS_DIGIT.search(part):
-            part = _TOKEN.sub(_mask_token, part)
-            parts[i] = _NUMBER.sub("<num>", part) if _HAS_DIGIT.search(part) else part
-    return " ".join(parts)
+    """Ids and numbers, word by word (words split on spaces): only the few words with a digit are
+    visited, found by a scan that never restarts inside a word (linear in the text)."""
+    return _DIGIT_WORD.sub(_mask_digit_word, s)
+
+
+_DIGIT_WORD = re.compile(r"(?<![^ ])[^ \d]*\d[^ ]*")
+
+
+def _mask_digit_word(m: re.Match[str]) -> str:
+    part = m.group(0)
+    core = part.lstrip("([{").rstrip(")]},:;.")
+    if core and core.isdigit() and core.isascii():
+        # a bare number, maybe in brackets or before punctuation: what the number rule makes of
+        # it, without a regex
+        head = len(part) - len(part.lstrip("([{"))
+        return part[:head] + "<num>" + part[head + len(core) :]
+    part = _TOKEN.sub(_mask_token, part)
+    return _NUMBER.sub("<num>", part) if _HAS_DIGIT.search(part) else part
 
 
 def mask(text: str) -> str:
