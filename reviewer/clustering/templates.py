@@ -79,8 +79,11 @@ def templates_of(
     return {sig: template for sig, (_, template) in best.items()}
 
 
-#: Pairs of variable positions are looked for in signatures of at most this many words.
+#: Pairs of variable positions are looked for in signatures of at most this many words …
 MAX_PAIR_WORDS = 16
+#: … among at most this many signatures of one length and first word (the candidates of a group
+#: are held at once: about 100 per signature).
+MAX_PAIR_GROUP = 2000
 
 
 def pair_templates_of(signatures: Collection[str], min_values: int) -> dict[str, str]:
@@ -88,37 +91,50 @@ def pair_templates_of(signatures: Collection[str], min_values: int) -> dict[str,
     (``registering class A for class B``): signatures equal but for two words, each of which takes
     at least ``min_values`` values among them, share the template with ``<*>`` in both when the
     words of one of the two are all names (dotted, slashed, underscored: a class or a key), not
-    plain words. The first word is never a variable (see ``templates_of``). Quadratic in the words of a signature, so
-    only signatures of at most ``MAX_PAIR_WORDS`` words are read."""
-    candidates: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    plain words. The first word is never a variable (see ``templates_of``), so signatures are read
+    in groups of one length and first word; quadratic in the words of a signature, so only
+    signatures of at most ``MAX_PAIR_WORDS`` words, in groups of at most ``MAX_PAIR_GROUP``."""
+    groups: dict[tuple[int, str], list[list[str]]] = defaultdict(list)
     for sig in signatures:
         words = sig.split(" ")
-        if not 4 <= len(words) <= MAX_PAIR_WORDS:
-            continue  # two constants at least beside the two variables
+        # two constants at least beside the two variables
+        if 4 <= len(words) <= MAX_PAIR_WORDS and VARIABLE not in words:
+            groups[(len(words), words[0])].append(words)
+    best: dict[str, tuple[int, str]] = {}
+    for group in groups.values():
+        if min_values <= len(group) <= MAX_PAIR_GROUP:
+            _pairs_in_group(group, min_values, best)
+    return {sig: template for sig, (_, template) in best.items()}
+
+
+def _pairs_in_group(
+    group: list[list[str]], min_values: int, best: dict[str, tuple[int, str]]
+) -> None:
+    candidates: dict[tuple[str, ...], list[list[str]]] = defaultdict(list)
+    for words in group:
         for i in range(1, len(words) - 1):
             if words[i].startswith("<"):
                 continue
             head = (*words[:i], VARIABLE)
             for j in range(i + 1, len(words)):
                 if not words[j].startswith("<"):
-                    candidates[(*head, *words[i + 1 : j], VARIABLE, *words[j + 1 :])].append(sig)
-    best: dict[str, tuple[int, str]] = {}
+                    candidates[(*head, *words[i + 1 : j], VARIABLE, *words[j + 1 :])].append(words)
     for template_words, members in candidates.items():
         if len(members) < min_values:
             continue
-        i, j = (k for k, w in enumerate(template_words) if w == VARIABLE and k > 0)
-        first = {m.split(" ")[i] for m in members}
-        second = {m.split(" ")[j] for m in members}
+        i, j = (k for k, w in enumerate(template_words) if w == VARIABLE)
+        first = {m[i] for m in members}
+        second = {m[j] for m in members}
         if len(first) < min_values or len(second) < min_values:
             continue
         if not (all(map(_NAME_LIKE.search, first)) or all(map(_NAME_LIKE.search, second))):
             continue  # two plain words that vary together are a kind: "from new to inited"
         template = " ".join(template_words)
-        for sig in members:
+        for words in members:
+            sig = " ".join(words)
             rank = (len(members), template)
             if sig not in best or rank > best[sig]:
                 best[sig] = rank
-    return {sig: template for sig, (_, template) in best.items()}
 
 
 # a dotted, slashed or underscored name (a class, a path, a key): the shape of an instance
