@@ -64,7 +64,21 @@ _MONTH_DATE = re.compile(
 _WORD_SPLIT = re.compile(r"[^a-z]+")
 # glog / klog header: "E0412 10:15:32.123" keeps its severity, as a word.
 _GLOG = re.compile(r"(?m)^([IWEF])\d{4}(?=\s+\d{1,2}:\d{2})")
-_IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?(?![\w.]\w)")
+# (?!\d): "5.36.59.76.dynamic-dsl-ip.example.net" is a host name, not an ip and a "6.dynamic..."
+_IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?!\d)(?::\d{1,5})?(?![\w.]\w)")
+# host:port, a dotted name ending in letters ("proxy.cse.example.hk:5070"), not a file and its line
+# (main.go:42)
+_HOST_PORT = re.compile(r"(?<![\w.:/-])(?:[A-Za-z0-9-]+\.)+([A-Za-z]{2,}):\d{1,5}(?![\w.:/])")
+# a size restated in parentheses ("18846 bytes (18.4 KB)"): the number before it says it already
+_SIZE_AGAIN = re.compile(r" ?\(\d+(?:\.\d+)? ?(?:[KMGTP]i?B|B)\)")
+# a size with its unit apart ("5.2 KB", "850.0 B"): one quantity, as "64172MB" is
+_SIZE = re.compile(r"(?<![\w.])\d+(?:\.\d+)? (?:[KMGTP]i?B|B)\b(?![.\w])")
+# a bound on a duration ("<1 sec", "> 5 ms"): a time, as "00:01" beside it is
+_DURATION_BOUND = re.compile(
+    r"(?<![\w<>])[<>]=? ?\d+(?:\.\d+)? ?(?:ms|s|sec|secs|seconds?|min|mins|minutes?)\b"
+)
+# octal escapes of quotes that some syslog writers emit (\042 for a double quote)
+_OCTAL_QUOTE = re.compile(r"\\04[27]")
 _IPV6 = re.compile(
     r"(?<![\w:])(?=[0-9a-fA-F:]*\d)(?:(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}"
     r"|(?:[0-9a-fA-F]{1,4}:){1,7}:(?:[0-9a-fA-F]{1,4}(?::[0-9a-fA-F]{1,4}){0,6})?"
@@ -75,18 +89,25 @@ _TIME = re.compile(
 )
 _SEG = r"[\w.@%+~-]+"
 _FILE_EXT = r"(?:py|pyc|js|ts|go|rs|java|rb|c|h|cc|cpp|json|jsonl|yaml|yml|txt|csv|log|sh|toml|cfg|ini|md|html|xml|sql|db)"
+_FILE_EXTS = frozenset(_FILE_EXT[3:-1].split("|")) | {"java", "kt", "scala", "php", "cs", "swift"}
 _PATH = re.compile(
     rf"(?<![\w<>/.:])(?:~|\.{{1,2}})?/(?:{_SEG}/)*{_SEG}/?"
     rf"|\b[A-Za-z]:\\(?:[^\\\s'\"]+\\)*[^\\\s'\"]*"
     rf"|(?<![\w./-]){_SEG}(?:/{_SEG}){{2,}}/?"
     rf"|(?<![\w./-])[\w.-]+/[\w.-]+\.{_FILE_EXT}\b"
 )
-_KV = re.compile(r"\b([A-Za-z_][\w.-]*)=(\"[^\"\n]*\"|'[^'\n]*'|(?!<\w+>)[^\s,;)\]}&>]+)")
+# a value runs to a space, comma or semicolon, through one level of brackets (ws=WorkSource{10113})
+# and placeholders masked already (rhost=<ip>): key=value is one kind of pair whatever its value
+_KV = re.compile(
+    r"\b([A-Za-z_][\w.-]*)=(\"[^\"\n]*\"|'[^'\n]*'"
+    r"|(?:<\w+>|[^\s,;()\[\]{}&<>]|\{[^\s{}]*\}|\([^\s()]*\)|\[[^\s\[\]]*\])+)"
+)
 _QUOTED = re.compile(
     r"\"(?:[^\"\\\n]|\\.){0,300}\""
     r"|'(?<![\w'>]')(?:[^'\\\n]|\\.){0,300}'(?![\w'<])"
     r"|`[^`\n]{0,300}`|“[^”\n]{0,300}”|‘[^’\n]{0,300}’"
 )
+_HTTP_REQUEST = re.compile(r"[\"'](GET|POST|PUT|DELETE|PATCH|HEAD|OPTIONS) \S")
 _KEY_AFTER = re.compile(r"\s*:")
 _KEY_WORD = re.compile(r"^[\"'][\w.-]{1,64}[\"']$")
 _TOKEN = re.compile(r"(?<![\w<>])#?[A-Za-z0-9_]+(?:[-.][A-Za-z0-9_]+)*")
@@ -101,6 +122,7 @@ _HAS_DIGIT = re.compile(r"\d")
 _DATE_HINT = re.compile(r"\d[-/]\d")
 _IPV4_HINT = re.compile(r"\d\.\d{1,3}\.\d")
 _TIME_HINT = re.compile(r"\d:\d\d")
+_HOST_PORT_HINT = re.compile(r"[A-Za-z]:\d")
 _HAS_ALPHA = re.compile(r"[A-Za-z]")
 _HEX = re.compile(r"(?i)^0x[0-9a-f]+$")
 _NUM_UNIT = re.compile(
@@ -121,8 +143,11 @@ def _mask_token(m: re.Match[str]) -> str:
     tok = m.group(0)
     if tok.startswith("#"):
         return "<id>" if _HAS_DIGIT.search(tok) else tok
-    if not _HAS_DIGIT.search(tok) or not _HAS_ALPHA.search(tok):
-        return tok  # words stay; pure numbers are left to the number rule
+    if not _HAS_DIGIT.search(tok):
+        return tok  # words stay
+    if not _HAS_ALPHA.search(tok):
+        # pure numbers are left to the number rule; numbers joined by _ are one id
+        return "<id>" if "_" in tok else tok
     if _HEX.match(tok):
         return "<hex>"
     if _NUM_UNIT.match(tok):
@@ -146,10 +171,18 @@ def _mask_quoted(m: re.Match[str]) -> str:
     # a quoted JSON / dict key names a field, so it stays
     if _KEY_AFTER.match(m.string, m.end()) and _KEY_WORD.match(m.group(0)):
         return m.group(0)
+    # a quoted HTTP request line keeps its method: a GET and a POST are different requests
+    method = _HTTP_REQUEST.match(m.group(0))
+    if method:
+        return f"{m.group(0)[0]}{method.group(1)} <str>{m.group(0)[-1]}"
     return "<str>"
 
 
 _SEVERITY = {"I": "info", "W": "warning", "E": "error", "F": "fatal"}
+
+
+def _mask_host_port(m: re.Match[str]) -> str:
+    return m.group(0) if m.group(1).lower() in _FILE_EXTS else "<host>"
 
 
 def _mask_glog(m: re.Match[str]) -> str:
@@ -157,7 +190,15 @@ def _mask_glog(m: re.Match[str]) -> str:
 
 
 def _has_month(s: str) -> bool:
-    return not _MONTHS.isdisjoint(_WORD_SPLIT.split(s.lower()))
+    low = s.lower()
+    # every month name starts with one of these: a dozen substring tests before splitting words
+    if not any(p in low for p in _MONTH_STARTS):
+        return False
+    return not _MONTHS.isdisjoint(_WORD_SPLIT.split(low))
+
+
+_MONTH_STARTS = tuple(sorted({m[:3] for m in _MONTHS}))
+_QUOTE_HINT = re.compile("[\"'`“‘]")
 
 
 Repl = str | Callable[[re.Match[str]], str]
@@ -169,6 +210,12 @@ def _digits(s: str) -> bool:
 
 
 _RULES: tuple[Rule, ...] = (
+    # before urls: www.example.com:443 is a host, as proxy.example.com:443 is
+    (
+        lambda s: ":" in s and "." in s and _HOST_PORT_HINT.search(s) is not None,
+        _HOST_PORT,
+        _mask_host_port,
+    ),
     (lambda s: "://" in s or "www." in s, _URL, "<url>"),
     (lambda s: "@" in s, _EMAIL, "<email>"),
     (lambda s: _UUID_HINT.search(s) is not None, _UUID, "<uuid>"),
@@ -177,10 +224,13 @@ _RULES: tuple[Rule, ...] = (
     (lambda s: ":" in s, _GLOG, _mask_glog),
     (lambda s: _IPV4_HINT.search(s) is not None, _IPV4, "<ip>"),
     (lambda s: "::" in s or s.count(":") >= 7, _IPV6, "<ip>"),
+    (lambda s: "<" in s or ">" in s, _DURATION_BOUND, "<time>"),
     (lambda s: _TIME_HINT.search(s) is not None, _TIME, "<time>"),
+    (lambda s: "B" in s and _digits(s), _SIZE_AGAIN, ""),
+    (lambda s: "B" in s and _digits(s), _SIZE, "<num>"),
     (lambda s: "/" in s or "\\" in s, _PATH, "<path>"),
     (lambda s: "=" in s, _KV, _mask_kv),
-    (lambda s: any(q in s for q in "\"'`“‘"), _QUOTED, _mask_quoted),
+    (lambda s: _QUOTE_HINT.search(s) is not None, _QUOTED, _mask_quoted),
 )
 _AFTER_DIGITS: tuple[Rule, ...] = (
     (lambda s: "<" in s, _RUNS, r"\1"),
@@ -189,19 +239,24 @@ _AFTER_DIGITS: tuple[Rule, ...] = (
 
 
 def _mask_digit_words(s: str) -> str:
-    """Ids and numbers, word by word: only the few words with a digit reach a regex."""
-    parts = s.split(" ")
-    for i, part in enumerate(parts):
-        core = part.lstrip("([{").rstrip(")]},:;.")
-        if core and core.isdigit() and core.isascii():
-            # a bare number, maybe in brackets or before punctuation: what the number rule makes
-            # of it, without a regex
-            head = len(part) - len(part.lstrip("([{"))
-            parts[i] = part[:head] + "<num>" + part[head + len(core) :]
-        elif part and not part.isalpha() and _HAS_DIGIT.search(part):
-            part = _TOKEN.sub(_mask_token, part)
-            parts[i] = _NUMBER.sub("<num>", part) if _HAS_DIGIT.search(part) else part
-    return " ".join(parts)
+    """Ids and numbers, word by word (words split on spaces): only the few words with a digit are
+    visited, found by a scan that never restarts inside a word (linear in the text)."""
+    return _DIGIT_WORD.sub(_mask_digit_word, s)
+
+
+_DIGIT_WORD = re.compile(r"(?<![^ ])[^ \d]*\d[^ ]*")
+
+
+def _mask_digit_word(m: re.Match[str]) -> str:
+    part = m.group(0)
+    core = part.lstrip("([{").rstrip(")]},:;.")
+    if core and core.isdigit() and core.isascii():
+        # a bare number, maybe in brackets or before punctuation: what the number rule makes of
+        # it, without a regex
+        head = len(part) - len(part.lstrip("([{"))
+        return part[:head] + "<num>" + part[head + len(core) :]
+    part = _TOKEN.sub(_mask_token, part)
+    return _NUMBER.sub("<num>", part) if _HAS_DIGIT.search(part) else part
 
 
 def mask(text: str) -> str:
@@ -214,12 +269,23 @@ def mask(text: str) -> str:
     changing (at most three more passes; almost every line stops at the first).
     """
     out = _mask_once(text)
+    if out in _FIXED:
+        return out
     for _ in range(3):
         again = _mask_once(out)
         if again == out:
+            if len(_FIXED) >= _FIXED_MAX:
+                _FIXED.clear()
+            _FIXED[out] = None
             break
         out = again
     return out
+
+
+# Masked texts known to mask to themselves: many texts mask alike, so the pass that checks it runs
+# once per masked text, not once per text (bounded; a pure function's memo)
+_FIXED: dict[str, None] = {}
+_FIXED_MAX = 8192
 
 
 def _mask_once(text: str) -> str:
@@ -257,6 +323,8 @@ def _mask_once(text: str) -> str:
     s = text
     if _OPEN in s or _CLOSE in s:  # the input must not forge a sentinel
         s = s.replace(_OPEN, " ").replace(_CLOSE, " ")
+    if "\\04" in s:
+        s = _OCTAL_QUOTE.sub(lambda m: '"' if m.group(0).endswith("2") else "'", s)
     if _digits(s):
         s = protect_statuses(s)
         low = s.lower()

@@ -16,7 +16,6 @@ from typing import Any
 from reviewer.clustering.masking import (
     _EXIT_CODE,
     _KEEP,
-    _STATUS,
     _STATUS_AFTER,
     _STATUS_BEFORE,
     mask,
@@ -231,16 +230,21 @@ def line_templates(signatures: Sequence[str]) -> list[str]:
     dataset, linear in the number of distinct signatures per pass."""
     from collections import Counter
 
-    from reviewer.clustering.templates import templates_of
+    from reviewer.clustering.templates import VARIABLE, pair_templates_of, templates_of
 
     out = list(signatures)
     for _ in range(LINE_TEMPLATE_PASSES):
         counts = Counter(s for s in out if s)
-        found = templates_of(counts, min_values=LINE_VARIABLE_VALUES, max_per_value=float("inf"))
+        found = templates_of(
+            counts, min_values=LINE_VARIABLE_VALUES, max_per_value=float("inf"), log_lines=True
+        )
         if not found:
             break
         out = [found.get(s, s) for s in out]
-    return out
+    # what no single word explains: lines whose instances sit in two words
+    alone = {s for s in out if s and VARIABLE not in s}
+    pairs = pair_templates_of(alone, LINE_VARIABLE_VALUES)
+    return [pairs.get(s, s) for s in out] if pairs else out
 
 
 def signatures_of_lines(lines: Iterable[str], templates: bool = True) -> Iterator[str]:
@@ -263,16 +267,21 @@ _KEPT_SHAPES = frozenset(k.translate(_ZEROS) for k in _KEEP)
 _WORDS = re.compile(r"[A-Za-z0-9_]+")
 
 
-def _value_matters(text: str, key: str) -> bool:
-    """Whether a digit's value, not only its place, can show in ``text``'s signature: a protected
-    status code, an exit code, errno or signal number, or a word masking keeps (sha256)."""
-    for m in _STATUS.finditer(text):
-        if _STATUS_BEFORE.search(text, max(0, m.start() - 24), m.start()) or _STATUS_AFTER.match(
-            text, m.end()
+# a status code's place in a shape (its digits as zeros): _STATUS with any first digit
+_STATUS_SHAPE = re.compile(r"(?<![\w.,])0\d\d(?![\w.,]\d)(?!\w)")
+
+
+def _value_may_matter(key: str) -> bool:
+    """Whether a digit's value, not only its place, can show in the signature of a text of shape
+    ``key`` (its digits as zeros): a protected status code, an exit code, errno or signal number,
+    or a word masking keeps (sha256). Decided once per shape, for every value its digits take."""
+    for m in _STATUS_SHAPE.finditer(key):
+        if _STATUS_BEFORE.search(key, max(0, m.start() - 24), m.start()) or _STATUS_AFTER.match(
+            key, m.end()
         ):
             return True
-    low = text.lower()
-    if ("exit" in low or "errno" in low or "signal" in low) and _EXIT_CODE.search(text):
+    low = key.lower()
+    if ("exit" in low or "errno" in low or "signal" in low) and _EXIT_CODE.search(key):
         return True
     return any(
         w.lower() in _KEPT_SHAPES for w in _WORDS.findall(key) if "0" in w and not w.isdigit()
@@ -281,22 +290,22 @@ def _value_matters(text: str, key: str) -> bool:
 
 def _batch_signatures(texts: Iterable[str]) -> Iterator[str]:
     """``signature`` of each text, computed once per shape: texts equal but for the values of their
-    digits share a signature when no digit's value can show in it (``_value_matters``), so
+    digits share a signature when no digit's value can show in it (``_value_may_matter``), so
     log lines that differ in numbers, ids and times are masked once. The same output as calling
     ``signature`` on each."""
-    cache: dict[str, str] = {}
+    cache: dict[str, str | None] = {}  # shape -> its signature, or None: each text its own
     for text in texts:
         if not text.strip():
             yield ""
             continue
         key = text.translate(_ZEROS)
-        sig = cache.get(key)
-        if sig is not None and _value_matters(text, key):
-            sig = None
-        if sig is None:
-            sig = signature(text)
-            if not _HAS_DIGIT.search(sig) and not _value_matters(text, key):
-                cache[key] = sig
+        if key in cache:
+            sig = cache[key]
+            yield signature(text) if sig is None else sig
+            continue
+        sig = signature(text)
+        shared = not _HAS_DIGIT.search(sig) and not _value_may_matter(key)
+        cache[key] = sig if shared else None
         yield sig
 
 

@@ -625,7 +625,8 @@ def test_plain_words_are_kept(words: list[str]) -> None:
 
 def test_signatures_group_varied_system_logs_well_above_the_digit_mask_baseline() -> None:
     """Issue 16, item 3: error lines of HTTP servers, JVM, Python, kernel, schedulers, databases and
-    agent tools (tests/clustering/logs.py) group by event; measured 0.94 against 0.63."""
+    agent tools (tests/clustering/logs.py) group by event; measured 0.951 and 0.963 (seeds 0, 1)
+    against 0.63 (0.94 before issue 28)."""
     from reviewer.clustering.signature import signatures_of_lines
     from tests.clustering.logs import digit_mask, grouping_accuracy, lines
 
@@ -635,7 +636,7 @@ def test_signatures_group_varied_system_logs_well_above_the_digit_mask_baseline(
         truth = [t for _, t in events]
         ours = grouping_accuracy(list(signatures_of_lines(texts)), truth)
         baseline = grouping_accuracy([digit_mask(t) for t in texts], truth)
-        assert ours >= 0.9 and ours > baseline + 0.2
+        assert ours >= 0.945 and ours > baseline + 0.2
 
 
 def test_words_that_vary_across_otherwise_equal_lines_become_variables() -> None:
