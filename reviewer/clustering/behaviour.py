@@ -41,13 +41,19 @@ _REFUSAL = re.compile(
 )
 #: Kinds of tool errors, first match wins; the rest are "error".
 _ERROR_KINDS = (
-    ("timeout", re.compile(r"(?i)time[ds]?[ _-]?out|deadline exceeded|did not respond|no response")),
+    (
+        "timeout",
+        re.compile(r"(?i)time[ds]?[ _-]?out|deadline exceeded|did not respond|no response"),
+    ),
     ("rate limit", re.compile(r"(?i)rate[ _-]?limit|too many requests|\b429\b|quota")),
     (
         "permission error",
         re.compile(r"(?i)permission|forbidden|unauthori[sz]ed|denied|not allowed|\b40[13]\b"),
     ),
-    ("not-found error", re.compile(r"(?i)not[ _-]?found|no such|does not exist|unknown \w+|\b404\b")),
+    (
+        "not-found error",
+        re.compile(r"(?i)not[ _-]?found|no such|does not exist|unknown \w+|\b404\b"),
+    ),
     (
         "invalid-argument error",
         re.compile(
@@ -209,9 +215,7 @@ def _succeeded(messages: Sequence[Message], at: int, call: ToolCall) -> bool:
     for m in messages[at + 1 :]:
         if m.role != "tool":
             continue
-        if (call.id and m.tool_call_id == call.id) or (
-            not m.tool_call_id and m.name == call.name
-        ):
+        if (call.id and m.tool_call_id == call.id) or (not m.tool_call_id and m.name == call.name):
             return not (m.is_error or is_error_text(m.content))
     return True
 
@@ -270,9 +274,7 @@ def behaviour_of(trial: Trial) -> Behaviour:
         before = [r for r in reads if r[0] < i]
         ids = _ids(_arguments(call.arguments))
         own = [r for r in before if any(v in r[3] for v in ids)]
-        shown = any(
-            m.role == "tool" and any(v in m.content for v in ids) for m in messages[:i]
-        )
+        shown = any(m.role == "tool" and any(v in m.content for v in ids) for m in messages[:i])
         seen = own[-1:] if own or shown else before[-1:]
         for _, tool, status, _content in seen:
             said_status[(call.name, status, _noun(tool))] = None

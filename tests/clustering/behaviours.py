@@ -185,7 +185,9 @@ def _cancel_delivered(s: _Script, o: str, u: str) -> None:
 
 def _unasked_flight_change(s: _Script, o: str, u: str) -> None:
     s.identify(u)
-    s.call("get_reservation_details", {"reservation_id": o}, {"reservation_id": o, "cabin": "economy"})
+    s.call(
+        "get_reservation_details", {"reservation_id": o}, {"reservation_id": o, "cabin": "economy"}
+    )
     s.call("search_direct_flight", {"origin": "JFK", "destination": "SFO"}, [{"flight": "HAT012"}])
     s.call(
         "update_reservation_flights",
