@@ -236,7 +236,7 @@ def behaviour_of(trial: Trial) -> Behaviour:
 
     # one pass in order: calls, the reads' statuses, errors, asks and answers
     calls: list[tuple[int, ToolCall]] = []
-    reads: list[tuple[int, str | None, str, str]] = []  # (index, tool, status, content)
+    reads: list[tuple[int, str, str, str]] = []  # (index, tool, status, content)
     errors: list[tuple[int, str, str]] = []  # (index, tool, kind)
     results: list[tuple[int, str, bool]] = []  # (index, tool, ok)
     for i, m in enumerate(messages):
