@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -207,11 +207,11 @@ def _ids(args: dict[str, Any]) -> list[str]:
     return out
 
 
-def _succeeded(messages: Sequence[Message], at: int, call: ToolCall) -> bool:
+def _succeeded(
+    messages: Sequence[Message], at: int, call: ToolCall, is_error_text: Callable[[str], bool]
+) -> bool:
     """Whether the call made at message ``at`` got a result that is not an error (a write that
     failed changed nothing, so whether it was confirmed says little)."""
-    from reviewer.clustering.signature import is_error_text
-
     for m in messages[at + 1 :]:
         if m.role != "tool":
             continue
@@ -220,9 +220,14 @@ def _succeeded(messages: Sequence[Message], at: int, call: ToolCall) -> bool:
     return True
 
 
-def behaviour_of(trial: Trial) -> Behaviour:
-    """The behaviour tokens, facts and grouping key of a trial (see the module's docstring)."""
-    from reviewer.clustering.signature import is_error_text, termination_cause
+def behaviour_of(
+    trial: Trial,
+    is_error_text: Callable[[str], bool],
+    termination_cause: Callable[[str | None], str | None],
+) -> Behaviour:
+    """The behaviour tokens, facts and grouping key of a trial (see the module's docstring).
+    ``is_error_text`` tells an error-like tool result and ``termination_cause`` names how an
+    episode ended (``signature``'s, passed in: that module builds on this one)."""
 
     messages = trial.messages
     tool_of: dict[str, str] = {}
@@ -287,7 +292,7 @@ def behaviour_of(trial: Trial) -> Behaviour:
             and any(u.role == "user" for u in messages[a + 1 : i])
             for a, m in enumerate(messages[last_write + 1 : i], start=last_write + 1)
         )
-        if not asked and _succeeded(messages, i, call):
+        if not asked and _succeeded(messages, i, call, is_error_text):
             tokens.add(f"unconfirmed:{call.name}")
             key.append(f"unconfirmed:{call.name}")
         last_write = i
@@ -343,16 +348,18 @@ def behaviour_of(trial: Trial) -> Behaviour:
     if len(calls) >= MANY_CALLS:
         tokens.add("budget:many_calls")
         facts.append(f"made {MANY_CALLS} or more tool calls")
+    shape = _final_shape(messages)
     if not calls:
         tokens.add("tool:none")
-        if any(m.role == "assistant" for m in messages):
+        if shape is not None:
+            # an agent that only talked did nothing but its last turn: that is its behaviour
+            key.append(f"talked only:{shape}")
             facts.append("answered without calling any tool")
 
     # how the episode ended
     if cause:
         tokens.add(f"end:{cause}")
         key.append(f"end:{cause}")
-    shape = _final_shape(messages)
     if shape:
         tokens.add(f"final:{shape}")
         if shape in _FINAL_FACT:
@@ -369,8 +376,8 @@ def behaviour_of(trial: Trial) -> Behaviour:
 
 
 _SPECIFIC = (
-    (re.compile(r"^called \S+ on .+ \S+$"), 3.5),
-    (re.compile(r" without asking the user to confirm$"), 3.0),
+    (re.compile(r"^called \S+ on .+ \S+$"), 3.0),
+    (re.compile(r" without asking the user to confirm$"), 2.8),
     (re.compile(r"^ended in a transfer to human | \d+\+? times in a row$"), 2.5),
     (re.compile(r"^gave up after "), 1.9),
     (re.compile(r"^ended |^made \d+ or more tool calls$|^answered without calling"), 1.1),

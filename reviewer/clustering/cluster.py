@@ -150,7 +150,7 @@ def behaviour_vectors(docs: Sequence[FailureDoc]) -> np.ndarray:
 
 def _with_behaviour(docs: Sequence[FailureDoc], x: np.ndarray, weight: float) -> np.ndarray:
     """Each doc's text vector beside its behaviour vector (share ``weight``), unit length; docs
-    with no behaviour keep their text vector alone."""
+    whose agent did nothing telling (no ``behaviour_key``) keep their text vector alone."""
     import numpy as np
 
     from reviewer.clustering.vectorize import normalize
@@ -159,7 +159,9 @@ def _with_behaviour(docs: Sequence[FailureDoc], x: np.ndarray, weight: float) ->
     if b.shape[1] == 0 or weight <= 0:
         return x
     w = min(weight, 1.0)
-    has = np.abs(b).sum(axis=1) > 0
+    # a trajectory that shows nothing telling (reads, then talk) leaves the text to decide
+    has = (np.abs(b).sum(axis=1) > 0) & np.array([bool(d.behaviour_key) for d in docs])
+    b[~has] = 0.0
     text_scale = np.where(has, np.sqrt(1.0 - w), 1.0)[:, None]
     return normalize(np.hstack([text_scale * x, np.sqrt(w) * b]))
 
@@ -170,11 +172,7 @@ def group_kind(doc: FailureDoc, kind: str) -> str:
     the agent did: two failures that did the same thing group however the reason was worded."""
     if any(e.signature and e.kind in _STRONG_EVIDENCE for e in doc.evidence):
         return kind
-    if doc.behaviour_key:
-        return "did: " + doc.behaviour_key
-    # a trajectory that shows nothing telling: the failure is grouped with the unsigned ones, by
-    # its text and behaviour vector, not by the exact wording of its reason
-    return "" if any(t.startswith("final:") for t in doc.behaviour) else kind
+    return "did: " + doc.behaviour_key if doc.behaviour_key else kind
 
 
 def _unsigned_groups(
@@ -239,6 +237,9 @@ def _group_means(
     group_sig = [""] * n_groups
     for i, g in enumerate(group_of.tolist()):
         group_sig[g] = kinds[i]
+    # a group by what its agent did is compared by its behaviour and text vectors (in ``x``), not
+    # by the wording of its key: two keys can read alike and mean different things
+    group_sig = ["" if sig.startswith("did: ") else sig for sig in group_sig]
     signed = np.array([bool(sig) for sig in group_sig])
     unique_sigs = sorted({sig for sig in group_sig if sig})
     sig_part = np.zeros((n_groups, 1))

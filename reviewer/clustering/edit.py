@@ -25,19 +25,11 @@ def _doc_vectors(docs: Sequence[FailureDoc], seed: int) -> np.ndarray:
     """One unit vector per doc: its signature's embedding beside its text's (as clustering does)."""
     import numpy as np
 
-    from reviewer.clustering.cluster import (
-        BEHAVIOUR_WEIGHT,
-        SIGNATURE_WEIGHT,
-        _embed,
-        _group_means,
-        _with_behaviour,
-        group_kind,
-    )
+    from reviewer.clustering.cluster import SIGNATURE_WEIGHT, _embed, _group_means
     from reviewer.clustering.vectorize import normalize
 
     x, _, _, _ = _embed(list(docs), None, None, list(range(len(docs))), seed)
-    x = _with_behaviour(docs, x, BEHAVIOUR_WEIGHT)
-    kinds = [group_kind(d, d.signature) for d in docs]
+    kinds = [d.signature for d in docs]
     means = _group_means(kinds, np.arange(len(docs)), len(docs), x, SIGNATURE_WEIGHT, seed)
     return np.asarray(normalize(means))
 

@@ -462,7 +462,7 @@ def evidence_of(
         if primary:
             break
 
-    did = behaviour_of(trial)
+    did = behaviour_of(trial, is_error_text, termination_cause)
     return FailureDoc(
         trial_id=trial_id if trial_id is not None else trial_key(trial),
         signature=primary,
