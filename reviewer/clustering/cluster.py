@@ -36,7 +36,7 @@ SIGNATURE_WEIGHT = 0.5
 #: tests/clustering/behaviours.py only (see bench/behaviour_ari.py).
 BEHAVIOUR_WEIGHT = 0.5
 #: Behaviour features kept (the most frequent): the vector stays small whatever the tools.
-BEHAVIOUR_FEATURES = 256
+BEHAVIOUR_FEATURES = 64
 #: How much each kind of behaviour feature counts: what was changed, on what, unasked, after which
 #: error and how it ended say what was done; which tools were read, and in what order, less.
 _FEATURE_WEIGHTS = {
