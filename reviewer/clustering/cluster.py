@@ -160,7 +160,7 @@ def _with_behaviour(docs: Sequence[FailureDoc], x: np.ndarray, weight: float) ->
         return x
     w = min(weight, 1.0)
     # a trajectory that shows nothing telling (reads, then talk) leaves the text to decide
-    has = (np.abs(b).sum(axis=1) > 0) & np.array([bool(d.behaviour_key) for d in docs])
+    has = (np.abs(b).sum(axis=1) > 0) & np.array([_telling(d) for d in docs])
     b[~has] = 0.0
     text_scale = np.where(has, np.sqrt(1.0 - w), 1.0)[:, None]
     return normalize(np.hstack([text_scale * x, np.sqrt(w) * b]))
@@ -172,7 +172,15 @@ def group_kind(doc: FailureDoc, kind: str) -> str:
     the agent did: two failures that did the same thing group however the reason was worded."""
     if any(e.signature and e.kind in _STRONG_EVIDENCE for e in doc.evidence):
         return kind
-    return "did: " + doc.behaviour_key if doc.behaviour_key else kind
+    return "did: " + doc.behaviour_key if _telling(doc) else kind
+
+
+def _telling(doc: FailureDoc) -> bool:
+    """Whether what the agent did can group the failure: a key, except an agent that only talked
+    and has no signature: with no reason whose wording would split it, its text groups it (two
+    modes of talk alone, an invented date and a promised discount, read apart)."""
+    key = doc.behaviour_key
+    return bool(key) and not (key.startswith("talked only") and not doc.signature)
 
 
 def _unsigned_groups(
