@@ -31,6 +31,32 @@ __all__ = ["ClusteringResult", "FailureCluster", "cluster_failures"]
 MERGE_THRESHOLD: float | None = None
 #: Share of a failure's vector given to its signature (the rest to its text).
 SIGNATURE_WEIGHT = 0.5
+#: Share of a failure's vector given to what its agent did (``behaviour.behaviour_of``), the rest to
+#: its text; a failure with no behaviour is its text alone. Tuned on the dev wordings of
+#: tests/clustering/behaviours.py only (see bench/behaviour_ari.py).
+BEHAVIOUR_WEIGHT = 0.5
+#: Behaviour features kept (the most frequent): the vector stays small whatever the tools.
+BEHAVIOUR_FEATURES = 64
+#: How much each kind of behaviour feature counts: what was changed, on what, unasked, after which
+#: error and how it ended say what was done; which tools were read, and in what order, less.
+_FEATURE_WEIGHTS = {
+    "write": 2.0,
+    "status": 2.0,
+    "unconfirmed": 2.0,
+    "gave_up": 2.0,
+    "transfer": 2.0,
+    "end": 2.0,
+    "final": 1.0,
+    "error": 1.0,
+    "loop": 1.0,
+    "tool": 0.5,
+    "next": 0.5,
+    "budget": 0.5,
+}
+#: Evidence kinds whose signature groups a failure on its own; a failure with none of these (its
+#: signature only a free-text reason, or nothing) is grouped by what its agent did when it did
+#: something telling.
+_STRONG_EVIDENCE = frozenset({"violation", "harness_error", "outcome", "tool_error", "termination"})
 #: Dimensions of the signature embedding; up to this many distinct signatures it is exact.
 SIGNATURE_DIMS = 256
 #: Mean cosine distance of texts over which one cluster splits apart; larger than the merge threshold,
@@ -92,17 +118,83 @@ def _embed(
     return x, doc_text, texts, describe() if callable(describe) else {"embedder": embedder.name}
 
 
+def behaviour_vectors(docs: Sequence[FailureDoc]) -> np.ndarray:
+    """One row per doc: its behaviour features, each weighted by its kind and by how rare it is
+    (``log((1 + n) / (1 + df))``: a feature every failure has tells none apart), unit length; zero
+    rows for docs with none. Columns are the ``BEHAVIOUR_FEATURES`` most frequent features, sorted,
+    so the result does not depend on the order of ``docs``."""
+    import numpy as np
+
+    from reviewer.clustering.vectorize import normalize
+
+    df: Counter[str] = Counter()
+    for d in docs:
+        df.update(set(d.behaviour))
+    kept = sorted(sorted(df, key=lambda t: (-df[t], t))[:BEHAVIOUR_FEATURES])
+    out = np.zeros((len(docs), len(kept)))
+    if not kept:
+        return out
+    column = {t: j for j, t in enumerate(kept)}
+    n = len(docs)
+    weight = np.array(
+        [
+            _FEATURE_WEIGHTS.get(t.split(":", 1)[0], 1.0) * np.log((1.0 + n) / (1.0 + df[t]))
+            for t in kept
+        ]
+    )
+    for i, d in enumerate(docs):
+        cols = [column[t] for t in d.behaviour if t in column]
+        out[i, cols] = weight[cols]
+    return normalize(out)
+
+
+def _with_behaviour(docs: Sequence[FailureDoc], x: np.ndarray, weight: float) -> np.ndarray:
+    """Each doc's text vector beside its behaviour vector (share ``weight``), unit length; docs
+    whose agent did nothing telling (no ``behaviour_key``) keep their text vector alone."""
+    import numpy as np
+
+    from reviewer.clustering.vectorize import normalize
+
+    b = behaviour_vectors(docs)
+    if b.shape[1] == 0 or weight <= 0:
+        return x
+    w = min(weight, 1.0)
+    # a trajectory that shows nothing telling (reads, then talk) leaves the text to decide
+    has = (np.abs(b).sum(axis=1) > 0) & np.array([_telling(d) for d in docs])
+    b[~has] = 0.0
+    text_scale = np.where(has, np.sqrt(1.0 - w), 1.0)[:, None]
+    return normalize(np.hstack([text_scale * x, np.sqrt(w) * b]))
+
+
+def group_kind(doc: FailureDoc, kind: str) -> str:
+    """What a failure is grouped by: its signature (or template), or, when its only evidence is
+    free text (a grader's or a harness's words) or none and its agent did something telling, what
+    the agent did: two failures that did the same thing group however the reason was worded."""
+    if any(e.signature and e.kind in _STRONG_EVIDENCE for e in doc.evidence):
+        return kind
+    return "did: " + doc.behaviour_key if _telling(doc) else kind
+
+
+def _telling(doc: FailureDoc) -> bool:
+    """Whether what the agent did can group the failure: a key, except an agent that only talked
+    and has no signature: with no reason whose wording would split it, its text groups it (two
+    modes of talk alone, an invented date and a promised discount, read apart)."""
+    key = doc.behaviour_key
+    return bool(key) and not (key.startswith("talked only") and not doc.signature)
+
+
 def _unsigned_groups(
-    docs: Sequence[FailureDoc], x: np.ndarray, doc_text: np.ndarray, seed: int, **options: Any
+    kinds: Sequence[str], x: np.ndarray, doc_text: np.ndarray, seed: int, **options: Any
 ) -> tuple[np.ndarray, str]:
     """Group label per doc for the docs with no signature (-1 for signed ones and for blank text).
 
     With no signature to group them by, the docs are first clustered by text alone (atoms: identical
-    texts), so the merge step sees groups, as it does for signatures."""
+    texts, or identical text and behaviour), so the merge step sees groups, as it does for
+    signatures."""
     import numpy as np
 
-    out = np.full(len(docs), -1, dtype=np.int64)
-    idx = np.flatnonzero(np.array([not d.signature for d in docs]) & (np.abs(x).sum(axis=1) > 0))
+    out = np.full(len(kinds), -1, dtype=np.int64)
+    idx = np.flatnonzero(np.array([not k for k in kinds]) & (np.abs(x).sum(axis=1) > 0))
     if len(idx) == 0:
         return out, "none"
     texts, first, local = np.unique(doc_text[idx], return_index=True, return_inverse=True)
@@ -111,6 +203,21 @@ def _unsigned_groups(
     labels, info = auto_cluster(x[idx[first]], sizes, seed, **options)
     out[idx] = labels[local]
     return out, str(info["method"])
+
+
+def _atoms(docs: Sequence[FailureDoc], doc_text: np.ndarray) -> np.ndarray:
+    """An index per doc, equal for docs of one text and one behaviour (their vectors are equal)."""
+    import numpy as np
+
+    index: dict[tuple[int, tuple[str, ...]], int] = {}
+    return np.fromiter(
+        (
+            index.setdefault((int(t), d.behaviour), len(index))
+            for d, t in zip(docs, doc_text.tolist(), strict=True)
+        ),
+        np.int64,
+        len(docs),
+    )
 
 
 def _group_means(
@@ -138,6 +245,9 @@ def _group_means(
     group_sig = [""] * n_groups
     for i, g in enumerate(group_of.tolist()):
         group_sig[g] = kinds[i]
+    # a group by what its agent did is compared by its behaviour and text vectors (in ``x``), not
+    # by the wording of its key: two keys can read alike and mean different things
+    group_sig = ["" if sig.startswith("did: ") else sig for sig in group_sig]
     signed = np.array([bool(sig) for sig in group_sig])
     unique_sigs = sorted({sig for sig in group_sig if sig})
     sig_part = np.zeros((n_groups, 1))
@@ -189,6 +299,7 @@ def cluster_failures(
     text_threshold: float | None = None,
     split_threshold: float = SPLIT_THRESHOLD,
     signature_weight: float = SIGNATURE_WEIGHT,
+    behaviour_weight: float = BEHAVIOUR_WEIGHT,
     min_split_size: int = 10,
     large: int = LARGE,
     micro_clusters: int = 1024,
@@ -215,6 +326,7 @@ def cluster_failures(
         "text_threshold": text_threshold,
         "split_threshold": split_threshold,
         "signature_weight": signature_weight,
+        "behaviour_weight": behaviour_weight,
         "min_split_size": min_split_size,
         "large": large,
         "micro_clusters": micro_clusters,
@@ -227,15 +339,17 @@ def cluster_failures(
     n = len(ordered)
     x, doc_text, texts, about = _embed(ordered, embedder, vectors, order, seed)
     params.update(about)
+    x = _with_behaviour(ordered, x, behaviour_weight)
     params["dims"] = int(x.shape[1])
     options: dict[str, Any] = {"large": large, "micro_clusters": micro_clusters}
 
     # 1. groups
-    unsigned, params["unsigned_method"] = _unsigned_groups(
-        ordered, x, doc_text, seed, threshold=text_threshold, **options
-    )
     template = templates_of(Counter(d.signature for d in ordered if d.signature))
-    kinds = [template.get(d.signature, d.signature) for d in ordered]
+    kinds = [group_kind(d, template.get(d.signature, d.signature)) for d in ordered]
+    params["behaviour_grouped"] = sum(k.startswith("did: ") for k in kinds)
+    unsigned, params["unsigned_method"] = _unsigned_groups(
+        kinds, x, _atoms(ordered, doc_text), seed, threshold=text_threshold, **options
+    )
     group_index: dict[tuple[str, int], int] = {}
     keys = ((k, -1) if k else ("", int(unsigned[i])) for i, k in enumerate(kinds))
     group_of = np.fromiter((group_index.setdefault(k, len(group_index)) for k in keys), np.int64, n)

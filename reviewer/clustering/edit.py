@@ -96,7 +96,7 @@ def describe_groups(
 
     import numpy as np
 
-    from reviewer.clustering.cluster import _embed
+    from reviewer.clustering.cluster import BEHAVIOUR_WEIGHT, _embed, _with_behaviour, group_kind
     from reviewer.clustering.naming import describe_clusters, share_text
 
     by_id = {d.trial_id: d for d in docs}
@@ -105,7 +105,8 @@ def describe_groups(
     group_of = {t: gi for gi, g in enumerate(groups) for t in g}
     labels = np.array([group_of[d.trial_id] for d in ordered], dtype=np.int64)
     x, doc_text, texts, _ = _embed(ordered, None, None, list(range(len(ordered))), seed)
-    kinds = [d.signature for d in ordered]
+    x = _with_behaviour(ordered, x, BEHAVIOUR_WEIGHT)
+    kinds = [group_kind(d, d.signature) for d in ordered]
     described = describe_clusters(ordered, kinds, x, labels, texts, doc_text, seed=seed)
     first = {c.trial_ids[0]: c for c in described}
     out = []

@@ -23,6 +23,7 @@ __all__ = [
     "describe_clusters",
     "fact_name",
     "majority",
+    "ranked_facts",
     "match_previous",
     "share_text",
     "unique_names",
@@ -218,21 +219,59 @@ def majority(size: int) -> int:
     return 1 if size == 1 else max(2, size // 2 + 1)
 
 
-def fact_name(facts: Counter[str], size: int) -> tuple[str, list[str]] | None:
-    """The most specific fact true of most of a cluster's ``size`` members (``facts`` counts each
-    member's facts once), shown with how many it holds for when not all; with the other facts
-    that hold for most, most specific first (to tell clusters of one name apart). None when no
-    fact holds for most."""
+#: A name from a fact weaker than this (how the episode ended, which writes were made) also
+#: carries the cluster's most distinctive terms: the fact alone would read alike for many clusters.
+WEAK_FACT = 2.0
+
+
+def ranked_facts(
+    facts: Counter[str],
+    size: int,
+    behaviour: Counter[str] | None = None,
+    free_text: frozenset[str] = frozenset(),
+) -> list[tuple[str, float, int]]:
+    """The facts true of most of a cluster's ``size`` members, as (fact, weight, count), the most
+    specific first, then the most shared. ``facts`` counts each member's facts once; ``behaviour``
+    counts what the members' agents did (``behaviour.behaviour_of``), weighed on the same scale by
+    ``behaviour.specificity`` and placed after a source's own fact of equal weight; a fact in
+    ``free_text`` (a reason's wording) says less than most statements of what the agent did."""
+    from reviewer.clustering import behaviour as did
+
     need = majority(size)
-    eligible = [f for f, n in facts.items() if n >= need]
-    if not eligible:
+    scored: dict[str, tuple[float, int, int]] = {}
+    for source, counts in ((0, facts), (1, behaviour or Counter())):
+        for f, n in counts.items():
+            if n < need or f in scored:
+                continue
+            if source == 1:
+                weight = did.specificity(f)
+            elif f in free_text:
+                # a reason that is a bare placeholder ("reward <num>") says nothing at all
+                weight = 0.5 if _PLACEHOLDER.sub("", f).strip().count(" ") < 1 else 1.2
+            else:
+                weight = float(_specificity(f))
+            scored[f] = (weight, n, source)
+    order = sorted(scored, key=lambda f: (-scored[f][0], -scored[f][1], scored[f][2], len(f), f))
+    return [(f, scored[f][0], scored[f][1]) for f in order]
+
+
+def fact_name(
+    facts: Counter[str],
+    size: int,
+    behaviour: Counter[str] | None = None,
+    free_text: frozenset[str] = frozenset(),
+) -> tuple[str, list[str]] | None:
+    """The most specific fact true of most of a cluster's ``size`` members (see ``ranked_facts``),
+    shown with how many it holds for when not all; with the other facts that hold for most, most
+    specific first (to tell clusters of one name apart). None when no fact holds for most."""
+    ranked = ranked_facts(facts, size, behaviour, free_text)
+    if not ranked:
         return None
-    eligible.sort(key=lambda f: (-_specificity(f), -facts[f], len(f), f))
-    top = eligible[0]
+    top, _, count = ranked[0]
     name = _shown(top)
-    if facts[top] < size:
-        name += f" ({facts[top]} of {size})"
-    return name, eligible[1:]
+    if count < size:
+        name += f" ({count} of {size})"
+    return name, [f for f, _, _ in ranked[1:]]
 
 
 def _ranked(counts: Counter[str]) -> list[tuple[str, int]]:
@@ -277,6 +316,9 @@ def describe_clusters(
         counted.append(_ranked(Counter(docs[i].signature for i in idx)))
         dominant.append(next((s for s, _ in _ranked(Counter(kinds[i] for i in idx)) if s), ""))
     sig_uses = Counter(dominant)
+    free_text = frozenset(
+        e.signature for d in docs for e in d.evidence if e.kind == "reason" and e.signature
+    )
     clusters = []
     extras: dict[str, list[str]] = {}
     for c, idx in enumerate(members):
@@ -288,12 +330,20 @@ def describe_clusters(
         best = int(np.argmax(np.round(rows @ (centroid / norm), 9))) if norm > 0 else 0
         ids = [docs[i].trial_id for i in idx]
         fact_counts: Counter[str] = Counter()
+        did_counts: Counter[str] = Counter()
         for i in idx:
             fact_counts.update(set(docs[i].facts))
-        named = fact_name(fact_counts, len(idx))
+            did_counts.update(set(docs[i].behaviour_facts))
+        ranked = ranked_facts(fact_counts, len(idx), did_counts, free_text)
         held = sum(1 for i in idx if kinds[i] == dominant[c] or docs[i].signature == dominant[c])
-        if named is not None:
-            name, others = named
+        if ranked:
+            top, weight, count = ranked[0]
+            name, others = _shown(top), [f for f, w, _ in ranked[1:] if w >= 1.0]
+            if weight < WEAK_FACT:
+                extra = [t for t in terms[c] if t not in name and len(t) >= 4][:3]
+                name += f" — {', '.join(extra)}" if extra else ""
+            if count < len(idx):
+                name += f" ({count} of {len(idx)})"
         elif dominant[c] and held >= majority(len(idx)):
             name, others = _name(dominant[c], terms[c]), []
         else:

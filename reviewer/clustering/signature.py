@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from reviewer.clustering.behaviour import behaviour_of
 from reviewer.clustering.masking import (
     _EXIT_CODE,
     _KEEP,
@@ -351,6 +352,11 @@ class FailureDoc:
     #: statements true of this trial (what its source says went wrong, broken rules, how it ended,
     #: errors it did not recover from), worded alike across trials: clusters are named by them
     facts: tuple[str, ...] = field(default=())
+    #: what the agent did, from its trajectory (``behaviour.behaviour_of``): features for a vector,
+    #: statements for names, and a key that groups failures whose only evidence is free text
+    behaviour: tuple[str, ...] = field(default=())
+    behaviour_facts: tuple[str, ...] = field(default=())
+    behaviour_key: str = ""
 
 
 def trial_key(trial: Trial) -> str:
@@ -465,6 +471,7 @@ def evidence_of(
         if primary:
             break
 
+    did = behaviour_of(trial, is_error_text, termination_cause)
     return FailureDoc(
         trial_id=trial_id if trial_id is not None else trial_key(trial),
         signature=primary,
@@ -473,6 +480,9 @@ def evidence_of(
         task_id=trial.task_id,
         evidence=tuple(evidence),
         facts=tuple(_facts(evidence, facts, violations)),
+        behaviour=did.tokens,
+        behaviour_facts=did.facts,
+        behaviour_key=did.key,
     )
 
 
