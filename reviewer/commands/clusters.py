@@ -220,8 +220,8 @@ def merge_command(ctx: click.Context, cluster_ids: tuple[str, ...], as_json: boo
     "--into",
     type=click.IntRange(min=2),
     default=None,
-    help="Into this many pieces (default: the number its members' evidence separates best, "
-    "by silhouette; never all singletons).",
+    help="Into this many pieces (default: one piece per signature when its members' signatures "
+    "differ, else the number their text separates best, by silhouette; never all singletons).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context

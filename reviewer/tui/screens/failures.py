@@ -63,8 +63,9 @@ class RenameModal(ModalScreen[str | None]):
 
 
 class SplitModal(ModalScreen[int | None]):
-    """How many pieces `S` splits the cluster into; empty is the silhouette's choice (as
-    `reviewer cluster split` without ``--into``); 0 means cancelled."""
+    """How many pieces `S` splits the cluster into; empty is the default split (by signature when
+    the members' differ, else the silhouette's choice; as `reviewer cluster split` without
+    ``--into``); 0 means cancelled."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="split.cancel")]
     DEFAULT_CSS = """
@@ -82,9 +83,14 @@ class SplitModal(ModalScreen[int | None]):
             yield Static(
                 f"Split this cluster of {self.trials} trials into how many pieces? "
                 + (f"(2-{self.most}; " if self.most >= 2 else "(")
-                + "empty: as many as its evidence separates best) Enter splits, Esc cancels"
+                + "empty: one piece per signature when they differ, else as many as the text "
+                + "separates best) Enter splits, Esc cancels"
             )
-            yield Input(placeholder="best (silhouette)", id="split-input", restrict=r"[0-9]*")
+            yield Input(
+                placeholder="by signature, else best (silhouette)",
+                id="split-input",
+                restrict=r"[0-9]*",
+            )
             yield Static("", id="split-error")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
