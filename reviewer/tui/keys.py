@@ -230,6 +230,12 @@ KEY_MAP: tuple[KeyRow, ...] = (
     KeyRow("z", "undo the last cluster edit (merge, split, rename)", ("failures.undo",)),
     KeyRow("C", "cluster the failures again", ("failures.recluster",)),
     KeyRow("X", "cancel the clustering", ("failures.cancel",)),
+    KeyRow(
+        "b", "cluster one run's failures (cycles every run, then each run)", ("failures.scope",)
+    ),
+    KeyRow(
+        "H", "the clusters against the failure tags: each tag's best cluster", ("failures.score",)
+    ),
     KeyRow("a", "new labeling queue", ("queues.new",)),
     KeyRow("B", "make the gated run the baseline", ("gate.baseline",)),
     KeyRow("h", "windows by day or by hour", ("monitor.window",)),
