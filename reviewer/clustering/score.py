@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-#: Fewer tagged failures in clusters than this, and a score says little: ARI between two unrelated
-#: groupings of 9 trials still reaches 0.2 or more one time in ten (bench/cluster_score_noise.py).
+#: Fewer tagged failures in clusters than this, and a score says little: ARI between unrelated tags
+#: and clusters of 9 trials reaches 0.2 or more 11% of the time, of 10 9% (bench/cluster_score_noise.py).
 MIN_SCORED = 10
 #: With one tag there is nothing to tell apart: ARI is 0 or undefined whatever the clusters.
 MIN_TAGS = 2
