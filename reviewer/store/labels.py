@@ -276,7 +276,10 @@ def ensure_rubric_version(db: Store, rubric: Rubric) -> bool:
     Raises RubricVersionError when that name@version was recorded with other criteria or pass rule,
     so labels under two different rubrics never share one version.
     """
-    definition = json.dumps(asdict(rubric), sort_keys=True, ensure_ascii=False)
+    fields = asdict(rubric)
+    if not fields["categories"]:  # a rubric without categories is recorded as it always was
+        del fields["categories"]
+    definition = json.dumps(fields, sort_keys=True, ensure_ascii=False)
     with db.transaction():
         row = db.conn.execute("SELECT digest FROM rubrics WHERE ref = ?", [rubric.ref]).fetchone()
         if row is None:
