@@ -300,6 +300,8 @@ class Label:
     queue: str | None = None  # the calibration queue it was given in, if any
     #: the verdict goes against the rubric's pass rule and the labeler confirmed it
     override: bool = False
+    #: a fail's category: one of the rubric's ``categories`` or the labeler's own words
+    tag: str | None = None
 
 
 @dataclass
@@ -316,6 +318,8 @@ class Rubric:
     version: str
     criteria: list[Criterion] = field(default_factory=list)
     pass_rule: str = "all"  # all criteria yes, or "overall" (an explicit verdict)
+    #: the failure categories a labeler tags a fail with (one key each on the label screen)
+    categories: list[str] = field(default_factory=list)
 
     @property
     def ref(self) -> str:

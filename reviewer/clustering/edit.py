@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
     from reviewer.clustering.naming import FailureCluster
 
-__all__ = ["describe_groups", "split_groups"]
+__all__ = ["describe_groups", "signature_groups", "split_groups"]
 
 #: A default split is refused when no cut reaches this silhouette: the members read alike.
 MIN_SILHOUETTE = 0.1
@@ -34,13 +34,43 @@ def _doc_vectors(docs: Sequence[FailureDoc], seed: int) -> np.ndarray:
     return np.asarray(normalize(means))
 
 
+#: Evidence whose signature says what happened (not how a grader worded it): a default split
+#: separates members whose signatures of these kinds differ.
+STRUCTURED_KINDS = frozenset({"violation", "harness_error", "outcome", "tool_error", "termination"})
+
+
+def _split_key(doc: FailureDoc) -> str:
+    """The signature a default split separates by; free-text evidence (a grader's reason) shares
+    one key, since two wordings of one failure differ there (the text split tells them apart)."""
+    kind = next((e.kind for e in doc.evidence if e.signature == doc.signature), "")
+    return doc.signature if doc.signature and kind in STRUCTURED_KINDS else "\0text"
+
+
+def signature_groups(docs: Sequence[FailureDoc]) -> list[list[str]]:
+    """The trial ids of ``docs`` grouped by their structured signature (free-text evidence shares
+    one group), largest first (then by first id); past MAX_PIECES groups, the smallest share one
+    last piece."""
+    groups: dict[str, list[str]] = {}
+    for d in sorted(docs, key=lambda d: d.trial_id):
+        groups.setdefault(_split_key(d), []).append(d.trial_id)
+    out = sorted(groups.values(), key=lambda g: (-len(g), g[0]))
+    if len(out) > MAX_PIECES:
+        rest = sorted(t for g in out[MAX_PIECES - 1 :] for t in g)
+        out = sorted([*out[: MAX_PIECES - 1], rest], key=lambda g: (-len(g), g[0]))
+    return out
+
+
 def split_groups(
     docs: Sequence[FailureDoc], into: int | None = None, seed: int = 0
 ) -> list[list[str]]:
-    """How a split divides a cluster's ``docs``: the average-linkage tree of their vectors cut into
-    ``into`` pieces, or (None) into the number of pieces with the best silhouette, at most half the
-    members, each of two or more (never singletons, from four members up) and only when some cut separates them (silhouette at least
-    ``MIN_SILHOUETTE``). Largest first; [] when they read alike. Deterministic under ``seed``."""
+    """How a split divides a cluster's ``docs``. By default (``into`` None) members whose structured
+    signatures differ are separated, one piece per signature (so one member of five that failed
+    differently is cut off; members known only by a grader's free-text reason form one piece);
+    when they share one signature, the average-linkage tree of their vectors is cut
+    into the number of pieces with the best silhouette, at most half the members, each of two or
+    more (never singletons, from four members up) and only when some cut separates them
+    (silhouette at least ``MIN_SILHOUETTE``). With ``into``, the tree is cut into that many
+    pieces. Largest first; [] when they read alike. Deterministic under ``seed``."""
     import numpy as np
     from scipy.cluster.hierarchy import fcluster
 
@@ -50,6 +80,10 @@ def split_groups(
     n = len(docs)
     if n < 2:
         return []
+    if into is None:
+        by_signature = signature_groups(docs)
+        if len(by_signature) >= 2:
+            return by_signature
     x = _doc_vectors(docs, seed)
     rows, inverse, counts = np.unique(
         np.round(x, 6), axis=0, return_inverse=True, return_counts=True

@@ -48,6 +48,12 @@ def register(group: click.Group) -> None:
     help="Text embedding: tfidf, or semantic (groups paraphrases; needs "
     "pip install 'reviewer[semantic]', nothing is downloaded).",
 )
+@click.option(
+    "--score",
+    is_flag=True,
+    help="Score the stored clustering against the failure tags given while labeling (ARI, "
+    "purity, completeness, each tag's best cluster); clusters nothing.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 def cluster(
@@ -57,6 +63,7 @@ def cluster(
     stored: bool,
     include_infra: bool,
     embedder: str,
+    score: bool,
     as_json: bool,
 ) -> None:
     """Group failed trials by error signature and text, name each group, biggest first.
@@ -70,6 +77,9 @@ def cluster(
     from reviewer.workflows.clusters import tasks_summary
 
     if ctx.invoked_subcommand is not None:
+        return
+    if score:
+        _score(ctx, run, as_json)
         return
     with cli_store(ctx) as db:
         require_runs(db, ctx, [run] if run else [], 2)
@@ -137,6 +147,38 @@ def cluster(
             click.echo(f"    representative trial: {r.representative}  [id {r.id}]")
 
 
+def _score(ctx: click.Context, run: str | None, as_json: bool) -> None:
+    """`reviewer cluster --score`: the stored clustering against the human failure tags."""
+    from reviewer.clustering.score import summary_line, tag_line
+    from reviewer.workflows.cluster_score import score_clusters
+    from reviewer.workflows.clusters import ClusterJobError
+
+    with cli_store(ctx) as db:
+        require_runs(db, ctx, [run] if run else [], 2)
+        try:
+            result = score_clusters(db)
+        except ClusterJobError as e:
+            fail(str(e))
+    if run is not None and result.scope != run:
+        where = "every run" if result.scope == "*" else f"run {_plain(result.scope)}"
+        fail(
+            f"the stored clustering is of {where}, not run {_plain(run)}: "
+            f"run `reviewer cluster --run {_plain(run)}` first, then --score"
+        )
+    if as_json:
+        echo_json(result.to_dict())
+        return
+    card = result.card
+    where = "every run" if result.scope == "*" else f"run {_plain(result.scope)}"
+    click.echo(f"clusters of {where} against the failure tags given while labeling")
+    click.echo(summary_line(card))
+    if card.per_tag:
+        click.echo("")
+        click.echo("each tag's best cluster (the one holding most of its trials):")
+        for b in card.per_tag:
+            click.echo(f"  {_plain(tag_line(b))}")
+
+
 def _json_wanted(ctx: click.Context, as_json: bool) -> bool:
     """`--json` after the subcommand, or before it (`reviewer cluster --json merge ...`)."""
     parent = ctx.parent.params if ctx.parent is not None else {}
@@ -178,8 +220,8 @@ def merge_command(ctx: click.Context, cluster_ids: tuple[str, ...], as_json: boo
     "--into",
     type=click.IntRange(min=2),
     default=None,
-    help="Into this many pieces (default: the number its members' evidence separates best, "
-    "by silhouette; never all singletons).",
+    help="Into this many pieces (default: one piece per signature when its members' signatures "
+    "differ, else the number their text separates best, by silhouette; never all singletons).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context

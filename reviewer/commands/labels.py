@@ -399,6 +399,11 @@ def rubric(ctx: click.Context, file: str | None, check: bool, as_json: bool) -> 
         click.echo(f"  [{_plain(c.key)}] {_plain(c.id).ljust(width)}  {_plain(c.question)}")
         if c.help:
             click.echo(f"      {' ' * width}  {_plain(c.help)}")
+    if r.categories:
+        from reviewer.labeling.tags import category_keys
+
+        shown = " · ".join(f"[{k}] {_plain(cat)}" for k, cat in category_keys(r.categories))
+        click.echo(f"  failure tags: {shown}")
 
 
 def _check_version(ctx: click.Context, r: Any) -> None:
@@ -426,6 +431,11 @@ def _check_version(ctx: click.Context, r: Any) -> None:
     help="Answer a rubric criterion; repeat for each.",
 )
 @click.option("--note", default="", help="A note kept with the label.")
+@click.option(
+    "--tag",
+    default=None,
+    help="A fail's failure category: one of the rubric's categories, or your own words.",
+)
 @click.option("--queue", default=None, help="The queue it belongs to (default: none).")
 @click.option(
     "--rubric",
@@ -445,6 +455,7 @@ def labels_give(
     verdict: str,
     answers: tuple[str, ...],
     note: str,
+    tag: str | None,
     queue: str | None,
     rubric_file: str | None,
     override: bool,
@@ -496,6 +507,7 @@ def labels_give(
             queue=queue,
             rubric=r,
             override=override,
+            tag=tag,
         )
     except RubricContradiction as e:
         fail(f"{e.why}; add --override to keep {verdict}")
@@ -506,4 +518,5 @@ def labels_give(
         return
     extra = " (override: against the rubric's pass rule)" if label.override else ""
     where = f" in queue {_plain(queue)}" if queue else ""
-    click.echo(f"{_plain(who)} labeled {trial_id} {verdict}{where}{extra}", err=True)
+    tagged = f" ({_plain(label.tag)})" if label.tag else ""
+    click.echo(f"{_plain(who)} labeled {trial_id} {verdict}{tagged}{where}{extra}", err=True)

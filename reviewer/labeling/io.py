@@ -5,7 +5,8 @@ One label (or retraction) a line, the whole history oldest first:
     {"trial": {"run": R, "task_id": T, "trial": i}, "trial_id": ID, "labeler": NAME,
      "verdict": "pass"|"fail"|"skip", "criteria": {ID: true|false|null}, "note": str,
      "rubric": "name@version", "at": ISO-8601, "retracted": false}
-    ("override": true is added to a verdict kept against the rubric's pass rule)
+    ("override": true is added to a verdict kept against the rubric's pass rule; "tag": str to a
+    fail tagged with a failure category)
 
 Import merges by (trial, labeler, at, retracted): importing a file twice, or a file that overlaps
 what is stored, adds only what is new. A TRIAL_REF is resolved by stored id, else by
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from reviewer.export.files import write_atomic
+from reviewer.labeling.tags import TagError, check_tag
 from reviewer.models import Label
 from reviewer.record import RecordError, loads
 from reviewer.store.db import Store
@@ -75,6 +77,8 @@ def label_json(
     }
     if label.override:  # against the rubric's pass rule, confirmed by the labeler
         out["override"] = True
+    if label.tag is not None:
+        out["tag"] = label.tag
     return out
 
 
@@ -242,6 +246,13 @@ def _label_of(db: Store, obj: Any) -> Label | str:
     override = obj.get("override", False)
     if not isinstance(override, bool):
         return "override must be true or false"
+    tag = obj.get("tag")
+    if tag is not None and not isinstance(tag, str):
+        return "tag must be a string or null"
+    try:
+        tag = check_tag(verdict, tag)
+    except TagError as e:
+        return str(e)
     at = obj.get("at")
     if not isinstance(at, str):
         return "at must be an ISO-8601 time string"
@@ -259,6 +270,7 @@ def _label_of(db: Store, obj: Any) -> Label | str:
         at=at,
         retracted=retracted,
         override=override,
+        tag=tag,
     )
 
 

@@ -8,6 +8,8 @@ id = "looked_up"
 question = "Did the agent look up the order before acting on it?"
 help = "A get_order call must precede refund or cancel_order."
 key = "1"                # optional: criteria without a key get the next free digit
+
+categories = ["wrong_refund", "cancelled_shipped"]   # optional: what a fail can be tagged with
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ RESERVED_KEYS = (
     "space", "enter", "escape",
 )  # fmt: skip
 _RESERVED_CHARS = {k for k in RESERVED_KEYS if len(k) == 1} | {" ", "\n", "\r", "\t", "\x1b"}
-_TOP_KEYS = ("name", "version", "pass_rule", "description", "criteria")
+_TOP_KEYS = ("name", "version", "pass_rule", "description", "criteria", "categories")
 _CRITERION_KEYS = ("id", "question", "help", "key")
 _ID_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 _TOML_POS_RE = re.compile(r"\s*\(at line (\d+), column \d+\)\s*$")
@@ -125,9 +127,41 @@ def parse_rubric(text: str, file: str = "rubric.toml") -> Rubric:
     if not raw:
         raise err("criteria is empty: add at least one [[criteria]] table", lines.top("criteria"))
     criteria = _criteria(raw, lines, err)
+    categories = _categories(data.get("categories", []), lines.top("categories"), err)
     return Rubric(
-        name=name.strip(), version=str(version).strip(), criteria=criteria, pass_rule=pass_rule
+        name=name.strip(),
+        version=str(version).strip(),
+        criteria=criteria,
+        pass_rule=pass_rule,
+        categories=categories,
     )
+
+
+def _categories(
+    raw: Any, line: int | None, err: Callable[[str, int | None], RubricError]
+) -> list[str]:
+    """The failure categories a fail can be tagged with: distinct one-line strings."""
+    from reviewer.labeling.tags import MAX_CATEGORIES, MAX_TAG
+
+    if not isinstance(raw, list) or not all(isinstance(c, str) for c in raw):
+        raise err('categories must be a list of strings, e.g. categories = ["wrong_refund"]', line)
+    if len(raw) > MAX_CATEGORIES:
+        raise err(f"categories: at most {MAX_CATEGORIES}, not {len(raw)}", line)
+    out: list[str] = []
+    seen: dict[str, str] = {}
+    for c in raw:
+        cat = " ".join(c.split())
+        if not cat:
+            raise err("categories: a category must not be empty", line)
+        if len(cat) > MAX_TAG or not cat.isprintable():
+            raise err(
+                f"categories: {cat[:40]!r} must be printable, {MAX_TAG} characters at most", line
+            )
+        if cat.casefold() in seen:
+            raise err(f"categories: {cat!r} is listed twice", line)
+        seen[cat.casefold()] = cat
+        out.append(cat)
+    return out
 
 
 def _criteria(

@@ -954,3 +954,11 @@ def m017_summary_costs(db: sqlite_utils.Database) -> None:
     from reviewer.store.summaries import replace_cost_triggers
 
     replace_cost_triggers(db)
+
+
+@migrations()
+def m018_label_tags(db: sqlite_utils.Database) -> None:
+    """A fail label's failure category (``tag``: a rubric category or free text), which
+    `reviewer cluster --score` compares with the clusters; the label views select ``l.*`` and so
+    carry it."""
+    _run_script(db, "ALTER TABLE labels ADD COLUMN tag TEXT;")

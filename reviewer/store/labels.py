@@ -22,11 +22,11 @@ from reviewer.models import Label, Rubric
 from reviewer.store.db import Store
 
 VERDICTS = ("pass", "fail", "skip")
-_COLUMNS = "trial_id, labeler, verdict, criteria, note, rubric, at, retracted, queue, override"
-_INSERT = f"INSERT INTO labels ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_COLUMNS = "trial_id, labeler, verdict, criteria, note, rubric, at, retracted, queue, override, tag"
+_INSERT = f"INSERT INTO labels ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _FIELDS = (
     "l.trial_id, l.labeler, l.verdict, l.criteria, l.note, l.rubric, l.at, l.retracted, l.queue, "
-    "l.override"
+    "l.override, l.tag"
 )
 _SELECT = f"SELECT {_FIELDS} FROM labels l"
 _EFFECTIVE = f"SELECT {_FIELDS} FROM effective_labels l"
@@ -75,6 +75,7 @@ def _row_label(row: Any) -> Label:
         retracted=bool(row[7]),
         queue=row[8],
         override=bool(row[9]),
+        tag=row[10],
     )
 
 
@@ -90,6 +91,7 @@ def _params(label: Label) -> list[Any]:
         int(label.retracted),
         label.queue,
         int(label.override),
+        label.tag,
     ]
 
 
@@ -127,6 +129,7 @@ def add_label(
     at: str | None = None,
     override: bool = False,
     expect_at: str | None = None,
+    tag: str | None = None,
 ) -> Label:
     """Append one label and commit it. Raises ValueError for a bad verdict or an unknown trial.
 
@@ -147,6 +150,7 @@ def add_label(
         at=normalize_at(at) if at else now_at(),
         queue=queue,
         override=override,
+        tag=tag,
     )
     for _ in range(5):
         try:
@@ -272,7 +276,10 @@ def ensure_rubric_version(db: Store, rubric: Rubric) -> bool:
     Raises RubricVersionError when that name@version was recorded with other criteria or pass rule,
     so labels under two different rubrics never share one version.
     """
-    definition = json.dumps(asdict(rubric), sort_keys=True, ensure_ascii=False)
+    fields = asdict(rubric)
+    if not fields["categories"]:  # a rubric without categories is recorded as it always was
+        del fields["categories"]
+    definition = json.dumps(fields, sort_keys=True, ensure_ascii=False)
     with db.transaction():
         row = db.conn.execute("SELECT digest FROM rubrics WHERE ref = ?", [rubric.ref]).fetchone()
         if row is None:
@@ -296,11 +303,11 @@ def iter_label_rows(
     where, args = ("WHERE l.labeler = ?", [labeler]) if labeler is not None else ("", [])
     sql = (
         "SELECT l.trial_id, l.labeler, l.verdict, l.criteria, l.note, l.rubric, l.at, l.retracted, "
-        "l.queue, l.override, t.run, t.task_id, t.trial FROM labels l LEFT JOIN trials t ON t.id = l.trial_id "
-        f"{where} ORDER BY l.at, l.retracted, l.id"
+        "l.queue, l.override, l.tag, t.run, t.task_id, t.trial FROM labels l "
+        f"LEFT JOIN trials t ON t.id = l.trial_id {where} ORDER BY l.at, l.retracted, l.id"
     )
     for row in db.conn.execute(sql, args):
-        yield _row_label(row), row[10], row[11], row[12]
+        yield _row_label(row), row[11], row[12], row[13]
 
 
 def find_trial_id(

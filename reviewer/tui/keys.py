@@ -88,6 +88,7 @@ KEY_MAP: tuple[KeyRow, ...] = (
             "rename.cancel",
             "split.cancel",
             "note.cancel",
+            "tag.cancel",
             "search.cancel",
             "importreport.close",
             "exportreport.close",
@@ -132,6 +133,7 @@ KEY_MAP: tuple[KeyRow, ...] = (
             "exportreport.close",
             "offer.yes",
             "confirm.yes",
+            "tag.none",
             "judge.start",
             "monitor.open",
             "flagged.open",
@@ -228,6 +230,12 @@ KEY_MAP: tuple[KeyRow, ...] = (
     KeyRow("z", "undo the last cluster edit (merge, split, rename)", ("failures.undo",)),
     KeyRow("C", "cluster the failures again", ("failures.recluster",)),
     KeyRow("X", "cancel the clustering", ("failures.cancel",)),
+    KeyRow(
+        "b", "cluster one run's failures (cycles every run, then each run)", ("failures.scope",)
+    ),
+    KeyRow(
+        "H", "the clusters against the failure tags: each tag's best cluster", ("failures.score",)
+    ),
     KeyRow("a", "new labeling queue", ("queues.new",)),
     KeyRow("B", "make the gated run the baseline", ("gate.baseline",)),
     KeyRow("h", "windows by day or by hour", ("monitor.window",)),
@@ -240,6 +248,13 @@ KEY_MAP: tuple[KeyRow, ...] = (
     KeyRow("c", "label: a note for this trial", ("label.note",)),
     KeyRow("v", "label: reveal the judge (after labeling)", ("label.reveal",)),
     KeyRow("1 … 9", "label: answer the rubric's criteria (yes, no, unset)", (), where="label"),
+    KeyRow("K", "label: tag the failure with a category (labels it fail)", ("label.tag",)),
+    KeyRow(
+        "a … z",
+        "failure tag: the category whose key is shown (its first letter or a digit)",
+        (),
+        where="tag",
+    ),
 )
 
 _SCREENS = {
@@ -250,6 +265,7 @@ _SCREENS = {
     "transcript": "transcript",
     "label": "labeling",
     "note": "labeling note",
+    "tag": "failure tag",
     "compare": "compare",
     "failures": "failures",
     "rename": "rename",

@@ -12,6 +12,7 @@ from typing import IO
 
 from reviewer.labeling.io import ImportResult, export_labels, import_labels
 from reviewer.labeling.rubric import contradiction
+from reviewer.labeling.tags import check_tag, resolve_category
 from reviewer.models import Label, Rubric
 from reviewer.store.db import Store
 from reviewer.store.labels import LabelConflict, add_label, undo_last
@@ -49,6 +50,7 @@ def give_label(
     rubric: Rubric | None = None,
     override: bool = False,
     expect_at: str | None = None,
+    tag: str | None = None,
 ) -> Label:
     """Append one label and commit it at once. ValueError for a bad verdict or an unknown trial.
 
@@ -56,7 +58,12 @@ def give_label(
     under pass_rule "all", or a fail with every answer yes) raises RubricContradiction unless
     ``override``; with it the label is stored as an override. ``expect_at``: the time of the
     labeler's standing label as the caller read it ("" for none); LabelConflict when it changed
-    meanwhile (another window labeled the trial), and nothing is written."""
+    meanwhile (another window labeled the trial), and nothing is written. ``tag``: a fail's
+    failure category (a rubric category, named in any case, or free text); TagError (a ValueError)
+    for a tag on another verdict or one too long."""
+    tag = check_tag(verdict, tag)
+    if tag is not None and rubric is not None:
+        tag = resolve_category(rubric.categories, tag)
     why = contradiction(rubric, criteria or {}, verdict)
     if why is not None and not override:
         raise RubricContradiction(why, verdict)
@@ -71,6 +78,7 @@ def give_label(
         queue=queue,
         override=why is not None,
         expect_at=expect_at,
+        tag=tag,
     )
 
 

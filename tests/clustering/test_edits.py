@@ -4,6 +4,7 @@ describes each piece afresh, and the same data and seed give the same clusters."
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from reviewer.clustering.cluster import cluster_failures
 from reviewer.clustering.edit import split_groups
 from reviewer.clustering.naming import match_previous
 from reviewer.clustering.signature import evidence_of
-from reviewer.models import Trial
+from reviewer.models import Trial, TrialError
 from reviewer.store import open_store
 from reviewer.store.clusters import cluster_members
 from reviewer.workflows import clusters as jobs
@@ -80,12 +81,21 @@ def test_undo_takes_back_each_edit_in_turn(db: str) -> None:
 def test_split_describes_each_piece_afresh(db: str) -> None:
     before = stored(db)
     a, b = before[0], before[1]
+    with open_store(db) as store:
+        signatures = Counter(
+            str(r[0])
+            for r in store.execute(
+                "SELECT signature FROM cluster_members WHERE cluster_id IN (?, ?) "
+                "AND clustering_id = (SELECT MAX(id) FROM clusterings)",
+                [a["id"], b["id"]],
+            )
+        )
     invoke("--db", db, "cluster", "merge", str(a["id"]), str(b["id"]), "--json")
     pieces = invoke("--db", db, "cluster", "split", str(a["id"]), "--json")["clusters"]
-    assert isinstance(pieces, list) and len(pieces) == 2
-    got = {(p["size"], p["signature"], tuple(p["tasks"])) for p in pieces}
-    want = {(x["size"], x["signature"], tuple(x["tasks"])) for x in (a, b)}  # type: ignore[arg-type]
-    assert got == want
+    # the members' signatures differ (a tool error and a broken rule): one piece per signature,
+    # each described from its own members
+    assert isinstance(pieces, list) and len(pieces) == len(signatures) >= 2
+    assert {(p["signature"], p["size"]) for p in pieces} == set(signatures.items())
     names = [x["name"] for x in stored(db)]
     assert len(names) == len(set(names))
     with open_store(db) as store:
@@ -162,3 +172,24 @@ def test_ten_percent_new_failures_keep_the_ids_of_unchanged_clusters() -> None:
         if frozenset(c.trial_ids) in old_ids
     ]
     assert len(kept) >= len(old.clusters) - 1 and all(kept)
+
+
+def test_a_default_split_separates_members_whose_signatures_differ() -> None:
+    """Issue 28: one member of five with another error was refused ("its trials read alike")."""
+    trials = [
+        Trial(
+            task_id=f"t{i}",
+            messages=[],
+            passed=False,
+            error=TrialError(
+                type="TimeoutError", message=f"{svc} service did not respond after 30s"
+            ),
+        )
+        for i, svc in enumerate(["order"] * 4 + ["address"])
+    ]
+    five = [evidence_of(t, trial_id=f"x{i}") for i, t in enumerate(trials)]
+    assert split_groups(five) == [["x0", "x1", "x2", "x3"], ["x4"]]
+    assert len(split_groups(five, into=2)) == 2  # --into still cuts the text tree
+    # free-text reasons worded differently are one piece by signature: the text split decides
+    worded = docs(["refund was wrong", "the refund amount was wrong", "wrong refund", "refund off"])
+    assert all(len(g) > 1 for g in split_groups(worded))  # type: ignore[arg-type]

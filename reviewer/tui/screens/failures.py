@@ -1,5 +1,6 @@
 """Failure clusters ranked by size; open one to see its trials; rename, merge, split and undo
-(persisted)."""
+(persisted); scope the clustering to one run (b cycles every run, then each run); the scorecard
+against the failure tags humans gave (H shows each tag's best cluster)."""
 
 from __future__ import annotations
 
@@ -18,14 +19,26 @@ from reviewer.tui.export_action import ExportMixin, ExportScope
 from reviewer.tui.safe import clean, safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.footer import KeyFooter
+from reviewer.workflows.cluster_score import ClusterScore
 from reviewer.workflows.clusters import most_pieces, tasks_summary
+
+#: The scope of a clustering of every run (as stored).
+EVERY_RUN = "*"
 
 
 class ClustersLoaded(Message):
-    def __init__(self, rows: list[ClusterRow], info: dict[str, object]) -> None:
+    def __init__(
+        self,
+        rows: list[ClusterRow],
+        info: dict[str, object],
+        score: ClusterScore | None = None,
+        runs: list[str] | None = None,
+    ) -> None:
         super().__init__()
         self.rows = rows
         self.info = info
+        self.score = score
+        self.runs = runs or []
 
 
 class ClusterProgress(Message):
@@ -63,8 +76,9 @@ class RenameModal(ModalScreen[str | None]):
 
 
 class SplitModal(ModalScreen[int | None]):
-    """How many pieces `S` splits the cluster into; empty is the silhouette's choice (as
-    `reviewer cluster split` without ``--into``); 0 means cancelled."""
+    """How many pieces `S` splits the cluster into; empty is the default split (by signature when
+    the members' differ, else the silhouette's choice; as `reviewer cluster split` without
+    ``--into``); 0 means cancelled."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="split.cancel")]
     DEFAULT_CSS = """
@@ -82,9 +96,14 @@ class SplitModal(ModalScreen[int | None]):
             yield Static(
                 f"Split this cluster of {self.trials} trials into how many pieces? "
                 + (f"(2-{self.most}; " if self.most >= 2 else "(")
-                + "empty: as many as its evidence separates best) Enter splits, Esc cancels"
+                + "empty: one piece per signature when they differ, else as many as the text "
+                + "separates best) Enter splits, Esc cancels"
             )
-            yield Input(placeholder="best (silhouette)", id="split-input", restrict=r"[0-9]*")
+            yield Input(
+                placeholder="by signature, else best (silhouette)",
+                id="split-input",
+                restrict=r"[0-9]*",
+            )
             yield Static("", id="split-error")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -118,20 +137,28 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
         Binding("R", "reload", "Reload", id="failures.reload", show=False),
         Binding("X", "cancel", "Cancel clustering", id="failures.cancel", show=False),
         Binding("T", "export_tasks", "Export tasks", id="failures.export"),
+        Binding("b", "scope", "Run scope", id="failures.scope"),
+        Binding("H", "score", "Tag scorecard", id="failures.score"),
         Binding("escape", "back", "Back", id="failures.back"),
     ]
 
-    def __init__(self, recluster: bool = False) -> None:
+    def __init__(self, recluster: bool = False, run: str | None = None) -> None:
         super().__init__()
         self.rows: list[ClusterRow] = []
         self.marked: list[str] = []
-        self._recluster_on_mount = recluster
+        self._recluster_on_mount = recluster or run is not None
         self._focus_after: str | None = None
+        #: the run whose failures are clustered (EVERY_RUN for all); None: the stored clustering's
+        self.scope: str | None = run
+        self.runs: list[str] = []
+        self.score: ClusterScore | None = None
+        self.show_tags = False
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static("Failure clusters", classes="title")
+        yield Static("Failure clusters", id="failures-title", classes="title")
         yield DataTable(id="clusters", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="cluster-score", classes="detail")
         yield Static("", id="cluster-detail", classes="detail")
         yield ProgressBar(id="cluster-progress", show_eta=False)
         yield Static("loading…", id="clusters-status", classes="status")
@@ -155,10 +182,14 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="clusters-load")
     def load(self) -> None:
         from reviewer.store.clusters import count_outcomes
+        from reviewer.store.queries import run_names
+        from reviewer.workflows.cluster_score import score_clusters
         from reviewer.workflows.clusters import current
 
         with self.store() as db:
+            runs = run_names(db)
             stored = current(db)
+            score = score_clusters(db) if stored is not None else None
             info = {} if stored is None else dict(stored.info)
             params = info.get("params")
             if stored is not None and not (
@@ -168,11 +199,16 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
                 run = None if scope in (None, "*") else str(scope)
                 info["infra_left_out"] = count_outcomes(db, run).get("infra", 0)
         if stored is None:
-            self.post_message(ClustersLoaded([], {}))
+            self.post_message(ClustersLoaded([], {}, runs=runs))
         else:
-            self.post_message(ClustersLoaded(stored.rows, info))
+            self.post_message(ClustersLoaded(stored.rows, info, score, runs))
 
     def on_clusters_loaded(self, message: ClustersLoaded) -> None:
+        self.runs, self.score = message.runs, message.score
+        if message.info:
+            self.scope = str(message.info.get("scope") or EVERY_RUN)
+        self._title()
+        self._score()
         table = self.query_one("#clusters", DataTable)
         # an edit or reload keeps the cursor on its cluster (or where it was, when that one is gone)
         was = self._current()
@@ -213,10 +249,58 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
             status.update(
                 f"{total} failures in {len(self.rows)} clusters, biggest first{left_out} · "
                 "Enter: its trials · r rename · space+m merge · S split · z undo · C re-cluster · "
-                "R reload"
+                "b run scope · H tag scorecard · R reload"
             )
         table.focus()
         self._detail()
+
+    def _title(self) -> None:
+        scope = self.scope
+        where = "every run" if scope in (None, EVERY_RUN) else f"run {scope}"
+        self.query_one("#failures-title", Static).update(
+            safe_text(f"Failure clusters — {where}", single_line=True)
+        )
+
+    def _score(self) -> None:
+        """The scorecard line (and with H each tag's best cluster) when any failure is tagged."""
+        from reviewer.clustering.score import summary_line, tag_line
+
+        widget = self.query_one("#cluster-score", Static)
+        card = self.score.card if self.score is not None else None
+        widget.display = card is not None and card.tagged > 0
+        if card is None or not card.tagged:
+            return
+        text = Text("tags vs clusters: ", style="bold")
+        text.append_text(safe_text(summary_line(card), single_line=True))
+        if self.show_tags:
+            for b in card.per_tag:
+                text.append("\n  ")
+                text.append_text(safe_text(tag_line(b), single_line=True))
+        else:
+            text.append("  (H: each tag's best cluster)", style="dim")
+        widget.update(text)
+
+    def action_score(self) -> None:
+        card = self.score.card if self.score is not None else None
+        if card is None or not card.tagged:
+            self.notify(
+                "No tagged failures in this clustering's scope: tag fails while labeling "
+                "(K on the label screen, or a rubric's categories).",
+                severity="warning",
+            )
+            return
+        self.show_tags = not self.show_tags
+        self._score()
+
+    def action_scope(self) -> None:
+        """Cluster the failures of the next scope: every run, then each run in turn."""
+        scopes = [EVERY_RUN, *self.runs]
+        if len(scopes) < 2:
+            return
+        now = self.scope if self.scope in scopes else EVERY_RUN
+        self.scope = scopes[(scopes.index(now) + 1) % len(scopes)]
+        self._title()
+        self.action_recluster()
 
     def _current(self) -> ClusterRow | None:
         table = self.query_one("#clusters", DataTable)
@@ -370,9 +454,11 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
 
         try:
             with self.store() as db:
-                # the same embedding as the stored clustering (`reviewer cluster --embedder`)
+                # the same embedding as the stored clustering (`reviewer cluster --embedder`), over
+                # the screen's scope (`reviewer cluster --run`)
                 cluster(
                     db,
+                    None if self.scope in (None, EVERY_RUN) else self.scope,
                     progress=progress,
                     cancelled=lambda: worker.is_cancelled,
                     embedder=embedder_of(current(db)),

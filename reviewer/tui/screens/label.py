@@ -1,7 +1,9 @@
 """Labeling a calibration queue (or one trial): the transcript beside a label panel, one key each.
 
 p / f / x label the trial pass / fail / skip, commit it to SQLite at once and move on to the next
-unlabeled trial; number keys answer the rubric's criteria first; c adds a note; u undoes the last
+unlabeled trial; number keys answer the rubric's criteria first; a fail under a rubric with
+``categories`` asks for its failure tag (one key), K tags a failure at any time (free text too);
+c adds a note; u undoes the last
 label; ] and [ step through the queue. A verdict against the rubric's pass rule asks once and is
 stored as an override. The screen is blind: until this labeler has labeled the trial, no judge
 verdict, rationale or other labeler's label reaches it (the transcript is built without the judge,
@@ -189,11 +191,76 @@ class ConfirmModal(ModalScreen[bool]):
         self.dismiss(keep)
 
 
+class TagModal(ModalScreen[str | None]):
+    """A fail's failure tag: one key per category (shown beside it), Enter for none, Tab then
+    Enter for words of your own. Dismisses with the tag, "" for none, None when cancelled."""
+
+    BINDINGS = [
+        Binding("enter", "none", "No tag", id="tag.none"),
+        Binding("escape", "cancel", "Cancel", id="tag.cancel"),
+    ]
+    DEFAULT_CSS = """
+    TagModal { align: center middle; }
+    TagModal > Vertical { width: 70; max-width: 95%; height: auto; border: thick $accent;
+                          background: $surface; padding: 1 2; }
+    """
+
+    def __init__(self, categories: list[str], current: str | None = None) -> None:
+        from reviewer.labeling.tags import category_keys
+
+        super().__init__()
+        self.keys = category_keys(categories)
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        from reviewer.labeling.tags import MAX_TAG
+
+        text = Text("Tag this failure", style="bold")
+        if self.current:
+            text.append("  (now: ")
+            text.append_text(safe_text(self.current, single_line=True))
+            text.append(")")
+        text.append("\n")
+        for key, cat in self.keys:
+            text.append(f"[{key}] ", style="bold")
+            text.append_text(safe_text(cat, single_line=True))
+            text.append("\n")
+        hint = "Enter: no tag · Tab: your own words, then Enter · Esc: back, not labeled"
+        text.append(("" if self.keys else "no categories in the rubric\n") + hint, style="dim")
+        with Vertical():
+            yield Static(text, id="tag-keys")
+            yield Input(placeholder="your own words", id="tag-input", max_length=MAX_TAG)
+
+    def on_mount(self) -> None:
+        # the category keys go to the dialog: the text box waits for Tab
+        self.call_after_refresh(self.set_focus, None)
+
+    def on_key(self, event: Any) -> None:
+        if isinstance(self.focused, Input):
+            return
+        for key, cat in self.keys:
+            if event.key == key:
+                event.stop()
+                self.dismiss(cat)
+                return
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.dismiss(" ".join(event.value.split()))
+
+    def action_none(self) -> None:
+        self.dismiss("")
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
 class LabelScreen(ReviewerScreen):
     BINDINGS = [
         Binding("p", "label('pass')", "Pass", id="label.pass"),
         Binding("f", "label('fail')", "Fail", id="label.fail"),
         Binding("x", "label('skip')", "Skip", id="label.skip"),
+        Binding("K", "tag", "Tag failure", id="label.tag"),
         Binding("u", "undo", "Undo", id="label.undo"),
         Binding("c", "note", "Note", id="label.note"),
         Binding("v", "reveal", "Reveal judge", id="label.reveal"),
@@ -469,20 +536,70 @@ class LabelScreen(ReviewerScreen):
         if self.payload is None or self.state is None:
             return
         why = contradiction(self.rubric, self.criteria, verdict)
+        ask_tag = verdict == "fail" and self.rubric is not None and bool(self.rubric.categories)
         if why is None:
-            self._give(verdict)
+            if ask_tag:
+                self._ask_tag()
+            else:
+                self._give(verdict)
             return
         trial_id = self.payload.trial_id
 
         def answered(keep: bool | None) -> None:
             if keep and self.payload is not None and self.payload.trial_id == trial_id:
-                self._give(verdict, override=True)
+                if ask_tag:
+                    self._ask_tag(override=True)
+                else:
+                    self._give(verdict, override=True)
             elif not keep:
                 self.notify("Not labeled: answer the criteria again or press the other verdict.")
 
         self.app.push_screen(ConfirmModal(f"{why} — keep {verdict}?"), answered)
 
-    def _give(self, verdict: str, *, override: bool = False) -> None:
+    def _ask_tag(self, *, override: bool = False, retag: bool = False) -> None:
+        """Ask for the failure's tag, then label the trial fail with it (``retag``: the standing
+        fail label gets the tag, nothing else changes)."""
+        if self.payload is None:
+            return
+        trial_id = self.payload.trial_id
+        categories = list(self.rubric.categories) if self.rubric is not None else []
+
+        def chosen(tag: str | None) -> None:
+            if self.payload is None or self.payload.trial_id != trial_id:
+                return
+            if tag is None:
+                self.notify("Not labeled: no tag was chosen (Esc).")
+                return
+            if retag and self.mine is not None:
+                self._put_label(self.mine.verdict, tag=tag or None, advance=False)
+                return
+            self._give("fail", override=override, tag=tag or None)
+
+        current = self.mine.tag if self.mine is not None else None
+        self.app.push_screen(TagModal(categories, current), chosen)
+
+    def action_tag(self) -> None:
+        """Tag a failure: the standing fail label gets the tag; otherwise the trial is labeled fail
+        with it (the rubric's pass rule asked first, as for f)."""
+        from reviewer.labeling.rubric import contradiction
+
+        if self.payload is None or self.state is None:
+            return
+        if self.mine is not None and self.mine.verdict == "fail":
+            self._ask_tag(retag=True)
+            return
+        why = contradiction(self.rubric, self.criteria, "fail")
+        if why is None:
+            self._ask_tag()
+            return
+
+        def answered(keep: bool | None) -> None:
+            if keep:
+                self._ask_tag(override=True)
+
+        self.app.push_screen(ConfirmModal(f"{why} — keep fail?"), answered)
+
+    def _give(self, verdict: str, *, override: bool = False, tag: str | None = None) -> None:
         assert self.payload is not None
         if self.saving is not None:
             # the last label has not landed yet (another process may hold the write lock): this key
@@ -507,6 +624,7 @@ class LabelScreen(ReviewerScreen):
                     "rubric": self.rubric,
                     "queue": self.queue_name,
                     "override": override,
+                    "tag": tag,
                     "advance": True,
                     # the label as this screen read it: another window's label is not replaced
                     # silently (LabelChanged asks)
@@ -667,28 +785,35 @@ class LabelScreen(ReviewerScreen):
             if text is None:
                 return
             self.note = text
-            if self.mine is not None and self.payload is not None:
+            if self.mine is not None:
                 # the note belongs to the standing label: append it again with the note
-                self._writes.put(
-                    (
-                        "label",
-                        {
-                            "trial_id": self.payload.trial_id,
-                            "labeler": self.labeler,
-                            "verdict": self.mine.verdict,
-                            "criteria": dict(self.criteria),
-                            "note": text,
-                            "rubric": self.rubric,
-                            "queue": self.queue_name,
-                            # the verdict stands as given: kept against the rubric if it is so
-                            "override": True,
-                            "advance": False,
-                        },
-                    )
-                )
+                self._put_label(self.mine.verdict, tag=self.mine.tag, advance=False)
             self._panel()
 
         self.app.push_screen(NoteModal(self.note), done)
+
+    def _put_label(self, verdict: str, *, tag: str | None, advance: bool) -> None:
+        """Append the standing label again with this screen's criteria, note and ``tag``."""
+        if self.payload is None:
+            return
+        self._writes.put(
+            (
+                "label",
+                {
+                    "trial_id": self.payload.trial_id,
+                    "labeler": self.labeler,
+                    "verdict": verdict,
+                    "criteria": dict(self.criteria),
+                    "note": self.note,
+                    "rubric": self.rubric,
+                    "queue": self.queue_name,
+                    # the verdict stands as given: kept against the rubric if it is so
+                    "override": True,
+                    "tag": tag,
+                    "advance": advance,
+                },
+            )
+        )
 
     # --- drawing ------------------------------------------------------------------------------------
 
@@ -729,7 +854,9 @@ class LabelScreen(ReviewerScreen):
                 if c.help:
                     crit.append_text(safe_text("    " + c.help, "dim italic"))
                     crit.append("\n")
-        crit.append("p pass · f fail · x skip · u undo · c note · ] next", style="dim")
+        crit.append(
+            "p pass · f fail · K tag failure · x skip · u undo · c note · ] next", style="dim"
+        )
         self.query_one("#label-criteria", Static).update(crit)
 
         mine = Text()
@@ -739,6 +866,9 @@ class LabelScreen(ReviewerScreen):
             style = {"pass": "bold green", "fail": "bold red"}.get(self.mine.verdict, "bold yellow")
             mine.append("your label: ")
             mine.append(self.mine.verdict.upper(), style=style)
+            if self.mine.tag:
+                mine.append("  tag: ", style="dim")
+                mine.append_text(safe_text(self.mine.tag, "bold", single_line=True))
             if self.mine.override:
                 mine.append("  (override: against the rubric's rule)", style="yellow")
         self.query_one("#label-mine", Static).update(mine)
