@@ -129,3 +129,27 @@ def test_another_programs_database_with_sqlite_utils_migrations_is_refused(tmp_p
     assert code == 1 and out == ""
     assert "a SQLite database of something else (tables: _sqlite_migrations, users)" in err
     assert other.read_bytes() == before
+
+
+def test_the_wal_file_vanishing_while_the_check_looks_is_not_an_error(
+    sample: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another connection closing removes the -wal file between any look and the stat that follows
+    (seen in CI as "cannot open (No such file or directory)" on the tasks screen): the integrity
+    check treats a vanished -wal as empty."""
+    db_module._checked.clear()
+    real_stat = Path.stat
+    looks = 0
+
+    def stat(self: Path, **kwargs: object) -> object:
+        nonlocal looks
+        if self.name.endswith("-wal"):
+            looks += 1
+            if looks > 1:  # there at the first look, gone at the next
+                raise FileNotFoundError(2, "No such file or directory", str(self))
+            return real_stat(sample, **kwargs)  # type: ignore[arg-type]
+        return real_stat(self, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "stat", stat)
+    with open_store(sample) as store:
+        assert store.execute("SELECT COUNT(*) FROM trials").fetchone()[0] > 0

@@ -40,10 +40,17 @@ STRUCTURED_KINDS = frozenset({"violation", "harness_error", "outcome", "tool_err
 
 
 def _split_key(doc: FailureDoc) -> str:
-    """The signature a default split separates by; free-text evidence (a grader's reason) shares
-    one key, since two wordings of one failure differ there (the text split tells them apart)."""
+    """The signature a default split separates by; a member known only by free text (a grader's
+    reason) is separated by what its agent did, as clustering groups it, and members whose agent did
+    nothing telling share one key, since two wordings of one failure differ there (the text split
+    tells them apart)."""
+    from reviewer.clustering.cluster import group_kind
+
     kind = next((e.kind for e in doc.evidence if e.signature == doc.signature), "")
-    return doc.signature if doc.signature and kind in STRUCTURED_KINDS else "\0text"
+    if doc.signature and kind in STRUCTURED_KINDS:
+        return doc.signature
+    did = group_kind(doc, "")
+    return did if did else "\0text"
 
 
 def signature_groups(docs: Sequence[FailureDoc]) -> list[list[str]]:
@@ -65,7 +72,8 @@ def split_groups(
 ) -> list[list[str]]:
     """How a split divides a cluster's ``docs``. By default (``into`` None) members whose structured
     signatures differ are separated, one piece per signature (so one member of five that failed
-    differently is cut off; members known only by a grader's free-text reason form one piece);
+    differently is cut off; members known only by a grader's free-text reason are separated by
+    what their agent did, and form one piece when it did nothing telling);
     when they share one signature, the average-linkage tree of their vectors is cut
     into the number of pieces with the best silhouette, at most half the members, each of two or
     more (never singletons, from four members up) and only when some cut separates them

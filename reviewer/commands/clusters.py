@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from reviewer.commands.cluster_judge import judge_options
 from reviewer.commands.common import cli_store, echo_json, fail, require_runs
 
 if TYPE_CHECKING:
@@ -54,6 +55,7 @@ def register(group: click.Group) -> None:
     help="Score the stored clustering against the failure tags given while labeling (ARI, "
     "purity, completeness, each tag's best cluster); clusters nothing.",
 )
+@judge_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 def cluster(
@@ -65,20 +67,25 @@ def cluster(
     embedder: str,
     score: bool,
     as_json: bool,
+    **judge: Any,
 ) -> None:
     """Group failed trials by error signature and text, name each group, biggest first.
 
     Failures are the harness's fails and the unscored trials labeled or judged fail; trials ended
     by infrastructure errors (the harness crashed) are left out unless --include-infra.
     `reviewer cluster merge|split|rename|undo` edit the stored clusters, as the app's failures
-    screen does.
+    screen does. --with-judge then lets the judge model name the clusters and propose merges.
     """
+    from reviewer.commands import cluster_judge
     from reviewer.workflows import clusters as jobs
     from reviewer.workflows.clusters import tasks_summary
 
     if ctx.invoked_subcommand is not None:
         return
+    with_judge, judged = cluster_judge.wanted(judge), None
     if score:
+        if with_judge:
+            fail("--score clusters nothing and asks no judge: give it without --with-judge")
         _score(ctx, run, as_json)
         return
     with cli_store(ctx) as db:
@@ -101,6 +108,11 @@ def cluster(
             finally:
                 if progress is not None:
                     progress.close()
+        if with_judge and judge["estimate"]:
+            cluster_judge.estimate(db, judge, as_json)
+            return
+        if with_judge:
+            judged = cluster_judge.judge_pass(db, judge)
         current = jobs.current(db)
     if current is None:
         fail("no clustering stored yet; run `reviewer cluster`")
@@ -114,7 +126,12 @@ def cluster(
         with cli_store(ctx) as db:
             infra = count_outcomes(db, None if scope in (None, "*") else str(scope)).get("infra", 0)
     if as_json:
-        echo_json({**info, "infra_left_out": infra, "clusters": [_row_json(r) for r in rows]})
+        extra = {} if judged is None else {"judge": {**judged[0].to_dict(), "applied": judged[1]}}
+        echo_json(
+            {**info, "infra_left_out": infra, "clusters": [_row_json(r) for r in rows], **extra}
+        )
+        if judged is not None:
+            cluster_judge.exit_status(judged[0])
         return
     total = info.get("n_failures", 0)
     left_out = (
@@ -145,6 +162,9 @@ def cluster(
         )
         if r.representative:
             click.echo(f"    representative trial: {r.representative}  [id {r.id}]")
+    if judged is not None:
+        cluster_judge.print_proposals(*judged)
+        cluster_judge.exit_status(judged[0])
 
 
 def _score(ctx: click.Context, run: str | None, as_json: bool) -> None:

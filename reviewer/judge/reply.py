@@ -8,6 +8,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from reviewer.judge.cluster_reply import TOOLS as CLUSTER_TOOLS
+from reviewer.judge.cluster_reply import input_problem
 from reviewer.judge.prompt import PREFERENCE_TOOL, VERDICT_TOOL
 from reviewer.judge.settings import JudgeSettings
 
@@ -128,7 +130,7 @@ def _parse_call(kind: str, body: str) -> Parsed:
     raw_usage = data.get("usage")
     usage: dict[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
     in_tok, out_tok = _int(usage.get("input_tokens")), _int(usage.get("output_tokens"))
-    tool = KINDS[kind]
+    tool = KINDS.get(kind) or CLUSTER_TOOLS[kind]
     content = data.get("content")
     blocks = content if isinstance(content, list) else []
     call = next(
@@ -146,6 +148,11 @@ def _parse_call(kind: str, body: str) -> Parsed:
     args = call.get("input")
     if not isinstance(args, dict):
         return Parsed("error", "", in_tok, out_tok, f"{tool} input is not an object")
+    if kind in CLUSTER_TOOLS:  # cluster names and merges: read by their own module, kept as "ok"
+        kept, problem = input_problem(kind, args)
+        if kept is None:
+            return Parsed("error", "", in_tok, out_tok, problem)
+        return Parsed("ok", kept, in_tok, out_tok)
     name = _FIELD[kind]
     value = args.get(name)
     value = _normal(kind, value) if isinstance(value, str) else None
@@ -199,6 +206,10 @@ def outcome_from_body(
         if p.problem is None
         else f"malformed reply: {p.problem}" + (f" — {p.rationale}" if p.rationale else "")
     )
+    if job.kind in CLUSTER_TOOLS and p.problem is not None:
+        # a cluster answer that cannot be used is asked again by the next run, not served from
+        # the cache for ever
+        extra = {"cacheable": False, **extra}
     return Outcome(
         job,
         p.value,

@@ -69,7 +69,17 @@ def store_preference(db: Store, o: Outcome) -> None:
     )
 
 
-SINKS: dict[str, Sink] = {"verdict": store_verdict, "preference": store_preference}
+def keep_in_cache(db: Store, o: Outcome) -> None:
+    """Cluster names and merge proposals: the reply in the cache is all that is stored here (the
+    workflow applies what arrived as one undoable cluster edit)."""
+
+
+SINKS: dict[str, Sink] = {
+    "verdict": store_verdict,
+    "preference": store_preference,
+    "cluster_name": keep_in_cache,
+    "cluster_merges": keep_in_cache,
+}
 
 
 def store_outcome(db: Store, o: Outcome, owner: str | None = None) -> None:

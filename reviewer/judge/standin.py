@@ -8,7 +8,9 @@ decides each reply, so tests know what the judge "thinks". Point the SDK at it w
 
 The default policy grades a transcript ``fail`` when it shows a tool error or a rule-breaking
 ``cancel_order`` after ``shipped``, else ``pass``; in a comparison it prefers the transcript with fewer
-tool errors and says ``tie`` when they have as many. Tests plant their own behaviour.
+tool errors and says ``tie`` when they have as many. It names a failure cluster after the write call
+its trials made most, and proposes merging clusters whose names are the same. Tests plant their own
+behaviour.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import re
 import sys
 import threading
 import time
@@ -60,9 +63,11 @@ def message(
     }
 
 
-def tool_reply(params: dict[str, Any], name: str, args: dict[str, Any]) -> Reply:
+def tool_reply(
+    params: dict[str, Any], name: str, args: dict[str, Any], output_tokens: int = 60
+) -> Reply:
     block = {"type": "tool_use", "id": "toolu_standin", "name": name, "input": args}
-    return Reply(body=message(params, [block]))
+    return Reply(body=message(params, [block], output_tokens))
 
 
 def text_reply(params: dict[str, Any], text: str) -> Reply:
@@ -90,8 +95,48 @@ def _bad(text: str) -> int:
     return text.count("(error)]") + (1 if shipped_cancel else 0)
 
 
+_CALL = re.compile(r"-> call (\w+)\(")
+_READ_ONLY = re.compile(r"^(get|find|list|search|lookup|calculate|think|read)_?", re.IGNORECASE)
+_CLUSTER = re.compile(r'<cluster id="([^"]+)"[^>]*>\s*name: ([^\n]*)')
+
+
+def cluster_name_of(text: str) -> str:
+    """What the stand-in calls a cluster: the write action its trials called most ("called
+    cancel_order on shipped orders" when a shipped status was read), else how they ended."""
+    writes = [c for c in _CALL.findall(text) if not _READ_ONLY.match(c)]
+    if not writes:
+        return "ended without taking any action"
+    top = max(sorted(set(writes)), key=writes.count)
+    if top == "cancel_order" and "shipped" in text:
+        return "called cancel_order on shipped orders"
+    return f"called {top}"
+
+
+def cluster_policy(params: dict[str, Any]) -> Reply | None:
+    """Answers to the cluster prompts (``reviewer cluster --with-judge``): a name from the trials'
+    write calls, and merges of the clusters whose names are the same; None for other prompts."""
+    text = prompt_text(params)
+    tool = forced_tool(params)
+    if tool == "record_cluster_name":
+        return tool_reply(params, tool, {"name": cluster_name_of(text)}, output_tokens=20)
+    if tool == "propose_merges":
+        by_name: dict[str, list[str]] = {}
+        for cid, name in _CLUSTER.findall(text):
+            by_name.setdefault(name.strip().lower(), []).append(cid)
+        merges = [
+            {"clusters": ids, "reason": f"both: {name}"}
+            for name, ids in by_name.items()
+            if len(ids) > 1
+        ]
+        return tool_reply(params, tool, {"merges": merges}, output_tokens=40 + 30 * len(merges))
+    return None
+
+
 def default_policy(params: dict[str, Any]) -> Reply:
     text = prompt_text(params)
+    clusters = cluster_policy(params)
+    if clusters is not None:
+        return clusters
     if forced_tool(params) == "record_preference":
         a, b = _transcripts(text)
         ea, eb = _bad(a), _bad(b)

@@ -131,8 +131,11 @@ def check_integrity(conn: sqlite3.Connection, path: Path) -> None:
         st = path.stat()
     except OSError:
         return
-    wal = path.with_name(path.name + "-wal")
-    size = st.st_size + (wal.stat().st_size if wal.exists() else 0)
+    try:  # the -wal file comes and goes as other connections close: no exists-then-stat race
+        wal_size = path.with_name(path.name + "-wal").stat().st_size
+    except OSError:
+        wal_size = 0
+    size = st.st_size + wal_size
     key = (str(path.resolve()), st.st_ino)
     if key in _checked or size > QUICK_CHECK_MAX_BYTES or st.st_size == 0:
         return
@@ -962,3 +965,21 @@ def m018_label_tags(db: sqlite_utils.Database) -> None:
     `reviewer cluster --score` compares with the clusters; the label views select ``l.*`` and so
     carry it."""
     _run_script(db, "ALTER TABLE labels ADD COLUMN tag TEXT;")
+
+
+@migrations()
+def m019_cluster_judge_names(db: sqlite_utils.Database) -> None:
+    """The name the LLM judge last gave each cluster (`reviewer cluster --with-judge`), by cluster
+    id as human names are: a cluster showing this name is the judge's to rename again, any other
+    name a human gave it stays."""
+    _run_script(
+        db,
+        """
+        CREATE TABLE cluster_judge_names (
+            cluster_id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            model TEXT NOT NULL,
+            at TEXT NOT NULL
+        );
+        """,
+    )

@@ -134,6 +134,7 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
         Binding("S", "split", "Split", id="failures.split"),
         Binding("z", "undo", "Undo edit", id="failures.undo"),
         Binding("C", "recluster", "Re-cluster", id="failures.recluster"),
+        Binding("V", "judge_clusters", "Judge names", id="failures.judge"),
         Binding("R", "reload", "Reload", id="failures.reload", show=False),
         Binding("X", "cancel", "Cancel clustering", id="failures.cancel", show=False),
         Binding("T", "export_tasks", "Export tasks", id="failures.export"),
@@ -249,7 +250,7 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
             status.update(
                 f"{total} failures in {len(self.rows)} clusters, biggest first{left_out} · "
                 "Enter: its trials · r rename · space+m merge · S split · z undo · C re-cluster · "
-                "b run scope · H tag scorecard · R reload"
+                "b run scope · H tags · V judge names · R reload"
             )
         table.focus()
         self._detail()
@@ -429,6 +430,15 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
         except jobs.ClusterJobError as e:
             self.app.call_from_thread(self.notify, str(e), severity="warning", markup=False)
         self.load()
+
+    def action_judge_clusters(self) -> None:
+        """The judge names the clusters and proposes merges (`reviewer cluster --with-judge`)."""
+        from reviewer.tui.screens.cluster_judge import ClusterJudgeScreen
+
+        if not self.rows:
+            self.notify("No clusters yet — press C to cluster the failures first.")
+            return
+        self.app.push_screen(ClusterJudgeScreen())
 
     def action_recluster(self) -> None:
         bar = self.query_one("#cluster-progress", ProgressBar)
