@@ -417,20 +417,30 @@ def evidence_of(
     names = _tool_names(trial.messages)
     tool_errors = 0
     recovered: list[FailureEvidence] = []
+    # each tool result is read for error text once: here, for "a later call succeeded" and for the
+    # behaviour features (which take the same answers through ``looks_failed``)
+    failed_of: dict[int, bool] = {}
+
+    def looks_failed(text: str) -> bool:
+        known = failed_of.get(id(text))
+        if known is None:
+            known = failed_of[id(text)] = is_error_text(text)
+        return known
+
     tool_results = [
         (m, m.name or names.get(m.tool_call_id or "")) for m in trial.messages if m.role == "tool"
     ]
+    failed = [m.is_error or looks_failed(m.content) for m, _ in tool_results]
+    # each tool's last result that is not an error
+    last_ok = {tool: i for i, (_, tool) in enumerate(tool_results) if not failed[i]}
     for i, (m, tool) in enumerate(tool_results):
         if tool_errors >= max_tool_errors:
             break
-        if m.is_error or is_error_text(m.content):
+        if failed[i]:
             piece = FailureEvidence("tool_error", m.content, signature(m.content, tool=tool), tool)
             # an error the agent got past (a later call of the same tool succeeded) is not the
             # failure: it stays in the text but does not name or group the trial
-            later_ok = any(
-                t == tool and not (r.is_error or is_error_text(r.content))
-                for r, t in tool_results[i + 1 :]
-            )
+            later_ok = last_ok.get(tool, -1) > i
             if later_ok:
                 recovered.append(
                     FailureEvidence("recovered_error", m.content, piece.signature, tool)
@@ -471,7 +481,7 @@ def evidence_of(
         if primary:
             break
 
-    did = behaviour_of(trial, is_error_text, termination_cause)
+    did = behaviour_of(trial, looks_failed, termination_cause)
     return FailureDoc(
         trial_id=trial_id if trial_id is not None else trial_key(trial),
         signature=primary,
