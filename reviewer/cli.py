@@ -110,6 +110,7 @@ def _register() -> None:
         metrics,
         monitor,
         plan,
+        trials,
     )
     from reviewer.commands import audit as audit_cmd
 
@@ -125,6 +126,7 @@ def _register() -> None:
     plan.register(cli)
     gate.register(cli)
     monitor.register(cli)
+    trials.register(cli)
 
 
 _register()

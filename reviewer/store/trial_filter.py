@@ -18,6 +18,21 @@ from reviewer.store.summaries import judged_with_sql, latest_verdict_sql
 Outcome = Literal["pass", "fail", "infra", "unscored"]
 VerdictFilter = Literal["pass", "fail", "error", "none"]
 LabelFilter = Literal["pass", "fail", "skip", "none"]
+SortKey = Literal["cost", "latency", "steps", "tool_errors"]
+#: The column each sort key orders by (the worst first: most expensive, slowest, longest, most errors).
+SORT_COLUMNS: dict[str, str] = {
+    "cost": "cost_usd",
+    "latency": "latency_s",
+    "steps": "steps",
+    "tool_errors": "tool_errors",
+}
+
+
+def sort_key_sql(sort: str, ascending: bool, alias: str = "t") -> str:
+    """The number the list orders by, then by seq: ascending order of this puts the trials the way
+    the sort asks, trials without the value (no cost recorded) last either way."""
+    column = f"{alias}.{SORT_COLUMNS[sort]}"
+    return f"IFNULL({column}, 1e308)" if ascending else f"-IFNULL({column}, -1e308)"
 
 
 @dataclass(frozen=True)
@@ -41,10 +56,24 @@ class TrialFilter:
     rule_id: str | None = None
     search: str | None = None
     search_system: bool = False
+    #: the order of the list (not a filter): None is the order the trials were imported in
+    sort: SortKey | None = None
+    ascending: bool = False
 
     @property
     def is_empty(self) -> bool:
-        return all(getattr(self, f.name) in (None, "", False) for f in fields(self))
+        """No filter (the order aside)."""
+        return all(
+            getattr(self, f.name) in (None, "", False)
+            for f in fields(self)
+            if f.name not in ("sort", "ascending")
+        )
+
+    def key_sql(self, alias: str = "t") -> str:
+        """What the list orders by before seq: seq itself when unsorted."""
+        if self.sort is None:
+            return f"{alias}.seq"
+        return sort_key_sql(self.sort, self.ascending, alias)
 
 
 # The rules themselves (latest verdict, standing label) are the views of migration m006.

@@ -58,6 +58,7 @@ class TrialRow:
     reason: str | None
     outcome: str = "fail"  # pass | fail | infra | unscored
     model: str | None = None  # the model the trial's metadata names (Inspect logs), if any
+    tool_errors: int = 0
 
 
 @dataclass(frozen=True)
@@ -191,11 +192,26 @@ def _stats_count(db: Store, f: TrialFilter) -> int | None:
     return int(row.fetchone()[0])
 
 
+def _before_in_order(f: TrialFilter, before: int) -> tuple[str, list[Any]]:
+    """The condition "comes before the trial ``before`` (a seq) in the list's order"."""
+    key = f.key_sql("t")
+    mark = f.key_sql("x")
+    return f"({key}, t.seq) < ((SELECT {mark} FROM trials x WHERE x.seq = ?), ?)", [before, before]
+
+
 def _count(db: Store, f: TrialFilter, before: int | None = None) -> int:
-    """Trials matching ``f`` (with ``seq < before`` when given)."""
+    """Trials matching ``f`` (with ``seq < before`` when given: before that trial in the list's order)."""
     if before is None and (n := _stats_count(db, f)) is not None:
         return n
     match = _match(f)
+    if before is not None and f.sort is not None:
+        q = conditions(db, replace(f, search=None), correlated=False)
+        if match is not None:
+            q.add("t.seq IN (SELECT rowid FROM trials_fts WHERE trials_fts MATCH ?)", match)
+        term, tp = _before_in_order(f, before)
+        q.add(term, *tp)
+        sql = f"SELECT COUNT(*) FROM trials t WHERE {q.where()}"
+        return int(_run(db, f, sql, q.params)[0][0])
     rest = replace(f, search=None)
     bound = "" if before is None else " AND rowid < ?"
     bp: list[Any] = [] if before is None else [before]
@@ -259,12 +275,21 @@ def _slice(
     before: int | None = None,
     limit: int,
     desc: bool = False,
+    from_seq: int | None = None,
 ) -> list[tuple[int, str]]:
-    """(seq, id) of up to ``limit`` matching trials strictly between ``after`` and ``before``."""
+    """(seq, id) of up to ``limit`` matching trials strictly between ``after`` and ``before`` (seqs
+    of trials in the list: with a sort, the trials after and before those in the sort's order), or
+    from ``from_seq`` on (that trial included)."""
     match = _match(f)
     total = _cached_count(db, f)
     if total == 0:
         return []
+    if f.sort is not None:
+        return _sorted_slice(
+            db, f, match, after=after, before=before, limit=limit, desc=desc, from_seq=from_seq
+        )
+    if from_seq is not None:
+        after = from_seq - 1
     sparse = _prefer_set(total, _cached_count(db, TrialFilter()), limit)
     q = conditions(db, f, correlated=not sparse)
     order = "DESC" if desc else "ASC"
@@ -286,8 +311,46 @@ def _slice(
     return [(int(s), str(i)) for s, i in _run(db, f, sql, [*q.params, limit])]
 
 
+def _sorted_slice(
+    db: Store,
+    f: TrialFilter,
+    match: str | None,
+    *,
+    after: int | None,
+    before: int | None,
+    limit: int,
+    desc: bool,
+    from_seq: int | None = None,
+) -> list[tuple[int, str]]:
+    """``_slice`` in a sort's order: (key, seq) after and before the key of the boundary trials. The
+    whole match is read and sorted for each page (no index per sort column): a run's list, or a
+    million trials in about a second."""
+    q = conditions(db, f, correlated=False)
+    if match is not None:
+        q.add("t.seq IN (SELECT rowid FROM trials_fts WHERE trials_fts MATCH ?)", match)
+    key = f.key_sql("t")
+    mark = f.key_sql("x")
+    if after is not None:
+        q.add(f"({key}, t.seq) > ((SELECT {mark} FROM trials x WHERE x.seq = ?), ?)", after, after)
+    if from_seq is not None:
+        q.add(
+            f"({key}, t.seq) >= ((SELECT {mark} FROM trials x WHERE x.seq = ?), ?)",
+            from_seq,
+            from_seq,
+        )
+    if before is not None:
+        term, tp = _before_in_order(f, before)
+        q.add(term, *tp)
+    order = "DESC" if desc else "ASC"
+    sql = (
+        f"SELECT t.seq, t.id FROM trials t WHERE {q.where()} "
+        f"ORDER BY {key} {order}, t.seq {order} LIMIT ?"
+    )
+    return [(int(s), str(i)) for s, i in _run(db, f, sql, [*q.params, limit])]
+
+
 def _rows(db: Store, f: TrialFilter, seqs: Sequence[int]) -> list[TrialRow]:
-    """The list columns of the trials ``seqs`` (a page), in seq order."""
+    """The list columns of the trials ``seqs`` (a page), in the order given."""
     if not seqs:
         return []
     marks = ",".join("?" * len(seqs))
@@ -298,10 +361,12 @@ def _rows(db: Store, f: TrialFilter, seqs: Sequence[int]) -> list[TrialRow]:
         f"t.latency_s, {latest_verdict(f.judge is not None)}, "
         "(SELECT COUNT(*) FROM violations x WHERE x.trial_id = t.id), t.reason, "
         f"{shown_label(f.labeler is not None)}, t.outcome, "
-        "CASE WHEN json_valid(t.metadata) THEN json_extract(t.metadata, '$.model') END "
-        f"FROM trials t WHERE t.seq IN ({marks}) ORDER BY t.seq",
+        "CASE WHEN json_valid(t.metadata) THEN json_extract(t.metadata, '$.model') END, "
+        f"t.tool_errors FROM trials t WHERE t.seq IN ({marks}) ORDER BY t.seq",
         [*jp, *lp, *seqs],
     ).fetchall()
+    at = {seq: i for i, seq in enumerate(seqs)}
+    rows = sorted(rows, key=lambda r: at[int(r[1])])
     return [
         TrialRow(
             id=r[0],
@@ -320,6 +385,7 @@ def _rows(db: Store, f: TrialFilter, seqs: Sequence[int]) -> list[TrialRow]:
             reason=r[12],
             outcome=str(r[14]),
             model=r[15] if isinstance(r[15], str) and r[15] else None,
+            tool_errors=int(r[16] or 0),
         )
         for r in rows
     ]
@@ -333,23 +399,25 @@ def page(
     limit: int = 200,
     *,
     known_before: int | None = None,
+    from_seq: int | None = None,
 ) -> Page:
-    """The ``limit`` matching trials after ``after_seq`` (or before ``before_seq``; neither: the first).
+    """The ``limit`` matching trials after ``after_seq`` (or before ``before_seq``, or from
+    ``from_seq`` on, that trial included: the page shown, read again; none: the first).
 
     ``known_before`` is how many matching trials lie before the boundary when the caller knows it from
     the page it is turning (``p.end_index`` forward, ``p.first_index`` back): it saves a count.
     """
-    if after_seq is not None and before_seq is not None:
-        raise ValueError("page: give after_seq or before_seq, not both")
+    if sum(x is not None for x in (after_seq, before_seq, from_seq)) > 1:
+        raise ValueError("page: give one of after_seq, before_seq and from_seq")
     total = _cached_count(db, f)
     if before_seq is not None:
         hits = _slice(db, f, before=before_seq, limit=limit, desc=True)[::-1]
     else:
-        hits = _slice(db, f, after=after_seq, limit=limit)
+        hits = _slice(db, f, after=after_seq, limit=limit, from_seq=from_seq)
     rows = _rows(db, f, [s for s, _ in hits])
     if not rows:
-        first = total if after_seq is not None else 0
-    elif after_seq is None and before_seq is None:
+        first = total if after_seq is not None or from_seq is not None else 0
+    elif after_seq is None and before_seq is None and from_seq is None:
         first = 0
     elif known_before is not None:
         first = known_before if before_seq is None else max(0, known_before - len(rows))
@@ -380,7 +448,8 @@ def neighbour(db: Store, f: TrialFilter, trial_id: str, step: int) -> str | None
 def position(db: Store, f: TrialFilter, trial_id: str) -> tuple[int, int] | None:
     """(1-based position, total) of ``trial_id`` in the list, or None when it is not in it."""
     seq = _seq_of(db, trial_id)
-    if seq is None or not _slice(db, f, after=seq - 1, before=seq + 1, limit=1):
+    unsorted = replace(f, sort=None)  # whether it is in the list does not depend on the order
+    if seq is None or not _slice(db, unsorted, after=seq - 1, before=seq + 1, limit=1):
         return None
     return _cached_count(db, f, seq) + 1, _cached_count(db, f)
 

@@ -203,7 +203,11 @@ KEY_MAP: tuple[KeyRow, ...] = (
     KeyRow("G", "gate the run against the baseline", ("runs.gate",)),
     KeyRow("M", "monitor production traffic by window", ("runs.monitor",)),
     KeyRow("i", "import a file or folder", ("runs.import",)),
-    KeyRow("s", "sort by the next column", ("tasks.sort",)),
+    KeyRow(
+        "s",
+        "sort by the next column (trials: cost, latency, steps, tool errors, the worst first)",
+        ("tasks.sort", "trials.sort"),
+    ),
     KeyRow("y", "flaky tasks only (0 < c < n)", ("tasks.flaky",)),
     KeyRow("o", "filter by outcome (cycles)", ("trials.outcome",)),
     KeyRow(

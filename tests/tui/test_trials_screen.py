@@ -215,3 +215,70 @@ async def test_untrusted_task_id_is_shown_literally(tmp_path: Path) -> None:
         t = table(app)
         cells = [[str(c) for c in t.get_row_at(i)] for i in range(t.row_count)]
         assert ["support", "[red]x[/]", "1", "○ fail"] in [row[:4] for row in cells]
+
+
+def make_costed_db(tmp_path: Path) -> Path:
+    """450 trials whose cost, latency and tool errors differ: trial i costs i % 37 cents; every
+    seventh has no cost; tool errors i % 4."""
+    recs: list[dict[str, Any]] = []
+    for i in range(N):
+        rec = native_trial(f"task{i // 5:03d}", passed=i % 3 != 0, run="support", trial=i % 5 + 1)
+        if i % 7:
+            rec["usage"] = {"cost_usd": (i % 37) / 100}
+        rec["latency_s"] = float(i % 11)
+        for _ in range(i % 4):
+            rec["messages"].append({"role": "tool", "name": "get_order", "content": "Error: 500"})
+        recs.append(rec)
+    db = open_store(tmp_path / "c.db")
+    try:
+        assert import_paths(db, [write_jsonl(tmp_path / "c.jsonl", recs)]).added == N
+    finally:
+        db.close()
+    clear_cache()
+    return tmp_path / "c.db"
+
+
+async def test_s_sorts_by_cost_latency_steps_and_tool_errors_across_pages(tmp_path: Path) -> None:
+    app = ReviewerApp(db_path=make_costed_db(tmp_path))
+    async with app.run_test(size=(140, 30)) as pilot:
+        await open_trials(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, TrialsScreen)
+        assert "s sorts" in filters(app)
+        await pilot.press("s")
+        await settle(app, pilot)
+        assert "sorted by cost, highest first" in filters(app)
+        assert screen.page is not None
+        costs = [r.cost_usd for r in screen.page.rows]
+        assert costs[0] == 0.36 and costs == sorted(costs, reverse=True)  # type: ignore[type-var]
+        # the next page goes on down the costs, the trials without one at the very end
+        table(app).move_cursor(row=199)
+        await pilot.press("pagedown")
+        await settle(app, pilot)
+        assert status(app).startswith(f"rows 201–400 of {N}")
+        more = [r.cost_usd for r in screen.page.rows]
+        assert more[0] is not None and more[0] <= costs[-1]  # type: ignore[operator]
+        # Enter: the transcript's next follows the sorted list
+        table(app).move_cursor(row=3)
+        expected_next = screen.page.rows[4].id
+        first = screen.page.rows[3].id
+        sequence = FilterSequence(screen.filter)
+        with open_store(tmp_path / "c.db") as db:
+            assert sequence.neighbour(db, first, 1) == expected_next
+            assert sequence.position(db, first) == (204, N)
+        # latency, steps, then tool errors (a column of its own), then the order imported again
+        for name in ("latency, slowest first", "steps, most first", "tool errors, most first"):
+            await pilot.press("s")
+            await settle(app, pilot)
+            assert f"sorted by {name}" in filters(app)
+            assert status(app).startswith(f"rows 1–200 of {N}")
+        assert [r.tool_errors for r in screen.page.rows[:3]] == [3, 3, 3]
+        assert "errors" in [str(k.value) for k in table(app).columns]
+        # backspace clears the filters, not the order
+        await pilot.press("o", "backspace")
+        await settle(app, pilot)
+        assert "sorted by tool errors" in filters(app)
+        await pilot.press("s")
+        await settle(app, pilot)
+        assert "sorted" not in filters(app)
+        assert [r.seq for r in screen.page.rows] == sorted(r.seq for r in screen.page.rows)

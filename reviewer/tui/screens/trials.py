@@ -35,6 +35,14 @@ _CYCLES: dict[str, list[Any]] = {
     "label": [None, "pass", "fail", "skip", "none"],
 }
 _VERDICT_STYLES = {"pass": "green", "fail": "red", "error": "yellow", "skip": "dim"}
+#: what ``s`` steps through: the order imported, then each measure with the worst first
+SORTS: list[Any] = [None, "cost", "latency", "steps", "tool_errors"]
+SORT_NAMES = {
+    "cost": "cost, highest first",
+    "latency": "latency, slowest first",
+    "steps": "steps, most first",
+    "tool_errors": "tool errors, most first",
+}
 Cursor = Literal["first", "last", "keep"]
 
 
@@ -46,6 +54,7 @@ class PageRequest:
     generation: int
     after_seq: int | None = None
     before_seq: int | None = None
+    from_seq: int | None = None  # the page shown, read again from its first row
     known_before: int | None = None
     cursor: Cursor = "first"
     keep_id: str | None = None
@@ -151,6 +160,16 @@ def describe(f: TrialFilter) -> str:
     return " · ".join(parts)
 
 
+def describe_sort(f: TrialFilter) -> str:
+    """The list's order, in words ("" for the order the trials were imported in)."""
+    if f.sort is None:
+        return ""
+    name = SORT_NAMES[f.sort]
+    if f.ascending:
+        name = name.split(",")[0] + ", lowest first"
+    return f"sorted by {name}"
+
+
 _OUTCOME_CELLS = {
     "pass": ("● pass", "green"),
     "fail": ("○ fail", "red"),
@@ -183,6 +202,7 @@ def _cells(r: TrialRow, snip: Snippet | None = None) -> dict[str, Text]:
         "cost": money(r.cost_usd),
         "latency": num(r.latency_s, "{:.1f}s"),
         "rules": Text(str(r.violations) if r.violations else "-", justify="right", style="yellow"),
+        "errors": Text(str(r.tool_errors) if r.tool_errors else "-", justify="right", style="red"),
         "reason": snippet_text(snip)
         if snip is not None
         else safe_text(r.reason or "", "dim", single_line=True, limit=400),
@@ -202,10 +222,11 @@ _COLUMNS: list[tuple[str, str, bool]] = [
     ("cost", "cost", True),
     ("latency", "latency", True),
     ("rules", "rules", True),
+    ("errors", "errors", True),
 ]
 #: below this width the numbers go to the line under the table (the transcript shows them too)
 NARROW = 110
-_NUMBERS = ("steps", "cost", "latency", "rules")
+_NUMBERS = ("steps", "cost", "latency", "rules", "errors")
 
 
 def column_widths(
@@ -235,6 +256,8 @@ def column_widths(
             continue
         if key == "rules" and not any(r.violations for r in rows):
             continue  # no violation on the page: the column would be all "-"
+        if key == "errors" and f.sort != "tool_errors":
+            continue  # a column when the list is sorted by it; the line under the table says it
         widths[key] = want(key, header)
     if model:
         widths["model"] = want("model", "model", 20)
@@ -266,6 +289,7 @@ class TrialsScreen(ExportMixin, ReviewerScreen):
         Binding("j", "cycle('verdict')", "Judge", id="trials.verdict"),
         Binding("l", "cycle('label')", "Label", id="trials.label"),
         Binding("exclamation_mark", "violations", "Violations", id="trials.violations"),
+        Binding("s", "sort", "Sort", id="trials.sort"),
         Binding("I", "system_prompt", "System prompt", show=False, id="trials.system"),
         Binding("backspace", "clear", "Clear", id="trials.clear"),
         Binding("pagedown", "turn(1)", "Next page", show=False, id="trials.next_page"),
@@ -336,6 +360,7 @@ class TrialsScreen(ExportMixin, ReviewerScreen):
                     request.filter,
                     after_seq=request.after_seq,
                     before_seq=request.before_seq,
+                    from_seq=request.from_seq,
                     limit=PAGE_SIZE,
                     known_before=request.known_before,
                 )
@@ -475,6 +500,8 @@ class TrialsScreen(ExportMixin, ReviewerScreen):
             if text
             else "no filters — o outcome · j judge · l label · ! violations · / search"
         )
+        order = describe_sort(f)
+        shown += f" · {order} (s: next order)" if order else " · s sorts"
         self.query_one("#trials-filters", Static).update(safe_text(shown, single_line=True))
 
     # ---- filters ---------------------------------------------------------------------------------
@@ -499,12 +526,20 @@ class TrialsScreen(ExportMixin, ReviewerScreen):
         )
         self._apply(replace(self.pending, search_system=on))
 
+    def action_sort(self) -> None:
+        """The next order: cost, latency, steps, tool errors (the worst first), then as imported."""
+        current = self.pending.sort
+        nxt = SORTS[(SORTS.index(current) + 1) % len(SORTS)] if current in SORTS else None
+        self._apply(replace(self.pending, sort=nxt, ascending=False))
+
     def action_violations(self) -> None:
         self._apply(replace(self.pending, rule_id=None if self.pending.rule_id else "any"))
 
     def action_clear(self) -> None:
-        """Back to the filter the screen opened with; pressed again (or there), every trial."""
+        """Back to the filter the screen opened with; pressed again (or there), every trial (in the
+        same order: the sort is not a filter)."""
         target = self.initial if self.pending != self.initial else TrialFilter()
+        target = replace(target, sort=self.pending.sort, ascending=self.pending.ascending)
         self.query_one("#trials-search", Input).value = target.search or ""
         self._apply(target)
 
@@ -542,7 +577,7 @@ class TrialsScreen(ExportMixin, ReviewerScreen):
             keep = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
         self._request(
             self.filter,
-            after_seq=page.rows[0].seq - 1,
+            from_seq=page.rows[0].seq,
             known_before=page.first_index,
             cursor="keep",
             keep_id=keep,

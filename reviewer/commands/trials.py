@@ -1,0 +1,141 @@
+"""`reviewer trials`: the trials list of the app, filtered and sorted, as text or JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from reviewer.commands.common import cli_store, echo_json, fail, require_runs
+
+SORTS = ("cost", "latency", "steps", "tool_errors")
+
+
+def register(group: click.Group) -> None:
+    group.add_command(trials)
+
+
+@click.command()
+@click.option("--run", default=None, help="Only trials of this run.")
+@click.option("--task", default=None, help="Only trials of this task.")
+@click.option(
+    "--outcome",
+    type=click.Choice(["pass", "fail", "infra", "unscored"]),
+    default=None,
+    help="Only this outcome.",
+)
+@click.option(
+    "--verdict",
+    type=click.Choice(["pass", "fail", "error", "none"]),
+    default=None,
+    help="Only trials whose latest judge verdict is this (none: no verdict).",
+)
+@click.option(
+    "--label",
+    type=click.Choice(["pass", "fail", "skip", "none"]),
+    default=None,
+    help="Only trials whose standing human label is this (none: no label).",
+)
+@click.option(
+    "--rule", default=None, metavar="ID", help="Only trials breaking this rule (any: any rule)."
+)
+@click.option("--search", default=None, help="Only trials whose conversation matches (FTS5 query).")
+@click.option("--search-system", is_flag=True, help="--search matches the system prompt too.")
+@click.option(
+    "--sort",
+    type=click.Choice(SORTS),
+    default=None,
+    help="Order by this measure, the highest first (default: the order imported).",
+)
+@click.option("--ascending", is_flag=True, help="With --sort: the lowest first.")
+@click.option(
+    "--limit",
+    type=click.IntRange(1, 100_000),
+    default=50,
+    show_default=True,
+    help="How many trials to list.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON on stdout.")
+@click.pass_context
+def trials(
+    ctx: click.Context,
+    run: str | None,
+    task: str | None,
+    outcome: Any,
+    verdict: Any,
+    label: Any,
+    rule: str | None,
+    search: str | None,
+    search_system: bool,
+    sort: Any,
+    ascending: bool,
+    limit: int,
+    as_json: bool,
+) -> None:
+    """The trials list (the app's trials screen, `s` to sort): filtered like it, sorted by cost,
+    latency, steps or tool errors, the worst first unless --ascending.
+
+    \b
+    reviewer trials --outcome fail --sort cost            # the most expensive failures
+    reviewer trials --run support-v2 --sort latency --json
+    """
+    from reviewer.store.search_query import SearchError
+    from reviewer.workflows.trial_list import TrialFilter, list_trials
+
+    if ascending and sort is None:
+        fail("--ascending goes with --sort")
+    f = TrialFilter(
+        run=run,
+        task_id=task,
+        outcome=outcome,
+        verdict=verdict,
+        label=label,
+        rule_id=rule,
+        search=search,
+        search_system=search_system,
+        sort=sort,
+        ascending=ascending,
+    )
+    with cli_store(ctx) as db:
+        require_runs(db, ctx, [run] if run else [])
+        try:
+            listing = list_trials(db, f, limit=limit)
+        except SearchError as e:
+            fail(str(e))
+    if as_json:
+        echo_json(listing.as_json())
+        return
+    rows = listing.page.rows
+    if not rows:
+        click.echo("no trials match these filters")
+        return
+    head = ("run", "task", "#", "outcome", "steps", "cost", "latency", "tool errors", "reason")
+    table = [head]
+    for r in rows:
+        table.append(
+            (
+                r.run,
+                r.task_id,
+                str(r.trial),
+                r.outcome,
+                str(r.steps),
+                "-" if r.cost_usd is None else f"${r.cost_usd:.4f}",
+                "-" if r.latency_s is None else f"{r.latency_s:.1f}s",
+                str(r.tool_errors),
+                " ".join((r.reason or "").split())[:60],
+            )
+        )
+    widths = [min(32, max(len(row[i]) for row in table)) for i in range(len(head) - 1)]
+    for row in table:
+        cells = [
+            (c if len(c) <= w else c[: w - 1] + "…").rjust(w)
+            if 4 <= i <= 7
+            else (c if len(c) <= w else c[: w - 1] + "…").ljust(w)
+            for i, (c, w) in enumerate(zip(row[:-1], widths, strict=True))
+        ]
+        click.echo("  ".join([*cells, row[-1]]).rstrip())
+    order = (
+        f"sorted by {sort}, {'lowest' if ascending else 'highest'} first" if sort else "as imported"
+    )
+    total = listing.page.total
+    click.echo(f"{len(rows):,} of {total:,} trials, {order}", err=True)
