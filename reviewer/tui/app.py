@@ -149,6 +149,24 @@ class ReviewerApp(App[None]):
             clean(title, single_line=True), clean(sub_title, single_line=True)
         )
 
+    async def action_quit(self) -> None:
+        """Quit; when the screen holds work not stored yet (rubric answers on a trial not labeled),
+        ask first."""
+        check = getattr(self.screen, "unsaved_work", None)
+        lost = check() if callable(check) else None
+        if not lost:
+            self.exit()
+            return
+        from reviewer.tui.screens.label import ConfirmModal
+
+        def answered(leave: bool | None) -> None:
+            if leave:
+                self.exit()
+
+        self.push_screen(
+            ConfirmModal(f"Quit? {lost}.", hint="Enter quits without them · Esc stays"), answered
+        )
+
     def action_help(self) -> None:
         from reviewer.tui.screens.help import HelpScreen
 

@@ -85,7 +85,7 @@ async def test_cli_and_app_make_the_same_default_queue(sample_db: Path, tmp_path
 async def test_the_app_form_chooses_size_and_runs_and_says_when_the_run_has_fewer(
     tmp_path: Path,
 ) -> None:
-    from textual.widgets import Input, SelectionList
+    from textual.widgets import Input, SelectionList, Static
 
     app_db = tmp_path / "app.db"
     result = CliRunner().invoke(cli, ["--db", str(app_db), "import", str(SAMPLE_RUNS)])
@@ -101,8 +101,13 @@ async def test_the_app_form_chooses_size_and_runs_and_says_when_the_run_has_fewe
         form = app.screen
         assert isinstance(form, NewQueueForm)
         form.query_one(Input).value = "50"
+        chosen = form.query_one("#new-queue-chosen", Static)
+        assert str(chosen.render()) == "none ticked: sampled from every run (2)"
         runs = form.query_one(SelectionList)
         runs.select("support-v1")
+        await pilot.pause()
+        # the ticked run in words (the tick marks alone read alike), and in its own colour
+        assert str(chosen.render()) == "ticked 1 of 2: support-v1"
         await pilot.press("ctrl+s")
         await app.workers.wait_for_complete()
         await pilot.pause()

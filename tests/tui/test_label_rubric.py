@@ -230,3 +230,54 @@ def test_cli_labels_give_a_trial_outside_a_queue(queued_db: Path) -> None:
     assert result.exit_code == 1 and "no trial with id 'abcdef0123'" in result.stderr
     result = run(cli, [*base, tid, "pass", "--rubric", rubric, "--criterion", "nope=yes"])
     assert result.exit_code == 1 and "no criterion 'nope' in support-policy@1" in result.stderr
+
+
+async def test_answers_on_an_unlabeled_trial_are_kept_and_leaving_asks(queued_db: Path) -> None:
+    """Issue 32, item 8: rubric answers given on a trial not labeled yet come back after stepping
+    away and back; Esc and q ask before leaving them behind."""
+    rubric = load_rubric(SAMPLE_RUNS / "rubric.toml")
+    key = rubric.criteria[0].key
+    assert key
+    app = ReviewerApp(db_path=queued_db, labeler="ana", rubric=rubric)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = LabelScreen("q", "ana", rubric)
+        app.push_screen(screen)
+        await until(pilot, lambda: screen.payload is not None)
+        first = screen.payload
+        assert first is not None and screen.unsaved_work() is None
+        await pilot.press(key, "c")  # a criterion, then a note
+        await until(pilot, lambda: not isinstance(app.screen, LabelScreen))
+        await pilot.press(*"why", "ctrl+s")
+        await until(pilot, lambda: app.screen is screen)
+        lost = screen.unsaved_work()
+        assert lost == "1 rubric answer and a note on this trial are not stored until you label it"
+        # to the next trial and back: the answers are there again
+        await pilot.press("right_square_bracket")
+        await until(pilot, lambda: screen.payload is not first and screen.payload is not None)
+        assert screen.unsaved_work() is None
+        await pilot.press("left_square_bracket")
+        await until(
+            pilot, lambda: screen.payload is not None and screen.payload.trial_id == first.trial_id
+        )
+        assert screen.criteria[rubric.criteria[0].id] is True and screen.note == "why"
+        assert any("answers on this trial are back" in n.message for n in app._notifications)
+        # Esc asks; Esc again stays, with the answers
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        assert "Leave labeling? 1 rubric answer and a note" in str(
+            app.screen.query_one("#confirm-text", Static).render()
+        )
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is screen)
+        # q asks too; Esc stays
+        await pilot.press("q")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is screen)
+        assert app.is_running
+        # labeled: nothing to lose, Esc leaves at once
+        await pilot.press("f")
+        await until(pilot, lambda: screen.mine is not None or screen.payload is not first)
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is not screen)
+        assert not isinstance(app.screen, ConfirmModal)

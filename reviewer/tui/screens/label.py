@@ -267,7 +267,7 @@ class LabelScreen(ReviewerScreen):
         # priority: the transcript widget under focus must not take them for its own jumps
         Binding("right_square_bracket", "step(1)", "Next", id="label.next", priority=True),
         Binding("left_square_bracket", "step(-1)", "Prev", id="label.prev", priority=True),
-        Binding("escape", "app.pop_screen", "Back", id="label.back"),
+        Binding("escape", "leave", "Back", id="label.back"),
     ]
     #: the palette offers no jumps from here (they could show a judge verdict or another's label)
     blind = True
@@ -303,6 +303,9 @@ class LabelScreen(ReviewerScreen):
         self.saving: str | None = None
         self._told_waiting = False
         self._prefetched: ItemLoaded | None = None
+        # rubric answers and notes given on a trial not labeled yet, kept when stepping away so
+        # they are there on coming back (until the label stores them)
+        self._drafts: dict[str, tuple[dict[str, bool | None], str]] = {}
 
     @property
     def what(self) -> str:
@@ -472,7 +475,55 @@ class LabelScreen(ReviewerScreen):
     def on_prefetched(self, message: Prefetched) -> None:
         self._prefetched = message.item
 
+    def unsaved_work(self) -> str | None:
+        """What leaving now would lose, in words (None: nothing): rubric answers or a note given
+        on this trial and not yet stored with a label."""
+        if self.payload is None:
+            return None
+        answered = sum(v is not None for v in self.criteria.values())
+        if self.mine is None:
+            parts = [f"{answered} rubric answer{'s' if answered != 1 else ''}"] if answered else []
+            if self.note:
+                parts.append("a note")
+            if not parts:
+                return None
+            return f"{' and '.join(parts)} on this trial are not stored until you label it"
+        if {k: v for k, v in self.criteria.items() if v is not None} != {
+            k: v for k, v in self.mine.criteria.items() if v is not None
+        }:
+            return (
+                "the rubric answers changed since the label: press its verdict again to store them"
+            )
+        return None
+
+    def _keep_draft(self) -> None:
+        """Keep the answers of the trial shown, not labeled yet, for when it is shown again."""
+        if self.payload is None or self.mine is not None:
+            return
+        trial_id = self.payload.trial_id
+        if any(v is not None for v in self.criteria.values()) or self.note:
+            self._drafts[trial_id] = (dict(self.criteria), self.note)
+        else:
+            self._drafts.pop(trial_id, None)
+
+    def action_leave(self) -> None:
+        """Back to the screen before; asks first when that would lose answers not stored."""
+        lost = self.unsaved_work()
+        if lost is None:
+            self.app.pop_screen()
+            return
+
+        def answered(leave: bool | None) -> None:
+            if leave:
+                self.app.pop_screen()
+
+        self.app.push_screen(
+            ConfirmModal(f"Leave labeling? {lost}.", hint="Enter leaves without them · Esc stays"),
+            answered,
+        )
+
     def on_item_loaded(self, message: ItemLoaded) -> None:
+        self._keep_draft()
         self.index, self.payload, self.mine, self.others = (
             message.index,
             message.payload,
@@ -483,6 +534,10 @@ class LabelScreen(ReviewerScreen):
         self.revealed = False  # a reveal never carries over to another trial
         self.criteria = dict(self.mine.criteria) if self.mine else {}
         self.note = self.mine.note if self.mine else ""
+        draft = self._drafts.pop(message.payload.trial_id, None)
+        if draft is not None and self.mine is None:
+            self.criteria, self.note = dict(draft[0]), draft[1]
+            self.notify("Your answers on this trial are back (not stored until you label it).")
         p = message.payload
         transcript = self.query_one(TranscriptView)
         # blind until labeled; the judge blocks exist only when the trial was labeled when read

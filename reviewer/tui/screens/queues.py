@@ -60,6 +60,12 @@ class NewQueueForm(ModalScreen[tuple[int, list[str], bool] | None]):
     NewQueueForm > Vertical { width: 70%; max-width: 80; height: auto; max-height: 90%;
                               border: thick $accent; background: $surface; padding: 0 1; }
     NewQueueForm SelectionList { height: auto; max-height: 12; }
+    NewQueueForm SelectionList > .selection-list--button { color: $text-muted; }
+    NewQueueForm SelectionList > .selection-list--button-selected,
+    NewQueueForm SelectionList > .selection-list--button-selected-highlighted {
+        color: $success; text-style: bold;
+    }
+    NewQueueForm #new-queue-chosen { color: $text-muted; }
     """
 
     def __init__(self, runs: list[str], chosen: list[str], size: int) -> None:
@@ -78,6 +84,7 @@ class NewQueueForm(ModalScreen[tuple[int, list[str], bool] | None]):
                 *[(safe_text(r, single_line=True), r, r in self.chosen) for r in self.runs],
                 id="new-queue-runs",
             )
+            yield Static(self._chosen_text(self.chosen), id="new-queue-chosen")
             yield Checkbox(
                 "active: each next trial picked to tighten the kappa estimate most"
                 " (needs judge verdicts)",
@@ -87,6 +94,18 @@ class NewQueueForm(ModalScreen[tuple[int, list[str], bool] | None]):
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()
+
+    def _chosen_text(self, chosen: list[str]) -> Text:
+        """Which runs the queue samples, in words: the ticks alone are easy to misread."""
+        if not chosen:
+            return Text(f"none ticked: sampled from every run ({len(self.runs)})")
+        text = Text(f"ticked {len(chosen)} of {len(self.runs)}: ")
+        text.append_text(safe_text(", ".join(chosen), single_line=True, limit=200))
+        return text
+
+    def on_selection_list_selected_changed(self, event: SelectionList.SelectedChanged[str]) -> None:
+        chosen = [r for r in self.runs if r in set(event.selection_list.selected)]
+        self.query_one("#new-queue-chosen", Static).update(self._chosen_text(chosen))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.action_make()
