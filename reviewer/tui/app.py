@@ -134,14 +134,13 @@ class ReviewerApp(App[None]):
         markup: bool = True,
     ) -> None:
         """Every toast (``widget.notify`` lands here too) is plain text: never markup, and control
-        characters and escape sequences are shown, not sent to the terminal."""
-        super().notify(
-            clean(message),
-            title=clean(title, single_line=True),
-            severity=severity,
-            timeout=timeout,
-            markup=False,
-        )
+        characters and escape sequences are shown, not sent to the terminal. A toast the same as one
+        still on the screen is not stacked again (a key pressed twice says it once)."""
+        text, head = clean(message), clean(title, single_line=True)
+        for shown in self._notifications:
+            if (shown.message, shown.title, shown.severity) == (text, head, severity):
+                return
+        super().notify(text, title=head, severity=severity, timeout=timeout, markup=False)
 
     def format_title(self, title: str, sub_title: str) -> Content:
         """The header's title and sub-title (a database file name, a screen's title) as plain text."""

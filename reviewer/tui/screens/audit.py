@@ -142,6 +142,11 @@ class AuditScreen(ReviewerScreen):
         if n:
             table.focus()
             self._show(cursor_key(table))
+        elif not message.runs:
+            self.query_one("#audit-status", Static).update(Text("nothing to audit · R audit again"))
+            self.query_one("#audit-detail", Static).update(
+                Text("No trials to audit yet: import a run first (i on the runs screen).")
+            )
         else:
             self.query_one("#audit-detail", Static).update(
                 Text("No finding: the trials look independent.")

@@ -223,7 +223,7 @@ class RunsScreen(ReviewerScreen):
             self._open(str(event.row_key.value))
 
     def action_open_run(self) -> None:
-        run = self._current()
+        run = self._run_for("the tasks screen")
         if run is not None:
             self._open(run)
 
@@ -233,7 +233,7 @@ class RunsScreen(ReviewerScreen):
         self.app.push_screen(TasksScreen(run, k=self.k))
 
     def action_mark(self) -> None:
-        run = self._current()
+        run = self._run_for("comparing")
         if run is None:
             return
         if run in self.marked:
@@ -287,10 +287,20 @@ class RunsScreen(ReviewerScreen):
 
         self.app.push_screen(AuditScreen(self._current()))
 
+    def _run_for(self, what: str) -> str | None:
+        """The highlighted run, or None with a toast saying why there is none."""
+        run = self._current()
+        if run is None:
+            self.notify(
+                f"No runs yet: {what} needs one. Press i to import a file or folder.",
+                severity="warning",
+            )
+        return run
+
     def action_plan(self) -> None:
         from reviewer.tui.screens.plan import PlanScreen
 
-        run = self._current()
+        run = self._run_for("the power plan")
         if run is not None:
             self.app.push_screen(PlanScreen(run))
 
@@ -311,7 +321,7 @@ class RunsScreen(ReviewerScreen):
     def action_gate(self) -> None:
         from reviewer.tui.screens.gate import GateScreen
 
-        run = self._current()
+        run = self._run_for("the gate")
         if run is not None:
             self.app.push_screen(GateScreen(run))
 

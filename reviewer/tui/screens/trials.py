@@ -481,11 +481,12 @@ class TrialsScreen(ExportMixin, ReviewerScreen):
         if page is None:
             return
         if not page.rows:
-            text = (
-                "no trials match these filters — Backspace clears them"
-                if page.total == 0
-                else "no rows here"
-            )
+            if page.total:
+                text = "no rows here"
+            elif self.filter.is_empty:
+                text = "no trials yet: import a run first (i on the runs screen, or reviewer import PATH)"
+            else:
+                text = "no trials match these filters — Backspace clears them"
         else:
             text = f"rows {page.first_index + 1:,}–{page.end_index:,} of {page.total:,}"
             if page.has_next or page.has_previous:

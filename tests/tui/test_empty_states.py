@@ -1,0 +1,59 @@
+"""An empty database and odd states (issue 32, item 7): every key says why it does nothing, the trials
+list does not blame filters it does not have, the audit does not vouch for trials that are not there,
+and a key pressed again does not stack the same toast."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import Static
+
+from reviewer.store import open_store
+from reviewer.tui.app import ReviewerApp
+from reviewer.tui.screens.audit import AuditScreen
+from reviewer.tui.screens.runs import RunsScreen
+from reviewer.tui.screens.trials import TrialsScreen
+
+SIZE = (100, 30)
+
+
+async def settle(app: ReviewerApp, pilot: object) -> None:
+    for _ in range(3):
+        await app.workers.wait_for_complete()
+        await pilot.pause()  # type: ignore[attr-defined]
+
+
+def toasts(app: ReviewerApp) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+async def test_an_empty_database_says_why_each_key_does_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "e.db"
+    open_store(db).close()
+    app = ReviewerApp(db_path=db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert isinstance(app.screen, RunsScreen)
+        for key, what in (("G", "the gate"), ("D", "the power plan"), ("space", "comparing")):
+            await pilot.press(key)
+            await settle(app, pilot)
+            assert isinstance(app.screen, RunsScreen)
+            assert any(f"No runs yet: {what}" in m and "Press i" in m for m in toasts(app)), key
+        # the same key again: the toast on the screen is not stacked a second time
+        before = len(toasts(app))
+        await pilot.press("G", "G")
+        await settle(app, pilot)
+        assert len(toasts(app)) == before
+        # the trials list: no trials at all is not "no trials match these filters"
+        await pilot.press("t")
+        await settle(app, pilot)
+        assert isinstance(app.screen, TrialsScreen)
+        status = str(app.screen.query_one("#trials-status", Static).render())
+        assert status.startswith("no trials yet: import a run first")
+        assert "filters" not in status
+        await pilot.press("escape", "U")
+        await settle(app, pilot)
+        assert isinstance(app.screen, AuditScreen)
+        detail = str(app.screen.query_one("#audit-detail", Static).render())
+        assert detail == "No trials to audit yet: import a run first (i on the runs screen)."
+        assert "independent" not in detail
