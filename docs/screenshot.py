@@ -32,19 +32,27 @@ async def _shoot(db: Path) -> None:
 
 
 def main() -> int:
-    with tempfile.TemporaryDirectory() as tmp:
-        os.environ["XDG_CONFIG_HOME"] = str(Path(tmp) / "config")
-        os.environ["XDG_DATA_HOME"] = str(Path(tmp) / "data")
-        from reviewer.cli import main as cli_main
+    from reviewer.cli import main as cli_main
 
-        db = Path(tmp) / "reviewer.db"
-        try:
-            cli_main(["--db", str(db), "import", str(DOCS.parent / "sample_runs")])
-        except SystemExit as done:
-            if done.code:
-                return int(done.code)
-        asyncio.run(_shoot(db))
-    print(f"wrote {OUT.relative_to(DOCS.parent)}", file=sys.stderr)
+    saved = {name: os.environ.get(name) for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME")}
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            for name in saved:
+                os.environ[name] = str(Path(tmp) / name.lower())
+            db = Path(tmp) / "reviewer.db"
+            try:
+                cli_main(["--db", str(db), "import", str(DOCS.parent / "sample_runs")])
+            except SystemExit as done:
+                if done.code:
+                    return int(done.code)
+            asyncio.run(_shoot(db))
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    print(f"wrote docs/{OUT.name}", file=sys.stderr)
     return 0
 
 

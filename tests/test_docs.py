@@ -1,6 +1,7 @@
 """The documentation stays true to the code: the pages made from it (`docs/cli.md`, the key table in
-`docs/app.md`) are what `python docs/generate.py` writes, every relative link of the README and of
-`docs/` reaches a file (and a heading, when it names one), and the README stays a one-minute read."""
+`docs/app.md`) are what `python docs/generate.py` writes, the README's picture is drawn by the app
+(`docs/screenshot.py`), every relative link of the README and of `docs/` reaches a file (and a
+heading, when it names one), and the README stays a one-minute read."""
 
 from __future__ import annotations
 
@@ -15,12 +16,17 @@ DOCS = REPO / "docs"
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
-def _generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("docs_generate", DOCS / "generate.py")
+def _script(name: str) -> ModuleType:
+    """A script of docs/ loaded as a module (docs/ is not a package)."""
+    spec = importlib.util.spec_from_file_location(f"docs_{name}", DOCS / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _generator() -> ModuleType:
+    return _script("generate")
 
 
 def test_generated_pages_are_fresh() -> None:
@@ -87,3 +93,15 @@ def test_the_readme_is_short_and_links_every_page() -> None:
     for page in DOCS.glob("*.md"):
         assert f"(docs/{page.name})" in readme, f"the README does not link docs/{page.name}"
     assert "(docs/screenshot.svg)" in readme and (DOCS / "screenshot.svg").is_file()
+
+
+def test_the_screenshot_script_draws_the_app_on_the_sample_runs(tmp_path: Path) -> None:
+    """`python docs/screenshot.py` draws the tasks screen of support-v1, as the README says."""
+    shot = _script("screenshot")
+    out = tmp_path / "shot.svg"
+    vars(shot).update(OUT=out)
+    assert shot.main() == 0
+    svg = out.read_text(encoding="utf-8")
+    assert svg.startswith("<svg")
+    assert "Tasks&#160;of&#160;support-v1" in svg and "cancel_after_ship_01" in svg
+    assert str(tmp_path) not in svg  # no path of the machine in the picture
