@@ -14,7 +14,8 @@ Targets (issue 26), each printed with met / NOT MET:
 (b) the same for the tool error rate with clustered errors (ICC 0.06);
 (c) a doubling at 800 a day is caught in its window or the next in at least 80% of streams;
 (d) with a weekly pattern, the same-weekday baseline keeps (a)'s target;
-plus the README's figures (14-day streams of five rates, without wobble).
+plus the figures of docs/ci-and-monitoring.md's example (14-day streams of five rates, without
+wobble).
 
 Run: ``python bench/monitor_alarms.py [--streams 600] [--seed 0]`` (about two minutes).
 """
@@ -169,7 +170,9 @@ def main() -> None:
         ("same-weekday baseline", 7, 21, 1 / 6),
     ):
         line(label, no_change(weekly, s, args.seed, lag=lag, warmup=warmup), target)
-    print("README: 14-day streams of five rates (3 checks at 500 a day, 25 judged, ~1,000 calls)")
+    print(
+        "the docs' example: 14-day streams of five rates (3 checks at 500 a day, 25 judged, ~1,000 calls)"
+    )
     for wobble, icc_r in ((0.0, 0.0), (wob, icc)):
         fig = no_change(readme_maker(wobble, icc_r), s, args.seed)
         print(

@@ -16,7 +16,7 @@ it, falling to 0 first). Printed per setting and metric, over ``--plans`` observ
 
 - each shape at the drop the plan finds for that shape (wanted: called worse 70-90% at power 0.8);
 - both shapes at the plan's drop, the larger of the two (wanted: at least 70% under both);
-- no drop at all (wanted: at most 5%: the no-change rate the README states);
+- no drop at all (wanted: at most 5%: the no-change rate docs/tour.md states);
 - runs of the size the plan asks for a drop of 0.1 (``tasks_needed`` fresh tasks from the same
   population), under the concentrated shape (wanted: at least 70%).
 

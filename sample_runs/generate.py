@@ -5,9 +5,9 @@ forbidden rule: 5-6), and with ``--production DIR`` a stream of unscored product
 Deterministic and stdlib only: ``python sample_runs/generate.py`` rewrites every data file next to it.
 All prose (system prompts, customer and agent wording, reasons, judge rationales) is in wording.txt.
 The failure mode of each failed trial goes to ``ground_truth.json`` only, never into the trials.
-The production stream must stay byte for byte what it is (the monitor's README example reads it):
-what only the eval does is switched on by a trial's own world (``Convo.style``) and draws nothing
-in production.
+The production stream must stay byte for byte what it is (the monitor's example in
+docs/ci-and-monitoring.md reads it): what only the eval does is switched on by a trial's own world
+(``Convo.style``) and draws nothing in production.
 """
 
 from __future__ import annotations

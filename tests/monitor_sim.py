@@ -153,7 +153,7 @@ def tool_only(
 
 
 def readme_maker(wobble: float, icc: float, change: str | None = None) -> Maker:
-    """The README's 14-day stream of five rates: three checks at 500 a day (2%, 5%, 12%), the
+    """The 14-day stream of five rates of docs/ci-and-monitoring.md: three checks at 500 a day (2%, 5%, 12%), the
     judged fail rate (25 judged a day, 15%) and the tool error rate (500 conversations, ~2 calls
     each, 6%); ``change``: "judge" goes from 15% to 50% on day 9, "check" triples (5% -> 15%)."""
 

@@ -1,5 +1,5 @@
 """`reviewer audit`, the audit after every import, and the warnings of `report` and `compare`; real
-runs give exactly the findings explained in the README (and no false alarm)."""
+runs give exactly the findings explained in docs/tour.md (and no false alarm)."""
 
 from __future__ import annotations
 
@@ -123,7 +123,7 @@ def test_real_tau_bench_run_gives_exactly_its_two_hollow_passes() -> None:
     _, out, _ = run_cli("--db", "x.db", "audit", "--json")
     (run,) = json.loads(out)["runs"]
     # tasks 12 and 21 expect no action and no output: a trial where the agent looked nothing up
-    # and the user walked away scored 1.0 (see the README's audit section)
+    # and the user walked away scored 1.0 (see the audit section of docs/tour.md)
     assert run["counts"] == {"leak": 0, "copy": 0, "hollow": 2, "order": 0}
     hollow = {(f["trials"][0]["task_id"], f["trials"][0]["trial"]) for f in run["findings"]}
     assert hollow == {("12", 3), ("21", 1)}

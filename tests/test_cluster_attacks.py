@@ -1,5 +1,5 @@
 """Regression test: `cluster split ID --into N` with N above half the members cut off single trials,
-which the README says a split never does."""
+which docs/clusters.md says a split never does."""
 
 from __future__ import annotations
 

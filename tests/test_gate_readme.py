@@ -1,5 +1,5 @@
-"""The README's gate examples run as written: the commands of the worked example print the output
-the README shows, and the CI step's `reviewer` line works as given (the harness replaced by a copy
+"""The gate examples of docs/ci-and-monitoring.md run as written: the commands of the worked example
+print the output the page shows, and the CI step's `reviewer` line works as given (the harness replaced by a copy
 of a sample run)."""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from tests.conftest import REPO, run_cli
 
 
 def _section() -> str:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+    text = (REPO / "docs" / "ci-and-monitoring.md").read_text(encoding="utf-8")
     start = text.index("## In CI: the gate")
-    end = text.index("\n## ", start + 5)
-    return text[start:end]
+    end = text.find("\n## ", start + 5)
+    return text[start : end if end >= 0 else len(text)]
 
 
 def _blocks(section: str, lang: str) -> list[str]:
@@ -35,7 +35,7 @@ def _blocks(section: str, lang: str) -> list[str]:
     return out
 
 
-def test_worked_example_prints_what_the_readme_shows(tmp_path: Path) -> None:
+def test_worked_example_prints_what_the_docs_show(tmp_path: Path) -> None:
     shutil.copytree(SAMPLE_RUNS, tmp_path / "sample_runs")
     section = _section()
     commands = next(b for b in _blocks(section, "sh") if "reviewer gate" in b)

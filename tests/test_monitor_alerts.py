@@ -1,5 +1,5 @@
 """The monitor's alert rule, by seeded simulation (a small, fast version of bench/monitor_alarms.py,
-which measures the figures the README states): how often it alarms on streams that did not change,
+which measures the figures docs/ci-and-monitoring.md states): how often it alarms on streams that did not change,
 with and without day-to-day wobble, and how soon it catches a planted change."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def _any_alert(series: dict[str, list[Count]], lag: int = 1) -> bool:
 
 
 def test_no_alert_on_stable_readme_streams_over_many_seeds() -> None:
-    """Five rates of 14 days, no wobble: the README's no-change figure (bench: 0.0% of streams)."""
+    """Five rates of 14 days, no wobble: the docs' no-change figure (bench: 0.0% of streams)."""
     make = readme_maker(0.0, 0.0)
     alarms = sum(_any_alert(make(np.random.default_rng([1, s]))) for s in range(300))
     assert alarms <= 3, alarms

@@ -1,5 +1,6 @@
-"""The README's monitoring loop runs as written on the generated production stream: the generator,
-the stand-in judge, `reviewer rules` and `reviewer monitor` print the alerts the README shows; the
+"""The monitoring loop of docs/ci-and-monitoring.md runs as written on the generated production
+stream: the generator, the stand-in judge, `reviewer rules` and `reviewer monitor` print the alerts
+the page shows; the
 planted drop on day 10 alerts within one window; the queue's confirmed failure exports as a
 production regression task."""
 
@@ -21,14 +22,13 @@ from tests.test_gate_readme import _blocks
 
 
 def _section() -> str:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+    text = (REPO / "docs" / "ci-and-monitoring.md").read_text(encoding="utf-8")
     start = text.index("## In production: the monitor")
-    return text[start : text.index("\n## ", start + 5)]
+    end = text.find("\n## ", start + 5)
+    return text[start : end if end >= 0 else len(text)]
 
 
-def test_monitor_loop_runs_as_the_readme_says(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_monitor_loop_runs_as_the_docs_say(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     shutil.copytree(REAL_SAMPLE_RUNS, tmp_path / "sample_runs")
     section = _section()
     (tmp_path / "reviewer.toml").write_text(
@@ -69,7 +69,7 @@ def test_monitor_loop_runs_as_the_readme_says(
     assert not any(a < "ALERT day 2025-06-10" for a in alerts)  # no alarm before the change
     assert "queue production-review: made with 50 of 2488 flagged" in err
 
-    # label one conversation of the queue fail, then the README's export line
+    # label one conversation of the queue fail, then the page's export line
     from reviewer.config import Config
     from reviewer.store import open_store
     from reviewer.store.labels import add_label
@@ -89,7 +89,7 @@ def test_monitor_loop_runs_as_the_readme_says(
 
 
 def test_the_label_line_names_the_labeling_keys() -> None:
-    """The README said `p / f / s as usual` for labeling the production queue; skip is x (s does
+    """The docs said `p / f / s as usual` for labeling the production queue; skip is x (s does
     nothing on the labeling screen)."""
     from reviewer.tui.screens.label import LabelScreen
 

@@ -1,10 +1,12 @@
-"""The README's sample outputs are real output: each block shown after a command on the sample runs
-is what that command prints on a fresh import of `sample_runs/` (a `...` line stands for lines left
-out; the others appear in order, exactly). The gate's and the monitor's examples have their own tests
-(test_gate_readme.py, test_monitor_readme.py)."""
+"""The tours run as written: every command of the README's short tour succeeds on a fresh import of
+`sample_runs/`, and each output block of docs/tour.md shown after a command is what that command
+prints there (a `...` line stands for lines left out; the others appear in order, exactly). The
+gate's and the monitor's examples have their own tests (test_gate_readme.py,
+test_monitor_readme.py)."""
 
 from __future__ import annotations
 
+import shlex
 import shutil
 from pathlib import Path
 
@@ -13,11 +15,12 @@ import pytest
 from tests.conftest import REAL_SAMPLE_RUNS, REPO, run_cli
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
+TOUR = (REPO / "docs" / "tour.md").read_text(encoding="utf-8")
 
 
 def block_after(lead: str) -> list[str]:
-    """The lines of the first code block after the README line that holds ``lead``."""
-    rest = README.split(lead, 1)[1]
+    """The lines of the first code block after the docs/tour.md line that holds ``lead``."""
+    rest = TOUR.split(lead, 1)[1]
     body = rest.split("```", 1)[1].split("\n", 1)[1]
     return body.split("```", 1)[0].rstrip("\n").split("\n")
 
@@ -33,11 +36,11 @@ def shown_in(shown: list[str], out: str) -> None:
             gap = True
             continue
         if gap:
-            assert line in lines[at:], f"README line not in the output after line {at}: {line!r}"
+            assert line in lines[at:], f"tour line not in the output after line {at}: {line!r}"
             at = lines.index(line, at) + 1
         else:
             assert at < len(lines) and lines[at] == line, (
-                f"README line {line!r} is not output line {at + 1}: "
+                f"tour line {line!r} is not output line {at + 1}: "
                 f"{lines[at] if at < len(lines) else 'end of output'!r}"
             )
             at += 1
@@ -79,14 +82,14 @@ def _run(tour: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> str:
         ),
     ],
 )
-def test_the_readme_block_is_real_output(
+def test_the_tour_block_is_real_output(
     tour: Path, monkeypatch: pytest.MonkeyPatch, lead: str, command: str
 ) -> None:
     shown_in(block_after(lead), _run(tour, monkeypatch, *command.split()))
 
 
 def test_the_comparison_tells_the_seeds_story(tour: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """cheaper and faster, but less reliable and breaking a rule: as the README says of it."""
+    """cheaper and faster, but less reliable and breaking a rule: as the README and the tour say."""
     import json
 
     data = json.loads(_run(tour, monkeypatch, "compare", "support-v1", "support-v2", "--json"))
@@ -97,3 +100,32 @@ def test_the_comparison_tells_the_seeds_story(tour: Path, monkeypatch: pytest.Mo
     )
     assert rows["cost_per_task"]["mark"] == '<-- "better"'
     assert rows["forbidden_rate"]["direction"] == "RED FLAG" and rows["forbidden_rate"]["old"] == 0
+
+
+def short_tour() -> list[list[str]]:
+    """The README's short tour: each command's words, its comment dropped."""
+    section = README.split("## A short tour", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```sh\n", 1)[1].split("```", 1)[0]
+    return [shlex.split(line, comments=True) for line in block.splitlines() if line.strip()]
+
+
+def test_the_readme_short_tour_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every line of the README's tour but the last (which opens the app) succeeds, in order, on a
+    fresh clone's `sample_runs/`; the last is the bare `reviewer`."""
+    shutil.copytree(REAL_SAMPLE_RUNS, tmp_path / "sample_runs")
+    monkeypatch.chdir(tmp_path)
+    tour = short_tour()
+    assert 8 <= len(tour) <= 12 and tour[-1] == ["reviewer"]
+    assert tour[0] == ["reviewer", "import", "sample_runs/"]
+    for words in tour[:-1]:
+        assert words[0] == "reviewer", words
+        code, out, err = run_cli(*words[1:])
+        assert code == 0, (words, err)
+        assert out.strip() or words[1] == "import", words  # an answer on stdout (import: stderr)
+    import json
+
+    code, out, err = run_cli("queues", "--json")
+    assert code == 0, err
+    (queue,) = json.loads(out)["queues"]  # the tour made one queue of 50, none labeled yet
+    assert (queue["done"], queue["total"]) == (0, 50)
+    assert "0 / 50" in run_cli("queues")[1]  # as the tour's comment says

@@ -41,7 +41,7 @@ def test_generator_reproduces_the_committed_files(tmp_path: Path) -> None:
 
 
 def test_production_stream_is_unchanged(tmp_path: Path) -> None:
-    """The monitor's README example reads this stream: it must not move when the eval changes
+    """The monitor's example (docs/ci-and-monitoring.md) reads this stream: it must not move when the eval changes
     (digests of the stream as generated at commit 5ccd5f3)."""
     script = _generator_copy(tmp_path)
     out = tmp_path / "prod"

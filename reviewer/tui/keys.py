@@ -2,7 +2,8 @@
 
 ``KEY_MAP`` lists every key once, what it means and the binding ids that use it (a binding id is what
 ``reviewer.toml [keys]`` remaps). ``tests/tui/test_keymap.py`` checks it against the real ``BINDINGS`` of
-every screen and widget, and that the README's key table is ``markdown_table()``.
+every screen and widget, and that the key table in ``docs/app.md`` is ``markdown_table()``
+(``python docs/generate.py`` writes it).
 """
 
 from __future__ import annotations
@@ -349,7 +350,7 @@ def meaning_of(key: str) -> KeyRow | None:
 
 
 def markdown_table() -> str:
-    """The README's key table."""
+    """The key table of ``docs/app.md``."""
     lines = ["| key | means | on |", "| --- | --- | --- |"]
     for row in KEY_MAP:
         shown = key_display(row.key).replace("|", "\\|")
@@ -371,7 +372,7 @@ def keymap_problems(user: dict[str, str]) -> list[str]:
         problems.append(
             f"[keys] {', '.join(unknown)}: no binding has "
             f"{'this id' if len(unknown) == 1 else 'these ids'} (ids look like label.pass or "
-            "app.quit: see the key table in the README)"
+            "app.quit: see the key table in docs/app.md)"
         )
     keys = {
         bid: [k.strip() for k in user[bid].split(",") if k.strip()] if bid in user else list(keys)

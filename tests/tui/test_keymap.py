@@ -1,5 +1,5 @@
 """One language of keys: every binding of every screen and widget is in the key map, each key means
-one thing, and the README's key table is the map."""
+one thing, and the key table in docs/app.md is the map."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import reviewer.tui
 from reviewer.tui.app import ReviewerApp
 from reviewer.tui.keys import KEY_MAP, key_display, markdown_table
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+APP_PAGE = Path(__file__).resolve().parents[2] / "docs" / "app.md"
 
 
 def all_bindings() -> list[tuple[str, Binding]]:
@@ -72,11 +72,12 @@ def test_the_labeling_keys_do_not_clash_with_navigation() -> None:
         assert all(i.startswith("label.") for i in row.ids), (key, row.ids)
 
 
-def test_the_readme_key_table_is_the_key_map() -> None:
-    text = README.read_text(encoding="utf-8")
+def test_the_key_table_in_the_docs_is_the_key_map() -> None:
+    text = APP_PAGE.read_text(encoding="utf-8")
     table = markdown_table()
     assert table in text, (
-        "README.md's key table differs from reviewer.tui.keys.markdown_table(); paste:\n" + table
+        "docs/app.md's key table differs from reviewer.tui.keys.markdown_table(): "
+        "run python docs/generate.py"
     )
     # and only one key table
     assert len(re.findall(r"^\| key \| means \| on \|$", text, flags=re.M)) == 1

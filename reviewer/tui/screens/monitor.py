@@ -98,7 +98,7 @@ NO_DATA = (
     "No production conversation with a time yet. Import some: `reviewer monitor --import FILE` "
     '(native JSONL with "outcome": null and a started_at time), or i here; '
     "`python sample_runs/generate.py --production prod/` writes 14 days to try. "
-    "See the README, 'In production: the monitor'."
+    "See docs/ci-and-monitoring.md, 'In production: the monitor'."
 )
 
 
