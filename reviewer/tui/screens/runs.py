@@ -204,7 +204,7 @@ class RunsScreen(ReviewerScreen):
                 )
             )
         else:
-            how = "chosen with k" if self.k_chosen else "the default: see README"
+            how = "chosen with k" if self.k_chosen else "the default: see docs/app.md"
             short = (
                 " · * leaves out tasks with fewer than k trials"
                 if any(r.short for r in self.rows)
