@@ -76,3 +76,72 @@ def json_ready(x: Any) -> Any:
     if isinstance(x, list | tuple):
         return [json_ready(v) for v in x]
     return x
+
+
+def elide_middle(s: str, width: int) -> str:
+    """``s`` in at most ``width`` characters, cut in the middle with "…": names of runs and tasks
+    usually differ at their ends (a date, a model, a config), so both ends stay."""
+    if len(s) <= width:
+        return s
+    if width <= 1:
+        return "…"[:width]
+    head = (width - 1) // 2
+    tail = width - 1 - head
+    return s[:head] + "…" + (s[len(s) - tail :] if tail else "")
+
+
+def distinct_elisions(names: list[str], width: int) -> dict[str, str]:
+    """Each name in at most ``width`` characters, cut in the middle, and no two names shown alike:
+    names that would collide keep more of their ends, then their differing middle, until they part
+    (a name that fits is shown whole)."""
+    shown = {n: elide_middle(n, width) for n in names}
+    by_shown: dict[str, list[str]] = {}
+    for n, s in shown.items():
+        by_shown.setdefault(s, []).append(n)
+    for group in by_shown.values():
+        if len(group) < 2:
+            continue
+        # the first place the names of the group differ: show a window around it
+        first = min(
+            next(
+                (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y),
+                min(len(a), len(b)),
+            )
+            for a in group
+            for b in group
+            if a != b
+        )
+        for n in group:
+            if len(n) <= width:
+                continue
+            shown[n] = _window(n, width, first)
+    # whatever still collides (names alike far apart): numbered, each number once
+    number = 0
+    while True:
+        counts: dict[str, int] = {}
+        for v in shown.values():
+            counts[v] = counts.get(v, 0) + 1
+        alike = sorted(n for n, v in shown.items() if counts[v] > 1)
+        if not alike:
+            break
+        for n in alike:
+            number += 1
+            suffix = f"#{number}"
+            shown[n] = elide_middle(n, max(1, width - len(suffix))) + suffix
+    return shown
+
+
+def _window(s: str, width: int, at: int) -> str:
+    """``s`` in ``width`` characters showing its start, the part around ``at`` and its end:
+    ``tau-b…config-a-temp…seed-1``."""
+    end = max(2, width // 5)
+    head = max(2, width // 5)
+    room = width - head - end - 2
+    if room < 3:
+        return elide_middle(s[at:], width)
+    start = max(head, min(at - room // 3, len(s) - end - room))
+    if start <= head:  # the difference is near the start: one cut, before the end
+        return s[: width - end - 1] + "…" + s[len(s) - end :]
+    if start + room >= len(s) - end:  # near the end: one cut, after the start
+        return s[:head] + "…" + s[len(s) - (width - head - 1) :]
+    return s[:head] + "…" + s[start : start + room] + "…" + s[len(s) - end :]

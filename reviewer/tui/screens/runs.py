@@ -56,6 +56,10 @@ class RunsLoaded(Message):
         self.chosen = chosen
 
 
+#: from this width the import date is a column; narrower, it is on the line under the table
+WIDE = 100
+
+
 class RunsScreen(ReviewerScreen):
     BINDINGS = [
         Binding("enter", "open_run", "Tasks", id="runs.open"),
@@ -81,11 +85,13 @@ class RunsScreen(ReviewerScreen):
         self.rows: list[RunSummary] = []
         self.k = 1
         self.k_chosen = False
+        self.shown_names: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("Runs", classes="title")
         yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="runs-detail", classes="detail")
         yield Static("", id="runs-status", classes="status")
         yield KeyFooter()
 
@@ -93,26 +99,43 @@ class RunsScreen(ReviewerScreen):
         self.action_reload()
 
     def _columns(self, table: DataTable[Any], rows: list[RunSummary]) -> None:
-        """Widths from the data itself, so the table looks the same however fast it was filled."""
+        """Widths from the data itself, so the table looks the same however fast it was filled; the
+        run names take what the other columns leave, cut in the middle and never two alike (the
+        highlighted run's whole name is on the line under the table)."""
+        from reviewer.text import distinct_elisions, visible
+
+        total = self.size.width or 120
         table.clear(columns=True)
-        table.add_column(" ", key="mark", width=1)
-        table.add_column("run", key="run", width=min(40, max([3] + [len(r.name) for r in rows])))
-        for key, label, width in (
-            ("tasks", "tasks", 6),
-            ("trials", "trials", 7),
-            ("p1", "pass@1", 6),
-            ("phk", f"pass^{self.k}", 8),
-            ("cost", "cost", max([4] + [len(_cost(r.cost_usd)) for r in rows])),
-        ):
-            table.add_column(Text(label, justify="right"), key=key, width=width)
-        table.add_column("imported", key="imported", width=16)
+        columns: list[tuple[str, Text | str, int]] = [
+            ("tasks", Text("tasks", justify="right"), 6),
+            ("trials", Text("trials", justify="right"), 7),
+            ("p1", Text("pass@1", justify="right"), 6),
+            ("phk", Text(f"pass^{self.k}", justify="right"), 8),
+            (
+                "cost",
+                Text("cost", justify="right"),
+                max([4] + [len(_cost(r.cost_usd)) for r in rows]),
+            ),
+        ]
+        if total >= WIDE:  # narrower: the date goes to the line under the table
+            columns.append(("imported", "imported", 16))
         # only when a run has them, so a plain database looks as it always did
         if any(r.infra or r.unscored for r in rows):
             width = max(len(_left_out(r)) for r in rows)
-            table.add_column(Text("left out", justify="right"), key="left_out", width=width)
+            columns.append(("left_out", Text("left out", justify="right"), width))
         if len({r.model for r in rows if r.model}) > 1:  # when it tells runs apart
             width = min(28, max(len(r.model or "") for r in rows))
-            table.add_column("model", key="model", width=max(5, width))
+            columns.append(("model", "model", max(5, width)))
+        names = {r.name: visible(r.name, single_line=True) for r in rows}
+        fixed = 1 + sum(w for _, _, w in columns) + 2 * (len(columns) + 2) + 2
+        longest = max([3] + [len(n) for n in names.values()])
+        run_w = max(3, min(longest, max(12, total - fixed)))
+        shown = distinct_elisions(sorted(set(names.values())), run_w)
+        self.shown_names = {name: shown[v] for name, v in names.items()}
+        table.add_column(" ", key="mark", width=1)
+        table.add_column("run", key="run", width=run_w)
+        for key, label, width in columns:
+            table.add_column(label, key=key, width=width)
 
     def action_reload(self) -> None:
         self.query_one("#runs-status", Static).update("loading…")
@@ -161,11 +184,22 @@ class RunsScreen(ReviewerScreen):
     def on_runs_loaded(self, message: RunsLoaded) -> None:
         self.rows = message.rows
         self.k, self.k_chosen = message.k, message.chosen
+        self._fill()
+        self._status()
+        self.query_one("#runs", DataTable).focus()
+
+    def on_resize(self) -> None:
+        if self.rows:
+            self._fill()
+
+    def _fill(self) -> None:
         table = self.query_one("#runs", DataTable)
-        self._columns(table, message.rows)
+        keep = self._current() if table.row_count else None
+        self._columns(table, self.rows)
         left_out = "left_out" in table.columns
         with_model = "model" in table.columns
-        for r in message.rows:
+        with_date = "imported" in table.columns
+        for r in self.rows:
             extra: list[Text] = []
             if left_out:
                 extra.append(
@@ -173,9 +207,10 @@ class RunsScreen(ReviewerScreen):
                 )
             if with_model:
                 extra.append(safe_text(r.model or "", single_line=True, limit=28))
+            date = [safe_text(r.imported_at, single_line=True)] if with_date else []
             table.add_row(
                 Text("✓" if r.name in self.marked else " ", style="bold green"),
-                safe_text(r.name, single_line=True),
+                Text(self.shown_names[r.name], no_wrap=True),
                 Text(str(r.tasks), justify="right"),
                 Text(str(r.trials), justify="right"),
                 num(r.pass_at_1),
@@ -185,12 +220,35 @@ class RunsScreen(ReviewerScreen):
                     justify="right",
                 ),
                 Text(_cost(r.cost_usd), justify="right"),
-                safe_text(r.imported_at, single_line=True),
+                *date,
                 *extra,
                 key=r.name,
             )
-        self._status()
-        table.focus()
+        if keep is not None and keep in {r.name for r in self.rows}:
+            table.move_cursor(row=table.get_row_index(keep))
+        self._detail()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._detail()
+
+    def _detail(self) -> None:
+        """The highlighted run's whole name (the table may show it cut), and what the table left out
+        at this width."""
+        detail = self.query_one("#runs-detail", Static)
+        name = self._current()
+        r = next((r for r in self.rows if r.name == name), None)
+        if r is None:
+            detail.update("")
+            return
+        table = self.query_one("#runs", DataTable)
+        parts = [r.name]
+        if "imported" not in table.columns and r.imported_at:
+            parts.append(f"imported {r.imported_at}")
+        if r.model and "model" not in table.columns:
+            parts.append(r.model)
+        if r.pass_rule:
+            parts.append(f"pass rule: {r.pass_rule}")
+        detail.update(safe_text(" · ".join(parts), single_line=True))
 
     def _status(self) -> None:
         status = self.query_one("#runs-status", Static)
