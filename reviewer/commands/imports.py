@@ -90,25 +90,16 @@ def import_report_lines(summary: ImportSummary) -> list[str]:
 
 
 def _active_rubric(db: Store, configured: Any, summary: ImportSummary | None) -> Rubric | None:
-    """The config's rubric, else the rubric.toml of an imported folder, else the one stored last."""
-    from pathlib import Path
+    """The app's rubric: the config's, else the rubric.toml of an imported folder, else the one
+    stored last (``workflows.rubric.active_rubric``)."""
+    from reviewer.workflows.rubric import RubricProblem, active_rubric
 
-    from reviewer.labeling.rubric import RubricError, load_rubric
-    from reviewer.store.labels import RubricVersionError, ensure_rubric_version
-    from reviewer.store.queries import latest_rubric
-
-    if configured and Path(configured).is_file():
-        try:
-            rubric = load_rubric(Path(configured))
-            ensure_rubric_version(db, rubric)
-            return rubric
-        except (RubricError, RubricVersionError) as e:
-            fail(str(e))
-    if summary is not None and summary.rubric_problem:
+    if summary is not None and summary.rubric_problem and not configured:
         sys.exit(1)  # already said by the import's summary
-    if summary is not None and summary.rubric is not None:
-        return summary.rubric
-    return latest_rubric(db)
+    try:
+        return active_rubric(db, configured, imported=None if summary is None else summary.rubric)
+    except RubricProblem as e:
+        fail(str(e))
 
 
 @click.command("import")

@@ -280,7 +280,14 @@ def _setup(db: Store, request: JudgeRequest, cfg: Any) -> tuple[JudgeSettings, R
         return load_settings(cfg, **request.overrides), pick_rubric(
             db, request.rubric or cfg.rubric
         )
-    except (ConfigError, JudgeConfigError, RubricError, RubricVersionError, OSError) as e:
+    except (
+        ConfigError,
+        JudgeConfigError,
+        RubricError,
+        RubricVersionError,
+        ValueError,
+        OSError,
+    ) as e:
         raise JudgeFailed(str(e)) from e
 
 
@@ -436,16 +443,10 @@ def _where(sources: Sequence[Path], message: str) -> str:
 
 
 def pick_rubric(db: Store, configured: Path | None) -> Rubric:
-    """The configured rubric, else the one stored last (labels were given under it), else built in."""
-    from reviewer.labeling.rubric import load_rubric
-    from reviewer.store.labels import ensure_rubric_version
-    from reviewer.store.queries import latest_rubric
+    """The active rubric (``workflows.rubric.active_rubric``), else the built-in one."""
+    from reviewer.workflows.rubric import active_rubric
 
-    if configured is not None:
-        rubric = load_rubric(configured)
-        ensure_rubric_version(db, rubric)
-        return rubric
-    return latest_rubric(db) or BUILTIN_RUBRIC
+    return active_rubric(db, configured) or BUILTIN_RUBRIC
 
 
 def plan(db: Store, judge: str, req: JudgeRequest) -> list[str]:

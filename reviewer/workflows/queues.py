@@ -208,18 +208,6 @@ class QueueStatus:
         }
 
 
-def configured_threshold() -> tuple[float, str | None]:
-    """The trust threshold of the config (``[judge] trust_threshold``), or the default with the
-    reason when the config cannot be read: a queue's progress never fails on it."""
-    from reviewer.calibration.report import trust_threshold
-    from reviewer.config import ConfigError, load_config
-
-    try:
-        return trust_threshold(load_config().judge), None
-    except (ConfigError, ValueError) as e:
-        return DEFAULT_THRESHOLD, f"threshold {DEFAULT_THRESHOLD} used: {e}"
-
-
 def agreement_table(
     db: Store, labeler: str, judge: str | None = None
 ) -> tuple[list[list[int]], dict[str, int], str | None]:

@@ -389,7 +389,8 @@ class LabelScreen(ReviewerScreen):
         self._refresh_outlook()
 
     def _status(self, db: Any) -> QueueStatus:
-        from reviewer.workflows.queues import configured_threshold, queue_status
+        from reviewer.workflows.agreement import configured_threshold
+        from reviewer.workflows.queues import queue_status
 
         assert self.queue_name is not None
         threshold, _ = configured_threshold()

@@ -168,7 +168,8 @@ class QueuesScreen(ReviewerScreen):
     def load(self) -> None:
         from reviewer.store.queries import run_names
         from reviewer.store.queues import list_queues
-        from reviewer.workflows.queues import configured_threshold, queue_status
+        from reviewer.workflows.agreement import configured_threshold
+        from reviewer.workflows.queues import queue_status
 
         threshold, _ = configured_threshold()
         with self.store() as db:
