@@ -106,7 +106,9 @@ def summary_text(p: TrialPayload) -> Text:
     """Outcome, reward, steps, cost, latency, termination and error of a trial (the header's lines)."""
     h = p.header
     out = Text()
-    badge, style = _BADGES.get(h.outcome, _BADGES["pass" if h.success else "fail"])
+    from reviewer.models import stored_outcome
+
+    badge, style = _BADGES[stored_outcome(h.outcome, h.success)]
     out.append(badge, style)
     if h.reward is not None:
         out.append(f"  reward {h.reward:.2f}")

@@ -160,7 +160,9 @@ _OUTCOME_CELLS = {
 
 
 def _outcome(r: TrialRow) -> Text:
-    text, style = _OUTCOME_CELLS.get(r.outcome, _OUTCOME_CELLS["pass" if r.success else "fail"])
+    from reviewer.models import stored_outcome
+
+    text, style = _OUTCOME_CELLS[stored_outcome(r.outcome, r.success)]
     return Text(text, style=style)
 
 
