@@ -14,10 +14,9 @@ import click
 from reviewer.commands.common import cli_store, echo_json, fail
 
 if TYPE_CHECKING:
-    from reviewer.ingest.outcome import ImportOptions
     from reviewer.models import Rubric
-    from reviewer.store.db import Store
-    from reviewer.workflows.imports import ImportSummary
+    from reviewer.workflows.imports import ImportOptions, ImportSummary
+    from reviewer.workflows.store_access import Store
 
 _MAX_SKIPS_SHOWN = 20
 

@@ -100,8 +100,7 @@ def sample(
     fail) whose next label tightens the kappa estimate most, at random within it; it needs judge
     verdicts on the trials.
     """
-    from reviewer.calibration.sampling import queue_summary
-    from reviewer.workflows.queues import QueueScopeError, make_queue
+    from reviewer.workflows.queues import QueueScopeError, make_queue, queue_summary
 
     if name is not None and not name.strip():
         fail("--name must not be empty (leave it out for LABELER-sSEED)", 2)
@@ -239,9 +238,8 @@ def _summary_lines(s: dict[str, Any]) -> list[str]:
 def queues(ctx: click.Context, labeler: str | None, as_json: bool) -> None:
     """Calibration queues with their progress, e.g. 23 / 50, and the labels the judge's trust
     verdict needs (80% assurance) for each queue's labeler and judge."""
-    from reviewer.store.queues import list_queues
     from reviewer.workflows.agreement import configured_threshold
-    from reviewer.workflows.queues import queue_status
+    from reviewer.workflows.queues import list_queues, queue_status
 
     db = cli_store(ctx)
     threshold = configured_threshold()[0]
@@ -320,8 +318,7 @@ def labels_export(ctx: click.Context, file: str, labeler: str | None, force: boo
 
     FILE is written to a temporary file beside it and renamed, so a failure leaves the old one whole."""
     from reviewer.commands.common import json_stdout
-    from reviewer.labeling.io import LabelFileError
-    from reviewer.workflows.labels import export_label_file
+    from reviewer.workflows.labels import LabelFileError, export_label_file
 
     db = cli_store(ctx)
     try:
@@ -338,8 +335,7 @@ def labels_export(ctx: click.Context, file: str, labeler: str | None, force: boo
 @click.pass_context
 def labels_import(ctx: click.Context, file: str, as_json: bool) -> None:
     """Merge labels from FILE (- for stdin); labels already stored are not added again."""
-    from reviewer.labeling.io import LabelFileError
-    from reviewer.workflows.labels import import_label_file
+    from reviewer.workflows.labels import LabelFileError, import_label_file
 
     db = cli_store(ctx)
     try:
@@ -402,7 +398,7 @@ def rubric(ctx: click.Context, file: str | None, check: bool, as_json: bool) -> 
         if c.help:
             click.echo(f"      {' ' * width}  {_plain(c.help)}")
     if r.categories:
-        from reviewer.labeling.tags import category_keys
+        from reviewer.workflows.labels import category_keys
 
         shown = " · ".join(f"[{k}] {_plain(cat)}" for k, cat in category_keys(r.categories))
         click.echo(f"  failure tags: {shown}")
@@ -467,13 +463,13 @@ def labels_give(
     a queue: the same job as the app's label screen (L on a transcript)."""
     from dataclasses import asdict
 
-    from reviewer.store.queues import list_queues
     from reviewer.workflows.labels import (
         RubricContradiction,
         give_label,
         parse_answers,
         resolve_trial,
     )
+    from reviewer.workflows.queues import list_queues
     from reviewer.workflows.rubric import RubricProblem, active_rubric
 
     who = _config().labeler_name((ctx.obj or {}).get("labeler"))

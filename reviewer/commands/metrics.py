@@ -245,9 +245,14 @@ def _env() -> dict[str, str]:
 def rules(ctx: click.Context, file: str | None, check: bool, as_json: bool) -> None:
     """Trajectory rules: with FILE, validate it and make it the active rules (violations recomputed);
     without, list the active rules and how many trials of each run break them."""
-    from reviewer.metrics.active_rules import active_rules, rules_json, set_rules
-    from reviewer.metrics.rules import RuleError, parse_rules
-    from reviewer.store.violations import violation_counts
+    from reviewer.workflows.rules import (
+        RuleError,
+        active_rules,
+        parse_rules,
+        rules_json,
+        set_rules,
+        violation_counts,
+    )
 
     if file is not None:
         from reviewer.config import read_small_text

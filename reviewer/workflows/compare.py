@@ -13,6 +13,8 @@ from reviewer.metrics.compare_types import Comparison
 from reviewer.metrics.plot import plot_passk as plot_passk
 from reviewer.models import TrialStats
 from reviewer.store.db import Store
+
+# re-exported for the faces (they import workflows only)
 from reviewer.store.trials import OUTCOME_SOURCES as OUTCOME_SOURCES
 
 

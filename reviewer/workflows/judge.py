@@ -17,10 +17,15 @@ from typing import Any
 
 from reviewer.judge.batch import Collected, Submitted
 from reviewer.judge.jobs import BUILTIN_RUBRIC
-from reviewer.judge.runner import Progress, RunStats
+
+# re-exported for the faces (they import workflows only)
+from reviewer.judge.reply import Outcome as Outcome
+from reviewer.judge.runner import Progress as Progress
+from reviewer.judge.runner import RunStats as RunStats
 from reviewer.judge.settings import JudgeSettings
 from reviewer.models import Rubric
 from reviewer.store.db import Store
+from reviewer.store.judging import select_trials as select_trials
 
 
 class JudgeFailed(Exception):

@@ -15,6 +15,9 @@ from reviewer.calibration.agreement import MIN_LABELS
 from reviewer.calibration.assurance import Outlook, labels_to_verdict
 from reviewer.calibration.report import DEFAULT_THRESHOLD
 from reviewer.calibration.sampling import make_queue as sample_queue
+
+# re-exported for the faces (they import workflows only)
+from reviewer.calibration.sampling import queue_summary as queue_summary
 from reviewer.store.agreement_data import UnknownScope, gather_agreement, judge_mix
 from reviewer.store.db import Store
 from reviewer.store.labels import current_labels
@@ -22,11 +25,13 @@ from reviewer.store.queries import run_names
 from reviewer.store.queues import (
     Queue,
     QueueExists,
-    QueueItem,
-    get_queue,
     judge_ids,
-    queue_progress,
 )
+from reviewer.store.queues import QueueItem as QueueItem
+from reviewer.store.queues import get_queue as get_queue
+from reviewer.store.queues import list_queues as list_queues
+from reviewer.store.queues import queue_items as queue_items
+from reviewer.store.queues import queue_progress as queue_progress
 
 #: How many trials a queue holds unless told otherwise (the usual calibration sample).
 DEFAULT_SIZE = 50

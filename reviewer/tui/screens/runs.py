@@ -253,8 +253,8 @@ class RunsScreen(ReviewerScreen):
         self.app.push_screen(QueuesScreen(self._current()))
 
     def action_trials(self) -> None:
-        from reviewer.store.trial_list import TrialFilter
         from reviewer.tui.screens.trials import TrialsScreen
+        from reviewer.workflows.trials import TrialFilter
 
         run = self._current()
         self.app.push_screen(

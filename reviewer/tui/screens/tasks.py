@@ -260,8 +260,8 @@ class TasksScreen(ReviewerScreen):
             self._trials(task, "fail")
 
     def _trials(self, task: str, outcome: Literal["pass", "fail"] | None) -> None:
-        from reviewer.store.trial_list import TrialFilter
         from reviewer.tui.screens.trials import TrialsScreen
+        from reviewer.workflows.trials import TrialFilter
 
         title = f"{'Failing trials' if outcome else 'Trials'} of {task} ({self.run})"
         self.app.push_screen(
