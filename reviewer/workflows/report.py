@@ -165,6 +165,15 @@ def task_rates(n: int, c: int, k: int) -> dict[str, Any]:
     }
 
 
+def run_flakiness(db: Store, run: str) -> list[TaskFlakiness]:
+    """Every task of ``run`` with its failures split by source (see ``metrics.flakiness``): the
+    report's flakiness table and the tasks screen's line."""
+    from reviewer.metrics.flakiness import attribute
+    from reviewer.store.flakiness import trial_sources
+
+    return attribute(trial_sources(db, run))
+
+
 def rule_ids(db: Store) -> list[str]:
     """The ids of the active rules; ReportError when the stored rules no longer load."""
     from reviewer.metrics.active_rules import active_rules
@@ -195,7 +204,6 @@ def report_runs(
     from reviewer.store.queries import judged_task_counts, run_outcomes, run_pass_rule, task_counts
     from reviewer.store.trials import trial_stats
     from reviewer.workflows.audit import audit_warnings
-    from reviewer.workflows.flakiness import run_flakiness
 
     ids = rule_ids(db)
     all_counts = {

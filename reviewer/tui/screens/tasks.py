@@ -85,7 +85,7 @@ class TasksScreen(ReviewerScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="tasks-flakiness")
     def load_flakiness(self) -> None:
-        from reviewer.workflows.flakiness import run_flakiness
+        from reviewer.workflows.report import run_flakiness
 
         with self.store() as db:
             tasks = run_flakiness(db, self.run)
