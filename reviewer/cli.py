@@ -166,7 +166,7 @@ def _main(argv: Sequence[str] | None, prog_name: str) -> None:
     except Exception as e:  # the last line of defence; every known failure has its own message
         import sqlite3
 
-        from reviewer.store.db import StoreError, describe_error, last_opened
+        from reviewer.workflows.store_access import StoreError, describe_error, last_opened
 
         code = obj.get("error_code", 1)  # gate, monitor and audit keep 1 for "regressed"
         code = code if isinstance(code, int) else 1

@@ -47,6 +47,12 @@ def outcome_of(passed: bool | None, reward: float | None, infra: bool = False) -
     return PASS if is_success(passed, reward) else FAIL
 
 
+def stored_outcome(outcome: str | None, success: bool) -> str:
+    """The outcome a stored trial shows: its outcome column, else (a row older than the column)
+    pass or fail by its success flag. The one place a face decides whether a stored trial passed."""
+    return outcome if outcome in OUTCOMES else (PASS if success else FAIL)
+
+
 @dataclass(frozen=True)
 class PassRule:
     """How a run's trials were judged pass or fail on import: a reward threshold and/or a field of the

@@ -8,6 +8,10 @@ Layers, bottom to top (a module may import its own layer's package and anything 
 2. ``metrics``, ``clustering``, ``judge``, ``calibration``, ``labeling``, ``export``
 3. ``workflows``: one function per user job
 4. ``cli``, ``commands``, ``tui``: parse arguments, present results
+
+The faces (``cli``, ``commands``, ``tui``) import only ``workflows``, ``models``, ``text`` and
+``config`` of the core: each feature has one path, so the CLI and the app cannot glue it together
+twice (what a face needs of a lower layer, a workflows module re-exports or wraps).
 """
 
 from __future__ import annotations
@@ -41,6 +45,9 @@ LAYERS: dict[str, int] = {
     "tui": 4,
     "__main__": 4,
 }
+# The faces reach the core through these packages only (and each other).
+FACES = {"cli", "commands", "tui", "__main__"}
+FACE_MAY_IMPORT = {"reviewer", "workflows", "models", "text", "config"} | FACES
 # Within layer 1 the two packages stay apart: parsing never writes, the store never parses.
 SEPARATE = {frozenset({"ingest", "store"})}
 
@@ -115,6 +122,42 @@ def test_dependencies_point_down() -> None:
             if LAYERS[dst] > LAYERS[src] or frozenset({src, dst}) in SEPARATE:
                 bad.append(f"{module}:{line} imports {resolved}")
     assert not sorted(set(bad)), "upward or sideways imports:\n" + "\n".join(sorted(set(bad)))
+
+
+def _face_imports_past_workflows(modules: dict[str, ast.Module]) -> list[str]:
+    known = set(modules)
+    bad = []
+    for module, tree in modules.items():
+        if _package(module) not in FACES:
+            continue
+        for line, target in _imports(module, tree):
+            resolved = _resolve(target, known)
+            if resolved is not None and _package(resolved) not in FACE_MAY_IMPORT:
+                bad.append(f"{module}:{line} imports {resolved}")
+    return sorted(set(bad))
+
+
+def test_the_faces_import_only_workflows_models_text_and_config() -> None:
+    bad = _face_imports_past_workflows(_modules())
+    assert not bad, (
+        "the CLI and the app import only reviewer.workflows, models, text and config; call (or "
+        "re-export from) a workflows module instead:\n" + "\n".join(bad)
+    )
+
+
+def test_the_face_rule_finds_a_face_importing_the_store() -> None:
+    modules = {
+        "reviewer.store.queries": ast.parse("x = 1"),
+        "reviewer.workflows.report": ast.parse("x = 1"),
+        "reviewer.tui.screens.runs": ast.parse(
+            "def f():\n    from reviewer.store.queries import x\n"
+            "    from reviewer.workflows.report import x\n"
+        ),
+        "reviewer.commands.report": ast.parse("from reviewer import text\n"),
+    }
+    assert _face_imports_past_workflows(modules) == [
+        "reviewer.tui.screens.runs:2 imports reviewer.store.queries"
+    ]
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:

@@ -621,3 +621,16 @@ def test_a_custom_threshold_has_the_same_float_tolerance_as_the_default(tmp_path
     )
     data = json.loads(run_cli("--db", db, "report", "--json")[1])["runs"][0]
     assert data["outcomes"].get("pass") == 1
+
+
+def test_a_stored_trial_shows_its_outcome_column_else_its_success_flag() -> None:
+    from reviewer.models import stored_outcome
+
+    assert [stored_outcome(o, False) for o in ("pass", "fail", "infra", "unscored")] == [
+        "pass",
+        "fail",
+        "infra",
+        "unscored",
+    ]
+    assert stored_outcome(None, True) == "pass"  # a row older than the outcome column
+    assert stored_outcome("", False) == "fail"

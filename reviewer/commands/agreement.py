@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
 from reviewer.commands.common import cli_store, echo_json, fail
@@ -65,41 +63,25 @@ def agreement(
     One plain sentence under the verdict says what it means. --json also keeps the analytic and
     bootstrap intervals (not for decisions).
     """
-    from reviewer.calibration.report import build_report
-    from reviewer.store.agreement_data import UnknownScope, gather_agreement
     from reviewer.text import visible
+    from reviewer.workflows.agreement import UnknownScope, agreement_report, configured_threshold
 
-    limit = _threshold(threshold)
+    limit, problem = (threshold, None) if threshold is not None else configured_threshold()
+    if problem is not None:
+        fail(problem)
     labeler = labeler or (ctx.obj or {}).get("labeler")
     db = cli_store(ctx)
     try:
-        data = gather_agreement(db, judge=judge, labeler=labeler, rubric=rubric)
+        report = agreement_report(
+            db, judge=judge, labeler=labeler, rubric=rubric, threshold=limit, seed=seed
+        )
     except UnknownScope as e:
         fail(visible(e, single_line=True))
     finally:
         db.close()
-    report = build_report(data, threshold=limit, seed=seed)
     if not as_json:
         click.echo(report.render())
         return
     echo_json(report.to_dict())
     for note in report.notes:
         click.echo(f"reviewer: {note}", err=True)
-
-
-def _threshold(override: float | None) -> float:
-    """--threshold, else the config's [judge] trust_threshold, else the default; one-line errors."""
-    from reviewer.calibration.report import trust_threshold
-    from reviewer.config import ConfigError, load_config
-
-    if override is not None:
-        return override
-    cfg: Any
-    try:
-        cfg = load_config()
-    except ConfigError as e:
-        fail(str(e))
-    try:
-        return trust_threshold(cfg.judge)
-    except ValueError as e:
-        fail(f"{', '.join(map(str, cfg.sources)) or 'config'}: {e}")

@@ -26,9 +26,8 @@ def audit(ctx: click.Context, runs: Sequence[str], as_json: bool) -> None:
 
     The findings are stored; `report` and `compare` warn about the runs that have any. Every import
     audits the runs it added to."""
-    from reviewer.metrics.audit_types import not_kept_line
     from reviewer.text import json_ready
-    from reviewer.workflows.audit import audit_runs
+    from reviewer.workflows.audit import audit_runs, not_kept_line
 
     db = cli_store(ctx, 2)  # a finding is exit 0; a failure (unknown run, locked store) is 2
     selected = require_runs(db, ctx, list(runs))

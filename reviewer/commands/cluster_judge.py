@@ -14,8 +14,8 @@ import click
 from reviewer.commands.common import Terminated, echo_json, fail, terminate_stops_sending
 
 if TYPE_CHECKING:
-    from reviewer.store.db import Store
     from reviewer.workflows.cluster_judge import ClusterJudgeResult
+    from reviewer.workflows.store_access import Store
 
 #: Exit status when requests were left (cost cap, failed requests), as `reviewer judge`.
 EXIT_INCOMPLETE = 3

@@ -14,7 +14,7 @@ from reviewer.commands.cluster_judge import judge_options
 from reviewer.commands.common import cli_store, echo_json, fail, require_runs
 
 if TYPE_CHECKING:
-    from reviewer.store.db import Store
+    from reviewer.workflows.store_access import Store
 
 
 def register(group: click.Group) -> None:
@@ -120,7 +120,7 @@ def cluster(
     params = info.get("params") or {}
     infra = 0
     if not params.get("include_infra"):
-        from reviewer.store.clusters import count_outcomes
+        from reviewer.workflows.clusters import count_outcomes
 
         scope = info.get("scope")
         with cli_store(ctx) as db:
@@ -169,9 +169,8 @@ def cluster(
 
 def _score(ctx: click.Context, run: str | None, as_json: bool) -> None:
     """`reviewer cluster --score`: the stored clustering against the human failure tags."""
-    from reviewer.clustering.score import summary_line, tag_line
     from reviewer.workflows.cluster_score import score_clusters
-    from reviewer.workflows.clusters import ClusterJobError
+    from reviewer.workflows.clusters import ClusterJobError, summary_line, tag_line
 
     with cli_store(ctx) as db:
         require_runs(db, ctx, [run] if run else [], 2)
@@ -364,7 +363,7 @@ def signatures(file: Any, stream: bool) -> None:
     import os
     import stat
 
-    from reviewer.clustering.signature import signatures_of_lines
+    from reviewer.workflows.clusters import signatures_of_lines
 
     try:
         mode = os.fstat(file.fileno()).st_mode

@@ -15,7 +15,7 @@ import click
 from reviewer.text import json_terminal_safe, terminal_safe
 
 if TYPE_CHECKING:
-    from reviewer.store.db import Store
+    from reviewer.workflows.store_access import Store
 
 
 class SafeStream(io.TextIOBase):
@@ -136,7 +136,7 @@ def progress_console() -> Any:
 def cli_store(ctx: click.Context, code: int = 1) -> Store:
     """The database named by ``--db``, opened and migrated; a one-line failure (exit ``code``) when it
     is not ours."""
-    from reviewer.store.db import StoreError, open_store
+    from reviewer.workflows.store_access import StoreError, open_store
 
     path = ctx.obj["db"]
     ctx.obj["error_code"] = code  # a store failure later in the command exits with it too
@@ -241,7 +241,7 @@ def require_runs(
 ) -> list[str]:
     """The named runs, or every run when none is named; a one-line error (exit ``code``, default
     the command's cli_store code) for unknown names."""
-    from reviewer.store.queries import run_names
+    from reviewer.workflows.store_access import run_names
 
     known = run_names(db)
     if code is None:

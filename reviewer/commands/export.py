@@ -115,9 +115,13 @@ def export(
     --trial, --task, --outcome, --verdict, --label, --rule and --search narrow the selection the way
     the app's trials list filters (what `T` exports there).
     """
-    from reviewer.export.select import Selection
-    from reviewer.store.trial_list import TrialFilter
-    from reviewer.workflows.export import ExportFailed, ExportRequest, export_regression_tasks
+    from reviewer.workflows.export import (
+        ExportFailed,
+        ExportRequest,
+        Selection,
+        export_regression_tasks,
+    )
+    from reviewer.workflows.trials import TrialFilter
 
     listed = TrialFilter(
         task_id=task,

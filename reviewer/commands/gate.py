@@ -68,7 +68,7 @@ def baseline_set(ctx: click.Context, run: str, note: str | None, as_json: bool) 
 @click.pass_context
 def baseline_show(ctx: click.Context, as_json: bool) -> None:
     """The current baseline run."""
-    from reviewer.store.baseline import current_baseline
+    from reviewer.workflows.gate import current_baseline
 
     entry = current_baseline(cli_store(ctx, 1))
     if as_json:
@@ -85,7 +85,7 @@ def baseline_show(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def baseline_history_cmd(ctx: click.Context, as_json: bool) -> None:
     """Every baseline set, newest first (the first line is the baseline)."""
-    from reviewer.store.baseline import baseline_history
+    from reviewer.workflows.gate import baseline_history
 
     entries = baseline_history(cli_store(ctx, 1))
     if as_json:
@@ -216,8 +216,8 @@ def gate(
         )
     except GateError as e:
         fail(str(e), 2)
-    from reviewer.metrics.gate_formats import junit as junit_xml
-    from reviewer.metrics.gate_formats import markdown as markdown_text
+    from reviewer.workflows.gate import junit as junit_xml
+    from reviewer.workflows.gate import markdown as markdown_text
 
     for path, render, kind in ((markdown, markdown_text, "markdown"), (junit, junit_xml, "junit")):
         if path is not None:

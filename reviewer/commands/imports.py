@@ -14,10 +14,9 @@ import click
 from reviewer.commands.common import cli_store, echo_json, fail
 
 if TYPE_CHECKING:
-    from reviewer.ingest.outcome import ImportOptions
     from reviewer.models import Rubric
-    from reviewer.store.db import Store
-    from reviewer.workflows.imports import ImportSummary
+    from reviewer.workflows.imports import ImportOptions, ImportSummary
+    from reviewer.workflows.store_access import Store
 
 _MAX_SKIPS_SHOWN = 20
 
@@ -90,25 +89,16 @@ def import_report_lines(summary: ImportSummary) -> list[str]:
 
 
 def _active_rubric(db: Store, configured: Any, summary: ImportSummary | None) -> Rubric | None:
-    """The config's rubric, else the rubric.toml of an imported folder, else the one stored last."""
-    from pathlib import Path
+    """The app's rubric: the config's, else the rubric.toml of an imported folder, else the one
+    stored last (``workflows.rubric.active_rubric``)."""
+    from reviewer.workflows.rubric import RubricProblem, active_rubric
 
-    from reviewer.labeling.rubric import RubricError, load_rubric
-    from reviewer.store.labels import RubricVersionError, ensure_rubric_version
-    from reviewer.store.queries import latest_rubric
-
-    if configured and Path(configured).is_file():
-        try:
-            rubric = load_rubric(Path(configured))
-            ensure_rubric_version(db, rubric)
-            return rubric
-        except (RubricError, RubricVersionError) as e:
-            fail(str(e))
-    if summary is not None and summary.rubric_problem:
+    if summary is not None and summary.rubric_problem and not configured:
         sys.exit(1)  # already said by the import's summary
-    if summary is not None and summary.rubric is not None:
-        return summary.rubric
-    return latest_rubric(db)
+    try:
+        return active_rubric(db, configured, imported=None if summary is None else summary.rubric)
+    except RubricProblem as e:
+        fail(str(e))
 
 
 @click.command("import")

@@ -24,9 +24,7 @@ from reviewer.commands.common import (
 )
 
 if TYPE_CHECKING:
-    from reviewer.judge.reply import Outcome
-    from reviewer.judge.runner import Progress, RunStats
-    from reviewer.workflows.judge import Start
+    from reviewer.workflows.judge import Outcome, Progress, RunStats, Start
 
 #: Exit status when the run ended with trials left (cost cap, failed requests, interrupted).
 EXIT_INCOMPLETE = 3
@@ -211,7 +209,7 @@ def settle_sdk(step: Progress) -> Progress:
 
 
 def _any_labeled(db: Any, runs: Sequence[str]) -> bool:
-    from reviewer.store.judging import select_trials
+    from reviewer.workflows.judge import select_trials
 
     return bool(select_trials(db, tuple(runs), labeled=True, limit=1))
 

@@ -100,8 +100,7 @@ def sample(
     fail) whose next label tightens the kappa estimate most, at random within it; it needs judge
     verdicts on the trials.
     """
-    from reviewer.calibration.sampling import queue_summary
-    from reviewer.workflows.queues import QueueScopeError, make_queue
+    from reviewer.workflows.queues import QueueScopeError, make_queue, queue_summary
 
     if name is not None and not name.strip():
         fail("--name must not be empty (leave it out for LABELER-sSEED)", 2)
@@ -138,7 +137,8 @@ def sample(
         click.echo(f"reviewer: {made.shortfall}", err=True)
     status = None
     if active:
-        from reviewer.workflows.queues import configured_threshold, queue_status
+        from reviewer.workflows.agreement import configured_threshold
+        from reviewer.workflows.queues import queue_status
 
         status = queue_status(db, queue.name, threshold=configured_threshold()[0])
         summary["active"] = _active_json(status, queue.params.get("judge"))
@@ -238,8 +238,8 @@ def _summary_lines(s: dict[str, Any]) -> list[str]:
 def queues(ctx: click.Context, labeler: str | None, as_json: bool) -> None:
     """Calibration queues with their progress, e.g. 23 / 50, and the labels the judge's trust
     verdict needs (80% assurance) for each queue's labeler and judge."""
-    from reviewer.store.queues import list_queues
-    from reviewer.workflows.queues import configured_threshold, queue_status
+    from reviewer.workflows.agreement import configured_threshold
+    from reviewer.workflows.queues import list_queues, queue_status
 
     db = cli_store(ctx)
     threshold = configured_threshold()[0]
@@ -318,8 +318,7 @@ def labels_export(ctx: click.Context, file: str, labeler: str | None, force: boo
 
     FILE is written to a temporary file beside it and renamed, so a failure leaves the old one whole."""
     from reviewer.commands.common import json_stdout
-    from reviewer.labeling.io import LabelFileError
-    from reviewer.workflows.labels import export_label_file
+    from reviewer.workflows.labels import LabelFileError, export_label_file
 
     db = cli_store(ctx)
     try:
@@ -336,8 +335,7 @@ def labels_export(ctx: click.Context, file: str, labeler: str | None, force: boo
 @click.pass_context
 def labels_import(ctx: click.Context, file: str, as_json: bool) -> None:
     """Merge labels from FILE (- for stdin); labels already stored are not added again."""
-    from reviewer.labeling.io import LabelFileError
-    from reviewer.workflows.labels import import_label_file
+    from reviewer.workflows.labels import LabelFileError, import_label_file
 
     db = cli_store(ctx)
     try:
@@ -377,7 +375,7 @@ def rubric(ctx: click.Context, file: str | None, check: bool, as_json: bool) -> 
     """Validate and show the labeling rubric (FILE, else the config's rubric, else ./rubric.toml)."""
     from dataclasses import asdict
 
-    from reviewer.labeling.rubric import PASS_RULES, RubricError, load_rubric
+    from reviewer.workflows.rubric import PASS_RULES, RubricError, load_rubric
 
     path = Path(file) if file else (_config().rubric or Path("rubric.toml"))
     if not file and not path.exists():
@@ -400,7 +398,7 @@ def rubric(ctx: click.Context, file: str | None, check: bool, as_json: bool) -> 
         if c.help:
             click.echo(f"      {' ' * width}  {_plain(c.help)}")
     if r.categories:
-        from reviewer.labeling.tags import category_keys
+        from reviewer.workflows.labels import category_keys
 
         shown = " · ".join(f"[{k}] {_plain(cat)}" for k, cat in category_keys(r.categories))
         click.echo(f"  failure tags: {shown}")
@@ -408,7 +406,7 @@ def rubric(ctx: click.Context, file: str | None, check: bool, as_json: bool) -> 
 
 def _check_version(ctx: click.Context, r: Any) -> None:
     """A rubric edited without a version bump is an error when the database knows the old one."""
-    from reviewer.store.labels import stored_rubric_digest
+    from reviewer.workflows.rubric import stored_rubric_digest
 
     if not Path(ctx.obj["db"]).is_file():
         return
@@ -465,16 +463,14 @@ def labels_give(
     a queue: the same job as the app's label screen (L on a transcript)."""
     from dataclasses import asdict
 
-    from reviewer.labeling.rubric import RubricError, load_rubric
-    from reviewer.store.labels import RubricVersionError, ensure_rubric_version
-    from reviewer.store.queries import latest_rubric
-    from reviewer.store.queues import list_queues
     from reviewer.workflows.labels import (
         RubricContradiction,
         give_label,
         parse_answers,
         resolve_trial,
     )
+    from reviewer.workflows.queues import list_queues
+    from reviewer.workflows.rubric import RubricProblem, active_rubric
 
     who = _config().labeler_name((ctx.obj or {}).get("labeler"))
     path = rubric_file or _config().rubric
@@ -487,10 +483,8 @@ def labels_give(
             known = ", ".join(_plain(n) for n in names[:10]) or "none"
             fail(f"no queue named {_plain(queue)!r}; queues: {known}", 2)
     try:  # the app's rule: the file given or configured, else the rubric stored last
-        r = load_rubric(path) if path else latest_rubric(db)
-        if path and r is not None:
-            ensure_rubric_version(db, r)
-    except (RubricError, RubricVersionError) as e:
+        r = active_rubric(db, path)
+    except RubricProblem as e:
         fail(str(e))
     if answers and r is None:
         fail("--criterion needs a rubric: give --rubric FILE or set one in reviewer.toml", 2)

@@ -59,17 +59,6 @@ def _pause_gc(ctx: click.Context) -> None:
         ctx.call_on_close(gc.enable)
 
 
-def _rule_ids(db: Any) -> list[str]:
-    from reviewer.metrics.active_rules import active_rules
-    from reviewer.metrics.rules import RuleError
-
-    try:
-        active = active_rules(db)
-    except RuleError as e:
-        fail(f"stored rules no longer load: {e}; set new ones with `reviewer rules FILE`")
-    return [] if active is None else [r.id for r in active.rules]
-
-
 @click.command()
 @click.option(
     "--run", "runs", multiple=True, help="Run to report (repeatable; default: every run)."
@@ -103,97 +92,60 @@ def report(
 
     Only scored trials count: a trial ended by an infrastructure error (the harness crashed) and an
     unscored trial are left out of n, and the report says how many."""
-    from reviewer.metrics.distributions import run_distributions, task_distributions
-    from reviewer.metrics.flakiness import render_flakiness
-    from reviewer.metrics.passk import default_ks, run_passk, shared_k
-    from reviewer.metrics.plot import passk_curve, plot_passk
-    from reviewer.metrics.report import (
+    from reviewer.models import PassRule
+    from reviewer.text import json_ready
+    from reviewer.workflows.report import (
+        ReportError,
         header_lines,
         left_out_lines,
         passk_json,
+        plot_passk,
         render_distributions,
+        render_flakiness,
         render_passk,
+        report_runs,
     )
-    from reviewer.models import PassRule
-    from reviewer.store.queries import (
-        judged_task_counts,
-        run_outcomes,
-        run_pass_rule,
-        task_counts,
-    )
-    from reviewer.store.trials import trial_stats
-    from reviewer.text import json_ready
-    from reviewer.workflows.audit import audit_warnings
-    from reviewer.workflows.flakiness import run_flakiness
 
     ks = _parse_k(k)
     _pause_gc(ctx)
     db = cli_store(ctx)
     selected = require_runs(db, ctx, list(runs))
-    rule_ids = _rule_ids(db)
+    try:
+        got = report_runs(db, selected, ks, source=source, include_infra=include_infra)
+    except ReportError as e:
+        fail(str(e))
     out: list[dict[str, Any]] = []
     blocks: list[str] = []
-    curves: dict[str, list[tuple[int, float]]] = {}
-    all_counts = {
-        r: task_counts(db, r, include_infra)
-        if source == "harness"
-        else judged_task_counts(db, r, source, include_infra)
-        for r in selected
-    }
-    # the app's default k (one k for the runs shown together), next to pass@1 and each run's pass^n
-    ranking = shared_k([(n, c) for _, n, c in counts] for counts in all_counts.values())
-    for r in selected:
-        counts = all_counts[r]
-        outcomes = run_outcomes(db, r)
-        # trials neither the harness nor (with --outcome) a label or verdict scored
-        scored = sum(n for _, n, _ in counts)
-        infra_in = outcomes.get("infra", 0) if include_infra else 0
-        unscored = max(0, sum(outcomes.values()) - outcomes.get("infra", 0) - (scored - infra_in))
-        left = dict(outcomes, infra=0 if include_infra else outcomes.get("infra", 0))
-        rule = run_pass_rule(db, r)
-        rep = run_passk(r, counts, ks or [*default_ks(n for _, n, _ in counts), ranking])
-        stats = trial_stats(db, r)
-        run_d, task_d = run_distributions(stats, rule_ids), task_distributions(stats, rule_ids)
-        curves[r] = passk_curve([(n, c) for _, n, c in counts])
-        flaky = run_flakiness(db, r)
+    for one in got.runs:
+        r, outcomes, rep = one.run, one.outcomes, one.passk
         if as_json:
             data = passk_json(rep)
             data["outcome_source"] = source
-            data["pass_rule"] = PassRule.from_json(rule).describe()
-            data["outcomes"] = outcomes
+            data["pass_rule"] = PassRule.from_json(one.pass_rule).describe()
+            data["outcomes"] = one.chosen_outcomes
             if source != "harness":
-                # the chosen source's counts: a label or verdict moves a trial between pass,
-                # fail and unscored (never out of infra)
-                passed = sum(c for _, _, c in counts)
-                chosen = {
-                    "pass": passed,
-                    "fail": scored - passed - infra_in,
-                    "infra": outcomes.get("infra", 0),
-                    "unscored": unscored,
-                }
-                data["outcomes"] = {o: v for o, v in chosen.items() if v}
                 data["harness_outcomes"] = outcomes
-            data["audit_warnings"] = audit_warnings(db, [r])
-            data["left_out"] = {"infra": left.get("infra", 0), "unscored": unscored}
+            data["audit_warnings"] = one.audit_warnings
+            data["left_out"] = {"infra": one.left_out.get("infra", 0), "unscored": one.unscored}
             data["distributions"] = {
-                "run": run_d.to_dict(),
-                "tasks": {t: d.to_dict() for t, d in task_d.items()},
+                "run": one.run_distribution.to_dict(),
+                "tasks": {t: d.to_dict() for t, d in one.task_distributions.items()},
             }
-            data["flakiness"] = [t.to_dict() for t in flaky if t.flaky]
+            data["flakiness"] = [t.to_dict() for t in one.flakiness if t.flaky]
             if plot:
-                data["pass_hat_k_curve"] = {str(kk): v for kk, v in curves[r]}
+                data["pass_hat_k_curve"] = {str(kk): v for kk, v in one.curve}
             out.append(data)
             continue
-        notes = left_out_lines(left, unscored=unscored)
+        notes = left_out_lines(one.left_out, unscored=one.unscored)
         if include_infra and outcomes.get("infra"):
             n = outcomes["infra"]
             notes.append(f"note: {n} infrastructure error{'' if n == 1 else 's'} counted as fail")
         table = "\n".join([render_passk(rep, scored_note=bool(notes)), *notes])
-        text = table + "\n\n" + render_distributions(run_d, task_d)
-        for line in audit_warnings(db, [r]):  # stderr: the table below keeps its layout
+        text = table + "\n\n" + render_distributions(one.run_distribution, one.task_distributions)
+        for line in one.audit_warnings:  # stderr: the table below keeps its layout
             click.echo(line, err=True)
-        text += "\n\n" + render_flakiness(flaky)
-        head = header_lines(rule, source)
+        text += "\n\n" + render_flakiness(one.flakiness)
+        head = header_lines(one.pass_rule, source)
         if head:
             text = "\n".join(head) + "\n" + text
         if len(selected) > 1:
@@ -209,7 +161,7 @@ def report(
         echo_json(json_ready({"runs": out}))  # never NaN / Infinity, even from an old database
         return
     if plot:
-        blocks.append(plot_passk(curves))
+        blocks.append(plot_passk({one.run: one.curve for one in got.runs}))
     click.echo("\n\n".join(blocks))
 
 
@@ -247,22 +199,17 @@ def compare(
     a forbidden rule the baseline never broke, or whose rise is beyond noise, is a RED FLAG. The
     per-task deltas follow, largest pass^k drop first.
     """
-    from reviewer.metrics.compare import render_comparison
-    from reviewer.metrics.plot import passk_curve, plot_passk
-    from reviewer.store.queries import task_counts
-    from reviewer.workflows.audit import audit_warnings
-    from reviewer.workflows.compare import CompareError, compare_stored
+    from reviewer.workflows.compare import CompareError, plot_passk, view_comparison
 
     _check_k(None if k is None else [k])
     _pause_gc(ctx)
     db = cli_store(ctx)
     require_runs(db, ctx, [old, new])
     try:
-        cmp = compare_stored(db, old, new, k=k, seed=seed, outcome=source)
+        view = view_comparison(db, old, new, k=k, seed=seed, outcome=source)
     except CompareError as e:
         fail(str(e))
-    curves = {r: passk_curve([(n, c) for _, n, c in task_counts(db, r)]) for r in (old, new)}
-    warnings = audit_warnings(db, [old, new])
+    cmp, curves, warnings = view.comparison, view.curves, view.audit_warnings
     if as_json:
         data = cmp.to_dict()
         data["audit_warnings"] = warnings
@@ -273,7 +220,7 @@ def compare(
         echo_json(data)
         return
     color = sys.stdout.isatty() and "NO_COLOR" not in _env()
-    text = render_comparison(cmp, color=color)
+    text = view.render(color=color)
     for line in warnings:  # stderr, before the table: stdout keeps its layout
         click.echo(line, err=True)
     if color:  # our own colours, past the sanitizer; render_comparison made every name visible
@@ -298,9 +245,14 @@ def _env() -> dict[str, str]:
 def rules(ctx: click.Context, file: str | None, check: bool, as_json: bool) -> None:
     """Trajectory rules: with FILE, validate it and make it the active rules (violations recomputed);
     without, list the active rules and how many trials of each run break them."""
-    from reviewer.metrics.active_rules import active_rules, rules_json, set_rules
-    from reviewer.metrics.rules import RuleError, parse_rules
-    from reviewer.store.violations import violation_counts
+    from reviewer.workflows.rules import (
+        RuleError,
+        active_rules,
+        parse_rules,
+        rules_json,
+        set_rules,
+        violation_counts,
+    )
 
     if file is not None:
         from reviewer.config import read_small_text

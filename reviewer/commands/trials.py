@@ -79,8 +79,7 @@ def trials(
     reviewer trials --outcome fail --sort cost            # the most expensive failures
     reviewer trials --run support-v2 --sort latency --json
     """
-    from reviewer.store.search_query import SearchError
-    from reviewer.workflows.trial_list import TrialFilter, list_trials
+    from reviewer.workflows.trials import SearchError, TrialFilter, list_trials
 
     if ascending and sort is None:
         fail("--ascending goes with --sort")

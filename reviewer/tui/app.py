@@ -17,7 +17,7 @@ from reviewer.tui.screens.runs import RunsScreen
 
 if TYPE_CHECKING:
     from reviewer.models import Rubric
-    from reviewer.store.db import Store
+    from reviewer.workflows.store_access import Store
 
 
 def state_path() -> Path:
@@ -94,7 +94,7 @@ class ReviewerApp(App[None]):
 
     def open_store(self) -> Store:
         """A fresh connection for the calling (worker) thread; the caller closes it."""
-        from reviewer.store import open_store
+        from reviewer.workflows.store_access import open_store
 
         # migrations run on the first open only; later worker connections skip the check
         db = open_store(self.db_path, migrate=not self._migrated, on_wait=self._waiting)

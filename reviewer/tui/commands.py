@@ -31,7 +31,7 @@ class ReviewerCommands(Provider):
         self.entries: list[_Entry] = [] if self.blind else await asyncio.to_thread(self._load)
 
     def _load(self) -> list[_Entry]:
-        from reviewer.store.queries import list_runs, task_table
+        from reviewer.workflows.trials import list_runs, task_table
 
         entries: list[_Entry] = []
         with store_of(self.app) as db:
@@ -182,7 +182,7 @@ class ReviewerCommands(Provider):
                 )
 
     def _trials_by_prefix(self, prefix: str) -> list[tuple[str, str]]:
-        from reviewer.store.queries import trials_by_id_prefix
+        from reviewer.workflows.trials import trials_by_id_prefix
 
         with store_of(self.app) as db:
             rows = trials_by_id_prefix(db, prefix)
@@ -194,16 +194,16 @@ class ReviewerCommands(Provider):
         self.app.push_screen(TasksScreen(run))
 
     def _task(self, run: str, task: str) -> None:
-        from reviewer.store.trial_list import TrialFilter
         from reviewer.tui.screens.trials import TrialsScreen
+        from reviewer.workflows.trials import TrialFilter
 
         self.app.push_screen(
             TrialsScreen(TrialFilter(run=run, task_id=task), title=f"Trials of {task} ({run})")
         )
 
     def _cluster(self, cluster_id: str, name: str) -> None:
-        from reviewer.store.trial_list import TrialFilter
         from reviewer.tui.screens.trials import TrialsScreen
+        from reviewer.workflows.trials import TrialFilter
 
         self.app.push_screen(
             TrialsScreen(TrialFilter(cluster_id=cluster_id), title=f"Cluster: {name}")
@@ -275,8 +275,8 @@ class ReviewerCommands(Provider):
         self.app.push_screen(FailuresScreen(recluster=True))
 
     def _trials(self, run: str | None) -> None:
-        from reviewer.store.trial_list import TrialFilter
         from reviewer.tui.screens.trials import TrialsScreen
+        from reviewer.workflows.trials import TrialFilter
 
         self.app.push_screen(TrialsScreen(TrialFilter(run=run)))
 
@@ -300,6 +300,6 @@ def _plain_help(text: str) -> str:
 
 
 def _clusters(db: Any) -> list[tuple[str, str, int]]:
-    from reviewer.store.clusters import latest_clusters
+    from reviewer.workflows.clusters import latest_clusters
 
     return [(c.id, c.name, c.size) for c in latest_clusters(db)]

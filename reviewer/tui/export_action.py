@@ -21,8 +21,8 @@ from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from reviewer.store.trial_list import TrialFilter
 from reviewer.tui.safe import clean
+from reviewer.workflows.trials import TrialFilter
 
 if TYPE_CHECKING:
     from reviewer.tui.screens.base import ReviewerScreen
@@ -63,10 +63,10 @@ class ExportFinished(Message):
 def run_export(db: Any, scope: ExportScope) -> tuple[str, SeverityLevel, int]:
     """Export ``scope`` (worker thread): the summary text, how to show it, and (when nothing a human
     or judge named was there) how many harness failures could be exported instead."""
-    from reviewer.export.select import Selection
     from reviewer.workflows.export import (
         ExportFailed,
         ExportRequest,
+        Selection,
         export_regression_tasks,
         harness_fail_count,
     )

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from reviewer.store.db import Store
+    from reviewer.workflows.store_access import Store
 
 
 class TrialSequence(Protocol):

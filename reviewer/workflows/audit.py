@@ -10,7 +10,10 @@ from datetime import UTC, datetime
 from sys import intern
 from typing import Any
 
-from reviewer.metrics.audit import RunAudit, RunAuditor, TrialRef, kind_count
+from reviewer.metrics.audit import RunAudit, RunAuditor, TrialRef
+
+# re-exported for the faces (they import workflows only)
+from reviewer.metrics.audit import kind_count as kind_count
 from reviewer.metrics.audit_trial import (
     FINGERPRINT_VERSION,
     TrialDigest,
@@ -19,6 +22,7 @@ from reviewer.metrics.audit_trial import (
     fingerprint,
     from_fingerprint,
 )
+from reviewer.metrics.audit_types import not_kept_line as not_kept_line
 from reviewer.record import decode
 from reviewer.store.db import Store
 from reviewer.store.writer import Pending

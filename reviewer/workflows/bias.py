@@ -10,10 +10,17 @@ from pathlib import Path
 from typing import Any
 
 from reviewer.judge.batch import Submitted
+
+# re-exported for the faces (they import workflows only)
+from reviewer.judge.bias import CATEGORY_NAMES as CATEGORY_NAMES
 from reviewer.judge.bias import BiasReport
+from reviewer.judge.bias import classify as classify
+from reviewer.judge.bias import is_rating_judge as is_rating_judge
 from reviewer.judge.runner import Progress, RunStats
 from reviewer.store.db import Store
-from reviewer.store.pairs import PairRow
+from reviewer.store.pairs import PairRow as PairRow
+from reviewer.store.pairs import get_pair as get_pair
+from reviewer.store.pairs import resolve_ref as resolve_ref
 from reviewer.workflows.judge import JudgeFailed, Note, Start, submitted_lines, summary_line
 
 

@@ -8,17 +8,22 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+# re-exported for the faces (they import workflows only)
+from reviewer.clustering.score import summary_line as summary_line
+from reviewer.clustering.score import tag_line as tag_line
+from reviewer.clustering.signature import signatures_of_lines as signatures_of_lines
+from reviewer.store.clusters import ClusterRow as ClusterRow
 from reviewer.store.clusters import (
-    ClusterRow,
     cluster_members,
     clustering_info,
     edits_count,
     latest_clustering_id,
-    latest_clusters,
     rename_cluster,
     replace_clusters,
     undo_last_edit,
 )
+from reviewer.store.clusters import count_outcomes as count_outcomes
+from reviewer.store.clusters import latest_clusters as latest_clusters
 from reviewer.store.db import Store
 
 Progress = Callable[[str, int, int | None], None]  # (stage, done, total)

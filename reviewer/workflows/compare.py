@@ -5,10 +5,17 @@ active rules' severities and the runs' pass rules, and returns the comparison.""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
+from reviewer.metrics.compare import comparison_lines as comparison_lines
+from reviewer.metrics.compare import format_value as format_value
 from reviewer.metrics.compare_types import Comparison
+from reviewer.metrics.plot import plot_passk as plot_passk
 from reviewer.models import TrialStats
 from reviewer.store.db import Store
+
+# re-exported for the faces (they import workflows only)
+from reviewer.store.trials import OUTCOME_SOURCES as OUTCOME_SOURCES
 
 
 class CompareError(Exception):
@@ -60,3 +67,38 @@ def compare_stored(
             "new": outcome_coverage(db, new, outcome),
         }
     return cmp
+
+
+@dataclass
+class ComparisonView:
+    """What both faces show of a comparison: the comparison, each run's pass^k-vs-k curve and the
+    independence audit's warnings about either run."""
+
+    comparison: Comparison
+    curves: dict[str, list[tuple[int, float]]]
+    audit_warnings: list[str] = field(default_factory=list)
+
+    def render(self, *, color: bool = False) -> str:
+        from reviewer.metrics.compare import render_comparison
+
+        return render_comparison(self.comparison, color=color)
+
+
+def view_comparison(
+    db: Store,
+    old: str,
+    new: str,
+    *,
+    k: int | None = None,
+    seed: int = 0,
+    outcome: str = "harness",
+) -> ComparisonView:
+    """`reviewer compare` and the Compare screen: the comparison (``compare_stored``), the curves
+    and the audit's warnings in one call; CompareError (one line) when the runs cannot be compared."""
+    from reviewer.metrics.plot import passk_curve
+    from reviewer.store.queries import task_counts
+    from reviewer.workflows.audit import audit_warnings
+
+    cmp = compare_stored(db, old, new, k=k, seed=seed, outcome=outcome)
+    curves = {r: passk_curve([(n, c) for _, n, c in task_counts(db, r)]) for r in (old, new)}
+    return ComparisonView(cmp, curves, audit_warnings(db, [old, new]))

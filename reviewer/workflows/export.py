@@ -8,7 +8,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from reviewer.export.run import ExportSummary
-from reviewer.export.select import Selection
+
+# re-exported for the faces (they import workflows only)
+from reviewer.export.select import Selection as Selection
 from reviewer.store.db import Store
 from reviewer.store.trial_list import TrialFilter
 

@@ -8,7 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from reviewer.metrics.gate import GateResult
+
+# re-exported for the faces (they import workflows only)
+from reviewer.metrics.gate_formats import junit as junit
+from reviewer.metrics.gate_formats import markdown as markdown
 from reviewer.store.baseline import BaselineEntry
+from reviewer.store.baseline import baseline_history as baseline_history
+from reviewer.store.baseline import current_baseline as current_baseline
 from reviewer.store.db import Store
 
 

@@ -8,9 +8,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reviewer.config import Config
+
+# re-exported for the faces (they import workflows only)
+from reviewer.ingest import FORMATS as FORMATS
 from reviewer.ingest.files import Progress, discover
 from reviewer.ingest.limits import LimitError, limits
-from reviewer.ingest.outcome import ImportOptions, not_applied_lines
+from reviewer.ingest.outcome import ImportOptions as ImportOptions
+from reviewer.ingest.outcome import not_applied_lines
 from reviewer.metrics.rules import Rule
 from reviewer.models import Rubric, Skip
 from reviewer.store.db import Store

@@ -17,10 +17,15 @@ from typing import Any
 
 from reviewer.judge.batch import Collected, Submitted
 from reviewer.judge.jobs import BUILTIN_RUBRIC
-from reviewer.judge.runner import Progress, RunStats
+
+# re-exported for the faces (they import workflows only)
+from reviewer.judge.reply import Outcome as Outcome
+from reviewer.judge.runner import Progress as Progress
+from reviewer.judge.runner import RunStats as RunStats
 from reviewer.judge.settings import JudgeSettings
 from reviewer.models import Rubric
 from reviewer.store.db import Store
+from reviewer.store.judging import select_trials as select_trials
 
 
 class JudgeFailed(Exception):
@@ -280,7 +285,14 @@ def _setup(db: Store, request: JudgeRequest, cfg: Any) -> tuple[JudgeSettings, R
         return load_settings(cfg, **request.overrides), pick_rubric(
             db, request.rubric or cfg.rubric
         )
-    except (ConfigError, JudgeConfigError, RubricError, RubricVersionError, OSError) as e:
+    except (
+        ConfigError,
+        JudgeConfigError,
+        RubricError,
+        RubricVersionError,
+        ValueError,
+        OSError,
+    ) as e:
         raise JudgeFailed(str(e)) from e
 
 
@@ -436,16 +448,10 @@ def _where(sources: Sequence[Path], message: str) -> str:
 
 
 def pick_rubric(db: Store, configured: Path | None) -> Rubric:
-    """The configured rubric, else the one stored last (labels were given under it), else built in."""
-    from reviewer.labeling.rubric import load_rubric
-    from reviewer.store.labels import ensure_rubric_version
-    from reviewer.store.queries import latest_rubric
+    """The active rubric (``workflows.rubric.active_rubric``), else the built-in one."""
+    from reviewer.workflows.rubric import active_rubric
 
-    if configured is not None:
-        rubric = load_rubric(configured)
-        ensure_rubric_version(db, rubric)
-        return rubric
-    return latest_rubric(db) or BUILTIN_RUBRIC
+    return active_rubric(db, configured) or BUILTIN_RUBRIC
 
 
 def plan(db: Store, judge: str, req: JudgeRequest) -> list[str]:

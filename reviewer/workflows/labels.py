@@ -10,12 +10,20 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
+# re-exported for the faces (they import workflows only)
+from reviewer.labeling.context import TaskContext as TaskContext
+from reviewer.labeling.context import task_context as task_context
 from reviewer.labeling.io import ImportResult, export_labels, import_labels
-from reviewer.labeling.rubric import contradiction
+from reviewer.labeling.io import LabelFileError as LabelFileError
+from reviewer.labeling.rubric import contradiction as contradiction
+from reviewer.labeling.tags import MAX_TAG as MAX_TAG
+from reviewer.labeling.tags import category_keys as category_keys
 from reviewer.labeling.tags import check_tag, resolve_category
 from reviewer.models import Label, Rubric
 from reviewer.store.db import Store
 from reviewer.store.labels import LabelConflict, add_label, undo_last
+from reviewer.store.labels import labeled_trial_ids as labeled_trial_ids
+from reviewer.store.labels import standing_by_labeler as standing_by_labeler
 
 __all__ = [
     "LabelConflict",

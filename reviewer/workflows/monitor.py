@@ -13,8 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+# re-exported for the faces (they import workflows only)
+from reviewer.metrics.alerts import Detectable as Detectable
+from reviewer.metrics.monitor import metric_words as metric_words
 from reviewer.metrics.monitor_alerts import Alert
 from reviewer.store.db import Store
+from reviewer.store.monitor import trial_names as trial_names
 from reviewer.workflows.monitor_report import MonitorReport
 
 Note = Callable[[str], None]

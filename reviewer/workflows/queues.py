@@ -15,6 +15,9 @@ from reviewer.calibration.agreement import MIN_LABELS
 from reviewer.calibration.assurance import Outlook, labels_to_verdict
 from reviewer.calibration.report import DEFAULT_THRESHOLD
 from reviewer.calibration.sampling import make_queue as sample_queue
+
+# re-exported for the faces (they import workflows only)
+from reviewer.calibration.sampling import queue_summary as queue_summary
 from reviewer.store.agreement_data import UnknownScope, gather_agreement, judge_mix
 from reviewer.store.db import Store
 from reviewer.store.labels import current_labels
@@ -22,11 +25,13 @@ from reviewer.store.queries import run_names
 from reviewer.store.queues import (
     Queue,
     QueueExists,
-    QueueItem,
-    get_queue,
     judge_ids,
-    queue_progress,
 )
+from reviewer.store.queues import QueueItem as QueueItem
+from reviewer.store.queues import get_queue as get_queue
+from reviewer.store.queues import list_queues as list_queues
+from reviewer.store.queues import queue_items as queue_items
+from reviewer.store.queues import queue_progress as queue_progress
 
 #: How many trials a queue holds unless told otherwise (the usual calibration sample).
 DEFAULT_SIZE = 50
@@ -206,18 +211,6 @@ class QueueStatus:
             "labels_to_verdict": None if self.outlook is None else self.outlook.labels,
             "outlook": None if self.outlook is None else self.outlook.to_dict(),
         }
-
-
-def configured_threshold() -> tuple[float, str | None]:
-    """The trust threshold of the config (``[judge] trust_threshold``), or the default with the
-    reason when the config cannot be read: a queue's progress never fails on it."""
-    from reviewer.calibration.report import trust_threshold
-    from reviewer.config import ConfigError, load_config
-
-    try:
-        return trust_threshold(load_config().judge), None
-    except (ConfigError, ValueError) as e:
-        return DEFAULT_THRESHOLD, f"threshold {DEFAULT_THRESHOLD} used: {e}"
 
 
 def agreement_table(

@@ -244,3 +244,19 @@ def test_every_labeling_command_has_help() -> None:
     ):
         code, out, _ = invoke(*args, "--help")
         assert code == 0 and "Usage:" in out, args
+
+
+def test_a_configured_rubric_that_does_not_load_is_the_same_line_for_the_app_and_labels_give(
+    sample_db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reviewer.tui.app import ReviewerApp
+
+    monkeypatch.setattr(ReviewerApp, "run", lambda self: None)  # never a real terminal app here
+    Path("reviewer.toml").write_text('rubric = "gone.toml"\n', encoding="utf-8")
+    with open_store(sample_db) as db:
+        (trial,) = db.conn.execute("SELECT id FROM trials ORDER BY seq LIMIT 1").fetchone()
+    code, _, given = invoke("--db", sample_db, "labels", "give", trial, "pass")
+    assert code == 1 and given.startswith("reviewer: ") and "gone.toml" in given
+    # the app's entry decides its rubric by the same rule (it used to open with another one)
+    code, _, opened = invoke("--db", sample_db, "open")
+    assert code == 1 and opened == given

@@ -85,7 +85,7 @@ def test_report_shows_the_attribution_and_json_matches(sample_db: Path) -> None:
 
 
 def test_a_stored_human_fail_label_takes_a_failure_from_the_judge(sample_db: Path) -> None:
-    from reviewer.workflows.flakiness import run_flakiness
+    from reviewer.workflows.report import run_flakiness
 
     db = open_store(sample_db)
     try:

@@ -178,3 +178,22 @@ async def test_the_verdict_and_its_plain_sentence_stay_visible_at_80x24(labeled_
         region = verdict.region
         assert region.height >= 3 and region.y >= 0 and region.bottom <= 24 - 3
         assert verdict.visible and verdict.display
+
+
+async def test_an_unusable_threshold_is_the_line_the_cli_refuses_with(
+    labeled_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("reviewer.toml").write_text('[judge]\ntrust_threshold = "high"\n', encoding="utf-8")
+    result = CliRunner().invoke(cli, ["--db", str(labeled_db), "agreement"])
+    (line,) = result.stderr.splitlines()
+    assert result.exit_code == 1 and line.startswith("reviewer: ")
+    assert "reviewer.toml" in line and "trust_threshold must be a number" in line
+    app = ReviewerApp(db_path=labeled_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.push_screen(AgreementScreen())
+        await settle(app, pilot)
+        status = str(app.screen.query_one("#agreement-status", Static).render())
+    # the app goes on with the default and says why, in the CLI's words
+    assert status.startswith(f"threshold 0.6 used: {line.removeprefix('reviewer: ')} · ")

@@ -45,3 +45,46 @@ async def test_compare_screen_tests_the_forbidden_rise_and_w_switches_outcomes(
         await pilot.press("W", "W")
         await settle(app, pilot)
         assert "outcomes:" not in shown()  # back to the harness
+
+
+async def test_compare_screen_shows_the_audit_warning_the_cli_prints(tmp_path: Path) -> None:
+    from tests.audit_sim import Sim, planted
+    from tests.conftest import run_cli, write_jsonl
+
+    path = tmp_path / "w.db"
+    run_cli("--db", str(path), "import", str(planted(tmp_path / "sim.jsonl")))
+    clean = Sim(seed=4, tasks=9, trials=4, run="clean").records()
+    run_cli("--db", str(path), "import", str(write_jsonl(tmp_path / "clean.jsonl", clean)))
+    code, _, err = run_cli("--db", str(path), "compare", "clean", "sim")
+    (warning,) = [line for line in err.splitlines() if line.startswith("warning: run sim:")]
+    app = ReviewerApp(db_path=path)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(app, pilot)
+        app.push_screen(CompareScreen("clean", "sim"))
+        await settle(app, pilot)
+        shown = str(app.screen.query_one("#comparison", Static).render())
+    assert code == 0 and warning in shown.splitlines()
+
+
+async def test_stored_rules_that_no_longer_load_are_the_same_one_line_in_both(
+    tmp_path: Path,
+) -> None:
+    from reviewer.store import open_store
+    from reviewer.store.violations import RuleSet, add_rule_set
+    from tests.conftest import run_cli
+
+    path = tmp_path / "r.db"
+    assert CliRunner().invoke(cli, ["--db", str(path), "import", str(SAMPLE_RUNS)]).exit_code == 0
+    with open_store(path) as db, db.transaction():  # a rule set an older reviewer accepted
+        add_rule_set(db, RuleSet("old.toml", "[[rule]]\nid = 1\n", "x"), "2026-01-01T00:00:00")
+    code, out, err = run_cli("--db", str(path), "compare", "support-v1", "support-v2")
+    assert code == 1 and out == ""
+    (line,) = err.splitlines()
+    assert line.startswith("reviewer: stored rules no longer load: ")
+    app = ReviewerApp(db_path=path)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(app, pilot)
+        app.push_screen(CompareScreen("support-v1", "support-v2"))
+        await settle(app, pilot)
+        shown = str(app.screen.query_one("#comparison", Static).render())
+    assert shown == line.removeprefix("reviewer: ")

@@ -20,7 +20,7 @@ from reviewer.tui.widgets.cells import cursor_key
 from reviewer.tui.widgets.footer import KeyFooter
 
 if TYPE_CHECKING:
-    from reviewer.calibration.report import AgreementReport
+    from reviewer.workflows.agreement import AgreementReport
 
 
 class AgreementLoaded(Message):
@@ -88,17 +88,25 @@ class AgreementScreen(ReviewerScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="agreement-load")
     def load(self, judge: str | None, labeler: str | None, rubric: str | None) -> None:
-        from reviewer.calibration.report import build_report
-        from reviewer.store.agreement_data import UnknownScope, gather_agreement
+        from reviewer.workflows.agreement import (
+            DEFAULT_THRESHOLD,
+            UnknownScope,
+            agreement_report,
+            configured_threshold,
+        )
 
-        threshold, problem = _threshold()
+        threshold, problem = configured_threshold()
+        if problem is not None:
+            problem = f"threshold {DEFAULT_THRESHOLD} used: {problem}"
         with self.store() as db:
             try:
-                data = gather_agreement(db, judge=judge, labeler=labeler, rubric=rubric)
+                report = agreement_report(
+                    db, judge=judge, labeler=labeler, rubric=rubric, threshold=threshold
+                )
             except UnknownScope as e:
                 self.post_message(AgreementLoaded(None, str(e)))
                 return
-        self.post_message(AgreementLoaded(build_report(data, threshold=threshold), problem))
+        self.post_message(AgreementLoaded(report, problem))
 
     def on_agreement_loaded(self, message: AgreementLoaded) -> None:
         status = self.query_one("#agreement-status", Static)
@@ -180,14 +188,3 @@ class AgreementScreen(ReviewerScreen):
             return current
         i = options.index(current) if current in options else -1
         return options[(i + 1) % len(options)]
-
-
-def _threshold() -> tuple[float, str | None]:
-    """The configured trust threshold, or the default with the reason when the config is unusable."""
-    from reviewer.calibration.report import DEFAULT_THRESHOLD, trust_threshold
-    from reviewer.config import ConfigError, load_config
-
-    try:
-        return trust_threshold(load_config().judge), None
-    except (ConfigError, ValueError) as e:
-        return DEFAULT_THRESHOLD, f"threshold {DEFAULT_THRESHOLD} used: {e}"

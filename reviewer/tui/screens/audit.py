@@ -15,12 +15,11 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Header, Static
 
-from reviewer.metrics.audit import kind_count
-from reviewer.metrics.audit_types import not_kept_line
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import cursor_key
 from reviewer.tui.widgets.footer import KeyFooter
+from reviewer.workflows.audit import kind_count, not_kept_line
 
 _STYLE = {"leak": "bold red", "copy": "yellow", "hollow": "magenta", "order": "cyan"}
 
@@ -87,8 +86,8 @@ class AuditScreen(ReviewerScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="audit-load")
     def load(self, again: bool) -> None:
-        from reviewer.store.queries import run_names
         from reviewer.workflows.audit import audit_runs, stored_audit
+        from reviewer.workflows.store_access import run_names
 
         with self.store() as db:
             runs = [self.run] if self.run is not None else run_names(db)

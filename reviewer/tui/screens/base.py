@@ -9,8 +9,8 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 if TYPE_CHECKING:
-    from reviewer.store.db import Store
     from reviewer.tui.app import ReviewerApp
+    from reviewer.workflows.store_access import Store
 
 
 def store_of(app: Any) -> Store:

@@ -20,8 +20,8 @@ from reviewer.tui.widgets.footer import KeyFooter
 from reviewer.tui.widgets.transcript import TranscriptView
 
 if TYPE_CHECKING:
-    from reviewer.store.pairs import PairRow
     from reviewer.tui.screens.transcript import TrialPayload
+    from reviewer.workflows.bias import PairRow
 
 #: Inconsistent pair judgements listed at most (the report counts them all).
 MAX_ROWS = 1000
@@ -87,8 +87,7 @@ class BiasScreen(ReviewerScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="bias-load")
     def load(self) -> None:
-        from reviewer.judge.bias import CATEGORY_NAMES
-        from reviewer.workflows.bias import position_bias
+        from reviewer.workflows.bias import CATEGORY_NAMES, position_bias
 
         with self.store() as db:
             view = position_bias(db, self.judge)
@@ -158,7 +157,7 @@ class PairLoaded(Message):
 
 def rationale_text(row: PairRow) -> Text:
     """Both orders' winners and rationales, the kind of pair and the human preference."""
-    from reviewer.judge.bias import CATEGORY_NAMES, classify, is_rating_judge
+    from reviewer.workflows.bias import CATEGORY_NAMES, classify, is_rating_judge
 
     out = Text()
     out.append(
@@ -233,8 +232,8 @@ class PairScreen(ReviewerScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="pair-load")
     def load(self) -> None:
-        from reviewer.store.pairs import get_pair, resolve_ref
         from reviewer.tui.screens.transcript import load_payload
+        from reviewer.workflows.bias import get_pair, resolve_ref
 
         with self.store() as db:
             row = get_pair(db, self.pair_id, self.judge)

@@ -61,7 +61,7 @@ class CompareScreen(ReviewerScreen):
         self.load()
 
     def action_outcome(self) -> None:
-        from reviewer.store.trials import OUTCOME_SOURCES
+        from reviewer.workflows.compare import OUTCOME_SOURCES
 
         self.outcome = OUTCOME_SOURCES[(OUTCOME_SOURCES.index(self.outcome) + 1) % 3]
         self.notify(f"outcomes from: {self.outcome}")
@@ -70,21 +70,22 @@ class CompareScreen(ReviewerScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="compare-load")
     def load(self) -> None:
-        from reviewer.metrics.compare import comparison_lines, format_value
-        from reviewer.metrics.plot import passk_curve, plot_passk
-        from reviewer.store.queries import task_counts
-        from reviewer.workflows.audit import audit_warnings
-        from reviewer.workflows.compare import CompareError, compare_stored
+        from reviewer.workflows.compare import (
+            CompareError,
+            comparison_lines,
+            format_value,
+            plot_passk,
+            view_comparison,
+        )
 
         with self.store() as db:
             try:
-                cmp = compare_stored(db, self.old, self.new, outcome=self.outcome)
-            except CompareError as e:
+                view = view_comparison(db, self.old, self.new, outcome=self.outcome)
+            except CompareError as e:  # the one line `reviewer compare` prints
                 self.post_message(ComparisonReady([safe_text(str(e), "yellow")], ""))
                 return
-            cmp.old_name = cmp.new_name = ""
-            counts = {r: task_counts(db, r) for r in (self.old, self.new)}
-            warnings = audit_warnings(db, [self.old, self.new])
+        cmp, warnings = view.comparison, view.audit_warnings
+        cmp.old_name = cmp.new_name = ""
         # the table's width with empty names says how much room the two names have
         width = max(40, (self.size.width or 100) - 2)  # a narrow screen gets the narrow layout
         table = comparison_lines(cmp, width=width)[: len(cmp.rows) + 1]
@@ -97,8 +98,7 @@ class CompareScreen(ReviewerScreen):
         old_short, new_short = short_names(self.old, self.new, values + max(0, spare) // 2)
         cmp.old_name, cmp.new_name = old_short, new_short
         curves = {
-            short: passk_curve([(n, c) for _, n, c in counts[r]])
-            for short, r in ((old_short, self.old), (new_short, self.new))
+            short: view.curves[r] for short, r in ((old_short, self.old), (new_short, self.new))
         }
         lines = comparison_lines(cmp, width=width)
         if (old_short, new_short) != (self.old, self.new):  # say which run each short name is

@@ -14,13 +14,12 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Header, Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
-from reviewer.store.clusters import ClusterRow
 from reviewer.tui.export_action import ExportMixin, ExportScope
 from reviewer.tui.safe import clean, safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.footer import KeyFooter
 from reviewer.workflows.cluster_score import ClusterScore
-from reviewer.workflows.clusters import most_pieces, tasks_summary
+from reviewer.workflows.clusters import ClusterRow, most_pieces, tasks_summary
 
 #: The scope of a clustering of every run (as stored).
 EVERY_RUN = "*"
@@ -182,10 +181,9 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="clusters-load")
     def load(self) -> None:
-        from reviewer.store.clusters import count_outcomes
-        from reviewer.store.queries import run_names
         from reviewer.workflows.cluster_score import score_clusters
-        from reviewer.workflows.clusters import current
+        from reviewer.workflows.clusters import count_outcomes, current
+        from reviewer.workflows.store_access import run_names
 
         with self.store() as db:
             runs = run_names(db)
@@ -264,7 +262,7 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
 
     def _score(self) -> None:
         """The scorecard line (and with H each tag's best cluster) when any failure is tagged."""
-        from reviewer.clustering.score import summary_line, tag_line
+        from reviewer.workflows.clusters import summary_line, tag_line
 
         widget = self.query_one("#cluster-score", Static)
         card = self.score.card if self.score is not None else None
@@ -337,8 +335,8 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
         self.action_open()
 
     def action_open(self) -> None:
-        from reviewer.store.trial_list import TrialFilter
         from reviewer.tui.screens.trials import TrialsScreen
+        from reviewer.workflows.trials import TrialFilter
 
         r = self._current()
         if r is not None:

@@ -51,7 +51,7 @@ class GateScreen(ReviewerScreen):
         self.load()
 
     def action_outcome(self) -> None:
-        from reviewer.store.trials import OUTCOME_SOURCES
+        from reviewer.workflows.compare import OUTCOME_SOURCES
 
         now = self.outcome or "harness"
         self.outcome = OUTCOME_SOURCES[(OUTCOME_SOURCES.index(now) + 1) % len(OUTCOME_SOURCES)]

@@ -56,7 +56,7 @@ def summary_text(summary: ImportSummary, options: ImportOptions | None = None) -
 
 def import_prompt() -> str:
     """The modal's first line, the formats listed from the ingest registry so it cannot drift."""
-    from reviewer.ingest import FORMATS
+    from reviewer.workflows.imports import FORMATS
 
     return "Import a file or folder; formats: " + ", ".join(fmt.NAME for fmt in FORMATS)
 

@@ -26,18 +26,17 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Input, ProgressBar, Static, TextArea
 
-from reviewer.labeling.context import TaskContext
 from reviewer.models import Label, Rubric
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.footer import KeyFooter
 from reviewer.tui.widgets.transcript import TranscriptView
+from reviewer.workflows.labels import TaskContext
 
 if TYPE_CHECKING:
-    from reviewer.store.queues import QueueItem
     from reviewer.tui.app import ReviewerApp
     from reviewer.tui.screens.transcript import TrialPayload
-    from reviewer.workflows.queues import QueueStatus
+    from reviewer.workflows.queues import QueueItem, QueueStatus
 
 
 @dataclass
@@ -206,14 +205,14 @@ class TagModal(ModalScreen[str | None]):
     """
 
     def __init__(self, categories: list[str], current: str | None = None) -> None:
-        from reviewer.labeling.tags import category_keys
+        from reviewer.workflows.labels import category_keys
 
         super().__init__()
         self.keys = category_keys(categories)
         self.current = current
 
     def compose(self) -> ComposeResult:
-        from reviewer.labeling.tags import MAX_TAG
+        from reviewer.workflows.labels import MAX_TAG
 
         text = Text("Tag this failure", style="bold")
         if self.current:
@@ -349,8 +348,8 @@ class LabelScreen(ReviewerScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="label-queue")
     def load_queue(self) -> None:
-        from reviewer.store.labels import labeled_trial_ids
-        from reviewer.store.queues import QueueItem, queue_items, queue_progress
+        from reviewer.workflows.labels import labeled_trial_ids
+        from reviewer.workflows.queues import QueueItem, queue_items, queue_progress
 
         if self.queue_name is None:
             assert self.single is not None
@@ -363,7 +362,7 @@ class LabelScreen(ReviewerScreen):
                 QueueLoaded(QueueState(None, self.labeler, one, self.rubric, done), 0)
             )
             return
-        from reviewer.store.queues import get_queue
+        from reviewer.workflows.queues import get_queue
 
         with self.store() as db:
             active = bool(get_queue(db, self.queue_name).params.get("active"))
@@ -392,7 +391,8 @@ class LabelScreen(ReviewerScreen):
         self._refresh_outlook()
 
     def _status(self, db: Any) -> QueueStatus:
-        from reviewer.workflows.queues import configured_threshold, queue_status
+        from reviewer.workflows.agreement import configured_threshold
+        from reviewer.workflows.queues import queue_status
 
         assert self.queue_name is not None
         threshold, _ = configured_threshold()
@@ -436,9 +436,8 @@ class LabelScreen(ReviewerScreen):
         self.load_item(message.start)
 
     def _read_item(self, index: int) -> ItemLoaded | None:
-        from reviewer.labeling.context import task_context
-        from reviewer.store.labels import standing_by_labeler
         from reviewer.tui.screens.transcript import load_payload
+        from reviewer.workflows.labels import standing_by_labeler, task_context
 
         assert self.state is not None
         trial_id = self.state.items[index].trial_id
@@ -586,7 +585,7 @@ class LabelScreen(ReviewerScreen):
                     self.post_message(WriteFailed(e))
 
     def action_label(self, verdict: str) -> None:
-        from reviewer.labeling.rubric import contradiction
+        from reviewer.workflows.labels import contradiction
 
         if self.payload is None or self.state is None:
             return
@@ -636,7 +635,7 @@ class LabelScreen(ReviewerScreen):
     def action_tag(self) -> None:
         """Tag a failure: the standing fail label gets the tag; otherwise the trial is labeled fail
         with it (the rubric's pass rule asked first, as for f)."""
-        from reviewer.labeling.rubric import contradiction
+        from reviewer.workflows.labels import contradiction
 
         if self.payload is None or self.state is None:
             return

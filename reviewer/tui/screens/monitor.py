@@ -14,11 +14,11 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Header, Static
 
-from reviewer.metrics.alerts import Detectable
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import cursor_key
 from reviewer.tui.widgets.footer import KeyFooter
+from reviewer.workflows.monitor import Detectable
 
 _BARS = "▁▂▃▄▅▆▇█"
 
@@ -84,7 +84,7 @@ def detect_mark(d: Detectable | None) -> str:
 def why_words(why: list[str]) -> str:
     """A flagged conversation's reasons with the table's names (``tool error``, ``user repeated``,
     ``rule ID``); a rate that alerted in its window says so."""
-    from reviewer.metrics.monitor import metric_words
+    from reviewer.workflows.monitor import metric_words
 
     alerted = {w.removeprefix("alert:") for w in why if w.startswith("alert:")}
     return ", ".join(
@@ -185,9 +185,13 @@ class MonitorScreen(ReviewerScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="monitor-load")
     def load(self, judge: bool) -> None:
-        from reviewer.metrics.monitor import metric_words
-        from reviewer.store.monitor import trial_names
-        from reviewer.workflows.monitor import MonitorError, MonitorRequest, run_monitor
+        from reviewer.workflows.monitor import (
+            MonitorError,
+            MonitorRequest,
+            metric_words,
+            run_monitor,
+            trial_names,
+        )
 
         notes: list[str] = []
         with self.store() as db:
@@ -254,7 +258,7 @@ class MonitorScreen(ReviewerScreen):
         self.post_message(MonitorLoaded(view))
 
     def on_monitor_loaded(self, message: MonitorLoaded) -> None:
-        from reviewer.metrics.monitor import metric_words
+        from reviewer.workflows.monitor import metric_words
 
         view = self.view = message.view
         table = self.query_one("#windows", DataTable)

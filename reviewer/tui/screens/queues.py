@@ -185,9 +185,9 @@ class QueuesScreen(ReviewerScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="queues-load")
     def load(self) -> None:
-        from reviewer.store.queries import run_names
-        from reviewer.store.queues import list_queues
-        from reviewer.workflows.queues import configured_threshold, queue_status
+        from reviewer.workflows.agreement import configured_threshold
+        from reviewer.workflows.queues import list_queues, queue_status
+        from reviewer.workflows.store_access import run_names
 
         threshold, _ = configured_threshold()
         with self.store() as db:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
@@ -16,23 +15,7 @@ from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import cursor_key, num
 from reviewer.tui.widgets.footer import KeyFooter
-
-
-@dataclass
-class RunSummary:
-    name: str
-    tasks: int
-    trials: int
-    pass_at_1: float | None
-    k: int
-    pass_hat_k: float | None
-    cost_usd: float | None
-    imported_at: str
-    infra: int = 0  # trials ended by infrastructure errors, left out of the rates
-    unscored: int = 0  # trials with no outcome, left out of the rates
-    model: str | None = None  # the model its trials name (Inspect logs)
-    pass_rule: str = ""  # the pass rule in words, when not the default
-    short: int = 0  # tasks with fewer than k scored trials, left out of pass^k
+from reviewer.workflows.report import RunSummary
 
 
 def _left_out(r: RunSummary) -> str:
@@ -143,42 +126,12 @@ class RunsScreen(ReviewerScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="runs-load")
     def load_runs(self) -> None:
-        from reviewer.metrics.passk import average_passk, shared_k
-        from reviewer.models import PassRule
-        from reviewer.store.queries import count_groups, list_runs
+        from reviewer.workflows.report import runs_overview
 
         chosen = getattr(self.app, "pass_k", None)
         with self.store() as db:
-            runs = list_runs(db)
-            all_groups = {r.name: count_groups(db, r.name) for r in runs}
-            # one k for every run on the screen (never two k side by side)
-            k = chosen or shared_k(
-                [(n, c) for n, c, times in groups for _ in range(times)]
-                for groups in all_groups.values()
-            )
-            rows = []
-            for r in runs:
-                groups = all_groups[r.name]
-                at, hat = average_passk(groups, [1, k])
-                rows.append(
-                    RunSummary(
-                        r.name,
-                        r.tasks,
-                        r.trials + r.infra + r.unscored,  # every trial; "left out" says which
-                        at[1],
-                        k,
-                        hat[k],
-                        r.cost_usd,
-                        (r.imported_at or "")[:16].replace("T", " "),
-                        r.infra,
-                        r.unscored,
-                        r.model,
-                        ""
-                        if PassRule.from_json(r.pass_rule).is_default
-                        else PassRule.from_json(r.pass_rule).describe(),
-                        sum(times for n, _, times in groups if 0 < n < k),
-                    )
-                )
+            overview = runs_overview(db, chosen)
+        rows, k = overview.rows, overview.k
         self.post_message(RunsLoaded(rows, k, chosen is not None))
 
     def on_runs_loaded(self, message: RunsLoaded) -> None:
@@ -368,8 +321,8 @@ class RunsScreen(ReviewerScreen):
         self.app.push_screen(QueuesScreen(self._current()))
 
     def action_trials(self) -> None:
-        from reviewer.store.trial_list import TrialFilter
         from reviewer.tui.screens.trials import TrialsScreen
+        from reviewer.workflows.trials import TrialFilter
 
         run = self._current()
         self.app.push_screen(

@@ -11,11 +11,11 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable, Header, Static
 
-from reviewer.store.queries import TaskRow
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import cursor_key, money, num, strip
 from reviewer.tui.widgets.footer import KeyFooter
+from reviewer.workflows.report import TaskRow
 
 # (column key to sort by, what the status line calls it)
 _SORTS: list[tuple[str, str]] = [
@@ -85,7 +85,7 @@ class TasksScreen(ReviewerScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="tasks-flakiness")
     def load_flakiness(self) -> None:
-        from reviewer.workflows.flakiness import run_flakiness
+        from reviewer.workflows.report import run_flakiness
 
         with self.store() as db:
             tasks = run_flakiness(db, self.run)
@@ -111,22 +111,11 @@ class TasksScreen(ReviewerScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="tasks-load")
     def load_tasks(self) -> None:
-        from reviewer.metrics.passk import run_passk, shared_k
-        from reviewer.metrics.report import average_summary
-        from reviewer.models import PassRule
-        from reviewer.store.queries import run_pass_rule, task_table
+        from reviewer.workflows.report import tasks_overview
 
         with self.store() as db:
-            rows = task_table(db, self.run)
-            rule = PassRule.from_json(run_pass_rule(db, self.run))
-        words = "" if rule.is_default else rule.describe()
-        k = (
-            getattr(self.app, "pass_k", None)
-            or self.runs_k
-            or shared_k([[(r.n, r.c) for r in rows]])
-        )
-        report = run_passk(self.run, [(r.task_id, r.n, r.c) for r in rows], [1, k])
-        self.post_message(TasksLoaded(k, rows, words, average_summary(report, k)))
+            got = tasks_overview(db, self.run, getattr(self.app, "pass_k", None) or self.runs_k)
+        self.post_message(TasksLoaded(got.k, got.rows, got.pass_rule, got.averages))
 
     def on_tasks_loaded(self, message: TasksLoaded) -> None:
         self.k, self.rows, self.rule = message.k, message.rows, message.rule
@@ -147,14 +136,9 @@ class TasksScreen(ReviewerScreen):
         table.focus()
 
     def _values(self, r: TaskRow) -> dict[str, Any]:
-        from reviewer.metrics.passk import pass_at_k, pass_hat_k
+        from reviewer.workflows.report import task_rates
 
-        return {
-            "p1": pass_at_k(r.n, r.c, 1),
-            "pak": pass_at_k(r.n, r.c, self.k),
-            "phk": pass_hat_k(r.n, r.c, self.k),
-            "flaky": 0 < r.c < r.n,
-        }
+        return task_rates(r.n, r.c, self.k)
 
     def _sorted(self) -> list[TaskRow]:
         rows = [r for r in self.rows if not self.flaky_only or 0 < r.c < r.n]
@@ -276,8 +260,8 @@ class TasksScreen(ReviewerScreen):
             self._trials(task, "fail")
 
     def _trials(self, task: str, outcome: Literal["pass", "fail"] | None) -> None:
-        from reviewer.store.trial_list import TrialFilter
         from reviewer.tui.screens.trials import TrialsScreen
+        from reviewer.workflows.trials import TrialFilter
 
         title = f"{'Failing trials' if outcome else 'Trials'} of {task} ({self.run})"
         self.app.push_screen(

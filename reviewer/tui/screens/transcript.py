@@ -31,12 +31,11 @@ from reviewer.tui.widgets.transcript_render import VERDICT_STYLES, Block, Verdic
 from reviewer.tui.widgets.transcript_search import SearchChanged
 
 if TYPE_CHECKING:
-    from reviewer.metrics.rules import Violation
     from reviewer.models import Trial
-    from reviewer.store.db import Store
-    from reviewer.store.queries import TrialHeader
     from reviewer.tui.app import ReviewerApp
     from reviewer.tui.nav import TrialSequence
+    from reviewer.workflows.store_access import Store
+    from reviewer.workflows.trials import TrialHeader, Violation
 
 
 @dataclass
@@ -78,10 +77,8 @@ def load_payload(
     """Read one trial with its violations and verdicts and build its block index (worker thread).
 
     ``blind`` leaves the verdicts out of the transcript blocks (labeling before the judge is seen)."""
-    from reviewer.store.queries import trial_header, verdicts_for
-    from reviewer.store.trials import load_trial
-    from reviewer.store.violations import trial_violations
     from reviewer.tui.widgets.transcript_render import build_blocks
+    from reviewer.workflows.trials import load_trial, trial_header, trial_violations, verdicts_for
 
     header = trial_header(db, trial_id)
     trial = load_trial(db, trial_id)
@@ -106,7 +103,9 @@ def summary_text(p: TrialPayload) -> Text:
     """Outcome, reward, steps, cost, latency, termination and error of a trial (the header's lines)."""
     h = p.header
     out = Text()
-    badge, style = _BADGES.get(h.outcome, _BADGES["pass" if h.success else "fail"])
+    from reviewer.models import stored_outcome
+
+    badge, style = _BADGES[stored_outcome(h.outcome, h.success)]
     out.append(badge, style)
     if h.reward is not None:
         out.append(f"  reward {h.reward:.2f}")
@@ -314,7 +313,7 @@ class TranscriptScreen(ExportMixin, ReviewerScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="transcript-record")
     def write_record(self, trial_id: str, editor: bool) -> None:
         """The stored record, pretty-printed, in a temp file for the external program."""
-        from reviewer.store.trials import native_record
+        from reviewer.workflows.trials import native_record
 
         with self.store() as db:
             record = native_record(db, trial_id)

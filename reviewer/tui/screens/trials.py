@@ -14,12 +14,12 @@ from textual.message import Message
 from textual.widgets import DataTable, Header, Input, Static
 from textual.worker import get_current_worker
 
-from reviewer.store.trial_list import FilterSequence, Page, SearchError, TrialFilter, TrialRow
 from reviewer.tui.export_action import ExportMixin, ExportScope
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import money, num
 from reviewer.tui.widgets.footer import KeyFooter
+from reviewer.workflows.trials import FilterSequence, Page, SearchError, TrialFilter, TrialRow
 
 if TYPE_CHECKING:
     pass
@@ -77,9 +77,13 @@ Snippet = tuple[str, list[tuple[int, int]]]  # text, spans of the words found
 def find_snippets(db: Any, rows: list[TrialRow], search: str, system: bool) -> dict[str, Snippet]:
     """For each row of a searched page: the conversation (or, when asked, system prompt) around the
     first word of the search found in it (worker thread)."""
-    from reviewer.store.search_query import search_words, snippet
-    from reviewer.store.search_text import search_text, system_text
-    from reviewer.store.trials import load_trial
+    from reviewer.workflows.trials import (
+        load_trial,
+        search_text,
+        search_words,
+        snippet,
+        system_text,
+    )
 
     words = search_words(search)
     out: dict[str, Snippet] = {}
@@ -179,7 +183,9 @@ _OUTCOME_CELLS = {
 
 
 def _outcome(r: TrialRow) -> Text:
-    text, style = _OUTCOME_CELLS.get(r.outcome, _OUTCOME_CELLS["pass" if r.success else "fail"])
+    from reviewer.models import stored_outcome
+
+    text, style = _OUTCOME_CELLS[stored_outcome(r.outcome, r.success)]
     return Text(text, style=style)
 
 
@@ -350,7 +356,7 @@ class TrialsScreen(ExportMixin, ReviewerScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="trials-page")
     def load_page(self, request: PageRequest) -> None:
-        from reviewer.store.trial_list import page
+        from reviewer.workflows.trials import page
 
         worker = get_current_worker()
         with self.store() as db:

@@ -1,0 +1,26 @@
+"""Opening the store for a face, and the one read every command needs (the runs' names): the faces
+import workflows only, so what they need of the store itself is named here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from reviewer.store.db import Store as Store
+from reviewer.store.db import StoreError as StoreError
+from reviewer.store.db import describe_error as describe_error
+from reviewer.store.db import last_opened as last_opened
+from reviewer.store.queries import run_names as run_names
+
+
+def open_store(
+    path: str | Path,
+    *,
+    migrate: bool = True,
+    on_wait: Callable[[str], None] | None = None,
+) -> Store:
+    """The database at ``path``, opened for the calling thread (``store.db.open_store``: a
+    StoreError names the problem in one line)."""
+    from reviewer.store import db
+
+    return db.open_store(path, migrate=migrate, on_wait=on_wait)
