@@ -177,3 +177,23 @@ def trial_stats(db: Store, run: str, source: str = "harness") -> list[TrialStats
             )
         )
     return out
+
+
+def reward_grading(db: Store, run: str) -> tuple[int, int, list[float]]:
+    """The rewards of ``run``'s trials that decide their outcome by the reward (no passed of their
+    own, no infrastructure error): how many, how many lie strictly between 0 and 1, and the first
+    three of those (as the import's graded-rewards warning counts them)."""
+    where = "run = ? AND reward IS NOT NULL AND passed IS NULL AND outcome != 'infra'"
+    row = db.execute(
+        f"SELECT COUNT(*), COALESCE(SUM(reward > 0 AND reward < 1), 0) FROM trials WHERE {where}",
+        [run],
+    ).fetchone()
+    examples = [
+        float(r[0])
+        for r in db.execute(
+            f"SELECT reward FROM trials WHERE {where} AND reward > 0 AND reward < 1 "
+            "ORDER BY seq LIMIT 3",
+            [run],
+        )
+    ]
+    return int(row[0]), int(row[1]), examples

@@ -33,6 +33,8 @@ class RunSummary:
     model: str | None = None  # the model its trials name (Inspect logs)
     pass_rule: str = ""  # the pass rule in words, when not the default
     short: int = 0  # tasks with fewer than k scored trials, left out of pass^k
+    #: rewards that look graded while no pass rule was chosen (``workflows.audit.graded_warning``)
+    graded: str | None = None
 
 
 def _left_out(r: RunSummary) -> str:
@@ -87,6 +89,9 @@ class RunsScreen(ReviewerScreen):
         yield Static("Runs", classes="title")
         yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
         yield Static("", id="runs-status", classes="status")
+        warning = Static("", id="runs-warning", classes="status")
+        warning.display = False
+        yield warning
         yield KeyFooter()
 
     def on_mount(self) -> None:
@@ -123,6 +128,7 @@ class RunsScreen(ReviewerScreen):
         from reviewer.metrics.passk import average_passk, shared_k
         from reviewer.models import PassRule
         from reviewer.store.queries import count_groups, list_runs
+        from reviewer.workflows.audit import graded_warning
 
         chosen = getattr(self.app, "pass_k", None)
         with self.store() as db:
@@ -154,6 +160,7 @@ class RunsScreen(ReviewerScreen):
                         if PassRule.from_json(r.pass_rule).is_default
                         else PassRule.from_json(r.pass_rule).describe(),
                         sum(times for n, _, times in groups if 0 < n < k),
+                        graded_warning(db, r.name),
                     )
                 )
         self.post_message(RunsLoaded(rows, k, chosen is not None))
@@ -190,6 +197,10 @@ class RunsScreen(ReviewerScreen):
                 key=r.name,
             )
         self._status()
+        warnings = [r.graded for r in message.rows if r.graded]
+        warning = self.query_one("#runs-warning", Static)
+        warning.update(safe_text("\n".join(warnings), "yellow") if warnings else "")
+        warning.display = bool(warnings)  # no line at all for runs judged by a rule they fit
         table.focus()
 
     def _status(self) -> None:

@@ -115,11 +115,15 @@ class TasksScreen(ReviewerScreen):
         from reviewer.metrics.report import average_summary
         from reviewer.models import PassRule
         from reviewer.store.queries import run_pass_rule, task_table
+        from reviewer.workflows.audit import graded_warning
 
         with self.store() as db:
             rows = task_table(db, self.run)
             rule = PassRule.from_json(run_pass_rule(db, self.run))
+            graded = graded_warning(db, self.run)
         words = "" if rule.is_default else rule.describe()
+        if graded:  # the default rule on graded rewards: pass@1 counts only full rewards
+            words = "warning: " + graded.removeprefix(f"warning: run {self.run}: ")
         k = (
             getattr(self.app, "pass_k", None)
             or self.runs_k
