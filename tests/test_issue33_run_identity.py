@@ -94,3 +94,18 @@ def test_run_identity_reads_each_formats_own_model_and_configuration() -> None:
         "run_config": "agent tool-calling, model grok-3, temperature 0.0, user grok-3 (llm)",
     }
     assert tau_bench.run_metadata(Path("results.json")) == {}
+
+
+def test_run_name_given_is_obeyed_and_a_mixed_configuration_is_said(tmp_path: Path) -> None:
+    other = _other_config(tmp_path, "c")
+    assert cli("import", str(SWE), "--run", "mine")[0] == 0
+    code, _, err = cli("import", str(other), "--run", "mine")
+    assert code == 0, err
+    lines = [line for line in err.splitlines() if "holds another" in line]
+    assert len(lines) == 1 and str(other) in lines[0]
+    assert "imported into it as --run asked, so its pass^k mixes the two" in lines[0]
+    task = "swe-agent__test-repo-i1"
+    assert _runs() == {"mine": [(task, 1), (task, 2)]}
+    # the same configuration again under --run: nothing to say
+    code, _, err = cli("import", str(SWE), "--run", "mine2")
+    assert code == 0 and "holds another" not in err

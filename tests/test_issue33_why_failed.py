@@ -108,3 +108,101 @@ def test_a_tau_bench_run_names_the_model_its_file_name_gives(tmp_path: Path) -> 
     with open_store("x.db") as db:
         (run,) = list_runs(db)
     assert run.model == "gpt-4o"
+
+
+def test_a_failing_tau_bench_transcript_shows_its_expected_actions_and_outputs(
+    tmp_path: Path,
+) -> None:
+    from reviewer.tui.screens.transcript import load_payload, summary_text
+
+    rec = {
+        "task_id": 3,
+        "reward": 0.0,
+        "traj": [
+            {"role": "user", "content": "cancel order #W1"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {
+                            "name": "cancel_pending_order",
+                            "arguments": '{"order_id": "#W2", "reason": "no longer needed"}',
+                        },
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "name": "cancel_pending_order", "content": "ok"},
+        ],
+        "info": {
+            "task": {
+                "user_id": "u1",
+                "instruction": "Cancel order #W1.",
+                "actions": [
+                    {
+                        "name": "cancel_pending_order",
+                        "kwargs": {"order_id": "#W1", "reason": "no longer needed"},
+                    }
+                ],
+                "outputs": ["W1 cancelled"],
+            },
+            "reward_info": {
+                "reward": 0.0,
+                "info": {"r_actions": 0.0, "r_outputs": 0.0, "outputs": {"W1 cancelled": False}},
+                "actions": [
+                    {
+                        "name": "cancel_pending_order",
+                        "kwargs": {"order_id": "#W1", "reason": "no longer needed"},
+                    }
+                ],
+            },
+        },
+    }
+    path = tmp_path / "retail.json"
+    path.write_text(json.dumps([rec]), encoding="utf-8")
+    assert cli("import", str(path))[0] == 0
+    with open_store("x.db") as db:
+        (tid,) = [r[0] for r in db.execute("SELECT id FROM trials")]
+        payload = load_payload(db, tid, None)
+    assert payload is not None
+    lines = summary_text(payload).plain.splitlines()
+    assert (
+        'expected actions: cancel_pending_order(order_id="#W1", reason="no longer needed")' in lines
+    )
+    assert "expected outputs: W1 cancelled (MISSING)" in lines
+    assert "reward breakdown: r_actions 0, r_outputs 0" in lines
+
+
+def test_a_composite_tau_bench_reward_shows_its_parts() -> None:
+    from reviewer.clustering.outcomes import expectation_lines
+    from reviewer.models import Trial
+
+    trial = Trial(
+        task_id="0",
+        messages=[],
+        reward=0.93,
+        metadata={
+            "reward_info": {
+                "reward": 0.93,
+                "info": {"r_actions": 1.0},
+                "actions": [],
+                "components": {
+                    "base_success": 1.0,
+                    "efficiency_penalty": -0.17,
+                    "resilience_bonus": 0.1,
+                    "steps": 17,
+                    "composite": 0.93,
+                },
+            }
+        },
+    )
+    assert expectation_lines(trial) == [
+        ("expected actions", "none"),
+        (
+            "reward breakdown",
+            "r_actions 1, base_success 1, efficiency_penalty -0.17, resilience_bonus 0.1, "
+            "composite 0.93",
+        ),
+    ]

@@ -283,6 +283,12 @@ def expectation_lines(trial: Trial) -> list[tuple[str, str]]:
         for k in ("r_actions", "r_outputs")
         if isinstance(detail.get(k), int | float)
     ]
+    # a composite reward's parts (base success, penalties, bonuses), as the grader wrote them
+    parts += [
+        f"{k} {v:g}"
+        for k, v in _dict(info.get("components")).items()
+        if isinstance(v, int | float) and not isinstance(v, bool) and k != "steps"
+    ]
     if parts:
         out.append(("reward breakdown", ", ".join(parts)))
     return [(label, " ".join(text.split())[:EXPECTATION_CHARS]) for label, text in out]

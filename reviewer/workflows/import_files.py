@@ -235,8 +235,12 @@ def _import_trials(
         records = screen(
             apply_options(fmt.parse(path), session.options, tally, fmt), result.file, tally
         )
-        if run is None and (key := getattr(fmt, "RUN_KEY", None)):
-            records = _distinct_runs(db, records, key, default_run, result)
+        if key := getattr(fmt, "RUN_KEY", None):
+            records = (
+                _distinct_runs(db, records, key, default_run, result)
+                if run is None
+                else _mixed_run(db, records, key, run, result)
+            )
         _write_trials(
             db,
             records,
@@ -323,6 +327,26 @@ def _distinct_runs(
                         "(--run NAME to name it yourself)"
                     )
             item.run = name
+        yield item
+
+
+def _mixed_run(
+    db: Store, records: Iterable[Item], key: str, run: str, result: FileResult
+) -> Iterator[Item]:
+    """``--run NAME`` is obeyed, but a stored run of that name holding another eval, model or
+    configuration than this file's gets one line saying the run now mixes them."""
+    exists, held = run_key_of(db, run, key)
+    told = not exists or held is None
+    for item in records:
+        if not told and isinstance(item, Trial):
+            ident = item.metadata.get(key)
+            if ident is not None and str(ident) != held:
+                told = True
+                result.warnings.append(
+                    f"{result.file}: run {run!r} holds another {_KEY_WORDS.get(key, key)} "
+                    f"({held}; this file: {ident}): imported into it as --run asked, so its "
+                    "pass^k mixes the two (another --run NAME keeps them apart)"
+                )
         yield item
 
 
