@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from reviewer.store.db import open_store
 from tests.conftest import run_cli
 
 
@@ -61,6 +64,8 @@ async def test_graded_rewards_without_a_rule_warn_on_the_runs_and_tasks_screens(
     async with app.run_test(size=(160, 30)) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()
+        await app.workers.wait_for_complete()  # the warnings are read after the table is shown
+        await pilot.pause()
         status = str(app.screen.query_one("#runs-warning", Static).render())
         assert "run graded: rewards look graded: 10 of 12" in status
         app.push_screen(TasksScreen("graded"))
@@ -68,3 +73,22 @@ async def test_graded_rewards_without_a_rule_warn_on_the_runs_and_tasks_screens(
         await pilot.pause()
         status = str(app.screen.query_one("#tasks-status", Static).render())
         assert "rewards look graded: 10 of 12" in status
+
+
+def test_a_big_run_is_judged_on_its_first_trials_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reviewer.store import trials
+    from reviewer.workflows.audit import graded_warning
+
+    assert cli("import", str(_graded(tmp_path, "graded", GRADED)))[0] == 0
+    monkeypatch.setattr(trials, "GRADING_SAMPLE", 5)
+    with open_store("x.db") as db:
+        line = graded_warning(db, "graded")
+    # the first five rewards: 0.93, 0.84, 0.74, 1.0, 0.5
+    assert line is not None and "rewards look graded: 4 of 5 lie strictly" in line
+    assert "(of its first 5 trials)" in line
+    monkeypatch.setattr(trials, "GRADING_SAMPLE", 12)
+    with open_store("x.db") as db:
+        line = graded_warning(db, "graded")
+    assert line is not None and "10 of 12" in line and "first" not in line

@@ -179,21 +179,26 @@ def trial_stats(db: Store, run: str, source: str = "harness") -> list[TrialStats
     return out
 
 
-def reward_grading(db: Store, run: str) -> tuple[int, int, list[float]]:
-    """The rewards of ``run``'s trials that decide their outcome by the reward (no passed of their
-    own, no infrastructure error): how many, how many lie strictly between 0 and 1, and the first
-    three of those (as the import's graded-rewards warning counts them)."""
-    where = "run = ? AND reward IS NOT NULL AND passed IS NULL AND outcome != 'infra'"
-    row = db.execute(
-        f"SELECT COUNT(*), COALESCE(SUM(reward > 0 AND reward < 1), 0) FROM trials WHERE {where}",
-        [run],
-    ).fetchone()
-    examples = [
+#: How many of a run's trials (its first, in import order) ``reward_grading`` looks at: graded
+#: rewards are the harness's habit, seen in any few thousand of them, and reading a million-trial
+#: run's rows would cost every report, compare, gate and the runs screen seconds.
+GRADING_SAMPLE = 5000
+
+
+def reward_grading(db: Store, run: str) -> tuple[int, int, list[float], bool]:
+    """The rewards among ``run``'s first GRADING_SAMPLE trials that decide their outcome by the
+    reward (no passed of their own, no infrastructure error): how many, how many lie strictly
+    between 0 and 1, the first three of those (as the import's graded-rewards warning counts
+    them), and whether the run has more trials than were looked at."""
+    rows = db.execute(
+        "SELECT reward, passed, outcome FROM trials WHERE run = ? ORDER BY seq LIMIT ?",
+        [run, GRADING_SAMPLE + 1],
+    ).fetchall()
+    more = len(rows) > GRADING_SAMPLE
+    rewards = [
         float(r[0])
-        for r in db.execute(
-            f"SELECT reward FROM trials WHERE {where} AND reward > 0 AND reward < 1 "
-            "ORDER BY seq LIMIT 3",
-            [run],
-        )
+        for r in rows[:GRADING_SAMPLE]
+        if r[0] is not None and r[1] is None and r[2] != "infra"
     ]
-    return int(row[0]), int(row[1]), examples
+    graded = [r for r in rewards if 0.0 < r < 1.0]
+    return len(rewards), len(graded), graded[:3], more

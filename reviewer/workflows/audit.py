@@ -187,18 +187,19 @@ def graded_warning(db: Store, run: str) -> str | None:
     import's own test): its pass@1 counts only full rewards. None otherwise."""
     from reviewer.ingest.outcome import graded_line
     from reviewer.models import PassRule
-    from reviewer.store.trials import reward_grading
+    from reviewer.store.trials import GRADING_SAMPLE, reward_grading
     from reviewer.store.writer import pass_rule_of
 
     if not PassRule.from_json(pass_rule_of(db, run)).is_default:
         return None
-    rewards, graded, examples = reward_grading(db, run)
+    rewards, graded, examples, more = reward_grading(db, run)
     line = graded_line(graded, rewards, examples)
     if line is None:
         return None
+    among = f" (of its first {GRADING_SAMPLE:,} trials)" if more else ""
     return (
-        f"warning: run {run}: {line}, so pass@1 counts only full rewards (to choose a rule: "
-        "import its file again with --pass-threshold X or --success-field PATH, and --run NEW)"
+        f"warning: run {run}: {line}{among}, so pass@1 counts only full rewards (to choose a "
+        "rule: import its file again with --pass-threshold X or --success-field PATH, and --run NEW)"
     )
 
 

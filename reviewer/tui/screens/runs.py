@@ -33,8 +33,6 @@ class RunSummary:
     model: str | None = None  # the model its trials name (Inspect logs)
     pass_rule: str = ""  # the pass rule in words, when not the default
     short: int = 0  # tasks with fewer than k scored trials, left out of pass^k
-    #: rewards that look graded while no pass rule was chosen (``workflows.audit.graded_warning``)
-    graded: str | None = None
 
 
 def _left_out(r: RunSummary) -> str:
@@ -56,6 +54,12 @@ class RunsLoaded(Message):
         self.rows = rows
         self.k = k
         self.chosen = chosen
+
+
+class RunWarnings(Message):
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__()
+        self.lines = lines
 
 
 class RunsScreen(ReviewerScreen):
@@ -128,7 +132,6 @@ class RunsScreen(ReviewerScreen):
         from reviewer.metrics.passk import average_passk, shared_k
         from reviewer.models import PassRule
         from reviewer.store.queries import count_groups, list_runs
-        from reviewer.workflows.audit import graded_warning
 
         chosen = getattr(self.app, "pass_k", None)
         with self.store() as db:
@@ -160,7 +163,6 @@ class RunsScreen(ReviewerScreen):
                         if PassRule.from_json(r.pass_rule).is_default
                         else PassRule.from_json(r.pass_rule).describe(),
                         sum(times for n, _, times in groups if 0 < n < k),
-                        graded_warning(db, r.name),
                     )
                 )
         self.post_message(RunsLoaded(rows, k, chosen is not None))
@@ -197,11 +199,22 @@ class RunsScreen(ReviewerScreen):
                 key=r.name,
             )
         self._status()
-        warnings = [r.graded for r in message.rows if r.graded]
-        warning = self.query_one("#runs-warning", Static)
-        warning.update(safe_text("\n".join(warnings), "yellow") if warnings else "")
-        warning.display = bool(warnings)  # no line at all for runs judged by a rule they fit
         table.focus()
+        self.load_warnings([r.name for r in message.rows])
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="runs-warnings")
+    def load_warnings(self, runs: list[str]) -> None:
+        """Runs whose rewards look graded while no pass rule was chosen, after the table is shown."""
+        from reviewer.workflows.audit import graded_warning
+
+        with self.store() as db:
+            lines = [line for run in runs if (line := graded_warning(db, run))]
+        self.post_message(RunWarnings(lines))
+
+    def on_run_warnings(self, message: RunWarnings) -> None:
+        warning = self.query_one("#runs-warning", Static)
+        warning.update(safe_text("\n".join(message.lines), "yellow") if message.lines else "")
+        warning.display = bool(message.lines)  # no line at all for runs judged by a rule they fit
 
     def _status(self) -> None:
         status = self.query_one("#runs-status", Static)
