@@ -530,8 +530,16 @@ def test_transcript_header_shows_inspect_target_and_scores(tmp_path: Path) -> No
     text = summary_text(payload).plain
     assert text.startswith(" FAIL ")
     assert "target: Paris" in text
-    assert "score match  value: I  answer: Lyon  explanation: Lyon is not Paris" in text
     assert "score [red]judge[/]  value: 0.25" in text  # a scorer's name is shown, never markup
+    # target, answer and score stay in the header's first lines; an explanation (which may wrap
+    # over many) comes last, so it can never push them out of the header (issue 33)
+    lines = text.splitlines()
+    assert lines[1:4] == [
+        "target: Paris",
+        "score match  value: I  answer: Lyon",
+        "score [red]judge[/]  value: 0.25",
+    ]
+    assert lines[-1] == "explanation match: Lyon is not Paris"
 
 
 async def test_tasks_screen_names_the_pass_rule(tmp_path: Path) -> None:

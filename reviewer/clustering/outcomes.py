@@ -17,7 +17,7 @@ from typing import Any
 
 from reviewer.models import Trial
 
-__all__ = ["READ_ONLY_PREFIXES", "is_detail", "outcome_facts", "short_value"]
+__all__ = ["READ_ONLY_PREFIXES", "expectation_lines", "is_detail", "outcome_facts", "short_value"]
 
 #: Tool names that only read (their calls change nothing an action check compares).
 READ_ONLY_PREFIXES = (
@@ -147,7 +147,12 @@ def _tau2(trial: Trial) -> list[str]:
         facts.append("database state did not match expected")
     calls = _calls(trial)
     called = {n for n, _ in calls}
-    for check in _list(info.get("action_checks")):
+    checks = info.get("action_checks")
+    if not isinstance(checks, list) and info.get("reward", 1) != 1:
+        # the actions were not checked (not in reward_basis): the task's own expected actions
+        # against the calls say what the database check cannot
+        facts.extend(_action_facts(_tau2_expected(trial), calls))
+    for check in _list(checks):
         if not isinstance(check, dict) or check.get("action_match") is not False:
             continue
         action = _dict(check.get("action"))
@@ -165,12 +170,128 @@ def _tau2(trial: Trial) -> list[str]:
             facts.append("did not tell the user what was expected")
     for check in _list(info.get("nl_assertions")):
         if isinstance(check, dict) and check.get("met") is False:
-            facts.append("a natural-language assertion was not met")
+            said = " ".join(str(check.get("nl_assertion") or "").split())
+            facts.append(
+                f"assertion not met: {said[:80]}"
+                if said
+                else "a natural-language assertion was not met"
+            )
     for check in _list(info.get("env_assertions")):
         if isinstance(check, dict) and check.get("met") is False:
             func = _dict(check.get("env_assertion")).get("func_name")
             facts.append(f"environment assertion {func} failed" if func else "env assertion failed")
     return facts
+
+
+def _tau2_expected(trial: Trial) -> list[tuple[str, dict[str, Any]]]:
+    criteria = _dict(_dict(trial.metadata.get("task")).get("evaluation_criteria"))
+    return [
+        (a["name"], _dict(a.get("arguments")))
+        for a in _list(criteria.get("actions"))
+        if isinstance(a, dict) and isinstance(a.get("name"), str)
+    ]
+
+
+#: How long one expectation line of the transcript header may be.
+EXPECTATION_CHARS = 300
+
+
+def _call_text(name: str, args: Any) -> str:
+    if not isinstance(args, dict) or not args:
+        return f"{name}()"
+    inner = ", ".join(
+        f"{k}={json.dumps(v, ensure_ascii=False, sort_keys=True)}" for k, v in args.items()
+    )
+    return f"{name}({inner})"
+
+
+def expectation_lines(trial: Trial) -> list[tuple[str, str]]:
+    """What the trial's source expected and what its grader said, as (label, text) lines for a
+    transcript header: tau-bench's and tau2's expected actions, tau2's natural-language assertions
+    (with the grader's verdict and justification when it checked them), communicate items and
+    reward breakdown. [] for a source that records no expectation (Inspect's target and scores are
+    shown by the header itself)."""
+    meta = trial.metadata
+    info = meta.get("reward_info") if isinstance(meta, dict) else None
+    if not isinstance(info, dict):
+        return []
+    out: list[tuple[str, str]] = []
+    task = _dict(meta.get("task"))
+    if any(k in info for k in ("db_check", "action_checks", "reward_basis")):
+        criteria = _dict(task.get("evaluation_criteria"))
+        expected = [
+            _call_text(a["name"], a.get("arguments"))
+            for a in _list(criteria.get("actions"))
+            if isinstance(a, dict) and isinstance(a.get("name"), str)
+        ]
+        if isinstance(criteria.get("actions"), list):
+            out.append(("expected actions", "; ".join(expected) or "none"))
+        checked = {
+            str(c.get("nl_assertion")): c
+            for c in _list(info.get("nl_assertions"))
+            if isinstance(c, dict)
+        }
+        for said in [str(a) for a in _list(criteria.get("nl_assertions"))] or list(checked):
+            check = checked.get(said)
+            if check is None:
+                out.append(("assertion", f"{said} (not graded)"))
+                continue
+            met = check.get("met")
+            verdict = "met" if met is True else "NOT MET" if met is False else "?"
+            why = check.get("justification")
+            out.append(("assertion", f"{verdict}: {said}" + (f" — {why}" if why else "")))
+        wanted = [str(c) for c in _list(criteria.get("communicate_info"))]
+        if wanted:
+            out.append(("expected to tell the user", "; ".join(wanted)))
+        breakdown = _dict(info.get("reward_breakdown"))
+        if breakdown:
+            parts = [
+                f"{k} {v:g}" if isinstance(v, int | float) else f"{k} {v}"
+                for k, v in breakdown.items()
+            ]
+            out.append(("reward breakdown", ", ".join(parts)))
+        note = _dict(info.get("info")).get("note")
+        if isinstance(note, str) and note.strip():
+            out.append(("grader note", note))
+        return [(label, " ".join(text.split())[:EXPECTATION_CHARS]) for label, text in out]
+    actions = info.get("actions")
+    if not isinstance(actions, list):
+        actions = task.get("actions")
+    if isinstance(actions, list):
+        out.append(
+            (
+                "expected actions",
+                "; ".join(
+                    _call_text(a["name"], a.get("kwargs"))
+                    for a in actions
+                    if isinstance(a, dict) and isinstance(a.get("name"), str)
+                )
+                or "none",
+            )
+        )
+    outputs = _dict(_dict(info.get("info")).get("outputs"))
+    if outputs:
+        out.append(
+            (
+                "expected outputs",
+                ", ".join(f"{k} ({'given' if ok else 'MISSING'})" for k, ok in outputs.items()),
+            )
+        )
+    detail = _dict(info.get("info"))
+    parts = [
+        f"{k} {detail[k]:g}"
+        for k in ("r_actions", "r_outputs")
+        if isinstance(detail.get(k), int | float)
+    ]
+    # a composite reward's parts (base success, penalties, bonuses), as the grader wrote them
+    parts += [
+        f"{k} {v:g}"
+        for k, v in _dict(info.get("components")).items()
+        if isinstance(v, int | float) and not isinstance(v, bool) and k != "steps"
+    ]
+    if parts:
+        out.append(("reward breakdown", ", ".join(parts)))
+    return [(label, " ".join(text.split())[:EXPECTATION_CHARS]) for label, text in out]
 
 
 def _inspect(trial: Trial) -> list[str]:

@@ -45,6 +45,9 @@ from reviewer.record import json_problem, loads_unchecked
 
 NAME = "openhands"
 KIND: Kind = "trials"
+#: A run is one agent class and model (``metadata.agent_class``, ``metadata.llm_config.model``): an
+#: output file with another goes to a run of its own.
+RUN_KEY = "run_config"
 #: ``import --outcomes FILE`` (a SWE-bench report) gives these trials their outcomes.
 JOINS_OUTCOMES = True
 
@@ -140,6 +143,12 @@ def _convert(file: str, lineno: int | None, rec: dict[str, Any], task_id: str | 
         for k, v in {
             "model": model,
             "agent_class": meta.get("agent_class"),
+            "run_config": ", ".join(
+                f"{label} {value}"
+                for label, value in (("agent", meta.get("agent_class")), ("model", model))
+                if isinstance(value, str) and value
+            )
+            or None,
             "git_patch": as_dict(rec.get("test_result")).get("git_patch") or rec.get("git_patch"),
             "test_result": {
                 k: v for k, v in as_dict(rec.get("test_result")).items() if k != "git_patch"

@@ -42,6 +42,20 @@ _TRUE = {"pass", "passed", "true", "yes", "resolved", "c", "correct", "success",
 _FALSE = {"fail", "failed", "false", "no", "unresolved", "i", "incorrect", "failure", "0"}
 
 
+def graded_line(graded: int, rewards: int, examples: Iterable[float]) -> str | None:
+    """ "rewards look graded: …" when more than GRADED_SHARE of the rewards (of trials with no passed
+    of their own) lie strictly between 0 and 1, else None: the one rule behind the import's warning
+    and every report, compare, gate and screen of a run judged by the default rule
+    (``workflows.audit.graded_warning``)."""
+    if not rewards or graded <= GRADED_SHARE * rewards:
+        return None
+    eg = ", ".join(f"{r:g}" for r in list(examples)[:3])
+    return (
+        f"rewards look graded: {graded} of {rewards} lie strictly between 0 and 1 (e.g. {eg}); "
+        "pass means reward ≥ 1 − 1e-6"
+    )
+
+
 @dataclass
 class ImportOptions:
     """What ``reviewer import`` was told about outcomes and task ids (CLI options or ``[import]``)."""
@@ -103,18 +117,12 @@ class Tally:
     def warnings(self, file: str, options: ImportOptions) -> list[str]:
         """One line per thing the user should know about this file's outcomes."""
         out = []
-        if (
-            options.pass_threshold is None
-            and options.success_field is None
-            and self.rewards
-            and self.graded > GRADED_SHARE * self.rewards
-        ):
-            eg = ", ".join(f"{r:g}" for r in self.examples[:3])
-            out.append(
-                f"{file}: rewards look graded: {self.graded} of {self.rewards} lie strictly between "
-                f"0 and 1 (e.g. {eg}); pass means reward ≥ 1 − 1e-6 unless you set --pass-threshold "
-                "(or --success-field PATH)"
-            )
+        if options.pass_threshold is None and options.success_field is None:
+            line = graded_line(self.graded, self.rewards, self.examples)
+            if line:
+                out.append(
+                    f"{file}: {line} unless you set --pass-threshold (or --success-field PATH)"
+                )
         name = options.success_field
         if self.field_object:
             keys = ", ".join(self.field_keys[:5]) + (", …" if len(self.field_keys) > 5 else "")

@@ -13,6 +13,10 @@
   a JSON string), else the file name without ``.traj`` (SWE-agent names it after the instance id).
 - Run: the run folder, the one holding the ``.traj`` files (``<run>/<id>.traj``) or the instance
   folders (``<run>/<id>/<id>.traj``, SWE-agent 1.x): one run per folder, one task per instance.
+- Run identity (``RUN_KEY``, metadata ``run_config``): the model (``replay_config.agent.model.name``,
+  SWE-agent 1.x) and a short hash of the agent's configuration (1.x: ``replay_config.agent``; older
+  files: the system prompt and the demonstrations). A file whose identity differs from the run of its
+  folder's name already stored goes to a run of its own (``name (2)``), with one line saying so.
 - ``info.exit_status`` is the termination; ``info.model_stats`` gives the cost (``instance_cost``) and
   tokens (``tokens_sent`` / ``tokens_received``); the submission (patch) goes to metadata.
 - ``all_preds.jsonl`` (``model_name_or_path``, ``instance_id``, ``model_patch`` per line) is
@@ -21,6 +25,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -46,6 +51,8 @@ NAME = "swe-agent"
 KIND: Kind = "trials"
 #: ``import --outcomes FILE`` (a SWE-bench report) gives these trials their outcomes.
 JOINS_OUTCOMES = True
+#: A run is one model and agent configuration: a file with another goes to a run of its own.
+RUN_KEY = "run_config"
 
 _PRED_KEYS = (b"model_patch", b"instance_id")
 
@@ -102,9 +109,12 @@ def _trial(path: Path, data: dict[str, Any]) -> Trial:
     stats = as_dict(info.get("model_stats"))
     cost = stats.get("instance_cost")
     exit_status = info.get("exit_status")
+    model = _model(data)
     metadata: dict[str, Any] = {
         k: v
         for k, v in {
+            "model": model,
+            "run_config": run_config(data, model),
             "environment": data.get("environment"),
             "exit_status": exit_status,
             "api_calls": stats.get("api_calls"),
@@ -136,15 +146,46 @@ def _trial(path: Path, data: dict[str, Any]) -> Trial:
     )
 
 
-def instance_id(data: dict[str, Any]) -> str | None:
-    """The SWE-bench instance id a trajectory records (``replay_config.problem_statement.id``)."""
+def _config(data: dict[str, Any]) -> dict[str, Any]:
     config = data.get("replay_config")
     if isinstance(config, str):
         try:
-            config = loads(config)  # checked: an id with a lone surrogate is no id
+            config = loads(config)
         except (ValueError, RecursionError):
-            return None
-    value = as_dict(as_dict(config).get("problem_statement")).get("id")
+            return {}
+    return as_dict(config)
+
+
+def _model(data: dict[str, Any]) -> str | None:
+    """The model a SWE-agent 1.x trajectory names (``replay_config.agent.model.name``)."""
+    name = as_dict(as_dict(_config(data).get("agent")).get("model")).get("name")
+    return name if isinstance(name, str) and name.strip() else None
+
+
+def run_config(data: dict[str, Any], model: str | None) -> str | None:
+    """What makes a trajectory's run that run: its model and a short hash of the agent's settings
+    (1.x: ``replay_config.agent``; older files: the system prompt and the demonstrations, which
+    differ between configurations). None when the file records neither."""
+    agent = as_dict(_config(data).get("agent"))
+    if agent:
+        settings: Any = agent
+    else:
+        history = data.get("history")
+        settings = [
+            h.get("content")
+            for h in (history if isinstance(history, list) else [])
+            if isinstance(h, dict) and (h.get("role") == "system" or h.get("is_demo"))
+        ]
+    if not settings and model is None:
+        return None
+    digest = hashlib.sha256(canonical(settings)).hexdigest()[:8] if settings else "none"
+    return f"model {model or 'unnamed'}, config {digest}"
+
+
+def instance_id(data: dict[str, Any]) -> str | None:
+    """The SWE-bench instance id a trajectory records (``replay_config.problem_statement.id``)."""
+    # checked (``loads``): an id with a lone surrogate is no id
+    value = as_dict(_config(data).get("problem_statement")).get("id")
     return value if isinstance(value, str) and value.strip() else None
 
 

@@ -23,6 +23,8 @@ from reviewer.record import json_problem, loads_unchecked
 NAME = "tau2-bench"
 KIND: Kind = "trials"
 KEYS = ("simulations", "tasks", "info")
+#: A run is one agent (model, implementation) against one user simulator: another goes apart.
+RUN_KEY = "run_config"
 
 _OBJECT_START = re.compile(rb"^\s*\{")
 #: Keys of tau2's ``info`` block, which is written before the (possibly huge) ``tasks`` list.
@@ -115,12 +117,26 @@ def _run_metadata(info: dict[str, Any]) -> dict[str, Any]:
         value = info.get(key)
         return value if isinstance(value, dict) else {}
 
+    agent, user = sub("agent_info"), sub("user_info")
     meta = {
         "domain": sub("environment_info").get("domain_name"),
-        "agent_llm": sub("agent_info").get("llm"),
-        "user_llm": sub("user_info").get("llm"),
+        "agent_llm": agent.get("llm"),
+        "user_llm": user.get("llm"),
         "git_commit": info.get("git_commit"),
+        # the model column, and what makes the run that run (RUN_KEY)
+        "model": agent.get("llm") if isinstance(agent.get("llm"), str) else None,
     }
+    parts = [
+        f"{label} {value}"
+        for label, value in (
+            ("agent", agent.get("implementation")),
+            ("model", agent.get("llm")),
+            ("user", user.get("llm")),
+        )
+        if isinstance(value, str) and value
+    ]
+    if parts:
+        meta["run_config"] = ", ".join(parts)
     return {k: v for k, v in meta.items() if v is not None}
 
 
@@ -150,12 +166,9 @@ def _convert(
     reward = reward_info.get("reward")
     # tau2 leaves these out of its denominators: the harness failed, not the agent
     infra = termination in _INFRA_TERMINATIONS
-    if infra and (isinstance(reward, bool) or not isinstance(reward, int | float)):
+    if isinstance(reward, bool) or not isinstance(reward, int | float):
+        # not evaluated (an unfinished run, evaluation switched off): an unscored trial, kept
         reward = None
-    elif isinstance(reward, bool) or not isinstance(reward, int | float):
-        return skip(
-            f"task {task_id}: no reward_info.reward (termination: {termination or 'unknown'})"
-        )
     raw_messages = sim.get("messages")
     if not isinstance(raw_messages, list):
         return skip(f"task {task_id}: no messages list (full-duplex ticks are not read)")
@@ -177,10 +190,12 @@ def _convert(
     if termination and (termination.endswith("_error") or termination in _ERROR_TERMINATIONS):
         error = TrialError(type=termination, message=note if isinstance(note, str) else None)
     reason: str | None = None
-    if infra or reward is None:
+    if infra:
         reason = f"infrastructure error: {(termination or '').replace('_', ' ')}"
         if error is not None and error.message:
             reason += f": {error.message}"
+    elif reward is None:
+        reason = f"not scored: no reward_info.reward (termination: {termination or 'unknown'})"
     elif reward < 1 - 1e-6:
         reason = _reason(float(reward), reward_info)
     return Trial(

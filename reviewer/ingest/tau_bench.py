@@ -15,6 +15,15 @@ from reviewer.record import decode_at
 
 NAME = "tau-bench"
 KIND: Kind = "trials"
+#: A run is one agent strategy, model and user simulator (named in tau-bench's file name): a file
+#: with another goes to a run of its own.
+RUN_KEY = "run_config"
+#: tau-bench's own file name: ``{strategy}-{model}-{temperature}_range_{start}-{end}_user-{user
+#: model}-{user strategy}_{time}.json`` (``run.py``); the model is all between strategy and temperature.
+_FILE_NAME = re.compile(
+    r"(?:^|_)(?P<strategy>tool-calling|act|react|few-shot)-(?P<model>.+?)-(?P<temp>\d+(?:\.\d+)?)"
+    r"_range_\d+--?\d+_user-(?P<user>.+)-(?P<ustrategy>[a-z]+)_\d+$"
+)
 KEYS = ("task_id", "reward", "traj", "info")
 
 _CHUNK = 1 << 20
@@ -153,16 +162,36 @@ def _iter_array(fh: TextIO, limit: Limits) -> Iterator[tuple[int, Any, str | Non
         yield index, value, problem
 
 
+def run_metadata(path: Path) -> dict[str, str]:
+    """The model and run configuration tau-bench's file name gives ({} for a file named otherwise)."""
+    match = _FILE_NAME.search(path.name.removesuffix(".json"))
+    if match is None:
+        return {}
+    model = match["model"]
+    return {
+        "model": model,
+        "run_config": f"agent {match['strategy']}, model {model}, temperature {match['temp']}, "
+        f"user {match['user']} ({match['ustrategy']})",
+    }
+
+
+def _with_run(record: Record, run_meta: dict[str, str]) -> Record:
+    if run_meta and isinstance(record, Trial):
+        record.metadata = {**run_meta, **record.metadata}
+    return record
+
+
 def parse(path: Path) -> Iterator[Record]:
     """Trials of a tau-bench results file; a bad record becomes a Skip naming its index."""
     file = str(path)
+    run_meta = run_metadata(path)
     try:
         with path.open(encoding="utf-8-sig") as fh:
             for index, rec, problem in _iter_array(fh, limits()):
                 if problem:
                     yield Skip(file, index, f"record {index}: {problem}")
                 else:
-                    yield _record(file, index, rec)
+                    yield _with_run(_record(file, index, rec), run_meta)
     except _BadArray as exc:
         where = f"record {exc.index}: " if exc.index else ""
         raise IngestError(file, f"{where}{exc.reason}") from None

@@ -177,3 +177,28 @@ def trial_stats(db: Store, run: str, source: str = "harness") -> list[TrialStats
             )
         )
     return out
+
+
+#: How many of a run's trials (its first, in import order) ``reward_grading`` looks at: graded
+#: rewards are the harness's habit, seen in any few thousand of them, and reading a million-trial
+#: run's rows would cost every report, compare, gate and the runs screen seconds.
+GRADING_SAMPLE = 5000
+
+
+def reward_grading(db: Store, run: str) -> tuple[int, int, list[float], bool]:
+    """The rewards among ``run``'s first GRADING_SAMPLE trials that decide their outcome by the
+    reward (no passed of their own, no infrastructure error): how many, how many lie strictly
+    between 0 and 1, the first three of those (as the import's graded-rewards warning counts
+    them), and whether the run has more trials than were looked at."""
+    rows = db.execute(
+        "SELECT reward, passed, outcome FROM trials WHERE run = ? ORDER BY seq LIMIT ?",
+        [run, GRADING_SAMPLE + 1],
+    ).fetchall()
+    more = len(rows) > GRADING_SAMPLE
+    rewards = [
+        float(r[0])
+        for r in rows[:GRADING_SAMPLE]
+        if r[0] is not None and r[1] is None and r[2] != "infra"
+    ]
+    graded = [r for r in rewards if 0.0 < r < 1.0]
+    return len(rewards), len(graded), graded[:3], more

@@ -165,7 +165,8 @@ def warning_of(summary: dict[str, Any]) -> str | None:
 
 def audit_warnings(db: Store, run_ids: Sequence[str]) -> list[str]:
     """One warning line per run of ``run_ids`` the audit flags (audited first when never audited or
-    stale), for the headers of `report`, `compare` and `gate`."""
+    stale), and one per run whose rewards look graded while no pass rule was chosen
+    (``graded_warning``), for the headers of `report`, `compare` and `gate`."""
     import sqlite3
 
     from reviewer.store.db import StoreError
@@ -179,7 +180,31 @@ def audit_warnings(db: Store, run_ids: Sequence[str]) -> list[str]:
             summary = audit_run(db, run, store=False).to_dict()
         if summary is not None and (line := warning_of(summary)):
             out.append(line)
+        if line := graded_warning(db, run):
+            out.append(line)
     return out
+
+
+def graded_warning(db: Store, run: str) -> str | None:
+    """ "warning: run X: rewards look graded: …" when ``run`` was imported with the default pass rule
+    (reward ≥ 1 − 1e-6) and its stored rewards look graded (``ingest.outcome.graded_line``, the
+    import's own test): its pass@1 counts only full rewards. None otherwise."""
+    from reviewer.ingest.outcome import graded_line
+    from reviewer.models import PassRule
+    from reviewer.store.trials import GRADING_SAMPLE, reward_grading
+    from reviewer.store.writer import pass_rule_of
+
+    if not PassRule.from_json(pass_rule_of(db, run)).is_default:
+        return None
+    rewards, graded, examples, more = reward_grading(db, run)
+    line = graded_line(graded, rewards, examples)
+    if line is None:
+        return None
+    among = f" (of its first {GRADING_SAMPLE:,} trials)" if more else ""
+    return (
+        f"warning: run {run}: {line}{among}, so pass@1 counts only full rewards (to choose a "
+        "rule: import its file again with --pass-threshold X or --success-field PATH, and --run NEW)"
+    )
 
 
 def audit_after_import(db: Store, runs: set[str]) -> str | None:

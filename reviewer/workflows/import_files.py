@@ -235,8 +235,12 @@ def _import_trials(
         records = screen(
             apply_options(fmt.parse(path), session.options, tally, fmt), result.file, tally
         )
-        if run is None and (key := getattr(fmt, "RUN_KEY", None)):
-            records = _distinct_runs(db, records, key)
+        if key := getattr(fmt, "RUN_KEY", None):
+            records = (
+                _distinct_runs(db, records, key, default_run, result)
+                if run is None
+                else _mixed_run(db, records, key, run, result)
+            )
         _write_trials(
             db,
             records,
@@ -290,27 +294,64 @@ def _store_rule(
             )
 
 
-def _distinct_runs(db: Store, records: Iterable[Item], key: str) -> Iterator[Item]:
-    """Trials whose format names their run after what was evaluated (Inspect: ``task · model``):
-    a run of that name holding another eval (``metadata[key]`` differs) is another run, so these
-    go to ``name (2)``, ``name (3)``, … (the same eval imported again finds its own run)."""
+def _distinct_runs(
+    db: Store, records: Iterable[Item], key: str, default_run: str, result: FileResult
+) -> Iterator[Item]:
+    """Trials whose format records what makes their run that run (Inspect: which eval; SWE-agent,
+    OpenHands, tau-bench, tau2: the model and configuration, ``metadata[key]``): a stored run of
+    that name holding another is another run, so these go to ``name (2)``, ``name (3)``, … with one
+    line when that run is new (the same eval or configuration imported again finds its own run,
+    silently)."""
     chosen: dict[tuple[str, str | None], str] = {}
     for item in records:
-        if isinstance(item, Trial) and item.run:
+        if isinstance(item, Trial):
+            base = item.run or default_run
             ident = item.metadata.get(key)
             ident = None if ident is None else str(ident)
-            name = chosen.get((item.run, ident))
+            name = chosen.get((base, ident))
             if name is None:
-                name, n = item.run, 1
+                name, n, first = base, 1, None
                 while True:
                     exists, held = run_key_of(db, name, key)
                     if not exists or held is None or held == ident or ident is None:
+                        first = None if exists else first  # found its own run: said before
                         break
+                    first = first or held
                     n += 1
-                    name = f"{item.run} ({n})"
-                chosen[(item.run, ident)] = name
+                    name = f"{base} ({n})"
+                chosen[(base, ident)] = name
+                if first is not None:
+                    result.warnings.append(
+                        f"{result.file}: run {base!r} holds another {_KEY_WORDS.get(key, key)} "
+                        f"({first}; this file: {ident}): imported as run {name!r} "
+                        "(--run NAME to name it yourself)"
+                    )
             item.run = name
         yield item
+
+
+def _mixed_run(
+    db: Store, records: Iterable[Item], key: str, run: str, result: FileResult
+) -> Iterator[Item]:
+    """``--run NAME`` is obeyed, but a stored run of that name holding another eval, model or
+    configuration than this file's gets one line saying the run now mixes them."""
+    exists, held = run_key_of(db, run, key)
+    told = not exists or held is None
+    for item in records:
+        if not told and isinstance(item, Trial):
+            ident = item.metadata.get(key)
+            if ident is not None and str(ident) != held:
+                told = True
+                result.warnings.append(
+                    f"{result.file}: run {run!r} holds another {_KEY_WORDS.get(key, key)} "
+                    f"({held}; this file: {ident}): imported into it as --run asked, so its "
+                    "pass^k mixes the two (another --run NAME keeps them apart)"
+                )
+        yield item
+
+
+#: What a format's RUN_KEY is, in words, for the line that names a run apart.
+_KEY_WORDS = {"eval": "eval", "run_config": "model or configuration"}
 
 
 def _write_trials(

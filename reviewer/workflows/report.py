@@ -57,8 +57,9 @@ class RunsOverview:
 
 @dataclass(frozen=True)
 class TasksOverview:
-    """One run's tasks (the tasks screen): the rows, the pass rule in words ("" when the default),
-    the k and the averages line."""
+    """One run's tasks (the tasks screen): the rows, the pass rule in words ("" when the default;
+    the graded-rewards warning when the default rule meets graded rewards), the k and the averages
+    line."""
 
     k: int
     rows: list[TaskRow]
@@ -144,12 +145,16 @@ def tasks_overview(db: Store, run: str, k: int | None = None) -> TasksOverview:
     from reviewer.metrics.report import average_summary
     from reviewer.models import PassRule
     from reviewer.store.queries import run_pass_rule, task_table
+    from reviewer.workflows.audit import graded_warning
 
     rows = task_table(db, run)
     rule = PassRule.from_json(run_pass_rule(db, run))
     k = k or shared_k_of([[(r.n, r.c) for r in rows]])
     report = run_passk(run, [(r.task_id, r.n, r.c) for r in rows], [1, k])
     words = "" if rule.is_default else rule.describe()
+    graded = graded_warning(db, run)
+    if graded:  # the default rule on graded rewards: pass@1 counts only full rewards
+        words = "warning: " + graded.removeprefix(f"warning: run {run}: ")
     return TasksOverview(k, rows, words, average_summary(report, k))
 
 

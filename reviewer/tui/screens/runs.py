@@ -43,6 +43,12 @@ class RunsLoaded(Message):
 WIDE = 100
 
 
+class RunWarnings(Message):
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__()
+        self.lines = lines
+
+
 class RunsScreen(ReviewerScreen):
     BINDINGS = [
         Binding("enter", "open_run", "Tasks", id="runs.open"),
@@ -76,6 +82,9 @@ class RunsScreen(ReviewerScreen):
         yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
         yield Static("", id="runs-detail", classes="detail")
         yield Static("", id="runs-status", classes="status")
+        warning = Static("", id="runs-warning", classes="status")
+        warning.display = False
+        yield warning
         yield KeyFooter()
 
     def on_mount(self) -> None:
@@ -140,6 +149,7 @@ class RunsScreen(ReviewerScreen):
         self._fill()
         self._status()
         self.query_one("#runs", DataTable).focus()
+        self.load_warnings([r.name for r in message.rows])
 
     def on_resize(self) -> None:
         if self.rows:
@@ -202,6 +212,20 @@ class RunsScreen(ReviewerScreen):
         if r.pass_rule:
             parts.append(f"pass rule: {r.pass_rule}")
         detail.update(safe_text(" · ".join(parts), single_line=True))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="runs-warnings")
+    def load_warnings(self, runs: list[str]) -> None:
+        """Runs whose rewards look graded while no pass rule was chosen, after the table is shown."""
+        from reviewer.workflows.audit import graded_warning
+
+        with self.store() as db:
+            lines = [line for run in runs if (line := graded_warning(db, run))]
+        self.post_message(RunWarnings(lines))
+
+    def on_run_warnings(self, message: RunWarnings) -> None:
+        warning = self.query_one("#runs-warning", Static)
+        warning.update(safe_text("\n".join(message.lines), "yellow") if message.lines else "")
+        warning.display = bool(message.lines)  # no line at all for runs judged by a rule they fit
 
     def _status(self) -> None:
         status = self.query_one("#runs-status", Static)

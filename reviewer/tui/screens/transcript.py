@@ -120,6 +120,14 @@ def summary_text(p: TrialPayload) -> Text:
     if h.termination:
         out.append("  ended: ")
         out.append_text(safe_text(h.termination, single_line=True, limit=80))
+    from reviewer.clustering.outcomes import expectation_lines
+
+    # what the source expected and how its grader scored come first: short lines that the long
+    # texts after them (a reason, an error, a grader's explanation) can never push out of view
+    explanations = _inspect_scores(out, p.trial.metadata)
+    for label, text in expectation_lines(p.trial):
+        out.append(f"\n{label}: ", "bold")
+        out.append_text(safe_text(text, single_line=True, limit=300))
     if h.reason:
         out.append("\nreason: ", "bold")
         out.append_text(safe_text(h.reason, single_line=True, limit=300))
@@ -127,7 +135,11 @@ def summary_text(p: TrialPayload) -> Text:
         out.append("\nerror: ", "bold red")
         err = ": ".join(x for x in (h.error_type, h.error_message) if x)
         out.append_text(safe_text(err, "red", single_line=True, limit=300))
-    _inspect_scores(out, p.trial.metadata)
+    for name, text in explanations:
+        out.append("\nexplanation ", "bold")
+        out.append_text(safe_text(name, "bold", single_line=True, limit=40))
+        out.append(": ", "bold")
+        out.append_text(safe_text(text, single_line=True, limit=200))
     return out
 
 
@@ -139,8 +151,10 @@ _BADGES = {
 }
 
 
-def _inspect_scores(out: Text, metadata: dict[str, Any]) -> None:
-    """An Inspect sample's target and each score (value, answer, explanation), as its log has them."""
+def _inspect_scores(out: Text, metadata: dict[str, Any]) -> list[tuple[str, str]]:
+    """An Inspect sample's target and each score's value and answer, one short line each, as its log
+    has them; returns each score's explanation (name, text) for the header to put last."""
+    explanations: list[tuple[str, str]] = []
     target = metadata.get("target")
     if target not in (None, "", []):
         out.append("\ntarget: ", "bold")
@@ -148,21 +162,24 @@ def _inspect_scores(out: Text, metadata: dict[str, Any]) -> None:
         out.append_text(safe_text(shown, single_line=True, limit=200))
     scores = metadata.get("scores")
     if not isinstance(scores, dict):
-        return
+        return explanations
     for name, score in scores.items():
         if not isinstance(score, dict):
             continue
         out.append("\nscore ", "bold")
         out.append_text(safe_text(str(name), "bold", single_line=True, limit=40))
-        for key in ("value", "answer", "explanation"):
+        for key in ("value", "answer"):
             if score.get(key) is None:
                 continue
             value = score[key]
             text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
             out.append(f"  {key}: ", "dim")
-            out.append_text(
-                safe_text(text, single_line=True, limit=200 if key == "explanation" else 60)
-            )
+            out.append_text(safe_text(text, single_line=True, limit=60))
+        why = score.get("explanation")
+        if why is not None:
+            text = why if isinstance(why, str) else json.dumps(why, ensure_ascii=False)
+            explanations.append((str(name), text))
+    return explanations
 
 
 def title_text(p: TrialPayload) -> Text:
@@ -212,7 +229,7 @@ class TranscriptScreen(ExportMixin, ReviewerScreen):
     ]
 
     DEFAULT_CSS = """
-    TranscriptScreen #transcript-summary { height: auto; max-height: 3; padding: 0 1; }
+    TranscriptScreen #transcript-summary { height: auto; max-height: 9; padding: 0 1; }
     TranscriptScreen #transcript-judge { height: 1; padding: 0 1; background: $boost; }
     TranscriptScreen #transcript-find { display: none; }
     """
