@@ -49,9 +49,10 @@ class RunSummary:
 
 @dataclass(frozen=True)
 class RunsOverview:
-    """Every run of the database with pass@1 and pass^k at one k."""
+    """Every run of the database with pass@1 and pass^k: at the k chosen, else at each run's own k
+    (``k`` is then the one k they all have, or None when they differ)."""
 
-    k: int
+    k: int | None
     rows: list[RunSummary]
 
 
@@ -103,21 +104,23 @@ def shared_k_of(counts: Iterable[Iterable[tuple[int, int]]]) -> int:
 
 
 def runs_overview(db: Store, k: int | None = None) -> RunsOverview:
-    """Every run with pass@1 and pass^k at ``k`` (by default the runs' shared k)."""
+    """Every run with pass@1 and pass^k at ``k``, by default each run's own k (``shared_k`` of its
+    tasks alone: a run of one trial per task no longer pulls every other run down to pass^1)."""
     from reviewer.metrics.passk import average_passk
     from reviewer.models import PassRule
     from reviewer.store.queries import count_groups, list_runs
 
     runs = list_runs(db)
     all_groups = {r.name: count_groups(db, r.name) for r in runs}
-    # one k for every run on the screen (never two k side by side)
-    k = k or shared_k_of(
-        [(n, c) for n, c, times in groups for _ in range(times)] for groups in all_groups.values()
-    )
+    own = {
+        name: k or shared_k_of([[(n, c) for n, c, times in groups for _ in range(times)]])
+        for name, groups in all_groups.items()
+    }
     rows = []
     for r in runs:
         groups = all_groups[r.name]
-        at, hat = average_passk(groups, [1, k])
+        run_k = own[r.name]
+        at, hat = average_passk(groups, [1, run_k])
         rule = PassRule.from_json(r.pass_rule)
         rows.append(
             RunSummary(
@@ -125,18 +128,19 @@ def runs_overview(db: Store, k: int | None = None) -> RunsOverview:
                 r.tasks,
                 r.trials + r.infra + r.unscored,  # every trial; "left out" says which
                 at[1],
-                k,
-                hat[k],
+                run_k,
+                hat[run_k],
                 r.cost_usd,
                 (r.imported_at or "")[:16].replace("T", " "),
                 r.infra,
                 r.unscored,
                 r.model,
                 "" if rule.is_default else rule.describe(),
-                sum(times for n, _, times in groups if 0 < n < k),
+                sum(times for n, _, times in groups if 0 < n < run_k),
             )
         )
-    return RunsOverview(k, rows)
+    ks = set(own.values())
+    return RunsOverview(k or (ks.pop() if len(ks) == 1 else None), rows)
 
 
 def tasks_overview(db: Store, run: str, k: int | None = None) -> TasksOverview:

@@ -63,7 +63,7 @@ async def test_runs_then_tasks_of_a_run(sample_db: Path) -> None:
         table = app.screen.query_one("#runs", DataTable)
         assert table.row_count == 2
         text = screen_text(app)
-        assert "support-v1" in text and "0.75" in text and "pass^5 for every run" in text
+        assert "support-v1" in text and "0.75" in text and "each run's own k" in text
         cells = " ".join(str(c) for i in range(table.row_count) for c in table.get_row_at(i))
         assert "(k=" not in cells  # no k in the cells: one k, in the header
         await pilot.press("enter")

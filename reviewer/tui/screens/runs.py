@@ -32,7 +32,7 @@ def _cost(v: float | None) -> str:
 
 
 class RunsLoaded(Message):
-    def __init__(self, rows: list[RunSummary], k: int = 1, chosen: bool = False) -> None:
+    def __init__(self, rows: list[RunSummary], k: int | None = 1, chosen: bool = False) -> None:
         super().__init__()
         self.rows = rows
         self.k = k
@@ -102,7 +102,7 @@ class RunsScreen(ReviewerScreen):
             ("tasks", Text("tasks", justify="right"), 6),
             ("trials", Text("trials", justify="right"), 7),
             ("p1", Text("pass@1", justify="right"), 6),
-            ("phk", Text(f"pass^{self.k}", justify="right"), 8),
+            ("phk", Text(f"pass^{self.k or 'k'}", justify="right"), 8 if self.k else 11),
             (
                 "cost",
                 Text("cost", justify="right"),
@@ -179,7 +179,8 @@ class RunsScreen(ReviewerScreen):
                 num(r.pass_at_1),
                 Text(
                     ("-" if r.pass_hat_k is None else f"{r.pass_hat_k:.2f}")
-                    + ("*" if r.short else ""),
+                    + ("*" if r.short else "")
+                    + ("" if self.k else f" k={r.k}"),
                     justify="right",
                 ),
                 Text(_cost(r.cost_usd), justify="right"),
@@ -239,15 +240,19 @@ class RunsScreen(ReviewerScreen):
                 )
             )
         else:
-            how = "chosen with k" if self.k_chosen else "the default: see docs/app.md"
             short = (
                 " · * leaves out tasks with fewer than k trials"
                 if any(r.short for r in self.rows)
                 else ""
             )
+            if self.k_chosen:
+                which = f"pass^{self.k} for every run (k={self.k}, chosen with k)"
+            elif self.k:
+                which = f"pass^{self.k}: each run's own k, the same for all (k chooses one)"
+            else:
+                which = "pass^k at each run's own k, shown beside it (k chooses one for all)"
             status.update(
-                f"{len(self.rows)} runs · pass^{self.k} for every run (k={self.k}, {how}){short}"
-                " · Enter: tasks · space then d: compare"
+                f"{len(self.rows)} runs · {which}{short} · Enter: tasks · space then d: compare"
             )
 
     def _current(self) -> str | None:
@@ -265,7 +270,8 @@ class RunsScreen(ReviewerScreen):
     def _open(self, run: str) -> None:
         from reviewer.tui.screens.tasks import TasksScreen
 
-        self.app.push_screen(TasksScreen(run, k=self.k))
+        row = next((r for r in self.rows if r.name == run), None)
+        self.app.push_screen(TasksScreen(run, k=row.k if row is not None else self.k))
 
     def action_mark(self) -> None:
         run = self._run_for("comparing")

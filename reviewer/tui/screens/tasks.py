@@ -197,7 +197,7 @@ class TasksScreen(ReviewerScreen):
             legend += " · unscored"
             left_out.append(f"{unscored} unscored, left out")
         rule = f" · {self.rule}" if self.rule else ""
-        chosen = "chosen with k" if getattr(self.app, "pass_k", None) else "the default"
+        chosen = "chosen with k" if getattr(self.app, "pass_k", None) else "this run's own"
         rule += (
             f" · k={self.k} ({chosen})"
             if self.k > 1
