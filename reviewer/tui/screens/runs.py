@@ -72,7 +72,7 @@ class RunsScreen(ReviewerScreen):
         super().__init__()
         self.marked: list[str] = []
         self.rows: list[RunSummary] = []
-        self.k = 1
+        self.k: int | None = 1  # None: each run at its own k (RunSummary.k)
         self.k_chosen = False
         self.shown_names: dict[str, str] = {}
 
