@@ -88,3 +88,65 @@ async def test_stored_rules_that_no_longer_load_are_the_same_one_line_in_both(
         await settle(app, pilot)
         shown = str(app.screen.query_one("#comparison", Static).render())
     assert shown == line.removeprefix("reviewer: ")
+
+
+async def test_enter_on_a_red_flag_or_a_task_opens_its_trials_and_esc_comes_back(
+    tmp_path: Path,
+) -> None:
+    """Issue 32, item 3: the rules that moved and the tasks whose pass^k changed are rows under the
+    comparison; Enter opens that rule's or task's trials in the new run, Esc returns to Compare."""
+    import json
+
+    from textual.widgets import DataTable
+
+    from reviewer.tui.screens.trials import TrialsScreen
+    from tests.conftest import run_cli
+
+    path = tmp_path / "d.db"
+    assert CliRunner().invoke(cli, ["--db", str(path), "import", str(SAMPLE_RUNS)]).exit_code == 0
+    app = ReviewerApp(db_path=path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        compare = CompareScreen("support-v1", "support-v2")
+        app.push_screen(compare)
+        await settle(app, pilot)
+        table = compare.query_one("#compare-drill", DataTable)
+        rows = [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
+        assert rows[0].startswith("rule no-cancel-after-shipped: ") and "RED FLAG" in rows[0]
+        tasks = [r for r in rows if r.startswith("task ")]
+        assert tasks and "→" in tasks[0]
+        # the RED FLAG: the new run's trials that break the rule
+        assert table.has_focus and table.cursor_row == 0
+        await pilot.press("enter")
+        await settle(app, pilot)
+        trials = app.screen
+        assert isinstance(trials, TrialsScreen)
+        assert trials.filter.run == "support-v2"
+        assert trials.filter.rule_id == "no-cancel-after-shipped"
+        assert trials.page is not None
+        # every trial of the new run that breaks it (the rate counts the tasks both runs share:
+        # 3 of 30), the same list as `reviewer trials --run support-v2 --rule ...`
+        code, out, _ = run_cli(
+            "--db",
+            str(path),
+            "trials",
+            "--run",
+            "support-v2",
+            "--rule",
+            "no-cancel-after-shipped",
+            "--json",
+        )
+        assert code == 0 and trials.page.total == json.loads(out)["total"] >= 3
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert app.screen is compare
+        # a task: its trials in the new run
+        table.move_cursor(row=rows.index(tasks[0]))
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, TrialsScreen)
+        task_id = tasks[0].removeprefix("task ").split(":")[0]
+        assert app.screen.filter.task_id == task_id and app.screen.filter.run == "support-v2"
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert app.screen is compare

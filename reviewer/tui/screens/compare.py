@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
@@ -10,7 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.widgets import Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
@@ -18,10 +19,53 @@ from reviewer.tui.widgets.footer import KeyFooter
 
 
 class ComparisonReady(Message):
-    def __init__(self, lines: list[Any], chart: str) -> None:
+    def __init__(self, lines: list[Any], chart: str, drill: list[Drill] | None = None) -> None:
         super().__init__()
         self.lines = lines
         self.chart = chart
+        self.drill = drill or []
+
+
+@dataclass(frozen=True)
+class Drill:
+    """One row under the comparison that Enter opens: a rule's or a task's trials in the new run
+    (`reviewer trials --run NEW --rule ID` / `--task ID` on the command line)."""
+
+    key: str
+    what: str  # "rule" or "task"
+    id: str
+    text: str
+    style: str
+
+
+def drill_rows(cmp: Any) -> list[Drill]:
+    """The rules that moved (RED FLAG, worse, still broken first) and the shared tasks whose pass^k
+    changed, the biggest drop first."""
+    rules: list[Drill] = []
+    for r in cmp.rows:
+        if not r.metric.startswith("rule:") or not (r.mark or r.new):
+            continue
+        rid = r.metric.removeprefix("rule:")
+        style = "bold red" if r.direction in ("RED FLAG", "worse") else "yellow" if r.mark else ""
+        text = f"{r.label}: {_pct(r.old)} → {_pct(r.new)}" + (f"  {r.mark}" if r.mark else "")
+        rules.append(Drill(f"rule\0{rid}", "rule", rid, text, style))
+    rules.sort(key=lambda d: (d.style != "bold red", d.style != "yellow"))
+    tasks: list[Drill] = []
+    moved = [t for t in cmp.tasks if (t.old_c, t.old_n) != (t.new_c, t.new_n) or t.delta]
+    moved.sort(key=lambda t: (t.delta if t.delta is not None else 0.0, t.task_id))
+    for t in moved:
+        hats = ""
+        if t.old_pass_hat is not None and t.new_pass_hat is not None:
+            hats = f"pass^{cmp.k} {t.old_pass_hat:.2f} → {t.new_pass_hat:.2f} · "
+        text = f"task {t.task_id}: {hats}passed {t.old_c}/{t.old_n} → {t.new_c}/{t.new_n}"
+        delta = t.delta if t.delta is not None else 0.0
+        style = "red" if delta < 0 else "green" if delta > 0 else ""
+        tasks.append(Drill(f"task\0{t.task_id}", "task", t.task_id, text, style))
+    return rules + tasks
+
+
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{v:.1%}"
 
 
 class CompareScreen(ReviewerScreen):
@@ -44,12 +88,23 @@ class CompareScreen(ReviewerScreen):
             classes="title",
             id="compare-title",
         )
-        with VerticalScroll():
+        with VerticalScroll(id="compare-body"):
             yield Static("comparing…", id="comparison")
             yield Static("", id="chart")
+        yield Static("", id="compare-drill-title", classes="status")
+        yield DataTable(
+            id="compare-drill", cursor_type="row", zebra_stripes=True, show_header=False
+        )
         yield KeyFooter()
 
+    DEFAULT_CSS = """
+    CompareScreen #compare-body { height: 1fr; }
+    CompareScreen #compare-drill { height: auto; max-height: 35%; }
+    """
+
     def on_mount(self) -> None:
+        self.drill: dict[str, Drill] = {}
+        self.query_one("#compare-drill", DataTable).add_column("row", key="row")
         self.load()
 
     def action_swap(self) -> None:
@@ -109,11 +164,46 @@ class CompareScreen(ReviewerScreen):
             ]
         if warnings:  # the independence audit's warnings, as `reviewer compare` prints them
             lines[:0] = [*(safe_text(w, "yellow") for w in warnings), Text("")]
-        self.post_message(ComparisonReady(lines, plot_passk(curves)))
+        self.post_message(ComparisonReady(lines, plot_passk(curves), drill_rows(cmp)))
 
     def on_comparison_ready(self, message: ComparisonReady) -> None:
         self.query_one("#comparison", Static).update(Text("\n").join(message.lines))
         self.query_one("#chart", Static).update(safe_text("\n" + message.chart))
+        table = self.query_one("#compare-drill", DataTable)
+        keep = table.cursor_row if table.row_count else 0
+        table.clear()
+        self.drill = {d.key: d for d in message.drill}
+        for d in message.drill:
+            table.add_row(safe_text(d.text, d.style, single_line=True), key=d.key)
+        title = self.query_one("#compare-drill-title", Static)
+        if message.drill:
+            title.update(
+                safe_text(
+                    f"Enter opens the trials of {self.new} · rules that moved, then the tasks "
+                    "whose pass^k changed (biggest drop first)",
+                    single_line=True,
+                )
+            )
+            table.move_cursor(row=min(keep, table.row_count - 1))
+            table.focus()
+        else:
+            title.update("")
+        table.display = bool(message.drill)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        d = self.drill.get(str(event.row_key.value))
+        if d is None:
+            return
+        from reviewer.tui.screens.trials import TrialsScreen
+        from reviewer.workflows.trials import TrialFilter
+
+        if d.what == "rule":
+            f = TrialFilter(run=self.new, rule_id=d.id)
+            title = f"Trials of {self.new} breaking rule {d.id} (from the comparison)"
+        else:
+            f = TrialFilter(run=self.new, task_id=d.id)
+            title = f"Trials of {self.new}, task {d.id} (from the comparison)"
+        self.app.push_screen(TrialsScreen(f, title=title))
 
 
 def short_names(old: str, new: str, room: int) -> tuple[str, str]:
