@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from reviewer.clustering.outcomes import expectation_lines as expectation_lines
 from reviewer.metrics.rules import Violation as Violation
 from reviewer.store.db import Store
 from reviewer.store.queries import TrialHeader as TrialHeader

@@ -78,7 +78,7 @@ async def test_help_names_keys_as_typed_and_lists_the_criteria_keys(sample_db: P
 
 
 @pytest.mark.parametrize("size", SIZES, ids=["80x24", "120x40"])
-async def test_runs_show_one_k_for_every_run_and_k_chooses_it(
+async def test_runs_show_their_own_k_and_k_chooses_one(
     sample_db: Path, size: tuple[int, int]
 ) -> None:
     app = ReviewerApp(db_path=sample_db)
@@ -86,9 +86,10 @@ async def test_runs_show_one_k_for_every_run_and_k_chooses_it(
         await settle(app, pilot)
         table = app.screen.query_one("#runs", DataTable)
         header = [str(c.label) for c in table.columns.values()]
-        assert "pass^5" in header  # the default: shared by both runs (8 and 6 trials a task)
+        # each run at its own k (the trials a task in the run): the header says pass^k, each cell its k
+        assert "pass^k" in header
         cells = [str(table.get_row_at(i)[5]) for i in range(table.row_count)]
-        assert cells == ["0.30", "0.10"]  # no "(k=…)" in a cell: one k, in the header
+        assert cells == ["0.26 k=6", "0.10 k=5"]
         await pilot.press("k")
         await pilot.pause()
         await pilot.press("backspace", "2", "enter")

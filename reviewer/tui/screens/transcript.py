@@ -120,7 +120,7 @@ def summary_text(p: TrialPayload) -> Text:
     if h.termination:
         out.append("  ended: ")
         out.append_text(safe_text(h.termination, single_line=True, limit=80))
-    from reviewer.clustering.outcomes import expectation_lines
+    from reviewer.workflows.trials import expectation_lines
 
     # what the source expected and how its grader scored come first: short lines that the long
     # texts after them (a reason, an error, a grader's explanation) can never push out of view
