@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from reviewer.cli import cli
 from reviewer.store import open_store
 from reviewer.store.labels import add_label
-from tests.conftest import SAMPLE_RUNS
+from tests.conftest import sample_copy
 
 IMPORTED = "claude-sonnet-4-5:support-policy@1"
 
@@ -24,8 +24,7 @@ def invoke(*args: str) -> tuple[int, str, str]:
 @pytest.fixture
 def labeled_db() -> str:
     """The sample runs with 40 labels by ana (the harness outcome) and 20 by bo."""
-    code, _, err = invoke("--db", "s.db", "import", str(SAMPLE_RUNS))
-    assert code == 0, err
+    sample_copy("s.db")
     db = open_store("s.db")
     try:
         rows = db.conn.execute("SELECT id, success FROM trials ORDER BY seq LIMIT 40").fetchall()
@@ -120,8 +119,7 @@ def test_unknown_scope_is_a_one_line_error(
 
 
 def test_no_labels_explains_instead_of_failing() -> None:
-    code, _, err = invoke("--db", "s.db", "import", str(SAMPLE_RUNS))
-    assert code == 0, err
+    sample_copy("s.db")
     code, out, err = invoke("--db", "s.db", "agreement", "--json")
     assert code == 0
     data = json.loads(out)

@@ -11,7 +11,7 @@ import pytest
 from reviewer.store import open_store
 from reviewer.workflows.audit import audit_warnings, stored_audit
 from tests.audit_sim import Sim, planted
-from tests.conftest import CORPORA, FIXTURES, SAMPLE_RUNS, run_cli, write_jsonl
+from tests.conftest import CORPORA, FIXTURES, SAMPLE_RUNS, imported, run_cli, write_jsonl
 
 
 def test_import_audits_the_new_run_and_says_so_in_one_line(tmp_path: Path) -> None:
@@ -107,9 +107,9 @@ def test_gate_function_audits_a_run_never_audited(tmp_path: Path) -> None:
 
 
 def test_sample_runs_give_no_finding() -> None:
-    code, _, err = run_cli("--db", "x.db", "import", str(SAMPLE_RUNS))
-    assert code == 0
-    assert "audit: no finding in 2 runs" in err.splitlines()
+    sample = imported(SAMPLE_RUNS)
+    sample.copy("x.db")
+    assert "audit: no finding in 2 runs" in sample.stderr.splitlines()
     _, out, _ = run_cli("--db", "x.db", "audit", "--json")
     assert all(r["findings"] == [] for r in json.loads(out)["runs"])
 

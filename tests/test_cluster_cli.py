@@ -12,7 +12,7 @@ from reviewer.cli import cli
 from reviewer.store import open_store
 from reviewer.store.clusters import cluster_members, latest_clusters, rename_cluster
 from reviewer.workflows import clusters as jobs
-from tests.conftest import FIXTURES, REPO, SAMPLE_RUNS
+from tests.conftest import FIXTURES, REPO, SAMPLE_RUNS, sample_copy
 
 
 def invoke(*args: str, input: str | None = None) -> tuple[int, str, str]:
@@ -22,8 +22,7 @@ def invoke(*args: str, input: str | None = None) -> tuple[int, str, str]:
 
 @pytest.fixture
 def sample_db() -> str:
-    code, _, err = invoke("--db", "s.db", "import", str(SAMPLE_RUNS))
-    assert code == 0, err
+    sample_copy("s.db")
     return "s.db"
 
 

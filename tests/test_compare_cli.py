@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from reviewer.cli import cli
-from tests.conftest import SAMPLE_RUNS, native_trial, write_jsonl
+from tests.conftest import SAMPLE_RUNS, imported, native_trial, write_jsonl
 
 
 def invoke(*args: str) -> tuple[int, str, str]:
@@ -19,9 +19,9 @@ def invoke(*args: str) -> tuple[int, str, str]:
 
 @pytest.fixture
 def sample_db() -> str:
-    code, _, err = invoke("--db", "s.db", "import", str(SAMPLE_RUNS))
-    assert code == 0, err
-    assert "rules: 3 from" in err
+    sample = imported(SAMPLE_RUNS)
+    assert "rules: 3 from" in sample.stderr
+    sample.copy("s.db")
     return "s.db"
 
 

@@ -14,7 +14,7 @@ from reviewer.metrics.passk import pass_hat_k, shared_k
 from reviewer.store import open_store
 from reviewer.store.search_query import match_query, search_words, snippet
 from reviewer.store.trial_list import TrialFilter, count
-from tests.conftest import SAMPLE_RUNS, native_trial, write_jsonl
+from tests.conftest import native_trial, sample_copy, write_jsonl
 
 
 def test_shared_k_is_one_k_every_run_has_that_still_separates_tasks() -> None:
@@ -41,8 +41,7 @@ def test_shared_k_edges() -> None:
 
 
 def test_report_uses_the_shared_k(tmp_path: Path) -> None:
-    db = str(tmp_path / "r.db")
-    assert CliRunner().invoke(cli, ["--db", db, "import", str(SAMPLE_RUNS)]).exit_code == 0
+    db = str(sample_copy(tmp_path / "r.db"))
     out = (
         CliRunner()
         .invoke(cli, ["--db", db, "report", "--run", "support-v1", "--run", "support-v2"])

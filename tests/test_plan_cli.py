@@ -14,7 +14,7 @@ from reviewer.metrics.power import plan_run
 from reviewer.store import open_store
 from reviewer.store.queries import task_counts
 from reviewer.workflows.plan import plan_for_run
-from tests.conftest import SAMPLE_RUNS
+from tests.conftest import sample_copy
 
 
 def invoke(*args: str) -> tuple[int, str, str]:
@@ -24,10 +24,7 @@ def invoke(*args: str) -> tuple[int, str, str]:
 
 @pytest.fixture
 def sample_db(tmp_path: Path) -> str:
-    path = str(tmp_path / "s.db")
-    code, _, err = invoke("--db", path, "import", str(SAMPLE_RUNS))
-    assert code == 0, err
-    return path
+    return str(sample_copy(tmp_path / "s.db"))
 
 
 def test_plan_text_and_json_agree(sample_db: str) -> None:

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from reviewer.cli import cli
-from tests.conftest import FIXTURES, SAMPLE_RUNS, native_trial, real_data, write_jsonl
+from tests.conftest import FIXTURES, SAMPLE_RUNS, native_trial, real_data, sample_copy, write_jsonl
 
 EXAMPLE = """\
 task                  pass@1  pass@4  pass^4
@@ -53,7 +53,7 @@ def test_example_layout_from_design(tmp_path: Path) -> None:
 def test_sample_runs_match_the_example() -> None:
     if not (SAMPLE_RUNS / "support-v1.jsonl").exists():
         pytest.skip("sample runs not generated")
-    assert invoke("--db", "x.db", "import", str(SAMPLE_RUNS))[0] == 0
+    sample_copy("x.db")
     code, out, _ = invoke("--db", "x.db", "report", "--run", "support-v1", "--k", "1,4")
     assert code == 0
     assert out.startswith(EXAMPLE + "95% interval over tasks: pass@1 ")

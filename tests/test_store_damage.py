@@ -11,7 +11,7 @@ import pytest
 import reviewer.store.db as db_module
 from reviewer.store import open_store
 from reviewer.store.db import StoreError
-from tests.conftest import SAMPLE_RUNS, run_cli
+from tests.conftest import SAMPLE_RUNS, run_cli, sample_copy
 
 
 def _damage_runs_page(db: Path) -> None:
@@ -28,9 +28,7 @@ def _damage_runs_page(db: Path) -> None:
 
 @pytest.fixture
 def sample(tmp_path: Path) -> Path:
-    code, _, err = run_cli("--db", "s.db", "import", str(SAMPLE_RUNS))
-    assert code == 0, err
-    return tmp_path / "s.db"
+    return sample_copy(tmp_path / "s.db")
 
 
 def test_a_damaged_page_is_one_line_and_nothing_is_printed_or_written(sample: Path) -> None:

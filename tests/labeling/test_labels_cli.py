@@ -12,7 +12,7 @@ from reviewer.cli import cli
 from reviewer.store import open_store
 from reviewer.store.labels import add_label, ensure_rubric_version
 from reviewer.store.queues import queue_items
-from tests.conftest import SAMPLE_RUNS
+from tests.conftest import SAMPLE_RUNS, sample_copy
 
 
 def invoke(*args: str, input: str | None = None) -> tuple[int, str, str]:
@@ -22,10 +22,7 @@ def invoke(*args: str, input: str | None = None) -> tuple[int, str, str]:
 
 @pytest.fixture
 def sample_db() -> str:
-    code, _, err = invoke("--db", "s.db", "import", str(SAMPLE_RUNS))
-    assert code == 0, err
-    code, _, err = invoke("--db", "s.db", "cluster")
-    assert code == 0, err
+    sample_copy("s.db", SAMPLE_RUNS, "cluster")
     return "s.db"
 
 
@@ -140,8 +137,7 @@ def test_labels_export_and_import(sample_db: str, tmp_path: Path) -> None:
     code, _, err = invoke("--db", sample_db, "labels", "export", "l.jsonl", "--labeler", "ana")
     assert code == 0 and Path("l.jsonl").read_text(encoding="utf-8") == out
 
-    code, _, err = invoke("--db", "other.db", "import", str(SAMPLE_RUNS))
-    assert code == 0
+    sample_copy("other.db")
     code, out, err = invoke("--db", "other.db", "labels", "import", "l.jsonl", "--json")
     assert code == 0, err
     assert json.loads(out) == {"file": "l.jsonl", "added": 1, "duplicates": 0, "skipped": []}

@@ -14,6 +14,7 @@ from reviewer.tui.screens.audit import AuditScreen
 from reviewer.tui.screens.transcript import TranscriptScreen
 from tests.audit_sim import Sim
 from tests.conftest import run_cli, write_jsonl
+from tests.tui.conftest import settle
 
 SIZE = (120, 40)
 HOSTILE = "[red]x[/] \x1b[31mrun [/foo]"
@@ -33,13 +34,6 @@ def audited_db(tmp_path: Path) -> Path:
     clean = Sim(seed=4, tasks=6, trials=4, run="clean").records()
     run_cli("--db", str(db), "import", str(write_jsonl(tmp_path / "c.jsonl", clean)))
     return db
-
-
-async def settle(app: ReviewerApp, pilot: Any) -> None:
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-    await app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def table(app: ReviewerApp) -> DataTable[Any]:

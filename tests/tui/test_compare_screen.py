@@ -4,28 +4,19 @@ forbidden rules' exact tests included), and W for where the outcomes come from."
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from click.testing import CliRunner
 from textual.widgets import Static
 
-from reviewer.cli import cli
 from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.compare import CompareScreen
-from tests.conftest import SAMPLE_RUNS
-
-
-async def settle(app: ReviewerApp, pilot: Any) -> None:
-    for _ in range(3):
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+from tests.conftest import sample_copy
+from tests.tui.conftest import settle
 
 
 async def test_compare_screen_tests_the_forbidden_rise_and_w_switches_outcomes(
     tmp_path: Path,
 ) -> None:
-    path = tmp_path / "c.db"
-    assert CliRunner().invoke(cli, ["--db", str(path), "import", str(SAMPLE_RUNS)]).exit_code == 0
+    path = sample_copy(tmp_path / "c.db")
     app = ReviewerApp(db_path=path)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)

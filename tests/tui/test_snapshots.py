@@ -5,21 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from reviewer.cli import cli
 from reviewer.store import open_store
 from reviewer.tui.app import ReviewerApp
-from tests.conftest import SAMPLE_RUNS
+from tests.conftest import sample_copy
 
 SIZE = (100, 30)
 
 
 @pytest.fixture
 def frozen_db(tmp_path: Path) -> Path:
-    path = tmp_path / "snap.db"
-    result = CliRunner().invoke(cli, ["--db", str(path), "import", str(SAMPLE_RUNS)])
-    assert result.exit_code == 0, result.stderr
+    path = sample_copy(tmp_path / "snap.db")
     db = open_store(path)
     with db.atomic():
         db.execute("UPDATE runs SET imported_at = '2026-01-05T09:30:00+00:00'")
