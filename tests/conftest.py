@@ -7,9 +7,14 @@ import shutil
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from reviewer.judge.standin import StandIn
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
@@ -114,6 +119,15 @@ def sample_db(tmp_path: Path) -> Path:
     """The sample runs imported by `reviewer import` into a fresh database: a copy of the
     session's import (a test file may define its own ``sample_db`` for another set-up)."""
     return sample_copy(tmp_path / "s.db")
+
+
+@pytest.fixture
+def standin(monkeypatch: pytest.MonkeyPatch) -> Iterator[StandIn]:
+    """The judge stand-in running, the judge's environment pointed at it (tests/support/standin.py)."""
+    from tests.support.standin import serving
+
+    with serving(monkeypatch) as server:
+        yield server
 
 
 @pytest.fixture(autouse=True)

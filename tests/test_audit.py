@@ -10,7 +10,7 @@ import pytest
 
 from reviewer.metrics.audit_trial import identifiers, is_identifier, is_write_tool
 from reviewer.metrics.trend import ALPHA, trend_test
-from tests.audit_sim import Sim, audit
+from tests.support.audit_sim import Sim, audit
 
 
 def found(result, kind: str) -> set:

@@ -10,8 +10,8 @@ import pytest
 
 from reviewer.store import open_store
 from reviewer.workflows.audit import audit_warnings, stored_audit
-from tests.audit_sim import Sim, planted
 from tests.conftest import CORPORA, FIXTURES, SAMPLE_RUNS, imported, run_cli, write_jsonl
+from tests.support.audit_sim import Sim, planted
 
 
 def test_import_audits_the_new_run_and_says_so_in_one_line(tmp_path: Path) -> None:

@@ -22,9 +22,9 @@ from reviewer.store.audit import iter_fingerprints, iter_tasks
 from reviewer.store.db import Store
 from reviewer.store.queries import run_names
 from reviewer.workflows.imports import import_paths
-from tests.audit_reference import reference_digest
-from tests.audit_sim import Sim, planted
 from tests.conftest import CORPORA, FIXTURES, SAMPLE_RUNS
+from tests.support.audit_reference import reference_digest
+from tests.support.audit_sim import Sim, planted
 
 SOURCES = [
     "planted",
@@ -122,7 +122,7 @@ def test_the_audit_stores_the_fingerprints_of_trials_imported_without_them(
 def test_a_fingerprint_reads_back_as_the_digest_it_was_made_from() -> None:
     sim = Sim(seed=5, tasks=6, trials=3, random_ids=True)
     sim.plant_leak(("task_00", 0), ("task_01", 2))
-    from tests.audit_sim import digests
+    from tests.support.audit_sim import digests
 
     for d in digests(sim.records()):
         assert from_fingerprint(d.id, d.task_id, d.trial, fingerprint(d)) == d

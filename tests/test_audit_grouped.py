@@ -10,8 +10,8 @@ from pathlib import Path
 
 from reviewer.metrics.audit_types import MAX_KEPT
 from reviewer.store import open_store
-from tests.audit_sim import Sim, audit, shared_records
 from tests.conftest import run_cli, write_jsonl
+from tests.support.audit_sim import Sim, audit, shared_records
 
 N = 600  # 150 tasks x 4 trials, 10 users: most trials see bookings of other trials
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.audit_sim import Sim
 from tests.conftest import run_cli, write_jsonl
+from tests.support.audit_sim import Sim
 
 
 def unscored(path: Path) -> Path:

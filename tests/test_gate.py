@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import FIXTURES, native_trial, run_cli, write_jsonl
-from tests.xsd_subset import validate
+from tests.support.xsd_subset import validate
 
 XSD = FIXTURES / "junit" / "junit-10.xsd"
 

@@ -14,6 +14,7 @@ import pytest
 
 from reviewer.judge.standin import StandIn, prompt_text, tool_reply
 from tests.conftest import native_trial, run_cli, write_jsonl
+from tests.support.standin import serving
 
 LENIENT, STRICT = "claude-sonnet-4-5", "claude-haiku-4-5"
 
@@ -29,12 +30,9 @@ def policy(params: dict[str, Any]) -> Any:
 
 @pytest.fixture
 def standin(monkeypatch: pytest.MonkeyPatch) -> Iterator[StandIn]:
-    server = StandIn().start()
-    server.policy = policy
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "fake-test-key-for-the-stand-in")
-    yield server
-    server.stop()
+    """The stand-in grading by the quality each trial's last answer carries."""
+    with serving(monkeypatch, policy) as server:
+        yield server
 
 
 def _run(

@@ -8,8 +8,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from tests.conftest import SAMPLE_RUNS, run_cli
+from tests.support.xsd_subset import validate
 from tests.test_gate import XSD, _setup
-from tests.xsd_subset import validate
 
 
 def _sample_gate() -> tuple[int, str]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from reviewer.metrics.alerts import Count, alert_series, alert_table, lag_of
-from tests.monitor_sim import (
+from tests.support.monitor_sim import (
     conversation_stream,
     day_rates,
     old_rule,

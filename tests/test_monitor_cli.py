@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from reviewer.judge.standin import StandIn
 from tests.conftest import run_cli, write_jsonl
@@ -56,15 +53,6 @@ def stream(tmp_path: Path, days: int = 10, per_day: int = 60, incident: int | No
         recs = [conversation(d, i, rng.random() < p, rng.random() < 0.03) for i in range(per_day)]
         write_jsonl(folder / f"day-{d:02d}.jsonl", recs)
     return folder
-
-
-@pytest.fixture
-def standin(monkeypatch: pytest.MonkeyPatch) -> Iterator[StandIn]:
-    server = StandIn().start()
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "fake-test-key-" + "never-stored-0123456789")
-    yield server
-    server.stop()
 
 
 def test_stable_stream_exit_0_and_windows(tmp_path: Path) -> None:

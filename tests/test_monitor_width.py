@@ -10,9 +10,7 @@ import pytest
 
 from reviewer.judge.standin import StandIn
 from tests.conftest import run_cli
-from tests.test_monitor_cli import standin, stream
-
-__all__ = ["standin"]
+from tests.test_monitor_cli import stream
 
 SIGNALS = '[monitor]\nsignals = ["escalated", "thumbs_down", "ticket_reopened", "refund"]\n'
 

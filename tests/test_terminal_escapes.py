@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from reviewer.text import is_terminal_safe, json_terminal_safe, terminal_safe, visible
-from tests import hostile
 from tests.conftest import write_jsonl
+from tests.support import hostile
 
 
 def reviewer(db: Path, *args: str, code: int | None = 0) -> tuple[str, str]:

@@ -38,15 +38,6 @@ def clustered(tmp_path: Path) -> Path:
     return db
 
 
-@pytest.fixture
-def standin(monkeypatch: pytest.MonkeyPatch) -> Any:
-    server = StandIn().start()
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "fake-test-key-for-the-stand-in")
-    yield server
-    server.stop()
-
-
 async def wait_for(pilot: Any, screen: ClusterJudgeScreen, phase: str) -> None:
     for _ in range(400):
         if screen.phase == phase:

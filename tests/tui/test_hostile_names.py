@@ -16,8 +16,8 @@ from reviewer.store import open_store
 from reviewer.store.clusters import latest_clusters
 from reviewer.text import visible
 from reviewer.tui.app import ReviewerApp
-from tests import hostile
 from tests.conftest import write_jsonl
+from tests.support import hostile
 from tests.tui.conftest import press as shared_press
 from tests.tui.conftest import settle as shared_settle
 
