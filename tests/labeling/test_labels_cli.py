@@ -11,8 +11,9 @@ from click.testing import CliRunner
 from reviewer.cli import cli
 from reviewer.store import open_store
 from reviewer.store.labels import add_label, ensure_rubric_version
+from reviewer.store.queries import trials_by_id_prefix
 from reviewer.store.queues import queue_items
-from tests.conftest import SAMPLE_RUNS, sample_copy
+from tests.conftest import SAMPLE_RUNS, native_trial, run_cli, sample_copy, stored, write_jsonl
 
 
 def invoke(*args: str, input: str | None = None) -> tuple[int, str, str]:
@@ -240,3 +241,32 @@ def test_every_labeling_command_has_help() -> None:
     ):
         code, out, _ = invoke(*args, "--help")
         assert code == 0 and "Usage:" in out, args
+
+
+# Folded in from tests/test_labels_give_attacks.py:
+# Regression tests: `labels give` stored a label in a queue that does not exist, and took
+# --criterion answers with no rubric to check them against.
+
+
+def _one_trial(tmp_path: Path) -> str:
+    write_jsonl(tmp_path / "r.jsonl", [native_trial("t1"), native_trial("t2")])
+    assert run_cli("--db", "x.db", "import", str(tmp_path / "r.jsonl"))[0] == 0
+    with open_store("x.db") as db:
+        return str(trials_by_id_prefix(db, "", limit=1)[0][0])
+
+
+def test_labels_give_unknown_or_empty_queue_is_refused(tmp_path: Path) -> None:
+    tid = _one_trial(tmp_path)
+    code, out, err = run_cli("--db", "x.db", "labels", "give", tid, "pass", "--queue", "nosuchq")
+    assert code == 2 and err == "reviewer: no queue named 'nosuchq'; queues: none\n"
+    code, _, err = run_cli("--db", "x.db", "labels", "give", tid, "pass", "--queue", "")
+    assert code == 2 and err == "reviewer: --queue must not be empty\n"
+    assert stored("x.db", "labels") == 0
+    assert run_cli("--db", "x.db", "labels", "give", tid, "pass")[0] == 0
+
+
+def test_labels_give_criterion_without_rubric_is_refused(tmp_path: Path) -> None:
+    tid = _one_trial(tmp_path)
+    code, _, err = run_cli("--db", "x.db", "labels", "give", tid, "pass", "--criterion", "x=yes")
+    assert code == 2 and err.startswith("reviewer: --criterion needs a rubric")
+    assert len(err.splitlines()) == 1 and stored("x.db", "labels") == 0

@@ -1,4 +1,4 @@
-"""Seeded production streams for the monitor's alert rule (used by tests/test_monitor_alerts.py and
+"""Seeded production streams for the monitor's alert rule (used by tests/metrics/test_alerts.py and
 bench/monitor_alarms.py), and the old rule to compare with.
 
 - wobble: day d's true rate is ``p * (1 + wobble * N(0, 1))`` (kept within [0, 1]); the window's

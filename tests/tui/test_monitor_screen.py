@@ -14,8 +14,8 @@ from reviewer.cli import cli
 from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.monitor import FlaggedScreen, MonitorScreen, sparkline
 from reviewer.tui.screens.transcript import TranscriptScreen
+from tests.commands.test_monitor import conversation
 from tests.conftest import write_jsonl
-from tests.test_monitor_cli import conversation
 from tests.tui.conftest import settle
 
 SIZE = (160, 45)

@@ -11,7 +11,7 @@ import pytest
 from reviewer.store import open_store
 from reviewer.workflows.imports import import_paths
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 # (file, count, first three ids, sha256 of all ids joined by newlines, sha256 of all stored records).
 # An Inspect sample's identity is its eval, sample id and epoch since commit 1335ee2 (a deliberate

@@ -6,7 +6,7 @@ import was sped up (issue 21). Every table is compared row by row, times blanked
 by its terms (fts5vocab), not its pages, so tuning how the index is built may not change it.
 
 Regenerate the digest only for a change meant to alter what is stored:
-``REVIEWER_WRITE_GOLDEN=1 python -m pytest tests/test_import_stored_golden.py``.
+``REVIEWER_WRITE_GOLDEN=1 python -m pytest tests/workflows/test_imports_golden.py``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from reviewer.store.db import Store
 from reviewer.workflows.imports import import_paths, summary_lines
 from tests.conftest import SAMPLE_RUNS
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "tests" / "fixtures" / "import_golden.json"
 #: Columns holding the time of the import (or of the audit after it): blanked before comparing.
 TIMES = {"imported_at", "at", "created_at", "audited_at", "applied_at", "first_seen"}

@@ -20,7 +20,7 @@ from reviewer.models import Message, Skip, ToolCall, Trial, TrialError
 from reviewer.store.search_text import search_text, system_text
 from reviewer.store.writer import _args_json, scan
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 ARGUMENTS: list[Any] = [
     {},

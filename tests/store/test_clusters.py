@@ -13,7 +13,7 @@ import pytest
 import reviewer.clustering.edit as edit
 from reviewer.store import open_store
 from reviewer.workflows import clusters as jobs
-from tests.test_cluster_cli import invoke, sample_db  # noqa: F401 (a fixture)
+from tests.commands.test_cluster import invoke, sample_db  # noqa: F401 (a fixture)
 
 
 def _membership(db_path: str) -> dict[str, int]:

@@ -4,12 +4,13 @@ RED FLAGs, --import, --json, --markdown, and JUnit XML valid under the Jenkins J
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import FIXTURES, native_trial, run_cli, write_jsonl
+from tests.conftest import FIXTURES, SAMPLE_RUNS, native_trial, run_cli, write_jsonl
 from tests.support.xsd_subset import validate
 
 XSD = FIXTURES / "junit" / "junit-10.xsd"
@@ -509,3 +510,136 @@ def test_a_budget_the_new_run_gives_no_value_for_is_not_within_budget(tmp_path: 
     assert second == (
         "warning: cost / task not checked against its budget (max $0.050): new has no value for it"
     )
+
+
+# Folded in from tests/test_gate_attacks.py:
+# Regression tests for gate defects an attacker found: a gate that passed when it could not decide.
+
+
+def _runs(tmp_path: Path, base: list[dict[str, Any]], new: list[dict[str, Any]]) -> None:
+    write_jsonl(tmp_path / "base.jsonl", base)
+    write_jsonl(tmp_path / "new.jsonl", new)
+    code, _, err = run_cli("import", str(tmp_path / "base.jsonl"), str(tmp_path / "new.jsonl"))
+    assert code == 0, err
+
+
+def _trials(run: str, tasks: list[str], n: int = 4, scored: bool = True) -> list[dict[str, Any]]:
+    out = []
+    for t in tasks:
+        for i in range(1, n + 1):
+            rec = native_trial(t, True, run=run, trial=i)
+            if not scored:
+                del rec["outcome"]
+            out.append(rec)
+    return out
+
+
+def test_gate_no_task_in_common_exits_2(tmp_path: Path) -> None:
+    _runs(tmp_path, _trials("base", ["a1", "a2"]), _trials("new", ["b1", "b2"]))
+    assert run_cli("baseline", "set", "base")[0] == 0
+    code, out, err = run_cli("gate", "new")
+    assert code == 2, out
+    assert "no task in common with the baseline (baseline tasks: a1, a2, new: b1, b2)" in err
+
+
+def test_gate_baseline_without_scored_trial_exits_2(tmp_path: Path) -> None:
+    _runs(tmp_path, _trials("base", ["t1"], scored=False), _trials("new", ["t1"]))
+    code, _, err = run_cli("baseline", "set", "base")
+    # `baseline set` errors exit 1, as its other refusals (no such run)
+    assert code == 1 and "'base' has no scored trial" in err and "cannot be the baseline" in err
+    code, out, err = run_cli("gate", "new", "--baseline", "base")
+    assert code == 2, out
+    assert "baseline 'base' has no scored trial" in err
+
+
+def test_gate_k_out_of_range_or_above_trials_exits_2(tmp_path: Path) -> None:
+    _runs(tmp_path, _trials("base", ["t1", "t2"]), _trials("new", ["t1", "t2"]))
+    assert run_cli("baseline", "set", "base")[0] == 0
+    for bad in ("0", "1001"):
+        code, _, err = run_cli("gate", "new", "--k", bad)
+        assert code == 2 and "from 1 to 1000" in err
+    code, out, err = run_cli("gate", "new", "--k", "5")
+    assert code == 2, out
+    assert "k = 5 is more than the 4 trials per task both runs have" in err
+    Path("reviewer.toml").write_text("[gate]\nk = 5\n")
+    code, _, err = run_cli("gate", "new")
+    assert code == 2 and "k = 5 is more than the 4 trials" in err
+    assert run_cli("gate", "new", "--k", "4")[0] == 0
+
+
+# Folded in from tests/test_gate_wording.py:
+# Regression: `reviewer gate` said "no task regressed" while `reviewer compare` on the same runs listed
+# tasks in its `regressed` bucket, and JUnit passed checks on which nothing was decided.
+
+
+def _sample_gate() -> tuple[int, str]:
+    for args in (
+        ("rules", str(SAMPLE_RUNS / "rules.toml")),
+        ("import", str(SAMPLE_RUNS / "support-v1.jsonl"), str(SAMPLE_RUNS / "support-v2.jsonl")),
+        ("baseline", "set", "support-v1"),
+    ):
+        code, _, err = run_cli(*args)
+        assert code == 0, err
+    code, out, _ = run_cli("gate", "support-v2", "--junit", "g.xml", "--markdown", "g.md")
+    return code, out
+
+
+def test_gate_said_no_task_regressed_while_compare_lists_regressed_tasks(tmp_path: Path) -> None:
+    code, out = _sample_gate()
+    assert code == 1
+    _, cmp_out, _ = run_cli("compare", "support-v1", "support-v2", "--json")
+    regressed = sorted(
+        t["task_id"]
+        for t in json.loads(cmp_out)["tasks"]
+        if t["bucket"] in ("newly failing", "regressed", "newly flaky")
+    )
+    assert regressed  # the sample runs show the confusion
+    assert "no task regressed" not in out
+    assert "no task's pass rate fell beyond noise (Fisher, Holm-adjusted p < 0.05); 5 tasks" in out
+    assert f"dropped within noise ({len(regressed)}; warnings, not failures):" in out
+    for task in regressed:
+        assert f"{task} (" in out.split("dropped within noise")[1]
+    md = Path("g.md").read_text(encoding="utf-8")
+    assert "Tasks that regressed" not in md
+    assert (
+        "### Tasks whose pass rate fell beyond noise (Fisher, Holm-adjusted p < 0.05) (0 of 5)"
+        in md
+    )
+    assert "dropped within noise" in md
+    _, js, _ = run_cli("gate", "support-v2", "--json")
+    assert sorted(json.loads(js)["within_noise_tasks"]) == regressed
+
+
+def test_junit_passed_undecided_checks_instead_of_skipping_them(tmp_path: Path) -> None:
+    code, _ = _sample_gate()
+    xml = Path("g.xml").read_text(encoding="utf-8")
+    assert validate(xml, XSD) == []
+    gate = ET.fromstring(xml).findall("testsuite")[0]
+    cases = {c.get("name"): c for c in gate.findall("testcase")}
+    for name in ("pass^6 (overall)", "pass@1"):
+        skipped = cases[name].find("skipped")
+        assert skipped is not None and cases[name].find("failure") is None
+        assert skipped.get("message", "").startswith("too few tasks: compare decides nothing")
+    assert cases["avg steps"].find("skipped") is None and cases["avg steps"].find("failure") is None
+    assert gate.get("skipped") == "2" and gate.get("failures") == "2"
+
+
+def test_junit_skips_a_within_noise_check(tmp_path: Path) -> None:
+
+    _setup(tmp_path, GOOD | {"t05": [True] * 5 + [False] * 3})
+    code, out, err = run_cli("gate", "new", "--k", "4", "--junit", "j.xml")
+    assert code == 0, err
+    xml = Path("j.xml").read_text(encoding="utf-8")
+    assert validate(xml, XSD) == []
+    gate, tasks = ET.fromstring(xml).findall("testsuite")
+    skipped = [c.find("skipped") for c in gate.findall("testcase")]
+    messages = [s.get("message", "") for s in skipped if s is not None]
+    assert any(m.startswith("within noise: ") for m in messages)
+    # the task that dropped within noise is a skipped case with a warning, never a failure
+    t05 = next(c for c in tasks.findall("testcase") if c.get("name") == "t05")
+    assert t05.find("failure") is None
+    warning = t05.find("skipped")
+    assert warning is not None
+    assert warning.get("message", "").startswith("warning: newly flaky, within noise: 8/8 -> 5/8")
+    assert tasks.get("failures") == "0" and tasks.get("skipped") == "1"
+    assert "no task's pass rate fell beyond noise" in out

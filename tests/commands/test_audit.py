@@ -4,13 +4,23 @@ runs give exactly the findings explained in the README (and no false alarm)."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from reviewer.store import open_store
 from reviewer.workflows.audit import audit_warnings, stored_audit
-from tests.conftest import CORPORA, FIXTURES, SAMPLE_RUNS, imported, run_cli, write_jsonl
+from tests.conftest import (
+    CORPORA,
+    FIXTURES,
+    REAL_SAMPLE_RUNS,
+    SAMPLE_RUNS,
+    imported,
+    run_cli,
+    write_jsonl,
+)
 from tests.support.audit_sim import Sim, planted
 
 
@@ -182,3 +192,52 @@ def test_gate_warns_under_its_verdict_when_the_new_run_has_findings(tmp_path: Pa
     md = tmp_path / "summary.md"
     run_cli("--db", "x.db", "gate", "sim", "--baseline", "base", "--markdown", str(md))
     assert "> warning: run sim: the audit found" in md.read_text()
+
+
+# Folded in from tests/test_audit_attacks.py:
+# Regression test: audit reported a copy group among the generated production stream's unscored
+# conversations, whose copies change no figure.
+
+
+def test_audit_unscored_production_copies_are_no_finding(tmp_path: Path) -> None:
+    subprocess.run(
+        [sys.executable, str(REAL_SAMPLE_RUNS / "generate.py"), "--production", "prod"], check=True
+    )
+    code, _, err = run_cli("import", "prod")
+    assert code == 0, err
+    assert "copy group" not in err and "audit: no finding in 1 run" in err
+    code, out, err = run_cli("audit", "--run", "production", "--json")
+    assert code == 0, err
+    (run,) = json.loads(out)["runs"]
+    assert run["findings"] == [] and run["counts"]["copy"] == 0
+
+
+# Folded in from tests/test_audit_unscored.py:
+# Regression: `reviewer audit` on an unscored run (production traffic) printed meaningless
+# `pass^1 - as reported; - with copies counted once` and `pass^1 - → -` lines.
+
+
+def unscored(path: Path) -> Path:
+    sim = Sim(seed=3, tasks=9, trials=4, random_ids=True)
+    sim.plant_leak(("task_00", 0), ("task_00", 2))
+    sim.plant_copy("task_01", 0, 3)
+    records = sim.records()
+    for r in records:
+        r.pop("outcome")
+    return write_jsonl(path, records)
+
+
+def test_audit_of_unscored_run_printed_meaningless_pass_hat_k_lines(tmp_path: Path) -> None:
+    code, _, err = run_cli("--db", "x.db", "import", str(unscored(tmp_path / "prod.jsonl")))
+    assert code == 0, err
+    code, out, _ = run_cli("--db", "x.db", "audit", "--run", "sim")
+    assert code == 0
+    assert "as reported" not in out and "→" not in out and "pass^1 -" not in out
+    assert "no scored trial: no pass^k to adjust" in out
+    assert "[leak] task task_00 trial 2 saw" in out
+    assert "[copy]" not in out  # copies of unscored conversations change no figure: not reported
+    code, out, _ = run_cli("--db", "x.db", "audit", "--json")
+    (run,) = json.loads(out)["runs"]
+    assert run["pass_hat_k_reported"] is None and run["pass_hat_k_copies_once"] is None
+    assert run["counts"]["leak"] == 1 and run["counts"]["copy"] == 0
+    assert all(f["pass_hat_k_adjusted"] is None for f in run["findings"])

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from reviewer import cli
+from tests.commands.test_monitor import stream
 from tests.conftest import native_trial, run_cli, write_jsonl
-from tests.test_monitor_cli import stream
-from tests.test_store_open import _hold_write_lock, cli_exit
+from tests.store.test_db import _hold_write_lock, cli_exit
 
 
 def test_gate_monitor_audit_locked_database_exit_2(

@@ -1,5 +1,5 @@
-"""Our own progress bars on a terminal: rich's escapes reach the terminal as escapes (a bar that
-redraws in place), while the command's other output still goes through the SafeStream."""
+"""Regression tests for small CLI defects: a stale hint, empty names silently ignored, audit's
+progress lines in piped output."""
 
 from __future__ import annotations
 
@@ -10,7 +10,35 @@ from pathlib import Path
 import pytest
 
 from reviewer.commands.common import SafeStream, progress_console, safe_output
-from tests.conftest import native_trial, write_jsonl
+from tests.conftest import native_trial, run_cli, write_jsonl
+
+
+def test_queues_empty_db_suggests_sample_size() -> None:
+    code, _, err = run_cli("--db", "x.db", "queues")
+    assert code == 0 and "reviewer sample --size 50" in err and "--n 50" not in err
+
+
+def test_empty_queue_and_sample_name_are_refused(tmp_path: Path) -> None:
+    write_jsonl(tmp_path / "r.jsonl", [native_trial("t1"), native_trial("t2", False)])
+    assert run_cli("--db", "x.db", "import", str(tmp_path / "r.jsonl"))[0] == 0
+    code, _, err = run_cli("--db", "x.db", "sample", "--name", "")
+    assert code == 2 and err.startswith("reviewer: --name must not be empty")
+    code, _, err = run_cli("--db", "x.db", "monitor", "--no-judge", "--queue", " ")
+    assert code == 2 and err == "reviewer: --queue must not be empty\n"
+    code, out, err = run_cli("--db", "x.db", "queues")
+    assert "no queues yet" in err  # nothing was made
+
+
+def test_audit_progress_lines_not_in_piped_output(tmp_path: Path) -> None:
+    write_jsonl(tmp_path / "r.jsonl", [native_trial("t1"), native_trial("t2", False)])
+    assert run_cli("--db", "x.db", "import", str(tmp_path / "r.jsonl"))[0] == 0
+    code, out, err = run_cli("--db", "x.db", "audit")
+    assert code == 0 and "auditing" not in err and out.startswith("r1: no finding")
+
+
+# Folded in from tests/test_progress_bars.py:
+# Our own progress bars on a terminal: rich's escapes reach the terminal as escapes (a bar that
+# redraws in place), while the command's other output still goes through the SafeStream.
 
 
 class FakeTerminal(io.StringIO):
