@@ -2,7 +2,7 @@
 how soon a real change is caught, for the alert rule (``reviewer.metrics.alerts``) and, beside it,
 the old rule (one-sided Fisher against the pooled earlier windows, no dispersion, no Holm).
 
-The streams (``tests/monitor_sim.py`` says exactly how they are drawn): day d's true rate is
+The streams (``tests/support/monitor_sim.py`` says exactly how they are drawn): day d's true rate is
 ``p * (1 + wobble * N(0, 1))`` (``--wobble 0.15``: a 15% day-to-day wobble) and its count binomial;
 tool errors cluster within conversations (5.8 calls each, intra-class correlation ``--icc`` 0.06,
 both measured on tau-bench airline); weekends may run at a higher rate; a change multiplies the rate
@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np  # noqa: E402
 
 from reviewer.metrics.alerts import Count, alert_table  # noqa: E402
-from tests.monitor_sim import (  # noqa: E402
+from tests.support.monitor_sim import (  # noqa: E402
     WARMUP,
     Maker,
     monitor_maker,

@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import json
+import shutil
+import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from reviewer.judge.standin import StandIn
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
@@ -17,37 +25,114 @@ SAMPLE_RUNS = FIXTURES / "sample_small"
 REAL_SAMPLE_RUNS = REPO / "sample_runs"
 
 
-@pytest.fixture
-def sample_db(tmp_path: Path) -> Path:
-    """The sample runs imported by `reviewer import` into a fresh database (a test file may define
-    its own ``sample_db`` for another set-up)."""
-    from click.testing import CliRunner
-
-    from reviewer.cli import cli
-
-    path = tmp_path / "s.db"
-    result = CliRunner().invoke(cli, ["--db", str(path), "import", str(SAMPLE_RUNS)])
-    assert result.exit_code == 0, result.stderr
-    return path
+ISOLATED_VARS = (
+    "REVIEWER_DB",
+    "REVIEWER_LABELER",
+    "REVIEWER_CONFIG",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_AUTH_TOKEN",
+)
 
 
-@pytest.fixture(autouse=True)
-def isolated_machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    home = tmp_path / "home"
+def isolate(monkeypatch: pytest.MonkeyPatch, root: Path) -> None:
+    """HOME, the config and data dirs under ROOT; no database, labeler, config or API key set."""
+    home = root / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
-    for var in (
-        "REVIEWER_DB",
-        "REVIEWER_LABELER",
-        "REVIEWER_CONFIG",
-        "ANTHROPIC_API_KEY",
-        "ANTHROPIC_BASE_URL",
-        "ANTHROPIC_AUTH_TOKEN",
-    ):
+    for var in ISOLATED_VARS:
         monkeypatch.delenv(var, raising=False)
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.chdir(root)
+
+
+@dataclass(frozen=True)
+class Imported:
+    """A folder imported once per session by `reviewer import` (on an isolated machine): the
+    database file (its -wal checkpointed into it) and what the command printed."""
+
+    path: Path
+    stdout: str
+    stderr: str
+
+    def copy(self, dest: Path | str) -> Path:
+        """A private copy of the database at DEST (a test may write to it freely)."""
+        dest = Path(dest)
+        shutil.copyfile(self.path, dest)
+        return dest
+
+
+_FACTORY: list[pytest.TempPathFactory] = []
+_IMPORTED: dict[tuple[Path, tuple[str, ...]], Imported] = {}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_tmp(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Where ``imported`` keeps its databases for the session (nothing is imported until asked)."""
+    _FACTORY[:] = [tmp_path_factory]
+
+
+def imported(folder: Path = SAMPLE_RUNS, *then: str) -> Imported:
+    """FOLDER imported by `reviewer import` once per session, on a machine isolated like every
+    test's, then each command of THEN (e.g. "cluster") run on it; its -wal checkpointed so that a
+    copy of the file is the whole database."""
+    from click.testing import CliRunner
+
+    from reviewer.cli import cli
+
+    key = (folder, then)
+    if key in _IMPORTED:
+        return _IMPORTED[key]
+    root = _FACTORY[0].mktemp(folder.name)
+    path = root / "imported.db"
+    with pytest.MonkeyPatch.context() as mp:
+        isolate(mp, root)
+        result = CliRunner().invoke(cli, ["--db", str(path), "import", str(folder)])
+        assert result.exit_code == 0, result.stderr
+        for command in then:
+            more = CliRunner().invoke(cli, ["--db", str(path), command])
+            assert more.exit_code == 0, more.stderr
+    db = sqlite3.connect(path)  # every page into the main file: copying it copies them all
+    try:
+        busy, _, _ = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    finally:
+        db.close()
+    assert busy == 0, "the -wal file could not be checkpointed"
+    _IMPORTED[key] = Imported(path, result.stdout, result.stderr)
+    return _IMPORTED[key]
+
+
+def sample_copy(dest: Path | str, folder: Path = SAMPLE_RUNS, *then: str) -> Path:
+    """A private copy, at DEST, of FOLDER (the sample runs) imported once per session."""
+    return imported(folder, *then).copy(dest)
+
+
+@pytest.fixture
+def sample_import() -> Imported:
+    """SAMPLE_RUNS imported once per session (what `reviewer import` printed included)."""
+    return imported(SAMPLE_RUNS)
+
+
+@pytest.fixture
+def sample_db(tmp_path: Path) -> Path:
+    """The sample runs imported by `reviewer import` into a fresh database: a copy of the
+    session's import (a test file may define its own ``sample_db`` for another set-up)."""
+    return sample_copy(tmp_path / "s.db")
+
+
+@pytest.fixture
+def standin(monkeypatch: pytest.MonkeyPatch) -> Iterator[StandIn]:
+    """The judge stand-in running, the judge's environment pointed at it (tests/support/standin.py)."""
+    from tests.support.standin import serving
+
+    with serving(monkeypatch) as server:
+        yield server
+
+
+@pytest.fixture(autouse=True)
+def isolated_machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    isolate(monkeypatch, tmp_path)
 
 
 def real_data(fixture: Path, *corpus_parts: str) -> list[Any]:

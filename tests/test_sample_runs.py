@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 from reviewer.metrics.fisher import fisher_one_sided
-from tests.conftest import REAL_SAMPLE_RUNS, run_cli
+from tests.conftest import REAL_SAMPLE_RUNS, imported, run_cli
 
 RUNS = ("support-v1", "support-v2")
 WRITTEN = ("support-v1.jsonl", "support-v2.jsonl", "ground_truth.json", "rules.toml", "rubric.toml")
@@ -88,9 +88,9 @@ def test_the_judge_is_right_85_to_90_percent_of_the_time() -> None:
 
 
 def test_compare_says_cheaper_and_faster_but_less_reliable_and_breaking_a_rule() -> None:
-    code, _, err = run_cli("import", str(REAL_SAMPLE_RUNS))
-    assert code == 0, err
-    assert "audit: no finding in 2 runs" in err
+    sample = imported(REAL_SAMPLE_RUNS)
+    sample.copy("reviewer.db")
+    assert "audit: no finding in 2 runs" in sample.stderr
     code, out, err = run_cli("compare", "support-v1", "support-v2", "--json")
     assert code == 0, err
     rows = {r["metric"]: r for r in json.loads(out)["summary"]}

@@ -1,6 +1,6 @@
 """Summaries for big databases (migration m016): the latest verdict of each trial and its counts,
 and per-run totals of ``task_stats``, each equal to the slow computation it replaces
-(``tests/test_summaries.py`` checks them on awkward data).
+(``tests/store/test_summaries.py`` checks them on awkward data).
 
 Trials are added (a newer version of a session replaces its row in place, ``writer.replace_trial``,
 updating its ``task_stats`` row and its outcome, which the triggers below follow); verdicts are added (on import, by the judge) or re-graded and deleted in

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 from reviewer.calibration.agreement import (
     Pair,
@@ -18,11 +17,10 @@ from reviewer.calibration.agreement import (
 )
 from reviewer.calibration.kappa import cohen_kappa
 from reviewer.calibration.report import build_report, first_line, trust_threshold
-from reviewer.cli import cli
 from reviewer.store import open_store
 from reviewer.store.agreement_data import UnknownScope, gather_agreement
 from reviewer.store.labels import add_label, undo_last
-from tests.conftest import SAMPLE_RUNS
+from tests.conftest import sample_copy
 
 IMPORTED = "claude-sonnet-4-5:support-policy@1"
 RUBRIC = "support-policy@1"
@@ -30,9 +28,7 @@ RUBRIC = "support-policy@1"
 
 @pytest.fixture
 def db(tmp_path: Path) -> Iterator[Any]:
-    path = tmp_path / "s.db"
-    result = CliRunner().invoke(cli, ["--db", str(path), "import", str(SAMPLE_RUNS)])
-    assert result.exit_code == 0, result.stderr
+    path = sample_copy(tmp_path / "s.db")
     store = open_store(path)
     yield store
     store.close()

@@ -18,7 +18,7 @@ from reviewer.models import Trial, TrialError
 from reviewer.store import open_store
 from reviewer.store.clusters import cluster_members
 from reviewer.workflows import clusters as jobs
-from tests.conftest import SAMPLE_RUNS
+from tests.conftest import SAMPLE_RUNS, sample_copy
 
 
 def invoke(*args: str) -> dict[str, object]:
@@ -29,10 +29,7 @@ def invoke(*args: str) -> dict[str, object]:
 
 @pytest.fixture
 def db(tmp_path: Path) -> str:
-    path = str(tmp_path / "s.db")
-    CliRunner().invoke(cli, ["--db", path, "import", str(SAMPLE_RUNS)])
-    invoke("--db", path, "cluster")
-    return path
+    return str(sample_copy(tmp_path / "s.db", SAMPLE_RUNS, "cluster"))
 
 
 def stored(db: str) -> list[dict[str, object]]:

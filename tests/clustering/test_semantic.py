@@ -14,7 +14,7 @@ from reviewer.cli import cli
 from reviewer.clustering import embed
 from reviewer.clustering.cluster import cluster_failures
 from tests.clustering.paraphrases import failures
-from tests.conftest import SAMPLE_RUNS
+from tests.conftest import sample_copy
 
 
 def ari(split: str, embedder: object = None) -> float:
@@ -32,9 +32,8 @@ def test_tfidf_keeps_its_measured_agreement_on_paraphrases() -> None:
 def test_semantic_without_the_extra_is_a_one_line_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    db = str(tmp_path / "s.db")
+    db = str(sample_copy(tmp_path / "s.db"))
     runner = CliRunner()
-    assert runner.invoke(cli, ["--db", db, "import", str(SAMPLE_RUNS)]).exit_code == 0
     first = runner.invoke(cli, ["--db", db, "cluster", "--json"])
     monkeypatch.setattr(embed, "semantic_available", lambda: False)
     r = runner.invoke(cli, ["--db", db, "cluster", "--embedder", "semantic"])

@@ -21,7 +21,7 @@ from reviewer.store import open_store
 from reviewer.store.clusters import save_clustering
 from reviewer.store.labels import add_label, ensure_rubric_version
 from reviewer.workflows.imports import import_paths
-from tests.conftest import SAMPLE_RUNS, native_trial, write_jsonl
+from tests.conftest import SAMPLE_RUNS, native_trial, sample_copy, write_jsonl
 
 
 @dataclass(frozen=True)
@@ -115,11 +115,7 @@ NOTES = [
 @pytest.fixture
 def sample_db(tmp_path: Path) -> Path:
     """The sample runs, clustered, with three failures labeled fail and one labeled pass by ana."""
-    db_path = tmp_path / "s.db"
-    code, _, err = invoke("--db", str(db_path), "import", str(SAMPLE_RUNS))
-    assert code == 0, err
-    code, _, err = invoke("--db", str(db_path), "cluster")
-    assert code == 0, err
+    db_path = sample_copy(tmp_path / "s.db", SAMPLE_RUNS, "cluster")
     db = open_store(db_path)
     try:
         rubric = load_rubric(SAMPLE_RUNS / "rubric.toml")

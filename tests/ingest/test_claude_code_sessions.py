@@ -269,7 +269,7 @@ def test_monitor_follow_keeps_a_growing_session_as_one_trial(tmp_path: Path) -> 
 
 def test_the_summaries_stay_true_after_a_session_is_replaced(tmp_path: Path) -> None:
     from reviewer.store.writer import rebuild_task_stats
-    from tests.test_summaries import _verdict, assert_summaries_true
+    from tests.store.test_summaries import _verdict, assert_summaries_true
 
     f = write(tmp_path / PROJECT / "s-1.jsonl", session(3))
     other = write(tmp_path / PROJECT / "s-2.jsonl", session(4, sid="s-2"))

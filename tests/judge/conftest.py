@@ -8,11 +8,10 @@ from pathlib import Path
 import pytest
 import sqlite_utils
 
-from reviewer.judge.standin import StandIn
 from reviewer.store.db import open_store
+from tests.support.standin import API_KEY
 
 SAMPLE_RUNS = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "sample_small"
-API_KEY = "fake-test-key-" + "never-stored-0123456789"
 
 
 @pytest.fixture
@@ -31,15 +30,6 @@ def db(db_path: Path) -> Iterator[sqlite_utils.Database]:
     d = open_store(db_path)
     yield d
     d.close()
-
-
-@pytest.fixture
-def standin(monkeypatch: pytest.MonkeyPatch) -> Iterator[StandIn]:
-    server = StandIn().start()
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", API_KEY)
-    yield server
-    server.stop()
 
 
 @pytest.fixture

@@ -11,8 +11,9 @@ from click.testing import CliRunner
 from reviewer.cli import cli
 from reviewer.store import open_store
 from reviewer.store.labels import add_label, ensure_rubric_version
+from reviewer.store.queries import trials_by_id_prefix
 from reviewer.store.queues import queue_items
-from tests.conftest import SAMPLE_RUNS
+from tests.conftest import SAMPLE_RUNS, native_trial, run_cli, sample_copy, stored, write_jsonl
 
 
 def invoke(*args: str, input: str | None = None) -> tuple[int, str, str]:
@@ -22,10 +23,7 @@ def invoke(*args: str, input: str | None = None) -> tuple[int, str, str]:
 
 @pytest.fixture
 def sample_db() -> str:
-    code, _, err = invoke("--db", "s.db", "import", str(SAMPLE_RUNS))
-    assert code == 0, err
-    code, _, err = invoke("--db", "s.db", "cluster")
-    assert code == 0, err
+    sample_copy("s.db", SAMPLE_RUNS, "cluster")
     return "s.db"
 
 
@@ -140,8 +138,7 @@ def test_labels_export_and_import(sample_db: str, tmp_path: Path) -> None:
     code, _, err = invoke("--db", sample_db, "labels", "export", "l.jsonl", "--labeler", "ana")
     assert code == 0 and Path("l.jsonl").read_text(encoding="utf-8") == out
 
-    code, _, err = invoke("--db", "other.db", "import", str(SAMPLE_RUNS))
-    assert code == 0
+    sample_copy("other.db")
     code, out, err = invoke("--db", "other.db", "labels", "import", "l.jsonl", "--json")
     assert code == 0, err
     assert json.loads(out) == {"file": "l.jsonl", "added": 1, "duplicates": 0, "skipped": []}
@@ -260,3 +257,32 @@ def test_a_configured_rubric_that_does_not_load_is_the_same_line_for_the_app_and
     # the app's entry decides its rubric by the same rule (it used to open with another one)
     code, _, opened = invoke("--db", sample_db, "open")
     assert code == 1 and opened == given
+
+
+# Folded in from tests/test_labels_give_attacks.py:
+# Regression tests: `labels give` stored a label in a queue that does not exist, and took
+# --criterion answers with no rubric to check them against.
+
+
+def _one_trial(tmp_path: Path) -> str:
+    write_jsonl(tmp_path / "r.jsonl", [native_trial("t1"), native_trial("t2")])
+    assert run_cli("--db", "x.db", "import", str(tmp_path / "r.jsonl"))[0] == 0
+    with open_store("x.db") as db:
+        return str(trials_by_id_prefix(db, "", limit=1)[0][0])
+
+
+def test_labels_give_unknown_or_empty_queue_is_refused(tmp_path: Path) -> None:
+    tid = _one_trial(tmp_path)
+    code, out, err = run_cli("--db", "x.db", "labels", "give", tid, "pass", "--queue", "nosuchq")
+    assert code == 2 and err == "reviewer: no queue named 'nosuchq'; queues: none\n"
+    code, _, err = run_cli("--db", "x.db", "labels", "give", tid, "pass", "--queue", "")
+    assert code == 2 and err == "reviewer: --queue must not be empty\n"
+    assert stored("x.db", "labels") == 0
+    assert run_cli("--db", "x.db", "labels", "give", tid, "pass")[0] == 0
+
+
+def test_labels_give_criterion_without_rubric_is_refused(tmp_path: Path) -> None:
+    tid = _one_trial(tmp_path)
+    code, _, err = run_cli("--db", "x.db", "labels", "give", tid, "pass", "--criterion", "x=yes")
+    assert code == 2 and err.startswith("reviewer: --criterion needs a rubric")
+    assert len(err.splitlines()) == 1 and stored("x.db", "labels") == 0

@@ -21,7 +21,7 @@ from reviewer.workflows.queues import (
     default_queue_name,
     make_queue,
 )
-from tests.conftest import SAMPLE_RUNS
+from tests.conftest import sample_copy
 
 
 def test_default_name_size_and_resume(sample_db: Path) -> None:
@@ -42,9 +42,7 @@ def test_default_name_size_and_resume(sample_db: Path) -> None:
 
 
 async def test_cli_and_app_make_the_same_default_queue(sample_db: Path, tmp_path: Path) -> None:
-    app_db = tmp_path / "app.db"
-    result = CliRunner().invoke(cli, ["--db", str(app_db), "import", str(SAMPLE_RUNS)])
-    assert result.exit_code == 0, result.stderr
+    app_db = sample_copy(tmp_path / "app.db")
     result = CliRunner().invoke(
         cli, ["--db", str(sample_db), "--labeler", "ana", "sample", "--json"]
     )
@@ -87,9 +85,7 @@ async def test_the_app_form_chooses_size_and_runs_and_says_when_the_run_has_fewe
 ) -> None:
     from textual.widgets import Input, SelectionList, Static
 
-    app_db = tmp_path / "app.db"
-    result = CliRunner().invoke(cli, ["--db", str(app_db), "import", str(SAMPLE_RUNS)])
-    assert result.exit_code == 0, result.stderr
+    app_db = sample_copy(tmp_path / "app.db")
     app = ReviewerApp(db_path=app_db, labeler="ana")
     async with app.run_test(size=(120, 30)) as pilot:
         await app.workers.wait_for_complete()

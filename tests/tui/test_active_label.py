@@ -16,7 +16,8 @@ from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.label import LabelScreen
 from reviewer.tui.screens.queues import NewQueueForm, QueuesScreen
 from reviewer.workflows.queues import make_queue, queue_status
-from tests.tui.test_label_blind import _squash, leaks, settle, until
+from tests.tui.conftest import settle, until
+from tests.tui.test_label_blind import _squash, leaks
 
 SIZE = (120, 40)
 

@@ -15,7 +15,8 @@ from reviewer.store.labels import add_label
 from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.agreement import AgreementScreen
 from reviewer.tui.screens.transcript import TranscriptScreen
-from tests.conftest import SAMPLE_RUNS
+from tests.conftest import sample_copy
+from tests.tui.conftest import settle
 
 SIZE = (120, 40)
 HOSTILE = "[red]x[/] \x1b[31mred [/foo]"
@@ -24,9 +25,7 @@ HOSTILE = "[red]x[/] \x1b[31mred [/foo]"
 @pytest.fixture
 def labeled_db(tmp_path: Path) -> Path:
     """The sample runs, ana's labels = the harness outcome on 40 trials, one hostile rationale."""
-    path = tmp_path / "s.db"
-    result = CliRunner().invoke(cli, ["--db", str(path), "import", str(SAMPLE_RUNS)])
-    assert result.exit_code == 0, result.stderr
+    path = sample_copy(tmp_path / "s.db")
     db = open_store(path)
     try:
         rows = db.conn.execute("SELECT id, success FROM trials ORDER BY seq LIMIT 40").fetchall()
@@ -41,13 +40,6 @@ def labeled_db(tmp_path: Path) -> Path:
     finally:
         db.close()
     return path
-
-
-async def settle(app: ReviewerApp, pilot: Any) -> None:
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-    await app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def report_text(app: ReviewerApp) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 from pathlib import Path
@@ -19,7 +18,8 @@ from reviewer.tui.screens.failures import FailuresScreen
 from reviewer.tui.screens.help import HelpScreen
 from reviewer.tui.screens.runs import RunsScreen
 from reviewer.tui.screens.tasks import TasksScreen
-from tests.conftest import SAMPLE_RUNS, native_trial, write_jsonl
+from tests.conftest import SAMPLE_RUNS, native_trial, sample_copy, write_jsonl
+from tests.tui.conftest import settle
 
 
 def import_into(db: Path, *paths: Path, run: str | None = None) -> Path:
@@ -31,7 +31,7 @@ def import_into(db: Path, *paths: Path, run: str | None = None) -> Path:
 
 @pytest.fixture
 def sample_db(tmp_path: Path) -> Path:
-    return import_into(tmp_path / "s.db", SAMPLE_RUNS)
+    return sample_copy(tmp_path / "s.db")
 
 
 def screen_text(app: ReviewerApp) -> str:
@@ -43,16 +43,6 @@ def screen_text(app: ReviewerApp) -> str:
         for i in range(t.row_count):
             parts.append(" ".join(str(c) for c in t.get_row_at(i)))
     return "\n".join(parts)
-
-
-async def settle(app: ReviewerApp, pilot: object) -> None:
-    """Wait for the workers; one that failed has been shown to the user (the tests look for it)."""
-    from textual.worker import WorkerFailed
-
-    for _ in range(2):
-        with contextlib.suppress(WorkerFailed):
-            await app.workers.wait_for_complete()
-        await pilot.pause()  # type: ignore[attr-defined]
 
 
 async def test_runs_then_tasks_of_a_run(sample_db: Path) -> None:
@@ -217,7 +207,7 @@ async def test_a_worker_failure_shows_the_error_modal_and_the_app_keeps_running(
     (tmp_path / "broken.db").write_bytes(b"not a database at all" * 50)
     app = ReviewerApp(db_path=tmp_path / "broken.db")
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(app, pilot)
+        await settle(app, pilot, tolerate_failures=True)  # the failure is what is tested
         assert isinstance(app.screen, ErrorModal)
         assert "not a reviewer database" in str(
             app.screen.query_one("#error-detail", Static).render()

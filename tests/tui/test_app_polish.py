@@ -17,16 +17,17 @@ from reviewer.tui.screens.help import HelpScreen
 from reviewer.tui.screens.runs import RunsScreen
 from reviewer.tui.screens.tasks import TasksScreen
 from reviewer.tui.screens.trials import TrialsScreen
-from tests.conftest import SAMPLE_RUNS, native_trial, write_jsonl
+from tests.conftest import SAMPLE_RUNS, native_trial, sample_copy, write_jsonl
+from tests.tui.conftest import settle
 from tests.tui.screen_picture import picture
-from tests.tui.test_app import import_into, screen_text, settle
+from tests.tui.test_app import import_into, screen_text
 
 SIZES = [(80, 24), (120, 40)]
 
 
 @pytest.fixture
 def sample_db(tmp_path: Path) -> Path:
-    return import_into(tmp_path / "s.db", SAMPLE_RUNS)
+    return sample_copy(tmp_path / "s.db")
 
 
 def footer(app: ReviewerApp) -> str:

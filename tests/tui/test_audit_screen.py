@@ -12,8 +12,9 @@ from textual.widgets import DataTable, Static
 from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.audit import AuditScreen
 from reviewer.tui.screens.transcript import TranscriptScreen
-from tests.audit_sim import Sim
 from tests.conftest import run_cli, write_jsonl
+from tests.support.audit_sim import Sim
+from tests.tui.conftest import settle
 
 SIZE = (120, 40)
 HOSTILE = "[red]x[/] \x1b[31mrun [/foo]"
@@ -33,13 +34,6 @@ def audited_db(tmp_path: Path) -> Path:
     clean = Sim(seed=4, tasks=6, trials=4, run="clean").records()
     run_cli("--db", str(db), "import", str(write_jsonl(tmp_path / "c.jsonl", clean)))
     return db
-
-
-async def settle(app: ReviewerApp, pilot: Any) -> None:
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-    await app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def table(app: ReviewerApp) -> DataTable[Any]:
@@ -120,7 +114,7 @@ async def test_a_clean_run_says_so(audited_db: Path) -> None:
 async def test_the_view_says_how_many_findings_were_not_stored(tmp_path: Path) -> None:
     """Issue 27: a run whose trials share one environment keeps 100 leaks; the view lists those
     and says how many more there are."""
-    from tests.audit_sim import shared_records
+    from tests.support.audit_sim import shared_records
 
     db = tmp_path / "shared.db"
     code, _, err = run_cli(

@@ -15,6 +15,7 @@ from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.bias import BiasScreen, PairScreen
 from reviewer.tui.widgets.transcript import TranscriptView
 from tests.conftest import native_trial, write_jsonl
+from tests.tui.conftest import settle
 
 SIZE = (120, 36)
 HOSTILE = "[red]x[/] [b \x1b]0;pwned\x07 [0]"
@@ -50,13 +51,6 @@ def bias_db(tmp_path: Path) -> Path:
     f = write_jsonl(tmp_path / "pairs.jsonl", pairs)
     assert runner.invoke(cli, ["--db", str(db), "import", str(f)]).exit_code == 0
     return db
-
-
-async def settle(app: ReviewerApp, pilot: Pilot[None]) -> None:
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-    await app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def text_of(app: ReviewerApp, selector: str) -> str:

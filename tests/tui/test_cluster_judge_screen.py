@@ -16,7 +16,8 @@ from reviewer.judge.standin import Reply, StandIn, default_policy, forced_tool, 
 from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.cluster_judge import ClusterJudgeScreen
 from reviewer.tui.screens.failures import FailuresScreen
-from tests.conftest import SAMPLE_RUNS
+from tests.conftest import SAMPLE_RUNS, sample_copy
+from tests.tui.conftest import settle
 
 SIZE = (120, 40)
 
@@ -33,25 +34,8 @@ def stored(db: Path) -> list[dict[str, Any]]:
 
 @pytest.fixture
 def clustered(tmp_path: Path) -> Path:
-    db = tmp_path / "s.db"
-    run_cli(db, "import", str(SAMPLE_RUNS))
-    run_cli(db, "cluster")
+    db = sample_copy(tmp_path / "s.db", SAMPLE_RUNS, "cluster")
     return db
-
-
-@pytest.fixture
-def standin(monkeypatch: pytest.MonkeyPatch) -> Any:
-    server = StandIn().start()
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "fake-test-key-for-the-stand-in")
-    yield server
-    server.stop()
-
-
-async def settle(app: ReviewerApp, pilot: Any) -> None:
-    for _ in range(3):
-        await app.workers.wait_for_complete()
-        await pilot.pause()
 
 
 async def wait_for(pilot: Any, screen: ClusterJudgeScreen, phase: str) -> None:

@@ -4,28 +4,19 @@ forbidden rules' exact tests included), and W for where the outcomes come from."
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from click.testing import CliRunner
 from textual.widgets import Static
 
-from reviewer.cli import cli
 from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.compare import CompareScreen
-from tests.conftest import SAMPLE_RUNS
-
-
-async def settle(app: ReviewerApp, pilot: Any) -> None:
-    for _ in range(3):
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+from tests.conftest import sample_copy
+from tests.tui.conftest import settle
 
 
 async def test_compare_screen_tests_the_forbidden_rise_and_w_switches_outcomes(
     tmp_path: Path,
 ) -> None:
-    path = tmp_path / "c.db"
-    assert CliRunner().invoke(cli, ["--db", str(path), "import", str(SAMPLE_RUNS)]).exit_code == 0
+    path = sample_copy(tmp_path / "c.db")
     app = ReviewerApp(db_path=path)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
@@ -48,8 +39,8 @@ async def test_compare_screen_tests_the_forbidden_rise_and_w_switches_outcomes(
 
 
 async def test_compare_screen_shows_the_audit_warning_the_cli_prints(tmp_path: Path) -> None:
-    from tests.audit_sim import Sim, planted
     from tests.conftest import run_cli, write_jsonl
+    from tests.support.audit_sim import Sim, planted
 
     path = tmp_path / "w.db"
     run_cli("--db", str(path), "import", str(planted(tmp_path / "sim.jsonl")))
@@ -74,7 +65,7 @@ async def test_stored_rules_that_no_longer_load_are_the_same_one_line_in_both(
     from tests.conftest import run_cli
 
     path = tmp_path / "r.db"
-    assert CliRunner().invoke(cli, ["--db", str(path), "import", str(SAMPLE_RUNS)]).exit_code == 0
+    sample_copy(path)
     with open_store(path) as db, db.transaction():  # a rule set an older reviewer accepted
         add_rule_set(db, RuleSet("old.toml", "[[rule]]\nid = 1\n", "x"), "2026-01-01T00:00:00")
     code, out, err = run_cli("--db", str(path), "compare", "support-v1", "support-v2")
@@ -103,7 +94,7 @@ async def test_enter_on_a_red_flag_or_a_task_opens_its_trials_and_esc_comes_back
     from tests.conftest import run_cli
 
     path = tmp_path / "d.db"
-    assert CliRunner().invoke(cli, ["--db", str(path), "import", str(SAMPLE_RUNS)]).exit_code == 0
+    sample_copy(path)
     app = ReviewerApp(db_path=path)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)

@@ -13,14 +13,9 @@ from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.audit import AuditScreen
 from reviewer.tui.screens.runs import RunsScreen
 from reviewer.tui.screens.trials import TrialsScreen
+from tests.tui.conftest import settle
 
 SIZE = (100, 30)
-
-
-async def settle(app: ReviewerApp, pilot: object) -> None:
-    for _ in range(3):
-        await app.workers.wait_for_complete()
-        await pilot.pause()  # type: ignore[attr-defined]
 
 
 def toasts(app: ReviewerApp) -> list[str]:

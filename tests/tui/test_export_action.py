@@ -19,7 +19,8 @@ from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.failures import FailuresScreen
 from reviewer.tui.screens.transcript import TranscriptScreen
 from reviewer.tui.screens.trials import TrialsScreen
-from tests.conftest import SAMPLE_RUNS
+from tests.conftest import SAMPLE_RUNS, sample_copy
+from tests.tui.conftest import settle
 
 SIZE = (120, 32)
 TASKS = Path("regression/tasks.jsonl")  # relative to the test's cwd, tmp_path
@@ -28,10 +29,7 @@ TASKS = Path("regression/tasks.jsonl")  # relative to the test's cwd, tmp_path
 @pytest.fixture
 def db_and_ids(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     """The sample runs, clustered; one failure labeled fail, with a note holding markup."""
-    db_path = tmp_path / "s.db"
-    for args in (["import", str(SAMPLE_RUNS)], ["cluster"]):
-        result = CliRunner().invoke(cli, ["--db", str(db_path), *args])
-        assert result.exit_code == 0, result.stderr
+    db_path = sample_copy(tmp_path / "s.db", SAMPLE_RUNS, "cluster")
     db = open_store(db_path)
     try:
         failed = db.execute(
@@ -61,12 +59,6 @@ def messages(app: ReviewerApp) -> list[str]:
         if isinstance(screen, ExportReport):
             said.append("\n".join(screen.lines))
     return said
-
-
-async def settle(app: ReviewerApp, pilot: Any) -> None:
-    for _ in range(2):
-        await app.workers.wait_for_complete()
-        await pilot.pause()
 
 
 async def test_export_this_trial_from_the_transcript(

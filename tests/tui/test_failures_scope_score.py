@@ -11,7 +11,8 @@ from textual.widgets import Static
 from reviewer.store import open_store
 from reviewer.tui.app import ReviewerApp
 from reviewer.workflows.labels import give_label
-from tests.tui.test_failures_screen import clustered, open_failures, run_cli, settle
+from tests.tui.conftest import settle
+from tests.tui.test_failures_screen import clustered, open_failures, run_cli
 
 __all__ = ["clustered"]
 SIZE = (120, 40)

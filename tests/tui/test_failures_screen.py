@@ -13,7 +13,8 @@ from textual.widgets import DataTable
 from reviewer.cli import cli
 from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.failures import FailuresScreen
-from tests.conftest import SAMPLE_RUNS, native_trial, write_jsonl
+from tests.conftest import SAMPLE_RUNS, native_trial, sample_copy, write_jsonl
+from tests.tui.conftest import settle
 
 SIZE = (140, 40)
 
@@ -32,16 +33,8 @@ def stored(db: Path) -> dict[str, dict[str, object]]:
 
 @pytest.fixture
 def clustered(tmp_path: Path) -> Path:
-    db = tmp_path / "s.db"
-    run_cli(db, "import", str(SAMPLE_RUNS))
-    run_cli(db, "cluster")
+    db = sample_copy(tmp_path / "s.db", SAMPLE_RUNS, "cluster")
     return db
-
-
-async def settle(app: ReviewerApp, pilot: object) -> None:
-    for _ in range(2):
-        await app.workers.wait_for_complete()
-        await pilot.pause()  # type: ignore[attr-defined]
 
 
 async def open_failures(app: ReviewerApp, pilot: object) -> DataTable:

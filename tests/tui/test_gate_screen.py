@@ -4,7 +4,6 @@ baseline; the palette's "gate" entry opens the same screen."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from click.testing import CliRunner
 from textual.widgets import DataTable, Static
@@ -14,22 +13,14 @@ from reviewer.store import open_store
 from reviewer.store.baseline import current_baseline
 from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.gate import GateScreen
-from tests.conftest import SAMPLE_RUNS
+from tests.conftest import sample_copy
+from tests.tui.conftest import settle
 
 SIZE = (120, 40)
 
 
-async def settle(app: ReviewerApp, pilot: Any) -> None:
-    for _ in range(3):
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-
-
 def _db(tmp_path: Path) -> Path:
-    path = tmp_path / "g.db"
-    r = CliRunner().invoke(cli, ["--db", str(path), "import", str(SAMPLE_RUNS)])
-    assert r.exit_code == 0, r.stderr
-    return path
+    return sample_copy(tmp_path / "g.db")
 
 
 def _report(app: ReviewerApp) -> str:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +16,10 @@ from reviewer.store import open_store
 from reviewer.store.clusters import latest_clusters
 from reviewer.text import visible
 from reviewer.tui.app import ReviewerApp
-from tests import hostile
 from tests.conftest import write_jsonl
+from tests.support import hostile
+from tests.tui.conftest import press as shared_press
+from tests.tui.conftest import settle as shared_settle
 
 SIZE = (160, 48)
 
@@ -80,23 +81,16 @@ def assert_safe(app: ReviewerApp) -> str:
 
 
 async def settle(app: ReviewerApp, pilot: Any) -> None:
-    for _ in range(2):
-        for _ in range(1000):  # the label screen's writer thread lives as long as the screen
-            if all(w.is_finished or w.group == "label-writer" for w in app.workers):
-                break
-            await pilot.pause(0.01)
-        await pilot.pause()
+    """Settle (the label writer aside), then check nothing hostile reached the screen raw."""
+    await shared_settle(app, pilot, 2, tolerate_failures=True)
     assert_safe(app)
 
 
 async def press(app: ReviewerApp, pilot: Any, *keys: str) -> None:
+    """Press each key (failing on one after which the app never settles), checking the screen after it."""
     for key in keys:
-        where = type(app.screen).__name__
-        try:
-            await asyncio.wait_for(pilot.press(key), 20)
-            await asyncio.wait_for(settle(app, pilot), 20)
-        except TimeoutError:
-            raise AssertionError(f"{key!r} on {where} never settled") from None
+        await shared_press(app, pilot, key)
+        assert_safe(app)
 
 
 async def test_palette_with_a_closing_tag_in_a_task_id_does_not_crash(hostile_db: Path) -> None:

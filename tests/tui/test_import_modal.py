@@ -4,16 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from click.testing import CliRunner
 from textual.widgets import Static
 
-from reviewer.cli import cli
 from reviewer.store import open_store
 from reviewer.store.queries import latest_rubric, run_names
 from reviewer.store.violations import rule_set_count, violation_counts, violation_total
 from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.importing import ImportModal
-from tests.conftest import SAMPLE_RUNS
+from tests.conftest import SAMPLE_RUNS, sample_copy
 
 
 def what_import_stored(
@@ -32,9 +30,7 @@ def what_import_stored(
 
 
 async def test_importing_the_sample_folder_in_the_app_matches_the_cli(tmp_path: Path) -> None:
-    cli_db = tmp_path / "cli.db"
-    result = CliRunner().invoke(cli, ["--db", str(cli_db), "import", str(SAMPLE_RUNS)])
-    assert result.exit_code == 0, result.stderr
+    cli_db = sample_copy(tmp_path / "cli.db")
     from_cli = what_import_stored(cli_db)
     assert from_cli[:2] == (1, 13) and from_cli[3] is not None
 

@@ -19,16 +19,15 @@ from reviewer.store import open_store
 from reviewer.store.labels import current_labels
 from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.label import ConfirmModal, LabelScreen, NoteModal
-from tests.conftest import REPO, SAMPLE_RUNS
+from tests.conftest import REPO, SAMPLE_RUNS, sample_copy
+from tests.tui.conftest import until
 
 DRIVER = Path(__file__).with_name("label_driver.py")
 
 
 @pytest.fixture
 def queued_db(tmp_path: Path) -> Path:
-    path = tmp_path / "s.db"
-    result = CliRunner().invoke(cli, ["--db", str(path), "import", str(SAMPLE_RUNS)])
-    assert result.exit_code == 0, result.stderr
+    path = sample_copy(tmp_path / "s.db")
     db = open_store(path)
     make_queue(db, "q", 12, seed=1, labeler="ana")
     make_queue(db, "q2", 12, seed=2, labeler="bo")
@@ -48,14 +47,6 @@ async def wait_loaded(app: ReviewerApp, pilot: object, screen: LabelScreen) -> N
     raise AssertionError("queue never loaded")
 
 
-async def wait_until(pilot: object, cond) -> None:  # type: ignore[no-untyped-def]
-    for _ in range(500):
-        if cond():
-            return
-        await pilot.pause(0.01)  # type: ignore[attr-defined]
-    raise AssertionError("condition never met")
-
-
 async def test_one_key_per_trial_blind_judge_and_undo(queued_db: Path) -> None:
     rubric = load_rubric(SAMPLE_RUNS / "rubric.toml")
     app = ReviewerApp(db_path=queued_db, labeler="ana", rubric=rubric)
@@ -69,14 +60,12 @@ async def test_one_key_per_trial_blind_judge_and_undo(queued_db: Path) -> None:
         await pilot.press("1", "1")  # looked_up: yes, then no
         assert screen.criteria["looked_up"] is False
         await pilot.press("p")  # against pass_rule "all": asks once, Enter keeps it as an override
-        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        await until(pilot, lambda: isinstance(app.screen, ConfirmModal))
         await pilot.press("enter")
-        await wait_until(
-            pilot, lambda: screen.payload is not None and screen.payload.trial_id != first
-        )
+        await until(pilot, lambda: screen.payload is not None and screen.payload.trial_id != first)
         assert "1 / 12" in text_of(app, "#label-title")
         await pilot.press("f")
-        await wait_until(pilot, lambda: len(screen.state.done) == 2)  # type: ignore[union-attr]
+        await until(pilot, lambda: len(screen.state.done) == 2)  # type: ignore[union-attr]
         labels = current_labels(open_store(queued_db), "ana")
         assert labels[(first, "ana")].verdict == "pass"
         assert labels[(first, "ana")].criteria == {"looked_up": False}
@@ -84,13 +73,13 @@ async def test_one_key_per_trial_blind_judge_and_undo(queued_db: Path) -> None:
         assert labels[(first, "ana")].override
         assert len(labels) == 2
         await pilot.press("u")  # undo the fail: back to that trial, one label left
-        await wait_until(pilot, lambda: len(screen.state.done) == 1)  # type: ignore[union-attr]
+        await until(pilot, lambda: len(screen.state.done) == 1)  # type: ignore[union-attr]
         assert len(current_labels(open_store(queued_db), "ana")) == 1
         assert screen.mine is None
         await pilot.press("x")
-        await wait_until(pilot, lambda: len(screen.state.done) == 2)  # type: ignore[union-attr]
+        await until(pilot, lambda: len(screen.state.done) == 2)  # type: ignore[union-attr]
         await pilot.press("left_square_bracket")
-        await wait_until(pilot, lambda: screen.mine is not None)
+        await until(pilot, lambda: screen.mine is not None)
         assert screen.mine is not None and screen.mine.verdict == "skip"
         await pilot.press("v")
         await pilot.pause()
@@ -112,7 +101,7 @@ async def test_note_is_kept_with_the_label(queued_db: Path) -> None:
         )
         await pilot.pause()
         await pilot.press("f")
-        await wait_until(pilot, lambda: len(screen.state.done) == 1)  # type: ignore[union-attr]
+        await until(pilot, lambda: len(screen.state.done) == 1)  # type: ignore[union-attr]
         label = current_labels(open_store(queued_db), "ana")[(trial, "ana")]
         assert label.note == "refund went to the wrong card\n[b]second line[/b]"
 
@@ -129,7 +118,7 @@ async def test_resumes_where_it_stopped(queued_db: Path) -> None:
             for extra in (1, 2):
                 await pilot.press("p")
                 target = expected_done + extra
-                await wait_until(pilot, lambda s=screen, t=target: len(s.state.done) == t)  # type: ignore[misc,union-attr]
+                await until(pilot, lambda s=screen, t=target: len(s.state.done) == t)  # type: ignore[misc,union-attr]
 
 
 def _driver(db: Path, queue: str, labeler: str, count: int) -> subprocess.Popen[str]:
@@ -188,16 +177,16 @@ async def test_the_queue_list_shows_the_progress_made_when_labeling_returns(
         await app.push_screen(queues)
         await pilot.pause()
         table = queues.query_one("#queues", DataTable)
-        await wait_until(pilot, lambda: table.row_count == 2)
+        await until(pilot, lambda: table.row_count == 2)
         done = lambda: str(table.get_row(next(k for k in table.rows if k.value == "q"))[2])  # noqa: E731
         assert done().startswith("0 /")
         screen = LabelScreen("q", "ana")
         app.push_screen(screen)
         await wait_loaded(app, pilot, screen)
         await pilot.press("p")
-        await wait_until(pilot, lambda: len(screen.state.done) == 1)  # type: ignore[union-attr]
+        await until(pilot, lambda: len(screen.state.done) == 1)  # type: ignore[union-attr]
         app.pop_screen()
-        await wait_until(pilot, lambda: done().startswith("1 /"))
+        await until(pilot, lambda: done().startswith("1 /"))
 
 
 async def test_a_label_given_in_another_window_is_not_replaced_silently(queued_db: Path) -> None:
@@ -215,16 +204,16 @@ async def test_a_label_given_in_another_window_is_not_replaced_silently(queued_d
         with open_store(queued_db) as db:  # the other window labels it fail first
             give_label(db, trial, "ana", "fail", queue="q")
         await pilot.press("p")
-        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        await until(pilot, lambda: isinstance(app.screen, ConfirmModal))
         question = str(app.screen.query_one("#confirm-text", Static).render())
         assert "ana labeled it fail at" in question and "Replace that with pass?" in question
         await pilot.press("escape")
-        await wait_until(pilot, lambda: screen.mine is not None)
+        await until(pilot, lambda: screen.mine is not None)
         assert screen.mine is not None and screen.mine.verdict == "fail"
         assert current_labels(open_store(queued_db), "ana")[(trial, "ana")].verdict == "fail"
         # now this window knows the fail: a pass replaces it without asking
         await pilot.press("p")
-        await wait_until(
+        await until(
             pilot,
             lambda: current_labels(open_store(queued_db), "ana")[(trial, "ana")].verdict == "pass",
         )
@@ -242,15 +231,13 @@ async def test_replacing_the_other_windows_label_after_asking(queued_db: Path) -
         with open_store(queued_db) as db:
             give_label(db, trial, "ana", "fail", queue="q")
         await pilot.press("p")
-        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        await until(pilot, lambda: isinstance(app.screen, ConfirmModal))
         await pilot.press("enter")
-        await wait_until(
+        await until(
             pilot,
             lambda: current_labels(open_store(queued_db), "ana")[(trial, "ana")].verdict == "pass",
         )
-        await wait_until(
-            pilot, lambda: screen.payload is not None and screen.payload.trial_id != trial
-        )
+        await until(pilot, lambda: screen.payload is not None and screen.payload.trial_id != trial)
 
 
 def test_the_label_store_refuses_a_stale_write() -> None:

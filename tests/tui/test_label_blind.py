@@ -11,14 +11,12 @@ import re
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from textual.app import App
 from textual.command import CommandList, CommandPalette
 from textual.geometry import Region
 from textual.widget import Widget
 
 from reviewer.calibration.sampling import make_queue
-from reviewer.cli import cli
 from reviewer.labeling.rubric import load_rubric
 from reviewer.store import open_store
 from reviewer.store.labels import add_label
@@ -27,7 +25,8 @@ from reviewer.store.queues import queue_items
 from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.label import ConfirmModal, LabelScreen
 from reviewer.tui.widgets.transcript import TranscriptView
-from tests.conftest import SAMPLE_RUNS
+from tests.conftest import SAMPLE_RUNS, sample_copy
+from tests.tui.conftest import settle, until
 
 SIZE = (120, 40)
 OTHER = "zed-otherlabeler"
@@ -45,9 +44,7 @@ def _squash(text: str) -> str:
 def judged_queue(tmp_path: Path) -> tuple[Path, dict[str, list[str]]]:
     """Sample runs (every trial judged on import), a queue for ana, and a label by another labeler
     on every queued trial; the markers that must not show per trial."""
-    path = tmp_path / "s.db"
-    result = CliRunner().invoke(cli, ["--db", str(path), "import", str(SAMPLE_RUNS)])
-    assert result.exit_code == 0, result.stderr
+    path = sample_copy(tmp_path / "s.db")
     markers: dict[str, list[str]] = {}
     with open_store(path) as db:
         make_queue(db, "q", 6, seed=3, labeler="ana")
@@ -103,15 +100,6 @@ def every_key(app: App[None], screen: LabelScreen) -> list[str]:
     return sorted(keys)
 
 
-async def settle(app: App[None], pilot: object) -> None:
-    """Every worker done but the label writer (it lives as long as the screen)."""
-    for _ in range(3):
-        busy = [w for w in app.workers if w.group != "label-writer" and not w.is_finished]
-        if busy:  # an empty list would mean every worker
-            await app.workers.wait_for_complete(busy)
-        await pilot.pause()  # type: ignore[attr-defined]
-
-
 async def back_to(app: App[None], pilot: object, screen: LabelScreen) -> None:
     for _ in range(5):
         if app.screen is screen:
@@ -135,14 +123,6 @@ async def stable_count(pilot: object, options: CommandList) -> None:
         if same >= 20:
             return
     raise AssertionError("the palette never settled")
-
-
-async def until(pilot: object, cond) -> None:  # type: ignore[no-untyped-def]
-    for _ in range(500):
-        if cond():
-            return
-        await pilot.pause(0.01)  # type: ignore[attr-defined]
-    raise AssertionError("condition never met")
 
 
 async def test_no_key_reveals_the_judge_or_another_label_before_labeling(

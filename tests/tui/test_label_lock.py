@@ -6,22 +6,18 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from click.testing import CliRunner
-
 from reviewer.calibration.sampling import make_queue
-from reviewer.cli import cli
 from reviewer.store import open_store
 from reviewer.store.labels import iter_label_rows
 from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.label import LabelScreen
-from tests.conftest import SAMPLE_RUNS
+from tests.conftest import sample_copy
 
 
 async def test_four_presses_while_the_database_is_locked_label_one_trial_once(
     tmp_path: Path,
 ) -> None:
-    path = tmp_path / "s.db"
-    assert CliRunner().invoke(cli, ["--db", str(path), "import", str(SAMPLE_RUNS)]).exit_code == 0
+    path = sample_copy(tmp_path / "s.db")
     with open_store(path) as db:
         make_queue(db, "q", 6, seed=1, labeler="ana")
     app = ReviewerApp(db_path=path, labeler="ana")

@@ -20,7 +20,8 @@ from reviewer.store.queries import trials_by_id_prefix
 from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.label import ConfirmModal, LabelScreen
 from reviewer.tui.screens.transcript import TranscriptScreen
-from tests.conftest import REPO, SAMPLE_RUNS
+from tests.conftest import REPO, SAMPLE_RUNS, sample_copy
+from tests.tui.conftest import until
 
 SIZE = (120, 40)
 TAU = REPO / "tests" / "fixtures" / "tau_bench" / "gpt-4o-airline-5-tasks.json"
@@ -28,20 +29,10 @@ TAU = REPO / "tests" / "fixtures" / "tau_bench" / "gpt-4o-airline-5-tasks.json"
 
 @pytest.fixture
 def queued_db(tmp_path: Path) -> Path:
-    path = tmp_path / "s.db"
-    result = CliRunner().invoke(cli, ["--db", str(path), "import", str(SAMPLE_RUNS)])
-    assert result.exit_code == 0, result.stderr
+    path = sample_copy(tmp_path / "s.db")
     with open_store(path) as db:
         make_queue(db, "q", 4, seed=1, labeler="ana")
     return path
-
-
-async def until(pilot: object, cond) -> None:  # type: ignore[no-untyped-def]
-    for _ in range(500):
-        if cond():
-            return
-        await pilot.pause(0.01)  # type: ignore[attr-defined]
-    raise AssertionError("condition never met")
 
 
 def text_of(app: ReviewerApp, selector: str) -> str:
@@ -112,8 +103,7 @@ def test_overrides_travel_in_the_labels_file(queued_db: Path, tmp_path: Path) ->
         )
         export_labels(db, tmp_path / "l.jsonl")
     assert '"override": true' in (tmp_path / "l.jsonl").read_text()
-    other = tmp_path / "o.db"
-    CliRunner().invoke(cli, ["--db", str(other), "import", str(SAMPLE_RUNS)])
+    other = sample_copy(tmp_path / "o.db")
     with open_store(other) as db:
         assert import_labels(db, tmp_path / "l.jsonl").added == 1
         assert current_labels(db, "ana")[(tid, "ana")].override

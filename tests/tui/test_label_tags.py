@@ -12,7 +12,8 @@ from reviewer.store.labels import current_labels
 from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.label import LabelScreen, TagModal
 from tests.conftest import SAMPLE_RUNS
-from tests.tui.test_label import queued_db, text_of, wait_loaded, wait_until
+from tests.tui.conftest import until
+from tests.tui.test_label import queued_db, text_of, wait_loaded
 
 __all__ = ["queued_db"]
 
@@ -36,29 +37,29 @@ async def test_fail_asks_for_the_tag_and_one_key_stores_it(queued_db: Path) -> N
         first = screen.payload.trial_id  # type: ignore[union-attr]
 
         await pilot.press("f")
-        await wait_until(pilot, lambda: isinstance(app.screen, TagModal))
+        await until(pilot, lambda: isinstance(app.screen, TagModal))
         keys = str(app.screen.query_one("#tag-keys").render())
         assert "[w] wrong_refund" in keys and "[c] cancelled_shipped" in keys
         assert "[1] [red]x[/] hostile" in keys  # a category is text, never markup
         await pilot.press("escape")  # back: nothing stored, still on the trial
-        await wait_until(pilot, lambda: app.screen is screen)
+        await until(pilot, lambda: app.screen is screen)
         assert first not in _labels(queued_db)
 
         await pilot.press("f")
-        await wait_until(pilot, lambda: isinstance(app.screen, TagModal))
+        await until(pilot, lambda: isinstance(app.screen, TagModal))
         await pilot.press("c")
-        await wait_until(pilot, lambda: first in screen.state.done)  # type: ignore[union-attr]
+        await until(pilot, lambda: first in screen.state.done)  # type: ignore[union-attr]
         second = screen.payload.trial_id  # type: ignore[union-attr]
-        await wait_until(pilot, lambda: screen.payload.trial_id != first)  # type: ignore[union-attr]
+        await until(pilot, lambda: screen.payload.trial_id != first)  # type: ignore[union-attr]
         stored = _labels(queued_db)[first]
         assert stored.verdict == "fail" and stored.tag == "cancelled_shipped"  # type: ignore[attr-defined]
 
         # Enter: a fail without a tag; p never asks
         second = screen.payload.trial_id  # type: ignore[union-attr]
         await pilot.press("f")
-        await wait_until(pilot, lambda: isinstance(app.screen, TagModal))
+        await until(pilot, lambda: isinstance(app.screen, TagModal))
         await pilot.press("enter")
-        await wait_until(pilot, lambda: second in screen.state.done)  # type: ignore[union-attr]
+        await until(pilot, lambda: second in screen.state.done)  # type: ignore[union-attr]
         assert _labels(queued_db)[second].tag is None  # type: ignore[attr-defined]
 
 
@@ -71,21 +72,21 @@ async def test_k_tags_in_free_words_and_retags_a_standing_fail(queued_db: Path) 
         await wait_loaded(app, pilot, screen)
         first = screen.payload.trial_id  # type: ignore[union-attr]
         await pilot.press("f")  # no categories in the rubric: f labels at once, as before
-        await wait_until(pilot, lambda: first in screen.state.done)  # type: ignore[union-attr]
+        await until(pilot, lambda: first in screen.state.done)  # type: ignore[union-attr]
         assert not isinstance(app.screen, TagModal)
         await pilot.press("left_square_bracket")  # back to the fail just given
-        await wait_until(pilot, lambda: screen.mine is not None and screen.mine.trial_id == first)
+        await until(pilot, lambda: screen.mine is not None and screen.mine.trial_id == first)
 
         await pilot.press("K", "tab", *"asked twice", "enter")
-        await wait_until(pilot, lambda: _labels(queued_db)[first].tag == "asked twice")  # type: ignore[attr-defined]
-        await wait_until(pilot, lambda: screen.mine is not None and screen.mine.tag is not None)
+        await until(pilot, lambda: _labels(queued_db)[first].tag == "asked twice")  # type: ignore[attr-defined]
+        await until(pilot, lambda: screen.mine is not None and screen.mine.tag is not None)
         assert "tag: asked twice" in text_of(app, "#label-mine")
         assert screen.payload.trial_id == first  # type: ignore[union-attr]  # a retag stays
 
         await pilot.press("right_square_bracket")
-        await wait_until(pilot, lambda: screen.payload.trial_id != first)  # type: ignore[union-attr]
+        await until(pilot, lambda: screen.payload.trial_id != first)  # type: ignore[union-attr]
         nxt = screen.payload.trial_id  # type: ignore[union-attr]
         await pilot.press("K", "tab", *"no lookup", "enter")  # an unlabeled trial: K labels it fail
-        await wait_until(pilot, lambda: nxt in _labels(queued_db))
+        await until(pilot, lambda: nxt in _labels(queued_db))
         stored = _labels(queued_db)[nxt]
         assert stored.verdict == "fail" and stored.tag == "no lookup"  # type: ignore[attr-defined]

@@ -20,7 +20,7 @@ from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.label import LabelScreen
 from reviewer.tui.screens.trials import TrialsScreen, TrialTable
 from reviewer.workflows.labels import give_label, undo_label
-from tests.conftest import SAMPLE_RUNS
+from tests.conftest import sample_copy
 
 JUDGE = "claude-sonnet-4-5:support-policy@1"
 RUBRIC = "support-policy@1"
@@ -52,9 +52,7 @@ def _line(ref: dict[str, object], verdict: str, minute: int, retracted: bool = F
 @pytest.fixture
 def labeled(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     """Sample runs; six trials the judge passed, labeled by ana through every path there is."""
-    path = tmp_path / "s.db"
-    result = CliRunner().invoke(cli, ["--db", str(path), "import", str(SAMPLE_RUNS)])
-    assert result.exit_code == 0, result.stderr
+    path = sample_copy(tmp_path / "s.db")
     with open_store(path) as db:
         rows = db.execute(
             "SELECT t.id, t.run, t.task_id, t.trial FROM trials t JOIN verdicts v ON v.trial_id = t.id "

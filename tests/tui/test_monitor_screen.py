@@ -14,17 +14,12 @@ from reviewer.cli import cli
 from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.monitor import FlaggedScreen, MonitorScreen, sparkline
 from reviewer.tui.screens.transcript import TranscriptScreen
+from tests.commands.test_monitor import conversation
 from tests.conftest import write_jsonl
-from tests.test_monitor_cli import conversation
+from tests.tui.conftest import settle
 
 SIZE = (160, 45)
 HOSTILE = "[red]x[/] \x1b[31m hostile [/foo]"
-
-
-async def settle(app: ReviewerApp, pilot: Any) -> None:
-    for _ in range(3):
-        await app.workers.wait_for_complete()
-        await pilot.pause()
 
 
 def _db(tmp_path: Path) -> Path:

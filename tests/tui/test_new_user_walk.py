@@ -14,22 +14,9 @@ from reviewer.store import open_store
 from reviewer.store.judging import VerdictWrite, write_verdict
 from reviewer.store.queues import queue_items
 from reviewer.tui.app import ReviewerApp
+from tests.tui.conftest import settle, until
 
 SMALL = (80, 24)
-
-
-async def settle(app: ReviewerApp, pilot: Any) -> None:
-    for _ in range(3):
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-
-
-async def until(pilot: Any, cond: Any) -> None:
-    for _ in range(500):
-        if cond():
-            return
-        await pilot.pause(0.01)
-    raise AssertionError("condition never met")
 
 
 def text_of(app: ReviewerApp, selector: str) -> str:

@@ -10,14 +10,11 @@ from reviewer.cli import cli
 from reviewer.store import open_store
 from reviewer.store.queries import trials_by_id_prefix
 from reviewer.tui.app import ReviewerApp
-from tests.conftest import SAMPLE_RUNS
+from tests.conftest import sample_copy
 
 
 def sample_db(tmp_path: Path) -> Path:
-    db = tmp_path / "s.db"
-    result = CliRunner().invoke(cli, ["--db", str(db), "import", str(SAMPLE_RUNS)])
-    assert result.exit_code == 0, result.stderr
-    return db
+    return sample_copy(tmp_path / "s.db")
 
 
 def test_trials_by_id_prefix(tmp_path: Path) -> None:

@@ -13,8 +13,8 @@ from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.compare import CompareScreen
 from reviewer.tui.screens.queues import QueuesScreen
 from tests.conftest import FIXTURES, native_trial, write_jsonl
-from tests.tui.test_app import import_into, settle
-from tests.tui.test_label import wait_until
+from tests.tui.conftest import settle, until
+from tests.tui.test_app import import_into
 
 GRADED = FIXTURES / "tau_bench" / "grok-3-graded-5-tasks.json"
 
@@ -61,7 +61,7 @@ async def test_new_queue_key_leaves_out_infrastructure_errors_and_says_so(
         await pilot.press("a")  # the new-queue form: its defaults, then ctrl+s makes the queue
         await pilot.pause()
         await pilot.press("ctrl+s")
-        await wait_until(pilot, lambda: any(m.startswith("Queue ") for m in said))
+        await until(pilot, lambda: any(m.startswith("Queue ") for m in said))
     assert any(
         m.startswith("Queue ")
         and "2 trials sampled (asked for 50, the database has 2 trials: the queue holds 2)." in m

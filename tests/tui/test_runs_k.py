@@ -11,12 +11,7 @@ from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.runs import RunsScreen
 from reviewer.tui.screens.tasks import TasksScreen
 from tests.conftest import SAMPLE_RUNS, native_trial, run_cli, write_jsonl
-
-
-async def settle(app: ReviewerApp, pilot: object) -> None:
-    for _ in range(3):
-        await app.workers.wait_for_complete()
-        await pilot.pause()  # type: ignore[attr-defined]
+from tests.tui.conftest import settle
 
 
 async def test_a_one_trial_run_leaves_the_others_their_own_k(tmp_path: Path) -> None:

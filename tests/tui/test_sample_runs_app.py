@@ -7,29 +7,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from textual.widgets import DataTable
 
-from reviewer.cli import cli
 from reviewer.store import open_store
 from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.runs import RunsScreen
 from reviewer.tui.screens.transcript import TranscriptScreen
-from tests.conftest import REAL_SAMPLE_RUNS
+from tests.conftest import REAL_SAMPLE_RUNS, sample_copy
+from tests.tui.conftest import settle
 from tests.tui.screen_picture import picture
-
-
-async def settle(app: ReviewerApp, pilot: object) -> None:
-    for _ in range(3):
-        await app.workers.wait_for_complete()
-        await pilot.pause()  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
 async def test_app_opens_on_the_real_sample_runs(tmp_path: Path, size: tuple[int, int]) -> None:
-    db = tmp_path / "s.db"
-    result = CliRunner().invoke(cli, ["--db", str(db), "import", str(REAL_SAMPLE_RUNS)])
-    assert result.exit_code == 0, result.stderr
+    db = sample_copy(tmp_path / "s.db", REAL_SAMPLE_RUNS)
     app = ReviewerApp(db_path=db)
     async with app.run_test(size=size) as pilot:
         await settle(app, pilot)

@@ -21,6 +21,7 @@ from reviewer.tui.screens.error import ErrorModal
 from reviewer.tui.screens.transcript import TranscriptScreen
 from reviewer.tui.widgets.transcript import TranscriptView
 from tests.conftest import native_trial, write_jsonl
+from tests.tui.conftest import settle
 
 SIZE = (100, 30)
 
@@ -97,11 +98,6 @@ def trial_ids(db_path: Path) -> list[str]:
         return [r[0] for r in db.execute("SELECT id FROM trials ORDER BY seq").fetchall()]
     finally:
         db.close()
-
-
-async def settle(app: ReviewerApp, pilot: Pilot[None]) -> None:
-    await app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 async def open_transcript(

@@ -11,7 +11,8 @@ from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.transcript import TranscriptScreen
 from reviewer.tui.widgets.transcript import TranscriptView
 from reviewer.tui.widgets.transcript_search import CURRENT_STYLE, MATCH_STYLE, SearchPrompt
-from tests.tui.test_transcript import make_db, open_transcript, rich_trial, settle, trial_ids
+from tests.tui.conftest import settle
+from tests.tui.test_transcript import make_db, open_transcript, rich_trial, trial_ids
 
 
 def find_line(app: ReviewerApp) -> str:

@@ -14,6 +14,7 @@ from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.trials import TrialsScreen, TrialTable
 from reviewer.workflows.imports import import_paths
 from tests.conftest import native_trial, write_jsonl
+from tests.tui.conftest import settle
 
 N = 450
 SIZE = (120, 30)
@@ -47,11 +48,6 @@ def filters(app: ReviewerApp) -> str:
 
 def table(app: ReviewerApp) -> TrialTable:
     return app.screen.query_one(TrialTable)
-
-
-async def settle(app: ReviewerApp, pilot: Pilot[None]) -> None:
-    await app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 async def open_trials(app: ReviewerApp, pilot: Pilot[None], f: TrialFilter | None = None) -> None:

@@ -8,7 +8,7 @@ from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
 #: actions shown first, in this order
-FIRST = ("help", "app.pop_screen", "back", "quit")
+FIRST = ("help", "app.pop_screen", "back", "leave", "quit")
 
 
 def _rank(action: str) -> int:

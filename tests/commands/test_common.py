@@ -1,0 +1,75 @@
+"""Regression tests for small CLI defects: a stale hint, empty names silently ignored, audit's
+progress lines in piped output."""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+import pytest
+
+from reviewer.commands.common import SafeStream, progress_console, safe_output
+from tests.conftest import native_trial, run_cli, write_jsonl
+
+
+def test_queues_empty_db_suggests_sample_size() -> None:
+    code, _, err = run_cli("--db", "x.db", "queues")
+    assert code == 0 and "reviewer sample --size 50" in err and "--n 50" not in err
+
+
+def test_empty_queue_and_sample_name_are_refused(tmp_path: Path) -> None:
+    write_jsonl(tmp_path / "r.jsonl", [native_trial("t1"), native_trial("t2", False)])
+    assert run_cli("--db", "x.db", "import", str(tmp_path / "r.jsonl"))[0] == 0
+    code, _, err = run_cli("--db", "x.db", "sample", "--name", "")
+    assert code == 2 and err.startswith("reviewer: --name must not be empty")
+    code, _, err = run_cli("--db", "x.db", "monitor", "--no-judge", "--queue", " ")
+    assert code == 2 and err == "reviewer: --queue must not be empty\n"
+    code, out, err = run_cli("--db", "x.db", "queues")
+    assert "no queues yet" in err  # nothing was made
+
+
+def test_audit_progress_lines_not_in_piped_output(tmp_path: Path) -> None:
+    write_jsonl(tmp_path / "r.jsonl", [native_trial("t1"), native_trial("t2", False)])
+    assert run_cli("--db", "x.db", "import", str(tmp_path / "r.jsonl"))[0] == 0
+    code, out, err = run_cli("--db", "x.db", "audit")
+    assert code == 0 and "auditing" not in err and out.startswith("r1: no finding")
+
+
+# Folded in from tests/test_progress_bars.py:
+# Our own progress bars on a terminal: rich's escapes reach the terminal as escapes (a bar that
+# redraws in place), while the command's other output still goes through the SafeStream.
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_progress_console_writes_to_the_real_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+    raw = FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", SafeStream(raw))
+    console = progress_console()
+    assert console.file is raw and console.is_terminal
+
+
+def test_import_progress_bar_redraws_with_real_escapes_and_data_stays_visible(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: the bar's own colour codes and carriage returns were shown as ␛[..m stand-ins,
+    a screenful of them, because rich's stderr redirect routed the bar back through the SafeStream."""
+    from reviewer.commands.imports import run_import
+    from reviewer.store import open_store
+
+    name = "evil\x1b]52;c;aGk=\x07[red]x.jsonl"
+    write_jsonl(tmp_path / name, [native_trial("t", True, trial=i) for i in range(3)])
+    out, err = FakeTerminal(), FakeTerminal()
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(sys, "stderr", err)
+    with safe_output(), open_store(tmp_path / "x.db") as db:
+        run_import(db, [str(tmp_path)], run=None, check=False)
+    written = err.getvalue()
+    assert "imported 3 trials" in written
+    assert "\x1b[" in written or "\r" in written  # the bar itself drew on the terminal
+    assert "␛[" not in written  # ... and none of its escapes was turned into a stand-in
+    assert "\x1b]52" not in written and "\x07" not in written  # the file name never drives it

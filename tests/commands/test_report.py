@@ -1,0 +1,169 @@
+"""`reviewer report`: the DESIGN.md layout, JSON shape, and the published tau-bench numbers."""
+
+from __future__ import annotations
+
+import json
+from math import comb
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from reviewer.cli import cli
+from tests.conftest import FIXTURES, SAMPLE_RUNS, native_trial, real_data, sample_copy, write_jsonl
+
+EXAMPLE = """\
+task                  pass@1  pass@4  pass^4
+refund_simple           1.00    1.00    1.00
+refund_partial          0.88    1.00    0.50
+address_change          0.75    1.00    0.21
+cancel_after_ship       0.50    0.99    0.01
+multi_order_lookup      0.62    1.00    0.07
+AVERAGE                 0.75    1.00    0.36
+"""
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    r = CliRunner().invoke(cli, list(args))
+    return r.exit_code, r.stdout, r.stderr
+
+
+def test_example_layout_from_design(tmp_path: Path) -> None:
+    counts = {
+        "refund_simple": 8,
+        "refund_partial": 7,
+        "address_change": 6,
+        "cancel_after_ship": 4,
+        "multi_order_lookup": 5,
+    }
+    recs = [
+        native_trial(task, passed=i < c, trial=i + 1, run="support-v1")
+        for task, c in counts.items()
+        for i in range(8)
+    ]
+    write_jsonl(tmp_path / "v1.jsonl", recs)
+    assert invoke("--db", "x.db", "import", str(tmp_path / "v1.jsonl"))[0] == 0
+    code, out, _ = invoke("--db", "x.db", "report", "--run", "support-v1", "--k", "1,4")
+    assert code == 0
+    # the table as the design fixes it, then the averages' intervals on a line under it
+    assert out.startswith(EXAMPLE + "95% interval over tasks: pass@1 ")
+    assert out.split("\n")[8] == ""
+
+
+def test_sample_runs_match_the_example() -> None:
+    if not (SAMPLE_RUNS / "support-v1.jsonl").exists():
+        pytest.skip("sample runs not generated")
+    sample_copy("x.db")
+    code, out, _ = invoke("--db", "x.db", "report", "--run", "support-v1", "--k", "1,4")
+    assert code == 0
+    assert out.startswith(EXAMPLE + "95% interval over tasks: pass@1 ")
+
+
+TAU_SUBSET = FIXTURES / "tau_bench" / "gpt-4o-airline-5-tasks.json"
+# file -> (import line, tasks, pass^1..4, pass@1..4); the full file's are tau-bench's published numbers
+TAU_EXPECTED = {
+    TAU_SUBSET.name: (
+        "imported 20 trials (1 run, 5 tasks)",
+        5,
+        [0.450, 0.267, 0.200, 0.200],
+        [0.450, 0.633, 0.750, 0.800],
+    ),
+    "gpt-4o-airline.json": (
+        "imported 200 trials (1 run, 50 tasks)",
+        50,
+        [0.420, 0.273, 0.220, 0.200],
+        [0.420, 0.567, 0.660, 0.720],
+    ),
+}
+
+
+def _by_hand(path: Path, k: int) -> tuple[float, float]:
+    """pass^k and pass@k averaged over tasks, straight from the file's rewards (n = 4 per task)."""
+    passed: dict[object, list[bool]] = {}
+    for rec in json.loads(path.read_text()):
+        passed.setdefault(rec["task_id"], []).append(rec["reward"] >= 1 - 1e-6)
+    hat = [comb(sum(p), k) / comb(len(p), k) for p in passed.values()]
+    at = [1 - comb(len(p) - sum(p), k) / comb(len(p), k) for p in passed.values()]
+    return sum(hat) / len(hat), sum(at) / len(at)
+
+
+@pytest.mark.parametrize("path", real_data(TAU_SUBSET, "tau-bench", "gpt-4o-airline.json"))
+def test_tau_bench_published_pass_hat_k(path: Path) -> None:
+    imported, tasks, published_hat, published_at = TAU_EXPECTED[path.name]
+    code, _, err = invoke("--db", "x.db", "import", str(path))
+    assert code == 0, err
+    assert imported in err
+    code, out, _ = invoke("--db", "x.db", "report", "--k", "1,2,3,4", "--json")
+    assert code == 0
+    (run,) = json.loads(out)["runs"]
+    assert len(run["tasks"]) == tasks and {t["n"] for t in run["tasks"]} == {4}
+    hat = [round(run["average"]["pass_hat_k"][str(k)], 3) for k in (1, 2, 3, 4)]
+    at = [round(run["average"]["pass_at_k"][str(k)], 3) for k in (1, 2, 3, 4)]
+    assert hat == published_hat
+    assert at == published_at
+    for k in (1, 2, 3, 4):
+        assert (hat[k - 1], at[k - 1]) == tuple(round(x, 3) for x in _by_hand(path, k))
+
+
+def test_default_k_and_json_shape(tmp_path: Path) -> None:
+    recs = [native_trial("a", passed=True, trial=i) for i in range(1, 4)]
+    recs += [native_trial("b", passed=i == 1, trial=i) for i in range(1, 6)]
+    write_jsonl(tmp_path / "r.jsonl", recs)
+    invoke("--db", "x.db", "import", str(tmp_path / "r.jsonl"))
+    code, out, _ = invoke("--db", "x.db", "report", "--json")
+    data = json.loads(out)["runs"][0]
+    assert data["k"] == [1, 3]
+    assert data["tasks"][0] == {
+        "task_id": "a",
+        "n": 3,
+        "c": 3,
+        "pass_at_k": {"1": 1.0, "3": 1.0},
+        "pass_hat_k": {"1": 1.0, "3": 1.0},
+    }
+    assert data["average"]["pass_hat_k"]["1"] == pytest.approx((1 + 0.2) / 2)
+
+
+def test_tasks_with_too_few_trials_are_left_out_and_the_report_says_so(tmp_path: Path) -> None:
+    recs = [native_trial("a", passed=True, trial=i) for i in range(1, 5)]
+    recs += [native_trial("b", passed=False, trial=1)]
+    write_jsonl(tmp_path / "r.jsonl", recs)
+    invoke("--db", "x.db", "import", str(tmp_path / "r.jsonl"))
+    code, out, _ = invoke("--db", "x.db", "report", "--k", "1,4")
+    assert code == 0
+    lines = out.split("\n\n")[0].splitlines()
+    assert lines[2].split() == ["b", "0.00", "-", "-"]
+    assert lines[3].split() == ["AVERAGE", "0.50", "1.00", "1.00"]
+    assert "the k=4 averages use 1 of 2 tasks; 1 with fewer than 4 trials are left out" in out
+    code, out, _ = invoke("--db", "x.db", "report", "--k", "1,4", "--json")
+    avg = json.loads(out)["runs"][0]["average"]
+    assert avg["tasks_left_out"] == {"1": 0, "4": 1}
+    assert json.loads(out)["runs"][0]["tasks"][1]["pass_hat_k"]["4"] is None
+
+
+def test_report_errors_are_one_line(tmp_path: Path) -> None:
+    code, _, err = invoke("--db", "x.db", "report")
+    assert code == 1 and err.startswith("reviewer: no runs in x.db")
+    write_jsonl(tmp_path / "r.jsonl", [native_trial("a")])
+    invoke("--db", "x.db", "import", str(tmp_path / "r.jsonl"))
+    code, _, err = invoke("--db", "x.db", "report", "--run", "nope")
+    assert code == 1 and "no run named 'nope'; runs: r1" in err
+    code, _, err = invoke("--db", "x.db", "report", "--k", "x")
+    assert code == 2 and "comma-separated" in err
+
+
+def test_inspect_logs_in_both_forms_give_inspects_numbers() -> None:
+    for name in ("support.eval", "support.json"):
+        path = FIXTURES / "inspect" / name
+        code, _, err = invoke("--db", f"{name}.db", "import", str(path))
+        assert code == 0, err
+        code, out, _ = invoke("--db", f"{name}.db", "report", "--k", "1,2,4", "--json")
+        avg = json.loads(out)["runs"][0]["average"]
+        assert [round(avg["pass_hat_k"][k], 4) for k in ("1", "2", "4")] == [0.625, 0.4167, 0.25]
+        assert [round(avg["pass_at_k"][k], 4) for k in ("1", "2", "4")] == [0.625, 0.8333, 1.0]
+
+
+def test_not_a_database(tmp_path: Path) -> None:
+    (tmp_path / "bad.db").write_bytes(b"this is not sqlite" * 100)
+    code, _, err = invoke("--db", str(tmp_path / "bad.db"), "report")
+    assert code == 1
+    assert "not a reviewer database" in err

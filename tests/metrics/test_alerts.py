@@ -1,0 +1,91 @@
+"""The monitor's alert rule, by seeded simulation (a small, fast version of bench/monitor_alarms.py,
+which measures the figures docs/ci-and-monitoring.md states): how often it alarms on streams that did not change,
+with and without day-to-day wobble, and how soon it catches a planted change."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from reviewer.metrics.alerts import Count, alert_series, alert_table, lag_of
+from tests.support.monitor_sim import (
+    conversation_stream,
+    day_rates,
+    old_rule,
+    readme_maker,
+    tool_error_stream,
+)
+
+
+def _any_alert(series: dict[str, list[Count]], lag: int = 1) -> bool:
+    return any(t.alert for tests in alert_table(series, lag=lag).values() for t in tests)
+
+
+def test_no_alert_on_stable_readme_streams_over_many_seeds() -> None:
+    """Five rates of 14 days, no wobble: the docs' no-change figure (bench: 0.0% of streams)."""
+    make = readme_maker(0.0, 0.0)
+    alarms = sum(_any_alert(make(np.random.default_rng([1, s]))) for s in range(300))
+    assert alarms <= 3, alarms
+
+
+def test_a_15_percent_wobble_alarms_rarely_where_the_old_rule_alarms_mostly() -> None:
+    """30 days at 800 a day, 8%, 15% wobble: the old rule alerts on about half of the streams."""
+    new = old = 0
+    for s in range(60):
+        rng = np.random.default_rng([2, s])
+        counts = conversation_stream(rng, 800, day_rates(rng, 30, 0.08, 0.15))
+        new += bool(alert_series(counts))
+        old += bool(old_rule(counts))
+    assert new <= 5, new
+    assert old >= 20, old
+
+
+def test_clustered_tool_errors_are_counted_by_conversation() -> None:
+    """Tool errors with ICC 0.06 and 5.8 calls a conversation (15% wobble): binomial over calls
+    alarms on nearly every stream; the rule does not."""
+    new = old = 0
+    for s in range(30):
+        rng = np.random.default_rng([3, s])
+        counts = tool_error_stream(rng, 800, day_rates(rng, 30, 0.08, 0.15), 0.06)
+        new += bool(alert_series(counts))
+        old += bool(old_rule([Count(c.bad, c.n) for c in counts]))
+    assert new <= 2, new
+    assert old >= 25, old
+
+
+def test_planted_changes_are_caught() -> None:
+    """A rate doubling at 800 a day (15% wobble) alerts within two windows; the judged fail rate
+    going from 15% to 50% (25 judged a day) in its window or the next; a check tripling at 500 a
+    day in its own window."""
+    doubled = judge = check = 0
+    seeds = 40
+    for s in range(seeds):
+        rng = np.random.default_rng([4, s])
+        counts = conversation_stream(rng, 800, day_rates(rng, 30, 0.08, 0.15, change_day=20))
+        doubled += any(t.index in (20, 21) for t in alert_series(counts))
+        streams = readme_maker(0.0, 0.0, "judge")(rng)
+        judge += any(t.index in (9, 10) for t in alert_table(streams)["judge"] if t.alert)
+        streams = readme_maker(0.0, 0.0, "check5")(rng)
+        check += any(t.index == 9 for t in alert_table(streams)["check5"] if t.alert)
+    assert doubled / seeds >= 0.8, doubled
+    assert judge / seeds >= 0.45, judge  # the bench measures it on 600 streams
+    assert check / seeds >= 0.9, check
+
+
+def test_an_incident_does_not_become_the_new_normal() -> None:
+    """Windows that alerted stay out of the baseline: a lasting rise keeps alerting."""
+    counts = [(25, 500)] * 9 + [(75, 500)] * 5
+    assert [t.index for t in alert_series(counts)] == [9, 10, 11, 12, 13]
+
+
+def test_same_weekday_baseline_takes_a_weekly_pattern_in_its_stride() -> None:
+    """Weekends at 1.6 times the weekday rate: the recent baseline alarms on weekends, the
+    same-weekday baseline does not, and it tests nothing before it has 3 earlier weeks."""
+    recent = weekly = 0
+    for s in range(20):
+        rng = np.random.default_rng([5, s])
+        counts = conversation_stream(rng, 800, day_rates(rng, 56, 0.08, 0.05, weekend=1.6))
+        recent += _any_alert({"r": counts})
+        tests = alert_table({"r": counts}, lag=lag_of("same-weekday", "day"))["r"]
+        weekly += any(t.alert for t in tests)
+        assert min(t.index for t in tests) == 21
+    assert recent >= 10 and weekly <= 1, (recent, weekly)
