@@ -110,6 +110,7 @@ def _register() -> None:
         metrics,
         monitor,
         plan,
+        rescore,
         trials,
     )
     from reviewer.commands import audit as audit_cmd
@@ -127,6 +128,7 @@ def _register() -> None:
     gate.register(cli)
     monitor.register(cli)
     trials.register(cli)
+    rescore.register(cli)
 
 
 _register()

@@ -15,6 +15,7 @@ from reviewer.export.select import Candidate, Selection, select, skipped_reasons
 from reviewer.export.tasks import RuleInfo, TaskContext, build_task, candidate_task_id, to_inspect
 from reviewer.models import Rubric
 from reviewer.store.db import Store
+from reviewer.store.rescore import PartialCredit, partial_credit
 
 FORMATS = tuple(FILE_NAMES)
 #: Values that identify rather than describe and never hold a secret (a constant, a content hash, a
@@ -50,6 +51,8 @@ class ExportSummary:
     redacted: dict[str, int] | None = None
     redaction: str | None = None  # "3 secrets (2 api keys, 1 email)"
     skipped: str = ""  # why the listed trials that were not exported were left out
+    #: harness failures written that got partial credit and fail only by the default rule
+    partial: PartialCredit = field(default_factory=PartialCredit)
 
     def lines(self) -> list[str]:
         """The summary as text lines (plain strings; names come from the data)."""
@@ -67,6 +70,8 @@ class ExportSummary:
             out.append(f"redacted {self.redaction}")
         if self.skipped:
             out.append(self.skipped)
+        if self.partial.n:
+            out.append(partial_credit_warning(self.partial, "of these harness failures"))
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -83,11 +88,23 @@ class ExportSummary:
             "sources": self.sources,
             "redacted": self.redacted,
             "skipped": self.skipped,
+            "partial_credit": self.partial.n,
         }
 
 
 def _s(n: int) -> str:
     return "" if n == 1 else "s"
+
+
+def partial_credit_warning(p: PartialCredit, what: str) -> str:
+    """ "warning: 61 of these harness failures got partial credit …": graded "failures" said, with
+    the command that judges their run again."""
+    run = p.runs[0] if len(p.runs) == 1 else "RUN"
+    return (
+        f"warning: {p.n} {what} got partial credit (rewards {p.rewards()}) and fail only because "
+        f"pass means reward ≥ 1 − 1e-6; if such rewards pass for you: reviewer rescore {run} "
+        "--pass-threshold X"
+    )
 
 
 def export_tasks(
@@ -125,6 +142,7 @@ def export_tasks(
         write_atomic(path, lines, keep_existing=append and exists)
     summary = _summary(path, fmt, candidates, new, old, redactor)
     summary.skipped = skipped
+    summary.partial = partial_credit(db, [c.key.trial_id for c in new if c.source == "harness"])
     return summary
 
 

@@ -300,8 +300,11 @@ def _apply(trial: Trial, options: ImportOptions, tally: Tally, joins: bool = Tru
 
 
 def _by_threshold(trial: Trial, threshold: float) -> None:
+    """A reward with no passed of its own passes at or above THRESHOLD; the trial's metadata keeps
+    the threshold that decided it (``pass_threshold``: what `reviewer rescore` judges again)."""
     if trial.passed is None and trial.reward is not None:
         trial.passed = trial.reward >= threshold - REWARD_PASS_EPSILON
+        trial.metadata["pass_threshold"] = threshold
 
 
 _MISSING = object()

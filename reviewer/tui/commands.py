@@ -140,6 +140,14 @@ class ReviewerCommands(Provider):
         entries.append(
             _Entry("pass^k: choose k", "the k of pass^k on the runs and tasks screens", self._k)
         )
+        if hasattr(self.screen, "action_rescore"):
+            entries.append(
+                _Entry(
+                    "pass threshold",
+                    "the highlighted run's graded rewards judged again (reviewer rescore)",
+                    self.screen.action_rescore,
+                )
+            )
         entries.append(_Entry("import", "import a file or folder", self._import))
         return entries
 

@@ -68,7 +68,7 @@ def run_export(db: Any, scope: ExportScope) -> tuple[str, SeverityLevel, int]:
         ExportRequest,
         Selection,
         export_regression_tasks,
-        harness_fail_count,
+        harness_failures,
     )
 
     request = ExportRequest(
@@ -85,9 +85,12 @@ def run_export(db: Any, scope: ExportScope) -> tuple[str, SeverityLevel, int]:
         summary = export_regression_tasks(db, request)
     except ExportFailed as e:
         if e.nothing:
-            offer = 0 if scope.harness else harness_fail_count(db, request)
+            offer, graded = (0, None) if scope.harness else harness_failures(db, request)
             why = str(e).removeprefix("nothing to export: ")  # said once, not twice
-            return f"Nothing to export from {scope.label}: {why}", "warning", offer
+            text = f"Nothing to export from {scope.label}: {why}"
+            if offer and graded:  # said before they are exported: they may be passes by a threshold
+                text += f"\n\n{graded} (P on the Runs screen)"
+            return text, "warning", offer
         return f"Export failed: {e}", "error", 0
     return "\n".join(summary.lines()), "information", 0
 

@@ -95,6 +95,7 @@ KEY_MAP: tuple[KeyRow, ...] = (
             "importreport.close",
             "exportreport.close",
             "choosek.cancel",
+            "rescore.cancel",
             "offer.no",
             "confirm.no",
             "new_queue.cancel",
@@ -178,7 +179,12 @@ KEY_MAP: tuple[KeyRow, ...] = (
     KeyRow("e", "fold or unfold the message here", ("transcript.fold",)),
     KeyRow("E", "fold or unfold every long message", ("transcript.fold_all",)),
     KeyRow("J", "show or hide the judge's verdict in the transcript", ("transcript.judge",)),
-    KeyRow("P", "the trial's raw record in $PAGER", ("transcript.pager",)),
+    KeyRow(
+        "P",
+        "pass threshold: the run's graded rewards judged again (runs); "
+        "the trial's raw record in $PAGER (transcript)",
+        ("runs.rescore", "transcript.pager"),
+    ),
     KeyRow("O", "the trial's raw record in $EDITOR", ("transcript.editor",)),
     KeyRow(
         "T",
@@ -298,6 +304,7 @@ _SCREENS = {
     "importreport": "import problems",
     "exportreport": "export summary",
     "choosek": "choose k",
+    "rescore": "pass threshold",
     "offer": "export offer",
     "gate": "gate",
     "monitor": "monitor",

@@ -203,7 +203,7 @@ def graded_warning(db: Store, run: str) -> str | None:
     among = f" (of its first {GRADING_SAMPLE:,} trials)" if more else ""
     return (
         f"warning: run {run}: {line}{among}, so pass@1 counts only full rewards (to choose a "
-        "rule: import its file again with --pass-threshold X or --success-field PATH, and --run NEW)"
+        f"threshold: reviewer rescore {run} --pass-threshold X, or P on the app's Runs screen)"
     )
 
 

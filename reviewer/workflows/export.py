@@ -77,16 +77,22 @@ def _narrow(db: Store, ids: tuple[str, ...] | None, trials: TrialFilter) -> tupl
     return tuple(t for t in shown if t in wanted)
 
 
-def harness_fail_count(db: Store, request: ExportRequest) -> int:
+def harness_failures(db: Store, request: ExportRequest) -> tuple[int, str | None]:
     """How many trials ``request`` would export with the harness's failures added (what the app
-    offers when nothing a human or judge named is there)."""
+    offers when nothing a human or judge named is there), and a warning line when some of them got
+    partial credit and fail only by the default rule (graded "failures")."""
+    from reviewer.export.run import partial_credit_warning
     from reviewer.export.select import SelectionError, select
+    from reviewer.store.rescore import partial_credit
     from reviewer.store.trial_list import SearchError
 
     sel = replace(request.selection, include_harness=True)
     try:
         if request.trials is not None:
             sel = replace(sel, trial_ids=_narrow(db, sel.trial_ids, request.trials))
-        return len(select(db, sel))
+        chosen = select(db, sel)
     except (SelectionError, SearchError):
-        return 0
+        return 0, None
+    partial = partial_credit(db, [c.key.trial_id for c in chosen if c.source == "harness"])
+    warning = partial_credit_warning(partial, "of them") if partial.n else None
+    return len(chosen), warning

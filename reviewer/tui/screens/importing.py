@@ -80,36 +80,57 @@ class ImportModal(StoreAccess, ModalScreen[bool]):
         with Vertical():
             yield Static(import_prompt(), id="import-formats")
             yield Input(placeholder="path, e.g. runs/ or results.jsonl", id="import-path")
+            yield Input(
+                placeholder="pass threshold for graded rewards, e.g. 0.7 (optional)",
+                id="import-threshold",
+            )
             yield ProgressBar(id="import-progress", show_eta=False)
-            yield Static("Enter imports · Esc cancels", id="import-status")
+            yield Static(
+                "Enter imports · Tab: the pass threshold · Esc cancels", id="import-status"
+            )
 
     def on_mount(self) -> None:
         self.query_one(ProgressBar).display = False
-        self.query_one(Input).focus()
+        self.query_one("#import-path", Input).focus()
 
     def _app(self) -> ReviewerApp:
         return cast("ReviewerApp", self.app)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        path = event.value.strip()
+        from reviewer.workflows.rescore import RescoreError, check_threshold
+
+        path_box = self.query_one("#import-path", Input)
+        threshold_box = self.query_one("#import-threshold", Input)
+        path = path_box.value.strip()
         if not path or self.running:
+            if not path:
+                path_box.focus()
             return
+        threshold: float | None = None
+        if threshold_box.value.strip():
+            try:
+                threshold = check_threshold(threshold_box.value.strip(), "pass threshold")
+            except RescoreError as e:
+                self.query_one("#import-status", Static).update(safe_text(str(e)))
+                threshold_box.focus()
+                return
         self.running = True
-        event.input.disabled = True  # what is typed now would not be what is being imported
+        for box in (path_box, threshold_box):  # what is typed now would not be what is imported
+            box.disabled = True
         bar = self.query_one(ProgressBar)
         bar.display = True
         bar.update(total=None, progress=0)
         self.query_one("#import-status", Static).update("importing… (Esc cancels)")
-        self.run_import(path)
+        self.run_import(path, threshold)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="import-run")
-    def run_import(self, path: str) -> None:
+    def run_import(self, path: str, threshold: float | None = None) -> None:
         from reviewer.config import ConfigError, load_config
         from reviewer.workflows.imports import discover, import_options, import_paths
 
         worker = get_current_worker()
-        try:  # reviewer.toml's [import]: the pass threshold and success field, as on the CLI
-            options = import_options(load_config())
+        try:  # the threshold typed, else reviewer.toml's [import], as on the CLI
+            options = import_options(load_config(), pass_threshold=threshold)
         except (ConfigError, ValueError) as e:
             self.post_message(ImportDone(f"not imported: {e}", None))
             return
@@ -150,7 +171,8 @@ class ImportModal(StoreAccess, ModalScreen[bool]):
         if message.rubric is not None and self._app().rubric is None:
             self._app().rubric = message.rubric
         self.query_one(ProgressBar).display = False
-        path = self.query_one(Input)
+        self.query_one("#import-threshold", Input).disabled = False
+        path = self.query_one("#import-path", Input)
         path.disabled = False
         path.value = ""
         path.focus()

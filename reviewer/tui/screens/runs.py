@@ -65,6 +65,7 @@ class RunsScreen(ReviewerScreen):
         Binding("M", "monitor", "Monitor", id="runs.monitor", show=False),
         Binding("i", "import", "Import", id="runs.import"),
         Binding("k", "choose_k", "Choose k", id="runs.k"),
+        Binding("P", "rescore", "Pass threshold", id="runs.rescore", show=False),
         Binding("R", "reload", "Reload", show=False, id="runs.reload"),
     ]
 
@@ -75,6 +76,7 @@ class RunsScreen(ReviewerScreen):
         self.k: int | None = 1  # None: each run at its own k (RunSummary.k)
         self.k_chosen = False
         self.shown_names: dict[str, str] = {}
+        self.warnings: list[str] = []  # the graded-reward warnings of the runs shown
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -224,6 +226,7 @@ class RunsScreen(ReviewerScreen):
         self.post_message(RunWarnings(lines))
 
     def on_run_warnings(self, message: RunWarnings) -> None:
+        self.warnings = message.lines
         warning = self.query_one("#runs-warning", Static)
         warning.update(safe_text("\n".join(message.lines), "yellow") if message.lines else "")
         warning.display = bool(message.lines)  # no line at all for runs judged by a rule they fit
@@ -317,6 +320,20 @@ class RunsScreen(ReviewerScreen):
                 self.action_reload()
 
         self.app.push_screen(ImportModal(), done)
+
+    def action_rescore(self) -> None:
+        from reviewer.tui.screens.rescore import RescoreModal
+
+        run = self._run_for("a pass threshold")
+        if run is None:
+            return
+        warning = next((w for w in self.warnings if w.startswith(f"warning: run {run}: ")), None)
+
+        def done(applied: bool | None) -> None:
+            if applied:
+                self.action_reload()
+
+        self.app.push_screen(RescoreModal(run, warning), done)
 
     def action_agreement(self) -> None:
         from reviewer.tui.screens.agreement import AgreementScreen

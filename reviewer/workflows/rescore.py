@@ -1,0 +1,136 @@
+"""One job, `reviewer rescore RUN --pass-threshold X` and the app's `P` on the Runs screen: a stored
+run's graded rewards judged again by a pass threshold, without importing it again. The reward-decided
+trials (no passed of their own) get the outcome ``reward ≥ X − 1e-6`` gives, the run records X as
+its pass rule, and every report, compare, gate, the trials list and the screens follow (their
+summaries are kept by the store). ``apply=False`` says what it would do and writes nothing."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from reviewer.models import PassRule
+from reviewer.store.db import Store
+
+
+class RescoreError(ValueError):
+    """A run or threshold the job refuses, in one line."""
+
+
+@dataclass(frozen=True)
+class RescoreResult:
+    run: str
+    threshold: float
+    before: str  # the pass rule in words, before
+    after: str
+    decided: int  # trials the reward decides (no passed of their own)
+    own: int  # scored trials whose source said pass or fail: kept
+    to_pass: int
+    to_fail: int
+    passes: int  # the run's passes after
+    scored: int
+    tasks: int  # tasks whose pass count changes
+    clustered: int  # changed trials that sit in a stored failure cluster
+    applied: bool
+
+    @property
+    def changed(self) -> int:
+        return self.to_pass + self.to_fail
+
+    def lines(self) -> list[str]:
+        verb = "turned" if self.applied else "would turn"
+        head = (
+            f"run {self.run!r}: {self.after} (was: {self.before}); "
+            f"{self.decided} of {self.scored} scored trials are decided by their reward"
+        )
+        out = [head]
+        if self.changed:
+            out.append(
+                f"{verb} {self.to_pass} fail{'s' * (self.to_pass != 1)} into passes and "
+                f"{self.to_fail} pass{'es' * (self.to_fail != 1)} into fails, in {self.tasks} "
+                f"task{'s' * (self.tasks != 1)}: {self.passes} of {self.scored} pass"
+            )
+        else:
+            out.append(f"no outcome changes: {self.passes} of {self.scored} pass")
+        if self.own:
+            out.append(
+                f"{self.own} trial{'s' * (self.own != 1)} whose source said pass or fail "
+                "keep their outcome"
+            )
+        if self.clustered:
+            out.append(
+                f"{self.clustered} changed trial{'s' * (self.clustered != 1)} sit in failure "
+                "clusters made before: run `reviewer cluster` again"
+            )
+        if not self.applied and self.changed:
+            out.append("nothing written (--dry-run)")
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run": self.run,
+            "pass_threshold": self.threshold,
+            "pass_rule_before": self.before,
+            "pass_rule": self.after,
+            "decided_by_reward": self.decided,
+            "own_outcome": self.own,
+            "to_pass": self.to_pass,
+            "to_fail": self.to_fail,
+            "passes": self.passes,
+            "scored": self.scored,
+            "tasks_changed": self.tasks,
+            "clustered_changed": self.clustered,
+            "applied": self.applied,
+        }
+
+
+def check_threshold(value: float | str, what: str = "--pass-threshold") -> float:
+    """The threshold as a number from 0 (not included) to 1, else RescoreError in one line."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise RescoreError(f"{what} {str(value)[:40]!r}: not a number") from None
+    if not (math.isfinite(x) and 0 < x <= 1):
+        raise RescoreError(
+            f"{what} {x:g}: a reward from 0 (not included) to 1 (a reward at or above it passes)"
+        )
+    return x
+
+
+def rescore_run(db: Store, run: str, threshold: float, *, apply: bool = True) -> RescoreResult:
+    """Judge RUN's reward-decided trials by THRESHOLD (written in one transaction when APPLY)."""
+    from reviewer.store.queries import run_names
+    from reviewer.store.rescore import rescore
+    from reviewer.store.writer import pass_rule_of, set_pass_rule
+
+    threshold = check_threshold(threshold)
+    with db.transaction():
+        known = run_names(db)
+        if run not in known:
+            raise RescoreError(f"no run named {run!r}; runs: {', '.join(known) or 'none'}")
+        rule = PassRule.from_json(pass_rule_of(db, run))
+        if rule.field is not None or rule.scorer is not None:
+            raise RescoreError(
+                f"run {run!r}: {rule.describe()}; a threshold on the reward cannot redo that "
+                "(import the files again into a new run with --run NAME --pass-threshold X)"
+            )
+        after = PassRule(threshold)
+        got = rescore(db, run, threshold, apply=apply)
+        if apply:
+            set_pass_rule(db, run, after.to_json())
+    return RescoreResult(
+        run=run,
+        threshold=threshold,
+        before=rule.describe(),
+        after=after.describe(),
+        decided=got.decided,
+        own=got.own,
+        to_pass=got.to_pass,
+        to_fail=got.to_fail,
+        passes=got.passes,
+        scored=got.scored,
+        tasks=len(got.tasks),
+        clustered=got.clustered,
+        applied=apply,
+    )

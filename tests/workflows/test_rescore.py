@@ -1,0 +1,255 @@
+"""A stored run of graded rewards judged again by a pass threshold (issue 32, item 2): `reviewer
+rescore` and its job, checked against the outcomes recomputed from the rewards here, against a fresh
+import with the same threshold, and against every summary the store keeps."""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reviewer.store import open_store
+from reviewer.store.trials import load_trial
+from reviewer.workflows.audit import graded_warning
+from tests.conftest import native_trial, run_cli, write_jsonl
+
+EPS = 1e-6
+
+
+def _graded(seed: int = 7, run: str = "graded") -> list[dict[str, Any]]:
+    """6 tasks x 5 trials: rewards from 0 to 1, some graded; a trial whose source says fail with a
+    high reward, one that says pass with a low one, one unscored and one infrastructure error."""
+    rng = random.Random(seed)
+    recs = []
+    for t in range(6):
+        for i in range(5):
+            reward = rng.choice([0.0, 1.0, round(rng.uniform(0.05, 0.99), 3)])
+            recs.append(native_trial(f"task{t}", run=run, trial=i, outcome={"reward": reward}))
+    recs.append(native_trial("task0", run=run, trial=5, outcome={"passed": False, "reward": 0.95}))
+    recs.append(native_trial("task1", run=run, trial=5, outcome={"passed": True, "reward": 0.1}))
+    recs.append(native_trial("task2", run=run, trial=5, outcome=None))
+    recs.append(native_trial("task3", run=run, trial=5, outcome={"infra_error": True}))
+    return recs
+
+
+def _expected(recs: list[dict[str, Any]], x: float) -> dict[tuple[str, int], str]:
+    out = {}
+    for r in recs:
+        o = r["outcome"]
+        key = (r["task_id"], r["trial"])
+        if o is None:
+            out[key] = "unscored"
+        elif o.get("infra_error"):
+            out[key] = "infra"
+        elif "passed" in o:
+            out[key] = "pass" if o["passed"] else "fail"
+        else:
+            out[key] = "pass" if o["reward"] >= x - EPS else "fail"
+    return out
+
+
+def _outcomes(db_path: str, run: str = "graded") -> dict[tuple[str, int], str]:
+    with open_store(db_path) as db:
+        rows = db.execute(
+            "SELECT task_id, trial, outcome FROM trials WHERE run = ?", [run]
+        ).fetchall()
+    return {(t, n): o for t, n, o in rows}
+
+
+def _consistent(db_path: str) -> None:
+    """Every summary the store keeps agrees with the trials, and every record reads back as its
+    columns say."""
+    with open_store(db_path) as db:
+        stats = db.execute(
+            "SELECT run, task_id, n, c, infra, unscored FROM task_stats ORDER BY run, task_id"
+        ).fetchall()
+        recount = db.execute(
+            "SELECT run, task_id, COUNT(*), SUM(outcome = 'pass'), SUM(outcome = 'infra'), "
+            "SUM(outcome = 'unscored') FROM trials GROUP BY run, task_id ORDER BY run, task_id"
+        ).fetchall()
+        assert stats == recount
+        for tid, outcome, success, passed in db.execute(
+            "SELECT id, outcome, success, passed FROM trials"
+        ).fetchall():
+            trial = load_trial(db, tid)
+            assert trial is not None and trial.outcome == outcome, tid
+            assert success == (outcome == "pass")
+            if passed is not None:
+                assert trial.passed == bool(passed)
+
+
+def _import(tmp_path: Path, recs: list[dict[str, Any]], *extra: str, db: str = "x.db") -> str:
+    path = write_jsonl(tmp_path / f"{len(recs)}-{random.random()}.jsonl", recs)
+    code, out, err = run_cli("--db", db, "import", str(path), *extra)
+    assert code == 0, err
+    return db
+
+
+@pytest.mark.parametrize("x", [0.5, 0.9, 1.0, 0.05])
+def test_rescore_gives_the_outcomes_of_the_rewards_and_keeps_the_sources_own(
+    tmp_path: Path, x: float
+) -> None:
+    recs = _graded()
+    db = _import(tmp_path, recs)
+    code, out, err = run_cli("--db", db, "rescore", "graded", "--pass-threshold", str(x), "--json")
+    assert code == 0, err
+    got = json.loads(out)
+    expected = _expected(recs, x)
+    assert _outcomes(db) == expected
+    before = _expected(recs, 1.0)
+    assert got["to_pass"] == sum(before[k] == "fail" and v == "pass" for k, v in expected.items())
+    assert got["to_fail"] == sum(before[k] == "pass" and v == "fail" for k, v in expected.items())
+    assert got["passes"] == sum(v == "pass" for v in expected.values())
+    assert got["scored"] == sum(v in ("pass", "fail") for v in expected.values())
+    assert got["own_outcome"] == 2 and got["applied"] is True
+    assert got["pass_rule"] == f"pass means reward ≥ {x:g} − 1e-6"
+    _consistent(db)
+    # the report counts the new outcomes, task by task
+    code, out, _ = run_cli("--db", db, "report", "--run", "graded", "--json")
+    assert code == 0
+    (run,) = json.loads(out)["runs"]
+    got_c = {t["task_id"]: t["c"] for t in run["tasks"]}
+    want_c = {task: 0 for task, _ in expected}
+    for (task, _), v in expected.items():
+        want_c[task] += v == "pass"
+    assert got_c == want_c
+
+
+def test_a_second_threshold_ends_where_a_fresh_import_with_it_does(tmp_path: Path) -> None:
+    recs = _graded(seed=3)
+    db = _import(tmp_path, recs)
+    assert run_cli("--db", db, "rescore", "graded", "--pass-threshold", "0.4")[0] == 0
+    assert run_cli("--db", db, "rescore", "graded", "--pass-threshold", "0.8")[0] == 0
+    fresh = _import(tmp_path, recs, "--pass-threshold", "0.8", db="fresh.db")
+    assert _outcomes(db) == _outcomes(fresh) == _expected(recs, 0.8)
+    # a run imported with a threshold is judged again too (its trials say which threshold)
+    assert run_cli("--db", fresh, "rescore", "graded", "--pass-threshold", "0.3")[0] == 0
+    assert _outcomes(fresh) == _expected(recs, 0.3)
+    _consistent(db)
+    _consistent(fresh)
+
+
+def test_dry_run_writes_nothing_and_says_what_it_would_do(tmp_path: Path) -> None:
+    recs = _graded()
+    db = _import(tmp_path, recs)
+
+    def dump() -> list[Any]:
+        conn = sqlite3.connect(db)
+        try:
+            return [
+                conn.execute(f"SELECT * FROM {t}").fetchall()
+                for t in ("trials", "task_stats", "runs", "run_totals", "verdict_counts")
+            ]
+        finally:
+            conn.close()
+
+    before = dump()
+    code, out, _ = run_cli("--db", db, "rescore", "graded", "--pass-threshold", "0.5", "--dry-run")
+    assert code == 0 and "would turn" in out and "nothing written (--dry-run)" in out
+    assert dump() == before
+
+
+def test_the_graded_warning_names_rescore_and_goes_once_a_threshold_is_chosen(
+    tmp_path: Path,
+) -> None:
+    recs = [
+        native_trial(f"t{i}", run="graded", outcome={"reward": 0.5 + i / 100}) for i in range(20)
+    ]
+    db = _import(tmp_path, recs)
+    with open_store(db) as store:
+        line = graded_warning(store, "graded")
+    assert line is not None and "reviewer rescore graded --pass-threshold X" in line
+    code, _, err = run_cli("--db", db, "export", "--harness-fails", "--out", "reg.jsonl")
+    assert code == 0
+    assert "warning: 20 of these harness failures got partial credit (rewards 0.5–0.69)" in err
+    assert "reviewer rescore graded --pass-threshold X" in err
+    assert run_cli("--db", db, "rescore", "graded", "--pass-threshold", "0.6")[0] == 0
+    with open_store(db) as store:
+        assert graded_warning(store, "graded") is None
+    code, out, _ = run_cli("--db", db, "export", "--harness-fails", "--out", "reg2.jsonl", "--json")
+    assert code == 0 and json.loads(out)["partial_credit"] == 0  # the chosen threshold failed them
+    assert json.loads(out)["written"] == 10
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("0", "--pass-threshold 0: a reward from 0 (not included) to 1"),
+        ("1.5", "--pass-threshold 1.5: a reward from 0 (not included) to 1"),
+        ("nan", "--pass-threshold nan: a reward from 0 (not included) to 1"),
+        ("abc", "--pass-threshold 'abc': not a number"),
+    ],
+)
+def test_a_bad_threshold_is_one_line_and_changes_nothing(
+    tmp_path: Path, value: str, message: str
+) -> None:
+    db = _import(tmp_path, _graded())
+    before = _outcomes(db)
+    code, out, err = run_cli("--db", db, "rescore", "graded", "--pass-threshold", value)
+    assert code == 2 and out == "" and len(err.splitlines()) == 1
+    assert err.startswith(f"reviewer: {message}")
+    assert _outcomes(db) == before
+
+
+def test_an_unknown_run_or_one_a_success_field_decided_is_refused(tmp_path: Path) -> None:
+    db = _import(tmp_path, _graded())
+    code, _, err = run_cli("--db", db, "rescore", "nope", "--pass-threshold", "0.5")
+    assert code == 1 and err == "reviewer: no run named 'nope'; runs: graded\n"
+    recs = [
+        native_trial(f"t{i}", run="by-field", ok=i % 2 == 0, outcome={"reward": 0.5})
+        for i in range(4)
+    ]
+    _import(tmp_path, recs, "--success-field", "ok", db=db)
+    before = _outcomes(db, "by-field")
+    code, _, err = run_cli("--db", db, "rescore", "by-field", "--pass-threshold", "0.5")
+    assert code == 1 and len(err.splitlines()) == 1
+    assert err.startswith("reviewer: run 'by-field': pass means ok") and "--run NAME" in err
+    assert _outcomes(db, "by-field") == before
+
+
+def test_the_trials_list_counts_follow_a_rescore(tmp_path: Path) -> None:
+    recs = _graded(seed=11)
+    db = _import(tmp_path, recs)
+    code, out, _ = run_cli("--db", db, "trials", "--run", "graded", "--outcome", "pass", "--json")
+    before = json.loads(out)
+    assert run_cli("--db", db, "rescore", "graded", "--pass-threshold", "0.3")[0] == 0
+    code, out, _ = run_cli("--db", db, "trials", "--run", "graded", "--outcome", "pass", "--json")
+    after = json.loads(out)
+    want = sum(v == "pass" for v in _expected(recs, 0.3).values())
+    assert len(after["trials"]) == want != len(before["trials"])
+
+
+def test_two_processes_rescoring_at_once_end_as_one_after_the_other(tmp_path: Path) -> None:
+    """The second waits for the first and starts from what it wrote: the run ends at one of the two
+    thresholds, every summary true."""
+    import subprocess
+    import sys
+
+    rng = random.Random(5)
+    recs = [
+        native_trial(f"t{i % 50}", run="big", trial=i // 50, outcome={"reward": rng.random()})
+        for i in range(2000)
+    ]
+    db = _import(tmp_path, recs)
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "reviewer", "--db", db, "rescore", "big", "--pass-threshold", x],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for x in ("0.3", "0.8")
+    ]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    got = _outcomes(db, "big")
+    assert got in (_expected(recs, 0.3), _expected(recs, 0.8))
+    second = 0.3 if got == _expected(recs, 0.3) else 0.8
+    first = 0.8 if second == 0.3 else 0.3
+    # the later one says it started from the earlier one's rule
+    assert any(f"(was: pass means reward ≥ {first:g} − 1e-6)" in out for out, _ in outs)
+    _consistent(db)
