@@ -297,3 +297,19 @@ def trials_by_id_prefix(db: Store, prefix: str, limit: int = 10) -> list[tuple[s
         [prefix, prefix + "g", limit],
     ).fetchall()
     return [(str(r[0]), str(r[1]), str(r[2]), int(r[3])) for r in rows]
+
+
+def task_rewards(db: Store, run: str) -> dict[str, float]:
+    """Each task's mean reward over its scored trials with a reward, when the run has a reward
+    strictly between 0 and 1 (else empty: a run of 0s and 1s says nothing pass@1 does not)."""
+    partial = db.execute(
+        "SELECT 1 FROM trials WHERE run = ? AND reward > 0 AND reward < 1 LIMIT 1", [run]
+    ).fetchone()
+    if partial is None:
+        return {}
+    rows = db.execute(
+        "SELECT task_id, AVG(reward) FROM trials WHERE run = ? AND outcome IN ('pass', 'fail') "
+        "AND reward IS NOT NULL GROUP BY task_id",
+        [run],
+    ).fetchall()
+    return {task: float(mean) for task, mean in rows}

@@ -181,9 +181,9 @@ KEY_MAP: tuple[KeyRow, ...] = (
     KeyRow("J", "show or hide the judge's verdict in the transcript", ("transcript.judge",)),
     KeyRow(
         "P",
-        "pass threshold: the run's graded rewards judged again (runs); "
+        "pass threshold: the run's graded rewards judged again (runs, tasks); "
         "the trial's raw record in $PAGER (transcript)",
-        ("runs.rescore", "transcript.pager"),
+        ("runs.rescore", "tasks.rescore", "transcript.pager"),
     ),
     KeyRow("O", "the trial's raw record in $EDITOR", ("transcript.editor",)),
     KeyRow(

@@ -185,7 +185,7 @@ def audit_warnings(db: Store, run_ids: Sequence[str]) -> list[str]:
     return out
 
 
-def graded_warning(db: Store, run: str) -> str | None:
+def graded_warning(db: Store, run: str, *, short: bool = False) -> str | None:
     """ "warning: run X: rewards look graded: …" when ``run`` was imported with the default pass rule
     (reward ≥ 1 − 1e-6) and its stored rewards look graded (``ingest.outcome.graded_line``, the
     import's own test): its pass@1 counts only full rewards. None otherwise."""
@@ -201,6 +201,8 @@ def graded_warning(db: Store, run: str) -> str | None:
     if line is None:
         return None
     among = f" (of its first {GRADING_SAMPLE:,} trials)" if more else ""
+    if short:  # for a screen: the rule's facts, the screen says its key
+        return f"{line}{among}"
     return (
         f"warning: run {run}: {line}{among}, so pass@1 counts only full rewards (to choose a "
         f"threshold: reviewer rescore {run} --pass-threshold X, or P on the app's Runs screen)"

@@ -66,6 +66,9 @@ class TasksOverview:
     rows: list[TaskRow]
     pass_rule: str
     averages: str
+    warning: str = ""  # the graded-rewards warning ("" when none)
+    #: each task's mean reward over its scored trials, when some reward of the run is partial
+    rewards: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -148,7 +151,7 @@ def tasks_overview(db: Store, run: str, k: int | None = None) -> TasksOverview:
     from reviewer.metrics.passk import run_passk
     from reviewer.metrics.report import average_summary
     from reviewer.models import PassRule
-    from reviewer.store.queries import run_pass_rule, task_table
+    from reviewer.store.queries import run_pass_rule, task_rewards, task_table
     from reviewer.workflows.audit import graded_warning
 
     rows = task_table(db, run)
@@ -156,10 +159,9 @@ def tasks_overview(db: Store, run: str, k: int | None = None) -> TasksOverview:
     k = k or shared_k_of([[(r.n, r.c) for r in rows]])
     report = run_passk(run, [(r.task_id, r.n, r.c) for r in rows], [1, k])
     words = "" if rule.is_default else rule.describe()
-    graded = graded_warning(db, run)
-    if graded:  # the default rule on graded rewards: pass@1 counts only full rewards
-        words = "warning: " + graded.removeprefix(f"warning: run {run}: ")
-    return TasksOverview(k, rows, words, average_summary(report, k))
+    # the default rule on graded rewards: only full rewards pass
+    warning = graded_warning(db, run, short=True) or ""
+    return TasksOverview(k, rows, words, average_summary(report, k), warning, task_rewards(db, run))
 
 
 def task_rates(n: int, c: int, k: int) -> dict[str, Any]:

@@ -64,7 +64,7 @@ class RescoreResult:
                 "clusters made before: run `reviewer cluster` again"
             )
         if not self.applied and self.changed:
-            out.append("nothing written (--dry-run)")
+            out.append("nothing written (a dry run)")
         return out
 
     def to_json(self) -> dict[str, Any]:

@@ -121,3 +121,32 @@ async def test_exporting_graded_failures_says_so_before_it_writes(tmp_path: Path
         assert "20 of them got partial credit (rewards 0.5–0.69)" in text
         assert "reviewer rescore graded[red] --pass-threshold X" in text
         assert not (tmp_path / "regression").exists()  # asked first, nothing written
+
+
+async def test_p_on_the_tasks_screen_rescores_its_run_and_the_warning_goes(tmp_path: Path) -> None:
+    from reviewer.tui.screens.tasks import TasksScreen
+
+    db = tmp_path / "g.db"
+    assert run_cli("--db", str(db), "import", str(_graded(tmp_path)))[0] == 0
+    app = ReviewerApp(db_path=db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        tasks = app.screen
+        assert isinstance(tasks, TasksScreen)
+        warning = tasks.query_one("#tasks-warning", Static)
+        assert warning.display and str(warning.render()).startswith("⚠ P: pass threshold")
+        table = tasks.query_one("#tasks", DataTable)
+        labels = [str(c.label) for c in table.columns.values()]
+        mean = sum(0.5 + i / 100 for i in range(20)) / 20
+        assert str(table.get_row_at(0)[labels.index("reward")]) == f"{mean:.2f}"
+        await pilot.press("P")
+        await settle(app, pilot)
+        assert isinstance(app.screen, RescoreModal)
+        await pilot.press(*"0.65", "enter")
+        await settle(app, pilot)
+        await until(pilot, lambda: app.screen is tasks and not warning.display)
+        await settle(app, pilot)
+        assert str(table.get_row_at(0)[labels.index("c")]) == "5"  # 0.65 … 0.69 now pass
+        assert _passes(db) == 5

@@ -54,7 +54,7 @@ def test_graded_rewards_without_a_rule_warn_on_report_compare_and_gate(tmp_path:
 async def test_graded_rewards_without_a_rule_warn_on_the_runs_and_tasks_screens(
     tmp_path: Path,
 ) -> None:
-    from textual.widgets import Static
+    from textual.widgets import DataTable, Static
 
     from reviewer.tui.app import ReviewerApp
     from reviewer.tui.screens.tasks import TasksScreen
@@ -67,12 +67,29 @@ async def test_graded_rewards_without_a_rule_warn_on_the_runs_and_tasks_screens(
         await app.workers.wait_for_complete()  # the warnings are read after the table is shown
         await pilot.pause()
         status = str(app.screen.query_one("#runs-warning", Static).render())
-        assert "run graded: rewards look graded: 10 of 12" in status
+        assert "⚠ P: pass threshold · graded: rewards look graded: 10 of 12" in status
         app.push_screen(TasksScreen("graded"))
         await app.workers.wait_for_complete()
         await pilot.pause()
-        status = str(app.screen.query_one("#tasks-status", Static).render())
-        assert "rewards look graded: 10 of 12" in status
+        warning = app.screen.query_one("#tasks-warning", Static)
+        assert "rewards look graded: 10 of 12" in str(warning.render()) and warning.display
+        assert str(warning.render()).startswith("⚠ P: pass threshold · rewards look graded")
+        # partial credit: each task's mean reward is a column
+        table = app.screen.query_one("#tasks", DataTable)
+        labels = [str(c.label) for c in table.columns.values()]
+        assert "reward" in labels
+        with open_store("x.db") as db:
+            want = dict(
+                db.execute(
+                    "SELECT task_id, AVG(reward) FROM trials WHERE run = 'graded' GROUP BY task_id"
+                ).fetchall()
+            )
+        col = labels.index("reward")
+        shown = {
+            str(table.get_row_at(i)[0]): str(table.get_row_at(i)[col])
+            for i in range(table.row_count)
+        }
+        assert shown == {t: f"{m:.2f}" for t, m in want.items()}
 
 
 def test_a_big_run_is_judged_on_its_first_trials_and_says_so(

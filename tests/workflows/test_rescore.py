@@ -149,7 +149,7 @@ def test_dry_run_writes_nothing_and_says_what_it_would_do(tmp_path: Path) -> Non
 
     before = dump()
     code, out, _ = run_cli("--db", db, "rescore", "graded", "--pass-threshold", "0.5", "--dry-run")
-    assert code == 0 and "would turn" in out and "nothing written (--dry-run)" in out
+    assert code == 0 and "would turn" in out and "nothing written (a dry run)" in out
     assert dump() == before
 
 

@@ -98,7 +98,13 @@ class RescoreModal(StoreAccess, ModalScreen[bool]):
 
     def on_rescored(self, message: Rescored) -> None:
         if message.applied:
-            self.notify("\n".join(message.lines), title="Rescored", timeout=10)
+            # the first line names the run and the rule (the screen below shows both)
+            self.notify(
+                "\n".join(message.lines[1:]),
+                title=f"Pass threshold {message.threshold}",
+                timeout=10,
+                markup=False,
+            )
             self.dismiss(True)
             return
         box = self.query_one(Input)

@@ -41,12 +41,14 @@ class RunsLoaded(Message):
 
 #: from this width the import date is a column; narrower, it is on the line under the table
 WIDE = 100
+#: the narrowest the run names get before optional columns move under the table
+NAME_MIN = 24
 
 
 class RunWarnings(Message):
-    def __init__(self, lines: list[str]) -> None:
+    def __init__(self, lines: dict[str, str]) -> None:
         super().__init__()
-        self.lines = lines
+        self.lines = lines  # run -> its graded-rewards warning
 
 
 class RunsScreen(ReviewerScreen):
@@ -76,7 +78,7 @@ class RunsScreen(ReviewerScreen):
         self.k: int | None = 1  # None: each run at its own k (RunSummary.k)
         self.k_chosen = False
         self.shown_names: dict[str, str] = {}
-        self.warnings: list[str] = []  # the graded-reward warnings of the runs shown
+        self.warnings: dict[str, str] = {}  # run -> its graded-rewards warning
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -121,7 +123,17 @@ class RunsScreen(ReviewerScreen):
             width = min(28, max(len(r.model or "") for r in rows))
             columns.append(("model", "model", max(5, width)))
         names = {r.name: visible(r.name, single_line=True) for r in rows}
-        fixed = 1 + sum(w for _, _, w in columns) + 2 * (len(columns) + 2) + 2
+
+        def fixed_width() -> int:
+            return 1 + sum(w for _, _, w in columns) + 2 * (len(columns) + 2) + 2
+
+        # narrow: the model, then what was left out, go to the line under the table before the
+        # run names shrink below NAME_MIN (a name cut to 12 characters tells runs apart poorly)
+        for optional in ("model", "left_out"):
+            if total - fixed_width() >= NAME_MIN:
+                break
+            columns = [c for c in columns if c[0] != optional]
+        fixed = fixed_width()
         longest = max([3] + [len(n) for n in names.values()])
         run_w = max(3, min(longest, max(12, total - fixed)))
         shown = distinct_elisions(sorted(set(names.values())), run_w)
@@ -212,6 +224,8 @@ class RunsScreen(ReviewerScreen):
             parts.append(f"imported {r.imported_at}")
         if r.model and "model" not in table.columns:
             parts.append(r.model)
+        if (r.infra or r.unscored) and "left_out" not in table.columns:
+            parts.append(f"left out: {_left_out(r)}")
         if r.pass_rule:
             parts.append(f"pass rule: {r.pass_rule}")
         detail.update(safe_text(" · ".join(parts), single_line=True))
@@ -222,14 +236,19 @@ class RunsScreen(ReviewerScreen):
         from reviewer.workflows.audit import graded_warning
 
         with self.store() as db:
-            lines = [line for run in runs if (line := graded_warning(db, run))]
-        self.post_message(RunWarnings(lines))
+            found = {run: line for run in runs if (line := graded_warning(db, run, short=True))}
+        self.post_message(RunWarnings(found))
 
     def on_run_warnings(self, message: RunWarnings) -> None:
         self.warnings = message.lines
+        # the key first, so that a narrow terminal never cuts what to do
+        lines = [
+            f"⚠ P: pass threshold · {self.shown_names.get(run, run)}: {line}"
+            for run, line in message.lines.items()
+        ]
         warning = self.query_one("#runs-warning", Static)
-        warning.update(safe_text("\n".join(message.lines), "yellow") if message.lines else "")
-        warning.display = bool(message.lines)  # no line at all for runs judged by a rule they fit
+        warning.update(safe_text("\n".join(lines), "yellow") if lines else "")
+        warning.display = bool(lines)  # no line at all for runs judged by a rule they fit
 
     def _status(self) -> None:
         status = self.query_one("#runs-status", Static)
@@ -327,7 +346,7 @@ class RunsScreen(ReviewerScreen):
         run = self._run_for("a pass threshold")
         if run is None:
             return
-        warning = next((w for w in self.warnings if w.startswith(f"warning: run {run}: ")), None)
+        warning = self.warnings.get(run)
 
         def done(applied: bool | None) -> None:
             if applied:

@@ -30,12 +30,22 @@ _SORTS: list[tuple[str, str]] = [
 
 
 class TasksLoaded(Message):
-    def __init__(self, k: int, rows: list[TaskRow], rule: str = "", averages: str = "") -> None:
+    def __init__(
+        self,
+        k: int,
+        rows: list[TaskRow],
+        rule: str = "",
+        averages: str = "",
+        warning: str = "",
+        rewards: dict[str, float] | None = None,
+    ) -> None:
         super().__init__()
         self.k = k
         self.rows = rows
         self.rule = rule  # the run's pass rule in words, when not the default
         self.averages = averages  # the run's averages with their intervals, in words
+        self.warning = warning  # the graded-rewards warning
+        self.rewards = rewards or {}  # mean reward by task, when some rewards are partial
 
 
 class FlakinessLoaded(Message):
@@ -51,6 +61,7 @@ class TasksScreen(ReviewerScreen):
         Binding("s", "sort", "Sort", id="tasks.sort"),
         Binding("y", "flaky_only", "Flaky only", id="tasks.flaky"),
         Binding("k", "choose_k", "Choose k", id="tasks.k"),
+        Binding("P", "rescore", "Pass threshold", id="tasks.rescore", show=False),
         Binding("R", "reload", "Reload", show=False, id="tasks.reload"),
         Binding("escape", "app.pop_screen", "Back", id="tasks.back"),
     ]
@@ -64,11 +75,16 @@ class TasksScreen(ReviewerScreen):
         self.sort_index = 0
         self.flaky_only = False
         self.rule = ""
+        self.rewards: dict[str, float] = {}  # mean reward by task (partial rewards only)
+        self.warning = ""  # the graded-rewards warning
         self.flakiness: dict[str, Any] = {}
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(safe_text(f"Tasks of {self.run}", single_line=True), classes="title")
+        warning = Static("", id="tasks-warning", classes="status")
+        warning.display = False
+        yield warning
         yield DataTable(id="tasks", cursor_type="row", zebra_stripes=True)
         # the averages of `reviewer report` with their 95% intervals over tasks
         yield Static("", id="tasks-average", classes="status")
@@ -115,10 +131,18 @@ class TasksScreen(ReviewerScreen):
 
         with self.store() as db:
             got = tasks_overview(db, self.run, getattr(self.app, "pass_k", None) or self.runs_k)
-        self.post_message(TasksLoaded(got.k, got.rows, got.pass_rule, got.averages))
+        self.post_message(
+            TasksLoaded(got.k, got.rows, got.pass_rule, got.averages, got.warning, got.rewards)
+        )
 
     def on_tasks_loaded(self, message: TasksLoaded) -> None:
         self.k, self.rows, self.rule = message.k, message.rows, message.rule
+        self.rewards = message.rewards
+        warning = self.query_one("#tasks-warning", Static)
+        self.warning = message.warning
+        line = f"⚠ P: pass threshold · {message.warning}"  # the key first: never cut
+        warning.update(safe_text(line, "yellow") if message.warning else "")
+        warning.display = bool(message.warning)
         self.query_one("#tasks-average", Static).update(safe_text(message.averages))
         table = self.query_one("#tasks", DataTable)
         table.clear(columns=True)
@@ -129,6 +153,8 @@ class TasksScreen(ReviewerScreen):
             columns += [("pak", f"pass@{k}"), ("phk", f"pass^{k}")]
         for key, label in columns:
             table.add_column(Text(label, justify="right"), key=key)
+        if self.rewards:  # partial credit: the mean reward says how near the fails came
+            table.add_column(Text("reward", justify="right"), key="reward")
         table.add_column("trials", key="strip")
         table.add_column(Text("steps", justify="right"), key="steps")
         table.add_column(Text("cost", justify="right"), key="cost")
@@ -176,6 +202,7 @@ class TasksScreen(ReviewerScreen):
                 Text(str(r.c), justify="right"),
                 num(v["p1"]),
                 *([num(v["pak"]), num(v["phk"])] if self.k > 1 else []),
+                *([num(self.rewards.get(r.task_id))] if self.rewards else []),
                 strip(r.outcomes, r.kinds),
                 num(r.avg_steps, "{:.1f}"),
                 money(r.avg_cost),
@@ -221,6 +248,18 @@ class TasksScreen(ReviewerScreen):
                 self.sort_index = i
                 self._fill()
                 return
+
+    def action_rescore(self) -> None:
+        from reviewer.tui.screens.rescore import RescoreModal
+
+        def done(applied: bool | None) -> None:
+            if applied:
+                self.load_tasks()
+                for screen in self.app.screen_stack:  # the runs screen below shows the new rates
+                    if screen is not self and hasattr(screen, "action_rescore"):
+                        getattr(screen, "action_reload", lambda: None)()
+
+        self.app.push_screen(RescoreModal(self.run, self.warning or None), done)
 
     def action_choose_k(self) -> None:
         from reviewer.tui.screens.choose_k import choose_k
