@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import Static
+from textual.widgets import DataTable, Static
 
 from reviewer.store import open_store
 from reviewer.tui.app import ReviewerApp
@@ -52,3 +52,34 @@ async def test_an_empty_database_says_why_each_key_does_nothing(tmp_path: Path) 
         detail = str(app.screen.query_one("#audit-detail", Static).render())
         assert detail == "No trials to audit yet: import a run first (i on the runs screen)."
         assert "independent" not in detail
+
+
+async def test_f_on_a_task_with_no_failure_says_so_instead_of_an_empty_list(tmp_path: Path) -> None:
+    from reviewer.tui.screens.tasks import TasksScreen
+    from tests.conftest import native_trial, run_cli, write_jsonl
+
+    recs = [native_trial("ok", trial=i) for i in range(3)]
+    recs.append(native_trial("ok", trial=3, outcome=None))
+    recs += [native_trial("bad", trial=i, passed=i == 0) for i in range(2)]
+    db = str(tmp_path / "f.db")
+    assert run_cli("--db", db, "import", str(write_jsonl(tmp_path / "r.jsonl", recs)))[0] == 0
+    app = ReviewerApp(db_path=Path(db))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        tasks = app.screen
+        assert isinstance(tasks, TasksScreen)
+        table = tasks.query_one("#tasks", DataTable)
+        table.move_cursor(row=[str(table.get_row_at(i)[0]) for i in range(2)].index("ok"))
+        await pilot.press("F")
+        await settle(app, pilot)
+        assert app.screen is tasks
+        assert (
+            "No failing trials in task ok: 3 of 3 scored trials passed (1 unscored; Enter lists them)"
+            in toasts(app)
+        )
+        table.move_cursor(row=[str(table.get_row_at(i)[0]) for i in range(2)].index("bad"))
+        await pilot.press("F")
+        await settle(app, pilot)
+        assert isinstance(app.screen, TrialsScreen)

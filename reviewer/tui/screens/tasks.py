@@ -11,7 +11,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable, Header, Static
 
-from reviewer.tui.safe import safe_text
+from reviewer.tui.safe import clean, safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import cursor_key, money, num, strip
 from reviewer.tui.widgets.footer import KeyFooter
@@ -295,8 +295,23 @@ class TasksScreen(ReviewerScreen):
 
     def action_failing(self) -> None:
         task = self._current()
-        if task is not None:
-            self._trials(task, "fail")
+        if task is None:
+            return
+        row = next((r for r in self.rows if r.task_id == task), None)
+        if row is not None and row.c == row.n:  # no scored trial failed: an empty list says little
+            others = [
+                f"{n} {what}"
+                for n, what in ((row.infra, "infrastructure errors"), (row.unscored, "unscored"))
+                if n
+            ]
+            self.notify(
+                f"No failing trials in task {clean(task, single_line=True)}: {row.c} of {row.n} "
+                "scored trials passed"
+                + (f" ({', '.join(others)}; Enter lists them)" if others else ""),
+                markup=False,
+            )
+            return
+        self._trials(task, "fail")
 
     def _trials(self, task: str, outcome: Literal["pass", "fail"] | None) -> None:
         from reviewer.tui.screens.trials import TrialsScreen
