@@ -93,6 +93,10 @@ def cli(ctx: click.Context, db_path: str, labeler: str | None) -> None:
     ctx.ensure_object(dict)
     ctx.obj["db"] = db_path
     ctx.obj["labeler"] = labeler
+    if "settings" not in ctx.obj:  # a caller (a test) may have given its own
+        from reviewer.config import Settings
+
+        ctx.obj["settings"] = Settings()  # reviewer.toml, read once, on first use
     if ctx.invoked_subcommand is None:
         ctx.invoke(cli.commands["open"], paths=())
 

@@ -91,12 +91,48 @@ def read_small_text(path: str | Path) -> str:
 
 
 def load_config(cwd: Path | None = None) -> Config:
-    """Merge the user's file and then the project's file over the defaults."""
+    """Merge the user's file and then the project's file over the defaults. Only ``Settings``
+    calls it (tests/test_layers.py checks): a process reads its settings once."""
     cfg = Config()
     for path in (user_config_path(), (cwd or Path.cwd()) / PROJECT_FILE):
         if path.is_file():
             _merge(cfg, path, _read(path))
     return cfg
+
+
+class Settings:
+    """A process's settings: made once at each entry point (the CLI's group, the app) and passed
+    down to every job, which never reads reviewer.toml itself. The files are read on first use, so a
+    command that needs no setting runs whatever they hold; a file that does not load raises the same
+    ConfigError (one line) at every use."""
+
+    def __init__(self, cwd: Path | None = None, config: Config | None = None) -> None:
+        import threading
+
+        self._cwd = cwd
+        self._config = config
+        self._error: str | None = None
+        self._lock = threading.Lock()  # the app's workers ask from several threads
+
+    def get(self) -> Config:
+        with self._lock:
+            if self._config is None and self._error is None:
+                try:
+                    self._config = load_config(self._cwd)
+                except ConfigError as e:
+                    self._error = str(e)
+            if self._error is not None:
+                raise ConfigError(self._error)
+            assert self._config is not None
+            return self._config
+
+
+def resolve_config(cfg: Config | Settings | None) -> Config:
+    """The Config a job runs with: the one given, the settings' (ConfigError when they do not
+    load), else the defaults (a library caller that passed none reads no file)."""
+    if isinstance(cfg, Settings):
+        return cfg.get()
+    return cfg if cfg is not None else Config()
 
 
 def _read(path: Path) -> dict[str, Any]:

@@ -32,13 +32,18 @@ ALL_COMMANDS = sorted(command_paths(cli))
 
 
 def required_arguments(cmd: click.Command) -> list[str]:
-    """A placeholder for each required argument, so the command's body (a spy here) is reached."""
-    return [
+    """A placeholder for each required argument and option, so the command's body (a spy here) is
+    reached."""
+    args = [
         p.type.choices[0] if isinstance(p.type, click.Choice) else f"arg{i}"
         for i, p in enumerate(cmd.params)
         if isinstance(p, click.Argument) and p.required
         for _ in range(max(p.nargs, 1))
     ]
+    for p in cmd.params:
+        if isinstance(p, click.Option) and p.required:
+            args += [p.opts[0], p.type.choices[0] if isinstance(p.type, click.Choice) else "1"]
+    return args
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ pass_threshold error not naming the file, and [monitor] sample refusing 0 that -
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -86,3 +87,46 @@ def test_a_judge_setting_beyond_any_float_is_one_line(tmp_path: Path, toml: str,
     with pytest.raises(JudgeConfigError) as caught:
         load_settings(cfg)
     assert said in str(caught.value)
+
+
+def test_settings_read_the_files_once_and_repeat_a_bad_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 29, item 2: one read per process; every job after gets the same Config."""
+    import reviewer.config as config_module
+    from reviewer.config import ConfigError, Settings, resolve_config
+
+    (tmp_path / "reviewer.toml").write_text('labeler = "ana"\n', encoding="utf-8")
+    reads = []
+    real = config_module.load_config
+
+    def counted(cwd: Path | None = None) -> Any:
+        reads.append(cwd)
+        return real(cwd)
+
+    monkeypatch.setattr(config_module, "load_config", counted)
+    settings = Settings(tmp_path)
+    assert settings.get() is settings.get() and settings.get().labeler == "ana"
+    assert resolve_config(settings).labeler == "ana" and len(reads) == 1
+    (tmp_path / "reviewer.toml").write_text('labeler = "bo"\n', encoding="utf-8")
+    assert settings.get().labeler == "ana"  # read once: an edit is for the next process
+    assert resolve_config(None).labeler is None  # no settings given: the defaults, no file read
+    broken = Settings(tmp_path / "x")
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "reviewer.toml").write_text("labeler = [\n", encoding="utf-8")
+    for _ in range(2):
+        with pytest.raises(ConfigError, match="reviewer.toml"):
+            broken.get()
+    assert len(reads) == 2
+
+
+def test_a_command_that_needs_no_setting_runs_beside_a_broken_config(tmp_path: Path) -> None:
+    from tests.conftest import SAMPLE_RUNS, run_cli
+
+    assert run_cli("--db", "x.db", "import", str(SAMPLE_RUNS))[0] == 0
+    Path("reviewer.toml").write_text("[judge\n", encoding="utf-8")
+    code, _, _ = run_cli("--db", "x.db", "report", "--run", "support-v1")
+    assert code == 0
+    code, _, err = run_cli("--db", "x.db", "agreement")
+    assert code != 0 and err.startswith("reviewer: ") and "reviewer.toml" in err
+    assert len(err.splitlines()) == 1

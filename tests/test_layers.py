@@ -255,3 +255,34 @@ def test_the_import_reader_resolves_relative_and_deferred_imports() -> None:
     got = {t for _, t in _imports("reviewer.ingest.native", tree)}
     assert {"reviewer.store", "reviewer.store.labels", "reviewer.ingest.x"} <= got
     assert _cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
+
+
+def _config_readers(modules: dict[str, ast.Module]) -> list[str]:
+    """Modules that read reviewer.toml themselves (call ``load_config``) but the Settings of
+    reviewer.config: a job is given its settings by the entry point that made them."""
+    out = []
+    for name, tree in modules.items():
+        if name == "reviewer.config":
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                f = node.func
+                called = f.id if isinstance(f, ast.Name) else getattr(f, "attr", None)
+                if called == "load_config":
+                    out.append(f"{name}:{node.lineno}")
+    return out
+
+
+def test_settings_are_read_once_at_the_entry_points() -> None:
+    bad = _config_readers(_modules())
+    assert not bad, (
+        "reviewer.toml is read by the entry points' Settings (cli.py, tui/app.py) and passed down; "
+        "take a cfg / settings argument instead:\n" + "\n".join(bad)
+    )
+
+
+def test_the_settings_rule_finds_a_module_that_reads_the_config() -> None:
+    tree = ast.parse(
+        "from reviewer.config import load_config\n\ndef f():\n    return load_config()\n"
+    )
+    assert _config_readers({"reviewer.workflows.x": tree}) == ["reviewer.workflows.x:4"]

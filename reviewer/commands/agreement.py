@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from reviewer.commands.common import cli_store, echo_json, fail
+from reviewer.commands.common import cli_store, echo_json, fail, settings_of
 
 
 def register(group: click.Group) -> None:
@@ -66,7 +66,11 @@ def agreement(
     from reviewer.text import visible
     from reviewer.workflows.agreement import UnknownScope, agreement_report, configured_threshold
 
-    limit, problem = (threshold, None) if threshold is not None else configured_threshold()
+    limit, problem = (
+        (threshold, None)
+        if threshold is not None
+        else configured_threshold(settings_of(click.get_current_context()))
+    )
     if problem is not None:
         fail(problem)
     labeler = labeler or (ctx.obj or {}).get("labeler")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from reviewer.commands.common import cli_store, echo_json, fail, require_runs
+from reviewer.commands.common import cli_store, echo_json, fail, require_runs, settings_of
 
 
 def register(group: click.Group) -> None:
@@ -95,7 +95,14 @@ def bias(
             )
             try:
                 with progress_bar("judging", quiet=batch) as (start, step):
-                    pairs = judge_pairs(db, request, on_note=note, on_start=start, on_progress=step)
+                    pairs = judge_pairs(
+                        db,
+                        request,
+                        cfg=settings_of(click.get_current_context()),
+                        on_note=note,
+                        on_start=start,
+                        on_progress=step,
+                    )
             except JudgeFailed as e:
                 fail(_plain(e))
             for line in pairs.lines():

@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from reviewer.commands.common import Terminated, echo_json, fail, terminate_stops_sending
+from reviewer.commands.common import (
+    Terminated,
+    echo_json,
+    fail,
+    settings_of,
+    terminate_stops_sending,
+)
 
 if TYPE_CHECKING:
     from reviewer.workflows.cluster_judge import ClusterJudgeResult
@@ -96,7 +102,9 @@ def estimate(db: Store, opts: dict[str, Any], as_json: bool) -> None:
             click.echo("no clusters for the judge to name")
         return
     try:
-        est = estimate_cluster_judging(db, _request(opts))
+        est = estimate_cluster_judging(
+            db, _request(opts), cfg=settings_of(click.get_current_context())
+        )
     except JudgeFailed as e:
         fail(_plain(e))
     if as_json:
@@ -128,6 +136,7 @@ def judge_pass(db: Store, opts: dict[str, Any]) -> tuple[ClusterJudgeResult, lis
             result = judge_clusters(
                 db,
                 _request(opts),
+                cfg=settings_of(click.get_current_context()),
                 on_note=note,
                 on_start=lambda judge, total: start(judge, "", total),
                 on_progress=step,

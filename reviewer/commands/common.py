@@ -113,6 +113,26 @@ def _wants_json() -> bool:
     return False
 
 
+def settings_of(ctx: click.Context) -> Any:
+    """The process's Settings (made by the CLI's group): what every job is given."""
+    from reviewer.config import Settings
+
+    obj = ctx.find_root().obj
+    if not isinstance(obj, dict):
+        return Settings()
+    return obj.setdefault("settings", Settings())
+
+
+def config_of(ctx: click.Context, code: int = 1) -> Any:
+    """The process's Config, or a one-line error (exit CODE) when reviewer.toml does not load."""
+    from reviewer.config import ConfigError
+
+    try:
+        return settings_of(ctx).get()
+    except ConfigError as e:
+        fail(str(e), code)
+
+
 def fail(message: str, code: int = 1) -> NoReturn:
     """A refusal: one line on stderr; with --json, also ``{"error": ...}`` on stdout (unless this
     command already printed its JSON)."""

@@ -20,12 +20,9 @@ def register(group: click.Group) -> None:
 
 
 def _config(code: int) -> Any:
-    from reviewer.config import ConfigError, load_config
+    from reviewer.commands.common import config_of
 
-    try:
-        return load_config()
-    except ConfigError as e:
-        fail(str(e), code)
+    return config_of(click.get_current_context(), code)
 
 
 @click.group()

@@ -31,13 +31,10 @@ def register(group: click.Group) -> None:
 @click.pass_context
 def open_cmd(ctx: click.Context, paths: Sequence[str]) -> None:
     """Import PATHS (if any) and open the TUI."""
-    from reviewer.config import ConfigError, load_config
+    from reviewer.commands.common import config_of, settings_of
     from reviewer.tui.keys import keymap_problems
 
-    try:
-        cfg = load_config()
-    except ConfigError as e:
-        fail(str(e))
+    cfg = config_of(ctx)
     problems = keymap_problems(cfg.keys)
     if problems:  # before anything is imported: the app would open with keys that lie
         where = f"{cfg.sources[-1]}: " if getattr(cfg, "sources", None) else ""
@@ -66,6 +63,7 @@ def open_cmd(ctx: click.Context, paths: Sequence[str]) -> None:
     )
     ReviewerApp(
         db_path=ctx.obj["db"],
+        settings=settings_of(ctx),
         keymap=cfg.keys,
         labeler=cfg.labeler_name(ctx.obj.get("labeler")),
         rubric=rubric,
@@ -183,12 +181,13 @@ def import_options(
     scorer: str | None = None,
 ) -> ImportOptions:
     """The import's outcome options: the CLI's, else reviewer.toml's [import]; bad ones fail."""
-    from reviewer.config import ConfigError, load_config
+    from reviewer.commands.common import settings_of
+    from reviewer.config import ConfigError
     from reviewer.workflows.imports import import_options as make_options
 
     try:
         return make_options(
-            load_config(),
+            settings_of(click.get_current_context()).get(),
             pass_threshold=pass_threshold,
             success_field=success_field,
             task=task,

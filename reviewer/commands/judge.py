@@ -20,6 +20,7 @@ from reviewer.commands.common import (
     echo_json,
     fail,
     require_runs,
+    settings_of,
     terminate_stops_sending,
 )
 
@@ -139,7 +140,7 @@ def judge(ctx: click.Context, **opts: Any) -> None:
         from reviewer.workflows.judge import estimate_judging
 
         try:
-            estimate = estimate_judging(db, request)
+            estimate = estimate_judging(db, request, cfg=settings_of(click.get_current_context()))
         except JudgeFailed as e:
             fail(_plain(e))
         finally:
@@ -158,6 +159,7 @@ def judge(ctx: click.Context, **opts: Any) -> None:
             result = judge_trials(
                 db,
                 request,
+                cfg=settings_of(click.get_current_context()),
                 on_note=note,
                 on_start=start,
                 on_progress=settle_sdk(step),

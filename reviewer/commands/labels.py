@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from reviewer.commands.common import cli_store, echo_json, fail, require_runs
+from reviewer.commands.common import cli_store, echo_json, fail, require_runs, settings_of
 
 _MAX_SKIPS_SHOWN = 20
 
@@ -27,12 +27,9 @@ def _plain(s: object) -> str:
 
 
 def _config() -> Any:
-    from reviewer.config import ConfigError, load_config
+    from reviewer.commands.common import config_of
 
-    try:
-        return load_config()
-    except ConfigError as e:
-        fail(str(e))
+    return config_of(click.get_current_context())
 
 
 @click.command()
@@ -140,7 +137,11 @@ def sample(
         from reviewer.workflows.agreement import configured_threshold
         from reviewer.workflows.queues import queue_status
 
-        status = queue_status(db, queue.name, threshold=configured_threshold()[0])
+        status = queue_status(
+            db,
+            queue.name,
+            threshold=configured_threshold(settings_of(click.get_current_context()))[0],
+        )
         summary["active"] = _active_json(status, queue.params.get("judge"))
     if as_json:
         echo_json(summary)
@@ -242,7 +243,7 @@ def queues(ctx: click.Context, labeler: str | None, as_json: bool) -> None:
     from reviewer.workflows.queues import list_queues, queue_status
 
     db = cli_store(ctx)
-    threshold = configured_threshold()[0]
+    threshold = configured_threshold(settings_of(click.get_current_context()))[0]
     rows: list[dict[str, Any]] = []
     for q in list_queues(db):
         who = labeler or q.labeler

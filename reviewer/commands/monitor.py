@@ -197,7 +197,9 @@ def monitor(
                 click.echo(a.line(report.size))
             sys.stdout.flush()
 
-        follow(db, follow_path, req, on_pass, interval=interval, passes=passes, on_note=note)
+        follow(
+            db, follow_path, req, on_pass, interval=interval, passes=passes, on_note=note, cfg=cfg
+        )
         sys.exit(1 if raised[0] else 0)
     except MonitorError as e:
         fail(str(e), 2)

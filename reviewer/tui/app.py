@@ -16,6 +16,7 @@ from reviewer.tui.safe import clean
 from reviewer.tui.screens.runs import RunsScreen
 
 if TYPE_CHECKING:
+    from reviewer.config import Settings
     from reviewer.models import Rubric
     from reviewer.workflows.store_access import Store
 
@@ -80,8 +81,13 @@ class ReviewerApp(App[None]):
         rubric: Rubric | None = None,
         import_report: list[str] | None = None,
         import_note: str = "",
+        settings: Settings | None = None,
     ) -> None:
+        from reviewer.config import Settings
+
         super().__init__()
+        #: reviewer.toml, read once for the app's whole life; every job is given it
+        self.settings = settings if settings is not None else Settings()
         self.db_path = Path(db_path)
         self.sub_title = self.db_path.name
         self._user_keymap = dict(keymap or {})

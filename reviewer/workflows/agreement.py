@@ -10,19 +10,19 @@ from reviewer.calibration.report import AgreementReport as AgreementReport
 from reviewer.store.agreement_data import UnknownScope as UnknownScope
 
 if TYPE_CHECKING:
-    from reviewer.config import Config
+    from reviewer.config import Config, Settings
     from reviewer.store.db import Store
 
 
-def configured_threshold(cfg: Config | None = None) -> tuple[float, str | None]:
+def configured_threshold(cfg: Config | Settings | None = None) -> tuple[float, str | None]:
     """The trust threshold of the config (``[judge] trust_threshold``, else the default) and None;
     when the config is unusable, the default and the problem in one line naming the file (the CLI
     refuses with it, the app and a queue's progress say it and go on with the default)."""
     from reviewer.calibration.report import trust_threshold
-    from reviewer.config import ConfigError, load_config
+    from reviewer.config import ConfigError, resolve_config
 
     try:
-        cfg = cfg if cfg is not None else load_config()
+        cfg = resolve_config(cfg)
     except ConfigError as e:
         return DEFAULT_THRESHOLD, str(e)
     try:

@@ -73,7 +73,7 @@ def judge_pairs(
 ) -> PairsResult:
     """Sample the pairs and judge each in order AB and BA through the judge runner (cache, cost cap,
     retries, batches); outcomes are stored as pair judgements. Raises JudgeFailed with one line."""
-    from reviewer.config import ConfigError, load_config
+    from reviewer.config import ConfigError, resolve_config
     from reviewer.judge.batch import submit
     from reviewer.judge.pairs import sample_pairs
     from reviewer.judge.pairwise import preference_jobs
@@ -85,7 +85,7 @@ def judge_pairs(
 
     _check_runs(db, request.runs or ())
     try:
-        cfg = cfg if cfg is not None else load_config()
+        cfg = resolve_config(cfg)
         settings = load_settings(cfg, **request.overrides)
         rubric = pick_rubric(db, request.rubric or cfg.rubric)
         pairs = sample_pairs(db, request.n, seed=request.seed, runs=request.runs)

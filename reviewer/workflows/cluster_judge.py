@@ -158,7 +158,7 @@ class _Plan:
 
 
 def _plan(db: Store, request: ClusterJudgeRequest, cfg: Any) -> _Plan:
-    from reviewer.config import ConfigError, load_config
+    from reviewer.config import ConfigError, resolve_config
     from reviewer.judge.settings import JudgeConfigError
     from reviewer.store.cluster_judge import human_named
     from reviewer.store.clusters import cluster_members
@@ -166,7 +166,7 @@ def _plan(db: Store, request: ClusterJudgeRequest, cfg: Any) -> _Plan:
     from reviewer.workflows.judge import load_settings
 
     try:
-        cfg = cfg if cfg is not None else load_config()
+        cfg = resolve_config(cfg)
         settings = load_settings(cfg, **request.overrides)
     except (ConfigError, JudgeConfigError, OSError) as e:
         raise JudgeFailed(str(e)) from e

@@ -91,10 +91,10 @@ def set_baseline_run(
 
 
 def _load(cfg: Any) -> Any:
-    from reviewer.config import ConfigError, load_config
+    from reviewer.config import ConfigError, resolve_config
 
     try:
-        return cfg if cfg is not None else load_config()
+        return resolve_config(cfg)
     except ConfigError as e:
         raise GateError(str(e)) from e
 

@@ -275,13 +275,13 @@ def _errored(db: Store, judge: str, request: JudgeRequest) -> list[str]:
 def _setup(db: Store, request: JudgeRequest, cfg: Any) -> tuple[JudgeSettings, Rubric]:
     """The run's judge settings (the config's with the request's overrides) and rubric; every
     problem with them is one JudgeFailed line."""
-    from reviewer.config import ConfigError, load_config
+    from reviewer.config import ConfigError, resolve_config
     from reviewer.judge.settings import JudgeConfigError
     from reviewer.labeling.rubric import RubricError
     from reviewer.store.labels import RubricVersionError
 
     try:
-        cfg = cfg if cfg is not None else load_config()
+        cfg = resolve_config(cfg)
         return load_settings(cfg, **request.overrides), pick_rubric(
             db, request.rubric or cfg.rubric
         )

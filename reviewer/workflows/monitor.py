@@ -127,7 +127,7 @@ def run_monitor(
     on_note: Note | None = None,
 ) -> MonitorReport:
     """One pass of the monitor (see the module docstring). Raises MonitorError with one line."""
-    from reviewer.config import ConfigError, load_config
+    from reviewer.config import ConfigError, resolve_config
     from reviewer.metrics.active_rules import active_rules
     from reviewer.metrics.monitor import (
         BUILTIN_CHECKS,
@@ -143,7 +143,7 @@ def run_monitor(
 
     note = on_note or (lambda line: None)
     try:
-        cfg = cfg if cfg is not None else load_config()
+        cfg = resolve_config(cfg)
     except ConfigError as e:
         raise MonitorError(str(e)) from e
     size, sample, seed, max_cost, base_windows, signals, kind = _settings(req, cfg)
@@ -340,6 +340,7 @@ def follow(
     passes: int | None = None,
     on_note: Note | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    cfg: Any = None,
 ) -> None:
     """Keep importing a growing JSONL file or folder and updating the windows: a pass whenever it
     changed (and the first time); ``on_pass`` gets each report and the alerts it raised that no
@@ -382,7 +383,7 @@ def follow(
             pending = state  # a writer is mid-line: wait a look for its newline
         elif state != last:
             last, pending = state, None
-            report = run_monitor(db, _with_import(req, path), on_note=on_note)
+            report = run_monitor(db, _with_import(req, path), cfg=cfg, on_note=on_note)
             new = [a for a in report.alerts if (a.window, a.metric) not in seen]
             seen.update((a.window, a.metric) for a in report.alerts)
             on_pass(report, new)

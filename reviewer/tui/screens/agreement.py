@@ -95,7 +95,7 @@ class AgreementScreen(ReviewerScreen):
             configured_threshold,
         )
 
-        threshold, problem = configured_threshold()
+        threshold, problem = configured_threshold(self.app.settings)
         if problem is not None:
             problem = f"threshold {DEFAULT_THRESHOLD} used: {problem}"
         with self.store() as db:

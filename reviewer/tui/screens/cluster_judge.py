@@ -99,7 +99,7 @@ class ClusterJudgeScreen(StoreAccess, ModalScreen[None]):
 
         with self.store() as db:
             try:
-                est = estimate_cluster_judging(db, self._request())
+                est = estimate_cluster_judging(db, self._request(), cfg=self.app.settings)
             except JudgeFailed as e:
                 self._from_thread(self._finish, f"judge: {e}", "Failed")
                 return
@@ -146,6 +146,7 @@ class ClusterJudgeScreen(StoreAccess, ModalScreen[None]):
                 result = judge_clusters(
                     db,
                     self._request(),
+                    cfg=self.app.settings,
                     on_note=lambda line: self._from_thread(self._note, line),
                     on_progress=lambda stats, o: self._from_thread(self._show, stats),
                     cancel=self.cancel_event,

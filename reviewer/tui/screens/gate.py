@@ -65,7 +65,9 @@ class GateScreen(ReviewerScreen):
         with self.store() as db:
             try:
                 # the app never spends on the judge without asking: the anchors' stored verdicts
-                result = run_gate(db, self.run, outcome=self.outcome, anchors="stored")
+                result = run_gate(
+                    db, self.run, outcome=self.outcome, anchors="stored", cfg=self.app.settings
+                )
             except GateError as e:
                 self.result_code = 2
                 self.post_message(GateDone([safe_text(f"gate: cannot decide: {e}", "yellow")]))

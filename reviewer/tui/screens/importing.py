@@ -125,12 +125,12 @@ class ImportModal(StoreAccess, ModalScreen[bool]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="import-run")
     def run_import(self, path: str, threshold: float | None = None) -> None:
-        from reviewer.config import ConfigError, load_config
+        from reviewer.config import ConfigError
         from reviewer.workflows.imports import discover, import_options, import_paths
 
         worker = get_current_worker()
         try:  # the threshold typed, else reviewer.toml's [import], as on the CLI
-            options = import_options(load_config(), pass_threshold=threshold)
+            options = import_options(self._app().settings.get(), pass_threshold=threshold)
         except (ConfigError, ValueError) as e:
             self.post_message(ImportDone(f"not imported: {e}", None))
             return

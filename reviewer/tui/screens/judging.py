@@ -99,7 +99,7 @@ class JudgeScreen(StoreAccess, ModalScreen[None]):
 
         with self.store() as db:
             try:
-                est = estimate_judging(db, self._request())
+                est = estimate_judging(db, self._request(), cfg=self.app.settings)
             except JudgeFailed as e:
                 self._from_thread(self._cannot, f"judge: {e}")
                 return
@@ -189,6 +189,7 @@ class JudgeScreen(StoreAccess, ModalScreen[None]):
                 result = judge_trials(
                     db,
                     request,
+                    cfg=self.app.settings,
                     on_note=self._note,
                     on_start=self._start,
                     on_progress=self._progress,

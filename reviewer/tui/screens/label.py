@@ -395,7 +395,7 @@ class LabelScreen(ReviewerScreen):
         from reviewer.workflows.queues import queue_status
 
         assert self.queue_name is not None
-        threshold, _ = configured_threshold()
+        threshold, _ = configured_threshold(self.app.settings)
         return queue_status(db, self.queue_name, self.labeler, threshold=threshold)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="label-outlook")

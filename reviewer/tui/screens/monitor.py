@@ -197,7 +197,10 @@ class MonitorScreen(ReviewerScreen):
         with self.store() as db:
             try:
                 report = run_monitor(
-                    db, MonitorRequest(window=self.window_size, judge=judge), on_note=notes.append
+                    db,
+                    MonitorRequest(window=self.window_size, judge=judge),
+                    cfg=self.app.settings,
+                    on_note=notes.append,
                 )
             except MonitorError as e:
                 view = MonitorView(

@@ -189,7 +189,7 @@ class QueuesScreen(ReviewerScreen):
         from reviewer.workflows.queues import list_queues, queue_status
         from reviewer.workflows.store_access import run_names
 
-        threshold, _ = configured_threshold()
+        threshold, _ = configured_threshold(self.app.settings)
         with self.store() as db:
             runs = run_names(db)
             rows = []
