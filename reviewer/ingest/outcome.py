@@ -121,7 +121,8 @@ class Tally:
             line = graded_line(self.graded, self.rewards, self.examples)
             if line:
                 out.append(
-                    f"{file}: {line} unless you set --pass-threshold (or --success-field PATH)"
+                    f"{file}: {line} unless you set --pass-threshold (or --success-field PATH; "
+                    "for a run already stored: reviewer rescore RUN --pass-threshold X)"
                 )
         name = options.success_field
         if self.field_object:

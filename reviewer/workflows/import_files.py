@@ -287,10 +287,16 @@ def _store_rule(
         if before is None:
             set_pass_rule(db, name, rule.to_json())
         elif PassRule.from_json(before) != rule:
+            again = (
+                f"; to judge the stored run by it: reviewer rescore {name} "
+                f"--pass-threshold {rule.threshold:g}"
+                if rule.threshold is not None and rule.field is None and rule.scorer is None
+                else ""
+            )
             result.warnings.append(
                 f"{result.file}: run {name!r} was first imported with "
                 f"{PassRule.from_json(before).describe()}; these trials use {rule.describe()} "
-                "(use --run NAME to keep them apart)"
+                f"(use --run NAME to keep them apart{again})"
             )
 
 

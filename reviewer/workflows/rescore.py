@@ -117,6 +117,12 @@ def rescore_run(db: Store, run: str, threshold: float, *, apply: bool = True) ->
             )
         after = PassRule(threshold)
         got = rescore(db, run, threshold, apply=apply)
+        if not got.decided:  # a threshold would only relabel the run's rule
+            raise RescoreError(
+                f"run {run!r}: no trial's outcome is decided by a reward ({got.own} of "
+                f"{got.scored} scored trials carry a pass or fail of their own); "
+                "a threshold changes nothing"
+            )
         if apply:
             set_pass_rule(db, run, after.to_json())
     return RescoreResult(

@@ -27,6 +27,7 @@ from reviewer.store.queries import (
 )
 from reviewer.store.trials import trial_stats
 from tests.conftest import FIXTURES, native_trial, real_data, write_jsonl
+from tests.tui.conftest import settle, until
 
 CRASHED = FIXTURES / "tau_bench" / "deepseek-v3-crashed.json"
 GRADED = FIXTURES / "tau_bench" / "grok-3-graded-5-tasks.json"
@@ -424,25 +425,23 @@ async def test_app_shows_infrastructure_errors_and_unscored_trials(tmp_path: Pat
     assert invoke("--db", "x.db", "cluster")[0] == 0
     app = ReviewerApp(db_path=tmp_path / "x.db")
     async with app.run_test(size=(160, 30)) as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(app, pilot)
         runs = app.screen.query_one("#runs", DataTable)
         assert "1 infra · 1 unscored" in str(runs.get_row("r"))
         app.push_screen(TasksScreen("r"))
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(app, pilot)
         status = str(app.screen.query_one("#tasks-status", Static).render())
         assert "1 trial ended by infrastructure error, left out" in status
         assert "1 unscored, left out" in status
         app.push_screen(TrialsScreen(title="all"))
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(app, pilot)
         cells = [str(app.screen.query_one(TrialTable).get_row_at(i)[3]) for i in range(4)]
         assert sorted(cells) == ["· unscored", "○ fail", "● pass", "⚠ infra"]
         app.push_screen(FailuresScreen())
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        status = str(app.screen.query_one("#clusters-status", Static).render())
+        await settle(app, pilot)
+        clusters = app.screen.query_one("#clusters-status", Static)
+        await until(pilot, lambda: str(clusters.render()).startswith("1 failures"))
+        status = str(clusters.render())
         assert status.startswith("1 failures in 1 clusters, biggest first · 1 trial ended by")
 
 

@@ -67,7 +67,7 @@ async def test_graded_rewards_without_a_rule_warn_on_the_runs_and_tasks_screens(
         await app.workers.wait_for_complete()  # the warnings are read after the table is shown
         await pilot.pause()
         status = str(app.screen.query_one("#runs-warning", Static).render())
-        assert "⚠ P: pass threshold · graded: rewards look graded: 10 of 12" in status
+        assert "⚠ P on it: pass threshold · graded: rewards look graded: 10 of 12" in status
         app.push_screen(TasksScreen("graded"))
         await app.workers.wait_for_complete()
         await pilot.pause()

@@ -253,3 +253,22 @@ def test_two_processes_rescoring_at_once_end_as_one_after_the_other(tmp_path: Pa
     # the later one says it started from the earlier one's rule
     assert any(f"(was: pass means reward ≥ {first:g} − 1e-6)" in out for out, _ in outs)
     _consistent(db)
+
+
+def test_a_run_no_reward_decided_is_refused_and_the_import_points_at_rescore(
+    tmp_path: Path,
+) -> None:
+    own = [native_trial(f"t{i}", run="own", passed=i % 2 == 0) for i in range(4)]
+    db = _import(tmp_path, own)
+    code, out, err = run_cli("--db", db, "rescore", "own", "--pass-threshold", "0.7")
+    assert code == 1 and out == "" and len(err.splitlines()) == 1
+    assert "no trial's outcome is decided by a reward (4 of 4 scored trials" in err
+    with open_store(db) as store:
+        (rule,) = store.execute("SELECT pass_rule FROM runs WHERE name = 'own'").fetchone()
+    assert "0.7" not in (rule or "")  # the rule is not relabelled
+    recs = [native_trial(f"t{i}", run="graded", outcome={"reward": 0.8}) for i in range(5)]
+    path = write_jsonl(tmp_path / "g.jsonl", recs)
+    code, _, err = run_cli("--db", db, "import", str(path))
+    assert "for a run already stored: reviewer rescore RUN --pass-threshold X" in err
+    code, _, err = run_cli("--db", db, "import", str(path), "--pass-threshold", "0.7")
+    assert "to judge the stored run by it: reviewer rescore graded --pass-threshold 0.7" in err

@@ -243,7 +243,7 @@ class RunsScreen(ReviewerScreen):
         self.warnings = message.lines
         # the key first, so that a narrow terminal never cuts what to do
         lines = [
-            f"⚠ P: pass threshold · {self.shown_names.get(run, run)}: {line}"
+            f"⚠ P on it: pass threshold · {self.shown_names.get(run, run)}: {line}"
             for run, line in message.lines.items()
         ]
         warning = self.query_one("#runs-warning", Static)

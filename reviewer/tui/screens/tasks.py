@@ -255,6 +255,7 @@ class TasksScreen(ReviewerScreen):
         def done(applied: bool | None) -> None:
             if applied:
                 self.load_tasks()
+                self.load_flakiness()
                 for screen in self.app.screen_stack:  # the runs screen below shows the new rates
                     if screen is not self and hasattr(screen, "action_rescore"):
                         getattr(screen, "action_reload", lambda: None)()
