@@ -10,7 +10,12 @@ from collections.abc import Sequence
 
 import click
 
-from reviewer.commands.common import no_such_command, safe_output, share_group_options
+from reviewer.commands.common import (
+    new_command,
+    no_such_command,
+    safe_output,
+    share_group_options,
+)
 
 # The default database, relative to where reviewer runs (keep in step with store.db.DEFAULT_DB).
 DEFAULT_DB = "reviewer.db"
@@ -90,6 +95,7 @@ def cli(ctx: click.Context, db_path: str, labeler: str | None) -> None:
     # click would silently drop CSI sequences when not on a terminal; keep them so SafeStream shows
     # them as they are (a file name is printed as it is named). Nothing raw gets out either way.
     ctx.color = True
+    new_command()  # no JSON printed yet by this command (a test runs many in one process)
     ctx.ensure_object(dict)
     ctx.obj["db"] = db_path
     ctx.obj["labeler"] = labeler
@@ -151,7 +157,7 @@ def main(argv: Sequence[str] | None = None, prog_name: str = "reviewer") -> None
 def _main(argv: Sequence[str] | None, prog_name: str) -> None:
     import os
 
-    from reviewer.commands.common import Terminated
+    from reviewer.commands.common import Terminated, fail_late
 
     obj: dict[str, object] = {}  # the commands' ctx.obj: "error_code" is the exit of a failure
     try:
@@ -177,12 +183,10 @@ def _main(argv: Sequence[str] | None, prog_name: str) -> None:
         code = obj.get("error_code", 1)  # gate, monitor and audit keep 1 for "regressed"
         code = code if isinstance(code, int) else 1
         if isinstance(e, StoreError):
-            click.echo(f"reviewer: {e}", err=True)
-            sys.exit(code)
+            fail_late(obj, str(e), code)
         if isinstance(e, sqlite3.Error) and not os.environ.get("REVIEWER_DEBUG"):
             # a write refused by the file: read-only, disk full, lock held too long
-            click.echo(f"reviewer: {describe_error(last_opened() or 'the database', e)}", err=True)
-            sys.exit(code)
+            fail_late(obj, describe_error(last_opened() or "the database", e), code)
         if os.environ.get("REVIEWER_DEBUG"):
             raise
         click.echo(

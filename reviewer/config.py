@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reviewer.models import threshold_problem
+
 PROJECT_FILE = "reviewer.toml"
 _KNOWN = {"labeler", "rules", "rubric", "keys", "judge", "db", "import", "gate", "monitor"}
 _IMPORT_KEYS = {"pass_threshold", "success_field", "scorer"}
@@ -95,7 +97,11 @@ def load_config(cwd: Path | None = None) -> Config:
     calls it (tests/test_layers.py checks): a process reads its settings once."""
     cfg = Config()
     for path in (user_config_path(), (cwd or Path.cwd()) / PROJECT_FILE):
-        if path.is_file():
+        try:
+            present = path.is_file()
+        except OSError as e:  # a folder on the way not readable (is_file raises on EACCES)
+            raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from e
+        if present:
             _merge(cfg, path, _read(path))
     return cfg
 
@@ -207,11 +213,8 @@ def _merge_import(cfg: Config, path: Path, table: Any) -> None:
             raise ConfigError(
                 f"{path}: [import] pass_threshold must be a number, got {shown(value)}"
             )
-        if not 0 < value <= 1:
-            raise ConfigError(
-                f"{path}: [import] pass_threshold {shown(value)}: a reward from 0 (not included) "
-                "to 1 (a reward at or above it passes)"
-            )
+        if problem := threshold_problem(value):
+            raise ConfigError(f"{path}: [import] pass_threshold {shown(value)}: {problem}")
         cfg.pass_threshold = float(value)
     if "success_field" in table:
         value = table["success_field"]

@@ -13,6 +13,23 @@ from typing import Any
 REWARD_PASS_EPSILON = 1e-6
 
 
+def threshold_text(x: float) -> str:
+    """A pass threshold as the user typed it: 0.7, 0.1234567, 1 (never rounded as ``:g`` would)."""
+    text = repr(float(x))
+    return text[:-2] if text.endswith(".0") else text
+
+
+def threshold_problem(x: float) -> str | None:
+    """Why X cannot be a pass threshold (a reward at or above X − 1e-6 passes), else None. At 1e-6
+    or below a reward of 0 would pass."""
+    if x != x or not REWARD_PASS_EPSILON < x <= 1:
+        return (
+            "a reward above 0 and at most 1 (a reward at or above it passes; at 1e-6 or below "
+            "even a reward of 0 would)"
+        )
+    return None
+
+
 #: A trial's outcome: the harness scored it ``pass`` or ``fail``; the harness itself crashed (rate
 #: limit, context overflow, lost connection: ``infra``, not the agent's failure); or nothing says how it
 #: went (``unscored``: production conversations, coding sessions). Only pass and fail are scored: pass@k
@@ -69,7 +86,7 @@ class PassRule:
 
     def describe(self) -> str:
         """The rule in words, as a report header shows it."""
-        at = "1 − 1e-6" if self.threshold is None else f"{self.threshold:g} − 1e-6"
+        at = "1 − 1e-6" if self.threshold is None else f"{threshold_text(self.threshold)} − 1e-6"
         if self.field:
             return f"pass means {self.field} ≥ {at} (or true)"
         if self.scorer is not None:

@@ -29,13 +29,13 @@ def test_config_date_value_says_got_a_date(tmp_path: Path) -> None:
         _load(tmp_path, "[gate]\nmax_avg_steps = 1979-05-27\n")
 
 
-@pytest.mark.parametrize("value", ["0", "1.5", "-1"])
+@pytest.mark.parametrize("value", ["0", "1.5", "-1", "1e-07"])
 def test_config_import_pass_threshold_error_names_the_file(tmp_path: Path, value: str) -> None:
     with pytest.raises(ConfigError) as caught:
         _load(tmp_path, f"[import]\npass_threshold = {value}\n")
     message = str(caught.value)
     assert message.startswith(f"{tmp_path / 'reviewer.toml'}: [import] pass_threshold {value}: ")
-    assert "a reward from 0 (not included) to 1" in message
+    assert "a reward above 0 and at most 1" in message
 
 
 def test_config_monitor_sample_0_as_the_cli(tmp_path: Path) -> None:
@@ -130,3 +130,20 @@ def test_a_command_that_needs_no_setting_runs_beside_a_broken_config(tmp_path: P
     code, _, err = run_cli("--db", "x.db", "agreement")
     assert code != 0 and err.startswith("reviewer: ") and "reviewer.toml" in err
     assert len(err.splitlines()) == 1
+
+
+def test_a_config_folder_that_cannot_be_read_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Path.is_file raises on EACCES (a folder on the way not readable): ConfigError, one line."""
+    real = Path.is_file
+
+    def refused(self: Path) -> bool:
+        if self.name == "reviewer.toml":
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+
+    monkeypatch.setattr(Path, "is_file", refused)
+    with pytest.raises(ConfigError) as caught:
+        load_config(tmp_path)
+    assert str(caught.value).endswith("reviewer.toml: cannot read: Permission denied")

@@ -104,6 +104,11 @@ def json_stdout() -> TextIO:
 _json_printed = [False]
 
 
+def new_command() -> None:
+    """A command starts: it has printed no JSON yet."""
+    _json_printed[0] = False
+
+
 def _wants_json() -> bool:
     ctx = click.get_current_context(silent=True)
     while ctx is not None:
@@ -142,6 +147,15 @@ def fail(message: str, code: int = 1) -> NoReturn:
     sys.exit(code)
 
 
+def fail_late(obj: dict[str, Any], message: str, code: int) -> NoReturn:
+    """A failure that surfaced after the command's context closed (a store error the command did
+    not catch): as ``fail`` says it, the JSON line included when the command was asked for JSON."""
+    if obj.get("as_json") and not _json_printed[0]:
+        echo_json({"error": message})
+    click.echo(f"reviewer: {message}", err=True)
+    sys.exit(code)
+
+
 def progress_console() -> Any:
     """The rich Console for our own progress bars on stderr. It writes to the real stream under the
     command's SafeStream (which would show the bar's own escapes as stand-ins); data reaches a bar
@@ -160,6 +174,7 @@ def cli_store(ctx: click.Context, code: int = 1) -> Store:
 
     path = ctx.obj["db"]
     ctx.obj["error_code"] = code  # a store failure later in the command exits with it too
+    ctx.obj["as_json"] = _wants_json()  # … and says so in JSON too
     try:
         db = open_store(path, on_wait=lambda message: click.echo(f"reviewer: {message}", err=True))
     except StoreError as e:

@@ -19,7 +19,7 @@ def register(group: click.Group) -> None:
     "threshold",
     required=True,
     metavar="X",
-    help="A reward at or above X passes (0 < X <= 1).",
+    help="A reward at or above X passes (1e-6 < X <= 1).",
 )
 @click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")

@@ -524,9 +524,8 @@ def _comparison_lines(cmp: Comparison, max_tasks: int | None = None) -> list[Any
         lines.append(Text(OUTCOME_WORDS[cmp.outcome_source]))
     if cmp.coverage_warning:
         lines.append(Text(cmp.coverage_warning))
-    if cmp.rules_differ:
-        old_rule, new_rule = cmp.pass_rules.get("old", ""), cmp.pass_rules.get("new", "")
-        lines.append(Text(f"warning: the runs' pass rules differ: old {old_rule}; new {new_rule}"))
+    if cmp.rules_warning:
+        lines.append(Text(cmp.rules_warning))
     lines += [Text(t) for t in noise_lines(cmp)]
 
     if cmp.tasks:
@@ -635,16 +634,20 @@ def _narrow_lines(cmp: Comparison, max_tasks: int | None, width: int) -> list[An
     if cis:
         lines.append(Text("95% CI of the change:"))
         wl = min(max(len(label) for label, _ in cis) + 2, max(10, width - 24))
-        lines += [Text("  " + _fit(label, wl - 1).ljust(wl) + ci) for label, ci in cis]
+        for label, ci in cis:
+            if len(label) < wl:
+                lines.append(Text("  " + label.ljust(wl) + ci))
+            else:  # a label that does not fit is whole on its line, its interval under it
+                lines += wrapped(label, first="  ", indent="    ")
+                lines.append(Text("  " + " " * min(wl, max(0, width - 2 - len(ci))) + ci))
     if cmp.k_is_default:
         lines += wrapped(f"k = {cmp.k}: the largest k every shared task supports in both runs")
     if cmp.outcome_source in OUTCOME_WORDS:
         lines += wrapped(OUTCOME_WORDS[cmp.outcome_source])
     if cmp.coverage_warning:
         lines += wrapped(cmp.coverage_warning)
-    if cmp.rules_differ:
-        old_rule, new_rule = cmp.pass_rules.get("old", ""), cmp.pass_rules.get("new", "")
-        lines += wrapped(f"warning: the runs' pass rules differ: old {old_rule}; new {new_rule}")
+    if cmp.rules_warning:
+        lines += wrapped(cmp.rules_warning)
     noise = noise_lines(cmp)
     # the noise check's paragraph is written for the CLI's width: join it and wrap it again
     end = 2 + len(NOISE_PARAGRAPH)

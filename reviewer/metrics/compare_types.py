@@ -274,6 +274,14 @@ class Comparison:
     def rules_differ(self) -> bool:
         return len(set(self.pass_rules.values())) > 1
 
+    @property
+    def rules_warning(self) -> str | None:
+        """The line compare and the gate print when the runs were judged by different rules."""
+        if not self.rules_differ:
+            return None
+        old, new = self.pass_rules.get("old", ""), self.pass_rules.get("new", "")
+        return f"warning: the runs' pass rules differ: old {old}; new {new}"
+
     def row(self, metric: str) -> Row:
         return next(r for r in self.rows if r.metric == metric)
 

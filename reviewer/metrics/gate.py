@@ -180,6 +180,8 @@ class GateResult:
                 out.append(f"warning: {c.label} {c.status}: {c.why}")
         if self.comparison.coverage_warning:
             out.append(self.comparison.coverage_warning)
+        if self.comparison.rules_warning:
+            out.append(self.comparison.rules_warning)
         for c in self.unchecked_budgets:
             side = (
                 "neither run has"

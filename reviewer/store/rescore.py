@@ -4,15 +4,17 @@ counts, inside the caller's transaction.
 
 Which trials a reward decided: those with a reward and no passed of their own (the import's default
 rule, reward ≥ 1 − 1e-6, decided them), and those an earlier threshold decided (their metadata
-names it: ``pass_threshold``). A trial whose source said pass or fail keeps it; infrastructure
+names it, ``pass_threshold``, and their outcome is what it gives). A trial whose source said pass or fail keeps it; infrastructure
 errors and unscored trials are never scored by a threshold."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from decimal import ROUND_DOWN, ROUND_UP, Decimal
 
-from reviewer.models import FAIL, PASS, REWARD_PASS_EPSILON
+from reviewer.models import FAIL, PASS, REWARD_PASS_EPSILON, threshold_text
 from reviewer.record import decode, encode
 from reviewer.store.db import Store
 from reviewer.store.writer import _METADATA_JSON
@@ -32,40 +34,63 @@ class Rescored:
     to_pass: int = 0  # fails that now pass
     to_fail: int = 0  # passes that now fail
     own: int = 0  # scored trials whose source said pass or fail (kept)
+    unreadable: int = 0  # trials that would change but whose stored record no version reads (kept)
     passes: int = 0  # the run's passes after
     scored: int = 0  # the run's pass and fail trials
     clustered: int = 0  # trials that changed and sit in a stored failure cluster
     tasks: set[str] = field(default_factory=set)  # tasks whose pass count changed
 
 
-def rescore(db: Store, run: str, threshold: float, *, apply: bool) -> Rescored:
-    """The run's reward-decided trials judged by ``reward ≥ threshold − 1e-6``; written only when
-    ``apply`` (inside the caller's transaction), else counted."""
+def rescore(
+    db: Store,
+    run: str,
+    threshold: float,
+    *,
+    apply: bool,
+    only: AbstractSet[str] | None = None,
+) -> Rescored:
+    """The run's reward-decided trials (of ``only``, trial ids, when given) judged by
+    ``reward ≥ threshold − 1e-6``; written only when ``apply`` (inside the caller's transaction),
+    else counted.
+
+    A trial is reward-decided when it has a reward and no passed of its own, or when its metadata
+    names the threshold that decided it and its outcome is what that threshold gives (a record
+    whose source happened to carry the key keeps its own outcome)."""
     out = Rescored()
     rows = db.execute(
-        f"SELECT seq, task_id, outcome, reward, passed IS NULL OR {_MARKED} IS NOT NULL "
+        f"SELECT seq, id, task_id, outcome, reward, passed, {_MARKED} "
         "FROM trials WHERE run = ? AND outcome IN ('pass', 'fail')",
         [run],
     ).fetchall()
-    changes: list[tuple[int, str, bool]] = []  # (seq, task, passes now)
-    marked: list[int] = []
-    for seq, task_id, outcome, reward, by_reward in rows:
+    candidates: list[tuple[int, str, bool, bool]] = []  # (seq, task, passed before, passes now)
+    for seq, trial_id, task_id, outcome, reward, passed, marker in rows:
+        if only is not None and trial_id not in only:
+            continue
         out.scored += 1
-        if reward is None or not by_reward:
+        was = outcome == PASS
+        if not _by_reward(reward, passed, marker):
             out.own += 1
-            out.passes += outcome == PASS
+            out.passes += was
             continue
         out.decided += 1
-        passes = reward >= threshold - REWARD_PASS_EPSILON
-        out.passes += passes
-        if passes != (outcome == PASS):
-            changes.append((seq, task_id, passes))
-            out.to_pass += passes
-            out.to_fail += not passes
-            out.tasks.add(task_id)
+        now = reward >= threshold - REWARD_PASS_EPSILON
+        if now != was or marker != threshold:
+            candidates.append((seq, task_id, was, now))
         else:
-            marked.append(seq)
-    changed = [seq for seq, _, _ in changes]
+            out.passes += was
+    written = _apply(db, run, threshold, candidates, apply)
+    changed: list[int] = []
+    for seq, task_id, was, now in candidates:
+        if seq not in written:  # no version reads its record: it keeps what it has
+            out.unreadable += now != was
+            out.passes += was
+            continue
+        out.passes += now
+        if now != was:
+            changed.append(seq)
+            out.to_pass += now
+            out.to_fail += not now
+            out.tasks.add(task_id)
     for i in range(0, len(changed), 500):
         chunk = changed[i : i + 500]
         marks = ",".join("?" * len(chunk))
@@ -75,32 +100,52 @@ def rescore(db: Store, run: str, threshold: float, *, apply: bool) -> Rescored:
             chunk,
         ).fetchone()
         out.clustered += n
-    if apply:
-        _write(db, run, threshold, changes, marked)
     return out
 
 
-def _write(
-    db: Store, run: str, threshold: float, changes: list[tuple[int, str, bool]], same: list[int]
-) -> None:
-    """Each changed trial's outcome, and every reward-decided trial's record and metadata naming
-    the threshold (so that it reads back as stored, and a later threshold finds it)."""
-    now = {seq: (task_id, passes) for seq, task_id, passes in changes}
-    seqs = [*now, *same]
+def _by_reward(reward: float | None, passed: int | None, marker: object) -> bool:
+    """Whether a reward decided this trial: no passed of its own, or a threshold that decided it
+    (a number in its metadata that gives the outcome it has)."""
+    if reward is None:
+        return False
+    if passed is None:
+        return True
+    if isinstance(marker, bool) or not isinstance(marker, int | float) or marker != marker:
+        return False
+    return bool(passed) == (reward >= marker - REWARD_PASS_EPSILON)
+
+
+def _apply(
+    db: Store,
+    run: str,
+    threshold: float,
+    candidates: list[tuple[int, str, bool, bool]],
+    apply: bool,
+) -> set[int]:
+    """The candidates whose record reads (``seq``s). When ``apply``, each one's outcome and its
+    record and metadata naming the threshold (so that it reads back as stored, and a later
+    threshold finds it) are written, and its task's pass count follows. A dry run reads only the
+    records of trials whose outcome would change (the others change no count)."""
+    now = {seq: (was, passes) for seq, _, was, passes in candidates}
+    seqs = [seq for seq, _, was, passes in candidates if apply or was != passes]
+    readable = {seq for seq, _, was, passes in candidates if not apply and was == passes}
     delta: dict[str, int] = {}
     for i in range(0, len(seqs), _PAGE):
         chunk = seqs[i : i + _PAGE]
         marks = ",".join("?" * len(chunk))
         rows = db.execute(
-            f"SELECT seq, run, task_id, trial, record, outcome FROM trials WHERE seq IN ({marks})",
+            f"SELECT seq, task_id, trial, record FROM trials WHERE seq IN ({marks})",
             chunk,
         ).fetchall()
-        for seq, run_, task_id, trial_no, record, outcome in rows:
+        for seq, task_id, trial_no, record in rows:
             try:
-                trial = decode(record, run=run_, task_id=task_id, trial=trial_no)
+                trial = decode(record, run=run, task_id=task_id, trial=trial_no)
             except ValueError:
                 continue  # a record no version could read keeps what it has, counts included
-            passes = now[seq][1] if seq in now else outcome == PASS
+            readable.add(seq)
+            if not apply:
+                continue
+            was, passes = now[seq]
             trial.passed = passes
             trial.metadata[THRESHOLD_KEY] = threshold
             trial.raw = None
@@ -116,12 +161,13 @@ def _write(
                     seq,
                 ],
             )
-            if passes != (outcome == PASS):
+            if passes != was:
                 delta[task_id] = delta.get(task_id, 0) + (1 if passes else -1)
     db.conn.executemany(
         "UPDATE task_stats SET c = c + ? WHERE run = ? AND task_id = ?",
         [(d, run, task_id) for task_id, d in delta.items() if d],
     )
+    return readable
 
 
 @dataclass(frozen=True)
@@ -135,9 +181,19 @@ class PartialCredit:
     runs: tuple[str, ...] = ()
 
     def rewards(self) -> str:
+        """The range of their rewards to 4 decimals, rounded inward so that neither end reads as 0
+        or 1 (those are not partial credit)."""
         if self.low is None or self.high is None:
             return ""
-        return f"{self.low:.2g}" if self.low == self.high else f"{self.low:.2g}–{self.high:.2g}"
+        low, high = _inward(self.low, ROUND_UP), _inward(self.high, ROUND_DOWN)
+        return low if low == high else f"{low}–{high}"
+
+
+def _inward(x: float, rounding: str) -> str:
+    step = Decimal("0.0001")
+    shown = Decimal(repr(x)).quantize(step, rounding=rounding)
+    shown = min(max(shown, step), 1 - step)
+    return threshold_text(float(shown))
 
 
 def partial_credit(db: Store, trial_ids: Sequence[str]) -> PartialCredit:

@@ -67,6 +67,7 @@ def run_export(db: Any, scope: ExportScope) -> tuple[str, SeverityLevel, int]:
         ExportFailed,
         ExportRequest,
         Selection,
+        default_task_file,
         export_regression_tasks,
         harness_failures,
     )
@@ -90,6 +91,8 @@ def run_export(db: Any, scope: ExportScope) -> tuple[str, SeverityLevel, int]:
             text = f"Nothing to export from {scope.label}: {why}"
             if offer and graded:  # said before they are exported: they may be passes by a threshold
                 text += f"\n\n{graded} (P on the Runs screen)"
+            if offer:
+                text += f"\n\nThey would be appended to {default_task_file()}"
             return text, "warning", offer
         return f"Export failed: {e}", "error", 0
     return "\n".join(summary.lines()), "information", 0

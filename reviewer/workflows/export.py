@@ -23,6 +23,13 @@ class ExportFailed(Exception):
         self.nothing = nothing
 
 
+def default_task_file() -> Path:
+    """Where an export with no ``out`` writes (regression/tasks.jsonl under the current folder)."""
+    from reviewer.export.files import DEFAULT_DIR, FILE_NAMES
+
+    return (Path(DEFAULT_DIR) / FILE_NAMES["native"]).absolute()
+
+
 @dataclass(frozen=True)
 class ExportRequest:
     """What to export and where. ``trials`` keeps only the trials a trials-list filter shows (the

@@ -28,7 +28,7 @@ from reviewer.ingest.files import (
 )
 from reviewer.ingest.outcome import ImportOptions, Tally, apply_options
 from reviewer.metrics.rules import Rule, check_trial
-from reviewer.models import PairRecord, PassRule, Skip, TaskEntry, Trial
+from reviewer.models import FAIL, PASS, PairRecord, PassRule, Skip, TaskEntry, Trial, threshold_text
 from reviewer.record import MAX_DEPTH
 from reviewer.store.db import Store
 from reviewer.store.pairs import PairCounts, write_pair_records
@@ -281,23 +281,55 @@ def _collector_paused() -> Iterator[None]:
 def _store_rule(
     db: Store, result: FileResult, rule: PassRule, earlier: dict[str, str | None]
 ) -> None:
-    """A run this file made stores the rule that actually decided its outcomes; a run stored
-    before under another rule gets a warning."""
+    """A run this file made stores the rule that actually decided its outcomes. A run stored before
+    under a threshold of its own (chosen on its first import or by `reviewer rescore`) judges this
+    file's reward-decided trials by it when the file was read by the default rule; a run stored
+    under another rule gets a warning."""
+    from reviewer.store.rescore import rescore
+
     for name, before in earlier.items():
         if before is None:
             set_pass_rule(db, name, rule.to_json())
-        elif PassRule.from_json(before) != rule:
-            again = (
-                f"; to judge the stored run by it: reviewer rescore {name} "
-                f"--pass-threshold {rule.threshold:g}"
-                if rule.threshold is not None and rule.field is None and rule.scorer is None
-                else ""
+            continue
+        stored = PassRule.from_json(before)
+        if stored == rule:
+            continue
+        if (
+            rule.is_default
+            and stored.threshold is not None
+            and stored.field is None
+            and stored.scorer is None
+        ):
+            got = rescore(
+                db,
+                name,
+                stored.threshold,
+                apply=True,
+                only={*result.new_ids, *result.updated_ids},
             )
-            result.warnings.append(
-                f"{result.file}: run {name!r} was first imported with "
-                f"{PassRule.from_json(before).describe()}; these trials use {rule.describe()} "
-                f"(use --run NAME to keep them apart{again})"
-            )
+            moved = got.to_pass - got.to_fail
+            for outcome, by in ((PASS, moved), (FAIL, -moved)):
+                if by and (left := result.outcomes.get(outcome, 0) + by) > 0:
+                    result.outcomes[outcome] = left
+                elif by:
+                    result.outcomes.pop(outcome, None)
+            if got.decided:
+                result.warnings.append(
+                    f"{result.file}: run {name!r} is judged by {stored.describe()}; its "
+                    f"{got.decided} new trial{'s' * (got.decided != 1)} decided by a reward "
+                    f"follow it ({got.to_pass} that the default rule failed pass by it)"
+                )
+            continue
+        again = (
+            f"; to judge the stored run by it: reviewer rescore {name} "
+            f"--pass-threshold {threshold_text(rule.threshold)}"
+            if rule.threshold is not None and rule.field is None and rule.scorer is None
+            else ""
+        )
+        result.warnings.append(
+            f"{result.file}: run {name!r} is judged by {stored.describe()}; these trials use "
+            f"{rule.describe()} (use --run NAME to keep them apart{again})"
+        )
 
 
 def _distinct_runs(

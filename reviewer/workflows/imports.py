@@ -16,7 +16,7 @@ from reviewer.ingest.limits import LimitError, limits
 from reviewer.ingest.outcome import ImportOptions as ImportOptions
 from reviewer.ingest.outcome import not_applied_lines
 from reviewer.metrics.rules import Rule
-from reviewer.models import Rubric, Skip
+from reviewer.models import Rubric, Skip, threshold_problem, threshold_text
 from reviewer.store.db import Store
 from reviewer.store.writer import checkpoint
 from reviewer.workflows.import_files import FileResult, Session, import_file
@@ -345,8 +345,6 @@ def import_options(
     """The outcome options of an import: the given values (CLI options), else ``[import]`` of the
     config (reviewer.toml); ValueError with one line for a bad value or outcomes file. The CLI and
     the app both build their options here."""
-    import math
-
     from reviewer.ingest.base import IngestError
     from reviewer.ingest.outcome import check_field, load_outcomes
 
@@ -357,13 +355,8 @@ def import_options(
         pass_threshold = config.pass_threshold if pass_threshold is None else pass_threshold
         success_field = config.success_field if success_field is None else success_field
         scorer = config.scorer if scorer is None else scorer
-    if pass_threshold is not None and not (
-        math.isfinite(pass_threshold) and 0 < pass_threshold <= 1
-    ):
-        raise ValueError(
-            f"{threshold_from} {pass_threshold:g}: a reward from 0 (not included) to 1 "
-            "(a reward at or above it passes)"
-        )
+    if pass_threshold is not None and (problem := threshold_problem(pass_threshold)):
+        raise ValueError(f"{threshold_from} {threshold_text(pass_threshold)}: {problem}")
     if success_field is not None and (problem := check_field(success_field)):
         raise ValueError(problem)
     if task is not None and not task.strip():

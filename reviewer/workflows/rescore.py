@@ -6,12 +6,12 @@ summaries are kept by the store). ``apply=False`` says what it would do and writ
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
-from reviewer.models import PassRule
+from reviewer.models import PassRule, threshold_problem, threshold_text
 from reviewer.store.db import Store
+from reviewer.text import elide_middle
 
 
 class RescoreError(ValueError):
@@ -28,6 +28,7 @@ class RescoreResult:
     own: int  # scored trials whose source said pass or fail: kept
     to_pass: int
     to_fail: int
+    unreadable: int  # would change, but no version reads their stored record: kept
     passes: int  # the run's passes after
     scored: int
     tasks: int  # tasks whose pass count changes
@@ -38,17 +39,19 @@ class RescoreResult:
     def changed(self) -> int:
         return self.to_pass + self.to_fail
 
-    def lines(self) -> list[str]:
+    def lines(self, run_width: int | None = None) -> list[str]:
+        """What it did (or would do) in lines; the run's name cut in the middle to ``run_width``."""
         verb = "turned" if self.applied else "would turn"
+        name = repr(self.run) if run_width is None else repr(elide_middle(self.run, run_width))
         head = (
-            f"run {self.run!r}: {self.after} (was: {self.before}); "
+            f"run {name}: {self.after} (was: {self.before}); "
             f"{self.decided} of {self.scored} scored trials are decided by their reward"
         )
         out = [head]
         if self.changed:
             out.append(
-                f"{verb} {self.to_pass} fail{'s' * (self.to_pass != 1)} into passes and "
-                f"{self.to_fail} pass{'es' * (self.to_fail != 1)} into fails, in {self.tasks} "
+                f"{verb} {_turned(self.to_pass, 'fail', 'pass')} and "
+                f"{_turned(self.to_fail, 'pass', 'fail')}, in {self.tasks} "
                 f"task{'s' * (self.tasks != 1)}: {self.passes} of {self.scored} pass"
             )
         else:
@@ -57,6 +60,11 @@ class RescoreResult:
             out.append(
                 f"{self.own} trial{'s' * (self.own != 1)} whose source said pass or fail "
                 "keep their outcome"
+            )
+        if self.unreadable:
+            out.append(
+                f"{self.unreadable} trial{'s' * (self.unreadable != 1)} whose stored record no "
+                "version of reviewer reads keep their outcome (import the file again to fix them)"
             )
         if self.clustered:
             out.append(
@@ -77,6 +85,7 @@ class RescoreResult:
             "own_outcome": self.own,
             "to_pass": self.to_pass,
             "to_fail": self.to_fail,
+            "unreadable": self.unreadable,
             "passes": self.passes,
             "scored": self.scored,
             "tasks_changed": self.tasks,
@@ -85,16 +94,22 @@ class RescoreResult:
         }
 
 
+def _turned(n: int, was: str, now: str) -> str:
+    """ "1 fail into a pass", "3 passes into fails"."""
+    plural = {"pass": "passes", "fail": "fails"}
+    if n == 1:
+        return f"1 {was} into a {now}"
+    return f"{n} {plural[was]} into {plural[now]}"
+
+
 def check_threshold(value: float | str, what: str = "--pass-threshold") -> float:
-    """The threshold as a number from 0 (not included) to 1, else RescoreError in one line."""
+    """The threshold as a number above 1e-6 and at most 1, else RescoreError in one line."""
     try:
         x = float(value)
     except (TypeError, ValueError):
         raise RescoreError(f"{what} {str(value)[:40]!r}: not a number") from None
-    if not (math.isfinite(x) and 0 < x <= 1):
-        raise RescoreError(
-            f"{what} {x:g}: a reward from 0 (not included) to 1 (a reward at or above it passes)"
-        )
+    if problem := threshold_problem(x):
+        raise RescoreError(f"{what} {threshold_text(x)}: {problem}")
     return x
 
 
@@ -134,6 +149,7 @@ def rescore_run(db: Store, run: str, threshold: float, *, apply: bool = True) ->
         own=got.own,
         to_pass=got.to_pass,
         to_fail=got.to_fail,
+        unreadable=got.unreadable,
         passes=got.passes,
         scored=got.scored,
         tasks=len(got.tasks),

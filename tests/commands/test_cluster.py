@@ -126,9 +126,15 @@ def clusters_of(db: str) -> list[dict[str, object]]:
 
 
 def refused(db: str, *args: str) -> str:
-    """The one line a refused cluster command prints on stderr (nothing on stdout, exit 1)."""
+    """The one line a refused cluster command prints on stderr (exit 1); nothing on stdout, or
+    with --json the same line as ``{"error": ...}``."""
     code, out, err = invoke("--db", db, "cluster", *args)
-    assert code == 1 and out == "", (code, out, err)
+    said = {"error": err.removeprefix("reviewer: ").rstrip("\n")}
+    assert code == 1 and (json.loads(out) == said if "--json" in args else out == ""), (
+        code,
+        out,
+        err,
+    )
     assert len(err.splitlines()) == 1 and err.startswith("reviewer: ") and "Traceback" not in err
     return err
 
@@ -278,7 +284,7 @@ def test_rename_with_bytes_that_are_not_text_is_one_line(sample_db: str) -> None
     assert code == 0, err
     first = json.loads(out)["clusters"][0]["id"]
     code, out, err = invoke("--db", sample_db, "cluster", "rename", first, "\udcff\udcfe", "--json")
-    assert code == 1 and out == ""
+    assert code == 1 and json.loads(out) == {"error": err.removeprefix("reviewer: ").strip()}
     assert err.strip() == "reviewer: a cluster name must be text: it holds bytes that are not UTF-8"
 
 

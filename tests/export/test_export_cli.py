@@ -72,7 +72,7 @@ def test_json_summary_formats_and_options(sample_db: Path) -> None:
     assert set(s["sources"]) == {"human", "judge"}
 
     code, out, err = invoke("--db", db, "export", "--run", "support-v2", "--out", "v2", "--json")
-    assert code == 1 and out == ""
+    assert code == 1 and json.loads(out) == {"error": err.removeprefix("reviewer: ").strip()}
     assert err == (
         "reviewer: nothing to export: no trial is labeled fail by a human in run support-v2; "
         "--judge-fails adds judge fails no human contradicted; --harness-fails adds the "
@@ -175,4 +175,5 @@ def test_trial_and_list_filters_narrow_the_selection(sample_db: Path) -> None:
         "no human contradicted; --harness-fails adds the harness's failures"
     )
     code, out, err = invoke("--db", str(sample_db), "export", "--search", "zzqx", "--json")
-    assert code == 1 and "among the chosen trials" in err and out == ""
+    assert code == 1 and "among the chosen trials" in err
+    assert json.loads(out) == {"error": err.removeprefix("reviewer: ").strip()}

@@ -614,7 +614,7 @@ def test_a_pass_threshold_outside_zero_to_one_is_refused(tmp_path: Path, value: 
         value,
         str(tmp_path / "r.jsonl"),
     )
-    assert code != 0 and "--pass-threshold" in err and "from 0 (not included) to 1" in err
+    assert code != 0 and "--pass-threshold" in err and "a reward above 0 and at most 1" in err
 
 
 def test_a_custom_threshold_has_the_same_float_tolerance_as_the_default(tmp_path: Path) -> None:

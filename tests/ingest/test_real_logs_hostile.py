@@ -374,6 +374,11 @@ def test_compare_says_when_the_runs_pass_rules_differ(tmp_path: Path) -> None:
     same = json.loads(invoke("--db", "x.db", "compare", "a", "a", "--json")[1])
     assert same["pass_rules_differ"] is False
     assert "pass rules differ" not in invoke("--db", "x.db", "compare", "a", "a")[1]
+    # the gate tells the same, in its text and its markdown (a PASS over two rules is no PASS)
+    md = tmp_path / "gate.md"
+    code, out, _ = invoke("--db", "x.db", "gate", "b", "--baseline", "a", "--markdown", str(md))
+    said = "warning: the runs' pass rules differ: old pass means reward ≥ 1 − 1e-6; new pass"
+    assert said in out and said in md.read_text()
 
 
 @pytest.mark.parametrize("k", ["99999999999999999999", "1001", "0", "1,2000"])
@@ -485,7 +490,7 @@ def test_deep_or_long_success_field_path_is_refused_in_one_line(tmp_path: Path) 
 @pytest.mark.parametrize("threshold", ["1e308", "nan", "inf", "-0", "1e-400"])
 def test_hostile_pass_thresholds_are_refused(tmp_path: Path, threshold: str) -> None:
     code, _, err = invoke("--db", "x.db", "import", "--pass-threshold", threshold, str(GRADED))
-    assert code != 0 and "a reward from 0 (not included) to 1" in err
+    assert code != 0 and "a reward above 0 and at most 1" in err
 
 
 def test_a_nan_or_huge_inspect_score_is_a_skip_naming_the_field(tmp_path: Path) -> None:

@@ -122,3 +122,22 @@ def test_the_resampled_percentile_is_numpys_percentile_of_the_repeated_trials() 
                     assert got[r] == pytest.approx(np.percentile(rep, q), abs=1e-9)
                 else:
                     assert np.isnan(got[r])
+
+
+@pytest.mark.parametrize("width", [30, 36, 80])
+def test_narrow_intervals_keep_every_label_whole(width: int) -> None:
+    """The app's narrow layout once cut a label to "pass^1 …verall)": a label that does not fit
+    beside its interval is whole on its own line, its interval under it."""
+    from reviewer.metrics.compare import comparison_lines
+
+    rng = random.Random(4)
+    tasks = [(0.3 + i / 40, 1.0) for i in range(12)]
+    cmp = compare_runs(
+        same_agent_run(rng, tasks, 4), same_agent_run(rng, tasks, 4), None, SEV, n_boot=300
+    )
+    text = [t.plain for t in comparison_lines(cmp, width=width)]
+    start = text.index("95% CI of the change:")
+    block = "\n".join(text[start : start + 20])
+    assert "…" not in block
+    assert f"pass^{cmp.k} (overall)" in block
+    assert all(len(line) <= width for line in text[start : start + 20])

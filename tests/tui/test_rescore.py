@@ -5,7 +5,9 @@ harness's graded "failures" says they got partial credit before it writes them."
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import pytest
 from textual.widgets import DataTable, Input, Static
 
 from reviewer.store import open_store
@@ -54,7 +56,7 @@ async def test_p_previews_a_threshold_and_enter_applies_it(tmp_path: Path) -> No
         await pilot.press("2")  # not a threshold: said, nothing written
         await settle(app, pilot)
         preview = modal.query_one("#rescore-preview", Static)
-        assert "a reward from 0 (not included) to 1" in str(preview.render())
+        assert "a reward above 0 and at most 1" in str(preview.render())
         await pilot.press("backspace", *"0.6")
         await settle(app, pilot)
         await until(pilot, lambda: "would turn 10 fails into passes" in str(preview.render()))
@@ -98,7 +100,7 @@ async def test_the_import_dialog_takes_a_pass_threshold(tmp_path: Path) -> None:
         await pilot.press("enter")
         await settle(app, pilot)
         status = modal.query_one("#import-status", Static)
-        assert "pass threshold 7: a reward from 0 (not included) to 1" in str(status.render())
+        assert "pass threshold 7: a reward above 0 and at most 1" in str(status.render())
         assert app.screen.query_one("#import-threshold", Input).has_focus
         await pilot.press("backspace", *"0.55", "enter")
         await settle(app, pilot)
@@ -120,6 +122,7 @@ async def test_exporting_graded_failures_says_so_before_it_writes(tmp_path: Path
         text = str(app.screen.query_one(Static).render())
         assert "20 of them got partial credit (rewards 0.5–0.69)" in text
         assert "reviewer rescore graded[red] --pass-threshold X" in text
+        assert "They would be appended to " in text and "regression/tasks.jsonl" in text
         assert not (tmp_path / "regression").exists()  # asked first, nothing written
 
 
@@ -150,3 +153,41 @@ async def test_p_on_the_tasks_screen_rescores_its_run_and_the_warning_goes(tmp_p
         await settle(app, pilot)
         assert str(table.get_row_at(0)[labels.index("c")]) == "5"  # 0.65 … 0.69 now pass
         assert _passes(db) == 5
+
+
+async def test_a_store_failure_on_enter_is_one_line_and_the_modal_stays_usable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The disk filling (or the lock held too long) while applying: the modal says it in one line,
+    the threshold can be typed again and Esc leaves; nothing written."""
+    import sqlite3
+
+    from reviewer.workflows import rescore as job
+
+    db = tmp_path / "g.db"
+    assert run_cli("--db", str(db), "import", str(_graded(tmp_path)))[0] == 0
+    real = job.rescore_run
+
+    def full_on_apply(*a: Any, apply: bool = True, **k: Any) -> Any:
+        if apply:
+            raise sqlite3.OperationalError("database or disk is full")
+        return real(*a, apply=apply, **k)
+
+    monkeypatch.setattr(job, "rescore_run", full_on_apply)
+    app = ReviewerApp(db_path=db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("P")
+        await settle(app, pilot)
+        modal = app.screen
+        assert isinstance(modal, RescoreModal)
+        await pilot.press(*"0.6", "enter")
+        await settle(app, pilot)
+        preview = modal.query_one("#rescore-preview", Static)
+        await until(pilot, lambda: "the disk is full" in str(preview.render()))
+        box = modal.query_one(Input)
+        assert not box.disabled and box.has_focus and not modal.busy
+        assert len(str(preview.render()).splitlines()) == 1
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert isinstance(app.screen, RunsScreen) and _passes(db) == 0

@@ -178,9 +178,9 @@ def test_the_graded_warning_names_rescore_and_goes_once_a_threshold_is_chosen(
 @pytest.mark.parametrize(
     ("value", "message"),
     [
-        ("0", "--pass-threshold 0: a reward from 0 (not included) to 1"),
-        ("1.5", "--pass-threshold 1.5: a reward from 0 (not included) to 1"),
-        ("nan", "--pass-threshold nan: a reward from 0 (not included) to 1"),
+        ("0", "--pass-threshold 0: a reward above 0 and at most 1"),
+        ("1.5", "--pass-threshold 1.5: a reward above 0 and at most 1"),
+        ("nan", "--pass-threshold nan: a reward above 0 and at most 1"),
         ("abc", "--pass-threshold 'abc': not a number"),
     ],
 )
@@ -272,3 +272,143 @@ def test_a_run_no_reward_decided_is_refused_and_the_import_points_at_rescore(
     assert "for a run already stored: reviewer rescore RUN --pass-threshold X" in err
     code, _, err = run_cli("--db", db, "import", str(path), "--pass-threshold", "0.7")
     assert "to judge the stored run by it: reviewer rescore graded --pass-threshold 0.7" in err
+
+
+def test_a_record_whose_source_carried_the_key_keeps_its_own_outcome(tmp_path: Path) -> None:
+    """``pass_threshold`` in a source's metadata is not a mark of ours unless the outcome is what
+    that threshold gives: a trial the source passed at reward 0.1 stays a pass."""
+    recs = [
+        native_trial(
+            "t1",
+            run="g",
+            passed=True,
+            outcome={"passed": True, "reward": 0.1},
+            metadata={"pass_threshold": 0.9},
+        ),
+        native_trial(
+            "t1",
+            run="g",
+            trial=2,
+            outcome={"passed": False, "reward": 0.95},
+            metadata={"pass_threshold": "0.5"},
+        ),
+        native_trial("t2", run="g", outcome={"reward": 0.6}),
+    ]
+    db = _import(tmp_path, recs)
+    code, out, err = run_cli("--db", db, "rescore", "g", "--pass-threshold", "0.5", "--json")
+    assert code == 0, err
+    got = json.loads(out)
+    assert (got["own_outcome"], got["decided_by_reward"], got["to_pass"]) == (2, 1, 1)
+    assert _outcomes(db, "g") == {("t1", 1): "pass", ("t1", 2): "fail", ("t2", 1): "pass"}
+    _consistent(db)
+
+
+@pytest.mark.parametrize("x", ["1e-7", "0.000001", "0", "-0.5", "1.5", "nan", "inf"])
+def test_a_threshold_that_would_pass_a_reward_of_0_is_refused_everywhere(
+    tmp_path: Path, x: str
+) -> None:
+    recs = [native_trial("t1", run="g", outcome={"reward": 0.0})]
+    db = _import(tmp_path, recs)
+    code, out, err = run_cli("--db", db, "rescore", "g", "--pass-threshold", x)
+    assert code == 2 and "a reward above 0 and at most 1" in err and len(err.splitlines()) == 1
+    path = write_jsonl(tmp_path / "more.jsonl", recs)
+    code, _, err = run_cli("--db", "other.db", "import", str(path), "--pass-threshold", x)
+    assert code != 0 and "a reward above 0 and at most 1" in err
+    assert _outcomes(db, "g") == {("t1", 1): "fail"}
+
+
+def test_a_threshold_is_shown_as_typed_not_rounded(tmp_path: Path) -> None:
+    recs = [native_trial("t1", run="g", outcome={"reward": 0.5}) for _ in range(2)]
+    db = _import(tmp_path, recs)
+    code, out, err = run_cli("--db", db, "rescore", "g", "--pass-threshold", "0.1234567")
+    assert code == 0, err
+    assert "pass means reward ≥ 0.1234567 − 1e-6" in out
+    assert "turned 1 fail into a pass and 0 passes into fails" in out
+
+
+def test_an_import_into_a_rescored_run_follows_its_threshold(tmp_path: Path) -> None:
+    """New trials of a run whose threshold was chosen (here by rescore) are judged by it, not by
+    the default rule, and the import says so; the run stays one rule."""
+    first = [native_trial(f"t{i}", run="g", outcome={"reward": 0.7}) for i in range(3)]
+    db = _import(tmp_path, first)
+    assert run_cli("--db", db, "rescore", "g", "--pass-threshold", "0.6")[0] == 0
+    more = [
+        native_trial(f"t{i}", run="g", trial=2, outcome={"reward": r})
+        for i, r in enumerate([0.65, 0.2, 1.0])
+    ] + [native_trial("t9", run="g", passed=False, outcome={"passed": False, "reward": 0.9})]
+    path = write_jsonl(tmp_path / "more.jsonl", more)
+    code, out, err = run_cli("--db", db, "import", str(path))
+    assert code == 0, err
+    assert "run 'g' is judged by pass means reward ≥ 0.6 − 1e-6; its 3 new trials decided " in err
+    assert "(1 that the default rule failed pass by it)" in err
+    assert _outcomes(db, "g") == {
+        ("t0", 1): "pass",
+        ("t1", 1): "pass",
+        ("t2", 1): "pass",
+        ("t0", 2): "pass",
+        ("t1", 2): "fail",
+        ("t2", 2): "pass",
+        ("t9", 1): "fail",
+    }
+    _consistent(db)
+    code, out, _ = run_cli("--db", db, "report", "--run", "g", "--json")
+    (run,) = json.loads(out)["runs"]
+    assert "0.6" in json.dumps(run)  # still one rule, the threshold's
+
+
+def test_a_record_no_version_reads_is_kept_and_not_counted_as_changed(tmp_path: Path) -> None:
+    recs = [native_trial(f"t{i}", run="g", outcome={"reward": 0.7}) for i in range(3)]
+    db = _import(tmp_path, recs)
+    with open_store(db) as store, store.transaction():
+        store.execute("UPDATE trials SET record = '{not json' WHERE task_id = 't0'")
+    for args in (("--dry-run",), ()):  # the dry run first: it must count as the write does
+        code, out, err = run_cli(
+            "--db", db, "rescore", "g", "--pass-threshold", "0.6", "--json", *args
+        )
+        assert code == 0, err
+        got = json.loads(out)
+        assert (got["to_pass"], got["unreadable"], got["passes"]) == (2, 1, 2)
+    assert _outcomes(db, "g") == {("t0", 1): "fail", ("t1", 1): "pass", ("t2", 1): "pass"}
+    with open_store(db) as store:
+        stats = dict(store.execute("SELECT task_id, c FROM task_stats").fetchall())
+    assert stats == {"t0": 0, "t1": 1, "t2": 1}
+
+
+def test_a_store_failure_with_json_says_so_in_json(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A database error the command does not catch itself (here the disk filling mid-write) is one
+    line on stderr and, with --json, {"error": …} on stdout."""
+    from reviewer import cli
+    from reviewer.workflows import rescore as job
+
+    db = _import(tmp_path, [native_trial("t1", run="g", outcome={"reward": 0.7})])
+
+    def full(*a: Any, **k: Any) -> Any:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(job, "rescore_run", full)
+    with pytest.raises(SystemExit) as ended:
+        cli._main(["--db", db, "rescore", "g", "--pass-threshold", "0.6", "--json"], "reviewer")
+    assert ended.value.code == 1
+    out, err = capsys.readouterr()
+    assert "error" in json.loads(out) and len(err.strip().splitlines()) == 1
+    assert "internal error" not in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "shown"),
+    [
+        (0.74, 0.96, "0.74–0.96"),
+        (0.5, 0.5, "0.5"),
+        (1e-9, 0.99999, "0.0001–0.9999"),
+        (0.29, 0.7, "0.29–0.7"),
+        (0.12345, 0.98765, "0.1235–0.9876"),
+    ],
+)
+def test_partial_credit_rewards_read_as_they_are_never_as_0_or_1(
+    low: float, high: float, shown: str
+) -> None:
+    from reviewer.store.rescore import PartialCredit
+
+    assert PartialCredit(2, low, high, ("r",)).rewards() == shown

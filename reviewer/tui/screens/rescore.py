@@ -17,12 +17,15 @@ from reviewer.tui.screens.base import StoreAccess
 
 
 class Rescored(Message):
-    def __init__(self, threshold: str, lines: list[str], error: bool, applied: bool) -> None:
+    def __init__(
+        self, threshold: str, lines: list[str], error: bool, applied: bool, apply: bool
+    ) -> None:
         super().__init__()
         self.threshold = threshold
         self.lines = lines
         self.error = error
         self.applied = applied
+        self.apply = apply  # the answer to Enter, not to a preview
 
 
 class RescoreModal(StoreAccess, ModalScreen[bool]):
@@ -85,16 +88,24 @@ class RescoreModal(StoreAccess, ModalScreen[bool]):
         self._job(text, apply=True)
 
     def _job(self, text: str, *, apply: bool) -> None:
+        import sqlite3
+
         from reviewer.workflows.rescore import RescoreError, check_threshold, rescore_run
+        from reviewer.workflows.store_access import StoreError, describe_error
 
         try:
             x = check_threshold(text, "pass threshold")
             with self.store() as db:
                 result = rescore_run(db, self.run, x, apply=apply)
-        except RescoreError as e:
-            self.post_message(Rescored(text, [str(e)], True, False))
+        except (RescoreError, StoreError) as e:  # refused; or locked past the wait, damaged
+            self.post_message(Rescored(text, [str(e)], True, False, apply))
             return
-        self.post_message(Rescored(text, result.lines(), False, apply))
+        except (sqlite3.Error, OSError) as e:  # the write refused: read-only, disk full
+            self.post_message(
+                Rescored(text, [describe_error(self.app.db_path, e)], True, False, apply)
+            )
+            return
+        self.post_message(Rescored(text, result.lines(run_width=40), False, apply, apply))
 
     def on_rescored(self, message: Rescored) -> None:
         if message.applied:
@@ -108,11 +119,11 @@ class RescoreModal(StoreAccess, ModalScreen[bool]):
             self.dismiss(True)
             return
         box = self.query_one(Input)
-        if message.error and self.busy:  # the apply was refused: the input is the user's again
+        if message.apply:  # the apply was refused: the input is the user's again
             self.busy = False
             box.disabled = False
             box.focus()
-        elif box.value.strip() != message.threshold:
+        elif self.busy or box.value.strip() != message.threshold:
             return  # an older preview: the text has moved on
         preview = self.query_one("#rescore-preview", Static)
         preview.update(safe_text("\n".join(message.lines)))
