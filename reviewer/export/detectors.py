@@ -236,6 +236,10 @@ _API_KEY = re.compile(
     r")(?![\w-])"
 )
 
+# a Telegram bot token in its API URL (https://api.telegram.org/bot<id>:<secret>/sendMessage): the
+# letters of "bot" stand right before it, which the key pattern's guard refuses
+_TELEGRAM_URL = re.compile(r"(?<=/bot)\d{8,10}:[A-Za-z0-9_-]{35}(?![\w-])")
+
 # a Discord bot token: the bot's id in base64, a time stamp, an HMAC
 _DISCORD_BOT = re.compile(
     r"(?<![A-Za-z0-9_-])([MNO][A-Za-z0-9_-]{23,25})\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![\w-])"
@@ -363,6 +367,7 @@ DETECTORS: tuple[Detector, ...] = (
     ),
     Detector("jwt", _JWT, check=is_jwt, hint=re.compile("eyJ")),
     Detector("api key", _API_KEY),
+    Detector("api key", _TELEGRAM_URL),
     Detector("api key", _DISCORD_BOT, (0,), is_discord_bot_token, re.compile(r"[MNO]\w{23,25}\.")),
     Detector(
         "password",

@@ -275,6 +275,14 @@ SECRETS: list[tuple[str, str, str, str]] = [
         "api key",
     ),
     (
+        "telegram api url",
+        "POST https://api.telegram.org/bot"
+        + _j("123456789", ":", "AAH", "x1Y2z3W4v5U6t7S8r9Q0p1O2n3M4l5K6")
+        + "/sendMessage",
+        "x1Y2z3W4v5U6t7S8r9Q0p1O2n3M4l5K6",
+        "api key",
+    ),
+    (
         "discord webhook",
         "hook "
         + _j(

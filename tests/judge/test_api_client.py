@@ -82,8 +82,34 @@ def test_it_posts_the_fields_as_they_are_with_the_key_and_version() -> None:
 
 
 def test_the_version_is_the_one_the_installed_sdk_sends() -> None:
-    constants = pytest.importorskip("anthropic._constants")
-    assert api.API_VERSION == constants.ANTHROPIC_API_VERSION
+    """Through the SDK's public client (its request as it goes out), not its private constants."""
+    anthropic = pytest.importorskip("anthropic")
+    sent: list[str | None] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        sent.append(request.headers.get("anthropic-version"))
+        return httpx2.Response(
+            200,
+            json={
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "model": "m",
+                "content": [{"type": "text", "text": "ok"}],
+                "stop_reason": "end_turn",
+                "stop_sequence": None,
+                "usage": {"input_tokens": 1, "output_tokens": 1},
+            },
+        )
+
+    client = anthropic.Anthropic(
+        api_key="k",
+        base_url="http://stand.in",
+        http_client=httpx2.Client(transport=httpx2.MockTransport(handler)),
+        max_retries=0,
+    )
+    client.messages.create(model="m", max_tokens=5, messages=[{"role": "user", "content": "hi"}])
+    assert sent == [api.API_VERSION]
 
 
 def test_an_auth_token_goes_as_a_bearer_token_and_the_environment_is_read(
