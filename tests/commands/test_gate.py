@@ -107,6 +107,23 @@ def test_gate_passes_a_drop_within_noise_and_says_so(tmp_path: Path) -> None:
     assert "warning: newly flaky, within noise: 8/8 -&gt; 5/8 passed (Fisher p = 0.1" in xml
 
 
+def test_a_task_newly_failing_1_of_4_to_0_of_4_is_a_warning_not_a_failure(tmp_path: Path) -> None:
+    """The issue's case: "newly fails" from 1/4 to 0/4 is well within noise (Fisher p = 0.5); the
+    gate passes, names it, and JUnit skips its case with the reason."""
+    base = {f"t{i:02d}": [True] * 4 for i in range(1, 13)} | {"t05": [True] + [False] * 3}
+    new = base | {"t05": [False] * 4}
+    write_jsonl(tmp_path / "base.jsonl", _run("base", base))
+    write_jsonl(tmp_path / "new.jsonl", _run("new", new))
+    assert run_cli("import", str(tmp_path / "base.jsonl"), str(tmp_path / "new.jsonl"))[0] == 0
+    assert run_cli("baseline", "set", "base")[0] == 0
+    code, out, err = run_cli("gate", "new", "--k", "4", "--junit", "j.xml")
+    assert code == 0, err
+    assert out.startswith("gate: PASS: new vs baseline base: nothing regressed")
+    assert "dropped within noise (1; warnings, not failures):\n  t05 (1/4 -> 0/4)" in out
+    xml = Path("j.xml").read_text(encoding="utf-8")
+    assert 'failures="0"' in xml and "0/4 passed (Fisher p = 0.5" in xml
+
+
 def test_one_task_collapsing_fails_the_gate_though_the_average_is_within_noise(
     tmp_path: Path,
 ) -> None:

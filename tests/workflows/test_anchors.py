@@ -177,3 +177,23 @@ def test_a_fall_bigger_than_the_judges_shift_is_still_the_agents(
     first = out.splitlines()[0]
     assert "pass@1 fell 0.72 -> 0.00" in first
     assert "the judge itself moved -0.30 on the anchors, which explains at most 0.43" in first
+
+
+def test_grading_the_anchors_stops_at_anchors_max_cost(tmp_path: Path, standin: StandIn) -> None:
+    """The anchors' own cost cap is a hard stop: at $0.03 a few of the 40 anchors are graded, the
+    rest are said to be left, and nothing more is sent."""
+    write_jsonl(tmp_path / "base.jsonl", _run("base", 12, [0, 3, 4, 5], scored=True))
+    write_jsonl(tmp_path / "anchors.jsonl", _run("anchors", 4, list(range(10))))
+    assert run_cli("import", str(tmp_path / "base.jsonl"), str(tmp_path / "anchors.jsonl"))[0] == 0
+    (tmp_path / "reviewer.toml").write_text(
+        f'[judge]\nmodel = "{LENIENT}"\n[gate]\nanchors = {{ run = "anchors" }}\n'
+        "anchors_max_cost = 0.03\n",
+        encoding="utf-8",
+    )
+    before = standin.message_requests
+    code, _, err = run_cli("baseline", "set", "base")
+    assert code == 0, err
+    sent = standin.message_requests - before
+    match = re.search(r"anchors: stopped at anchors_max_cost \$0\.03: (\d+) not graded", err)
+    assert match, err
+    assert 0 < sent < 40 and int(match.group(1)) == 40 - sent
