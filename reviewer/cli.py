@@ -121,6 +121,7 @@ def _register() -> None:
         monitor,
         plan,
         rescore,
+        serve,
         trials,
     )
     from reviewer.commands import audit as audit_cmd
@@ -139,6 +140,7 @@ def _register() -> None:
     monitor.register(cli)
     trials.register(cli)
     rescore.register(cli)
+    serve.register(cli)
 
 
 _register()

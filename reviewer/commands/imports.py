@@ -28,8 +28,11 @@ def register(group: click.Group) -> None:
 
 @click.command("open", hidden=True)
 @click.argument("paths", nargs=-1, type=click.Path())
+@click.option(
+    "--ask-labeler", is_flag=True, hidden=True, help="Ask who labels first (`reviewer serve`)."
+)
 @click.pass_context
-def open_cmd(ctx: click.Context, paths: Sequence[str]) -> None:
+def open_cmd(ctx: click.Context, paths: Sequence[str], ask_labeler: bool = False) -> None:
     """Import PATHS (if any) and open the TUI."""
     from reviewer.commands.common import config_of, settings_of
     from reviewer.tui.keys import keymap_problems
@@ -69,6 +72,7 @@ def open_cmd(ctx: click.Context, paths: Sequence[str]) -> None:
         rubric=rubric,
         import_report=report,
         import_note=note,
+        ask_labeler=ask_labeler,
     ).run()
 
 

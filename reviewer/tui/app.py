@@ -82,6 +82,7 @@ class ReviewerApp(App[None]):
         import_report: list[str] | None = None,
         import_note: str = "",
         settings: Settings | None = None,
+        ask_labeler: bool = False,
     ) -> None:
         from reviewer.config import Settings
 
@@ -97,6 +98,8 @@ class ReviewerApp(App[None]):
         self.import_report = list(import_report or [])
         self.import_note = import_note
         self.pass_k: int | None = None  # k of pass^k chosen with `k`; None: metrics.passk.shared_k
+        #: served to a browser (`reviewer serve`): each session asks who labels before anything
+        self.ask_labeler = ask_labeler
 
     def open_store(self) -> Store:
         """A fresh connection for the calling (worker) thread; the caller closes it."""
@@ -106,6 +109,11 @@ class ReviewerApp(App[None]):
         db = open_store(self.db_path, migrate=not self._migrated, on_wait=self._waiting)
         self._migrated = True
         return db
+
+    def _labeler_given(self, name: str | None) -> None:
+        if name:
+            self.labeler = name
+            self.notify(f"Labeling as {name}", markup=False)
 
     def _theme_changed(self, theme: Any) -> None:
         """The palette's "change theme" (or any theme change) is remembered for the next session."""
@@ -123,6 +131,10 @@ class ReviewerApp(App[None]):
             self.theme = theme
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.push_screen(RunsScreen())
+        if self.ask_labeler:
+            from reviewer.tui.screens.who import WhoModal
+
+            self.push_screen(WhoModal(), self._labeler_given)
         if self.import_report:
             from reviewer.tui.screens.import_report import ImportReport
 

@@ -1,0 +1,163 @@
+"""`reviewer serve`: the app served to browsers by textual-serve, each browser session its own
+process and its own labeler. The end-to-end test starts the real server on a free port of
+127.0.0.1 and talks to it as the browser page does (its websocket), nothing mocked."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from reviewer.commands.serve import app_command, is_loopback
+from tests.conftest import native_trial, run_cli, write_jsonl
+
+aiohttp = pytest.importorskip("aiohttp")
+pytest.importorskip("textual_serve")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _db(tmp_path: Path) -> Path:
+    db = tmp_path / "r.db"
+    path = write_jsonl(tmp_path / "r.jsonl", [native_trial(f"t{i}", run="r1") for i in range(3)])
+    assert run_cli("--db", str(db), "import", str(path))[0] == 0
+    return db
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[int, subprocess.Popen[str]]]:
+    db, port = _db(tmp_path), _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "reviewer", "--db", str(db), "serve", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "HOME": str(tmp_path)},  # the user's own config stays out
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.1)
+    yield port, proc
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+async def _session(port: int, name: str) -> tuple[bool, bool]:
+    """One browser session: the page's websocket, a terminal of 100x30; answers who labels."""
+    url = f"http://127.0.0.1:{port}/ws?width=100&height=30"
+    async with aiohttp.ClientSession() as http, http.ws_connect(url) as ws:
+        await ws.send_json(["resize", {"width": 100, "height": 30}])
+        seen = b""
+
+        async def until(text: str, seconds: float = 40) -> bool:
+            nonlocal seen
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                try:
+                    message = await asyncio.wait_for(ws.receive(), 1)
+                except TimeoutError:
+                    continue
+                if message.type == aiohttp.WSMsgType.BINARY:
+                    seen += message.data
+                elif message.type == aiohttp.WSMsgType.TEXT:
+                    seen += message.data.encode()
+                else:
+                    return False
+                if text.encode() in seen:
+                    return True
+            return False
+
+        asked = await until("Who is labeling")
+        await ws.send_json(["stdin", f"{name}\r"])
+        return asked, await until(f"Labeling as {name}")
+
+
+def test_each_browser_session_runs_the_app_and_names_its_labeler(
+    server: tuple[int, subprocess.Popen[str]],
+) -> None:
+    port, proc = server
+    import urllib.request
+
+    page = urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10).read().decode()
+    assert f"ws://127.0.0.1:{port}/ws" in page
+
+    async def both() -> list[tuple[bool, bool]]:
+        return list(await asyncio.gather(_session(port, "alice"), _session(port, "bob")))
+
+    assert asyncio.run(both()) == [(True, True), (True, True)]
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=15)
+    assert "no authentication of its own" in err.splitlines()[0]
+    assert "Traceback" not in err
+
+
+def test_a_database_that_does_not_open_is_said_before_serving(tmp_path: Path) -> None:
+    bad = tmp_path / "not.db"
+    bad.write_bytes(b"this is not a database" * 100)
+    code, out, err = run_cli("--db", str(bad), "serve", "--port", str(_free_port()))
+    assert code == 2 and out == "" and len(err.splitlines()) == 1
+    assert err.startswith(f"reviewer: {bad}")
+
+
+def test_a_port_in_use_is_one_line(tmp_path: Path) -> None:
+    db = _db(tmp_path)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "reviewer", "--db", str(db), "serve", "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "HOME": str(tmp_path)},
+        )
+    assert done.returncode == 1, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"reviewer: cannot listen on 127.0.0.1:{port}: ")
+    assert "Traceback" not in done.stderr
+
+
+def test_the_command_each_session_runs_is_quoted_and_asks_who_labels(tmp_path: Path) -> None:
+    import shlex
+
+    db = tmp_path / "a folder; rm -rf x" / "r.db"
+    words = shlex.split(app_command(db))
+    assert words == [sys.executable, "-m", "reviewer", "--db", str(db), "open", "--ask-labeler"]
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("127.0.0.1", True),
+        ("localhost", True),
+        ("::1", True),
+        ("0.0.0.0", False),
+        ("10.1.2.3", False),
+        ("example.com", False),
+    ],
+)
+def test_a_host_beyond_this_machine_is_told_apart(host: str, loopback: bool) -> None:
+    assert is_loopback(host) is loopback
