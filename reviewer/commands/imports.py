@@ -34,17 +34,9 @@ def register(group: click.Group) -> None:
 @click.pass_context
 def open_cmd(ctx: click.Context, paths: Sequence[str], ask_labeler: bool = False) -> None:
     """Import PATHS (if any) and open the TUI."""
-    from reviewer.commands.common import config_of, settings_of
-    from reviewer.tui.keys import keymap_problems
+    from reviewer.commands.common import settings_of
 
-    cfg = config_of(ctx)
-    problems = keymap_problems(cfg.keys)
-    if problems:  # before anything is imported: the app would open with keys that lie
-        where = f"{cfg.sources[-1]}: " if getattr(cfg, "sources", None) else ""
-        fail(
-            where + problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""),
-            2,
-        )
+    cfg = app_config(ctx)
     db = cli_store(ctx)
     summary = None
     if paths:
@@ -88,6 +80,28 @@ def import_report_lines(summary: ImportSummary) -> list[str]:
         or any(f.error and not f.ignored for f in summary.files)
     )
     return summary_lines(summary, False, max_skips=500) if problems else []
+
+
+def app_config(ctx: click.Context) -> Any:
+    """The config the app opens with, checked as the app needs it (a key remap that would lie is
+    one line, exit 2), before anything is imported or served."""
+    from reviewer.commands.common import config_of
+    from reviewer.tui.keys import keymap_problems
+
+    cfg = config_of(ctx)
+    problems = keymap_problems(cfg.keys)
+    if problems:
+        where = f"{cfg.sources[-1]}: " if getattr(cfg, "sources", None) else ""
+        fail(
+            where + problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""),
+            2,
+        )
+    return cfg
+
+
+def app_rubric(ctx: click.Context, db: Store, cfg: Any) -> None:
+    """The rubric the app would open with loads (else one line): `reviewer serve` checks it once."""
+    _active_rubric(db, cfg.rubric, None)
 
 
 def _active_rubric(db: Store, configured: Any, summary: ImportSummary | None) -> Rubric | None:

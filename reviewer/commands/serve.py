@@ -8,6 +8,7 @@ import ipaddress
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -39,6 +40,37 @@ def app_command(db: str | Path) -> str:
             "--ask-labeler",
         ]
     )
+
+
+def public_url_of(host: str, port: int, given: str | None) -> str:
+    """The address the page builds its asset and websocket URLs on: ``--public-url`` without a
+    trailing slash, else http://HOST:PORT (an IPv6 address in brackets); a wildcard host has no
+    such address, so it needs ``--public-url`` (click.UsageError)."""
+    if given:
+        return given.rstrip("/")
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return f"http://{host}:{port}"
+    if ip.is_unspecified:
+        raise click.UsageError(
+            f"--host {host} listens on every address, but browsers need one to reach it by: "
+            "give it with --public-url http://NAME:PORT"
+        )
+    return f"http://[{host}]:{port}" if ip.version == 6 else f"http://{host}:{port}"
+
+
+def allowed_origins(public_url: str, host: str, port: int) -> set[str]:
+    """The page origins whose websockets are taken: the public URL's, and on a loopback host the
+    other names of this machine. Any other web page the user visits is refused (a browser lets
+    every page open a websocket anywhere, so without this any site could drive the app)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(public_url)
+    out = {f"{parts.scheme}://{parts.netloc}".lower()}
+    if is_loopback(host):
+        out |= {f"http://{name}:{port}" for name in ("127.0.0.1", "localhost", "[::1]")}
+    return out
 
 
 def is_loopback(host: str) -> bool:
@@ -74,19 +106,42 @@ def serve(ctx: click.Context, host: str, port: int, public_url: str | None) -> N
     reviewer serve --port 8080
     """
     try:
+        from aiohttp import web
         from textual_serve.server import Server
     except ImportError:
         fail("reviewer serve needs textual-serve: pip install 'reviewer[serve]'", 2)
-    db = cli_store(ctx, 2)  # a database that does not open says so here, not in every browser
+    from reviewer.commands.imports import app_config, app_rubric
+
+    cfg = app_config(ctx)  # a key remap that lies, a bad config: said here, not in every browser
+    url = public_url_of(host, port, public_url)
+    db = cli_store(ctx, 2)  # a database that does not open: the same
+    app_rubric(ctx, db, cfg)
     db.close()
+    import socket
+
+    try:  # the port free: before the banner says it is served
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        with socket.create_server((host, port), family=family):
+            pass
+    except OSError as e:
+        fail(f"cannot listen on {host}:{port}: {e.strerror or e}", 1)
+    origins = allowed_origins(url, host, port)
+
+    class _Server(Server):
+        async def handle_websocket(self, request: web.Request) -> Any:
+            origin = request.headers.get("Origin")
+            if origin is not None and origin.lower() not in origins:
+                raise web.HTTPForbidden(text="reviewer serve: not from this page")
+            return await super().handle_websocket(request)
+
     command = app_command(ctx.obj["db"])
     click.echo(f"reviewer: {NO_AUTH}", err=True)
     if not is_loopback(host):
         click.echo(
             f"reviewer: warning: listening on {host}, reachable from other machines", err=True
         )
-    server = Server(command, host=host, port=port, title="reviewer", public_url=public_url)
+    server = _Server(command, host=host, port=port, title="reviewer", public_url=url)
     try:
         server.serve()
-    except OSError as e:  # the port taken, an address not on this machine
+    except OSError as e:  # taken between the check and the start
         fail(f"cannot listen on {host}:{port}: {e.strerror or e}", 1)

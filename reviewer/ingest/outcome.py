@@ -38,6 +38,8 @@ from reviewer.record import loads
 
 #: Share of rewards strictly between 0 and 1 above which an import warns that they look graded.
 GRADED_SHARE = 0.10
+#: How the graded-rewards line starts (an import into a run with a threshold of its own drops it).
+GRADED_HEAD = "rewards look graded: "
 _TRUE = {"pass", "passed", "true", "yes", "resolved", "c", "correct", "success", "1"}
 _FALSE = {"fail", "failed", "false", "no", "unresolved", "i", "incorrect", "failure", "0"}
 
@@ -51,7 +53,7 @@ def graded_line(graded: int, rewards: int, examples: Iterable[float]) -> str | N
         return None
     eg = ", ".join(f"{r:g}" for r in list(examples)[:3])
     return (
-        f"rewards look graded: {graded} of {rewards} lie strictly between 0 and 1 (e.g. {eg}); "
+        f"{GRADED_HEAD}{graded} of {rewards} lie strictly between 0 and 1 (e.g. {eg}); "
         "pass means reward ≥ 1 − 1e-6"
     )
 

@@ -26,7 +26,7 @@ from reviewer.ingest.files import (
     skip_of,
     trial_id,
 )
-from reviewer.ingest.outcome import ImportOptions, Tally, apply_options
+from reviewer.ingest.outcome import GRADED_HEAD, ImportOptions, Tally, apply_options
 from reviewer.metrics.rules import Rule, check_trial
 from reviewer.models import FAIL, PASS, PairRecord, PassRule, Skip, TaskEntry, Trial, threshold_text
 from reviewer.record import MAX_DEPTH
@@ -313,6 +313,8 @@ def _store_rule(
                     result.outcomes[outcome] = left
                 elif by:
                     result.outcomes.pop(outcome, None)
+            # the file's "rewards look graded … unless you set a threshold": the run has one
+            result.warnings = [w for w in result.warnings if GRADED_HEAD not in w]
             if got.decided:
                 result.warnings.append(
                     f"{result.file}: run {name!r} is judged by {stored.describe()}; its "

@@ -109,7 +109,8 @@ def check_threshold(value: float | str, what: str = "--pass-threshold") -> float
     except (TypeError, ValueError):
         raise RescoreError(f"{what} {str(value)[:40]!r}: not a number") from None
     if problem := threshold_problem(x):
-        raise RescoreError(f"{what} {threshold_text(x)}: {problem}")
+        shown = value.strip()[:40] if isinstance(value, str) else threshold_text(x)
+        raise RescoreError(f"{what} {shown}: {problem}")
     return x
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewer.commands.serve import app_command, is_loopback
+from reviewer.commands.serve import allowed_origins, app_command, is_loopback, public_url_of
 from tests.conftest import native_trial, run_cli, write_jsonl
 
 aiohttp = pytest.importorskip("aiohttp")
@@ -135,9 +135,9 @@ def test_a_port_in_use_is_one_line(tmp_path: Path) -> None:
             env={**os.environ, "HOME": str(tmp_path)},
         )
     assert done.returncode == 1, done.stderr
-    last = done.stderr.strip().splitlines()[-1]
-    assert last.startswith(f"reviewer: cannot listen on 127.0.0.1:{port}: ")
-    assert "Traceback" not in done.stderr
+    assert done.stdout == ""  # no banner saying it serves
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith(f"reviewer: cannot listen on 127.0.0.1:{port}: ")
 
 
 def test_the_command_each_session_runs_is_quoted_and_asks_who_labels(tmp_path: Path) -> None:
@@ -161,3 +161,49 @@ def test_the_command_each_session_runs_is_quoted_and_asks_who_labels(tmp_path: P
 )
 def test_a_host_beyond_this_machine_is_told_apart(host: str, loopback: bool) -> None:
     assert is_loopback(host) is loopback
+
+
+def test_a_web_page_of_another_origin_cannot_open_a_session(
+    server: tuple[int, subprocess.Popen[str]],
+) -> None:
+    """A browser lets any page open a websocket to 127.0.0.1: the server takes only its own page's
+    (and no app process is started for the other)."""
+    port, _ = server
+
+    async def attempt(origin: str) -> int | None:
+        async with aiohttp.ClientSession() as http:
+            try:
+                async with http.ws_connect(
+                    f"http://127.0.0.1:{port}/ws?width=80&height=24", headers={"Origin": origin}
+                ):
+                    return 101
+            except aiohttp.WSServerHandshakeError as e:
+                return e.status
+
+    assert asyncio.run(attempt("https://evil.example")) == 403
+    assert asyncio.run(attempt(f"http://localhost:{port}")) == 101
+
+
+def test_the_page_finds_its_server_by_an_address_that_works() -> None:
+    assert public_url_of("127.0.0.1", 8000, None) == "http://127.0.0.1:8000"
+    assert public_url_of("::1", 8000, None) == "http://[::1]:8000"
+    assert public_url_of("0.0.0.0", 80, "https://r.example.com/") == "https://r.example.com"
+    with pytest.raises(Exception, match="--public-url"):
+        public_url_of("0.0.0.0", 8000, None)
+    assert allowed_origins("https://R.example.com", "0.0.0.0", 8000) == {"https://r.example.com"}
+
+
+def test_a_key_remap_that_lies_is_said_before_serving(tmp_path: Path) -> None:
+    db = _db(tmp_path)
+    (tmp_path / "reviewer.toml").write_text('[keys]\n"no.such.id" = "z"\n', encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "reviewer", "--db", str(db), "serve", "--port", str(_free_port())],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        env={**os.environ, "HOME": str(tmp_path)},
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    (line,) = done.stderr.strip().splitlines()
+    assert "no.such.id" in line

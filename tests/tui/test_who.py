@@ -49,6 +49,10 @@ async def test_a_name_that_cannot_be_one_is_refused_in_place(tmp_path: Path) -> 
         await settle(app, pilot)
         assert app.screen is modal and app.labeler == "server-login"
         assert "printable characters" in str(modal.query_one("#who-problem", Static).render())
+        modal.query_one("#who-name").value = "x" * 61  # type: ignore[attr-defined]
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.screen is modal and app.labeler == "server-login"  # said, not cut short
 
 
 async def test_the_app_opened_in_a_terminal_does_not_ask(tmp_path: Path) -> None:

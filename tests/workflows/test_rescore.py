@@ -341,6 +341,7 @@ def test_an_import_into_a_rescored_run_follows_its_threshold(tmp_path: Path) -> 
     assert code == 0, err
     assert "run 'g' is judged by pass means reward ≥ 0.6 − 1e-6; its 3 new trials decided " in err
     assert "(1 that the default rule failed pass by it)" in err
+    assert "rewards look graded" not in err  # the run's threshold applies: no advice to set one
     assert _outcomes(db, "g") == {
         ("t0", 1): "pass",
         ("t1", 1): "pass",

@@ -50,7 +50,7 @@ class WhoModal(ModalScreen[str]):
             yield Static(
                 "Each browser session is its own labeler: your labels are stored under this name."
             )
-            yield Input(placeholder=self.fallback, id="who-name", max_length=MAX_NAME)
+            yield Input(placeholder=self.fallback, id="who-name")
             yield Static("", id="who-problem")
             yield Static(f"Enter takes it · Esc (or nothing typed) labels as {self.fallback}")
 
