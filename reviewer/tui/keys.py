@@ -96,6 +96,7 @@ KEY_MAP: tuple[KeyRow, ...] = (
             "exportreport.close",
             "choosek.cancel",
             "rescore.cancel",
+            "who.skip",
             "offer.no",
             "confirm.no",
             "new_queue.cancel",
