@@ -39,7 +39,7 @@ def write_session(path: Path, mb: float, seed: int = 0) -> int:
     common = {
         "isSidechain": False,
         "userType": "external",
-        "cwd": "/home/ana/shop",
+        "cwd": "~/shop",
         "sessionId": "bench-session",
         "version": "2.0.76",
         "gitBranch": "main",

@@ -99,7 +99,7 @@ def app_config(ctx: click.Context) -> Any:
     return cfg
 
 
-def app_rubric(ctx: click.Context, db: Store, cfg: Any) -> None:
+def app_rubric(db: Store, cfg: Any) -> None:
     """The rubric the app would open with loads (else one line): `reviewer serve` checks it once."""
     _active_rubric(db, cfg.rubric, None)
 

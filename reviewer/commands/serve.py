@@ -115,7 +115,7 @@ def serve(ctx: click.Context, host: str, port: int, public_url: str | None) -> N
     cfg = app_config(ctx)  # a key remap that lies, a bad config: said here, not in every browser
     url = public_url_of(host, port, public_url)
     db = cli_store(ctx, 2)  # a database that does not open: the same
-    app_rubric(ctx, db, cfg)
+    app_rubric(db, cfg)
     db.close()
     import socket
 

@@ -393,6 +393,6 @@ LOOKALIKES: list[str] = [
     "DigitalOcean droplet do-sfo3-01, Shopify store shop_12345, Discord #general",
     "telegram @support_bot, chat 123456789",
     "run eval-sk-long-descriptive-name-2024-05-13 and locale en-sk-translations-for-slovakia",
-    "PWD=/home/ana/project OLDPWD=/tmp SHELL=/bin/bash",
+    "PWD=~/project OLDPWD=~ SHELL=bash",
     "host Northwind_Traders_Corporat.domain.something_very_long_identifier_here_x",
 ]

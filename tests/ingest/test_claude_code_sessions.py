@@ -29,7 +29,7 @@ def rec(n: int, kind: str, text: str, sid: str = "s-1", **extra: Any) -> dict[st
         "sessionId": sid,
         "type": kind,
         "isSidechain": False,
-        "cwd": "/home/ana/shop",
+        "cwd": "~/shop",
         "timestamp": f"2026-02-01T10:00:{n:02d}.000Z",
         "message": {"role": kind, "content": content},
         **extra,
