@@ -182,6 +182,7 @@ def make_queue(
     trial_ids: Collection[str] | None = None,
     runs: Sequence[str] = (),
     active: bool = False,
+    per_trial: int = 0,
 ) -> Queue:
     """Sample ``n`` trials the labeler has not labeled yet and store them as the queue ``name``;
     ``trial_ids`` narrows the pool to those trials (the monitor's flagged conversations).
@@ -192,8 +193,14 @@ def make_queue(
     verdict cannot inform kappa and are left out (counted). Raises QueueExists (unless
     ``replace``), NothingToSample when no unlabeled trial is left, NoJudgeVerdicts for an active
     queue with no judged trial, and ValueError for a bad ``n`` or ``split``; a queue holds fewer
-    than ``n`` items when fewer trials are left. ``runs`` samples several runs.
+    than ``n`` items when fewer trials are left. ``runs`` samples several runs. ``per_trial`` (1 or
+    more) makes a shared queue: several labelers split it, each trial leased to one at a time until
+    ``per_trial`` different labelers have labeled it (``store.queues.claim_next``).
     """
+    if per_trial and active:
+        raise ValueError("a shared queue is stratified: --shared does not go with --active")
+    if per_trial < 0:
+        raise ValueError(f"labels per trial is 1 or more, not {per_trial}")
     scope = sorted({*runs, *([run] if run is not None else [])})
     if n < 1:
         raise ValueError("n must be 1 or more")
@@ -248,6 +255,9 @@ def make_queue(
     if active:
         params["active"] = True
         params["no_verdict_left_out"] = available.get("none", 0)
+    if per_trial:
+        params["shared"] = True
+        params["per_trial"] = per_trial
     queue = Queue(
         name=name,
         labeler=labeler,
@@ -293,6 +303,8 @@ def queue_summary(queue: Queue) -> dict[str, Any]:
         "clusters_covered": len(clusters),
         "clusters_total": len(p.get("clusters", clusters)),
         "split": None,
+        "shared": bool(p.get("shared")),
+        "labels_per_trial": int(p.get("per_trial") or 1),
     }
     if queue.split:
         out["split"] = {s: sum(1 for it in queue.items if it.split == s) for s in SPLITS}

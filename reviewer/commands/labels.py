@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +74,19 @@ def _config() -> Any:
     is_flag=True,
     help="Active queue: each next trial is the judge verdict whose label tightens kappa most.",
 )
+@click.option(
+    "--shared",
+    is_flag=True,
+    help="Shared queue: several labelers split it, each trial leased to one of them at a time.",
+)
+@click.option(
+    "--labels-per-trial",
+    "per_trial",
+    type=click.IntRange(min=1, max=50),
+    default=None,
+    help="With --shared: how many different labelers label each trial (default 1); 2 or more "
+    "measures their agreement per trial.",
+)
 @click.option("--replace", is_flag=True, help="Replace a queue of the same name.")
 @click.option("--json", "as_json", is_flag=True, help="Print the queue summary as JSON.")
 @click.pass_context
@@ -86,6 +100,8 @@ def sample(
     judge: str | None,
     split: bool,
     active: bool,
+    shared: bool,
+    per_trial: int | None,
     replace: bool,
     as_json: bool,
 ) -> None:
@@ -96,6 +112,11 @@ def sample(
     --active the queue decides each next trial as labels arrive: from the judge verdict (pass or
     fail) whose next label tightens the kappa estimate most, at random within it; it needs judge
     verdicts on the trials.
+
+    With --shared several labelers label the queue at once, from separate processes or browser
+    sessions: each opens it and gets a trial no one else holds (a lease of 20 minutes, renewed as
+    they label), so no trial is labeled twice; --labels-per-trial N has N different labelers label
+    each trial and reports how they agree (`reviewer queues NAME`).
     """
     from reviewer.workflows.queues import QueueScopeError, make_queue, queue_summary
 
@@ -103,6 +124,10 @@ def sample(
         fail("--name must not be empty (leave it out for LABELER-sSEED)", 2)
     if active and split:
         fail("--split does not go with --active: an active queue decides its trials as it goes", 2)
+    if shared and active:
+        fail("--shared does not go with --active: a shared queue is a stratified sample", 2)
+    if per_trial is not None and not shared:
+        fail("--labels-per-trial needs --shared (a queue of one labeler labels each trial once)", 2)
     who = _config().labeler_name(labeler or (ctx.obj or {}).get("labeler"))
     db = cli_store(ctx)
     require_runs(db, ctx, list(runs), 2)
@@ -118,6 +143,7 @@ def sample(
             split=split,
             replace=replace,
             active=active,
+            per_trial=(per_trial or 1) if shared else 0,
         )
     except QueueScopeError as e:  # an unknown run or judge: a usage error, like --run's
         fail(_plain(e), 2)
@@ -227,27 +253,106 @@ def _summary_lines(s: dict[str, Any]) -> list[str]:
         )
     if s["split"]:
         lines.append(f"  split: dev {s['split']['dev']}, test {s['split']['test']}")
+    if s.get("shared"):
+        k = s["labels_per_trial"]
+        lines.append(
+            f"  shared: each trial to {k} labeler{'s' if k > 1 else ''}, leased to one at a time; "
+            f"every labeler opens it with `reviewer --labeler NAME` (or `reviewer serve`)"
+        )
     return lines
 
 
 @click.command()
+@click.argument("name", required=False)
 @click.option(
     "--labeler", default=None, help="Show progress of this labeler (default: the queue's)."
 )
+@click.option(
+    "--next",
+    "take",
+    is_flag=True,
+    help="Take the next trial of the shared queue NAME for --labeler (a lease) and print it, as "
+    "the label screen does.",
+)
+@click.option(
+    "--release",
+    is_flag=True,
+    help="Give back the trial --labeler holds in the shared queue NAME.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
-def queues(ctx: click.Context, labeler: str | None, as_json: bool) -> None:
-    """Calibration queues with their progress, e.g. 23 / 50, and the labels the judge's trust
-    verdict needs (80% assurance) for each queue's labeler and judge."""
-    from reviewer.workflows.agreement import configured_threshold
-    from reviewer.workflows.queues import list_queues, queue_status
+def queues(
+    ctx: click.Context,
+    name: str | None,
+    labeler: str | None,
+    take: bool,
+    release: bool,
+    as_json: bool,
+) -> None:
+    """Calibration queues with their progress, e.g. 23 / 50, each labeler's count, and the labels
+    the judge's trust verdict needs (80% assurance) for each queue's labeler and judge.
 
+    With NAME, that queue alone in full: who labeled how many, who holds which trial now (a
+    shared queue), and with --labels-per-trial 2 or more how the labelers agree on each trial
+    (Krippendorff's alpha, the trials they split on)."""
+    from reviewer.workflows.agreement import configured_threshold
+    from reviewer.workflows.queues import (
+        NoSuchQueue,
+        list_queues,
+        queue_status,
+        release_leases,
+    )
+
+    if (take or release) and name is None:
+        fail("--next and --release need a queue NAME", 2)
+    if take and release:
+        fail("--next and --release do not go together", 2)
     db = cli_store(ctx)
     threshold = configured_threshold(settings_of(click.get_current_context()))[0]
+    stored = list_queues(db)
+    if name is not None and name not in {q.name for q in stored}:
+        known = ", ".join(_plain(q.name) for q in stored[:10]) or "none"
+        fail(f"no queue named {_plain(name)!r}; queues: {known}", 2)
+    chosen = [q for q in stored if name is None or q.name == name]
+    if take or release:
+        q = chosen[0]
+        if not q.params.get("shared"):
+            fail(
+                f"queue {_plain(q.name)!r} is not shared: its labeler labels it in order; make a "
+                "shared one with `reviewer sample --shared`",
+                2,
+            )
+        who = _config().labeler_name(labeler or (ctx.obj or {}).get("labeler"))
+        if release:
+            n = release_leases(db, q.name, who)
+            if as_json:
+                echo_json({"queue": q.name, "labeler": who, "released": n})
+            else:
+                click.echo(f"{_plain(who)} gave back {n} trial{'s' if n != 1 else ''}", err=True)
+            return
+        try:
+            status = queue_status(db, q.name, who, threshold=threshold, claim=True)
+        except NoSuchQueue:  # deleted between the two reads
+            fail(f"no queue named {_plain(q.name)!r}", 2)
+        if as_json:
+            echo_json(status.to_dict())
+            return
+        if status.next_item is None:
+            click.echo(f"nothing left in {_plain(q.name)} for {_plain(who)}", err=True)
+            return
+        it = status.next_item
+        click.echo(
+            f"{it.trial_id}  (position {it.position}, task {_plain(it.task_id)}, "
+            f"trial {it.trial}) held by {_plain(who)}; label it with "
+            f"`reviewer labels give {it.trial_id} pass|fail --queue {_plain(q.name)}`"
+        )
+        return
     rows: list[dict[str, Any]] = []
-    for q in list_queues(db):
+    statuses = []
+    for q in chosen:
         who = labeler or q.labeler
         status = queue_status(db, q.name, who, threshold=threshold)
+        statuses.append(status)
         outlook = status.outlook
         rows.append(
             {
@@ -262,10 +367,12 @@ def queues(ctx: click.Context, labeler: str | None, as_json: bool) -> None:
                 "split": q.split,
                 "created_at": q.created_at,
                 "active": status.active,
+                "shared": status.shared,
                 "why": status.why,
                 "judge": status.judge,
                 "labels_to_verdict": None if outlook is None else outlook.labels,
                 "outlook": None if outlook is None else outlook.to_dict(),
+                "team": None if status.team is None else status.team.to_dict(),
             }
         )
     if as_json:
@@ -282,13 +389,13 @@ def queues(ctx: click.Context, labeler: str | None, as_json: bool) -> None:
         table.append(
             [
                 _plain(r["name"]),
-                _plain(r["labeler"]),
+                "(team)" if r["shared"] else _plain(r["labeler"]),
                 f"{r['done']} / {r['total']}",
                 "done" if r["next_position"] is None else str(r["next_position"]),
                 _plain(", ".join(r["runs"]) or "(all)"),
                 str(r["seed"]),
                 str(r["split"] or "-"),
-                "active" if r["active"] else "stratified",
+                "active" if r["active"] else "shared" if r["shared"] else "stratified",
                 "settled"
                 if more == 0
                 else f">{seen.get('max_more')}"
@@ -302,6 +409,44 @@ def queues(ctx: click.Context, labeler: str | None, as_json: bool) -> None:
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
     for row in table:
         click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    for status in statuses:
+        for line in _team_lines(status, detail=name is not None):
+            click.echo(line)
+
+
+def _team_lines(status: Any, *, detail: bool) -> list[str]:
+    """Each labeler's count under the queue's table; with ``detail`` (one queue asked for) a
+    shared queue's leases and its per-trial agreement too."""
+    team = status.team
+    if team is None or not team.by_labeler and not (detail and team.shared):
+        return []
+    if not detail and not team.shared and set(team.by_labeler) <= {status.labeler}:
+        return []  # the table's progress says it all
+    counts = ", ".join(f"{_plain(w)} {n}" for w, n in team.by_labeler.items()) or "no labels yet"
+    lines = [f"{_plain(status.name)}: labeled by {counts}"]
+    if not detail or not team.shared:
+        return lines
+    lines.append(
+        f"  {team.complete} / {team.total} trials have all {team.per_trial} "
+        f"label{'s' if team.per_trial > 1 else ''}"
+    )
+    for k in team.leases:
+        left = max(0, round((k.expires - time.time()) / 60))
+        lines.append(
+            f"  {_plain(k.labeler)} holds position {k.position} ({k.trial_id}), {left} min left"
+        )
+    if team.per_trial >= 2:
+        alpha = "n/a" if team.alpha is None else f"{team.alpha:.2f}"
+        split = team.disagreements
+        lines.append(
+            f"  agreement: {len(team.items) - len(split)} of {len(team.items)} trials with two or "
+            f"more labels unanimous; Krippendorff's alpha {alpha}"
+            + ("" if team.alpha_note is None else f" ({team.alpha_note})")
+        )
+        for it in split:
+            who = ", ".join(f"{_plain(w)} {v}" for w, v in it.labels.items())
+            lines.append(f"  split at position {it.position} ({it.trial_id}): {who}")
+    return lines
 
 
 @click.group()

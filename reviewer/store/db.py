@@ -983,3 +983,23 @@ def m019_cluster_judge_names(db: sqlite_utils.Database) -> None:
         );
         """,
     )
+
+
+@migrations()
+def m020_queue_leases(db: sqlite_utils.Database) -> None:
+    """Leases of a shared queue's trials (`reviewer sample --shared`): the labeler who holds a trial
+    and until when (Unix seconds), so several labelers on one queue each get different trials. A
+    lease is taken, renewed and released in a write transaction; an expired one is anybody's."""
+    _run_script(
+        db,
+        """
+        CREATE TABLE queue_leases (
+            queue TEXT NOT NULL REFERENCES queues(name) ON DELETE CASCADE,
+            trial_id TEXT NOT NULL,
+            labeler TEXT NOT NULL,
+            expires REAL NOT NULL,
+            PRIMARY KEY (queue, trial_id, labeler)
+        );
+        CREATE INDEX IF NOT EXISTS queue_leases_labeler ON queue_leases(queue, labeler);
+        """,
+    )

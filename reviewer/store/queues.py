@@ -7,6 +7,7 @@ item the labeler has no current label for.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -170,6 +171,7 @@ def delete_queue(db: Store, name: str) -> bool:
 
 
 def _delete(db: Store, name: str) -> None:
+    db.conn.execute("DELETE FROM queue_leases WHERE queue = ?", [name])
     db.conn.execute("DELETE FROM queue_items WHERE queue = ?", [name])
     db.conn.execute("DELETE FROM queues WHERE name = ?", [name])
 
@@ -207,11 +209,14 @@ def get_queue(db: Store, name: str) -> Queue:
 
 def queue_items(db: Store, name: str) -> list[QueueItem]:
     """The queue's trials in queue order."""
+    return _items(db, "WHERE q.queue = ? ORDER BY q.position", [name])
+
+
+def _items(db: Store, where: str, args: Sequence[Any]) -> list[QueueItem]:
     rows = db.conn.execute(
         "SELECT q.position, q.trial_id, q.split, q.judge_verdict, q.cluster_id, t.run, t.task_id, t.trial "
-        "FROM queue_items q LEFT JOIN trials t ON t.id = q.trial_id "
-        "WHERE q.queue = ? ORDER BY q.position",
-        [name],
+        f"FROM queue_items q LEFT JOIN trials t ON t.id = q.trial_id {where}",
+        list(args),
     ).fetchall()
     return [
         QueueItem(
@@ -244,3 +249,164 @@ def queue_progress(db: Store, name: str, labeler: str | None = None) -> tuple[in
     done = sum(1 for r in rows if r[1])
     next_position = next((int(r[0]) for r in rows if not r[1]), None)
     return done, len(rows), next_position
+
+
+#: How long a labeler holds a shared queue's trial without labeling it (seconds): long enough to
+#: read a long transcript, short enough that a labeler who walked away frees it the same hour.
+LEASE_S = 20 * 60
+
+
+@dataclass(frozen=True)
+class Lease:
+    """A trial of a shared queue held by one labeler until ``expires`` (Unix seconds)."""
+
+    trial_id: str
+    position: int
+    labeler: str
+    expires: float
+
+
+def claim_next(
+    db: Store,
+    name: str,
+    labeler: str,
+    per_trial: int,
+    *,
+    lease_s: float = LEASE_S,
+    now: float | None = None,
+) -> QueueItem | None:
+    """The trial of the shared queue ``name`` that ``labeler`` labels next, leased to them for
+    ``lease_s`` seconds; None when nothing is left for them.
+
+    In one write transaction (so two labelers never take the same place): expired leases go; the
+    labeler's own lease stands (renewed) while its trial still waits for their label; otherwise the
+    first trial in queue order that they have not labeled and whose standing labels by others plus
+    live leases of others are fewer than ``per_trial`` is leased to them. A label given anywhere
+    counts, as in :func:`queue_progress`.
+    """
+    at = time.time() if now is None else now
+    with db.transaction():
+        conn = db.conn
+        conn.execute("DELETE FROM queue_leases WHERE queue = ? AND expires <= ?", [name, at])
+        held = conn.execute(
+            "SELECT k.trial_id FROM queue_leases k WHERE k.queue = ? AND k.labeler = ? AND NOT "
+            "EXISTS (SELECT 1 FROM standing_labels l WHERE l.trial_id = k.trial_id "
+            "AND l.labeler = k.labeler) ORDER BY k.expires DESC LIMIT 1",
+            [name, labeler],
+        ).fetchone()
+        conn.execute(
+            "DELETE FROM queue_leases WHERE queue = ? AND labeler = ? AND trial_id IS NOT ?",
+            [name, labeler, None if held is None else held[0]],
+        )
+        if held is not None:
+            conn.execute(
+                "UPDATE queue_leases SET expires = ? WHERE queue = ? AND labeler = ?",
+                [at + lease_s, name, labeler],
+            )
+            return _item(db, name, str(held[0]))
+        row = _open_item(db, name, labeler, per_trial, at)
+        if row is None:
+            return None
+        conn.execute(
+            "INSERT INTO queue_leases (queue, trial_id, labeler, expires) VALUES (?, ?, ?, ?)",
+            [name, row[0], labeler, at + lease_s],
+        )
+        return _item(db, name, str(row[0]))
+
+
+def peek_next(
+    db: Store, name: str, labeler: str, per_trial: int, *, now: float | None = None
+) -> QueueItem | None:
+    """The trial :func:`claim_next` would give ``labeler`` now, without leasing it (for listings):
+    their live lease's trial, else the first open one."""
+    at = time.time() if now is None else now
+    held = db.conn.execute(
+        "SELECT k.trial_id FROM queue_leases k WHERE k.queue = ? AND k.labeler = ? "
+        "AND k.expires > ? AND NOT EXISTS (SELECT 1 FROM standing_labels l "
+        "WHERE l.trial_id = k.trial_id AND l.labeler = k.labeler) ORDER BY k.expires DESC LIMIT 1",
+        [name, labeler, at],
+    ).fetchone()
+    row = held or _open_item(db, name, labeler, per_trial, at)
+    return None if row is None else _item(db, name, str(row[0]))
+
+
+def _open_item(db: Store, name: str, labeler: str, per_trial: int, at: float) -> Any:
+    """The first trial in queue order ``labeler`` has not labeled whose standing labels and live
+    leases (of others) are fewer than ``per_trial``: a one-column row, or None."""
+    return db.conn.execute(
+        "SELECT q.trial_id FROM queue_items q WHERE q.queue = ? "
+        "AND NOT EXISTS (SELECT 1 FROM standing_labels l WHERE l.trial_id = q.trial_id "
+        "AND l.labeler = ?) "
+        "AND (SELECT COUNT(*) FROM standing_labels l WHERE l.trial_id = q.trial_id) "
+        "+ (SELECT COUNT(*) FROM queue_leases k WHERE k.queue = q.queue "
+        "AND k.trial_id = q.trial_id AND k.labeler <> ? AND k.expires > ? AND NOT EXISTS ("
+        "SELECT 1 FROM standing_labels m WHERE m.trial_id = k.trial_id AND m.labeler = k.labeler"
+        ")) < ? "
+        "ORDER BY q.position LIMIT 1",
+        [name, labeler, labeler, at, per_trial],
+    ).fetchone()
+
+
+def _item(db: Store, name: str, trial_id: str) -> QueueItem | None:
+    items = _items(db, "WHERE q.queue = ? AND q.trial_id = ?", [name, trial_id])
+    return items[0] if items else None
+
+
+def release_leases(db: Store, name: str, labeler: str) -> int:
+    """Give back what ``labeler`` holds in the queue ``name`` (they closed the label screen), so
+    the next labeler gets it at once; how many leases were released."""
+    with db.transaction():
+        cur = db.conn.execute(
+            "DELETE FROM queue_leases WHERE queue = ? AND labeler = ?", [name, labeler]
+        )
+    return int(cur.rowcount or 0)
+
+
+def live_leases(db: Store, name: str, *, now: float | None = None) -> list[Lease]:
+    """The queue's unexpired leases of trials their holders have not labeled yet, by position."""
+    at = time.time() if now is None else now
+    rows = db.conn.execute(
+        "SELECT k.trial_id, q.position, k.labeler, k.expires FROM queue_leases k "
+        "JOIN queue_items q ON q.queue = k.queue AND q.trial_id = k.trial_id "
+        "WHERE k.queue = ? AND k.expires > ? AND NOT EXISTS (SELECT 1 FROM standing_labels l "
+        "WHERE l.trial_id = k.trial_id AND l.labeler = k.labeler) ORDER BY q.position, k.labeler",
+        [name, at],
+    ).fetchall()
+    return [Lease(str(r[0]), int(r[1]), str(r[2]), float(r[3])) for r in rows]
+
+
+def item_labels(db: Store, name: str) -> dict[str, dict[str, str]]:
+    """trial id -> {labeler: verdict} of the standing pass and fail labels on the queue's trials
+    (skips are no verdict), every labeler, given in any queue."""
+    out: dict[str, dict[str, str]] = {}
+    rows = db.conn.execute(
+        "SELECT l.trial_id, l.labeler, l.verdict FROM standing_labels l "
+        "JOIN queue_items q ON q.trial_id = l.trial_id WHERE q.queue = ? "
+        "AND l.verdict IN ('pass', 'fail') ORDER BY q.position, l.labeler",
+        [name],
+    ).fetchall()
+    for trial_id, who, verdict in rows:
+        out.setdefault(str(trial_id), {})[str(who)] = str(verdict)
+    return out
+
+
+def labeler_counts(db: Store, name: str) -> dict[str, int]:
+    """labeler -> how many of the queue's trials they have a standing label on (skips count: the
+    trial was looked at and decided), most first, then by name."""
+    rows = db.conn.execute(
+        "SELECT l.labeler, COUNT(*) AS n FROM standing_labels l "
+        "JOIN queue_items q ON q.trial_id = l.trial_id WHERE q.queue = ? "
+        "GROUP BY l.labeler ORDER BY n DESC, l.labeler",
+        [name],
+    ).fetchall()
+    return {str(r[0]): int(r[1]) for r in rows}
+
+
+def team_done(db: Store, name: str, per_trial: int) -> int:
+    """How many of the queue's trials have standing labels by ``per_trial`` labelers or more."""
+    row = db.conn.execute(
+        "SELECT COUNT(*) FROM queue_items q WHERE q.queue = ? AND (SELECT COUNT(*) FROM "
+        "standing_labels l WHERE l.trial_id = q.trial_id) >= ?",
+        [name, per_trial],
+    ).fetchone()
+    return int(row[0])

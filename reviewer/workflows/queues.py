@@ -13,6 +13,7 @@ from typing import Any
 from reviewer.calibration.active import ActiveChoice, choose_stratum
 from reviewer.calibration.agreement import MIN_LABELS
 from reviewer.calibration.assurance import Outlook, labels_to_verdict
+from reviewer.calibration.kappa import krippendorff_alpha
 from reviewer.calibration.report import DEFAULT_THRESHOLD
 from reviewer.calibration.sampling import make_queue as sample_queue
 
@@ -23,15 +24,24 @@ from reviewer.store.db import Store
 from reviewer.store.labels import current_labels
 from reviewer.store.queries import run_names
 from reviewer.store.queues import (
+    Lease,
     Queue,
     QueueExists,
+    claim_next,
+    item_labels,
     judge_ids,
+    labeler_counts,
+    live_leases,
+    peek_next,
+    team_done,
 )
+from reviewer.store.queues import NoSuchQueue as NoSuchQueue
 from reviewer.store.queues import QueueItem as QueueItem
 from reviewer.store.queues import get_queue as get_queue
 from reviewer.store.queues import list_queues as list_queues
 from reviewer.store.queues import queue_items as queue_items
 from reviewer.store.queues import queue_progress as queue_progress
+from reviewer.store.queues import release_leases as release_leases
 
 #: How many trials a queue holds unless told otherwise (the usual calibration sample).
 DEFAULT_SIZE = 50
@@ -93,12 +103,13 @@ def default_queue_name(
     runs: Sequence[str] = (),
     *,
     active: bool = False,
+    shared: bool = False,
 ) -> str:
     """``LABELER-sSEED``, ``LABELER-RUN-sSEED`` for one run, ``LABELER-RUN1+RUN2-sSEED`` for
-    several (``...-active-sSEED`` for an active queue): the same data, labeler and seed give the
-    same name, so asking again finds the queue to resume."""
+    several (``...-active-sSEED`` for an active queue, ``...-shared-sSEED`` for a shared one): the
+    same data, labeler and seed give the same name, so asking again finds the queue to resume."""
     scope = sorted({*runs, *([run] if run else [])})
-    kind = "active-" if active else ""
+    kind = "active-" if active else "shared-" if shared else ""
     return f"{labeler}-{'+'.join(scope)}-{kind}s{seed}" if scope else f"{labeler}-{kind}s{seed}"
 
 
@@ -116,6 +127,7 @@ def make_queue(
     trial_ids: Collection[str] | None = None,
     runs: Sequence[str] = (),
     active: bool = False,
+    per_trial: int = 0,
 ) -> QueueMade:
     """Sample ``n`` trials ``labeler`` has not labeled (of ``run``) as a stratified queue (an active
     one with ``active``: see :func:`queue_status`), or hand back the stored queue of that name to
@@ -123,7 +135,8 @@ def make_queue(
 
     Raises QueueScopeError for an unknown run or judge, NothingToSample when every trial in scope is
     labeled, NoJudgeVerdicts for an active queue with no judged trial, and ValueError for a bad
-    ``n``.
+    ``n``. ``per_trial`` (1 or more) makes a shared queue several labelers split, each trial
+    labeled by that many of them (see :func:`queue_status`).
     """
     if n < 1:
         raise ValueError(f"a queue holds 1 trial or more, not {n}")
@@ -136,7 +149,9 @@ def make_queue(
         raise QueueScopeError(
             f"no verdicts by judge {judge!r}; judges: {', '.join(map(repr, judges)) or 'none'}"
         )
-    queue_name = name or default_queue_name(labeler, None, seed, wanted, active=active)
+    queue_name = name or default_queue_name(
+        labeler, None, seed, wanted, active=active, shared=per_trial > 0
+    )
     try:
         queue = sample_queue(
             db,
@@ -151,6 +166,7 @@ def make_queue(
             replace=replace,
             trial_ids=trial_ids,
             active=active,
+            per_trial=per_trial,
         )
     except QueueExists:
         stored = get_queue(db, queue_name)
@@ -158,6 +174,127 @@ def make_queue(
         return QueueMade(stored, created=False, requested=n, done=status.done, total=status.total)
     total = min(n, len(queue.items)) if active else len(queue.items)
     return QueueMade(queue, created=True, requested=n, done=0, total=total)
+
+
+@dataclass(frozen=True)
+class ItemAgreement:
+    """How the labelers of one shared-queue trial agree: their pass and fail labels."""
+
+    position: int
+    trial_id: str
+    labels: dict[str, str]  # labeler -> pass | fail
+
+    @property
+    def majority(self) -> str | None:
+        """The verdict most labelers gave; None on a tie."""
+        passes = sum(1 for v in self.labels.values() if v == "pass")
+        fails = len(self.labels) - passes
+        return None if passes == fails else "pass" if passes > fails else "fail"
+
+    @property
+    def agreement(self) -> float:
+        """The share of the trial's labelers who gave its most common verdict (1.0: unanimous)."""
+        passes = sum(1 for v in self.labels.values() if v == "pass")
+        return max(passes, len(self.labels) - passes) / len(self.labels) if self.labels else 1.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "position": self.position,
+            "trial_id": self.trial_id,
+            "labels": dict(self.labels),
+            "majority": self.majority,
+            "agreement": round(self.agreement, 4),
+        }
+
+
+@dataclass(frozen=True)
+class TeamProgress:
+    """Who labeled what of a queue: each labeler's count, and for a shared queue the trials with
+    all their labels, the live leases (who is on which trial now) and, when each trial gets two or
+    more labels, the per-trial agreement and Krippendorff's alpha over them."""
+
+    by_labeler: dict[str, int]
+    shared: bool = False
+    per_trial: int = 1
+    #: trials with ``per_trial`` labels or more (a shared queue's progress)
+    complete: int = 0
+    total: int = 0
+    leases: tuple[Lease, ...] = ()
+    #: trials two or more labelers gave pass or fail, in queue order (per_trial >= 2)
+    items: tuple[ItemAgreement, ...] = ()
+    #: nominal Krippendorff's alpha over ``items`` (None: fewer than two, or every label the same)
+    alpha: float | None = None
+
+    @property
+    def alpha_note(self) -> str | None:
+        """Why alpha is not given, when it is not."""
+        if self.alpha is not None:
+            return None
+        if len(self.items) < 2:
+            return f"alpha needs 2 or more trials with two labels; {len(self.items)} so far"
+        return "alpha is undefined: every label given is the same"
+
+    @property
+    def disagreements(self) -> list[ItemAgreement]:
+        return [it for it in self.items if it.agreement < 1.0]
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"by_labeler": dict(self.by_labeler), "shared": self.shared}
+        if self.shared:
+            out.update(
+                labels_per_trial=self.per_trial,
+                complete=self.complete,
+                total=self.total,
+                leases=[
+                    {
+                        "position": k.position,
+                        "trial_id": k.trial_id,
+                        "labeler": k.labeler,
+                        "expires": k.expires,
+                    }
+                    for k in self.leases
+                ],
+            )
+        if self.per_trial >= 2:
+            out["agreement"] = {
+                "items": len(self.items),
+                "unanimous": len(self.items) - len(self.disagreements),
+                "alpha": self.alpha,
+                "alpha_note": self.alpha_note,
+                "disagreements": [it.to_dict() for it in self.disagreements],
+            }
+        return out
+
+
+def team_progress(db: Store, queue: Queue) -> TeamProgress:
+    """Each labeler's progress on ``queue`` (any queue), and a shared queue's team state."""
+    counts = labeler_counts(db, queue.name)
+    if not queue.params.get("shared"):
+        return TeamProgress(counts)
+    per_trial = max(1, int(queue.params.get("per_trial") or 1))
+    total = len(queue.items) if queue.items else len(queue_items(db, queue.name))
+    items: tuple[ItemAgreement, ...] = ()
+    alpha = None
+    if per_trial >= 2:
+        positions = {it.trial_id: it.position for it in queue.items or queue_items(db, queue.name)}
+        by_trial = item_labels(db, queue.name)
+        items = tuple(
+            ItemAgreement(positions.get(t, 0), t, labels)
+            for t, labels in by_trial.items()
+            if len(labels) >= 2
+        )
+        if len(items) >= 2:  # units of any number of labels: alpha needs no fixed raters
+            alpha = krippendorff_alpha([list(it.labels.values()) for it in items])
+    return TeamProgress(
+        counts,
+        shared=True,
+        per_trial=per_trial,
+        complete=team_done(db, queue.name, per_trial),
+        total=total,
+        leases=tuple(live_leases(db, queue.name)),
+        items=items,
+        alpha=alpha,
+    )
 
 
 @dataclass(frozen=True)
@@ -181,8 +318,14 @@ class QueueStatus:
     #: further labels the judge's trust verdict needs (None when not asked for)
     outlook: Outlook | None
     judge: str | None
-    #: an active queue's trials this labeler labeled, oldest label first
+    #: an active or shared queue's trials this labeler labeled, oldest label first
     labeled: tuple[QueueItem, ...] = ()
+    #: who labeled what (every queue); a shared queue's leases and agreement
+    team: TeamProgress | None = None
+
+    @property
+    def shared(self) -> bool:
+        return self.team is not None and self.team.shared
 
     @property
     def next_position(self) -> int | None:
@@ -193,6 +336,8 @@ class QueueStatus:
         """How the next trial was chosen, without the judge's verdict of it (safe while labeling)."""
         if self.next_item is None:
             return None
+        if self.shared:
+            return "the next trial no other labeler holds (shared queue)"
         if self.choice is None:
             return "the queue's order (stratified sample)"
         return self.choice.neutral()
@@ -210,6 +355,8 @@ class QueueStatus:
             "judge": self.judge,
             "labels_to_verdict": None if self.outlook is None else self.outlook.labels,
             "outlook": None if self.outlook is None else self.outlook.to_dict(),
+            "shared": self.shared,
+            "team": None if self.team is None else self.team.to_dict(),
         }
 
 
@@ -240,11 +387,19 @@ def queue_status(
     threshold: float = DEFAULT_THRESHOLD,
     outlook: bool = True,
     seed: int = 0,
+    claim: bool = False,
+    lease_s: float | None = None,
 ) -> QueueStatus:
     """Progress, next trial and labels to a verdict of the queue ``name`` for ``labeler`` (the
     queue's own by default): the one answer behind `reviewer queues`, `reviewer sample` and the
-    app's queue list and label screen. Raises NoSuchQueue."""
+    app's queue list and label screen. Raises NoSuchQueue.
+
+    A shared queue's next trial is the one no other labeler holds: with ``claim`` (the label
+    screen, `reviewer queues --next`) it is leased to ``labeler`` for ``lease_s`` seconds (default
+    ``store.queues.LEASE_S``); without, it is only looked up. Its ``done`` / ``total`` are the
+    team's: trials with all their labels, of all the queue's trials."""
     queue = get_queue(db, name)
+    team = team_progress(db, queue)
     who = labeler or queue.labeler
     active = bool(queue.params.get("active"))
     judge = queue.params.get("judge")
@@ -257,10 +412,34 @@ def queue_status(
         if outlook
         else None
     )
+    if team.shared:
+        times = {t: lab.at for (t, _), lab in current_labels(db, labeler=who).items()}
+        mine = sorted(
+            (it for it in queue.items if it.trial_id in times), key=lambda it: times[it.trial_id]
+        )
+        if claim:
+            more = {} if lease_s is None else {"lease_s": lease_s}
+            item = claim_next(db, name, who, team.per_trial, **more)
+            team = team_progress(db, queue)  # with the lease just taken
+        else:
+            item = peek_next(db, name, who, team.per_trial)
+        return QueueStatus(
+            name,
+            who,
+            False,
+            team.complete,
+            team.total,
+            item,
+            None,
+            verdict,
+            judge,
+            tuple(mine),
+            team,
+        )
     if not active:
         done, total, nxt = queue_progress(db, name, who)
         item = next((it for it in queue.items if it.position == nxt), None)
-        return QueueStatus(name, who, False, done, total, item, None, verdict, judge)
+        return QueueStatus(name, who, False, done, total, item, None, verdict, judge, team=team)
     times = {t: lab.at for (t, _), lab in current_labels(db, labeler=who).items()}
     mine = sorted(
         (it for it in queue.items if it.trial_id in times), key=lambda it: times[it.trial_id]
@@ -275,4 +454,6 @@ def queue_status(
         choice = choose_stratum(table, mix, available)
         if choice is not None:
             item = next(it for it in left if it.verdict == choice.stratum)
-    return QueueStatus(name, who, True, done, total, item, choice, verdict, judge, tuple(mine))
+    return QueueStatus(
+        name, who, True, done, total, item, choice, verdict, judge, tuple(mine), team
+    )

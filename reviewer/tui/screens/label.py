@@ -50,6 +50,8 @@ class QueueState:
     active: bool = False
     #: the trials the queue labels (an active queue's target, not its reserve)
     total: int | None = None
+    #: a shared queue: (trials with all their labels, all its trials), the team's progress
+    team: tuple[int, int] | None = None
 
     @property
     def size(self) -> int:
@@ -297,6 +299,8 @@ class LabelScreen(ReviewerScreen):
         self.revealed = False
         self.started = time.monotonic()
         self.given = 0
+        #: a shared queue: each next trial is leased to this labeler (see queue_status)
+        self.shared = False
         self._writes: queue_mod.Queue[tuple[str, dict[str, Any]] | None] = queue_mod.Queue()
         # the trial whose label is being written: one label key press per trial until it lands
         self.saving: str | None = None
@@ -342,6 +346,8 @@ class LabelScreen(ReviewerScreen):
         self.load_queue()
 
     def on_unmount(self) -> None:
+        if self.state is not None and self.state.team is not None:
+            self._writes.put(("release", {}))  # the trial held goes back to the team at once
         self._writes.put(None)
 
     # --- loading ------------------------------------------------------------------------------------
@@ -365,8 +371,11 @@ class LabelScreen(ReviewerScreen):
         from reviewer.workflows.queues import get_queue
 
         with self.store() as db:
-            active = bool(get_queue(db, self.queue_name).params.get("active"))
-            if active:
+            params = get_queue(db, self.queue_name).params
+            self.shared = bool(params.get("shared"))
+            if params.get("active") or self.shared:
+                # a shared queue is stepped like an active one: its trials this labeler labeled,
+                # then the one leased to them (decided afresh after each label)
                 status = self._status(db)
                 state = QueueState(
                     self.queue_name,
@@ -375,7 +384,8 @@ class LabelScreen(ReviewerScreen):
                     self.rubric,
                     {it.trial_id for it in status.labeled},
                     active=True,
-                    total=status.total,
+                    total=None if self.shared else status.total,
+                    team=(status.done, status.total) if self.shared else None,
                 )
                 self.post_message(QueueLoaded(state, max(0, len(state.items) - 1)))
                 self.post_message(OutlookReady(_outlook_text(status)))
@@ -396,7 +406,9 @@ class LabelScreen(ReviewerScreen):
 
         assert self.queue_name is not None
         threshold, _ = configured_threshold(self.app.settings)
-        return queue_status(db, self.queue_name, self.labeler, threshold=threshold)
+        return queue_status(
+            db, self.queue_name, self.labeler, threshold=threshold, claim=self.shared
+        )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="label-outlook")
     def _refresh_outlook(self, advance: bool = False) -> None:
@@ -417,11 +429,20 @@ class LabelScreen(ReviewerScreen):
             return
         state.items = _active_items(status)
         state.done = {it.trial_id for it in status.labeled}
-        state.total = status.total
+        if state.team is None:
+            state.total = status.total
+        else:
+            state.team = (status.done, status.total)
         if not message.advance:
+            self._progress()
             return
         if status.next_item is None:
-            self.notify(f"Queue done: {len(state.done)} / {state.size} labeled.")
+            self.notify(
+                f"Nothing left for you: the team has {status.done} / {status.total} trials "
+                f"fully labeled; you labeled {len(state.done)}."
+                if state.team is not None
+                else f"Queue done: {len(state.done)} / {state.size} labeled."
+            )
             self._progress()
             self._panel()
             return
@@ -557,6 +578,7 @@ class LabelScreen(ReviewerScreen):
     def _writer(self) -> None:
         """One thread writes every label in the order given, each committed before the next."""
         from reviewer.workflows.labels import LabelConflict, give_label, undo_label
+        from reviewer.workflows.queues import release_leases
 
         with self.store() as db:
 
@@ -578,6 +600,9 @@ class LabelScreen(ReviewerScreen):
                             self.post_message(LabelChanged(args | {"advance": advance}, conflict))
                             continue
                         self.post_message(Committed("label", label, advance))
+                    elif kind == "release":
+                        assert self.queue_name is not None
+                        release_leases(db, self.queue_name, self.labeler)
                     else:
                         undone = undo_label(db, self.labeler, self.queue_name, self.single)
                         self.post_message(Committed("undo", undone, False))
@@ -881,9 +906,14 @@ class LabelScreen(ReviewerScreen):
         item = items[self.index] if 0 <= self.index < len(items) else None
         where = f" · trial {self.index + 1} of {total}" if item else ""
         split = f" · {item.split}" if item and item.split else ""
+        counts = f"{done} / {total}"
+        if self.state.team is not None:  # a shared queue: the team's progress, and this labeler's
+            done, total = self.state.team
+            counts = f"team {done} / {total} · yours {len(self.state.done)}"
+            where = ""
         self.query_one("#label-title", Static).update(
             safe_text(
-                f"Labeling {self.what} as {self.labeler} — {done} / {total}{rate}{where}{split}",
+                f"Labeling {self.what} as {self.labeler} — {counts}{rate}{where}{split}",
                 single_line=True,
             )
         )
@@ -1021,4 +1051,8 @@ def _outlook_text(status: QueueStatus) -> str:
     parts = [] if status.outlook is None else [status.outlook.phrase()]
     if status.active and status.next_item is not None:
         parts.append("picked to tighten kappa")
+    if status.shared and status.team is not None:
+        others = sorted({k.labeler for k in status.team.leases} - {status.labeler})
+        if others:
+            parts.append(f"also labeling: {', '.join(others)}")
     return " · ".join(parts)

@@ -22,6 +22,7 @@ from reviewer.tui.widgets.footer import KeyFooter
 
 if TYPE_CHECKING:
     from reviewer.tui.app import ReviewerApp
+    from reviewer.workflows.queues import TeamProgress
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,10 @@ class QueueRow:
     outlook: str = ""
     #: how an active queue picks its next trial (never the judge's verdict of it)
     why: str = ""
+    #: a shared queue's labels per trial (0: not shared)
+    per_trial: int = 0
+    #: who labeled how many; who holds which trial now; how the labelers agree
+    team: str = ""
 
 
 class QueuesLoaded(Message):
@@ -47,9 +52,20 @@ class QueuesLoaded(Message):
         self.runs = runs
 
 
-class NewQueueForm(ModalScreen[tuple[int, list[str], bool] | None]):
-    """How many trials, from which runs, active or not: the app's face of
-    `reviewer sample --size N --run R [--active]`."""
+@dataclass(frozen=True)
+class NewQueue:
+    """What the `a` form asks for."""
+
+    size: int
+    runs: list[str]
+    active: bool = False
+    #: a shared queue's labels per trial (0: a queue of one labeler)
+    per_trial: int = 0
+
+
+class NewQueueForm(ModalScreen[NewQueue | None]):
+    """How many trials, from which runs, active or shared: the app's face of
+    `reviewer sample --size N --run R [--active | --shared --labels-per-trial K]`."""
 
     BINDINGS = [
         Binding("ctrl+s", "make", "Make queue", id="new_queue.make"),
@@ -90,10 +106,16 @@ class NewQueueForm(ModalScreen[tuple[int, list[str], bool] | None]):
                 " (needs judge verdicts)",
                 id="new-queue-active",
             )
+            yield Checkbox(
+                "shared: several labelers split it, each trial leased to one at a time",
+                id="new-queue-shared",
+            )
+            yield Static("labels per trial (shared; 2 or more measures agreement)")
+            yield Input("1", type="integer", id="new-queue-per-trial")
             yield Static("", id="new-queue-error")
 
     def on_mount(self) -> None:
-        self.query_one(Input).focus()
+        self.query_one("#new-queue-size", Input).focus()
 
     def _chosen_text(self, chosen: list[str]) -> Text:
         """Which runs the queue samples, in words: the ticks alone are easy to misread."""
@@ -111,15 +133,24 @@ class NewQueueForm(ModalScreen[tuple[int, list[str], bool] | None]):
         self.action_make()
 
     def action_make(self) -> None:
-        raw = self.query_one(Input).value.strip()
+        raw = self.query_one("#new-queue-size", Input).value.strip()
         size = int(raw) if raw.isdigit() else 0
+        error = self.query_one("#new-queue-error", Static)
         if size < 1:
-            self.query_one("#new-queue-error", Static).update(
-                Text("the size is a whole number, 1 or more", style="red")
-            )
+            error.update(Text("the size is a whole number, 1 or more", style="red"))
+            return
+        active = self.query_one("#new-queue-active", Checkbox).value
+        shared = self.query_one("#new-queue-shared", Checkbox).value
+        raw = self.query_one("#new-queue-per-trial", Input).value.strip() or "1"
+        per_trial = int(raw) if raw.isdigit() else 0
+        if active and shared:
+            error.update(Text("a queue is active or shared, not both", style="red"))
+            return
+        if shared and not 1 <= per_trial <= 50:
+            error.update(Text("labels per trial is a whole number from 1 to 50", style="red"))
             return
         runs = list(self.query_one(SelectionList).selected)
-        self.dismiss((size, runs, self.query_one("#new-queue-active", Checkbox).value))
+        self.dismiss(NewQueue(size, runs, active, per_trial if shared else 0))
 
     def action_cancel(self) -> None:
         self.dismiss(None)
@@ -195,6 +226,7 @@ class QueuesScreen(ReviewerScreen):
             rows = []
             for q in list_queues(db):
                 st = queue_status(db, q.name, self._app().labeler, threshold=threshold)
+                team = st.team
                 rows.append(
                     QueueRow(
                         q.name,
@@ -205,6 +237,8 @@ class QueuesScreen(ReviewerScreen):
                         st.active,
                         "" if st.outlook is None else st.outlook.phrase(),
                         st.choice.neutral() if st.choice is not None else "",
+                        team.per_trial if team is not None and team.shared else 0,
+                        "" if team is None else team_text(team),
                     )
                 )
         self.post_message(QueuesLoaded(rows, runs))
@@ -217,13 +251,19 @@ class QueuesScreen(ReviewerScreen):
         for r in message.rows:
             table.add_row(
                 safe_text(r.name, single_line=True),
-                safe_text(r.labeler, single_line=True),
+                Text("(team)") if r.per_trial else safe_text(r.labeler, single_line=True),
                 Text(
                     f"{r.done} / {r.total}",
                     justify="right",
                     style="green" if r.done == r.total else "",
                 ),
-                Text("active" if r.active else "stratified"),
+                Text(
+                    "active"
+                    if r.active
+                    else f"shared ×{r.per_trial}"
+                    if r.per_trial
+                    else "stratified"
+                ),
                 Text(r.outlook.replace(" to a verdict", "")),
                 safe_text(r.created, single_line=True),
                 key=r.name,
@@ -236,9 +276,11 @@ class QueuesScreen(ReviewerScreen):
         who = self._app().labeler
         line = (
             f"{len(self.rows)} queues · labeling as {who} · Enter labels the queue · "
-            "a makes a new one (size, runs, active)"
+            "a makes a new one"
         )
         row = self.rows.get(self._current() or "")
+        if row is not None and row.team:
+            line = f"{row.name}: {row.team}\n{line}"
         if row is not None and row.outlook:
             how = f" · active: {row.why}" if row.active and row.why else ""
             line = f"{row.name}: {row.outlook}{how}\n{line}"
@@ -267,23 +309,25 @@ class QueuesScreen(ReviewerScreen):
     def action_new(self) -> None:
         from reviewer.workflows.queues import DEFAULT_SIZE
 
-        def made(answer: tuple[int, list[str], bool] | None) -> None:
+        def made(answer: NewQueue | None) -> None:
             if answer is not None:
-                self.sample(*answer)
+                self.sample(answer.size, answer.runs, answer.active, answer.per_trial)
 
         chosen = [self.run] if self.run else []
         self.app.push_screen(NewQueueForm(self.runs, chosen, DEFAULT_SIZE), made)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="queues-sample")
-    def sample(self, size: int, runs: list[str], active: bool = False) -> None:
-        """The same job as `reviewer sample --size N --run R [--active]`: a new queue, or the
-        stored one."""
+    def sample(self, size: int, runs: list[str], active: bool = False, per_trial: int = 0) -> None:
+        """The same job as `reviewer sample --size N --run R [--active | --shared
+        --labels-per-trial K]`: a new queue, or the stored one."""
         from reviewer.workflows.queues import make_queue
 
         app = self._app()
         try:
             with self.store() as db:
-                made = make_queue(db, app.labeler, n=size, runs=runs, active=active)
+                made = make_queue(
+                    db, app.labeler, n=size, runs=runs, active=active, per_trial=per_trial
+                )
         except ValueError as e:  # nothing left to sample, an unknown run, no judge verdicts
             self.notify(clean(str(e), single_line=True), severity="warning", markup=False)
             return
@@ -322,3 +366,20 @@ class QueuesScreen(ReviewerScreen):
 
         app = self._app()
         self.app.push_screen(LabelScreen(message.name, app.labeler, app.rubric))
+
+
+def team_text(team: TeamProgress) -> str:
+    """One line of who labeled a queue: each labeler's count; a shared queue's trials with all
+    their labels, who holds which trial now and, with two or more labels a trial, how they agree
+    (Krippendorff's alpha, the trials they split on)."""
+    counts = ", ".join(f"{w} {n}" for w, n in team.by_labeler.items())
+    parts = [f"labeled by {counts}"] if counts else []
+    if team.shared:
+        parts.insert(0, f"team {team.complete} / {team.total} with all {team.per_trial} labels")
+        held = ", ".join(f"{k.labeler} on {k.position}" for k in team.leases)
+        if held:
+            parts.append(f"now: {held}")
+        if team.per_trial >= 2 and team.items:
+            alpha = "n/a" if team.alpha is None else f"{team.alpha:.2f}"
+            parts.append(f"{len(team.disagreements)} split of {len(team.items)} · alpha {alpha}")
+    return " · ".join(parts)
