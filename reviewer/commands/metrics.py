@@ -77,6 +77,12 @@ def _pause_gc(ctx: click.Context) -> None:
     is_flag=True,
     help="Count trials ended by infrastructure errors as failures (default: left out).",
 )
+@click.option(
+    "--all",
+    "every_task",
+    is_flag=True,
+    help="List every task (default: a run of more than 50 tasks lists its 50 worst).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the tables.")
 @click.pass_context
 def report(
@@ -86,15 +92,19 @@ def report(
     plot: bool,
     source: str,
     include_infra: bool,
+    every_task: bool,
     as_json: bool,
 ) -> None:
     """Per-task pass@k / pass^k with an AVERAGE row, then steps, cost, latency and rule violations.
 
     Only scored trials count: a trial ended by an infrastructure error (the harness crashed) and an
-    unscored trial are left out of n, and the report says how many."""
+    unscored trial are left out of n, and the report says how many. A run of more than 50 tasks
+    lists its 50 worst (lowest pass^k) and says how many more it has; the averages, the ALL row and
+    the flakiness shares are over every task; --all lists them all, --json gives them all."""
     from reviewer.models import PassRule
     from reviewer.text import json_ready
     from reviewer.workflows.report import (
+        TASK_ROWS,
         ReportError,
         header_lines,
         left_out_lines,
@@ -111,7 +121,14 @@ def report(
     db = cli_store(ctx)
     selected = require_runs(db, ctx, list(runs))
     try:
-        got = report_runs(db, selected, ks, source=source, include_infra=include_infra)
+        got = report_runs(
+            db,
+            selected,
+            ks,
+            source=source,
+            include_infra=include_infra,
+            task_rows=None if every_task or as_json else TASK_ROWS,
+        )
     except ReportError as e:
         fail(str(e))
     out: list[dict[str, Any]] = []
@@ -140,11 +157,16 @@ def report(
         if include_infra and outcomes.get("infra"):
             n = outcomes["infra"]
             notes.append(f"note: {n} infrastructure error{'' if n == 1 else 's'} counted as fail")
-        table = "\n".join([render_passk(rep, scored_note=bool(notes)), *notes])
-        text = table + "\n\n" + render_distributions(one.run_distribution, one.task_distributions)
+        table = "\n".join([render_passk(rep, scored_note=bool(notes), shown=one.shown), *notes])
+        hidden = 0 if one.shown is None else len(rep.tasks) - len(one.shown)
+        text = (
+            table
+            + "\n\n"
+            + render_distributions(one.run_distribution, one.task_distributions, hidden)
+        )
         for line in one.audit_warnings:  # stderr: the table below keeps its layout
             click.echo(line, err=True)
-        text += "\n\n" + render_flakiness(one.flakiness)
+        text += "\n\n" + render_flakiness(one.flakiness, None if one.shown is None else TASK_ROWS)
         head = header_lines(one.pass_rule, source)
         if head:
             text = "\n".join(head) + "\n" + text

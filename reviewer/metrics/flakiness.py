@@ -92,11 +92,15 @@ def attribute(
     return list(tasks.values())
 
 
-def render_flakiness(tasks: Iterable[TaskFlakiness]) -> str:
-    """The flaky tasks as a table, or one line saying there are none."""
-    flaky = [t for t in tasks if t.flaky]
-    if not flaky:
+def render_flakiness(tasks: Iterable[TaskFlakiness], limit: int | None = None) -> str:
+    """The flaky tasks as a table, or one line saying there are none; with ``limit``, only that many
+    (those with the most failures) and a line saying how many more; the shares are over all."""
+    every = [t for t in tasks if t.flaky]
+    if not every:
         return "Where the flakiness comes from: no flaky task (every task passed all or none)"
+    flaky = every
+    if limit is not None and len(every) > limit:
+        flaky = sorted(every, key=lambda t: (-t.failures, t.task_id))[:limit]
     names = [visible(t.task_id, single_line=True) for t in flaky]
     w = max(4, *(len(n) for n in names)) + 2
     heads = ["trials", "failed", *(SOURCE_NAMES[s] for s in SOURCES)]
@@ -110,7 +114,12 @@ def render_flakiness(tasks: Iterable[TaskFlakiness]) -> str:
             name.ljust(w)
             + "".join(str(c).rjust(len(h) + 2) for c, h in zip(cells, heads, strict=True))
         )
-    total = {s: sum(getattr(t, s) for t in flaky) for s in SOURCES}
+    if len(flaky) < len(every):
+        lines.append(
+            f"… {len(every) - len(flaky):,} more flaky tasks not listed (the {len(flaky)} with the "
+            "most failures are; --all lists them all)"
+        )
+    total = {s: sum(getattr(t, s) for t in every) for s in SOURCES}
     all_failures = sum(total.values())
     share = ", ".join(
         f"{SOURCE_NAMES[s]} {total[s] / all_failures:.0%}" for s in SOURCES if total[s]

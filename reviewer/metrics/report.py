@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from reviewer.metrics.compare_types import OUTCOME_WORDS
@@ -26,19 +27,69 @@ def _fmt(v: float | None) -> str:
     return "-" if v is None else f"{v:.2f}"
 
 
-def render_passk(report: RunPassK, scored_note: bool = False) -> str:
+#: Tasks a text report lists per run before it lists only the worst of them (`--all`: every one).
+TASK_ROWS = 50
+
+
+def worst_tasks(report: RunPassK, limit: int = TASK_ROWS) -> list[str] | None:
+    """The ids of the ``limit`` worst tasks of ``report``, worst first: lowest pass^k at its largest
+    k, then lowest pass@1, then fewest trials, then by id (a task with no rate counts as worst);
+    None when the run has no more than ``limit`` tasks (the table lists them all)."""
+    if len(report.tasks) <= limit:
+        return None
+    k = max(report.k)
+
+    def key(t: Any) -> tuple[float, float, int, str]:
+        hat = t.pass_hat_k.get(k) if k > 1 else t.pass_at_k.get(1)
+        at1 = t.pass_at_k.get(1)
+        return (
+            -1.0 if _known(hat) is None else hat,
+            -1.0 if _known(at1) is None else at1,
+            t.n,
+            t.task_id,
+        )
+
+    return [t.task_id for t in sorted(report.tasks, key=key)[:limit]]
+
+
+def hidden_line(report: RunPassK, shown: Sequence[str]) -> str:
+    """What a shortened table leaves out, and how to see it."""
+    k = max(report.k)
+    rest = [t for t in report.tasks if t.task_id not in set(shown)]
+    name = f"pass^{k}" if k > 1 else "pass@1"
+    values = [
+        v
+        for t in rest
+        if (v := _known(t.pass_hat_k.get(k) if k > 1 else t.pass_at_k.get(1))) is not None
+    ]
+    span = f" ({name} {min(values):.2f} to {max(values):.2f})" if values else ""
+    return (
+        f"… {len(rest):,} more tasks not listed{span}: the {len(shown)} with the lowest {name} "
+        "are; --all lists every task (--json gives them all)"
+    )
+
+
+def render_passk(
+    report: RunPassK, scored_note: bool = False, shown: Sequence[str] | None = None
+) -> str:
     """Text table: task, then pass@k for every k and pass^k for every k > 1, then an AVERAGE row.
-    ``scored_note``: some trials were not scored, so the notes say "scored trials"."""
+    ``scored_note``: some trials were not scored, so the notes say "scored trials". ``shown``: only
+    these tasks, in this order (:func:`worst_tasks`), and a line saying how many more there are;
+    the averages are over every task either way."""
     cols: list[tuple[str, str, int]] = [("pass@", "at", k) for k in report.k]
     cols += [("pass^", "hat", k) for k in report.k if k > 1]
-    width = max([20] + [len(t.task_id) + 1 for t in report.tasks] + [len("AVERAGE") + 1])
+    listed = report.tasks
+    if shown is not None:
+        by_id = {t.task_id: t for t in report.tasks}
+        listed = [by_id[t] for t in shown if t in by_id]
+    width = max([20] + [len(t.task_id) + 1 for t in listed] + [len("AVERAGE") + 1])
     # at least two spaces between columns, whatever k is
     ws = [max(8, len(f"{p}{k}") + 2) for p, _, k in cols]
     header = "task".ljust(width) + "".join(
         f"{p}{k}".rjust(w) for (p, _, k), w in zip(cols, ws, strict=True)
     )
     lines = [header]
-    for t in report.tasks:
+    for t in listed:
         cells = [t.pass_at_k[k] if kind == "at" else t.pass_hat_k[k] for _, kind, k in cols]
         lines.append(
             t.task_id.ljust(width)
@@ -47,6 +98,8 @@ def render_passk(report: RunPassK, scored_note: bool = False) -> str:
     avg = [
         report.average_at_k[k] if kind == "at" else report.average_hat_k[k] for _, kind, k in cols
     ]
+    if shown is not None:
+        lines.append(hidden_line(report, shown))
     lines.append(
         "AVERAGE".ljust(width) + "".join(_fmt(c).rjust(w) for c, w in zip(avg, ws, strict=True))
     )
@@ -203,8 +256,11 @@ def _avg(v: float | None) -> str:
     return "-" if v is None else f"{v:.1f}"
 
 
-def render_distributions(run: Distributions, tasks: dict[str, Distributions]) -> str:
-    """The second table of `reviewer report`: steps, cost, latency and tool errors per task and overall."""
+def render_distributions(
+    run: Distributions, tasks: dict[str, Distributions], hidden: int = 0
+) -> str:
+    """The second table of `reviewer report`: steps, cost, latency and tool errors per task and
+    overall; ``hidden``: tasks not in ``tasks`` (a shortened report), said in one line."""
     width = max([20] + [len(t) + 1 for t in tasks] + [len("ALL") + 1])
     heads = [
         ("trials", 7),
@@ -248,6 +304,8 @@ def render_distributions(run: Distributions, tasks: dict[str, Distributions]) ->
 
     for task_id, d in tasks.items():
         lines.append(row(task_id, d))
+    if hidden:
+        lines.append(f"… {hidden:,} more tasks not listed (--all); ALL is over every task")
     lines.append(row("ALL", run))
     lines.append(
         f"cost / task (mean over tasks of the mean attempt cost): {_money(run.cost_per_task.mean)}"

@@ -10,11 +10,13 @@ from typing import TYPE_CHECKING, Any
 # how the faces present a report (re-exported: the faces import workflows only)
 from reviewer.metrics.flakiness import render_flakiness as render_flakiness
 from reviewer.metrics.plot import plot_passk as plot_passk
+from reviewer.metrics.report import TASK_ROWS as TASK_ROWS
 from reviewer.metrics.report import header_lines as header_lines
 from reviewer.metrics.report import left_out_lines as left_out_lines
 from reviewer.metrics.report import passk_json as passk_json
 from reviewer.metrics.report import render_distributions as render_distributions
 from reviewer.metrics.report import render_passk as render_passk
+from reviewer.metrics.report import worst_tasks
 from reviewer.store.queries import TaskRow as TaskRow
 
 if TYPE_CHECKING:
@@ -89,6 +91,9 @@ class RunReport:
     curve: list[tuple[int, float]]
     flakiness: list[TaskFlakiness]
     audit_warnings: list[str] = field(default_factory=list)
+    #: the worst tasks a shortened report lists, worst first (None: every task);
+    #: ``task_distributions`` then holds only these
+    shown: list[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -199,6 +204,13 @@ def rule_ids(db: Store) -> list[str]:
     return [] if active is None else [r.id for r in active.rules]
 
 
+def _in_order(tasks: dict[str, Distributions], shown: list[str] | None) -> dict[str, Distributions]:
+    """A shortened report's task distributions in its table's order (worst first)."""
+    if shown is None:
+        return tasks
+    return {t: tasks[t] for t in shown if t in tasks}
+
+
 def report_runs(
     db: Store,
     runs: Sequence[str],
@@ -206,9 +218,14 @@ def report_runs(
     *,
     source: str = "harness",
     include_infra: bool = False,
+    task_rows: int | None = None,
 ) -> Report:
     """`reviewer report` of ``runs``: per run pass@k / pass^k at ``ks`` (by default 1, the largest
-    n every task has and the shared k), distributions, flakiness and the audit's warnings."""
+    n every task has and the shared k), distributions, flakiness and the audit's warnings.
+
+    ``task_rows``: a run with more tasks lists only its ``task_rows`` worst (``RunReport.shown``),
+    and only their per-task distributions are computed; averages, the ALL row and flakiness
+    shares stay over every task."""
     from reviewer.metrics.distributions import run_distributions, task_distributions
     from reviewer.metrics.passk import default_ks, run_passk
     from reviewer.metrics.plot import passk_curve
@@ -245,6 +262,9 @@ def report_runs(
             }
             chosen = {o: v for o, v in every.items() if v}
         stats = trial_stats(db, r)
+        passk = run_passk(r, counts, ks or [*default_ks(n for _, n, _ in counts), k])
+        shown = None if task_rows is None else worst_tasks(passk, task_rows)
+        wanted = None if shown is None else set(shown)
         out.append(
             RunReport(
                 run=r,
@@ -255,12 +275,18 @@ def report_runs(
                 unscored=unscored,
                 left_out=dict(outcomes, infra=0 if include_infra else outcomes.get("infra", 0)),
                 pass_rule=run_pass_rule(db, r),
-                passk=run_passk(r, counts, ks or [*default_ks(n for _, n, _ in counts), k]),
+                passk=passk,
                 run_distribution=run_distributions(stats, ids),
-                task_distributions=task_distributions(stats, ids),
+                task_distributions=_in_order(
+                    task_distributions(
+                        stats if wanted is None else [s for s in stats if s.task_id in wanted], ids
+                    ),
+                    shown,
+                ),
                 curve=passk_curve([(n, c) for _, n, c in counts]),
                 flakiness=run_flakiness(db, r),
                 audit_warnings=audit_warnings(db, [r]),
+                shown=shown,
             )
         )
     return Report(k, out)

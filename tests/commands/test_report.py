@@ -167,3 +167,36 @@ def test_not_a_database(tmp_path: Path) -> None:
     code, _, err = invoke("--db", str(tmp_path / "bad.db"), "report")
     assert code == 1
     assert "not a reviewer database" in err
+
+
+def test_a_long_run_lists_its_worst_tasks_and_all_lists_every_one(tmp_path: Path) -> None:
+    """A run of 80 tasks lists the 50 with the lowest pass^k, worst first, says how many more it
+    has and that the averages are over all; --all and --json give every task."""
+    recs = []
+    for t in range(80):
+        passes = 4 if t % 3 else t % 4  # tasks 0, 3, 6, ... pass fewer than all 4 trials
+        for i in range(4):
+            recs.append(native_trial(f"task{t:02d}", passed=i < passes, trial=i + 1, run="big"))
+    db = str(tmp_path / "r.db")
+    invoke("--db", db, "import", str(write_jsonl(tmp_path / "big.jsonl", recs)))
+    code, out, err = invoke("--db", db, "report")
+    assert code == 0, err
+    table = out.split("\n\n")[0].splitlines()
+    rows = [line.split() for line in table[1:] if line.startswith("task")]
+    assert len(rows) == 50
+    pass_hat = [float(r[-1]) for r in rows]
+    assert pass_hat == sorted(pass_hat) and pass_hat[0] == 0.0  # worst first
+    weak = {f"task{t:02d}" for t in range(0, 80, 3)}
+    assert weak <= {r[0] for r in rows}  # every task below 1.00 is listed
+    assert "… 30 more tasks not listed (pass^4 1.00 to 1.00): the 50 with the lowest pass^4" in out
+    average = next(line for line in table if line.startswith("AVERAGE")).split()
+    every = sum(1.0 if t % 3 else 0.0 for t in range(80)) / 80  # pass^4 is 1 or 0 here
+    assert float(average[-1]) == pytest.approx(every, abs=0.005)
+    assert "… 30 more tasks not listed (--all); ALL is over every task" in out
+    distribution_rows = [line for line in out.split("\n\n")[1].splitlines() if line[:4] == "task"]
+    assert len(distribution_rows) == 1 + 50  # the header, then the listed tasks
+    code, out, _ = invoke("--db", db, "report", "--all")
+    assert code == 0 and "more tasks not listed" not in out
+    assert sum(1 for line in out.split("\n\n")[0].splitlines() if line.startswith("task")) == 81
+    code, out, _ = invoke("--db", db, "report", "--json")
+    assert len(json.loads(out)["runs"][0]["tasks"]) == 80

@@ -133,3 +133,17 @@ async def test_tasks_screen_says_where_the_highlighted_tasks_failures_come_from(
         table.move_cursor(row=rows.index("refund_simple"))
         await pilot.pause()
         assert str(panel.render()) == "not flaky: every trial passed"
+
+
+def test_a_long_flakiness_table_lists_the_tasks_with_most_failures() -> None:
+    from reviewer.metrics.flakiness import TaskFlakiness, render_flakiness
+
+    tasks = [TaskFlakiness(f"t{i}", 10, 10 - 1 - i % 5, agent=1 + i % 5) for i in range(12)]
+    tasks.append(TaskFlakiness("infra-heavy", 10, 9, infra=1))
+    text = render_flakiness(tasks, limit=4)
+    listed = [line.split()[0] for line in text.splitlines()[2:6]]
+    assert listed == ["t4", "t9", "t3", "t8"]  # 5, 5, 4, 4 failures; ties by id
+    assert "… 9 more flaky tasks not listed (the 4 with the most failures are" in text
+    # the shares stay over every flaky task: 1 infrastructure failure of 37
+    assert text.splitlines()[-1] == "all flaky tasks: infrastructure errors 3%, agent variance 97%"
+    assert "more flaky tasks" not in render_flakiness(tasks)
