@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import click
 
 from reviewer.commands.common import (
+    labeler_option,
     new_command,
     no_such_command,
     safe_output,
@@ -80,6 +81,7 @@ class ReviewerGroup(click.Group):
     "--labeler",
     default=None,
     envvar="REVIEWER_LABELER",
+    callback=labeler_option,
     help="Who is labeling (default: the config's labeler, else the login name). Before or after "
     "the command, unless the command has its own --labeler.",
 )

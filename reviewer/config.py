@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reviewer.models import threshold_problem
+from reviewer.models import MAX_LABELER, clean_labeler, threshold_problem
 
 PROJECT_FILE = "reviewer.toml"
 _KNOWN = {"labeler", "rules", "rubric", "keys", "judge", "db", "import", "gate", "monitor"}
@@ -176,9 +176,12 @@ def _merge(cfg: Config, path: Path, data: dict[str, Any]) -> None:
                 raise ConfigError(f"{path}: {key} must be a path string")
             setattr(cfg, key, (base / data[key]).resolve())
     if "labeler" in data:
-        if not isinstance(data["labeler"], str) or not data["labeler"].strip():
-            raise ConfigError(f"{path}: labeler must be a non-empty string")
-        cfg.labeler = data["labeler"].strip()
+        name = clean_labeler(data["labeler"]) if isinstance(data["labeler"], str) else None
+        if name is None:
+            raise ConfigError(
+                f"{path}: labeler must be a name of 1 to {MAX_LABELER} printable characters"
+            )
+        cfg.labeler = name
     if "keys" in data:
         keys = data["keys"]
         if not isinstance(keys, dict) or not all(isinstance(v, str) for v in keys.values()):

@@ -405,3 +405,17 @@ class TaskEntry:
     source: str
     cluster: str | None
     line: int
+
+
+#: The longest labeler name (the app's who-is-labeling prompt, the CLI's --labeler, the config).
+MAX_LABELER = 60
+
+
+def clean_labeler(text: str) -> str | None:
+    """A labeler's name as typed, its spaces collapsed and trimmed ("ann " and "ann" are one
+    labeler), or None when it cannot be one: empty, longer than MAX_LABELER, or holding control
+    characters or lone surrogates."""
+    name = " ".join(text.split())
+    if not name or len(name) > MAX_LABELER or not name.isprintable():
+        return None
+    return name

@@ -183,10 +183,27 @@ def cli_store(ctx: click.Context, code: int = 1) -> Store:
     return db
 
 
+def labeler_option(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """A --labeler value trimmed ("ann " is ann), or a usage error (exit 2) for one that cannot be
+    a name: empty, longer than the app takes, control characters or lone surrogates."""
+    from reviewer.models import MAX_LABELER, clean_labeler
+
+    if value is None:
+        return None
+    name = clean_labeler(value)
+    if name is None:
+        raise click.BadParameter(
+            f"a labeler is a name of 1 to {MAX_LABELER} printable characters", ctx, param
+        )
+    return name
+
+
 def _set_obj(key: str) -> Any:
     """A callback that stores an option given after the subcommand where `reviewer OPTION` puts it."""
 
-    def callback(ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if key == "labeler":
+            value = labeler_option(ctx, param, value)
         if value is not None:
             ctx.ensure_object(dict)[key] = value
         return value

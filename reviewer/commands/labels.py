@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -9,7 +10,14 @@ from typing import Any
 
 import click
 
-from reviewer.commands.common import cli_store, echo_json, fail, require_runs, settings_of
+from reviewer.commands.common import (
+    cli_store,
+    echo_json,
+    fail,
+    labeler_option,
+    require_runs,
+    settings_of,
+)
 
 _MAX_SKIPS_SHOWN = 20
 
@@ -59,6 +67,7 @@ def _config() -> Any:
 @click.option(
     "--labeler",
     default=None,
+    callback=labeler_option,
     help="Who will label (default: reviewer --labeler, the config, then the login name).",
 )
 @click.option(
@@ -256,8 +265,8 @@ def _summary_lines(s: dict[str, Any]) -> list[str]:
     if s.get("shared"):
         k = s["labels_per_trial"]
         lines.append(
-            f"  shared: each trial to {k} labeler{'s' if k > 1 else ''}, leased to one at a time; "
-            f"every labeler opens it with `reviewer --labeler NAME` (or `reviewer serve`)"
+            f"  shared: each trial to {k} labeler{'s' if k > 1 else ''} (a lease each, so no "
+            "more); every labeler opens it with `reviewer --labeler NAME` (or `reviewer serve`)"
         )
     return lines
 
@@ -265,7 +274,10 @@ def _summary_lines(s: dict[str, Any]) -> list[str]:
 @click.command()
 @click.argument("name", required=False)
 @click.option(
-    "--labeler", default=None, help="Show progress of this labeler (default: the queue's)."
+    "--labeler",
+    default=None,
+    callback=labeler_option,
+    help="Show progress of this labeler (default: the queue's; a shared queue's: yours).",
 )
 @click.option(
     "--next",
@@ -297,11 +309,14 @@ def queues(
     (Krippendorff's alpha, the trials they split on)."""
     from reviewer.workflows.agreement import configured_threshold
     from reviewer.workflows.queues import (
+        LEASE_S,
         NoSuchQueue,
         list_queues,
         queue_status,
         release_leases,
     )
+
+    lease_minutes = round(LEASE_S / 60)
 
     if (take or release) and name is None:
         fail("--next and --release need a queue NAME", 2)
@@ -341,16 +356,33 @@ def queues(
             click.echo(f"nothing left in {_plain(q.name)} for {_plain(who)}", err=True)
             return
         it = status.next_item
+        give = shlex.join(
+            [
+                "reviewer",
+                "--db",
+                str(ctx.obj["db"]),
+                "--labeler",
+                who,
+                "labels",
+                "give",
+                it.trial_id,
+                "VERDICT",
+                "--queue",
+                q.name,
+            ]
+        )
         click.echo(
             f"{it.trial_id}  (position {it.position}, task {_plain(it.task_id)}, "
-            f"trial {it.trial}) held by {_plain(who)}; label it with "
-            f"`reviewer labels give {it.trial_id} pass|fail --queue {_plain(q.name)}`"
+            f"trial {it.trial}) held by {_plain(who)} for {lease_minutes} minutes; label it with "
+            f"{_plain(give)} (VERDICT: pass, fail or skip)"
         )
         return
     rows: list[dict[str, Any]] = []
     statuses = []
+    you = _config().labeler_name((ctx.obj or {}).get("labeler"))
     for q in chosen:
-        who = labeler or q.labeler
+        # a shared queue's progress and next trial are the labeler's asking (yours), not its maker's
+        who = labeler or (you if q.params.get("shared") else q.labeler)
         status = queue_status(db, q.name, who, threshold=threshold)
         statuses.append(status)
         outlook = status.outlook
@@ -389,7 +421,7 @@ def queues(
         table.append(
             [
                 _plain(r["name"]),
-                "(team)" if r["shared"] else _plain(r["labeler"]),
+                f"{_plain(r['labeler'])} (team)" if r["shared"] else _plain(r["labeler"]),
                 f"{r['done']} / {r['total']}",
                 "done" if r["next_position"] is None else str(r["next_position"]),
                 _plain(", ".join(r["runs"]) or "(all)"),

@@ -1001,5 +1001,6 @@ def m020_queue_leases(db: sqlite_utils.Database) -> None:
             PRIMARY KEY (queue, trial_id, labeler)
         );
         CREATE INDEX IF NOT EXISTS queue_leases_labeler ON queue_leases(queue, labeler);
+        CREATE INDEX IF NOT EXISTS queue_leases_trial ON queue_leases(trial_id);
         """,
     )

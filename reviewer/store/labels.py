@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -130,12 +130,14 @@ def add_label(
     override: bool = False,
     expect_at: str | None = None,
     tag: str | None = None,
+    guard: Callable[[], None] | None = None,
 ) -> Label:
     """Append one label and commit it. Raises ValueError for a bad verdict or an unknown trial.
 
     ``expect_at`` is the time of the labeler's standing label of the trial as the caller read it
     ("" for none): when it changed meanwhile, LabelConflict and nothing is written (checked in the
-    write transaction, so two windows cannot both think they labeled first)."""
+    write transaction, so two windows cannot both think they labeled first). ``guard`` runs in the
+    same transaction before the write (a shared queue's place check): what it raises stops it."""
     if verdict not in VERDICTS:
         raise ValueError(f"verdict must be one of {', '.join(VERDICTS)}, got {verdict!r}")
     if not labeler:
@@ -155,6 +157,8 @@ def add_label(
     for _ in range(5):
         try:
             with db.transaction():
+                if guard is not None:
+                    guard()
                 if expect_at is not None:
                     now = standing_label_of(db, trial_id, labeler)
                     if (now[1] if now else "") != expect_at:

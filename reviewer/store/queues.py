@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -331,20 +331,97 @@ def peek_next(
 
 
 def _open_item(db: Store, name: str, labeler: str, per_trial: int, at: float) -> Any:
-    """The first trial in queue order ``labeler`` has not labeled whose standing labels and live
-    leases (of others) are fewer than ``per_trial``: a one-column row, or None."""
+    """The first trial in queue order ``labeler`` has not labeled (a skip included) whose pass and
+    fail labels and live leases (of others, in any queue: queues may share trials, and a label
+    counts wherever it was given) are fewer than ``per_trial``: a one-column row, or None. A skip
+    fills no place: the trial waits for another labeler's verdict."""
     return db.conn.execute(
         "SELECT q.trial_id FROM queue_items q WHERE q.queue = ? "
         "AND NOT EXISTS (SELECT 1 FROM standing_labels l WHERE l.trial_id = q.trial_id "
         "AND l.labeler = ?) "
-        "AND (SELECT COUNT(*) FROM standing_labels l WHERE l.trial_id = q.trial_id) "
-        "+ (SELECT COUNT(*) FROM queue_leases k WHERE k.queue = q.queue "
-        "AND k.trial_id = q.trial_id AND k.labeler <> ? AND k.expires > ? AND NOT EXISTS ("
+        f"AND {_FILLED} "
+        "+ (SELECT COUNT(DISTINCT k.labeler) FROM queue_leases k "
+        "WHERE k.trial_id = q.trial_id AND k.labeler <> ? AND k.expires > ? AND NOT EXISTS ("
         "SELECT 1 FROM standing_labels m WHERE m.trial_id = k.trial_id AND m.labeler = k.labeler"
         ")) < ? "
         "ORDER BY q.position LIMIT 1",
         [name, labeler, labeler, at, per_trial],
     ).fetchone()
+
+
+#: The places of trial ``q.trial_id`` its standing pass and fail labels fill (SQL).
+_FILLED = (
+    "(SELECT COUNT(*) FROM standing_labels l WHERE l.trial_id = q.trial_id "
+    "AND l.verdict IN ('pass', 'fail'))"
+)
+
+
+class PlaceTaken(ValueError):
+    """A label for a shared queue's trial whose places are filled by other labelers' labels and
+    leases (it was labeled or taken while this labeler read it): nothing was written."""
+
+    def __init__(self, trial_id: str, queue: str, by: list[str], per_trial: int) -> None:
+        who = ", ".join(by)
+        labels = f"{per_trial} label{'s' if per_trial > 1 else ''}"
+        super().__init__(
+            f"trial {trial_id} of shared queue {queue!r} has its {labels} or is held ({who}): "
+            "not labeled; take the next trial"
+        )
+        self.trial_id, self.queue, self.by = trial_id, queue, by
+
+
+def label_guard(
+    db: Store, name: str, trial_id: str, labeler: str, *, now: float | None = None
+) -> Callable[[], None]:
+    """What a label of ``trial_id`` in the queue ``name`` checks in its write transaction:
+    ValueError when the trial is not in the queue; for a shared queue, PlaceTaken when the labeler
+    holds no live lease on it, has not labeled it yet, and its places are filled by others' pass
+    and fail labels and live leases. A label that goes in gives back the labeler's lease on it."""
+
+    def check() -> None:
+        at = time.time() if now is None else now
+        conn = db.conn
+        row = conn.execute("SELECT params FROM queues WHERE name = ?", [name]).fetchone()
+        if row is None:
+            raise NoSuchQueue(name)
+        inside = conn.execute(
+            "SELECT 1 FROM queue_items WHERE queue = ? AND trial_id = ?", [name, trial_id]
+        ).fetchone()
+        if inside is None:
+            raise ValueError(f"trial {trial_id} is not in queue {name!r}")
+        params = json.loads(row[0] or "{}")
+        if not params.get("shared"):
+            return
+        per_trial = max(1, int(params.get("per_trial") or 1))
+        held = conn.execute(
+            "SELECT 1 FROM queue_leases WHERE queue = ? AND trial_id = ? AND labeler = ? "
+            "AND expires > ?",
+            [name, trial_id, labeler, at],
+        ).fetchone()
+        mine = conn.execute(
+            "SELECT 1 FROM standing_labels WHERE trial_id = ? AND labeler = ?", [trial_id, labeler]
+        ).fetchone()
+        if held is None and mine is None:
+            others = [
+                str(r[0])
+                for r in conn.execute(
+                    "SELECT labeler FROM standing_labels WHERE trial_id = ? "
+                    "AND verdict IN ('pass', 'fail') AND labeler <> ? "
+                    "UNION SELECT k.labeler FROM queue_leases k "
+                    "WHERE k.trial_id = ? AND k.labeler <> ? AND k.expires > ? AND NOT EXISTS ("
+                    "SELECT 1 FROM standing_labels m WHERE m.trial_id = k.trial_id "
+                    "AND m.labeler = k.labeler) ORDER BY 1",
+                    [trial_id, labeler, trial_id, labeler, at],
+                ).fetchall()
+            ]
+            if len(others) >= per_trial:
+                raise PlaceTaken(trial_id, name, others, per_trial)
+        conn.execute(
+            "DELETE FROM queue_leases WHERE queue = ? AND trial_id = ? AND labeler = ?",
+            [name, trial_id, labeler],
+        )
+
+    return check
 
 
 def _item(db: Store, name: str, trial_id: str) -> QueueItem | None:
@@ -403,10 +480,10 @@ def labeler_counts(db: Store, name: str) -> dict[str, int]:
 
 
 def team_done(db: Store, name: str, per_trial: int) -> int:
-    """How many of the queue's trials have standing labels by ``per_trial`` labelers or more."""
+    """How many of the queue's trials have pass or fail labels by ``per_trial`` labelers or more
+    (a skip leaves its place to another labeler)."""
     row = db.conn.execute(
-        "SELECT COUNT(*) FROM queue_items q WHERE q.queue = ? AND (SELECT COUNT(*) FROM "
-        "standing_labels l WHERE l.trial_id = q.trial_id) >= ?",
+        f"SELECT COUNT(*) FROM queue_items q WHERE q.queue = ? AND {_FILLED} >= ?",
         [name, per_trial],
     ).fetchone()
     return int(row[0])

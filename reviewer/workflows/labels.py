@@ -24,6 +24,8 @@ from reviewer.store.db import Store
 from reviewer.store.labels import LabelConflict, add_label, undo_last
 from reviewer.store.labels import labeled_trial_ids as labeled_trial_ids
 from reviewer.store.labels import standing_by_labeler as standing_by_labeler
+from reviewer.store.queues import PlaceTaken as PlaceTaken
+from reviewer.store.queues import label_guard
 
 __all__ = [
     "LabelConflict",
@@ -87,6 +89,7 @@ def give_label(
         override=why is not None,
         expect_at=expect_at,
         tag=tag,
+        guard=None if queue is None else label_guard(db, queue, trial_id, labeler),
     )
 
 

@@ -23,6 +23,7 @@ from reviewer.store.agreement_data import UnknownScope, gather_agreement, judge_
 from reviewer.store.db import Store
 from reviewer.store.labels import current_labels
 from reviewer.store.queries import run_names
+from reviewer.store.queues import LEASE_S as LEASE_S
 from reviewer.store.queues import (
     Lease,
     Queue,
@@ -337,7 +338,7 @@ class QueueStatus:
         if self.next_item is None:
             return None
         if self.shared:
-            return "the next trial no other labeler holds (shared queue)"
+            return "shared queue: the first trial still short of labels that others do not hold"
         if self.choice is None:
             return "the queue's order (stratified sample)"
         return self.choice.neutral()

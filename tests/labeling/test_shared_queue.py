@@ -16,7 +16,15 @@ import pytest
 
 from reviewer.store import open_store
 from reviewer.store.labels import add_label, current_labels
-from reviewer.store.queues import claim_next, live_leases, peek_next, queue_items, release_leases
+from reviewer.store.queues import (
+    PlaceTaken,
+    claim_next,
+    live_leases,
+    peek_next,
+    queue_items,
+    release_leases,
+)
+from reviewer.workflows.labels import give_label
 from reviewer.workflows.queues import make_queue, queue_status, team_progress
 from tests.conftest import REPO, run_cli
 
@@ -66,6 +74,48 @@ def test_an_expired_lease_is_anybodys_and_per_trial_counts_labelers(sample_db: P
             add_label(db, ids[0], who, verdict, queue="team")
         ann = claim_next(db, "team", "ann", 2, now=later)
         assert ann is not None and ann.trial_id == ids[1]  # the first has its two labels
+
+
+def test_a_label_without_a_place_is_refused_and_a_skip_fills_none(sample_db: Path) -> None:
+    ids = _shared(sample_db)
+    with open_store(sample_db) as db:
+        assert claim_next(db, "team", "ann", 1).trial_id == ids[0]  # type: ignore[union-attr]
+        with pytest.raises(PlaceTaken, match=r"held \(ann\)"):  # bob never took it
+            give_label(db, ids[0], "bob", "fail", queue="team")
+        give_label(db, ids[0], "ann", "pass", queue="team")  # hers: stored, lease given back
+        assert live_leases(db, "team") == []
+        with pytest.raises(PlaceTaken, match=r"has its 1 label"):
+            give_label(db, ids[0], "cy", "fail", queue="team")
+        give_label(db, ids[0], "ann", "fail", queue="team")  # changing her own label is fine
+        with pytest.raises(ValueError, match="is not in queue 'team'"):
+            other = db.execute(
+                "SELECT id FROM trials WHERE id NOT IN (SELECT trial_id FROM queue_items) LIMIT 1"
+            ).fetchone()[0]
+            give_label(db, other, "ann", "pass", queue="team")
+        # a skip leaves the trial to someone else
+        assert claim_next(db, "team", "ann", 1).trial_id == ids[1]  # type: ignore[union-attr]
+        give_label(db, ids[1], "ann", "skip", queue="team")
+        assert claim_next(db, "team", "bob", 1).trial_id == ids[1]  # type: ignore[union-attr]
+        assert claim_next(db, "team", "ann", 1).trial_id == ids[2]  # type: ignore[union-attr]
+        status = queue_status(db, "team", "ann", outlook=False)
+        assert status.done == 1  # ids[0] alone has its pass or fail label
+
+
+def test_two_shared_queues_on_the_same_trials_respect_each_others_leases(
+    sample_db: Path,
+) -> None:
+    with open_store(sample_db) as db:
+        make_queue(db, "lead", n=4, name="small", per_trial=1)
+        make_queue(db, "lead", n=8, name="big", per_trial=1)
+        small = [it.trial_id for it in queue_items(db, "small")]
+        big = [it.trial_id for it in queue_items(db, "big")]
+        assert set(small) <= set(big)  # same data and seed: the small one inside the big one
+        held = claim_next(db, "small", "ann", 1)
+        assert held is not None
+        taken = [claim_next(db, "big", f"b{i}", 1) for i in range(7)]
+        assert held.trial_id not in {t.trial_id for t in taken if t is not None}
+        with pytest.raises(PlaceTaken):
+            give_label(db, held.trial_id, "b0", "fail", queue="big")
 
 
 def test_progress_and_agreement_between_labelers(sample_db: Path) -> None:
@@ -140,6 +190,17 @@ def test_cli_shared_queue_next_release_and_errors(sample_db: Path) -> None:
     run_cli("--db", db, "sample", "--size", "3", "--name", "mine")
     code, _, err = run_cli("--db", db, "queues", "mine", "--next")
     assert code == 2 and "is not shared" in err
+    # a labeler's name is trimmed ("ann " is ann); one that cannot be a name is a usage error
+    code, out, err = run_cli("--db", db, "--labeler", " ann ", "queues", name, "--next", "--json")
+    assert code == 0 and json.loads(out)["next_trial"] == took["ann"], err
+    for bad in ("", "   ", "a\x1b]0;t\x07b", "x" * 61, "a\ud800b", "nul\x00"):
+        code, _, err = run_cli("--db", db, "--labeler", bad, "queues", name, "--next")
+        assert code == 2 and "a labeler is a name of 1 to 60" in err, (bad, err)
+    # the hint labels as the labeler it was given to, in this database, quoted for the shell
+    code, out, err = run_cli("--db", db, "--labeler", "d an", "queues", name, "--next")
+    assert code == 0, err
+    assert f"reviewer --db {db} --labeler 'd an' labels give " in out
+    assert f"VERDICT --queue {name}" in out
 
 
 LABELER = """

@@ -53,7 +53,10 @@ def hostile_db(tmp_path: Path) -> Path:
         for i in (1, 2, 3)
     ]
     invoke(db, "labels", "import", str(write_jsonl(tmp_path / "l.jsonl", labels)))
-    invoke(db, "sample", "--n", "3", "--labeler", labeler, "--name", "queue " + hostile.ARG)
+    # the CLI takes printable names only (escapes come in through the label file above); markup
+    # is printable, and the queue's labeler shows it literally
+    maker = "who [bold]b[/bold] [@click=app.quit]q[/]"
+    invoke(db, "sample", "--n", "3", "--labeler", maker, "--name", "queue " + hostile.ARG)
     return db
 
 

@@ -37,12 +37,14 @@ async def test_label_screen_takes_leases_and_gives_them_back(sample_db: Path) ->
         await until(pilot, lambda: showing(ids[1]))
         await settle(app, pilot)
         title = str(screen.query_one("#label-title", Static).render())
-        assert "team 0 / 6 · yours 0" in title
+        assert "team 0 / 6 done · you labeled 0" in title
         assert "also labeling: bob" in str(screen.query_one("#label-outlook", Static).render())
         await pilot.press("p")
         await until(pilot, lambda: showing(ids[2]))
         await settle(app, pilot)
-        assert "team 1 / 6 · yours 1" in str(screen.query_one("#label-title", Static).render())
+        assert "team 1 / 6 done · you labeled 1" in str(
+            screen.query_one("#label-title", Static).render()
+        )
         with open_store(sample_db) as db:
             assert current_labels(db, labeler="ann")[ids[1], "ann"].verdict == "pass"
             assert [(k.labeler, k.trial_id) for k in live_leases(db, "team")] == [
@@ -86,3 +88,36 @@ async def test_the_form_makes_a_shared_queue(sample_db: Path) -> None:
         assert isinstance(screen, QueuesScreen)
         row = screen.rows[queue.name]
         assert row.per_trial == 3 and row.team.startswith("team 0 / 5 with all 3 labels")
+
+
+async def test_a_trial_filled_while_read_is_not_labeled_twice(sample_db: Path) -> None:
+    """ann's lease lapsed while she read; bob took the trial and labeled it: her key press stores
+    nothing, says so, and brings her next trial."""
+    with open_store(sample_db) as db:
+        make_queue(db, "lead", n=6, name="team", per_trial=1)
+        ids = [it.trial_id for it in queue_items(db, "team")]
+    app = ReviewerApp(db_path=sample_db, labeler="ann")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        screen = LabelScreen("team", "ann")
+        app.push_screen(screen)
+
+        def showing(trial_id: str) -> bool:
+            return screen.payload is not None and screen.payload.trial_id == trial_id
+
+        await until(pilot, lambda: showing(ids[0]))
+        await settle(app, pilot)
+        with open_store(sample_db) as db:
+            db.execute("UPDATE queue_leases SET expires = 0")  # twenty minutes later
+            db.conn.commit()
+            taken = claim_next(db, "team", "bob", 1)
+            assert taken is not None and taken.trial_id == ids[0]
+            from reviewer.workflows.labels import give_label
+
+            give_label(db, ids[0], "bob", "fail", queue="team")
+        await pilot.press("p")
+        await until(pilot, lambda: showing(ids[1]))
+        with open_store(sample_db) as db:
+            labels = current_labels(db)
+        assert (ids[0], "ann") not in labels and labels[ids[0], "bob"].verdict == "fail"
+        assert any("Not labeled: bob labeled or took" in str(n.message) for n in app._notifications)

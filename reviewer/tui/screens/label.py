@@ -39,6 +39,10 @@ if TYPE_CHECKING:
     from reviewer.workflows.queues import QueueItem, QueueStatus
 
 
+#: How often an open shared queue renews its lease and reads the team's progress (seconds).
+SHARED_REFRESH_S = 60.0
+
+
 @dataclass
 class QueueState:
     name: str | None  # None: one trial labeled outside any queue
@@ -119,6 +123,14 @@ class WriteWaiting(Message):
 
 
 class WriteFailed(Message):
+    def __init__(self, error: BaseException) -> None:
+        super().__init__()
+        self.error = error
+
+
+class PlaceLost(Message):
+    """A shared queue's trial filled by other labelers while this one read it: not labeled."""
+
     def __init__(self, error: BaseException) -> None:
         super().__init__()
         self.error = error
@@ -344,6 +356,13 @@ class LabelScreen(ReviewerScreen):
         self.query_one(TranscriptView).focus()
         self._writer()
         self.load_queue()
+        # a shared queue: the lease on the trial being read is renewed, and the team's progress
+        # and who else is labeling read again, while the labeler reads
+        self.set_interval(SHARED_REFRESH_S, self._renew)
+
+    def _renew(self) -> None:
+        if self.shared and self.state is not None:
+            self._refresh_outlook()
 
     def on_unmount(self) -> None:
         if self.state is not None and self.state.team is not None:
@@ -577,7 +596,7 @@ class LabelScreen(ReviewerScreen):
     @work(thread=True, exit_on_error=False, group="label-writer")
     def _writer(self) -> None:
         """One thread writes every label in the order given, each committed before the next."""
-        from reviewer.workflows.labels import LabelConflict, give_label, undo_label
+        from reviewer.workflows.labels import LabelConflict, PlaceTaken, give_label, undo_label
         from reviewer.workflows.queues import release_leases
 
         with self.store() as db:
@@ -598,6 +617,9 @@ class LabelScreen(ReviewerScreen):
                             label = give_label(db, **args)
                         except LabelConflict as conflict:
                             self.post_message(LabelChanged(args | {"advance": advance}, conflict))
+                            continue
+                        except PlaceTaken as taken:
+                            self.post_message(PlaceLost(taken))
                             continue
                         self.post_message(Committed("label", label, advance))
                     elif kind == "release":
@@ -799,6 +821,18 @@ class LabelScreen(ReviewerScreen):
         hint = "Enter replaces it · Esc keeps the other window's label"
         self.app.push_screen(ConfirmModal(question, hint), answered)
 
+    def on_place_lost(self, message: PlaceLost) -> None:
+        """Others filled this shared-queue trial while it was read (its lease had lapsed, or it
+        was labeled elsewhere): the label is not stored, and the next trial is taken."""
+        self.saving, self._told_waiting = None, False
+        who = ", ".join(getattr(message.error, "by", []))
+        self.notify(
+            f"Not labeled: {who} labeled or took this trial while you read it. Your next trial:",
+            severity="warning",
+            markup=False,
+        )
+        self._refresh_outlook(advance=True)
+
     def on_write_failed(self, message: WriteFailed) -> None:
         self.saving, self._told_waiting = None, False
         self._app().show_error("label not saved", message.error)
@@ -909,7 +943,7 @@ class LabelScreen(ReviewerScreen):
         counts = f"{done} / {total}"
         if self.state.team is not None:  # a shared queue: the team's progress, and this labeler's
             done, total = self.state.team
-            counts = f"team {done} / {total} · yours {len(self.state.done)}"
+            counts = f"team {done} / {total} done · you labeled {len(self.state.done)}"
             where = ""
         self.query_one("#label-title", Static).update(
             safe_text(

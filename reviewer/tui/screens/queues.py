@@ -25,6 +25,10 @@ if TYPE_CHECKING:
     from reviewer.workflows.queues import TeamProgress
 
 
+#: How often the queue list reads the queues' progress again while it is shown (seconds).
+QUEUES_REFRESH_S = 15.0
+
+
 @dataclass(frozen=True)
 class QueueRow:
     """One queue as the list shows it."""
@@ -189,6 +193,8 @@ class QueuesScreen(ReviewerScreen):
         self.run = run
         self.runs: list[str] = []
         self.rows: dict[str, QueueRow] = {}
+        #: the queue to highlight after the next load (one just made)
+        self.focus_on: str | None = None
 
     def _app(self) -> ReviewerApp:
         return cast("ReviewerApp", self.app)
@@ -209,6 +215,12 @@ class QueuesScreen(ReviewerScreen):
         table.add_column("to verdict", key="verdict")
         table.add_column("created", key="created")
         self.load()
+        # others label the same queues: their progress shows without a key press
+        self.set_interval(QUEUES_REFRESH_S, self._refresh)
+
+    def _refresh(self) -> None:
+        if self.app.screen is self:
+            self.load()
 
     def on_screen_resume(self) -> None:
         """Back from labeling: the progress shown is the database's, not the one at first sight."""
@@ -246,6 +258,8 @@ class QueuesScreen(ReviewerScreen):
     def on_queues_loaded(self, message: QueuesLoaded) -> None:
         self.runs = message.runs
         table = self.query_one("#queues", DataTable)
+        keep = self.focus_on or self._current()  # the queue highlighted stays highlighted
+        self.focus_on = None
         table.clear()
         self.rows = {r.name: r for r in message.rows}
         for r in message.rows:
@@ -268,6 +282,8 @@ class QueuesScreen(ReviewerScreen):
                 safe_text(r.created, single_line=True),
                 key=r.name,
             )
+        if keep in self.rows:
+            table.move_cursor(row=table.get_row_index(keep))
         self._status_line()
         table.focus()
 
@@ -356,6 +372,7 @@ class QueuesScreen(ReviewerScreen):
                 severity="warning" if short else "information",
                 markup=False,
             )
+            self.focus_on = message.name
             self.load()
             return
         self.notify(
@@ -375,7 +392,8 @@ def team_text(team: TeamProgress) -> str:
     counts = ", ".join(f"{w} {n}" for w, n in team.by_labeler.items())
     parts = [f"labeled by {counts}"] if counts else []
     if team.shared:
-        parts.insert(0, f"team {team.complete} / {team.total} with all {team.per_trial} labels")
+        need = "labeled" if team.per_trial == 1 else f"with all {team.per_trial} labels"
+        parts.insert(0, f"team {team.complete} / {team.total} {need}")
         held = ", ".join(f"{k.labeler} on {k.position}" for k in team.leases)
         if held:
             parts.append(f"now: {held}")

@@ -11,8 +11,10 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from reviewer.models import MAX_LABELER, clean_labeler
+
 #: The longest labeler name taken (a name, not a text).
-MAX_NAME = 60
+MAX_NAME = MAX_LABELER
 
 
 def session_name() -> str:
@@ -22,11 +24,8 @@ def session_name() -> str:
 
 def clean_name(text: str) -> str | None:
     """The name typed, trimmed, or None when it cannot be one (empty, too long, control
-    characters)."""
-    name = " ".join(text.split())
-    if not name or len(name) > MAX_NAME or not name.isprintable():
-        return None
-    return name
+    characters): the CLI's rule (``models.clean_labeler``)."""
+    return clean_labeler(text)
 
 
 class WhoModal(ModalScreen[str]):
