@@ -55,7 +55,8 @@ def worst_tasks(report: RunPassK, limit: int = TASK_ROWS) -> list[str] | None:
 def hidden_line(report: RunPassK, shown: Sequence[str]) -> str:
     """What a shortened table leaves out, and how to see it."""
     k = max(report.k)
-    rest = [t for t in report.tasks if t.task_id not in set(shown)]
+    listed = set(shown)
+    rest = [t for t in report.tasks if t.task_id not in listed]
     name = f"pass^{k}" if k > 1 else "pass@1"
     values = [
         v

@@ -34,3 +34,41 @@ def trial_sources(
         (str(task_id), str(outcome), broken.get(tid, none), verdict, labels.get(tid))
         for tid, task_id, outcome, verdict in rows
     ]
+
+
+def task_sources(db: Store, run: str) -> list[tuple[str, int, int, int, int, int, int]]:
+    """Per task of ``run``, in order of first appearance: (task_id, trials, passed, infra, judge,
+    rule, agent), what ``metrics.flakiness.attribute`` makes of :func:`trial_sources`, counted in
+    one pass with no tuple per trial kept (a report of a million trials): unscored trials are not
+    counted; a failure counts for the first of: the label the trial shows (else its latest judge
+    verdict) says pass, it broke a rule, the agent."""
+    broken = broken_rules(db, run)
+    labels = dict(
+        db.execute(
+            "SELECT l.trial_id, l.verdict FROM trial_labels l JOIN trials t ON t.id = l.trial_id "
+            "WHERE t.run = ? AND l.verdict IN ('pass', 'fail')",
+            [run],
+        ).fetchall()
+    )
+    verdict = latest_verdict_sql(db, scored_only=True)
+    tasks: dict[str, list[int]] = {}
+    for tid, task_id, outcome, judged in db.execute(
+        f"SELECT t.id, t.task_id, t.outcome, CASE WHEN t.outcome = 'fail' THEN {verdict} END "
+        "FROM trials t WHERE t.run = ? AND t.outcome <> 'unscored' ORDER BY t.seq",
+        [run],
+    ):
+        c = tasks.get(task_id)
+        if c is None:
+            c = tasks[task_id] = [0, 0, 0, 0, 0, 0]
+        c[0] += 1
+        if outcome == "pass":
+            c[1] += 1
+        elif outcome == "infra":
+            c[2] += 1
+        elif labels.get(tid, judged) == "pass":
+            c[3] += 1
+        elif tid in broken:
+            c[4] += 1
+        else:
+            c[5] += 1
+    return [(str(t), *c) for t, c in tasks.items()]  # type: ignore[misc]

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
 from reviewer.models import Trial, TrialStats
@@ -125,13 +126,16 @@ def outcome_coverage(db: Store, run: str, source: str) -> tuple[int, int]:
     return int(given or 0), int(total or 0)
 
 
-def trial_stats(db: Store, run: str, source: str = "harness") -> list[TrialStats]:
+def trial_stats(
+    db: Store, run: str, source: str = "harness", tasks: Collection[str] | None = None
+) -> list[TrialStats]:
     """Per-trial numbers of ``run`` with the ids of the rules each trial broke, in import order
     (read from the covering index ``trials_metrics`` of m016, never from the records' pages).
 
     ``source`` "human" / "judge": a trial's outcome is its standing label / latest judge verdict
     where it has one (pass or fail), the harness's otherwise; an infrastructure error stays one, and
-    an unscored trial counts once labeled or judged (as ``queries.judged_task_counts``)."""
+    an unscored trial counts once labeled or judged (as ``queries.judged_task_counts``).
+    ``tasks``: only the trials of these tasks (a shortened report's)."""
     if source not in OUTCOME_SOURCES:
         raise ValueError(f"outcome source must be one of {', '.join(OUTCOME_SOURCES)}")
     broken = broken_rules(db, run)
@@ -148,10 +152,11 @@ def trial_stats(db: Store, run: str, source: str = "harness") -> list[TrialStats
         outcome = (
             f"CASE WHEN t.outcome = 'infra' THEN 'infra' ELSE COALESCE({other}, t.outcome) END"
         )
+    only = "" if tasks is None else " AND task_id IN (SELECT value FROM json_each(?))"
     rows = db.execute(
         "SELECT id, task_id, success, steps, cost_usd, latency_s, tool_calls, tool_errors, "
-        f"{outcome} FROM trials t WHERE run = ? ORDER BY seq",
-        [run],
+        f"{outcome} FROM trials t WHERE run = ?{only} ORDER BY seq",
+        [run] if tasks is None else [run, json.dumps(sorted(tasks))],
     )
     finite = math.isfinite
     out = []
@@ -177,6 +182,36 @@ def trial_stats(db: Store, run: str, source: str = "harness") -> list[TrialStats
             )
         )
     return out
+
+
+#: A REAL column, or NULL when it holds ±Infinity (an older version's NaN or ±Infinity).
+_FINITE = "CASE WHEN {0} BETWEEN -1.7976931348623157e308 AND 1.7976931348623157e308 THEN {0} END"
+
+
+def run_metric_rows(
+    db: Store, run: str
+) -> tuple[list[tuple[str, int, int, float | None, float | None, int, int, str]], dict[str, int]]:
+    """What a run's distributions need, without an object per trial (a report at a million
+    trials): (task_id, success, steps, cost_usd, latency_s, tool_calls, tool_errors, outcome) per
+    trial in import order, a NaN or ±Infinity cost or latency (an older version's) as None; and
+    rule id -> how many trials broke it, the rule first broken first. The harness's outcomes."""
+    # ±Infinity fails BETWEEN (and SQLite stores no NaN): the check costs no Python per trial
+    rows = db.execute(
+        f"SELECT task_id, success, steps, {_FINITE.format('cost_usd')}, "
+        f"{_FINITE.format('latency_s')}, tool_calls, tool_errors, outcome FROM trials "
+        "WHERE run = ? ORDER BY seq",
+        [run],
+    ).fetchall()
+    broken = {
+        str(rule): int(n)
+        for rule, n, _ in db.execute(
+            "SELECT v.rule_id, COUNT(DISTINCT v.trial_id), MIN(t.seq) AS first FROM violations v "
+            "JOIN trials t ON t.id = v.trial_id WHERE t.run = ? GROUP BY v.rule_id "
+            "ORDER BY first, v.rule_id",
+            [run],
+        )
+    }
+    return rows, broken
 
 
 #: How many of a run's trials (its first, in import order) ``reward_grading`` looks at: graded

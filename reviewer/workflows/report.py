@@ -184,10 +184,10 @@ def task_rates(n: int, c: int, k: int) -> dict[str, Any]:
 def run_flakiness(db: Store, run: str) -> list[TaskFlakiness]:
     """Every task of ``run`` with its failures split by source (see ``metrics.flakiness``): the
     report's flakiness table and the tasks screen's line."""
-    from reviewer.metrics.flakiness import attribute
-    from reviewer.store.flakiness import trial_sources
+    from reviewer.metrics.flakiness import TaskFlakiness
+    from reviewer.store.flakiness import task_sources
 
-    return attribute(trial_sources(db, run))
+    return [TaskFlakiness(*row) for row in task_sources(db, run)]
 
 
 def rule_ids(db: Store) -> list[str]:
@@ -226,11 +226,15 @@ def report_runs(
     ``task_rows``: a run with more tasks lists only its ``task_rows`` worst (``RunReport.shown``),
     and only their per-task distributions are computed; averages, the ALL row and flakiness
     shares stay over every task."""
-    from reviewer.metrics.distributions import run_distributions, task_distributions
+    from reviewer.metrics.distributions import (
+        run_distributions,
+        run_distributions_of_rows,
+        task_distributions,
+    )
     from reviewer.metrics.passk import default_ks, run_passk
     from reviewer.metrics.plot import passk_curve
     from reviewer.store.queries import judged_task_counts, run_outcomes, run_pass_rule, task_counts
-    from reviewer.store.trials import trial_stats
+    from reviewer.store.trials import run_metric_rows, trial_stats
     from reviewer.workflows.audit import audit_warnings
 
     ids = rule_ids(db)
@@ -261,10 +265,15 @@ def report_runs(
                 "unscored": unscored,
             }
             chosen = {o: v for o, v in every.items() if v}
-        stats = trial_stats(db, r)
         passk = run_passk(r, counts, ks or [*default_ks(n for _, n, _ in counts), k])
         shown = None if task_rows is None else worst_tasks(passk, task_rows)
-        wanted = None if shown is None else set(shown)
+        if shown is None:
+            stats = trial_stats(db, r)
+            run_dist = run_distributions(stats, ids)
+        else:  # a long run: no object per trial, and the listed tasks' trials alone
+            rows, broken = run_metric_rows(db, r)
+            run_dist = run_distributions_of_rows(rows, broken, ids)
+            stats = trial_stats(db, r, tasks=shown)
         out.append(
             RunReport(
                 run=r,
@@ -276,13 +285,8 @@ def report_runs(
                 left_out=dict(outcomes, infra=0 if include_infra else outcomes.get("infra", 0)),
                 pass_rule=run_pass_rule(db, r),
                 passk=passk,
-                run_distribution=run_distributions(stats, ids),
-                task_distributions=_in_order(
-                    task_distributions(
-                        stats if wanted is None else [s for s in stats if s.task_id in wanted], ids
-                    ),
-                    shown,
-                ),
+                run_distribution=run_dist,
+                task_distributions=_in_order(task_distributions(stats, ids), shown),
                 curve=passk_curve([(n, c) for _, n, c in counts]),
                 flakiness=run_flakiness(db, r),
                 audit_warnings=audit_warnings(db, [r]),

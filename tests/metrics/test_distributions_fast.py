@@ -15,6 +15,7 @@ from reviewer.metrics.distributions import (
     _percentile_sorted,
     finite_sum,
     run_distributions,
+    run_distributions_of_rows,
     task_distributions,
 )
 from reviewer.models import TrialStats
@@ -106,3 +107,35 @@ def test_distributions_count_successes_only_among_scored_trials() -> None:
     tasks = task_distributions(rows, ["r"])
     assert tasks["b"].n_trials == 2 and tasks["b"].successes == 0
     assert tasks["a"].successes == 2
+
+
+def test_a_runs_distributions_from_rows_are_those_from_trial_stats(tmp_path: Any) -> None:
+    """The report's path for a long run (a tuple per trial, rule counts from SQL) gives exactly
+    the distributions of the TrialStats path, on the sample runs, crashed and graded tau-bench
+    runs and a cost or latency of ±Infinity or one near the float's limit (an older database)."""
+    from reviewer.store import open_store
+    from reviewer.store.trials import run_metric_rows, trial_stats
+    from reviewer.workflows.imports import import_paths
+    from tests.conftest import FIXTURES, sample_copy
+
+    path = sample_copy(tmp_path / "d.db")
+    with open_store(path) as db:
+        for name in ("deepseek-v3-crashed.json", "grok-3-graded-5-tasks.json"):
+            import_paths(db, [str(FIXTURES / "tau_bench" / name)], run=name.split("-")[0])
+        with db.transaction():
+            seqs = [r[0] for r in db.execute("SELECT seq FROM trials ORDER BY seq LIMIT 4")]
+            db.execute("UPDATE trials SET cost_usd = 9e999 WHERE seq = ?", [seqs[0]])
+            db.execute("UPDATE trials SET latency_s = -9e999 WHERE seq = ?", [seqs[1]])
+            db.execute("UPDATE trials SET cost_usd = 1.7e308 WHERE seq IN (?, ?)", seqs[2:4])
+        runs = [r[0] for r in db.execute("SELECT DISTINCT run FROM trials ORDER BY run")]
+        assert len(runs) >= 4
+        rules = ["never_cancel_shipped", "unknown_rule"]
+        seen_broken = 0
+        for run in runs:
+            rows, broken = run_metric_rows(db, run)
+            seen_broken += sum(broken.values())
+            fast = run_distributions_of_rows(rows, broken, rules)
+            assert fast == run_distributions(trial_stats(db, run), rules), run
+            assert list(fast.violation_trials)[:2] == rules
+        assert seen_broken  # rules were broken: their counts came from SQL
+    assert run_distributions_of_rows([], {}, rules) == run_distributions([], rules)

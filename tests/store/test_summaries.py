@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from reviewer.metrics.flakiness import attribute
+from reviewer.metrics.flakiness import TaskFlakiness, attribute
 from reviewer.store.db import Store, migrations, open_store
-from reviewer.store.flakiness import trial_sources
+from reviewer.store.flakiness import task_sources, trial_sources
 from reviewer.store.judging import VerdictWrite, write_verdict
 from reviewer.store.queries import count_groups, judged_task_counts, list_runs
 from reviewer.store.summaries import take_in_verdicts, verdicts_ready
@@ -219,6 +219,9 @@ def assert_summaries_true(db: Store) -> None:
             for row in db.execute(SLOW_SOURCES, [r.name]).fetchall()
         ]
         assert [(t, o, j, h) for t, o, _, j, h in trial_sources(db, r.name)] == sources
+        # the report's one-pass counts are what attribution makes of the trials one by one
+        counted = [TaskFlakiness(*row) for row in task_sources(db, r.name)]
+        assert counted == attribute(trial_sources(db, r.name))
         for infra in (False, True):
             slow = [
                 (str(a), int(b or 0), int(c or 0))
@@ -488,3 +491,29 @@ def test_the_runs_screen_cost_is_the_same_cent_as_the_sum_taken_afresh(tmp_path:
         (run,) = list_runs(db)
         assert run.cost_usd is not None
         assert f"${run.cost_usd:,.2f}" == f"${afresh:,.2f}" == "$0.91"
+
+
+def test_flakiness_counted_in_one_pass_matches_attribution_on_the_sample_runs(
+    sample_db: Path,
+) -> None:
+    """On the sample runs (judge verdicts, broken rules), a crashed tau-bench run (infrastructure
+    errors) and labels that overrule the judge both ways (skips too), the report's one-pass
+    per-task counts are attribution's, source by source."""
+    with open_store(sample_db) as db:
+        import_paths(db, [str(CRASHED)], run="crashed")
+        failed = [
+            r[0]
+            for r in db.execute(
+                "SELECT id FROM trials WHERE outcome = 'fail' ORDER BY seq LIMIT 40"
+            ).fetchall()
+        ]
+        for i, tid in enumerate(failed):
+            give_label(db, tid, "ana", ("pass", "fail", "skip")[i % 3])
+        seen = {"judge": 0, "rule": 0, "agent": 0, "infra": 0}
+        for run in [r.name for r in list_runs(db)]:
+            slow = attribute(trial_sources(db, run))
+            assert [TaskFlakiness(*row) for row in task_sources(db, run)] == slow, run
+            for t in slow:
+                for source in seen:
+                    seen[source] += getattr(t, source)
+    assert all(seen.values()), seen  # every source was there to count
