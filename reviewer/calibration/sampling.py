@@ -22,6 +22,7 @@ from reviewer.store.queues import (
     QueueExists,
     QueueItem,
     candidates,
+    fully_labeled,
     judges_by_verdicts,
     queue_exists,
     save_queue,
@@ -224,6 +225,8 @@ def make_queue(
         keep = set(trial_ids)
         every = [c for c in every if c.trial_id in keep]
     done = labeled_trial_ids(db, labeler)
+    if per_trial:  # a shared queue: nor the trials others have already given all their labels
+        done |= fully_labeled(db, per_trial)
     pool = [c for c in every if c.trial_id not in done]
     if not pool:
         where = f" of {'run' if len(scope) == 1 else 'runs'} {', '.join(scope)}" if scope else ""

@@ -487,3 +487,16 @@ def team_done(db: Store, name: str, per_trial: int) -> int:
         [name, per_trial],
     ).fetchone()
     return int(row[0])
+
+
+def fully_labeled(db: Store, per_trial: int) -> set[str]:
+    """The trials with pass or fail labels by ``per_trial`` labelers or more (a new shared queue
+    leaves them out: they would be done before anyone opened it)."""
+    return {
+        str(r[0])
+        for r in db.conn.execute(
+            "SELECT trial_id FROM standing_labels WHERE verdict IN ('pass', 'fail') "
+            "GROUP BY trial_id HAVING COUNT(*) >= ?",
+            [per_trial],
+        )
+    }

@@ -311,3 +311,19 @@ def test_five_labelers_two_imports_and_a_monitor_at_once(
     # a label and the next lease waited for the imports' write lock at most this long (each
     # import commits per file; the lock is never held for a whole run of files)
     assert longest < 30, longest
+
+
+def test_a_new_shared_queue_leaves_out_trials_already_fully_labeled(sample_db: Path) -> None:
+    with open_store(sample_db) as db:
+        first = make_queue(db, "lead", n=6, name="one", per_trial=2).queue
+        ids = [it.trial_id for it in first.items]
+        for who in ("ann", "bob"):
+            add_label(db, ids[0], who, "pass")
+        add_label(db, ids[1], "ann", "fail")  # one label of two: still open
+        add_label(db, ids[2], "cy", "skip")  # a skip is no verdict
+        again = make_queue(db, "lead", n=6, name="two", per_trial=2).queue
+        solo = make_queue(db, "lead", n=6, name="three").queue  # not shared: the old rule
+    kept = {it.trial_id for it in again.items}
+    assert ids[0] not in kept and {ids[1], ids[2]} <= kept
+    assert again.params["already_labeled"] == 1
+    assert ids[0] in {it.trial_id for it in solo.items}
