@@ -454,18 +454,21 @@ def _team_lines(status: Any, *, detail: bool) -> list[str]:
         return []
     if not detail and not team.shared and set(team.by_labeler) <= {status.labeler}:
         return []  # the table's progress says it all
-    counts = ", ".join(f"{_plain(w)} {n}" for w, n in team.by_labeler.items()) or "no labels yet"
-    lines = [f"{_plain(status.name)}: labeled by {counts}"]
+    counts = ", ".join(f"{_plain(w)} {n}" for w, n in team.by_labeler.items())
+    lines = [f"{_plain(status.name)}: " + (f"labeled by {counts}" if counts else "no labels yet")]
     if not detail or not team.shared:
         return lines
-    lines.append(
-        f"  {team.complete} / {team.total} trials have all {team.per_trial} "
-        f"label{'s' if team.per_trial > 1 else ''}"
-    )
-    for k in team.leases:
-        left = max(0, round((k.expires - time.time()) / 60))
+    if team.per_trial == 1:
+        lines.append(f"  {team.complete} / {team.total} trials labeled pass or fail")
+    else:
         lines.append(
-            f"  {_plain(k.labeler)} holds position {k.position} ({k.trial_id}), {left} min left"
+            f"  {team.complete} / {team.total} trials have all {team.per_trial} pass or fail labels"
+        )
+    for k in team.leases:
+        seconds = k.expires - time.time()
+        left = "under a minute" if seconds < 60 else f"{round(seconds / 60)} min"
+        lines.append(
+            f"  {_plain(k.labeler)} holds position {k.position} ({k.trial_id}), {left} left"
         )
     if team.per_trial >= 2:
         alpha = "n/a" if team.alpha is None else f"{team.alpha:.2f}"

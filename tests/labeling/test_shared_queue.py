@@ -178,6 +178,7 @@ def test_cli_shared_queue_next_release_and_errors(sample_db: Path) -> None:
     assert code == 0 and json.loads(out)["released"] == 1, err
     code, out, err = run_cli("--db", db, "queues", name)
     assert code == 0 and "ann holds position 1" in out and "cy holds" not in out, err
+    assert "0 / 6 trials have all 2 pass or fail labels" in out and "20 min left" in out
     # usage errors are one line, exit 2
     for args, said in (
         (["sample", "--labels-per-trial", "2"], "--labels-per-trial needs --shared"),

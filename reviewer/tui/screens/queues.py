@@ -223,8 +223,10 @@ class QueuesScreen(ReviewerScreen):
             self.load()
 
     def on_screen_resume(self) -> None:
-        """Back from labeling: the progress shown is the database's, not the one at first sight."""
+        """Back from labeling: the progress shown is the database's, not the one at first sight
+        (read again a moment later too: the label screen gives its lease back as it closes)."""
         self.load()
+        self.set_timer(0.5, self.load)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="queues-load")
     def load(self) -> None:
