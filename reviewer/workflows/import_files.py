@@ -322,6 +322,17 @@ def _store_rule(
                     f"follow it ({got.to_pass} that the default rule failed pass by it)"
                 )
             continue
+        if _plain_threshold(rule) and _plain_threshold(stored):
+            # two thresholds in one run would make its pass rates mean two things at once
+            assert rule.threshold is not None and stored.threshold is not None
+            raise IngestError(
+                result.file,
+                f"run {name!r} is judged by {stored.describe()} and this import asks for "
+                f"{rule.describe()}: one run has one rule, so nothing of this file was stored; "
+                f"import it with --pass-threshold {threshold_text(stored.threshold)}, as another "
+                f"run (--run NAME), or rescore the stored run first (reviewer rescore {name} "
+                f"--pass-threshold {threshold_text(rule.threshold)})",
+            )
         again = (
             f"; to judge the stored run by it: reviewer rescore {name} "
             f"--pass-threshold {threshold_text(rule.threshold)}"
@@ -332,6 +343,16 @@ def _store_rule(
             f"{result.file}: run {name!r} is judged by {stored.describe()}; these trials use "
             f"{rule.describe()} (use --run NAME to keep them apart{again})"
         )
+
+
+def _plain_threshold(rule: PassRule) -> bool:
+    """A rule that is a reward threshold alone (no success field, no scorer), not the default."""
+    return (
+        not rule.is_default
+        and rule.threshold is not None
+        and rule.field is None
+        and rule.scorer is None
+    )
 
 
 def _distinct_runs(

@@ -413,3 +413,27 @@ def test_partial_credit_rewards_read_as_they_are_never_as_0_or_1(
     from reviewer.store.rescore import PartialCredit
 
     assert PartialCredit(2, low, high, ("r",)).rewards() == shown
+
+
+def test_an_import_with_another_threshold_into_a_thresholded_run_is_refused(
+    tmp_path: Path,
+) -> None:
+    """A run judged by a threshold of 0.6 takes no file imported with --pass-threshold 0.8: one run
+    has one rule. The file is refused whole, in one line naming the three ways on; nothing of it is
+    stored; with the run's own threshold it goes in."""
+    first = [native_trial(f"t{i}", run="g", outcome={"reward": 0.7}) for i in range(3)]
+    db = _import(tmp_path, first)
+    assert run_cli("--db", db, "rescore", "g", "--pass-threshold", "0.6")[0] == 0
+    more = [native_trial(f"t{i}", run="g", trial=2, outcome={"reward": 0.7}) for i in range(3)]
+    path = write_jsonl(tmp_path / "more.jsonl", more)
+    code, _, err = run_cli("--db", db, "import", str(path), "--pass-threshold", "0.8")
+    assert code != 0
+    line = next(x for x in err.splitlines() if "one run has one rule" in x)
+    assert "run 'g' is judged by pass means reward ≥ 0.6 − 1e-6" in line
+    assert "--pass-threshold 0.6" in line and "--run NAME" in line
+    assert "reviewer rescore g --pass-threshold 0.8" in line and "Traceback" not in err
+    assert len(_outcomes(db, "g")) == 3  # nothing of the file
+    code, _, err = run_cli("--db", db, "import", str(path), "--pass-threshold", "0.6")
+    assert code == 0, err
+    assert len(_outcomes(db, "g")) == 6
+    _consistent(db)
