@@ -252,7 +252,9 @@ def _summary_lines(s: dict[str, Any]) -> list[str]:
         f"(seed {s['seed']}{_runs_text(s.get('runs') or [])})",
         f"  judge verdict: {', '.join(parts)}",
         f"  tasks covered: {s['tasks_covered']} of {s['tasks_total']}",
-        f"  clusters covered: {s['clusters_covered']} of {s['clusters_total']}",
+        f"  clusters covered: {s['clusters_covered']} of {s['clusters_total']}"
+        if s["clusters_total"]
+        else "  clusters covered: none yet (no failure clusters: `reviewer cluster` makes them)",
     ]
     if s["already_labeled"]:
         lines.append(f"  left out: {s['already_labeled']} trials already labeled")
