@@ -86,7 +86,7 @@ def _config() -> Any:
 @click.option(
     "--shared",
     is_flag=True,
-    help="Shared queue: several labelers split it, each trial leased to one of them at a time.",
+    help="Shared queue: several labelers split it, each holding a lease on the trial they label.",
 )
 @click.option(
     "--labels-per-trial",

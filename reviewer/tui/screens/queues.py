@@ -111,7 +111,7 @@ class NewQueueForm(ModalScreen[NewQueue | None]):
                 id="new-queue-active",
             )
             yield Checkbox(
-                "shared: several labelers split it, each trial leased to one at a time",
+                "shared: several labelers split it, each taking a lease on the trial they label",
                 id="new-queue-shared",
             )
             yield Static("labels per trial (shared; 2 or more measures agreement)")
