@@ -51,6 +51,13 @@ async def test_label_screen_takes_leases_and_gives_them_back(sample_db: Path) ->
                 ("bob", ids[0]),
                 ("ann", ids[2]),
             ]
+        await pilot.press("right_square_bracket")  # past the last: says why, stays
+        await settle(app, pilot)
+        assert showing(ids[2])
+        assert any(
+            "your last trial so far: the team has 1 / 6 done" in str(n.message)
+            for n in app._notifications
+        )
         await pilot.press("escape")
         await settle(app, pilot)
 

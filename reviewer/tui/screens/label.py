@@ -878,6 +878,16 @@ class LabelScreen(ReviewerScreen):
         j = self.index + step
         if 0 <= j < len(self.state.items):
             self.load_item(j)
+        elif self.state.team is not None and step > 0:
+            # a shared queue steps through your trials only: the rest are others' or still open
+            done, total = self.state.team
+            self.notify(
+                f"That was your last trial so far: the team has {done} / {total} done; the next "
+                "open one comes when you label this one."
+                if self.mine is None
+                else f"Nothing left for you now: the team has {done} / {total} done, the rest "
+                "are held by others or wait for their labels."
+            )
         else:
             self.notify("No more trials in this queue that way.")
 
