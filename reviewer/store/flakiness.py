@@ -8,6 +8,18 @@ from reviewer.store.summaries import latest_verdict_sql
 from reviewer.store.trials import broken_rules
 
 
+def shown_labels(db: Store, run: str) -> dict[str, str]:
+    """trial id -> the pass or fail label each trial of ``run`` shows: labels are few next to
+    trials, so the run's are read at once, not looked up per trial."""
+    return dict(
+        db.execute(
+            "SELECT l.trial_id, l.verdict FROM trial_labels l JOIN trials t ON t.id = l.trial_id "
+            "WHERE t.run = ? AND l.verdict IN ('pass', 'fail')",
+            [run],
+        ).fetchall()
+    )
+
+
 def trial_sources(
     db: Store, run: str
 ) -> list[tuple[str, str, frozenset[str], str | None, str | None]]:
@@ -15,14 +27,7 @@ def trial_sources(
     of ``run`` in import order; verdicts and labels other than pass / fail are None (a ``skip``
     label leaves the decision to the judge)."""
     broken = broken_rules(db, run)
-    # labels are few next to trials: the run's shown labels at once, not a lookup per trial
-    labels = dict(
-        db.execute(
-            "SELECT l.trial_id, l.verdict FROM trial_labels l JOIN trials t ON t.id = l.trial_id "
-            "WHERE t.run = ? AND l.verdict IN ('pass', 'fail')",
-            [run],
-        ).fetchall()
-    )
+    labels = shown_labels(db, run)
     # the latest verdict of any judge (m016's table when it has taken in every verdict)
     rows = db.execute(
         f"SELECT t.id, t.task_id, t.outcome, {latest_verdict_sql(db, scored_only=True)} "
@@ -43,13 +48,7 @@ def task_sources(db: Store, run: str) -> list[tuple[str, int, int, int, int, int
     counted; a failure counts for the first of: the label the trial shows (else its latest judge
     verdict) says pass, it broke a rule, the agent."""
     broken = broken_rules(db, run)
-    labels = dict(
-        db.execute(
-            "SELECT l.trial_id, l.verdict FROM trial_labels l JOIN trials t ON t.id = l.trial_id "
-            "WHERE t.run = ? AND l.verdict IN ('pass', 'fail')",
-            [run],
-        ).fetchall()
-    )
+    labels = shown_labels(db, run)
     verdict = latest_verdict_sql(db, scored_only=True)
     tasks: dict[str, list[int]] = {}
     for tid, task_id, outcome, judged in db.execute(

@@ -267,12 +267,27 @@ class TeamProgress:
         return out
 
 
+def _per_trial(queue: Queue) -> int:
+    """A shared queue's labels per trial (1 unless it asked for more)."""
+    return max(1, int(queue.params.get("per_trial") or 1))
+
+
+def _labeled_in_order(db: Store, queue: Queue, who: str) -> tuple[QueueItem, ...]:
+    """The queue's trials ``who`` labeled, oldest label first."""
+    times = {t: lab.at for (t, _), lab in current_labels(db, labeler=who).items()}
+    return tuple(
+        sorted(
+            (it for it in queue.items if it.trial_id in times), key=lambda it: times[it.trial_id]
+        )
+    )
+
+
 def team_progress(db: Store, queue: Queue) -> TeamProgress:
     """Each labeler's progress on ``queue`` (any queue), and a shared queue's team state."""
     counts = labeler_counts(db, queue.name)
     if not queue.params.get("shared"):
         return TeamProgress(counts)
-    per_trial = max(1, int(queue.params.get("per_trial") or 1))
+    per_trial = _per_trial(queue)
     total = len(queue.items) if queue.items else len(queue_items(db, queue.name))
     items: tuple[ItemAgreement, ...] = ()
     alpha = None
@@ -400,8 +415,12 @@ def queue_status(
     ``store.queues.LEASE_S``); without, it is only looked up. Its ``done`` / ``total`` are the
     team's: trials with all their labels, of all the queue's trials."""
     queue = get_queue(db, name)
-    team = team_progress(db, queue)
     who = labeler or queue.labeler
+    taken = None
+    if claim and queue.params.get("shared"):  # leased first: the team's state then shows it
+        more = {} if lease_s is None else {"lease_s": lease_s}
+        taken = claim_next(db, name, who, _per_trial(queue), **more)
+    team = team_progress(db, queue)
     active = bool(queue.params.get("active"))
     judge = queue.params.get("judge")
     need_table = outlook or active
@@ -414,16 +433,7 @@ def queue_status(
         else None
     )
     if team.shared:
-        times = {t: lab.at for (t, _), lab in current_labels(db, labeler=who).items()}
-        mine = sorted(
-            (it for it in queue.items if it.trial_id in times), key=lambda it: times[it.trial_id]
-        )
-        if claim:
-            more = {} if lease_s is None else {"lease_s": lease_s}
-            item = claim_next(db, name, who, team.per_trial, **more)
-            team = team_progress(db, queue)  # with the lease just taken
-        else:
-            item = peek_next(db, name, who, team.per_trial)
+        item = taken if claim else peek_next(db, name, who, team.per_trial)
         return QueueStatus(
             name,
             who,
@@ -434,20 +444,18 @@ def queue_status(
             None,
             verdict,
             judge,
-            tuple(mine),
+            _labeled_in_order(db, queue, who),
             team,
         )
     if not active:
         done, total, nxt = queue_progress(db, name, who)
         item = next((it for it in queue.items if it.position == nxt), None)
         return QueueStatus(name, who, False, done, total, item, None, verdict, judge, team=team)
-    times = {t: lab.at for (t, _), lab in current_labels(db, labeler=who).items()}
-    mine = sorted(
-        (it for it in queue.items if it.trial_id in times), key=lambda it: times[it.trial_id]
-    )
+    mine = _labeled_in_order(db, queue, who)
     done = len(mine)
     total = min(int(queue.params.get("n") or len(queue.items)), len(queue.items))
-    left = [it for it in queue.items if it.trial_id not in times]
+    labeled = {it.trial_id for it in mine}
+    left = [it for it in queue.items if it.trial_id not in labeled]
     choice = None
     item = None
     if done < total and left:
@@ -455,6 +463,4 @@ def queue_status(
         choice = choose_stratum(table, mix, available)
         if choice is not None:
             item = next(it for it in left if it.verdict == choice.stratum)
-    return QueueStatus(
-        name, who, True, done, total, item, choice, verdict, judge, tuple(mine), team
-    )
+    return QueueStatus(name, who, True, done, total, item, choice, verdict, judge, mine, team)

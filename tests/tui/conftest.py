@@ -57,3 +57,17 @@ async def press(app: App[Any], pilot: Any, *keys: str, timeout: float = 20.0) ->
             await asyncio.wait_for(settle(app, pilot, 2, tolerate_failures=True), timeout)
         except TimeoutError:
             raise AssertionError(f"{key!r} on {where} never settled") from None
+
+
+async def open_new_queue_form(app: Any, pilot: Any) -> Any:
+    """The queue list opened and its `a` form shown: the form (a NewQueueForm)."""
+    from reviewer.tui.screens.queues import NewQueueForm, QueuesScreen
+
+    await settle(app, pilot)
+    app.push_screen(QueuesScreen())
+    await settle(app, pilot)
+    await pilot.press("a")
+    await pilot.pause()
+    form = app.screen
+    assert isinstance(form, NewQueueForm)
+    return form

@@ -14,9 +14,9 @@ from reviewer.store.queries import verdicts_for
 from reviewer.store.queues import QueueItem, get_queue, list_queues
 from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.label import LabelScreen
-from reviewer.tui.screens.queues import NewQueueForm, QueuesScreen
+from reviewer.tui.screens.queues import QueuesScreen
 from reviewer.workflows.queues import make_queue, queue_status
-from tests.tui.conftest import settle, until
+from tests.tui.conftest import open_new_queue_form, settle, until
 from tests.tui.test_label_blind import _squash, leaks
 
 SIZE = (120, 40)
@@ -25,13 +25,7 @@ SIZE = (120, 40)
 async def test_the_form_makes_an_active_queue_and_the_list_says_so(sample_db: Path) -> None:
     app = ReviewerApp(db_path=sample_db, labeler="ana")
     async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        app.push_screen(QueuesScreen())
-        await settle(app, pilot)
-        await pilot.press("a")
-        await pilot.pause()
-        form = app.screen
-        assert isinstance(form, NewQueueForm)
+        form = await open_new_queue_form(app, pilot)
         form.query_one(Input).value = "8"
         form.query_one("#new-queue-active", Checkbox).value = True
         await pilot.press("ctrl+s")

@@ -4,6 +4,7 @@ when the labeler leaves; the `a` form makes a shared queue."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from textual.widgets import Checkbox, Input, Static
@@ -13,26 +14,34 @@ from reviewer.store.labels import current_labels
 from reviewer.store.queues import claim_next, list_queues, live_leases, queue_items
 from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.label import LabelScreen
-from reviewer.tui.screens.queues import NewQueueForm, QueuesScreen
+from reviewer.tui.screens.queues import QueuesScreen
 from reviewer.workflows.queues import make_queue
-from tests.tui.conftest import settle, until
+from tests.tui.conftest import open_new_queue_form, settle, until
 
 SIZE = (120, 40)
 
 
-async def test_label_screen_takes_leases_and_gives_them_back(sample_db: Path) -> None:
-    with open_store(sample_db) as db:
+def _team_queue(db_path: Path) -> list[str]:
+    """A shared queue "team" of 6 trials, one label each, made by lead: its trial ids."""
+    with open_store(db_path) as db:
         make_queue(db, "lead", n=6, name="team", per_trial=1)
-        ids = [it.trial_id for it in queue_items(db, "team")]
+        return [it.trial_id for it in queue_items(db, "team")]
+
+
+def _showing(screen: LabelScreen) -> Callable[[str], bool]:
+    return lambda trial_id: screen.payload is not None and screen.payload.trial_id == trial_id
+
+
+async def test_label_screen_takes_leases_and_gives_them_back(sample_db: Path) -> None:
+    ids = _team_queue(sample_db)
+    with open_store(sample_db) as db:
         claim_next(db, "team", "bob", 1)  # bob, in another process, holds the first trial
     app = ReviewerApp(db_path=sample_db, labeler="ann")
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         screen = LabelScreen("team", "ann")
         app.push_screen(screen)
-
-        def showing(trial_id: str) -> bool:
-            return screen.payload is not None and screen.payload.trial_id == trial_id
+        showing = _showing(screen)
 
         await until(pilot, lambda: showing(ids[1]))
         await settle(app, pilot)
@@ -71,13 +80,7 @@ async def test_label_screen_takes_leases_and_gives_them_back(sample_db: Path) ->
 async def test_the_form_makes_a_shared_queue(sample_db: Path) -> None:
     app = ReviewerApp(db_path=sample_db, labeler="ann")
     async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        app.push_screen(QueuesScreen())
-        await settle(app, pilot)
-        await pilot.press("a")
-        await pilot.pause()
-        form = app.screen
-        assert isinstance(form, NewQueueForm)
+        form = await open_new_queue_form(app, pilot)
         form.query_one("#new-queue-size", Input).value = "5"
         form.query_one("#new-queue-shared", Checkbox).value = True
         form.query_one("#new-queue-per-trial", Input).value = "0"
@@ -100,17 +103,13 @@ async def test_the_form_makes_a_shared_queue(sample_db: Path) -> None:
 async def test_a_trial_filled_while_read_is_not_labeled_twice(sample_db: Path) -> None:
     """ann's lease lapsed while she read; bob took the trial and labeled it: her key press stores
     nothing, says so, and brings her next trial."""
-    with open_store(sample_db) as db:
-        make_queue(db, "lead", n=6, name="team", per_trial=1)
-        ids = [it.trial_id for it in queue_items(db, "team")]
+    ids = _team_queue(sample_db)
     app = ReviewerApp(db_path=sample_db, labeler="ann")
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         screen = LabelScreen("team", "ann")
         app.push_screen(screen)
-
-        def showing(trial_id: str) -> bool:
-            return screen.payload is not None and screen.payload.trial_id == trial_id
+        showing = _showing(screen)
 
         await until(pilot, lambda: showing(ids[0]))
         await settle(app, pilot)
