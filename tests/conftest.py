@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 from dataclasses import dataclass
@@ -23,6 +24,47 @@ CORPORA = REPO.parent / "shared" / "corpora"
 SAMPLE_RUNS = FIXTURES / "sample_small"
 #: The real sample_runs/ folder the README tours and its generator writes.
 REAL_SAMPLE_RUNS = REPO / "sample_runs"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--backend",
+        choices=("sqlite", "postgres"),
+        default="sqlite",
+        help="the database every test's store lives in: SQLite files (the default), or a "
+        "throwaway PostgreSQL server this run starts (REVIEWER_TEST_POSTGRES gives one instead)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "sqlite_only: about the SQLite file itself (skipped with --backend postgres)"
+    )
+    if config.getoption("--backend") != "postgres":
+        return
+    from reviewer.store.postgres import TEST_SERVER_VAR
+    from tests.support import pg_server
+
+    if not os.environ.get(TEST_SERVER_VAR):
+        server = pg_server.start()
+        config.add_cleanup(server.stop)
+        os.environ[TEST_SERVER_VAR] = server.url  # subprocesses the tests start inherit it
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--backend") != "postgres":
+        return
+    skip = pytest.mark.skip(reason="about the SQLite file itself")
+    for item in items:
+        if "sqlite_only" in item.keywords:
+            item.add_marker(skip)
+
+
+def on_postgres() -> bool:
+    """Whether this run keeps every test's store on PostgreSQL (`pytest --backend postgres`)."""
+    from reviewer.store.postgres import TEST_SERVER_VAR
+
+    return bool(os.environ.get(TEST_SERVER_VAR))
 
 
 ISOLATED_VARS = (
@@ -59,6 +101,13 @@ class Imported:
     def copy(self, dest: Path | str) -> Path:
         """A private copy of the database at DEST (a test may write to it freely)."""
         dest = Path(dest)
+        if on_postgres():
+            from reviewer.store.copy import copy_database
+            from reviewer.store.db import open_store
+
+            with open_store(self.path) as src, open_store(dest) as dst:
+                assert copy_database(src, dst).verified
+            return dest
         shutil.copyfile(self.path, dest)
         return dest
 
@@ -93,12 +142,13 @@ def imported(folder: Path = SAMPLE_RUNS, *then: str) -> Imported:
         for command in then:
             more = CliRunner().invoke(cli, ["--db", str(path), command])
             assert more.exit_code == 0, more.stderr
-    db = sqlite3.connect(path)  # every page into the main file: copying it copies them all
-    try:
-        busy, _, _ = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-    finally:
-        db.close()
-    assert busy == 0, "the -wal file could not be checkpointed"
+    if not on_postgres():
+        db = sqlite3.connect(path)  # every page into the main file: copying it copies them all
+        try:
+            busy, _, _ = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        finally:
+            db.close()
+        assert busy == 0, "the -wal file could not be checkpointed"
     _IMPORTED[key] = Imported(path, result.stdout, result.stderr)
     return _IMPORTED[key]
 

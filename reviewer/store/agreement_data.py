@@ -258,13 +258,13 @@ _mix_lock = threading.Lock()
 def _verdicts_version(db: Store, judge: str) -> tuple[object, ...] | None:
     """What a judge's verdict counts depend on: the file, the top verdict id (inserts) and the
     counter every in-place update or delete bumps (m007); None for an in-memory database."""
-    files = [r[2] for r in db.conn.execute("PRAGMA database_list").fetchall() if r[1] == "main"]
-    if not files or not files[0]:
+    where = db.identity()
+    if where is None:
         return None
     row = db.conn.execute(
         "SELECT (SELECT MAX(id) FROM verdicts), (SELECT n FROM data_edits WHERE id = 1)"
     ).fetchone()
-    return (files[0], judge, *row)
+    return (where, judge, *row)
 
 
 def trial_infos(

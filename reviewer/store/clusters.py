@@ -110,10 +110,11 @@ def save_clustering(
             db.execute("DELETE FROM clusters WHERE clustering_id = ?", [cid])
             db.execute("DELETE FROM clusterings WHERE id = ?", [cid])
         cur = db.execute(
-            "INSERT INTO clusterings (scope, params, created_at, n_failures) VALUES (?, ?, ?, ?)",
+            "INSERT INTO clusterings (scope, params, created_at, n_failures) VALUES (?, ?, ?, ?) "
+            "RETURNING id",
             [scope, json.dumps(result.params, default=str), _now(), result.total],
         )
-        clustering_id = int(cur.lastrowid or 0)
+        clustering_id = int(cur.fetchone()[0])
         _write_clusters(db, clustering_id, result.clusters, id_map, signatures)
     return clustering_id
 

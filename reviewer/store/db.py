@@ -208,11 +208,24 @@ class Store(sqlite_utils.Database):
     """
 
     path: Path
+    #: Which database holds it: "sqlite" (a file) or "postgres" (store/postgres.py)
+    dialect = "sqlite"
     # Called once with a one-line message when a writer has waited WAIT_NOTICE_S for the lock.
     on_wait: Callable[[str], None] | None = None
 
     def __enter__(self) -> Store:
         return self
+
+    def after_copy(self) -> None:
+        """What rows written with their own ids need before the next insert (nothing in SQLite:
+        a new id is always the top one plus one)."""
+
+    def identity(self) -> str | None:
+        """What names this database among others, for caches keyed by it: the file's path, a
+        PostgreSQL database's URL; None for an in-memory database."""
+        rows = self.execute("PRAGMA database_list").fetchall()
+        files = [str(r[2]) for r in rows if r[1] == "main"]
+        return files[0] if files and files[0] else None
 
     def __exit__(self, *exc: object) -> None:
         self.close()
@@ -313,6 +326,10 @@ def open_store(
     A complete database that cannot be written (a read-only file system, a full disk) is opened for
     reading, so reports still work; a write then fails with the reason.
     """
+    from reviewer.store import postgres
+
+    if postgres.is_url(path):
+        return postgres.open_postgres(str(path), migrate=migrate, on_wait=on_wait)
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
@@ -321,6 +338,10 @@ def open_store(
         raise StoreError(f"{path}: is a folder, not a database file")
     if path.exists() and not path.is_file():
         raise StoreError(f"{path}: not a regular file (a device, a pipe or a socket)")
+    if test_server := os.environ.get(postgres.TEST_SERVER_VAR):
+        return postgres.open_postgres(
+            test_server, schema=postgres.test_schema(path), migrate=migrate, on_wait=on_wait
+        )
     try:
         return _open(path, migrate=migrate, on_wait=on_wait)
     except StoreError as refused:

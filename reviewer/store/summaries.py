@@ -223,7 +223,7 @@ def _take_in(db: sqlite_utils.Database, seen: int, top: int) -> None:
         "INSERT INTO verdict_counts (run, outcome, verdict, n) "
         "SELECT run, outcome, verdict, {sign}COUNT(*) FROM trial_verdicts "
         f"WHERE seq IN ({_TOUCHED}) GROUP BY run, outcome, verdict "
-        "ON CONFLICT (run, outcome, verdict) DO UPDATE SET n = n + excluded.n"
+        "ON CONFLICT (run, outcome, verdict) DO UPDATE SET n = verdict_counts.n + excluded.n"
     )
     db.execute(counted.format(sign="-"), [seen])  # the touched trials' old latest, uncounted
     db.execute(

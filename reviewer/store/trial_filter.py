@@ -202,8 +202,8 @@ def data_version(db: Store) -> tuple[Any, ...] | None:
     """What cached counts and label sets depend on: the tables' top rowids (inserts) and the counter
     that every in-place update or delete bumps (m007: merges, splits, re-graded verdicts). None for
     in-memory databases."""
-    files = [r[2] for r in db.execute("PRAGMA database_list").fetchall() if r[1] == "main"]
-    if not files or not files[0]:
+    where = db.identity()
+    if where is None:
         return None
     row = db.execute(
         "SELECT (SELECT MAX(seq) FROM trials), (SELECT MAX(id) FROM verdicts), "
@@ -211,4 +211,4 @@ def data_version(db: Store) -> tuple[Any, ...] | None:
         "(SELECT MAX(id) FROM rule_sets), (SELECT MAX(id) FROM clusterings), "
         "(SELECT MAX(rowid) FROM cluster_members), (SELECT n FROM data_edits WHERE id = 1)"
     ).fetchone()
-    return (files[0], *row)
+    return (where, *row)

@@ -23,13 +23,28 @@ _TRIAL_COLUMNS = (
 _TRIAL_SQL = f"INSERT INTO trials ({', '.join(_TRIAL_COLUMNS)}) VALUES ({', '.join('?' * len(_TRIAL_COLUMNS))})"
 
 _FTS_SQL = "INSERT INTO trials_fts (rowid, text, system) VALUES (?, ?, ?)"
+# PostgreSQL's index holds each text's words and places (schema_postgres.sql), not the text
+_FTS_PG_SQL = (
+    "INSERT INTO trials_fts (rowid, text, system) VALUES (?, reviewer_tsvector(?), "
+    "reviewer_tsvector(?))"
+)
+
+
+def fts_insert_sql(db: Store) -> str:
+    """The statement that adds a trial's (seq, text, system) to DB's full-text index."""
+    return _FTS_SQL if db.dialect == "sqlite" else _FTS_PG_SQL
+
+
 _TASK_STATS_SQL = (
     "INSERT INTO task_stats (run, task_id, n, c, steps_sum, cost_sum, cost_n, first_seq, infra, "
     "unscored) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run, task_id) DO UPDATE SET "
-    "n = n + excluded.n, c = c + excluded.c, steps_sum = steps_sum + excluded.steps_sum, "
-    "infra = infra + excluded.infra, unscored = unscored + excluded.unscored, "
-    "cost_sum = cost_sum + excluded.cost_sum, cost_n = cost_n + excluded.cost_n, "
-    "first_seq = MIN(first_seq, excluded.first_seq)"
+    "n = task_stats.n + excluded.n, c = task_stats.c + excluded.c, "
+    "steps_sum = task_stats.steps_sum + excluded.steps_sum, "
+    "infra = task_stats.infra + excluded.infra, "
+    "unscored = task_stats.unscored + excluded.unscored, "
+    "cost_sum = task_stats.cost_sum + excluded.cost_sum, "
+    "cost_n = task_stats.cost_n + excluded.cost_n, "
+    "first_seq = MIN(task_stats.first_seq, excluded.first_seq)"
 )
 _VERDICT_SQL = (
     "INSERT OR IGNORE INTO verdicts (trial_id, judge, verdict, rationale, model, rubric, cost_usd, "
@@ -152,7 +167,10 @@ IMPORT_CHECKPOINT_PAGES = 16384
 @contextmanager
 def import_cache(db: Store) -> Iterator[None]:
     """A larger page cache and fewer checkpoints for the connection while an import writes, the
-    usual ones after."""
+    usual ones after (SQLite's own settings: nothing to change on PostgreSQL)."""
+    if db.dialect != "sqlite":
+        yield
+        return
     before = db.execute("PRAGMA cache_size").fetchone()[0]
     pages = db.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
     db.execute(f"PRAGMA cache_size=-{IMPORT_CACHE_KIB}")
@@ -167,6 +185,8 @@ def import_cache(db: Store) -> Iterator[None]:
 def checkpoint(db: Store) -> None:
     """Copy what the write-ahead log holds into the database file (after an import's files), as far
     as readers allow (never waiting for them); nothing is lost either way, the log is durable."""
+    if db.dialect != "sqlite":
+        return
     db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
 
@@ -235,7 +255,9 @@ def write_batch(db: Store, batch: Sequence[Pending], seq: int, source_file: str,
     conn.executemany(_TRIAL_SQL, trial_rows)
     first = trial_rows[0][0] if trial_rows else seq
     del trial_rows
-    conn.executemany(_FTS_SQL, ((i, *search_texts(p.trial)) for i, p in enumerate(batch, first)))
+    conn.executemany(
+        fts_insert_sql(db), ((i, *search_texts(p.trial)) for i, p in enumerate(batch, first))
+    )
     conn.executemany(_TASK_STATS_SQL, [(run, task, *v) for (run, task), v in stats.items()])
     if verdict_rows:
         conn.executemany(_VERDICT_SQL, verdict_rows)
@@ -360,13 +382,16 @@ def replace_trial(db: Store, p: Pending, source_file: str, now: str) -> int:
     except ValueError:
         pass  # a record no version could read was never indexed
     else:
-        conn.execute(_FTS_DELETE_SQL, [seq, search_text(old), system_text(old)])
+        if db.dialect == "sqlite":
+            conn.execute(_FTS_DELETE_SQL, [seq, search_text(old), system_text(old)])
+    if db.dialect != "sqlite":
+        conn.execute("DELETE FROM trials_fts WHERE rowid = ?", [seq])
     turns, calls, tool_errors = counts(p.trial)
     row = _trial_row(p, seq, source_file, now, turns, calls, tool_errors)
     values = dict(zip(_TRIAL_COLUMNS, row, strict=True))
     del row
     conn.execute(_REPLACE_SQL, [*(values.pop(c) for c in _UPDATE_COLUMNS), seq])
-    conn.execute(_FTS_SQL, (seq, *search_texts(p.trial)))
+    conn.execute(fts_insert_sql(db), (seq, *search_texts(p.trial)))
     new = p.trial
     new_cost = new.usage.cost_usd
     conn.execute(

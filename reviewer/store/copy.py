@@ -1,0 +1,217 @@
+"""A whole database copied into another, SQLite or PostgreSQL either way (`reviewer copy`).
+
+Every table that holds data is copied row for row, in one transaction on the destination; what is
+worked out from that data (the full-text index, the latest verdict of each trial and its counts,
+each run's totals) is made again on the destination by the code that keeps it on import. Then
+each table is counted and hashed on both sides: a copy is verified when every count and every
+hash agree.
+
+The hash of a table is the sum, modulo 2**256, of the SHA-256 of each row (its values in column
+order, each spelled the same way whatever database it came from), so it does not depend on the
+order the rows come back in, and a row missing, doubled or changed changes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from reviewer.store.db import Store, StoreError
+
+#: The tables that hold data, parents before children (foreign keys), each with the columns
+#: that order it. The rest of the schema is worked out from them (DERIVED).
+TABLES: tuple[tuple[str, str], ...] = (
+    ("runs", "name"),
+    ("trials", "seq"),
+    ("verdicts", "id"),
+    ("labels", "id"),
+    ("pairs", "pair_id, judge"),
+    ("clusterings", "id"),
+    ("clusters", "clustering_id, id"),
+    ("cluster_members", "clustering_id, trial_id"),
+    ("cluster_names", "cluster_id"),
+    ("cluster_judge_names", "cluster_id"),
+    ("cluster_edits", "id"),
+    ("violations", "trial_id, rule_id, message_index, severity, detail"),
+    ("rule_sets", "id"),
+    ("judge_cache", "key"),
+    ("judge_claims", "key"),
+    ("judge_batches", "id"),
+    ("judge_batch_items", "batch_id, custom_id"),
+    ("imports", "id"),
+    ("queues", "name"),
+    ("queue_items", "queue, position"),
+    ("queue_leases", "queue, trial_id, labeler"),
+    ("rubrics", "ref"),
+    ("task_stats", "run, task_id"),
+    ("audit_runs", "run"),
+    ("audit_findings", "id"),
+    ("audit_fingerprints", "seq"),
+    ("baselines", "id"),
+    ("monitor_trials", "trial_id"),
+)
+#: Worked out from TABLES on the destination: the full-text index from the records, run totals
+#: by task_stats' triggers, the latest verdicts by ``summaries.take_in_verdicts``.
+DERIVED = ("trials_fts", "run_totals", "run_groups", "trial_verdicts", "verdict_counts")
+
+BATCH = 2000
+
+
+@dataclass
+class TableCopy:
+    table: str
+    rows: int
+    source_hash: str
+    dest_rows: int = 0
+    dest_hash: str = ""
+
+    @property
+    def same(self) -> bool:
+        return self.rows == self.dest_rows and self.source_hash == self.dest_hash
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "table": self.table,
+            "rows": self.rows,
+            "dest_rows": self.dest_rows,
+            "hash": self.source_hash,
+            "dest_hash": self.dest_hash,
+            "same": self.same,
+        }
+
+
+@dataclass
+class CopyResult:
+    source: str
+    dest: str
+    tables: list[TableCopy] = field(default_factory=list)
+
+    @property
+    def verified(self) -> bool:
+        return all(t.same for t in self.tables)
+
+    @property
+    def rows(self) -> int:
+        return sum(t.rows for t in self.tables)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "dest": self.dest,
+            "verified": self.verified,
+            "rows": self.rows,
+            "tables": [t.to_dict() for t in self.tables],
+        }
+
+
+def _spelled(value: Any) -> bytes:
+    """One value, spelled the same from either database: a whole float as its integer (SQLite
+    keeps 5 in a REAL column as 5.0, PostgreSQL's double precision too, SQLite's untyped results
+    as 5), other floats by repr, NULL apart from every string."""
+    if value is None:
+        return b"\x00N"
+    if isinstance(value, bool):
+        value = int(value)
+    if isinstance(value, float):
+        if math.isfinite(value) and value.is_integer():
+            return b"\x00I" + str(int(value)).encode()
+        return b"\x00F" + repr(value).encode()
+    if isinstance(value, int):
+        return b"\x00I" + str(value).encode()
+    if isinstance(value, (bytes, memoryview)):
+        return b"\x00B" + bytes(value)
+    return b"\x00S" + str(value).encode("utf-8", "surrogatepass")
+
+
+def _row_hash(row: Sequence[Any]) -> int:
+    h = hashlib.sha256()
+    for value in row:
+        h.update(_spelled(value))
+    return int.from_bytes(h.digest(), "big")
+
+
+def columns(db: Store, table: str) -> list[str]:
+    """TABLE's columns in DB, those both databases have (PostgreSQL adds ``rowid`` to two)."""
+    cur = db.execute(f"SELECT * FROM {table} LIMIT 0")
+    return [d[0] for d in cur.description if d[0] != "rowid"]
+
+
+def table_digest(db: Store, table: str, cols: Sequence[str]) -> tuple[int, str]:
+    """(rows, hash) of TABLE over COLS."""
+    total = 0
+    n = 0
+    cur = db.execute(f"SELECT {', '.join(cols)} FROM {table}")
+    while rows := cur.fetchmany(BATCH):
+        for row in rows:
+            total = (total + _row_hash(row)) % (1 << 256)
+        n += len(rows)
+    return n, f"{total:064x}"
+
+
+def _rows(db: Store, table: str, cols: Sequence[str], order: str) -> Iterable[list[Any]]:
+    cur = db.execute(f"SELECT {', '.join(cols)} FROM {table} ORDER BY {order}")
+    while rows := cur.fetchmany(BATCH):
+        yield rows
+
+
+def _empty(dst: Store) -> None:
+    n = dst.execute("SELECT (SELECT COUNT(*) FROM trials) + (SELECT COUNT(*) FROM runs)").fetchone()
+    if n and n[0]:
+        raise StoreError(
+            f"{dst.path}: already holds data ({n[0]} trials and runs); copy into a new, empty "
+            "database (nothing was written)"
+        )
+
+
+def _rebuild(dst: Store) -> None:
+    """The derived tables made again from the copied data, inside the copy's transaction."""
+    from reviewer.record import decode
+    from reviewer.store.summaries import take_in_verdicts
+    from reviewer.store.writer import fts_insert_sql, search_texts
+
+    sql = fts_insert_sql(dst)
+    cur = dst.execute("SELECT seq, run, task_id, trial, record FROM trials ORDER BY seq")
+    while batch := cur.fetchmany(500):
+        out = []
+        for seq, run, task_id, trial_no, record in batch:
+            try:
+                trial = decode(record, run=run, task_id=task_id, trial=trial_no)
+            except ValueError:
+                continue  # a record this version cannot read stays out of search, as on import
+            out.append((seq, *search_texts(trial)))
+        if out:
+            dst.conn.executemany(sql, out)
+    take_in_verdicts(dst)
+    dst.after_copy()
+
+
+def copy_database(
+    src: Store, dst: Store, *, progress: Callable[[str, int], None] | None = None
+) -> CopyResult:
+    """Every table of SRC into DST (a new, empty reviewer database), then counted and hashed on
+    both sides. StoreError when DST holds data already; nothing is written then."""
+    result = CopyResult(str(src.path), str(dst.path))
+    with dst.transaction():
+        _empty(dst)
+        for table, order in TABLES:
+            cols = [c for c in columns(src, table) if c in set(columns(dst, table))]
+            insert = (
+                f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
+            )
+            n = 0
+            for rows in _rows(src, table, cols, order):
+                dst.conn.executemany(insert, rows)
+                n += len(rows)
+                if progress is not None:
+                    progress(table, n)
+        _rebuild(dst)
+    for table, _ in TABLES:
+        cols = [c for c in columns(src, table) if c in set(columns(dst, table))]
+        n, digest = table_digest(src, table, cols)
+        copied = TableCopy(table, n, digest)
+        copied.dest_rows, copied.dest_hash = table_digest(dst, table, cols)
+        result.tables.append(copied)
+    return result

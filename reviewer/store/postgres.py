@@ -1,0 +1,420 @@
+"""A reviewer database on a PostgreSQL server (psycopg 3), behind the same ``Store`` as SQLite.
+
+The store's code runs its SQL through ``db.execute`` / ``db.conn.execute`` and groups writes with
+``db.transaction()``; here those run on PostgreSQL:
+
+- each statement is rewritten once from SQLite's spelling (``pg_sql.to_postgres``) and sent with
+  its parameters bound on the client, so untyped parameters behave as in SQLite;
+- a value PostgreSQL cannot hold is stored as SQLite stores it: a float NaN as NULL, a NUL
+  character in text as U+2400 (PostgreSQL text cannot hold NUL);
+- ``transaction()`` is one transaction holding the database's writer lock (an advisory lock), so
+  writers take turns exactly as SQLite's ``BEGIN IMMEDIATE`` makes them, and readers never wait;
+- errors come out as the ``sqlite3`` exceptions the rest of the code already handles
+  (``IntegrityError`` for a constraint, ``OperationalError`` for everything else), each with
+  PostgreSQL's one-line message.
+
+A URL's ``options=-csearch_path=NAME`` keeps reviewer's tables in a schema of their own.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from importlib import resources
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from reviewer.store.pg_sql import to_postgres
+
+#: The schema, written for PostgreSQL (statements separated by a line that is only ";;").
+SCHEMA_FILE = "schema_postgres.sql"
+#: The migrations (store/db.py's names) the PostgreSQL schema file holds, all of them so far.
+BASELINE = "m020_queue_leases"
+
+NUL_SHOWN = "\u2400"
+
+
+def is_url(location: object) -> bool:
+    """Whether a --db value names a PostgreSQL database rather than a SQLite file."""
+    text = str(location)
+    return text.startswith(("postgresql://", "postgres://"))
+
+
+def shown_url(url: str) -> str:
+    """The URL without its password, to name the database in a message."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.rsplit("@", 1)
+    host = netloc[-1]
+    user = parts.username or ""
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+
+
+class Location(str):
+    """Where a PostgreSQL store is, as ``Store.path`` is for a file: its URL (password hidden)
+    and a ``name`` for messages."""
+
+    @property
+    def name(self) -> str:
+        return str(self)
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.replace("\x00", NUL_SHOWN) if "\x00" in value else value
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def _params(params: Any) -> Any:
+    if params is None:
+        return ()
+    if isinstance(params, dict):
+        return {k: _clean(v) for k, v in params.items()}
+    return [_clean(v) for v in params]
+
+
+def _sqlite_error(e: Exception) -> sqlite3.Error:
+    """The sqlite3 exception the rest of the code handles for this psycopg error."""
+    import psycopg
+
+    text = " ".join(str(e).split()) or type(e).__name__
+    if isinstance(e, psycopg.errors.IntegrityError):
+        return sqlite3.IntegrityError(text)
+    if isinstance(e, (psycopg.errors.LockNotAvailable, psycopg.errors.DeadlockDetected)):
+        return sqlite3.OperationalError(f"database is locked ({text})")
+    if isinstance(e, psycopg.errors.DiskFull):
+        return sqlite3.OperationalError(f"database or disk is full ({text})")
+    if isinstance(e, psycopg.errors.ReadOnlySqlTransaction):
+        return sqlite3.OperationalError(f"attempt to write a readonly database ({text})")
+    return sqlite3.OperationalError(text)
+
+
+@contextmanager
+def _as_sqlite() -> Iterator[None]:
+    import psycopg
+
+    try:
+        yield
+    except psycopg.Error as e:
+        raise _sqlite_error(e) from e
+
+
+class Cursor:
+    """A psycopg cursor with sqlite3's cursor interface (what the store uses of it)."""
+
+    lastrowid = None
+
+    def __init__(self, cur: Any) -> None:
+        self._cur = cur
+
+    @property
+    def rowcount(self) -> int:
+        return int(self._cur.rowcount)
+
+    @property
+    def description(self) -> Any:
+        return self._cur.description
+
+    def fetchone(self) -> Any:
+        if self._cur.description is None:
+            return None
+        with _as_sqlite():
+            return self._cur.fetchone()
+
+    def fetchall(self) -> list[Any]:
+        if self._cur.description is None:
+            return []
+        with _as_sqlite():
+            return list(self._cur.fetchall())
+
+    def fetchmany(self, size: int = 100) -> list[Any]:
+        if self._cur.description is None:
+            return []
+        with _as_sqlite():
+            return list(self._cur.fetchmany(size))
+
+    def __iter__(self) -> Iterator[Any]:
+        if self._cur.description is None:
+            return iter(())
+        return iter(self.fetchall())
+
+    def close(self) -> None:
+        self._cur.close()
+
+
+class Connection:
+    """A psycopg connection (autocommit; transactions begun explicitly) with sqlite3's interface."""
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+
+    @property
+    def in_transaction(self) -> bool:
+        from psycopg.pq import TransactionStatus
+
+        return bool(self.raw.info.transaction_status != TransactionStatus.IDLE)
+
+    def execute(self, sql: str, params: Any = None) -> Cursor:
+        cur = self.raw.cursor()
+        with _as_sqlite():
+            cur.execute(to_postgres(sql), _params(params))
+        return Cursor(cur)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> Cursor:
+        cur = self.raw.cursor()
+        with _as_sqlite():
+            cur.executemany(to_postgres(sql), [_params(r) for r in rows])
+        return Cursor(cur)
+
+    def commit(self) -> None:
+        if self.in_transaction:
+            with _as_sqlite():
+                self.raw.execute("COMMIT")
+
+    def rollback(self) -> None:
+        if self.in_transaction:
+            with _as_sqlite():
+                self.raw.execute("ROLLBACK")
+
+    def close(self) -> None:
+        self.raw.close()
+
+
+def _loaders(raw: Any) -> None:
+    """numeric (SUM and AVG of integers) as Python int or float, never Decimal, as from SQLite."""
+    from psycopg.adapt import Loader
+
+    class NumberLoader(Loader):
+        def load(self, data: Any) -> Any:
+            text = bytes(data).decode()
+            if text.lstrip("-").isdigit():
+                return int(text)
+            return float(text)
+
+    raw.adapters.register_loader("numeric", NumberLoader)
+
+
+def connect(url: str, *, schema: str | None = None) -> Connection:
+    """A connection to URL (its search_path set to SCHEMA when given); sqlite3.OperationalError
+    with the server's one line when it cannot be made."""
+    import psycopg
+
+    kwargs: dict[str, Any] = {"autocommit": True, "cursor_factory": psycopg.ClientCursor}
+    if schema is not None:
+        kwargs["options"] = f"-c search_path={schema},public"
+    with _as_sqlite():
+        raw = psycopg.connect(url, connect_timeout=10, **kwargs)
+    _loaders(raw)
+    return Connection(raw)
+
+
+def writer_lock_sql() -> str:
+    """The advisory lock every writer of this database (its schema) holds for its transaction."""
+    return "hashtext('reviewer writer ' || current_schema())"
+
+
+def begin_writing(conn: Connection, timeout_s: float, on_wait: Callable[[], None] | None) -> bool:
+    """BEGIN and take the writer lock, waiting up to TIMEOUT_S (calling ON_WAIT once after a
+    second); False (nothing begun) when another writer held it all that time."""
+    key = writer_lock_sql()
+    deadline = time.monotonic() + timeout_s
+    said = False
+    delay = 0.002
+    with _as_sqlite():
+        while True:
+            conn.raw.execute("BEGIN")
+            got = conn.raw.execute(f"SELECT pg_try_advisory_xact_lock({key})").fetchone()[0]
+            if got:
+                return True
+            conn.raw.execute("ROLLBACK")
+            now = time.monotonic()
+            if now >= deadline:
+                return False
+            if not said and now >= deadline - timeout_s + 1.0:
+                said = True
+                if on_wait is not None:
+                    on_wait()
+            time.sleep(min(delay, max(deadline - now, 0)))
+            delay = min(delay * 2, 0.1)
+
+
+def _schema_statements() -> list[str]:
+    text = resources.files("reviewer.store").joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
+    return [s for s in text.split("\n;;\n") if s.strip()]
+
+
+def tables(conn: Connection) -> list[str]:
+    rows = conn.raw.execute(
+        "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename"
+    ).fetchall()
+    return [str(r[0]) for r in rows]
+
+
+def create_schema(conn: Connection, migration_names: Sequence[str]) -> None:
+    """Every table, view, function and trigger of the schema, and the migrations it holds
+    recorded, in one transaction (the caller holds the writer lock)."""
+    for statement in _schema_statements():
+        conn.raw.execute(statement)
+    conn.raw.execute(
+        'CREATE TABLE _reviewer_migrations (name TEXT COLLATE "C" PRIMARY KEY, '
+        "applied_at TEXT NOT NULL)"
+    )
+    now = datetime.now(UTC).isoformat()
+    with conn.raw.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO _reviewer_migrations (name, applied_at) VALUES (%s, %s)",
+            [(name, now) for name in migration_names],
+        )
+
+
+def applied(conn: Connection) -> list[str]:
+    rows = conn.raw.execute("SELECT name FROM _reviewer_migrations ORDER BY name").fetchall()
+    return [str(r[0]) for r in rows]
+
+
+def _store_class() -> type:
+    from reviewer.store.db import Store
+
+    class PgStore(Store):
+        """A reviewer database on PostgreSQL: the same ``Store`` the rest of the code uses."""
+
+        dialect = "postgres"
+
+        def __init__(self, conn: Connection, location: Location) -> None:  # no sqlite-utils set-up
+            self.conn = conn  # type: ignore[assignment]
+            self.path = location  # type: ignore[assignment]
+            self.on_wait = None
+            self._tracer = None
+
+        def execute(self, sql: str, parameters: Any = None) -> Any:
+            return self.conn.execute(sql, parameters)
+
+        def close(self) -> None:
+            self.conn.close()
+
+        def identity(self) -> str | None:
+            return str(self.path)
+
+        def after_copy(self) -> None:
+            """Each identity column's next value past the ids written by hand."""
+            found = self.conn.execute(
+                "SELECT table_name, column_name FROM information_schema.columns "
+                "WHERE table_schema = current_schema() AND is_identity = 'YES'"
+            ).fetchall()
+            for table, column in found:
+                self.conn.execute(
+                    f"SELECT setval(pg_get_serial_sequence('{table}', '{column}'), "
+                    f"COALESCE((SELECT MAX({column}) FROM {table}), 0) + 1, false)"
+                )
+
+        def _begin_immediate(self) -> None:
+            from reviewer.store.db import StoreBusy, lock_timeout
+
+            timeout = lock_timeout()
+
+            def said() -> None:
+                if self.on_wait is not None:
+                    self.on_wait(
+                        f"waiting for the database: another process is writing to {self.path} "
+                        f"(up to {timeout:.0f} s)"
+                    )
+
+            if not begin_writing(self.conn, timeout, said):  # type: ignore[arg-type]
+                raise StoreBusy(
+                    f"{self.path}: the database is locked: another process is writing to it and "
+                    f"held the lock longer than we wait ({timeout:.0f} s, REVIEWER_LOCK_TIMEOUT); "
+                    "run it again when that finishes"
+                )
+
+    return PgStore
+
+
+_PG_STORE: list[type] = []
+
+
+def open_postgres(
+    url: str,
+    *,
+    schema: str | None = None,
+    migrate: bool = True,
+    on_wait: Callable[[str], None] | None = None,
+) -> Any:
+    """The reviewer database at URL (in SCHEMA when given, made if missing), its schema made on
+    first use; StoreError with one line when the server cannot be reached, the database is
+    another program's or a newer reviewer's."""
+    from reviewer.store.db import StoreError, migrations
+
+    if not _PG_STORE:
+        _PG_STORE.append(_store_class())
+    location = Location(shown_url(url) if schema is None else f"{shown_url(url)}#{schema}")
+    try:
+        conn = connect(url, schema=schema)
+    except sqlite3.Error as e:
+        raise StoreError(f"{location}: cannot connect to the PostgreSQL server ({e})") from e
+    db = _PG_STORE[0](conn, location)
+    db.on_wait = on_wait
+    names = [m.name for m in migrations._migrations]
+    try:
+        if schema is not None:
+            with _as_sqlite():
+                conn.raw.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+        found = tables(conn)
+        if "_reviewer_migrations" not in found:
+            if found:
+                shown = ", ".join(found[:5]) + (" …" if len(found) > 5 else "")
+                raise StoreError(
+                    f"{location}: a PostgreSQL database of something else (tables: {shown}); "
+                    "reviewer reads and writes only its own: give another --db, or a schema of "
+                    "its own (?options=-csearch_path%3Dreviewer)"
+                )
+            if not migrate:
+                raise StoreError(f"{location}: not a reviewer database yet")
+            with db.transaction():
+                if "_reviewer_migrations" not in tables(conn):  # another process made it meanwhile
+                    with _as_sqlite():
+                        create_schema(conn, names)
+        with _as_sqlite():
+            done = applied(conn)
+        newer = sorted(set(done) - set(names))
+        if newer:
+            raise StoreError(
+                f"{location}: written by a newer reviewer (its schema has {newer[-1]}, which this "
+                "version does not know); upgrade reviewer to open it (nothing was read or written)"
+            )
+        missing = [n for n in names if n not in done]
+        if missing:
+            raise StoreError(
+                f"{location}: its schema lacks {missing[0]}, which this version of reviewer "
+                "cannot add on PostgreSQL; copy it to a new database with `reviewer copy`"
+            )
+    except StoreError:
+        conn.close()
+        raise
+    except sqlite3.Error as e:
+        conn.close()
+        raise StoreError(f"{location}: database error ({e})") from e
+    return db
+
+
+#: The test suite's switch to PostgreSQL (tests/conftest.py, `pytest --backend postgres`): with
+#: it set to a server's URL, a database the code opens by file name lives in a schema of that
+#: server named after the file, so every test runs unchanged on PostgreSQL.
+TEST_SERVER_VAR = "REVIEWER_TEST_POSTGRES"
+
+
+def test_schema(path: Any) -> str:
+    """The schema standing for the database file PATH under REVIEWER_TEST_POSTGRES."""
+    import hashlib
+    from pathlib import Path
+
+    resolved = str(Path(path).resolve())
+    return "f_" + hashlib.sha1(resolved.encode("utf-8", "surrogatepass")).hexdigest()[:20]
