@@ -75,7 +75,7 @@ class ReviewerGroup(click.Group):
     show_default=True,
     envvar="REVIEWER_DB",
     type=click.Path(dir_okay=False),
-    help="SQLite file holding imported runs, labels and verdicts.",
+    help="The database: a SQLite file, or a PostgreSQL server's postgresql://user@host/db.",
 )
 @click.option(
     "--labeler",
@@ -114,6 +114,7 @@ def _register() -> None:
         agreement,
         bias,
         clusters,
+        copy,
         export,
         gate,
         imports,
@@ -143,6 +144,7 @@ def _register() -> None:
     trials.register(cli)
     rescore.register(cli)
     serve.register(cli)
+    copy.register(cli)
 
 
 _register()

@@ -67,6 +67,40 @@ def on_postgres() -> bool:
     return bool(os.environ.get(TEST_SERVER_VAR))
 
 
+_SERVER: list[str] = []
+
+
+@pytest.fixture(scope="session")
+def pg_server_url(request: pytest.FixtureRequest) -> str:
+    """A PostgreSQL server's URL: the --backend postgres run's, else one started for the session
+    (skipped when PostgreSQL is not installed)."""
+    from reviewer.store.postgres import TEST_SERVER_VAR
+    from tests.support import pg_server
+
+    if os.environ.get(TEST_SERVER_VAR):
+        return os.environ[TEST_SERVER_VAR]
+    if not _SERVER:
+        if not pg_server.available():
+            pytest.skip("PostgreSQL (initdb, pg_ctl) is not installed")
+        server = pg_server.start()
+        request.config.add_cleanup(server.stop)
+        _SERVER.append(server.url)
+    return _SERVER[0]
+
+
+@pytest.fixture
+def pg_url(pg_server_url: str) -> str:
+    """The URL of a new, empty database on the PostgreSQL server."""
+    import uuid
+
+    import psycopg
+
+    name = f"t_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(pg_server_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return pg_server_url.rsplit("/", 1)[0] + "/" + name
+
+
 ISOLATED_VARS = (
     "REVIEWER_DB",
     "REVIEWER_LABELER",
@@ -101,12 +135,14 @@ class Imported:
     def copy(self, dest: Path | str) -> Path:
         """A private copy of the database at DEST (a test may write to it freely)."""
         dest = Path(dest)
-        if on_postgres():
-            from reviewer.store.copy import copy_database
-            from reviewer.store.db import open_store
+        if on_postgres():  # the database standing for the file, made from this one
+            from reviewer.store import postgres
 
-            with open_store(self.path) as src, open_store(dest) as dst:
-                assert copy_database(src, dst).verified
+            postgres.make_test_database(
+                os.environ[postgres.TEST_SERVER_VAR],
+                postgres.test_database(dest),
+                template=postgres.test_database(self.path),
+            )
             return dest
         shutil.copyfile(self.path, dest)
         return dest
@@ -181,8 +217,31 @@ def standin(monkeypatch: pytest.MonkeyPatch) -> Iterator[StandIn]:
 
 
 @pytest.fixture(autouse=True)
-def isolated_machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def isolated_machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     isolate(monkeypatch, tmp_path)
+    yield
+    if on_postgres():
+        _drop_test_databases()
+
+
+def _drop_test_databases() -> None:
+    """Under --backend postgres: the databases the test made, dropped (the session's imports
+    kept), so the server's disk holds a few at a time."""
+    import psycopg
+
+    from reviewer.store import postgres
+
+    keep = {postgres.test_database(i.path) for i in _IMPORTED.values()}
+    with psycopg.connect(os.environ[postgres.TEST_SERVER_VAR], autocommit=True) as admin:
+        names = [
+            r[0]
+            for r in admin.execute(
+                "SELECT datname FROM pg_database WHERE datname LIKE 'f\\_%'"
+            ).fetchall()
+        ]
+        for name in names:
+            if name not in keep:
+                admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def real_data(fixture: Path, *corpus_parts: str) -> list[Any]:

@@ -29,13 +29,15 @@ def register(group: click.Group) -> None:
 def app_command(db: str | Path) -> str:
     """The shell command textual-serve runs once per browser session: this reviewer, on DB, asking
     who labels."""
+    from reviewer.workflows.store_access import is_url
+
     return shlex.join(
         [
             sys.executable,
             "-m",
             "reviewer",
             "--db",
-            str(Path(db).absolute()),
+            str(db) if is_url(db) else str(Path(db).absolute()),
             "open",
             "--ask-labeler",
         ]

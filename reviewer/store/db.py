@@ -312,6 +312,24 @@ def _retry_locked(step: Callable[[], object], deadline: float) -> None:
         delay = min(delay * 2, 0.2)
 
 
+#: The test suite's switch to PostgreSQL (store/postgres.py says how it works).
+TEST_SERVER_VAR = "REVIEWER_TEST_POSTGRES"
+
+
+def is_url(location: object) -> bool:
+    """Whether a --db value names a PostgreSQL database rather than a SQLite file."""
+    return str(location).startswith(("postgresql://", "postgres://"))
+
+
+#: Opens a PostgreSQL database (a URL, or a test's file name under TEST_SERVER_VAR); set by
+#: store/postgres.py, which the store package imports (this module never imports it).
+_PG_OPENER: list[Callable[..., Store]] = []
+
+
+def _pg_opener() -> Callable[..., Store]:
+    return _PG_OPENER[0]
+
+
 def open_store(
     path: str | Path = DEFAULT_DB,
     *,
@@ -326,10 +344,8 @@ def open_store(
     A complete database that cannot be written (a read-only file system, a full disk) is opened for
     reading, so reports still work; a write then fails with the reason.
     """
-    from reviewer.store import postgres
-
-    if postgres.is_url(path):
-        return postgres.open_postgres(str(path), migrate=migrate, on_wait=on_wait)
+    if is_url(path):
+        return _pg_opener()(str(path), migrate=migrate, on_wait=on_wait)
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
@@ -338,10 +354,10 @@ def open_store(
         raise StoreError(f"{path}: is a folder, not a database file")
     if path.exists() and not path.is_file():
         raise StoreError(f"{path}: not a regular file (a device, a pipe or a socket)")
-    if test_server := os.environ.get(postgres.TEST_SERVER_VAR):
-        return postgres.open_postgres(
-            test_server, schema=postgres.test_schema(path), migrate=migrate, on_wait=on_wait
-        )
+    if os.environ.get(TEST_SERVER_VAR) and not (path.exists() and path.stat().st_size > 0):
+        db = _pg_opener()(path, migrate=migrate, on_wait=on_wait)
+        db.path = path  # named as the file the test gave
+        return db
     try:
         return _open(path, migrate=migrate, on_wait=on_wait)
     except StoreError as refused:

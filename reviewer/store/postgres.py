@@ -19,6 +19,7 @@ A URL's ``options=-csearch_path=NAME`` keeps reviewer's tables in a schema of th
 from __future__ import annotations
 
 import math
+import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -28,7 +29,8 @@ from importlib import resources
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from reviewer.store.pg_sql import to_postgres
+from reviewer.store.db import TEST_SERVER_VAR, is_url
+from reviewer.store.pg_sql import plain_insert, to_postgres
 
 #: The schema, written for PostgreSQL (statements separated by a line that is only ";;").
 SCHEMA_FILE = "schema_postgres.sql"
@@ -36,12 +38,6 @@ SCHEMA_FILE = "schema_postgres.sql"
 BASELINE = "m020_queue_leases"
 
 NUL_SHOWN = "\u2400"
-
-
-def is_url(location: object) -> bool:
-    """Whether a --db value names a PostgreSQL database rather than a SQLite file."""
-    text = str(location)
-    return text.startswith(("postgresql://", "postgres://"))
 
 
 def shown_url(url: str) -> str:
@@ -151,11 +147,19 @@ class Cursor:
         self._cur.close()
 
 
+_SAVEPOINT = re.compile(
+    r"\s*(SAVEPOINT|RELEASE(?:\s+SAVEPOINT)?|ROLLBACK\s+TO(?:\s+SAVEPOINT)?)\s+(\w+)\s*;?\s*",
+    re.IGNORECASE,
+)
+
+
 class Connection:
     """A psycopg connection (autocommit; transactions begun explicitly) with sqlite3's interface."""
 
     def __init__(self, raw: Any) -> None:
         self.raw = raw
+        # a SAVEPOINT outside any transaction begins one, as in SQLite; its RELEASE commits it
+        self._outer_savepoint: str | None = None
 
     @property
     def in_transaction(self) -> bool:
@@ -164,15 +168,43 @@ class Connection:
         return bool(self.raw.info.transaction_status != TransactionStatus.IDLE)
 
     def execute(self, sql: str, params: Any = None) -> Cursor:
+        savepoint = _SAVEPOINT.fullmatch(sql) if sql[:12].lstrip()[:1] in "SRsr" else None
+        if savepoint is not None:
+            return self._savepoint(savepoint.group(1).split()[0].upper(), savepoint.group(2), sql)
         cur = self.raw.cursor()
         with _as_sqlite():
             cur.execute(to_postgres(sql), _params(params))
         return Cursor(cur)
 
-    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> Cursor:
+    def _savepoint(self, verb: str, name: str, sql: str) -> Cursor:
+        from reviewer.store.db import lock_timeout
+
         cur = self.raw.cursor()
         with _as_sqlite():
-            cur.executemany(to_postgres(sql), [_params(r) for r in rows])
+            if verb == "SAVEPOINT" and not self.in_transaction:
+                cur.execute("BEGIN")
+                cur.execute(f"SET LOCAL lock_timeout = '{int(lock_timeout() * 1000)}ms'")
+                cur.execute(f"SELECT pg_advisory_xact_lock({writer_lock_sql()})")
+                self._outer_savepoint = name
+            cur.execute(sql)
+            if verb == "RELEASE" and name == self._outer_savepoint:
+                self._outer_savepoint = None
+                cur.execute("COMMIT")
+        return Cursor(cur)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> Cursor:
+        cur = self.raw.cursor()
+        plain = plain_insert(sql)
+        with _as_sqlite():
+            if plain is not None and self.in_transaction:
+                # rows of plain values go in by COPY (inside a transaction: all or none, as
+                # executemany's would be)
+                table, columns = plain
+                with cur.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+                    for row in rows:
+                        copy.write_row(_params(row))
+            else:
+                cur.executemany(to_postgres(sql), [_params(r) for r in rows])
         return Cursor(cur)
 
     def commit(self) -> None:
@@ -406,15 +438,70 @@ def open_postgres(
 
 
 #: The test suite's switch to PostgreSQL (tests/conftest.py, `pytest --backend postgres`): with
-#: it set to a server's URL, a database the code opens by file name lives in a schema of that
-#: server named after the file, so every test runs unchanged on PostgreSQL.
-TEST_SERVER_VAR = "REVIEWER_TEST_POSTGRES"
+#: it set to a server's URL, a database the code opens by file name is a database of that server
+#: named after the file (made from a template holding the schema), so every test runs unchanged
+#: on PostgreSQL. A file that exists and is not empty (one a test wrote: a damaged database,
+#: another program's) is still opened as the SQLite file it is.
+TEST_TEMPLATE = "reviewer_template"
 
 
-def test_schema(path: Any) -> str:
-    """The schema standing for the database file PATH under REVIEWER_TEST_POSTGRES."""
+def test_database(path: Any) -> str:
+    """The name of the database standing for the file PATH under REVIEWER_TEST_POSTGRES."""
     import hashlib
     from pathlib import Path
 
     resolved = str(Path(path).resolve())
-    return "f_" + hashlib.sha1(resolved.encode("utf-8", "surrogatepass")).hexdigest()[:20]
+    return "f_" + hashlib.sha1(resolved.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+
+
+def with_database(url: str, name: str) -> str:
+    """URL with its database replaced by NAME."""
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path="/" + name))
+
+
+def make_test_database(server: str, name: str, template: str = TEST_TEMPLATE) -> str:
+    """The URL of database NAME on SERVER, made from TEMPLATE when missing (the template made
+    first, with reviewer's schema, when it is missing too); safe for processes racing to make it."""
+    import psycopg
+
+    with psycopg.connect(server, autocommit=True) as admin:
+        exists = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
+        if exists:
+            return with_database(server, name)
+        admin.execute("SELECT pg_advisory_lock(hashtext('reviewer test databases'))")
+        try:
+            if (
+                template == TEST_TEMPLATE
+                and not admin.execute(
+                    "SELECT 1 FROM pg_database WHERE datname = %s", [template]
+                ).fetchone()
+            ):
+                admin.execute(f'CREATE DATABASE "{template}"')
+                open_postgres(with_database(server, template)).close()
+            if not admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+                admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}" STRATEGY FILE_COPY')
+        finally:
+            admin.execute("SELECT pg_advisory_unlock(hashtext('reviewer test databases'))")
+    return with_database(server, name)
+
+
+def _open(location: Any, **kwargs: Any) -> Any:
+    """``store.db.open_store``'s way to PostgreSQL: a URL, or (under TEST_SERVER_VAR) a file name
+    standing for a database of the test server."""
+    import os
+
+    if is_url(location):
+        return open_postgres(str(location), **kwargs)
+    server = os.environ[TEST_SERVER_VAR]
+    return open_postgres(make_test_database(server, test_database(location)), **kwargs)
+
+
+def _register() -> None:
+    from reviewer.store import db
+
+    if not db._PG_OPENER:
+        db._PG_OPENER.append(_open)
+
+
+_register()

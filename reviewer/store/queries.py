@@ -117,7 +117,7 @@ def judged_task_counts(
         other = latest_verdict_sql(db, scored_only=True)
     rows = db.execute(
         f"""
-        SELECT task_id, SUM(o IN ('pass', 'fail') OR (o = 'infra' AND ?)), SUM(o = 'pass') FROM (
+        SELECT task_id, SUM(o IN ('pass', 'fail') OR (o = 'infra' AND ? = 1)), SUM(o = 'pass') FROM (
             SELECT t.task_id, t.seq,
                    CASE WHEN t.outcome = 'infra' THEN 'infra'
                         ELSE COALESCE({other}, t.outcome) END AS o

@@ -9,6 +9,7 @@ those operators and parentheses kept as structure; the words around them are sti
 from __future__ import annotations
 
 import re
+from typing import Any, NamedTuple
 
 _OPERATORS = {"AND", "OR", "NOT"}
 _NUMBER = re.compile(r"\d+")
@@ -123,6 +124,12 @@ def match_query(text: str, *, system: bool = False) -> str | None:
     the query is limited to the conversation: a word of a prompt every trial shares finds nothing."""
     if not text.strip():
         return None
+    query = _fts5(text)
+    return query if system else f"text : ({query})"
+
+
+def _fts5(text: str) -> str:
+    """The FTS5 query of ``text`` (not blank), without a column filter; SearchError when empty."""
     chunks = _chunks(text)
     explicit = any(
         not is_phrase and (s in _OPERATORS or s.startswith("NEAR(")) for is_phrase, s in chunks
@@ -130,8 +137,256 @@ def match_query(text: str, *, system: bool = False) -> str | None:
     parts = _structured(chunks) if explicit else _plain(chunks)
     if not parts:
         raise SearchError(f"nothing to search for in {text!r}: type a word")
-    query = " ".join(parts)
-    return query if system else f"text : ({query})"
+    return " ".join(parts)
+
+
+# ---- PostgreSQL: the same search as a to_tsquery('simple', ...) string ------------------------------
+
+#: The most parentheses nested in a search (FTS5's parser overflows a little beyond this too).
+MAX_DEPTH = 64
+#: The longest search PostgreSQL is given: its words become a tree of about as many operators,
+#: which PostgreSQL walks recursively (about 15,000 overflow its stack at the default 2 MB).
+MAX_TEXT = 4000
+#: The largest NEAR distance spelt out as phrase distances; beyond it NEAR is a plain AND.
+MAX_NEAR = 16
+#: A query no row matches: what an FTS5 query of empty phrases alone finds.
+NOTHING = "'a' & !'a'"
+
+_FTS5_TOKEN = re.compile(
+    r'(?P<space>\s+)|(?P<str>"(?:[^"]|"")*")|(?P<op>[(),*^:+])|(?P<word>\w+)|(?P<bad>.)', re.DOTALL
+)
+# What separates words in any text: never part of a lexeme, and unsendable (NUL, lone surrogates)
+_UNSENDABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+class TsQuery(NamedTuple):
+    """A search on PostgreSQL: ``query`` for ``to_tsquery('simple', query)``, matched against the
+    conversation's tsvector alone, or with ``system`` against the conversation's and the system
+    prompt's together (``text || system``)."""
+
+    query: str
+    system: bool
+
+
+# The parsed search: ("phrase", [(piece, prefix), ...]) (no pieces: an empty phrase, matching
+# nothing), ("and" | "or", [node, ...]), ("not", [base, excluded, ...]), ("near", [phrase, ...], n).
+_Node = tuple[Any, ...]
+
+
+def _fts5_tokens(query: str) -> list[tuple[str, str]]:
+    """(kind, text) of an FTS5 query: "str" (a phrase, unquoted), "word" (a bareword), "op"."""
+    out: list[tuple[str, str]] = []
+    for m in _FTS5_TOKEN.finditer(query):
+        kind, tok = m.lastgroup or "bad", m.group()
+        if kind == "bad":
+            raise SearchError(f"invalid search: {tok!r} in {query!r}")
+        if kind == "str":
+            out.append((kind, tok[1:-1].replace('""', '"')))
+        elif kind != "space":
+            out.append((kind, tok))
+    return out
+
+
+def _pieces(text: str, prefix: bool) -> list[tuple[str, bool]]:
+    """The words of a phrase, split at white space (PostgreSQL's parser splits each further, as it
+    splits the indexed text); a prefix search applies to the last."""
+    words = [w for w in _UNSENDABLE.sub(" ", text).split() if _has_words(w)]
+    return [(w, prefix and i == len(words) - 1) for i, w in enumerate(words)]
+
+
+class _Parser:
+    """FTS5's query grammar: OR below AND below NOT (all binary, left to right); phrases and NEAR
+    groups side by side are an implicit AND, parentheses group; anything else is a SearchError, as
+    FTS5 rejects it."""
+
+    def __init__(self, text: str, tokens: list[tuple[str, str]]) -> None:
+        self.text = text
+        self.toks = tokens
+        self.at = 0
+        self.depth = 0
+
+    def fail(self, why: str) -> SearchError:
+        hint = "put words in double quotes to search for them as written"
+        return SearchError(f"invalid search {self.text!r} ({why}): {hint}")
+
+    def peek(self, ahead: int = 0) -> tuple[str, str]:
+        i = self.at + ahead
+        return self.toks[i] if i < len(self.toks) else ("end", "")
+
+    def take(self) -> tuple[str, str]:
+        tok = self.peek()
+        self.at += 1
+        return tok
+
+    def operator(self, name: str) -> bool:
+        if self.peek() == ("word", name):
+            self.at += 1
+            return True
+        return False
+
+    def parse(self) -> _Node:
+        node = self.any()
+        if self.peek()[0] != "end":
+            raise self.fail(f"syntax error near {self.peek()[1]!r}")
+        return node
+
+    def any(self) -> _Node:
+        items = [self.all()]
+        while self.operator("OR"):
+            items.append(self.all())
+        return items[0] if len(items) == 1 else ("or", items)
+
+    def all(self) -> _Node:
+        items = [self.but()]
+        while self.operator("AND"):
+            items.append(self.but())
+        return items[0] if len(items) == 1 else ("and", items)
+
+    def but(self) -> _Node:
+        items = [self.term()]
+        while self.operator("NOT"):
+            items.append(self.term())
+        return items[0] if len(items) == 1 else ("not", items)
+
+    def term(self) -> _Node:
+        if self.peek() == ("op", "("):
+            self.take()
+            self.depth += 1
+            if self.depth > MAX_DEPTH:
+                raise self.fail(f"more than {MAX_DEPTH} parentheses inside each other")
+            node = self.any()
+            if self.take() != ("op", ")"):
+                raise self.fail("a parenthesis is not closed")
+            self.depth -= 1
+            return node
+        found: list[_Node] = []
+        while True:
+            kind, tok = self.peek()
+            if kind == "word" and tok == "NEAR" and self.peek(1) == ("op", "("):
+                found.append(self.near())
+            elif kind == "str" or (kind == "word" and tok not in _OPERATORS):
+                found.append(self.phrase())
+            elif (kind, tok) == ("op", "^"):
+                self.take()  # an initial token: PostgreSQL keeps no column starts, so any place
+                if self.peek()[0] != "str":
+                    raise self.fail("^ without a word")
+                found.append(self.phrase())
+            else:
+                break
+        if not found:
+            raise self.fail(f"syntax error near {self.peek()[1] or 'the end'!r}")
+        # side by side, FTS5 leaves out a phrase without words
+        kept = [n for n in found if n != ("phrase", [])]
+        if not kept:
+            return ("phrase", [])
+        return kept[0] if len(kept) == 1 else ("and", kept)
+
+    def phrase(self) -> _Node:
+        pieces: list[tuple[str, bool]] = []
+        while True:
+            _kind, text = self.take()
+            prefix = self.peek() == ("op", "*")
+            if prefix:
+                self.take()
+            pieces.extend(_pieces(text, prefix))
+            if self.peek() != ("op", "+"):
+                return ("phrase", pieces)
+            self.take()
+            if self.peek()[0] not in ("str", "word"):
+                raise self.fail("+ without a word after it")
+
+    def near(self) -> _Node:
+        self.take()
+        self.take()
+        phrases: list[_Node] = []
+        while self.peek()[0] == "str":
+            phrases.append(self.phrase())
+        if not phrases:
+            raise self.fail("NEAR( without a word")
+        distance = 10
+        if self.peek() == ("op", ","):
+            self.take()
+            kind, tok = self.take()
+            if kind != "word" or not tok.isdigit():
+                raise self.fail("NEAR's distance is not a number")
+            distance = int(tok)
+        if self.take() != ("op", ")"):
+            raise self.fail("NEAR( is not closed")
+        return ("near", phrases, distance)
+
+
+def _lexeme(piece: str, prefix: bool) -> str:
+    quoted = "'" + piece.replace("\\", "\\\\").replace("'", "''") + "'"
+    return quoted + (":*" if prefix else "")
+
+
+def _group(items: list[str], op: str) -> str:
+    return items[0] if len(items) == 1 else "( " + f" {op} ".join(items) + " )"
+
+
+def _tsquery(node: _Node) -> str | None:
+    """The tsquery of a parsed search; None when it matches nothing (an empty phrase)."""
+    kind = node[0]
+    if kind == "phrase":
+        lexemes = [_lexeme(p, prefix) for p, prefix in node[1]]
+        return _group(lexemes, "<->") if lexemes else None
+    if kind == "and":
+        items = [_tsquery(n) for n in node[1]]
+        return None if any(x is None for x in items) else _group(items, "&")  # type: ignore[arg-type]
+    if kind == "or":
+        found = [x for n in node[1] if (x := _tsquery(n)) is not None]
+        return _group(found, "|") if found else None
+    if kind == "not":
+        base, *excluded = (_tsquery(n) for n in node[1])
+        if base is None:
+            return None
+        out = [base, *(f"!{x}" for x in excluded if x is not None)]
+        return _group(out, "&")
+    # NEAR: each two phrases within n words of each other, either way round
+    found = [x for n in node[1] if (x := _tsquery(n)) is not None]
+    if len(found) == 2 and found[0] == found[1]:
+        return found[0]  # one place is near itself in FTS5
+    if len(found) == 2 and node[2] <= MAX_NEAR:
+        a, b = found
+        ways = [f"{x} <{d}> {y}" for d in range(1, node[2] + 2) for x, y in ((a, b), (b, a))]
+        return _group(ways, "|")
+    return _group(found, "&") if found else None
+
+
+def ts_query(text: str, *, system: bool = False) -> TsQuery | None:
+    """The search ``text`` for PostgreSQL: the same search ``match_query`` makes for FTS5 as a
+    ``to_tsquery('simple', ...)`` string; None for blank text, SearchError when there is nothing to
+    find or the text is not a query (where FTS5 rejects it too).
+
+    The text is read exactly as for FTS5 (``match_query``), then written for to_tsquery:
+
+    - each word is a quoted lexeme (``'order#W5521'``): PostgreSQL's own parser splits and
+      lower-cases it as it did the indexed text (``reviewer_tsvector``: the 'simple' configuration),
+      so ``status:pending``, ``example.com`` or ``foo-bar`` find what that text was indexed as.
+      A quote or backslash is escaped; NUL and lone surrogates separate words (they cannot be sent);
+      a word with no letter or digit is left out, so a lexeme is never empty;
+    - a phrase is its words joined by ``<->``; ``word*`` is ``'word':*`` (in a word PostgreSQL
+      splits, such as ``status:pend*``, each part is a prefix, not the last part alone);
+    - AND is ``&``, OR ``|``, ``a NOT b`` ``a & !b``; parentheses are kept (every group is written in
+      parentheses of its own, so PostgreSQL's precedence never regroups it);
+    - ``NEAR(a b, n)`` of two phrases, n up to ``MAX_NEAR``: one within n words of the other, either
+      way round (``a <1> b | ... | a <n+1> b | b <1> a | ...``, FTS5's rule); of more phrases, or a
+      larger n, all of them anywhere (``a & b & c``): more trials than FTS5 finds (after NOT,
+      fewer);
+    - ``^word`` (FTS5: the column's first word) is the word anywhere: PostgreSQL keeps no column start;
+    - a phrase without words matches nothing, as in FTS5 (beside other phrases it is left out); a
+      query of those alone is ``NOTHING``.
+
+    ``system`` searches the system prompt too (``text || system``: their words as one text).
+    A text longer than ``MAX_TEXT`` characters is a SearchError."""
+    if not text.strip():
+        return None
+    if len(text) > MAX_TEXT:
+        raise SearchError(f"a search of {len(text)} characters: at most {MAX_TEXT}")
+    fts5 = _fts5(text)
+    node = _Parser(text, _fts5_tokens(fts5)).parse()
+    query = _tsquery(node)
+    return TsQuery(NOTHING if query is None else query, system)
 
 
 def search_words(text: str) -> list[str]:

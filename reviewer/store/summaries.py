@@ -229,12 +229,15 @@ def _take_in(db: sqlite_utils.Database, seen: int, top: int) -> None:
     db.execute(
         "INSERT INTO trial_verdicts (seq, run, outcome, verdict_id, verdict, created_at) "
         f"SELECT t.seq, t.run, t.outcome, v.id, v.verdict, v.created_at {_NEW_VERDICTS} "
+        # each trial's latest new verdict alone: one statement may change a row once only
+        "AND NOT EXISTS (SELECT 1 FROM verdicts w WHERE w.trial_id = v.trial_id AND w.id > ? "
+        "AND (w.created_at, w.id) > (v.created_at, v.id)) "
         "ORDER BY v.id "
         "ON CONFLICT (seq) DO UPDATE SET verdict_id = excluded.verdict_id, "
         "verdict = excluded.verdict, created_at = excluded.created_at "
         "WHERE (excluded.created_at, excluded.verdict_id) "
         "> (trial_verdicts.created_at, trial_verdicts.verdict_id)",
-        [seen],
+        [seen, seen],
     )
     db.execute(counted.format(sign=""), [seen])  # and their latest now, counted
     db.execute("UPDATE summary_state SET verdicts_seen = ?", [top])

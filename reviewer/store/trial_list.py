@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from reviewer.store.db import Store
-from reviewer.store.search_query import SearchError, match_query
+from reviewer.store.search_query import SearchError, match_query, ts_query
 from reviewer.store.summaries import verdicts_ready
 from reviewer.store.trial_filter import (
     TrialFilter,
@@ -90,11 +90,38 @@ def _run(db: Store, f: TrialFilter, sql: str, params: Sequence[Any]) -> list[Any
         if f.search and (msg.startswith("fts5:") or "no such column" in msg or "MATCH" in msg):
             hint = "put words in double quotes to search for them as written"
             raise SearchError(f"invalid search {f.search!r} ({msg}): {hint}") from e
+        if f.search and db.dialect == "postgres" and "tsquery" in msg:  # never made (ts_query)
+            raise SearchError(f"invalid search {f.search!r} ({msg})") from e
         raise
 
 
-def _match(f: TrialFilter) -> str | None:
-    return match_query(f.search, system=f.search_system) if f.search else None
+@dataclass(frozen=True)
+class _Search:
+    """The search as the database's full-text index takes it: ``term``, a condition on
+    ``trials_fts`` with one parameter, ``param``. ``ordered``: the index yields rowids in order
+    (FTS5), so it can drive a page and stop after ``limit`` hits."""
+
+    term: str
+    param: str
+    ordered: bool
+
+    def seqs(self, bound: str = "") -> str:
+        """``t.seq IN`` the matching rowids (``bound``: more conditions on them)."""
+        return f"t.seq IN (SELECT rowid FROM trials_fts WHERE {self.term}{bound})"
+
+
+def _match(db: Store, f: TrialFilter) -> _Search | None:
+    """The search of ``f`` for ``db``: FTS5's MATCH on SQLite, a tsquery on PostgreSQL."""
+    if not f.search:
+        return None
+    if db.dialect == "postgres":
+        q = ts_query(f.search, system=f.search_system)
+        if q is None:
+            return None
+        words = "(trials_fts.text || trials_fts.system)" if q.system else "trials_fts.text"
+        return _Search(f"{words} @@ to_tsquery('simple', ?)", q.query, ordered=False)
+    match = match_query(f.search, system=f.search_system)
+    return None if match is None else _Search("trials_fts MATCH ?", match, ordered=True)
 
 
 # ---- counts ----------------------------------------------------------------------------------------
@@ -203,11 +230,11 @@ def _count(db: Store, f: TrialFilter, before: int | None = None) -> int:
     """Trials matching ``f`` (with ``seq < before`` when given: before that trial in the list's order)."""
     if before is None and (n := _stats_count(db, f)) is not None:
         return n
-    match = _match(f)
+    match = _match(db, f)
     if before is not None and f.sort is not None:
         q = conditions(db, replace(f, search=None), correlated=False)
         if match is not None:
-            q.add("t.seq IN (SELECT rowid FROM trials_fts WHERE trials_fts MATCH ?)", match)
+            q.add(match.seqs(), match.param)
         term, tp = _before_in_order(f, before)
         q.add(term, *tp)
         sql = f"SELECT COUNT(*) FROM trials t WHERE {q.where()}"
@@ -218,18 +245,16 @@ def _count(db: Store, f: TrialFilter, before: int | None = None) -> int:
     params: list[Any]
     if rest.is_empty and match is None:
         # rowid range, or the smallest index for the whole table
+        if db.dialect == "postgres":  # no rowid there: seq is the key
+            bound = bound.replace("rowid", "seq")
         sql, params = f"SELECT COUNT(*) FROM trials WHERE 1{bound}", bp
-    elif rest.is_empty:
-        sql = f"SELECT COUNT(*) FROM trials_fts WHERE trials_fts MATCH ?{bound}"
-        params = [match, *bp]
+    elif rest.is_empty and match is not None:
+        sql = f"SELECT COUNT(*) FROM trials_fts WHERE {match.term}{bound}"
+        params = [match.param, *bp]
     else:
         q = conditions(db, rest, correlated=False)
         if match is not None:
-            q.add(
-                f"t.seq IN (SELECT rowid FROM trials_fts WHERE trials_fts MATCH ?{bound})",
-                match,
-                *bp,
-            )
+            q.add(match.seqs(bound), match.param, *bp)
         elif before is not None:
             q.add("t.seq < ?", before)
         sql, params = f"SELECT COUNT(*) FROM trials t WHERE {q.where()}", q.params
@@ -280,7 +305,7 @@ def _slice(
     """(seq, id) of up to ``limit`` matching trials strictly between ``after`` and ``before`` (seqs
     of trials in the list: with a sort, the trials after and before those in the sort's order), or
     from ``from_seq`` on (that trial included)."""
-    match = _match(f)
+    match = _match(db, f)
     total = _cached_count(db, f)
     if total == 0:
         return []
@@ -293,16 +318,16 @@ def _slice(
     sparse = _prefer_set(total, _cached_count(db, TrialFilter()), limit)
     q = conditions(db, f, correlated=not sparse)
     order = "DESC" if desc else "ASC"
-    if match is not None and not sparse:
+    if match is not None and match.ordered and not sparse:
         # the FTS index yields rowids in order: let it drive, so a page stops after `limit` hits
         key = "trials_fts.rowid"
         source = "trials_fts CROSS JOIN trials t ON t.seq = trials_fts.rowid"
-        q.terms.insert(0, "trials_fts MATCH ?")
-        q.params.insert(0, match)
+        q.terms.insert(0, match.term)
+        q.params.insert(0, match.param)
     else:
         key, source = "t.seq", "trials t"
         if match is not None:
-            q.add("t.seq IN (SELECT rowid FROM trials_fts WHERE trials_fts MATCH ?)", match)
+            q.add(match.seqs(), match.param)
     if after is not None:
         q.add(f"{key} > ?", after)
     if before is not None:
@@ -314,7 +339,7 @@ def _slice(
 def _sorted_slice(
     db: Store,
     f: TrialFilter,
-    match: str | None,
+    match: _Search | None,
     *,
     after: int | None,
     before: int | None,
@@ -327,7 +352,7 @@ def _sorted_slice(
     million trials in about a second."""
     q = conditions(db, f, correlated=False)
     if match is not None:
-        q.add("t.seq IN (SELECT rowid FROM trials_fts WHERE trials_fts MATCH ?)", match)
+        q.add(match.seqs(), match.param)
     key = f.key_sql("t")
     mark = f.key_sql("x")
     if after is not None:

@@ -89,8 +89,13 @@ class ReviewerApp(App[None]):
         super().__init__()
         #: reviewer.toml, read once for the app's whole life; every job is given it
         self.settings = settings if settings is not None else Settings()
-        self.db_path = Path(db_path)
-        self.sub_title = self.db_path.name
+        from reviewer.workflows.store_access import is_url, shown_url
+
+        #: a SQLite file's path, or a PostgreSQL database's URL as given
+        self.db_path: str | Path = str(db_path) if is_url(db_path) else Path(db_path)
+        self.sub_title = (
+            shown_url(str(db_path)) if isinstance(self.db_path, str) else self.db_path.name
+        )
         self._user_keymap = dict(keymap or {})
         self.labeler = labeler or _login_name()
         self._migrated = False

@@ -480,6 +480,9 @@ def test_search_leaves_the_system_prompt_out_by_default(tmp_path: Path) -> None:
     db.close()
 
 
+# SQLite's own upgrade: an FTS5 table of one column indexed again by m013; PostgreSQL's schema is
+# made whole (schema_postgres.sql), with no older index to upgrade
+@pytest.mark.sqlite_only
 def test_m011_indexes_old_databases_again(tmp_path: Path) -> None:
     """A database indexed before m011 (one column, system prompt included) is indexed again."""
     db_path = tmp_path / "old.db"

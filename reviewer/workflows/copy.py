@@ -1,0 +1,60 @@
+"""`reviewer copy SRC DST`: a whole database moved between SQLite and PostgreSQL, either way, and
+verified (``store.copy``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from reviewer.store.copy import CopyResult, copy_database
+from reviewer.store.db import StoreError, open_store
+from reviewer.store.postgres import is_url, shown_url
+
+
+def _same(src: str, dst: str) -> bool:
+    if is_url(src) or is_url(dst):
+        return src == dst
+    try:
+        return Path(src).resolve() == Path(dst).resolve()
+    except OSError:
+        return False
+
+
+def copy_databases(
+    src: str,
+    dst: str,
+    *,
+    progress: Callable[[str, int], None] | None = None,
+    on_wait: Callable[[str], None] | None = None,
+) -> CopyResult:
+    """SRC (a SQLite file or a postgresql:// URL) copied into DST (a new file, or an empty
+    database), in one transaction on DST, then counted and hashed on both sides. StoreError in
+    one line when SRC is not a reviewer database, DST holds data, or they are the same."""
+    if _same(src, dst):
+        raise StoreError(f"{src}: the source and the destination are the same database")
+    if not is_url(src) and not Path(src).is_file():
+        raise StoreError(f"{src}: no such database file")
+    with open_store(src, on_wait=on_wait) as source, open_store(dst, on_wait=on_wait) as dest:
+        result = copy_database(source, dest, progress=progress)
+    result.source = shown_url(src) if is_url(src) else src
+    result.dest = shown_url(dst) if is_url(dst) else dst
+    return result
+
+
+def result_lines(result: CopyResult) -> list[str]:
+    """What `reviewer copy` prints: a line per table that holds rows, then the verdict."""
+    width = max(len(t.table) for t in result.tables)
+    lines = [f"{'table':<{width}}  {'rows':>9}  copied"]
+    for t in result.tables:
+        if t.rows or t.dest_rows:
+            mark = "same" if t.same else f"DIFFERENT ({t.dest_rows:,} rows, hash differs)"
+            lines.append(f"{t.table:<{width}}  {t.rows:>9,}  {mark}")
+    if result.verified:
+        lines.append(
+            f"copied {result.rows:,} rows of {len(result.tables)} tables from {result.source} to "
+            f"{result.dest}: every count and content hash the same"
+        )
+    else:
+        bad = ", ".join(t.table for t in result.tables if not t.same)
+        lines.append(f"NOT VERIFIED: {bad} differ between {result.source} and {result.dest}")
+    return lines

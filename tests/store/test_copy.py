@@ -1,0 +1,128 @@
+"""`reviewer copy SRC DST` (store/copy.py, workflows/copy.py): a whole database moved between
+SQLite and PostgreSQL, either way, verified by counts and content hashes, and the copy answering
+every question as the original does."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from reviewer.store.db import open_store
+from reviewer.store.postgres import TEST_SERVER_VAR
+from tests.conftest import SAMPLE_RUNS, run_cli
+
+# What a user would compare after a move: the numbers, the trials list, search, labels, queues.
+_QUESTIONS = (
+    ("report",),
+    ("compare", "support-v1", "support-v2"),
+    ("trials", "--limit", "200"),
+    ("trials", "--search", "refund", "--limit", "200"),
+    ("labels", "export", "-"),
+    ("queues",),
+    ("clusters",),
+)
+
+
+def _answers(db: str) -> list[str]:
+    out = []
+    for question in _QUESTIONS:
+        code, stdout, stderr = run_cli("--db", db, *question)
+        out.append(f"{code}\n{stdout}\n{stderr.replace(db, 'DB')}")
+    return out
+
+
+@pytest.fixture
+def rich_sqlite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A real SQLite file (even under --backend postgres): the sample runs imported, clustered,
+    sampled into a queue and one trial labeled (markup in its note)."""
+    monkeypatch.delenv(TEST_SERVER_VAR, raising=False)
+    path = tmp_path / "src.db"
+    for args in (
+        ("import", str(SAMPLE_RUNS)),
+        ("cluster",),
+        ("sample", "--size", "10", "--name", "q1"),
+    ):
+        code, _, err = run_cli("--db", str(path), *args)
+        assert code == 0, err
+    label = ("labels", "give", _first_trial(path), "fail", "--note", "wrong <b>refund</b>")
+    code, _, err = run_cli("--db", str(path), *label)
+    assert code == 0, err
+    return path
+
+
+def _first_trial(path: Path) -> str:
+    with open_store(path) as db:
+        return str(db.execute("SELECT id FROM trials ORDER BY seq LIMIT 1").fetchone()[0])
+
+
+def test_a_sqlite_copy_is_verified_and_answers_as_the_original(
+    rich_sqlite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(TEST_SERVER_VAR, raising=False)
+    dest = tmp_path / "dest.db"
+    code, out, err = run_cli("copy", str(rich_sqlite), str(dest), "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["verified"] is True
+    counts = {t["table"]: t["rows"] for t in result["tables"]}
+    assert counts["trials"] == 88 and counts["labels"] == 1 and counts["cluster_members"] > 0
+    assert counts["queue_items"] == 10
+    assert _answers(str(dest)) == _answers(str(rich_sqlite))
+
+
+def test_sqlite_to_postgres_and_back_answers_the_same(
+    rich_sqlite: Path, tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(TEST_SERVER_VAR, raising=False)
+    code, out, err = run_cli("copy", str(rich_sqlite), pg_url)
+    assert code == 0, err
+    assert out.splitlines()[-1].endswith("every count and content hash the same")
+    back = tmp_path / "back.db"
+    code, out, err = run_cli("copy", pg_url, str(back), "--json")
+    assert code == 0, err
+    assert json.loads(out)["verified"] is True
+    original = _answers(str(rich_sqlite))
+    assert _answers(pg_url) == original
+    assert _answers(str(back)) == original
+    # the copy on PostgreSQL takes new rows after the copied ones (ids carry on)
+    code, _, err = run_cli("--db", pg_url, "labels", "give", _first_trial(back), "pass")
+    assert code == 0, err
+    with open_store(pg_url) as db:
+        ids = [r[0] for r in db.execute("SELECT id FROM labels ORDER BY id").fetchall()]
+    assert len(ids) == 2 and ids[1] > ids[0]
+
+
+def test_a_destination_holding_data_is_refused_and_left_as_it_was(
+    rich_sqlite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(TEST_SERVER_VAR, raising=False)
+    other = tmp_path / "other.db"
+    assert run_cli("--db", str(other), "import", str(SAMPLE_RUNS))[0] == 0
+    before = other.read_bytes()
+    code, out, err = run_cli("copy", str(rich_sqlite), str(other))
+    assert code == 1 and out == ""
+    assert err.startswith(f"reviewer: {other}: already holds data")
+    assert len(err.splitlines()) == 1
+    with open_store(other) as db:
+        assert db.execute("SELECT COUNT(*) FROM labels").fetchone()[0] == 0
+    assert other.read_bytes()[:100] == before[:100]
+
+
+@pytest.mark.parametrize("which", ["same", "missing"])
+def test_a_copy_onto_itself_or_from_nothing_is_one_line(
+    rich_sqlite: Path, tmp_path: Path, which: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(TEST_SERVER_VAR, raising=False)
+    src = str(rich_sqlite) if which == "same" else str(tmp_path / "nothing.db")
+    code, out, err = run_cli("copy", src, str(rich_sqlite))
+    assert code == 1 and out == "" and len(err.splitlines()) == 1
+    assert ("the same database" if which == "same" else "no such database file") in err
+    assert not (tmp_path / "nothing.db").exists()
+
+
+def test_an_unreachable_server_is_one_line(rich_sqlite: Path) -> None:
+    code, out, err = run_cli("copy", str(rich_sqlite), "postgresql://nobody@127.0.0.1:1/none")
+    assert code == 1 and out == "" and len(err.splitlines()) == 1
+    assert "cannot connect to the PostgreSQL server" in err
