@@ -216,32 +216,51 @@ def standin(monkeypatch: pytest.MonkeyPatch) -> Iterator[StandIn]:
         yield server
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _module_databases() -> Iterator[None]:
+    """Under --backend postgres: the databases a test module's wider fixtures made, dropped when
+    the module is done (each test drops its own: ``isolated_machine``)."""
+    before = _test_databases() if on_postgres() else set()
+    yield
+    if on_postgres():
+        _drop_test_databases(before)
+
+
 @pytest.fixture(autouse=True)
 def isolated_machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     isolate(monkeypatch, tmp_path)
+    # made before the test (by a module's or the session's fixtures, set up first): kept for them
+    before = _test_databases() if on_postgres() else set()
     yield
     if on_postgres():
-        _drop_test_databases()
+        _drop_test_databases(before)
 
 
-def _drop_test_databases() -> None:
-    """Under --backend postgres: the databases the test made, dropped (the session's imports
-    kept), so the server's disk holds a few at a time."""
+def _test_databases() -> set[str]:
+    """Under --backend postgres: the databases standing for test files, by name."""
     import psycopg
 
     from reviewer.store import postgres
 
-    keep = {postgres.test_database(i.path) for i in _IMPORTED.values()}
     with psycopg.connect(os.environ[postgres.TEST_SERVER_VAR], autocommit=True) as admin:
-        names = [
-            r[0]
-            for r in admin.execute(
-                "SELECT datname FROM pg_database WHERE datname LIKE 'f\\_%'"
-            ).fetchall()
-        ]
-        for name in names:
-            if name not in keep:
-                admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        rows = admin.execute(
+            "SELECT datname FROM pg_database WHERE datname LIKE 'f\\_%'"
+        ).fetchall()
+    return {str(r[0]) for r in rows}
+
+
+def _drop_test_databases(keep: set[str]) -> None:
+    """Under --backend postgres: the databases the test made, dropped (KEEP, those made before it
+    by wider fixtures, and the session's imports kept), so the server's disk holds a few at a time."""
+    import psycopg
+
+    from reviewer.store import postgres
+
+    keep = keep | {postgres.test_database(i.path) for i in _IMPORTED.values()}
+    names = _test_databases() - keep
+    with psycopg.connect(os.environ[postgres.TEST_SERVER_VAR], autocommit=True) as admin:
+        for name in sorted(names):
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def real_data(fixture: Path, *corpus_parts: str) -> list[Any]:

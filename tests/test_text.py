@@ -96,7 +96,8 @@ def test_report_and_rules_show_escape_sequences_in_names_visibly(hostile_db: Pat
 
 def test_report_and_rules_json_round_trip_hostile_names(hostile_db: Path) -> None:
     report = strings(json_out(hostile_db, "report"))
-    assert hostile.TASK in report and hostile.RUN in report  # the original strings come back
+    # the original strings come back (as the store keeps them: hostile.stored)
+    assert hostile.stored(hostile.TASK) in report and hostile.stored(hostile.RUN) in report
     assert hostile.RULE in strings(json_out(hostile_db, "rules"))
 
 
@@ -113,7 +114,8 @@ def test_unknown_run_and_queue_errors_show_names_visibly(hostile_db: Path) -> No
     _, err = reviewer(hostile_db, "report", "--run", "nope" + hostile.ARG, code=1)
     assert "no run named" in err and "␛]0;pwned␇" in err  # the runs listed after it, too
     refusal = json_out(hostile_db, "report", "--run", "nope" + hostile.OSC0, code=1)
-    assert refusal["error"].startswith("no run named") and hostile.RUN in refusal["error"]
+    assert refusal["error"].startswith("no run named")
+    assert hostile.stored(hostile.RUN) in refusal["error"]
     reviewer(hostile_db, "sample", "--n", "2", "--name", "queue " + hostile.ARG)
     _, err = reviewer(hostile_db, "judge", "--queue", "nope" + hostile.OSC8, code=None)
     assert "no queue named" in err and "queue ␛]52;c;" in err
@@ -149,7 +151,7 @@ def test_queues_clusters_labels_and_agreement_print_no_raw_escape(
     )
     reviewer(hostile_db, "labels", "import", str(labels))
     out, _ = reviewer(hostile_db, "labels", "export", "-")
-    assert json.loads(out.splitlines()[0])["labeler"] == labeler
+    assert json.loads(out.splitlines()[0])["labeler"] == hostile.stored(labeler)
     out, _ = reviewer(hostile_db, "agreement", code=None)
     report = json_out(hostile_db, "agreement", code=None)
     assert isinstance(report, dict)

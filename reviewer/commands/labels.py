@@ -590,9 +590,9 @@ def rubric(ctx: click.Context, file: str | None, check: bool, as_json: bool) -> 
 def _check_version(ctx: click.Context, r: Any) -> None:
     """A rubric edited without a version bump is an error when the database knows the old one."""
     from reviewer.workflows.rubric import stored_rubric_digest
-    from reviewer.workflows.store_access import is_url
+    from reviewer.workflows.store_access import database_exists
 
-    if not is_url(ctx.obj["db"]) and not Path(ctx.obj["db"]).is_file():
+    if not database_exists(ctx.obj["db"]):
         return
     stored = stored_rubric_digest(cli_store(ctx), r.ref)
     if stored is not None and stored != r.digest:

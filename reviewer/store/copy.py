@@ -170,7 +170,7 @@ def _rebuild(dst: Store) -> None:
     """The derived tables made again from the copied data, inside the copy's transaction."""
     from reviewer.record import decode
     from reviewer.store.summaries import take_in_verdicts
-    from reviewer.store.writer import fts_insert_sql, search_texts
+    from reviewer.store.writer import fts_insert_sql, fts_row
 
     sql = fts_insert_sql(dst)
     cur = dst.execute("SELECT seq, run, task_id, trial, record FROM trials ORDER BY seq")
@@ -181,7 +181,7 @@ def _rebuild(dst: Store) -> None:
                 trial = decode(record, run=run, task_id=task_id, trial=trial_no)
             except ValueError:
                 continue  # a record this version cannot read stays out of search, as on import
-            out.append((seq, *search_texts(trial)))
+            out.append(fts_row(dst, seq, trial))
         if out:
             dst.conn.executemany(sql, out)
     take_in_verdicts(dst)

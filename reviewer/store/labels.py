@@ -166,7 +166,7 @@ def add_label(
                 db.conn.execute(_INSERT, _params(label))
             return label
         except sqlite3.IntegrityError as e:
-            if "FOREIGN KEY" in str(e):
+            if "foreign key" in str(e).lower():  # SQLite: FOREIGN KEY; PostgreSQL: foreign key
                 raise ValueError(f"no trial with id {trial_id!r}") from None
             if at is not None:
                 raise ValueError(f"{labeler} already labeled {trial_id} at {label.at}") from None

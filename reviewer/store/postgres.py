@@ -30,7 +30,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from reviewer.store.db import TEST_SERVER_VAR, is_url
-from reviewer.store.pg_sql import plain_insert, to_postgres
+from reviewer.store.pg_sql import BulkInsert, bulk_insert, to_postgres
 
 #: The schema, written for PostgreSQL (statements separated by a line that is only ";;").
 SCHEMA_FILE = "schema_postgres.sql"
@@ -101,7 +101,23 @@ def _as_sqlite() -> Iterator[None]:
     try:
         yield
     except psycopg.Error as e:
+        cut = _interruption(e)
+        if cut is not None:  # psycopg's clean-up after a signal failed: the signal is what counts
+            raise cut from None
         raise _sqlite_error(e) from e
+
+
+def _interruption(e: BaseException) -> BaseException | None:
+    """The interruption (^C, SIGTERM's Terminated: not an Exception) E was raised while handling,
+    if any."""
+    seen: set[int] = set()
+    cause = e.__context__
+    while cause is not None and id(cause) not in seen:
+        if not isinstance(cause, Exception):
+            return cause
+        seen.add(id(cause))
+        cause = cause.__context__
+    return None
 
 
 class Cursor:
@@ -165,7 +181,9 @@ class Connection:
     def in_transaction(self) -> bool:
         from psycopg.pq import TransactionStatus
 
-        return bool(self.raw.info.transaction_status != TransactionStatus.IDLE)
+        # UNKNOWN: the connection is closed (see rollback), the server rolled back what it held
+        status = self.raw.info.transaction_status
+        return bool(status not in (TransactionStatus.IDLE, TransactionStatus.UNKNOWN))
 
     def execute(self, sql: str, params: Any = None) -> Cursor:
         savepoint = _SAVEPOINT.fullmatch(sql) if sql[:12].lstrip()[:1] in "SRsr" else None
@@ -194,18 +212,47 @@ class Connection:
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> Cursor:
         cur = self.raw.cursor()
-        plain = plain_insert(sql)
+        bulk = bulk_insert(sql)
         with _as_sqlite():
-            if plain is not None and self.in_transaction:
-                # rows of plain values go in by COPY (inside a transaction: all or none, as
-                # executemany's would be)
-                table, columns = plain
-                with cur.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
-                    for row in rows:
-                        copy.write_row(_params(row))
+            if bulk is not None and self.in_transaction:
+                # inside a transaction: all rows or none, as executemany's would be
+                if bulk.direct:
+                    self._copy(cur, bulk.table, bulk.columns, rows)
+                else:
+                    self._staged(cur, bulk, rows)
             else:
                 cur.executemany(to_postgres(sql), [_params(r) for r in rows])
         return Cursor(cur)
+
+    @staticmethod
+    def _copy(cur: Any, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+        with cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(_params(row))
+
+    def _staged(self, cur: Any, bulk: BulkInsert, rows: Iterable[Sequence[Any]]) -> None:
+        """Rows copied into a temporary table of the connection, then inserted from it in one
+        statement (through each column's function, skipping conflicts for OR IGNORE)."""
+        stage = f"_reviewer_stage_{bulk.table}_{abs(hash(bulk)) % 10**8}"
+        typed = ", ".join(
+            f"{c} AS p{i}" if f is None else f"NULL::text AS p{i}"
+            for i, (c, f) in enumerate(zip(bulk.columns, bulk.functions, strict=True))
+        )
+        # made again when a rolled-back transaction took it away
+        cur.execute(
+            f"CREATE TEMP TABLE IF NOT EXISTS {stage} AS SELECT {typed} FROM {bulk.table} LIMIT 0"
+        )
+        cur.execute(f"TRUNCATE {stage}")
+        names = [f"p{i}" for i in range(len(bulk.columns))]
+        self._copy(cur, stage, names, rows)
+        values = ", ".join(
+            n if f is None else f"{f}({n})" for n, f in zip(names, bulk.functions, strict=True)
+        )
+        conflict = " ON CONFLICT DO NOTHING" if bulk.ignore else ""
+        cur.execute(
+            f"INSERT INTO {bulk.table} ({', '.join(bulk.columns)}) SELECT {values} FROM {stage}"
+            f"{conflict}"
+        )
 
     def commit(self) -> None:
         if self.in_transaction:
@@ -213,9 +260,22 @@ class Connection:
                 self.raw.execute("COMMIT")
 
     def rollback(self) -> None:
-        if self.in_transaction:
-            with _as_sqlite():
-                self.raw.execute("ROLLBACK")
+        from psycopg.pq import PipelineStatus, TransactionStatus
+
+        if not self.in_transaction:
+            return
+        raw = self.raw
+        if (
+            raw.info.transaction_status == TransactionStatus.ACTIVE
+            or raw.pgconn.pipeline_status != PipelineStatus.OFF
+        ):
+            # a signal (SIGTERM's Terminated) cut a command short: the connection cannot send
+            # another until that one's result is read, so it is closed instead, and the server
+            # rolls the transaction back (^C's KeyboardInterrupt psycopg cancels by itself)
+            raw.close()
+            return
+        with _as_sqlite():
+            raw.execute("ROLLBACK")
 
     def close(self) -> None:
         self.raw.close()
@@ -336,6 +396,21 @@ def _store_class() -> type:
         def identity(self) -> str | None:
             return str(self.path)
 
+        def table_names(self, fts4: bool = False, fts5: bool = False) -> list[str]:
+            """The tables of this database (its schema), by name (sqlite-utils' reads sqlite_master;
+            PostgreSQL has no FTS tables, so FTS4 or FTS5 asks for none)."""
+            if fts4 or fts5:
+                return []
+            return tables(self.conn)  # type: ignore[arg-type]
+
+        def view_names(self) -> list[str]:
+            """The views of this database (its schema), by name."""
+            rows = self.conn.raw.execute(  # type: ignore[attr-defined]
+                "SELECT viewname FROM pg_views WHERE schemaname = current_schema() "
+                "ORDER BY viewname"
+            ).fetchall()
+            return [str(r[0]) for r in rows]
+
         def after_copy(self) -> None:
             """Each identity column's next value past the ids written by hand."""
             found = self.conn.execute(
@@ -379,15 +454,20 @@ def open_postgres(
     schema: str | None = None,
     migrate: bool = True,
     on_wait: Callable[[str], None] | None = None,
+    name: str | None = None,
 ) -> Any:
     """The reviewer database at URL (in SCHEMA when given, made if missing), its schema made on
     first use; StoreError with one line when the server cannot be reached, the database is
-    another program's or a newer reviewer's."""
+    another program's or a newer reviewer's. NAME, when given, names it in messages instead of
+    its URL."""
     from reviewer.store.db import StoreError, migrations
 
     if not _PG_STORE:
         _PG_STORE.append(_store_class())
-    location = Location(shown_url(url) if schema is None else f"{shown_url(url)}#{schema}")
+    if name is not None:
+        location = Location(name)
+    else:
+        location = Location(shown_url(url) if schema is None else f"{shown_url(url)}#{schema}")
     try:
         conn = connect(url, schema=schema)
     except sqlite3.Error as e:
@@ -413,7 +493,7 @@ def open_postgres(
             with db.transaction():
                 if "_reviewer_migrations" not in tables(conn):  # another process made it meanwhile
                     with _as_sqlite():
-                        create_schema(conn, names)
+                        create_schema(conn, names[: names.index(BASELINE) + 1])
         with _as_sqlite():
             done = applied(conn)
         newer = sorted(set(done) - set(names))
@@ -486,15 +566,42 @@ def make_test_database(server: str, name: str, template: str = TEST_TEMPLATE) ->
     return with_database(server, name)
 
 
+def database_exists(location: Any) -> bool:
+    """Whether a --db value names a database that is there already, so reading it makes none: a
+    URL (the server says when it is not), a file; under TEST_SERVER_VAR a file name that
+    ``open_store`` takes for a test database once that database is made."""
+    import os
+    from pathlib import Path
+
+    if is_url(location):
+        return True
+    path = Path(location)
+    server = os.environ.get(TEST_SERVER_VAR)
+    if not server or (path.is_file() and path.stat().st_size > 0):
+        return path.is_file()
+    import psycopg
+
+    with psycopg.connect(server, autocommit=True) as admin:
+        found = admin.execute(
+            "SELECT 1 FROM pg_database WHERE datname = %s", [test_database(path)]
+        ).fetchone()
+    return found is not None
+
+
 def _open(location: Any, **kwargs: Any) -> Any:
     """``store.db.open_store``'s way to PostgreSQL: a URL, or (under TEST_SERVER_VAR) a file name
-    standing for a database of the test server."""
+    standing for a database of the test server. A bad REVIEWER_LOCK_TIMEOUT is refused first
+    (StoreError naming it), as opening a SQLite file refuses it."""
     import os
 
+    from reviewer.store.db import lock_timeout
+
+    lock_timeout()
     if is_url(location):
         return open_postgres(str(location), **kwargs)
     server = os.environ[TEST_SERVER_VAR]
-    return open_postgres(make_test_database(server, test_database(location)), **kwargs)
+    url = make_test_database(server, test_database(location))
+    return open_postgres(url, name=str(location), **kwargs)  # named as the file the test gave
 
 
 def _register() -> None:

@@ -23,6 +23,8 @@ from reviewer.store.writer import _METADATA_JSON
 THRESHOLD_KEY = "pass_threshold"
 
 _MARKED = f"(CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$.{THRESHOLD_KEY}') END)"
+# its JSON type: PostgreSQL's json_extract gives every value as text, SQLite's a number as a number
+_MARKED_TYPE = f"(CASE WHEN json_valid(metadata) THEN json_type(metadata, '$.{THRESHOLD_KEY}') END)"
 _PAGE = 200
 
 
@@ -58,12 +60,13 @@ def rescore(
     whose source happened to carry the key keeps its own outcome)."""
     out = Rescored()
     rows = db.execute(
-        f"SELECT seq, id, task_id, outcome, reward, passed, {_MARKED} "
+        f"SELECT seq, id, task_id, outcome, reward, passed, {_MARKED}, {_MARKED_TYPE} "
         "FROM trials WHERE run = ? AND outcome IN ('pass', 'fail')",
         [run],
     ).fetchall()
     candidates: list[tuple[int, str, bool, bool]] = []  # (seq, task, passed before, passes now)
-    for seq, trial_id, task_id, outcome, reward, passed, marker in rows:
+    for seq, trial_id, task_id, outcome, reward, passed, extracted, kind in rows:
+        marker = _json_value(extracted, kind)
         if only is not None and trial_id not in only:
             continue
         out.scored += 1
@@ -101,6 +104,20 @@ def rescore(
         ).fetchone()
         out.clustered += n
     return out
+
+
+def _json_value(extracted: object, kind: str | None) -> object:
+    """A value json_extract gave, as SQLite gives it whatever the database: a JSON number as a
+    number, true and false as 1 and 0 (PostgreSQL's json_extract gives them as text)."""
+    if not isinstance(extracted, str):
+        return extracted
+    if kind == "integer":
+        return int(extracted)
+    if kind == "real":
+        return float(extracted)
+    if kind in ("true", "false"):
+        return int(kind == "true")
+    return extracted
 
 
 def _by_reward(reward: float | None, passed: int | None, marker: object) -> bool:

@@ -58,9 +58,34 @@ $$
 ;;
 CREATE AGGREGATE group_concat(TEXT, TEXT) (SFUNC = reviewer_concat, STYPE = TEXT)
 ;;
--- SQLite's TOTAL: a float sum that is 0.0 over no rows
-CREATE AGGREGATE total(DOUBLE PRECISION) (SFUNC = float8pl, STYPE = DOUBLE PRECISION,
-    INITCOND = '0')
+-- a + b as SQLite adds floats: past the largest double it is infinity (PostgreSQL's + stops
+-- with "value out of range: overflow"). Only two finite numbers, one of them over 1e307 and
+-- neither under 1e-300 (whose half would stop with "underflow"), can overflow: their halves
+-- never do, and sum to over half the largest double exactly when a + b rounds to infinity.
+CREATE FUNCTION reviewer_add(a DOUBLE PRECISION, b DOUBLE PRECISION) RETURNS DOUBLE PRECISION
+LANGUAGE sql IMMUTABLE STRICT AS $$
+    SELECT CASE WHEN abs(a) < 1e307 AND abs(b) < 1e307 THEN a + b
+        WHEN NOT (abs(a) < 'Infinity' AND abs(b) < 'Infinity') THEN a + b
+        WHEN abs(a) < 1e-300 OR abs(b) < 1e-300 THEN a + b
+        WHEN abs(a / 2 + b / 2) > '8.988465674311579e307'::float8
+        THEN CASE WHEN a > 0 THEN 'Infinity'::float8 ELSE '-Infinity'::float8 END
+        ELSE a + b END
+$$
+;;
+-- reviewer_add as a step of an aggregate (where a SQL function is not inlined: PL/pgSQL's
+-- call is six times faster), the usual sum taken at once
+CREATE FUNCTION reviewer_total_step(acc DOUBLE PRECISION, value DOUBLE PRECISION)
+RETURNS DOUBLE PRECISION LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+BEGIN
+    IF abs(acc) < 1e307 AND abs(value) < 1e307 THEN
+        RETURN acc + value;
+    END IF;
+    RETURN reviewer_add(acc, value);
+END $$
+;;
+-- SQLite's TOTAL: a float sum that is 0.0 over no rows (infinity past the largest double)
+CREATE AGGREGATE total(DOUBLE PRECISION) (SFUNC = reviewer_total_step,
+    STYPE = DOUBLE PRECISION, INITCOND = '0')
 ;;
 -- SUM of a comparison counts the rows where it holds, as in SQLite
 CREATE FUNCTION reviewer_count_true(acc BIGINT, value BOOLEAN) RETURNS BIGINT
@@ -482,23 +507,10 @@ INSERT INTO data_edits (id, n) VALUES (1, 0)
 ;;
 INSERT INTO summary_state (id, verdicts_seen) VALUES (1, 0)
 ;;
--- A text's words for the full-text index. A text too long for one tsvector (1 MB of words and
--- places) is indexed by its first half, again and again until it fits; shorter ones (all but a few)
--- skip the exception block, which costs a subtransaction per call
-CREATE FUNCTION reviewer_tsvector_long(doc TEXT) RETURNS TSVECTOR LANGUAGE plpgsql IMMUTABLE AS $$
-BEGIN
-    LOOP
-        BEGIN
-            RETURN to_tsvector('simple', COALESCE(doc, ''));
-        EXCEPTION WHEN program_limit_exceeded THEN
-            doc := left(doc, length(doc) / 2);
-        END;
-    END LOOP;
-END $$
-;;
-CREATE FUNCTION reviewer_tsvector(doc TEXT) RETURNS TSVECTOR LANGUAGE sql IMMUTABLE AS $$
-    SELECT CASE WHEN length(doc) < 100000 THEN to_tsvector('simple', COALESCE(doc, ''))
-        ELSE reviewer_tsvector_long(doc) END
+-- A text's words and places for the full-text index, made in Python (search_text.tsvector_literal:
+-- the words SQLite's unicode61 tokenizer finds, within tsvector's limits)
+CREATE FUNCTION reviewer_words(literal TEXT) RETURNS TSVECTOR LANGUAGE sql IMMUTABLE AS $$
+    SELECT COALESCE(literal, '')::tsvector
 $$
 ;;
 CREATE TABLE trials_fts (
@@ -601,7 +613,7 @@ BEGIN
                 OR cost_sum = 'NaN'
                 THEN (SELECT total(s.cost_sum) FROM task_stats s WHERE s.run = OLD.run
                       AND NOT (TG_OP = 'UPDATE' AND s.run = NEW.run AND s.task_id = NEW.task_id))
-                ELSE cost_sum - OLD.cost_sum END,
+                ELSE reviewer_add(cost_sum, -OLD.cost_sum) END,
             cost_n = cost_n - OLD.cost_n
         WHERE run = OLD.run;
         DELETE FROM run_totals WHERE run = OLD.run AND tasks = 0;
@@ -616,7 +628,8 @@ BEGIN
         ON CONFLICT (run) DO UPDATE SET tasks = r.tasks + 1, n = r.n + excluded.n,
             c = r.c + excluded.c, infra = r.infra + excluded.infra,
             unscored = r.unscored + excluded.unscored,
-            cost_sum = r.cost_sum + excluded.cost_sum, cost_n = r.cost_n + excluded.cost_n;
+            cost_sum = reviewer_add(r.cost_sum, excluded.cost_sum),
+            cost_n = r.cost_n + excluded.cost_n;
         INSERT INTO run_groups AS g (run, n, c, tasks)
         VALUES (NEW.run, NEW.n - NEW.infra - NEW.unscored, NEW.c, 1)
         ON CONFLICT (run, n, c) DO UPDATE SET tasks = g.tasks + 1;

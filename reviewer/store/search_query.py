@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
+from reviewer.store.search_text import MAX_WORD_BYTES, index_words
+
 _OPERATORS = {"AND", "OR", "NOT"}
 _NUMBER = re.compile(r"\d+")
 
@@ -140,7 +142,7 @@ def _fts5(text: str) -> str:
     return " ".join(parts)
 
 
-# ---- PostgreSQL: the same search as a to_tsquery('simple', ...) string ------------------------------
+# ---- PostgreSQL: the same search as a tsquery ---------------------------------------------------------
 
 #: The most parentheses nested in a search (FTS5's parser overflows a little beyond this too).
 MAX_DEPTH = 64
@@ -160,7 +162,7 @@ _UNSENDABLE = re.compile("[\x00\ud800-\udfff]")
 
 
 class TsQuery(NamedTuple):
-    """A search on PostgreSQL: ``query`` for ``to_tsquery('simple', query)``, matched against the
+    """A search on PostgreSQL: ``query``, a tsquery (``CAST(query AS tsquery)``), matched against the
     conversation's tsvector alone, or with ``system`` against the conversation's and the system
     prompt's together (``text || system``)."""
 
@@ -188,9 +190,11 @@ def _fts5_tokens(query: str) -> list[tuple[str, str]]:
 
 
 def _pieces(text: str, prefix: bool) -> list[tuple[str, bool]]:
-    """The words of a phrase, split at white space (PostgreSQL's parser splits each further, as it
-    splits the indexed text); a prefix search applies to the last."""
-    words = [w for w in _UNSENDABLE.sub(" ", text).split() if _has_words(w)]
+    """The words of a phrase, split as the indexed text was (``search_text.index_words``, SQLite's
+    unicode61 rule); a prefix search applies to the last."""
+    words = index_words(_UNSENDABLE.sub(" ", text))
+    if any(len(w.encode()) > MAX_WORD_BYTES for w in words):
+        return []  # longer than any word the index keeps (search_text.tsvector_literal)
     return [(w, prefix and i == len(words) - 1) for i, w in enumerate(words)]
 
 
@@ -355,18 +359,18 @@ def _tsquery(node: _Node) -> str | None:
 
 def ts_query(text: str, *, system: bool = False) -> TsQuery | None:
     """The search ``text`` for PostgreSQL: the same search ``match_query`` makes for FTS5 as a
-    ``to_tsquery('simple', ...)`` string; None for blank text, SearchError when there is nothing to
+    tsquery string; None for blank text, SearchError when there is nothing to
     find or the text is not a query (where FTS5 rejects it too).
 
-    The text is read exactly as for FTS5 (``match_query``), then written for to_tsquery:
+    The text is read exactly as for FTS5 (``match_query``), then written as a tsquery:
 
-    - each word is a quoted lexeme (``'order#W5521'``): PostgreSQL's own parser splits and
-      lower-cases it as it did the indexed text (``reviewer_tsvector``: the 'simple' configuration),
-      so ``status:pending``, ``example.com`` or ``foo-bar`` find what that text was indexed as.
-      A quote or backslash is escaped; NUL and lone surrogates separate words (they cannot be sent);
-      a word with no letter or digit is left out, so a lexeme is never empty;
-    - a phrase is its words joined by ``<->``; ``word*`` is ``'word':*`` (in a word PostgreSQL
-      splits, such as ``status:pend*``, each part is a prefix, not the last part alone);
+    - each word is split and lower-cased as the indexed text was (``search_text.index_words``:
+      runs of letters and digits, diacritics off, SQLite's unicode61 rule), each piece a quoted
+      lexeme, so ``status:pending``, ``example.com`` or ``foo-bar`` are phrases of their pieces,
+      as in FTS5. NUL and lone surrogates separate words (they cannot be sent); a word longer than
+      the index keeps (2047 bytes) matches nothing;
+    - a phrase is its words joined by ``<->``; ``word*`` is ``'word':*`` (the last piece of a
+      word split in pieces, such as ``status:pend*``, is the prefix, as in FTS5);
     - AND is ``&``, OR ``|``, ``a NOT b`` ``a & !b``; parentheses are kept (every group is written in
       parentheses of its own, so PostgreSQL's precedence never regroups it);
     - ``NEAR(a b, n)`` of two phrases, n up to ``MAX_NEAR``: one within n words of the other, either

@@ -4,8 +4,23 @@ the system prompt apart, searched only when asked. Plain functions over a ``Tria
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
+from collections import defaultdict
 
 from reviewer.models import Trial
+
+# A word of the index on PostgreSQL: letters and digits (SQLite's unicode61 tokenizer's token
+# characters), lower-cased, diacritics taken off; anything else separates words.
+_WORD = re.compile(r"[^\W_]+")
+# the same for ASCII text: every byte but a letter or a digit is a space
+_ASCII_SEPARATORS = bytes(c if c < 128 and chr(c).isalnum() else 32 for c in range(256))
+#: tsvector's limits: places past 16383 are kept as 16383, 256 places per word, a word of at most
+#: 2047 bytes, the whole under 1 MB (the literal is kept well under it)
+MAX_PLACE = 16383
+MAX_PLACES = 256
+MAX_WORD_BYTES = 2047
+MAX_LITERAL = 900_000
 
 
 def search_text(trial: Trial) -> str:
@@ -29,3 +44,41 @@ def search_text(trial: Trial) -> str:
 def system_text(trial: Trial) -> str:
     """The system prompt(s) of a trial: searched only when asked (``search_system``)."""
     return "\n".join(m.content for m in trial.messages if m.content and m.role == "system")
+
+
+def index_words(text: str) -> list[str]:
+    """The words full-text search sees in TEXT on PostgreSQL, as SQLite's unicode61 tokenizer sees
+    them: runs of letters and digits, lower-cased, without diacritics (é is e)."""
+    if text.isascii():  # most text: a byte table is several times faster than the expression
+        return text.encode().lower().translate(_ASCII_SEPARATORS).decode().split()
+    text = "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
+    return _WORD.findall(text.lower())
+
+
+def tsvector_literal(text: str) -> str:
+    """TEXT's words and their places as a PostgreSQL tsvector literal (``'word':1,5 'other':2``),
+    within tsvector's limits: what the PostgreSQL index stores for a text (the same words search
+    finds on SQLite, with the places phrase search needs)."""
+    words = index_words(text)
+    places: dict[str, list[int]] = defaultdict(list)
+    for i, word in enumerate(words[:MAX_PLACE], 1):
+        places[word].append(i)
+    for word in set(words[MAX_PLACE:]):  # PostgreSQL keeps a later place as the last one
+        at = places[word]
+        if not at or at[-1] != MAX_PLACE:
+            at.append(MAX_PLACE)
+    items = (
+        f"'{word}':{','.join(map(str, at[:MAX_PLACES]))}"
+        for word, at in places.items()
+        if len(word) <= MAX_WORD_BYTES // 4 or len(word.encode()) <= MAX_WORD_BYTES
+    )
+    if len(text) < MAX_LITERAL // 3:  # its literal is shorter than MAX_LITERAL
+        return " ".join(items)
+    out: list[str] = []
+    size = 0
+    for item in items:
+        size += len(item) + 1
+        if size > MAX_LITERAL:
+            break
+        out.append(item)
+    return " ".join(out)

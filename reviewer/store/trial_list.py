@@ -119,7 +119,7 @@ def _match(db: Store, f: TrialFilter) -> _Search | None:
         if q is None:
             return None
         words = "(trials_fts.text || trials_fts.system)" if q.system else "trials_fts.text"
-        return _Search(f"{words} @@ to_tsquery('simple', ?)", q.query, ordered=False)
+        return _Search(f"{words} @@ CAST(? AS tsquery)", q.query, ordered=False)
     match = match_query(f.search, system=f.search_system)
     return None if match is None else _Search("trials_fts MATCH ?", match, ordered=True)
 

@@ -12,7 +12,7 @@ from typing import Any
 from reviewer.models import Trial
 from reviewer.record import decode, encode, flat_args_json
 from reviewer.store.db import Store
-from reviewer.store.search_text import search_text, system_text
+from reviewer.store.search_text import search_text, system_text, tsvector_literal
 from reviewer.store.summaries import take_in_verdicts
 
 _TRIAL_COLUMNS = (
@@ -25,8 +25,7 @@ _TRIAL_SQL = f"INSERT INTO trials ({', '.join(_TRIAL_COLUMNS)}) VALUES ({', '.jo
 _FTS_SQL = "INSERT INTO trials_fts (rowid, text, system) VALUES (?, ?, ?)"
 # PostgreSQL's index holds each text's words and places (schema_postgres.sql), not the text
 _FTS_PG_SQL = (
-    "INSERT INTO trials_fts (rowid, text, system) VALUES (?, reviewer_tsvector(?), "
-    "reviewer_tsvector(?))"
+    "INSERT INTO trials_fts (rowid, text, system) VALUES (?, reviewer_words(?), reviewer_words(?))"
 )
 
 
@@ -75,6 +74,15 @@ def counts(t: Trial) -> tuple[int, int, int]:
         if m.tool_calls:
             calls += len(m.tool_calls)
     return turns, calls, errors
+
+
+def fts_row(db: Store, seq: int, t: Trial) -> tuple[int, str, str]:
+    """A trial's row of DB's full-text index (``fts_insert_sql``): its two texts for SQLite's
+    FTS5, their words and places for PostgreSQL's tsvectors."""
+    text, system = search_texts(t)
+    if db.dialect == "sqlite":
+        return seq, text, system
+    return seq, tsvector_literal(text), tsvector_literal(system)
 
 
 def search_texts(t: Trial) -> tuple[str, str]:
@@ -256,7 +264,7 @@ def write_batch(db: Store, batch: Sequence[Pending], seq: int, source_file: str,
     first = trial_rows[0][0] if trial_rows else seq
     del trial_rows
     conn.executemany(
-        fts_insert_sql(db), ((i, *search_texts(p.trial)) for i, p in enumerate(batch, first))
+        fts_insert_sql(db), (fts_row(db, i, p.trial) for i, p in enumerate(batch, first))
     )
     conn.executemany(_TASK_STATS_SQL, [(run, task, *v) for (run, task), v in stats.items()])
     if verdict_rows:
@@ -391,7 +399,7 @@ def replace_trial(db: Store, p: Pending, source_file: str, now: str) -> int:
     values = dict(zip(_TRIAL_COLUMNS, row, strict=True))
     del row
     conn.execute(_REPLACE_SQL, [*(values.pop(c) for c in _UPDATE_COLUMNS), seq])
-    conn.execute(fts_insert_sql(db), (seq, *search_texts(p.trial)))
+    conn.execute(fts_insert_sql(db), fts_row(db, seq, p.trial))
     new = p.trial
     new_cost = new.usage.cost_usd
     conn.execute(
@@ -433,7 +441,7 @@ def rebuild_task_stats(db: Store) -> None:
             "INSERT INTO task_stats (run, task_id, n, c, steps_sum, cost_sum, cost_n, first_seq, "
             "infra, unscored) "
             "SELECT run, task_id, COUNT(*), SUM(outcome = 'pass'), SUM(steps), "
-            "COALESCE(SUM(cost_usd), 0), COUNT(cost_usd), MIN(seq), SUM(outcome = 'infra'), "
+            "TOTAL(cost_usd), COUNT(cost_usd), MIN(seq), SUM(outcome = 'infra'), "
             "SUM(outcome = 'unscored') FROM trials GROUP BY run, task_id"
         )
 

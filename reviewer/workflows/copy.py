@@ -8,7 +8,7 @@ from pathlib import Path
 
 from reviewer.store.copy import CopyResult, copy_database
 from reviewer.store.db import StoreError, open_store
-from reviewer.store.postgres import is_url, shown_url
+from reviewer.store.postgres import database_exists, is_url, shown_url
 
 
 def _same(src: str, dst: str) -> bool:
@@ -32,7 +32,7 @@ def copy_databases(
     one line when SRC is not a reviewer database, DST holds data, or they are the same."""
     if _same(src, dst):
         raise StoreError(f"{src}: the source and the destination are the same database")
-    if not is_url(src) and not Path(src).is_file():
+    if not database_exists(src):
         raise StoreError(f"{src}: no such database file")
     with open_store(src, on_wait=on_wait) as source, open_store(dst, on_wait=on_wait) as dest:
         result = copy_database(source, dest, progress=progress)

@@ -10,6 +10,7 @@ from reviewer.store.db import Store as Store
 from reviewer.store.db import StoreError as StoreError
 from reviewer.store.db import describe_error as describe_error
 from reviewer.store.db import last_opened as last_opened
+from reviewer.store.postgres import database_exists as database_exists
 from reviewer.store.postgres import is_url as is_url
 from reviewer.store.postgres import shown_url as shown_url
 from reviewer.store.queries import run_names as run_names

@@ -167,7 +167,7 @@ def test_the_judges_mix_line_says_whose_pass_share_it_gives(labeled_db: str) -> 
     db = open_store(labeled_db)
     try:  # ana changes her mind on 8 passes, so her pass share is not the judge's
         rows = db.conn.execute(
-            "SELECT id FROM trials WHERE success ORDER BY seq LIMIT 8"
+            "SELECT id FROM trials WHERE success = 1 ORDER BY seq LIMIT 8"
         ).fetchall()
         for (tid,) in rows:
             add_label(db, tid, "ana", "fail", rubric_ref="support-policy@1")

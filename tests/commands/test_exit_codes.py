@@ -10,7 +10,8 @@ import pytest
 from reviewer import cli
 from tests.commands.test_monitor import stream
 from tests.conftest import native_trial, run_cli, write_jsonl
-from tests.store.test_db import _hold_write_lock, cli_exit
+from tests.store.test_db import cli_exit
+from tests.support.writer_lock import hold_write_lock
 
 
 def test_gate_monitor_audit_locked_database_exit_2(
@@ -25,7 +26,7 @@ def test_gate_monitor_audit_locked_database_exit_2(
     assert cli_exit(cli.main, ["--db", db, "baseline", "set", "base"]) == 0
     folder = stream(tmp_path, days=2, per_day=3)
     monkeypatch.setenv("REVIEWER_LOCK_TIMEOUT", "0.2")
-    other = _hold_write_lock(Path(db))
+    other = hold_write_lock(Path(db))
     try:
         capsys.readouterr()
         args = ["--db", db, "gate", "--import", str(tmp_path / "n.jsonl")]
@@ -34,7 +35,7 @@ def test_gate_monitor_audit_locked_database_exit_2(
         assert cli_exit(cli.main, args) == 2
         assert cli_exit(cli.main, ["--db", db, "audit"]) == 2
     finally:
-        other.close()
+        other.release()
     err = capsys.readouterr().err
     assert "internal error" not in err and "another process is writing" in err
 

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from reviewer.store import open_store
+from reviewer.store import open_store, trial_list
+from reviewer.store.trial_list import TrialFilter
 from tests.conftest import run_cli, stored
 
 PROJECT = "-home-ana-shop"
@@ -64,12 +65,9 @@ def rows(db: str = "x.db") -> list[tuple[Any, ...]]:
 
 
 def search(word: str, db: str = "x.db") -> int:
+    """Trials the full-text index finds ``word`` in (FTS5 on SQLite, a tsvector on PostgreSQL)."""
     with open_store(db) as s:
-        return int(
-            s.execute(
-                "SELECT COUNT(*) FROM trials_fts WHERE trials_fts MATCH ?", [word]
-            ).fetchone()[0]
-        )
+        return trial_list.count(s, TrialFilter(search=word), cached=False)
 
 
 def test_a_bad_line_stores_nothing_of_the_session_and_the_fixed_file_stores_it_once(

@@ -17,6 +17,7 @@ from reviewer.judge.pending import load, pending_path
 from reviewer.judge.standin import StandIn
 from reviewer.store.db import Store, open_store
 from reviewer.workflows.judge import JudgeFailed, JudgeRequest, judge_trials
+from tests.support.writer_lock import HeldWriteLock, hold_write_lock
 
 JUDGE = "claude-sonnet-4-5/v1/task-success@builtin-1"
 
@@ -84,21 +85,20 @@ def test_a_database_locked_by_another_process_stops_the_run_and_keeps_the_replie
 ) -> None:
     monkeypatch.setenv("REVIEWER_LOCK_TIMEOUT", "0.1")  # a writer waits this long for the lock
     db = open_store(db_path)
-    db.execute("PRAGMA busy_timeout=50")
-    other = sqlite3.connect(str(db_path), timeout=0.05)
-    held = []
+    if db.dialect == "sqlite":  # a statement waits 50 ms for another connection's lock
+        db.execute("PRAGMA busy_timeout=50")
+    held: list[HeldWriteLock] = []
 
     def lock_after_two(stats: Any, outcome: Any) -> None:
         if stats.done == 2 and not held:
-            other.execute("BEGIN IMMEDIATE")  # another writer holds the lock from now on
-            held.append(True)
+            held.append(hold_write_lock(db_path))  # another writer holds the lock from now on
 
     try:
         with pytest.raises(JudgeFailed) as err:
             judge_trials(db, JudgeRequest(overrides={"concurrency": 3}), on_progress=lock_after_two)
     finally:
-        other.rollback()
-        other.close()
+        for other in held:
+            other.release()
     line = str(err.value)
     assert line.startswith("cannot store judge replies: the database is locked by another process")
     sent = standin.message_requests

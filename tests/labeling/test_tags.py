@@ -71,10 +71,10 @@ def test_a_tag_is_one_line_and_only_a_fail_has_one() -> None:
         check_tag("fail", "x" * (MAX_TAG + 1))
 
 
-def _db(tmp_path: Path) -> str:
+def _db(tmp_path: Path, name: str = "x.db") -> str:
     write_jsonl(tmp_path / "r.jsonl", [native_trial("t1", False), native_trial("t2", False)])
-    assert run_cli("--db", "x.db", "import", str(tmp_path / "r.jsonl"))[0] == 0
-    return "x.db"
+    assert run_cli("--db", name, "import", str(tmp_path / "r.jsonl"))[0] == 0
+    return name
 
 
 def _ids(path: str) -> list[str]:
@@ -122,14 +122,13 @@ def test_labels_give_tag_and_export_import_carry_it(
     # into another database: the tag arrives; a tag on a pass line is skipped with its reason
     lines.append({**lines[0], "verdict": "pass", "at": "2026-01-01T00:00:00+00:00"})
     write_jsonl(Path("l2.jsonl"), lines)
-    Path("x.db").rename("old.db")
-    _db(tmp_path)
-    code, out, err = run_cli("--db", "x.db", "labels", "import", "l2.jsonl", "--json")
+    _db(tmp_path, "y.db")
+    code, out, err = run_cli("--db", "y.db", "labels", "import", "l2.jsonl", "--json")
     assert code == 0
     result = json.loads(out)
     assert result["added"] == 1
     assert result["skipped"] == ["l2.jsonl:2: a tag names a failure: give it with fail, not pass"]
-    with open_store("x.db") as db:
+    with open_store("y.db") as db:
         assert [lab.tag for lab in current_labels(db).values()] == ["cancelled shipped"]
 
 

@@ -24,7 +24,15 @@ from reviewer.store.db import (
     migrations,
     open_store,
 )
-from tests.conftest import SAMPLE_RUNS, native_trial, run_cli, sample_copy, write_jsonl
+from tests.conftest import (
+    SAMPLE_RUNS,
+    native_trial,
+    on_postgres,
+    run_cli,
+    sample_copy,
+    write_jsonl,
+)
+from tests.support.writer_lock import hold_write_lock
 
 
 def test_many_openers_of_a_new_file_migrate_it_once(tmp_path: Path) -> None:
@@ -51,17 +59,17 @@ def test_many_openers_of_a_new_file_migrate_it_once(tmp_path: Path) -> None:
         for t in threads:
             t.join()
         assert errors == []
-        with open_store(path) as db:
-            assert migrations.pending(db) == []
-            names = [r[0] for r in db.execute("SELECT name FROM _sqlite_migrations")]
-            assert len(names) == len(set(names))
+        names = _applied(path)
+        assert sorted(names) == sorted(m.name for m in migrations._migrations)
+        assert len(names) == len(set(names))
 
 
-def _hold_write_lock(path: Path) -> sqlite3.Connection:
-    """A second writer: another connection that holds the write lock until it commits."""
-    other = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
-    other.execute("BEGIN IMMEDIATE")
-    return other
+def _applied(path: Path) -> list[str]:
+    """The migrations the database records as applied, one row each (SQLite: sqlite-utils'
+    table; PostgreSQL: reviewer's own)."""
+    with open_store(path) as db:
+        table = "_reviewer_migrations" if db.dialect == "postgres" else "_sqlite_migrations"
+        return [str(r[0]) for r in db.execute(f"SELECT name FROM {table}")]
 
 
 def test_many_processes_create_a_new_database_at_once(tmp_path: Path) -> None:
@@ -81,19 +89,19 @@ def test_many_processes_create_a_new_database_at_once(tmp_path: Path) -> None:
         ]
         problems = [p.communicate()[1] for p in procs if p.wait() != 0]
         assert problems == []
-        with open_store(path) as db:
-            assert migrations.pending(db) == []
+        names = _applied(path)
+        assert sorted(names) == sorted(m.name for m in migrations._migrations)
 
 
 def test_second_writer_waits_for_the_lock_and_says_so(tmp_path: Path) -> None:
     path = tmp_path / "r.db"
     open_store(path).close()
-    other = _hold_write_lock(path)
-    threading.Timer(WAIT_NOTICE_S + 0.5, other.commit).start()
+    other = hold_write_lock(path)
+    threading.Timer(WAIT_NOTICE_S + 0.5, other.release).start()
     said: list[str] = []
     with open_store(path, on_wait=said.append) as db, db.transaction():
         db.execute("INSERT INTO runs (name) VALUES ('r')")
-    other.close()
+    other.release()
     assert len(said) == 1 and said[0].startswith("waiting for the database")
     with open_store(path) as db:
         assert db.execute("SELECT name FROM runs").fetchall() == [("r",)]
@@ -105,12 +113,12 @@ def test_writer_gives_up_after_the_lock_timeout_with_one_line(
     monkeypatch.setenv("REVIEWER_LOCK_TIMEOUT", "0.3")
     path = tmp_path / "r.db"
     open_store(path).close()
-    other = _hold_write_lock(path)
+    other = hold_write_lock(path)
     try:
         with open_store(path) as db, pytest.raises(StoreBusy) as caught, db.transaction():
             db.execute("INSERT INTO runs (name) VALUES ('r')")
     finally:
-        other.close()
+        other.release()
     message = str(caught.value)
     assert "\n" not in message and "another process is writing" in message
 
@@ -120,7 +128,7 @@ def test_second_import_waits_for_the_first_instead_of_failing(tmp_path: Path) ->
     open_store(path).close()
     runs = tmp_path / "runs.jsonl"
     write_jsonl(runs, [native_trial("t1"), native_trial("t2", passed=False)])
-    other = _hold_write_lock(path)
+    other = hold_write_lock(path)
     proc = subprocess.Popen(
         [sys.executable, "-m", "reviewer", "--db", str(path), "import", str(runs)],
         stdout=subprocess.PIPE,
@@ -136,8 +144,7 @@ def test_second_import_waits_for_the_first_instead_of_failing(tmp_path: Path) ->
             if not line and proc.poll() is not None:
                 break
     finally:
-        other.commit()
-        other.close()
+        other.release()
     out, err = proc.communicate(timeout=120)
     assert "waiting for the database" in line, line + err
     assert proc.returncode == 0, err
@@ -174,6 +181,8 @@ def test_a_path_that_is_not_a_regular_file_is_named(tmp_path: Path, kind: str) -
         open_store(path)
 
 
+# about the SQLite file: a file that cannot be written is opened read-only (immutable) instead
+@pytest.mark.sqlite_only
 def test_a_database_that_cannot_be_written_is_still_read_and_a_write_names_why(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -242,7 +251,11 @@ def test_a_read_only_database_refuses_an_import_with_one_line(
 
     def read_only(*args: Any, **kw: Any) -> Store:
         db = real_open(*args, **kw)
-        db.execute("PRAGMA query_only=ON")  # SQLite refuses writes as it does for a read-only file
+        # the database refuses writes as it does for a read-only file (a read-only server)
+        if db.dialect == "postgres":
+            db.execute("SET default_transaction_read_only = on")
+        else:
+            db.execute("PRAGMA query_only=ON")
         return db
 
     monkeypatch.setattr(store_db, "open_store", read_only)
@@ -276,6 +289,7 @@ def sample(tmp_path: Path) -> Path:
     return sample_copy(tmp_path / "s.db")
 
 
+@pytest.mark.sqlite_only  # damages a page of the SQLite file's bytes
 def test_a_damaged_page_is_one_line_and_nothing_is_printed_or_written(sample: Path) -> None:
     _damage_runs_page(sample)
     db_module._checked.clear()  # a new process: each command of the CLI is one
@@ -292,15 +306,42 @@ def test_a_damaged_page_is_one_line_and_nothing_is_printed_or_written(sample: Pa
     assert sample.read_bytes() == before
 
 
+def _raw(path: Path, sql: str) -> list[Any]:
+    """SQL run on the database at PATH past every check of reviewer's (sqlite3 on the file; under
+    --backend postgres, psycopg on the server's database standing for it); its rows, committed."""
+    if on_postgres():
+        import psycopg
+
+        from reviewer.store import postgres
+
+        server = os.environ[postgres.TEST_SERVER_VAR]
+        url = postgres.make_test_database(server, postgres.test_database(path))
+        with psycopg.connect(url, autocommit=True) as pg:
+            cur = pg.execute(sql)
+            return cur.fetchall() if cur.description else []
+    conn = sqlite3.connect(path)
+    try:
+        rows = conn.execute(sql).fetchall()
+        conn.commit()
+        return rows
+    finally:
+        conn.close()
+
+
 def test_a_database_a_newer_reviewer_wrote_is_refused(sample: Path) -> None:
-    conn = sqlite3.connect(sample)
-    conn.execute(
-        "INSERT INTO _sqlite_migrations (migration_set, name, applied_at) "
-        "VALUES ('reviewer', 'm999_from_the_future', '2030-01-01')"
-    )
-    conn.commit()
-    conn.close()
-    trials = sqlite3.connect(sample).execute("SELECT COUNT(*) FROM trials").fetchone()[0]
+    if on_postgres():
+        _raw(
+            sample,
+            "INSERT INTO _reviewer_migrations (name, applied_at) "
+            "VALUES ('m999_from_the_future', '2030-01-01')",
+        )
+    else:
+        _raw(
+            sample,
+            "INSERT INTO _sqlite_migrations (migration_set, name, applied_at) "
+            "VALUES ('reviewer', 'm999_from_the_future', '2030-01-01')",
+        )
+    trials = _raw(sample, "SELECT COUNT(*) FROM trials")[0][0]
     code, out, err = run_cli("--db", "s.db", "import", str(SAMPLE_RUNS / "support-v1.jsonl"))
     assert code == 1 and out == ""
     assert err.strip() == (
@@ -309,7 +350,7 @@ def test_a_database_a_newer_reviewer_wrote_is_refused(sample: Path) -> None:
     )
     with pytest.raises(StoreError, match="written by a newer reviewer"):
         open_store(sample)
-    assert sqlite3.connect(sample).execute("SELECT COUNT(*) FROM trials").fetchone()[0] == trials
+    assert _raw(sample, "SELECT COUNT(*) FROM trials")[0][0] == trials
 
 
 def test_a_sound_database_opens_as_before(sample: Path) -> None:

@@ -23,7 +23,7 @@ from reviewer.store.trial_list import TrialFilter, clear_cache, count
 from reviewer.store.writer import rebuild_task_stats
 from reviewer.workflows.imports import import_paths
 from reviewer.workflows.labels import give_label
-from tests.conftest import FIXTURES, native_trial, write_jsonl
+from tests.conftest import FIXTURES, native_trial, on_postgres, write_jsonl
 
 CRASHED = FIXTURES / "tau_bench" / "deepseek-v3-crashed.json"
 
@@ -50,7 +50,7 @@ SLOW_SOURCES = """
     FROM trials t WHERE t.run = ? ORDER BY t.seq
 """
 SLOW_JUDGED = """
-    SELECT task_id, SUM(o IN ('pass', 'fail') OR (o = 'infra' AND ?)), SUM(o = 'pass') FROM (
+    SELECT task_id, SUM(o IN ('pass', 'fail') OR (o = 'infra' AND ? = 1)), SUM(o = 'pass') FROM (
         SELECT t.task_id, t.seq,
                CASE WHEN t.outcome = 'infra' THEN 'infra'
                     ELSE COALESCE((SELECT v.verdict FROM latest_trial_verdicts v
@@ -270,7 +270,7 @@ def test_summaries_follow_a_trial_whose_outcome_changes(tmp_path: Path) -> None:
         with db.transaction():
             db.execute(
                 "UPDATE trials SET outcome = CASE outcome WHEN 'pass' THEN 'fail' ELSE 'pass' END, "
-                "success = 1 - success WHERE seq IN (SELECT seq FROM trial_verdicts) AND seq % 2"
+                "success = 1 - success WHERE seq IN (SELECT seq FROM trial_verdicts) AND seq % 2 = 1"
             )
         rebuild_task_stats(db)
         assert_summaries_true(db)
@@ -308,6 +308,7 @@ def test_a_verdict_written_without_take_in_reads_from_the_view_until_taken_in(
             assert verdicts_ready(other)
 
 
+@pytest.mark.sqlite_only  # a SQLite file migrated from before m016 (PostgreSQL's schema is whole)
 def test_migration_fills_summaries_from_a_database_written_before_it(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
     with open_store(path, migrate=False) as db:
@@ -325,13 +326,20 @@ def test_migration_fills_summaries_from_a_database_written_before_it(tmp_path: P
 def test_report_numbers_are_read_from_the_covering_index(tmp_path: Path, run: str) -> None:
     with open_store(tmp_path / "x.db") as db:
         fill(tmp_path, db)
+        query = (
+            "SELECT id, task_id, success, steps, cost_usd, latency_s, tool_calls, tool_errors, "
+            "outcome FROM trials WHERE run = ? ORDER BY seq"
+        )
+        if on_postgres():
+            # a table this small is read whole unless told not to; an index-only scan is one
+            # that finds every column in the index
+            db.execute("SET enable_seqscan = off")
+            plan = " ".join(str(r[0]) for r in db.execute(f"EXPLAIN {query}", [run]).fetchall())
+            db.execute("RESET enable_seqscan")
+            assert "Index Only Scan using trials_metrics" in plan
+            return
         plan = " ".join(
-            str(r[-1])
-            for r in db.execute(
-                "EXPLAIN QUERY PLAN SELECT id, task_id, success, steps, cost_usd, latency_s, "
-                "tool_calls, tool_errors, outcome FROM trials WHERE run = ? ORDER BY seq",
-                [run],
-            ).fetchall()
+            str(r[-1]) for r in db.execute(f"EXPLAIN QUERY PLAN {query}", [run]).fetchall()
         )
         assert "COVERING INDEX trials_metrics" in plan
 
@@ -375,11 +383,14 @@ def _fast_totals(db: Store) -> list[tuple[Any, ...]]:
 
 def _old_database_with_infinite_costs(tmp_path: Path, *, stop_before: str) -> Path:
     """A database filled before m016, whose costs (as an older version let them in, before costs
-    over 1e12 were refused) sum to infinity in task t1."""
+    over 1e12 were refused) sum to infinity in task t1. On PostgreSQL (no older schema to migrate
+    from: its schema is made whole) a database of today's schema, given the same costs (as
+    `reviewer copy` of such a SQLite file brings them)."""
     path = tmp_path / "old.db"
-    with open_store(path, migrate=False) as db:
-        with db.transaction():
-            migrations.apply(db, stop_before=stop_before)
+    with open_store(path, migrate=on_postgres()) as db:
+        if not on_postgres():
+            with db.transaction():
+                migrations.apply(db, stop_before=stop_before)
         import_paths(db, [_write(tmp_path / "a.jsonl", _native(1), _native(2), _native(3, "t2"))])
         with db.transaction():
             db.execute("UPDATE trials SET cost_usd = 1e308")
@@ -414,6 +425,7 @@ def test_a_run_total_back_under_infinity_is_summed_again(tmp_path: Path) -> None
         assert _fast_totals(db) == _slow_totals(db) == [("r", 1, 1e308, 1)]
 
 
+@pytest.mark.sqlite_only  # SQLite's m017 replacing a SQLite file's triggers (sqlite_master)
 def test_a_database_migrated_by_the_first_m016_gets_the_fixed_triggers(tmp_path: Path) -> None:
     path = _old_database_with_infinite_costs(tmp_path, stop_before="m017_summary_costs")
     with open_store(path, migrate=False) as db, db.transaction():

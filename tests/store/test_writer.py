@@ -143,6 +143,7 @@ def test_a_zstd_member_read_directly_is_checked_as_zipfile_checks_it(
     assert len(out) == 16
 
 
+@pytest.mark.sqlite_only  # SQLite's write-ahead log: its PRAGMAs and the file read without it
 def test_an_import_logs_with_fewer_checkpoints_and_ends_with_one(tmp_path: Path) -> None:
     """While a file is written the log is checkpointed every IMPORT_CHECKPOINT_PAGES pages, not
     every 1,000; the import job ends with a checkpoint, so the database file itself (read without

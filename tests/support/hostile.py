@@ -42,6 +42,15 @@ RULE = "rule " + EVERYTHING
 RATIONALE = "because " + EVERYTHING
 
 
+def stored(s: str) -> str:
+    """S as the store gives it back: PostgreSQL text cannot hold NUL, so there reviewer keeps a
+    NUL as U+2400 (store/postgres.py); SQLite keeps it."""
+    from reviewer.store.postgres import NUL_SHOWN
+    from tests.conftest import on_postgres
+
+    return s.replace(NUL, NUL_SHOWN) if on_postgres() else s
+
+
 def records() -> list[dict[str, Any]]:
     recs = []
     for trial, passed in ((1, True), (2, False), (3, False)):

@@ -3,7 +3,6 @@ is taken once per trial; presses while the write waits are ignored, not queued."
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 from reviewer.calibration.sampling import make_queue
@@ -12,6 +11,7 @@ from reviewer.store.labels import iter_label_rows
 from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.label import LabelScreen
 from tests.conftest import sample_copy
+from tests.support.writer_lock import hold_write_lock
 
 
 async def test_four_presses_while_the_database_is_locked_label_one_trial_once(
@@ -29,8 +29,7 @@ async def test_four_presses_while_the_database_is_locked_label_one_trial_once(
             if screen.payload is not None and screen.state is not None:
                 break
         first = screen.payload.trial_id  # type: ignore[union-attr]
-        other = sqlite3.connect(str(path), isolation_level=None)
-        other.execute("BEGIN IMMEDIATE")  # a second writer holds the lock
+        other = hold_write_lock(path)  # a second writer holds the lock
         try:
             for _ in range(4):
                 await pilot.press("p")
@@ -38,8 +37,7 @@ async def test_four_presses_while_the_database_is_locked_label_one_trial_once(
             assert screen.saving == first
             assert screen.payload is not None and screen.payload.trial_id == first  # not advanced
         finally:
-            other.execute("ROLLBACK")
-            other.close()
+            other.release()
         for _ in range(1000):
             await pilot.pause(0.01)
             if screen.saving is None and screen.payload and screen.payload.trial_id != first:

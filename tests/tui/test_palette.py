@@ -81,7 +81,7 @@ async def test_compare_and_gate_in_the_palette_skip_an_unscored_run(tmp_path: Pa
     )
     result = CliRunner().invoke(cli, ["--db", str(db_path), "import", str(prod)])
     assert result.exit_code == 0, result.stderr
-    with open_store(db_path) as db, db.conn:  # imported later (times are to the second)
+    with open_store(db_path) as db, db.transaction():  # imported later (times are to the second)
         db.conn.execute(
             "UPDATE runs SET imported_at = '2999-01-01T00:00:00+00:00' WHERE name = 'production'"
         )

@@ -12,7 +12,9 @@ from click.testing import CliRunner
 from reviewer.cli import cli
 from reviewer.ingest.base import IngestError
 from reviewer.ingest.files import default_run_name
-from reviewer.store import open_store
+from reviewer.store import open_store, trial_list
+from reviewer.store.db import Store
+from reviewer.store.trial_filter import TrialFilter
 from reviewer.store.writer import IMPORT_CACHE_KIB, import_cache
 from reviewer.workflows.imports import import_paths
 from tests.conftest import SAMPLE_RUNS, native_trial, write_jsonl
@@ -29,6 +31,11 @@ def count(db_path: Path, table: str = "trials") -> int:
         return int(db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
     finally:
         db.close()
+
+
+def search_count(db: Store, text: str, *, system: bool = False) -> int:
+    """How many trials the full-text index finds TEXT in (the system prompt too with SYSTEM)."""
+    return trial_list.count(db, TrialFilter(search=text, search_system=system), cached=False)
 
 
 def test_import_native_and_again_adds_nothing(tmp_path: Path) -> None:
@@ -187,10 +194,7 @@ def test_a_file_that_fails_halfway_leaves_the_database_as_it_was(
     after = (count(Path("x.db")), count(Path("x.db"), "verdicts"), count(Path("x.db"), "runs"))
     assert after == before
     db = open_store("x.db")
-    assert (
-        db.execute("SELECT COUNT(*) FROM trials_fts WHERE trials_fts MATCH 'support'").fetchone()[0]
-        == 1
-    )
+    assert search_count(db, "support", system=True) == 1  # the search index rolled back too
 
 
 def test_check_validates_without_writing(tmp_path: Path) -> None:
@@ -219,14 +223,8 @@ def test_fts_finds_message_text(tmp_path: Path) -> None:
     f = write_jsonl(tmp_path / "r.jsonl", [native_trial("a")])
     run_cli("--db", "x.db", "import", str(f))
     db = open_store("x.db")
-    hits = db.execute("SELECT rowid FROM trials_fts WHERE trials_fts MATCH 'refunded'").fetchall()
-    assert len(hits) == 1
-    assert (
-        db.execute(
-            "SELECT rowid FROM trials_fts WHERE trials_fts MATCH 'nonexistentword'"
-        ).fetchall()
-        == []
-    )
+    assert search_count(db, "refunded") == 1
+    assert search_count(db, "nonexistentword") == 0
 
 
 def test_default_run_name() -> None:
@@ -351,6 +349,7 @@ def test_the_collector_runs_again_after_a_file_good_or_broken(tmp_path: Path) ->
         assert gc.isenabled()
 
 
+@pytest.mark.sqlite_only  # SQLite's page cache (PRAGMA cache_size); nothing to set on PostgreSQL
 def test_the_page_cache_is_put_back(tmp_path: Path) -> None:
     with open_store(tmp_path / "x.db") as db:
         before = db.execute("PRAGMA cache_size").fetchone()[0]

@@ -138,14 +138,11 @@ def test_dry_run_writes_nothing_and_says_what_it_would_do(tmp_path: Path) -> Non
     db = _import(tmp_path, recs)
 
     def dump() -> list[Any]:
-        conn = sqlite3.connect(db)
-        try:
+        with open_store(db) as store:
             return [
-                conn.execute(f"SELECT * FROM {t}").fetchall()
+                sorted(store.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
                 for t in ("trials", "task_stats", "runs", "run_totals", "verdict_counts")
             ]
-        finally:
-            conn.close()
 
     before = dump()
     code, out, _ = run_cli("--db", db, "rescore", "graded", "--pass-threshold", "0.5", "--dry-run")

@@ -296,6 +296,8 @@ class TranscriptScreen(ExportMixin, ReviewerScreen):
         view = self.view
         view.load(p.trial, p.violations, p.verdicts, blocks=p.blocks)
         view.loading = False
+        # a loading view's keys are left out of the footer: shown again now, however slow the read
+        self.refresh_bindings()
         judge = self.query_one("#transcript-judge", Static)
         judge.update(judge_text(p.verdicts))
         judge.display = view.show_judge
@@ -310,6 +312,7 @@ class TranscriptScreen(ExportMixin, ReviewerScreen):
 
     def on_transcript_notice(self, message: TranscriptNotice) -> None:
         self.view.loading = False
+        self.refresh_bindings()
         self.notify(message.text, severity=message.severity)
 
     def on_transcript_view_judge_toggled(self, message: TranscriptView.JudgeToggled) -> None:
