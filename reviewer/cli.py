@@ -75,6 +75,7 @@ class ReviewerGroup(click.Group):
     show_default=True,
     envvar="REVIEWER_DB",
     type=click.Path(dir_okay=False),
+    metavar="DB",
     help="The database: a SQLite file, or a PostgreSQL server's postgresql://user@host/db.",
 )
 @click.option(

@@ -219,8 +219,10 @@ def _shared_options() -> list[click.Option]:
             default=None,
             expose_value=False,
             type=click.Path(dir_okay=False),
+            metavar="DB",
             callback=_set_obj("db"),
-            help="SQLite file (same as `reviewer --db FILE` before the command).",
+            help="A SQLite file or a postgresql:// URL (same as `reviewer --db DB` before the "
+            "command).",
         ),
         click.Option(
             ["--labeler", "shared_labeler"],
@@ -293,13 +295,13 @@ def require_runs(
 ) -> list[str]:
     """The named runs, or every run when none is named; a one-line error (exit ``code``, default
     the command's cli_store code) for unknown names."""
-    from reviewer.workflows.store_access import run_names
+    from reviewer.workflows.store_access import run_names, shown_db
 
     known = run_names(db)
     if code is None:
         code = ctx.obj.get("error_code", 1)
     if not known:
-        fail(f"no runs in {ctx.obj['db']}; import some first: reviewer import PATH", code)
+        fail(f"no runs in {shown_db(ctx.obj['db'])}; import some first: reviewer import PATH", code)
     for r in runs:
         if r not in known:
             fail(f"no run named {r!r}; runs: {', '.join(known)}", code)

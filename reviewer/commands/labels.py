@@ -18,6 +18,7 @@ from reviewer.commands.common import (
     require_runs,
     settings_of,
 )
+from reviewer.workflows.store_access import shown_db
 
 _MAX_SKIPS_SHOWN = 20
 
@@ -184,7 +185,7 @@ def sample(
     lines = _summary_lines(summary) if status is None else _active_lines(summary, status)
     for line in lines:
         click.echo(line)
-    click.echo(f"label it in the app: reviewer --db {ctx.obj['db']}", err=True)
+    click.echo(f"label it in the app: reviewer --db {shown_db(ctx.obj['db'])}", err=True)
 
 
 def _active_json(status: Any, judge: str | None) -> dict[str, Any]:
@@ -362,7 +363,7 @@ def queues(
             [
                 "reviewer",
                 "--db",
-                str(ctx.obj["db"]),
+                shown_db(ctx.obj["db"]),
                 "--labeler",
                 who,
                 "labels",

@@ -5,6 +5,7 @@ its own labeler. It has no authentication of its own."""
 from __future__ import annotations
 
 import ipaddress
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -28,20 +29,12 @@ def register(group: click.Group) -> None:
 
 def app_command(db: str | Path) -> str:
     """The shell command textual-serve runs once per browser session: this reviewer, on DB, asking
-    who labels."""
+    who labels. A PostgreSQL URL goes to the session in REVIEWER_DB (``serve`` sets it), not on the
+    command line, where its password would show (in the banner, in `ps`)."""
     from reviewer.workflows.store_access import is_url
 
-    return shlex.join(
-        [
-            sys.executable,
-            "-m",
-            "reviewer",
-            "--db",
-            str(db) if is_url(db) else str(Path(db).absolute()),
-            "open",
-            "--ask-labeler",
-        ]
-    )
+    where = [] if is_url(db) else ["--db", str(Path(db).absolute())]
+    return shlex.join([sys.executable, "-m", "reviewer", *where, "open", "--ask-labeler"])
 
 
 def public_url_of(host: str, port: int, given: str | None) -> str:
@@ -136,7 +129,11 @@ def serve(ctx: click.Context, host: str, port: int, public_url: str | None) -> N
                 raise web.HTTPForbidden(text="reviewer serve: not from this page")
             return await super().handle_websocket(request)
 
+    from reviewer.workflows.store_access import is_url
+
     command = app_command(ctx.obj["db"])
+    if is_url(ctx.obj["db"]):  # each session's process reads it there (app_command)
+        os.environ["REVIEWER_DB"] = str(ctx.obj["db"])
     click.echo(f"reviewer: {NO_AUTH}", err=True)
     if not is_loopback(host):
         click.echo(

@@ -158,11 +158,13 @@ def _rows(db: Store, table: str, cols: Sequence[str], order: str) -> Iterable[li
 
 
 def _empty(dst: Store) -> None:
-    n = dst.execute("SELECT (SELECT COUNT(*) FROM trials) + (SELECT COUNT(*) FROM runs)").fetchone()
-    if n and n[0]:
+    trials, runs = dst.execute(
+        "SELECT (SELECT COUNT(*) FROM trials), (SELECT COUNT(*) FROM runs)"
+    ).fetchone()
+    if trials or runs:
         raise StoreError(
-            f"{dst.path}: already holds data ({n[0]} trials and runs); copy into a new, empty "
-            "database (nothing was written)"
+            f"{dst.path}: already holds {trials:,} trials in {runs:,} runs; copy into a new, "
+            "empty database (nothing was written)"
         )
 
 

@@ -41,14 +41,16 @@ NUL_SHOWN = "\u2400"
 
 
 def shown_url(url: str) -> str:
-    """The URL without its password, to name the database in a message."""
+    """The URL without its password (in the user part or a ``password=`` parameter), to name the
+    database in a message or a command printed for the user."""
     parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)
-    host = netloc[-1]
-    user = parts.username or ""
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+    if parts.password is not None:
+        host = parts.netloc.rsplit("@", 1)[-1]
+        parts = parts._replace(netloc=f"{parts.username or ''}:***@{host}")
+    if "password" in parts.query.lower():
+        query = re.sub(r"(?i)(^|&)(password=)[^&]*", r"\1\2***", parts.query)
+        parts = parts._replace(query=query)
+    return urlunsplit(parts)
 
 
 class Location(str):
@@ -311,7 +313,7 @@ def connect(url: str, *, schema: str | None = None) -> Connection:
 
 def writer_lock_sql() -> str:
     """The advisory lock every writer of this database (its schema) holds for its transaction."""
-    return "hashtext('reviewer writer ' || current_schema())"
+    return "hashtext('reviewer writer ' || COALESCE(current_schema(), ''))"
 
 
 def begin_writing(conn: Connection, timeout_s: float, on_wait: Callable[[], None] | None) -> bool:
@@ -371,6 +373,18 @@ def create_schema(conn: Connection, migration_names: Sequence[str]) -> None:
 def applied(conn: Connection) -> list[str]:
     rows = conn.raw.execute("SELECT name FROM _reviewer_migrations ORDER BY name").fetchall()
     return [str(r[0]) for r in rows]
+
+
+def _connect_problem(location: str, text: str) -> str:
+    """One line for a connection the server refused or could not take."""
+    missing = re.search(r'database "([^"]*)" does not exist', text)
+    if missing:
+        return (
+            f"{location}: the server has no database {missing.group(1)!r}: create it first "
+            f"(createdb {missing.group(1)}, or CREATE DATABASE), then run this again"
+        )
+    text = text.removeprefix("connection failed: ")
+    return f"{location}: cannot connect to the PostgreSQL server ({text})"
 
 
 def _store_class() -> type:
@@ -469,9 +483,15 @@ def open_postgres(
     else:
         location = Location(shown_url(url) if schema is None else f"{shown_url(url)}#{schema}")
     try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        raise StoreError(
+            f"{location}: a PostgreSQL database needs psycopg: pip install 'reviewer[postgres]'"
+        ) from None
+    try:
         conn = connect(url, schema=schema)
     except sqlite3.Error as e:
-        raise StoreError(f"{location}: cannot connect to the PostgreSQL server ({e})") from e
+        raise StoreError(_connect_problem(location, str(e))) from e
     db = _PG_STORE[0](conn, location)
     db.on_wait = on_wait
     names = [m.name for m in migrations._migrations]
@@ -479,6 +499,12 @@ def open_postgres(
         if schema is not None:
             with _as_sqlite():
                 conn.raw.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+        if conn.raw.execute("SELECT current_schema()").fetchone()[0] is None:
+            path = conn.raw.execute("SHOW search_path").fetchone()[0]
+            raise StoreError(
+                f"{location}: no schema of its search_path ({path}) exists: create it first "
+                "(CREATE SCHEMA name), then run this again"
+            )
         found = tables(conn)
         if "_reviewer_migrations" not in found:
             if found:
@@ -486,7 +512,7 @@ def open_postgres(
                 raise StoreError(
                     f"{location}: a PostgreSQL database of something else (tables: {shown}); "
                     "reviewer reads and writes only its own: give another --db, or a schema of "
-                    "its own (?options=-csearch_path%3Dreviewer)"
+                    "its own (CREATE SCHEMA evals, then ?options=-csearch_path%3Devals)"
                 )
             if not migrate:
                 raise StoreError(f"{location}: not a reviewer database yet")

@@ -51,8 +51,8 @@ def result_lines(result: CopyResult) -> list[str]:
             lines.append(f"{t.table:<{width}}  {t.rows:>9,}  {mark}")
     if result.verified:
         lines.append(
-            f"copied {result.rows:,} rows of {len(result.tables)} tables from {result.source} to "
-            f"{result.dest}: every count and content hash the same"
+            f"copied {result.rows:,} rows ({len(result.tables)} tables, those holding rows above) "
+            f"from {result.source} to {result.dest}: every count and content hash the same"
         )
     else:
         bad = ", ".join(t.table for t in result.tables if not t.same)

@@ -16,6 +16,11 @@ from reviewer.store.postgres import shown_url as shown_url
 from reviewer.store.queries import run_names as run_names
 
 
+def shown_db(location: str | Path) -> str:
+    """A --db value as printed: a file's path as given, a URL without its password."""
+    return shown_url(str(location)) if is_url(location) else str(location)
+
+
 def open_store(
     path: str | Path,
     *,

@@ -103,7 +103,7 @@ def test_a_destination_holding_data_is_refused_and_left_as_it_was(
     before = other.read_bytes()
     code, out, err = run_cli("copy", str(rich_sqlite), str(other))
     assert code == 1 and out == ""
-    assert err.startswith(f"reviewer: {other}: already holds data")
+    assert err.startswith(f"reviewer: {other}: already holds 88 trials in 2 runs")
     assert len(err.splitlines()) == 1
     with open_store(other) as db:
         assert db.execute("SELECT COUNT(*) FROM labels").fetchone()[0] == 0

@@ -1,0 +1,75 @@
+"""A store on a PostgreSQL server, as a user meets it: the URL's password never printed, one line
+for a database, schema or driver that is not there, another program's database refused."""
+
+from __future__ import annotations
+
+import shlex
+
+import psycopg
+import pytest
+
+from reviewer.commands.serve import app_command
+from reviewer.store.db import StoreError, open_store
+from reviewer.store.postgres import shown_url
+from tests.conftest import SAMPLE_RUNS, run_cli
+
+SECRET = "Hunter2secret"
+
+
+def _with_password(url: str) -> str:
+    return url.replace("reviewer@", f"reviewer:{SECRET}@", 1)  # the test server trusts any
+
+
+def test_a_password_is_hidden_in_every_form_a_url_takes() -> None:
+    assert shown_url(f"postgresql://me:{SECRET}@h:5432/db") == "postgresql://me:***@h:5432/db"
+    assert shown_url(f"postgresql://me@h/db?sslmode=require&password={SECRET}") == (
+        "postgresql://me@h/db?sslmode=require&password=***"
+    )
+    assert shown_url("postgresql://me@h/db") == "postgresql://me@h/db"
+
+
+def test_commands_hints_and_the_served_command_never_print_the_password(pg_url: str) -> None:
+    url = _with_password(pg_url)
+    printed = []
+    for args in (
+        ("import", str(SAMPLE_RUNS)),
+        ("sample", "--shared", "--size", "6", "--name", "team"),
+        ("queues", "team", "--next", "--labeler", "ann"),
+        ("report",),
+    ):
+        code, out, err = run_cli("--db", url, *args)
+        assert code == 0, err
+        printed.append(out + err)
+    assert not [p for p in printed if SECRET in p]
+    assert "label it with reviewer --db 'postgresql://reviewer:***@" in printed[2]
+    # each browser session's command: the URL goes in REVIEWER_DB, not on a command line
+    words = shlex.split(app_command(url))
+    assert SECRET not in " ".join(words) and "--db" not in words
+
+
+def test_a_missing_database_or_schema_is_one_line_at_once(pg_url: str) -> None:
+    gone = pg_url.rsplit("/", 1)[0] + "/no_such_db"
+    with pytest.raises(StoreError, match="the server has no database 'no_such_db': create it"):
+        open_store(gone)
+    no_schema = pg_url + "?options=-csearch_path%3Dnot_made"
+    with pytest.raises(StoreError, match=r"no schema of its search_path \(not_made\) exists"):
+        open_store(no_schema)
+    code, out, err = run_cli("--db", no_schema, "report")
+    assert code == 1 and out == "" and len(err.splitlines()) == 1, err
+
+
+def test_a_schema_of_its_own_keeps_reviewer_beside_another_programs_tables(pg_url: str) -> None:
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE invoices (id int); CREATE SCHEMA evals")
+    code, out, err = run_cli("--db", pg_url, "report")
+    assert code == 1 and "a PostgreSQL database of something else (tables: invoices)" in err
+    own = pg_url + "?options=-csearch_path%3Devals"
+    code, _, err = run_cli("--db", own, "import", str(SAMPLE_RUNS))
+    assert code == 0, err
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        made = conn.execute("SELECT COUNT(*) FROM pg_tables WHERE schemaname = 'evals'").fetchone()
+        public = conn.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
+        ).fetchall()
+    assert made is not None and made[0] > 20
+    assert public == [("invoices",)]
