@@ -19,7 +19,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reviewer.store.db import Store, StoreError
+from reviewer.store.db import Store, StoreError, describe_error
+from reviewer.store.postgres import NUL_SHOWN
 
 #: The tables that hold data, parents before children (foreign keys), each with the columns
 #: that order it. The rest of the schema is worked out from them (DERIVED).
@@ -88,6 +89,8 @@ class CopyResult:
     source: str
     dest: str
     tables: list[TableCopy] = field(default_factory=list)
+    #: False when the copy differed and was rolled back (the destination as it was)
+    kept: bool = True
 
     @property
     def verified(self) -> bool:
@@ -102,6 +105,7 @@ class CopyResult:
             "source": self.source,
             "dest": self.dest,
             "verified": self.verified,
+            "kept": self.kept,
             "rows": self.rows,
             "tables": [t.to_dict() for t in self.tables],
         }
@@ -110,7 +114,8 @@ class CopyResult:
 def _spelled(value: Any) -> bytes:
     """One value, spelled the same from either database: a whole float as its integer (SQLite
     keeps 5 in a REAL column as 5.0, PostgreSQL's double precision too, SQLite's untyped results
-    as 5), other floats by repr, NULL apart from every string."""
+    as 5), other floats by repr, NULL apart from every string, a NUL character in text as the U+2400
+    PostgreSQL stores for it."""
     if value is None:
         return b"\x00N"
     if isinstance(value, bool):
@@ -123,7 +128,9 @@ def _spelled(value: Any) -> bytes:
         return b"\x00I" + str(value).encode()
     if isinstance(value, (bytes, memoryview)):
         return b"\x00B" + bytes(value)
-    return b"\x00S" + str(value).encode("utf-8", "surrogatepass")
+    # PostgreSQL text holds no NUL: it stores U+2400 in its place (store/postgres.py), the same
+    # text in both databases' terms
+    return b"\x00S" + str(value).replace("\x00", NUL_SHOWN).encode("utf-8", "surrogatepass")
 
 
 def _row_hash(row: Sequence[Any]) -> int:
@@ -158,13 +165,17 @@ def _rows(db: Store, table: str, cols: Sequence[str], order: str) -> Iterable[li
 
 
 def _empty(dst: Store) -> None:
-    trials, runs = dst.execute(
-        "SELECT (SELECT COUNT(*) FROM trials), (SELECT COUNT(*) FROM runs)"
-    ).fetchone()
-    if trials or runs:
+    """StoreError unless every table the copy fills is empty in DST (nothing written then)."""
+    held = []
+    for table, _ in TABLES:
+        n = dst.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+        if n:
+            held.append(f"{n:,} {table}")
+    if held:
+        shown = ", ".join(held[:4]) + (" …" if len(held) > 4 else "")
         raise StoreError(
-            f"{dst.path}: already holds {trials:,} trials in {runs:,} runs; copy into a new, "
-            "empty database (nothing was written)"
+            f"{dst.path}: already holds data ({shown}); copy into a new, empty database "
+            "(nothing was written)"
         )
 
 
@@ -196,24 +207,53 @@ def copy_database(
     """Every table of SRC into DST (a new, empty reviewer database), then counted and hashed on
     both sides. StoreError when DST holds data already; nothing is written then."""
     result = CopyResult(str(src.path), str(dst.path))
-    with dst.transaction():
-        _empty(dst)
-        for table, order in TABLES:
-            cols = [c for c in columns(src, table) if c in set(columns(dst, table))]
-            insert = (
-                f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
-            )
-            n = 0
-            for rows in _rows(src, table, cols, order):
-                dst.conn.executemany(insert, rows)
-                n += len(rows)
-                if progress is not None:
-                    progress(table, n)
-        _rebuild(dst)
-    for table, _ in TABLES:
-        cols = [c for c in columns(src, table) if c in set(columns(dst, table))]
-        n, digest = table_digest(src, table, cols)
-        copied = TableCopy(table, n, digest)
-        copied.dest_rows, copied.dest_hash = table_digest(dst, table, cols)
-        result.tables.append(copied)
+    try:
+        with dst.transaction():
+            _empty(dst)
+            for table, order in TABLES:
+                cols = [c for c in columns(src, table) if c in set(columns(dst, table))]
+                insert = (
+                    f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
+                )
+                n = 0
+                for rows in _source(src, _rows(src, table, cols, order)):
+                    dst.conn.executemany(insert, rows)
+                    n += len(rows)
+                    if progress is not None:
+                        progress(table, n)
+            _rebuild(dst)
+            # verified before it is kept: a copy that differs is rolled back whole
+            for table, _ in TABLES:
+                cols = [c for c in columns(src, table) if c in set(columns(dst, table))]
+                n, digest = _source_digest(src, table, cols)
+                copied = TableCopy(table, n, digest)
+                copied.dest_rows, copied.dest_hash = table_digest(dst, table, cols)
+                result.tables.append(copied)
+            if not result.verified:
+                raise _NotVerified
+    except _NotVerified:
+        result.kept = False
     return result
+
+
+class _NotVerified(Exception):
+    """Raised inside the copy's transaction to roll it back."""
+
+
+def _source(src: Store, batches: Iterable[list[Any]]) -> Iterable[list[Any]]:
+    """BATCHES read from SRC, a failure to read named as SRC's (not the destination's)."""
+    import sqlite3
+
+    try:
+        yield from batches
+    except sqlite3.Error as e:
+        raise StoreError(describe_error(src.path, e)) from e
+
+
+def _source_digest(src: Store, table: str, cols: Sequence[str]) -> tuple[int, str]:
+    import sqlite3
+
+    try:
+        return table_digest(src, table, cols)
+    except sqlite3.Error as e:
+        raise StoreError(describe_error(src.path, e)) from e

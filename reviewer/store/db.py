@@ -103,6 +103,12 @@ def describe_error(path: str | Path, e: BaseException) -> str:
             f"longer than we wait ({lock_timeout():.0f} s, REVIEWER_LOCK_TIMEOUT); run it again when "
             "that finishes"
         )
+    if (
+        "server closed the connection" in low
+        or "consuming input failed" in low
+        or ("connection" in low and ("lost" in low or "terminat" in low))
+    ):
+        return f"{where}: lost the connection to the PostgreSQL server ({text})"
     if "malformed" in low or "corrupt" in low:
         return f"{where}: the database is damaged ({text}); {RECOVER}"
     if "not a database" in low or "encrypted" in low:

@@ -67,8 +67,11 @@ def _clean(value: Any) -> Any:
         return value.replace("\x00", NUL_SHOWN) if "\x00" in value else value
     if isinstance(value, bool):
         return int(value)
-    if isinstance(value, float) and math.isnan(value):
-        return None
+    if isinstance(value, float):
+        if math.isnan(value):
+            return None
+        if value == 0.0:
+            return 0.0  # SQLite keeps no negative zero
     return value
 
 
@@ -494,6 +497,9 @@ def open_postgres(
         raise StoreError(_connect_problem(location, str(e))) from e
     db = _PG_STORE[0](conn, location)
     db.on_wait = on_wait
+    from reviewer.store import db as sqlite_db
+
+    sqlite_db._last_opened[:] = [location]  # type: ignore[list-item]  # named in later failures
     names = [m.name for m in migrations._migrations]
     try:
         if schema is not None:

@@ -90,7 +90,8 @@ def run_outcomes(db: Store, run: str) -> dict[str, int]:
     return {
         str(o): int(n)
         for o, n in db.execute(
-            "SELECT outcome, COUNT(*) FROM trials WHERE run = ? GROUP BY outcome", [run]
+            "SELECT outcome, COUNT(*) FROM trials WHERE run = ? GROUP BY outcome ORDER BY outcome",
+            [run],
         ).fetchall()
     }
 

@@ -56,5 +56,8 @@ def result_lines(result: CopyResult) -> list[str]:
         )
     else:
         bad = ", ".join(t.table for t in result.tables if not t.same)
-        lines.append(f"NOT VERIFIED: {bad} differ between {result.source} and {result.dest}")
+        lines.append(
+            f"NOT VERIFIED: {bad} differ between {result.source} and {result.dest}; the copy was "
+            f"rolled back, {result.dest} is as it was"
+        )
     return lines

@@ -103,7 +103,7 @@ def test_a_destination_holding_data_is_refused_and_left_as_it_was(
     before = other.read_bytes()
     code, out, err = run_cli("copy", str(rich_sqlite), str(other))
     assert code == 1 and out == ""
-    assert err.startswith(f"reviewer: {other}: already holds 88 trials in 2 runs")
+    assert err.startswith(f"reviewer: {other}: already holds data (2 runs, 88 trials, 88 verdicts")
     assert len(err.splitlines()) == 1
     with open_store(other) as db:
         assert db.execute("SELECT COUNT(*) FROM labels").fetchone()[0] == 0
@@ -126,3 +126,46 @@ def test_an_unreachable_server_is_one_line(rich_sqlite: Path) -> None:
     code, out, err = run_cli("copy", str(rich_sqlite), "postgresql://nobody@127.0.0.1:1/none")
     assert code == 1 and out == "" and len(err.splitlines()) == 1
     assert "cannot connect to the PostgreSQL server" in err
+
+
+def test_text_with_a_nul_copies_to_postgresql_verified(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL stores U+2400 for a NUL (it holds none in text): the copy's hash spells both
+    alike, so such a database copies verified, and its reports read the same."""
+    monkeypatch.delenv(TEST_SERVER_VAR, raising=False)
+    src = tmp_path / "nul.db"
+    line = {
+        "run": "r",
+        "task_id": "t",
+        "trial": 1,
+        "outcome": {"passed": False, "reason": "rea\u0000son"},
+        "messages": [{"role": "user", "content": "a\u0000b"}],
+    }
+    (tmp_path / "nul.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
+    assert run_cli("--db", str(src), "import", str(tmp_path / "nul.jsonl"))[0] == 0
+    code, out, err = run_cli("copy", str(src), pg_url)
+    assert code == 0, out + err
+    assert _answers(pg_url)[:3] == _answers(str(src))[:3]
+
+
+def test_a_copy_that_differs_is_rolled_back_and_said(
+    rich_sqlite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import reviewer.store.copy as store_copy
+
+    monkeypatch.delenv(TEST_SERVER_VAR, raising=False)
+    real = store_copy.table_digest
+
+    def lying(db: object, table: str, cols: object) -> tuple[int, str]:
+        n, digest = real(db, table, cols)  # type: ignore[arg-type]
+        return (n, "0" * 64) if table == "labels" and "dest" in str(db.path) else (n, digest)  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(store_copy, "table_digest", lying)
+    dest = tmp_path / "dest.db"
+    code, out, _ = run_cli("copy", str(rich_sqlite), str(dest))
+    assert code == 1
+    assert out.splitlines()[-1].startswith("NOT VERIFIED: labels differ")
+    assert out.splitlines()[-1].endswith("the copy was rolled back, " + f"{dest} is as it was")
+    with open_store(dest) as db:
+        assert db.execute("SELECT COUNT(*) FROM trials").fetchone()[0] == 0
