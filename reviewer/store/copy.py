@@ -183,9 +183,9 @@ def _rebuild(dst: Store) -> None:
     """The derived tables made again from the copied data, inside the copy's transaction."""
     from reviewer.record import decode
     from reviewer.store.summaries import take_in_verdicts
-    from reviewer.store.writer import fts_insert_sql, fts_row
+    from reviewer.store.writer import FTS_SQL, fts_row
 
-    sql = fts_insert_sql(dst)
+    sql = FTS_SQL
     cur = dst.execute("SELECT seq, run, task_id, trial, record FROM trials ORDER BY seq")
     while batch := cur.fetchmany(500):
         out = []

@@ -509,10 +509,6 @@ INSERT INTO summary_state (id, verdicts_seen) VALUES (1, 0)
 ;;
 -- A text's words and places for the full-text index, made in Python (search_text.tsvector_literal:
 -- the words SQLite's unicode61 tokenizer finds, within tsvector's limits)
-CREATE FUNCTION reviewer_words(literal TEXT) RETURNS TSVECTOR LANGUAGE sql IMMUTABLE AS $$
-    SELECT COALESCE(literal, '')::tsvector
-$$
-;;
 CREATE TABLE trials_fts (
     rowid BIGINT PRIMARY KEY,
     text TSVECTOR NOT NULL,

@@ -22,16 +22,10 @@ _TRIAL_COLUMNS = (
 ).split()
 _TRIAL_SQL = f"INSERT INTO trials ({', '.join(_TRIAL_COLUMNS)}) VALUES ({', '.join('?' * len(_TRIAL_COLUMNS))})"
 
-_FTS_SQL = "INSERT INTO trials_fts (rowid, text, system) VALUES (?, ?, ?)"
-# PostgreSQL's index holds each text's words and places (schema_postgres.sql), not the text
-_FTS_PG_SQL = (
-    "INSERT INTO trials_fts (rowid, text, system) VALUES (?, reviewer_words(?), reviewer_words(?))"
-)
-
-
-def fts_insert_sql(db: Store) -> str:
-    """The statement that adds a trial's (seq, text, system) to DB's full-text index."""
-    return _FTS_SQL if db.dialect == "sqlite" else _FTS_PG_SQL
+# On PostgreSQL the two columns are tsvectors given as literals (``fts_row``), which many rows at
+# once reach by COPY directly
+#: The statement that adds a trial's ``fts_row`` to the full-text index.
+FTS_SQL = "INSERT INTO trials_fts (rowid, text, system) VALUES (?, ?, ?)"
 
 
 _TASK_STATS_SQL = (
@@ -77,7 +71,7 @@ def counts(t: Trial) -> tuple[int, int, int]:
 
 
 def fts_row(db: Store, seq: int, t: Trial) -> tuple[int, str, str]:
-    """A trial's row of DB's full-text index (``fts_insert_sql``): its two texts for SQLite's
+    """A trial's row of DB's full-text index (``FTS_SQL``): its two texts for SQLite's
     FTS5, their words and places for PostgreSQL's tsvectors."""
     text, system = search_texts(t)
     if db.dialect == "sqlite":
@@ -263,9 +257,7 @@ def write_batch(db: Store, batch: Sequence[Pending], seq: int, source_file: str,
     conn.executemany(_TRIAL_SQL, trial_rows)
     first = trial_rows[0][0] if trial_rows else seq
     del trial_rows
-    conn.executemany(
-        fts_insert_sql(db), (fts_row(db, i, p.trial) for i, p in enumerate(batch, first))
-    )
+    conn.executemany(FTS_SQL, (fts_row(db, i, p.trial) for i, p in enumerate(batch, first)))
     conn.executemany(_TASK_STATS_SQL, [(run, task, *v) for (run, task), v in stats.items()])
     if verdict_rows:
         conn.executemany(_VERDICT_SQL, verdict_rows)
@@ -399,7 +391,7 @@ def replace_trial(db: Store, p: Pending, source_file: str, now: str) -> int:
     values = dict(zip(_TRIAL_COLUMNS, row, strict=True))
     del row
     conn.execute(_REPLACE_SQL, [*(values.pop(c) for c in _UPDATE_COLUMNS), seq])
-    conn.execute(fts_insert_sql(db), fts_row(db, seq, p.trial))
+    conn.execute(FTS_SQL, fts_row(db, seq, p.trial))
     new = p.trial
     new_cost = new.usage.cost_usd
     conn.execute(

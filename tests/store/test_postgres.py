@@ -73,3 +73,31 @@ def test_a_schema_of_its_own_keeps_reviewer_beside_another_programs_tables(pg_ur
         ).fetchall()
     assert made is not None and made[0] > 20
     assert public == [("invoices",)]
+
+
+def test_the_large_columns_are_compressed_with_lz4_and_read_back_whole(pg_url: str) -> None:
+    db = open_store(pg_url)
+    try:
+        with psycopg.connect(pg_url) as conn:
+            lz4 = conn.execute(
+                "SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' "
+                "AND 'lz4' = ANY(enumvals)"
+            ).fetchone()
+            methods: dict[str, str] = dict(
+                conn.execute(
+                    "SELECT attrelid::regclass::text || '.' || attname, attcompression "
+                    "FROM pg_attribute WHERE attrelid IN ('trials'::regclass, "
+                    "'trials_fts'::regclass) AND attname IN ('record', 'text', 'system')"
+                ).fetchall()
+            )
+        assert methods == dict.fromkeys(
+            ("trials.record", "trials_fts.text", "trials_fts.system"), "l" if lz4 else ""
+        )
+    finally:
+        db.close()
+    code, _, err = run_cli("--db", pg_url, "import", str(SAMPLE_RUNS))
+    assert code == 0, err
+    whole = run_cli("--db", pg_url, "trials", "--json")
+    found = run_cli("--db", pg_url, "trials", "--search", "refund", "--json")
+    assert whole[0] == found[0] == 0, whole[2] + found[2]
+    assert 0 < found[1].count('"id"') < whole[1].count('"id"')
