@@ -15,6 +15,8 @@ from json.decoder import scanstring  # type: ignore[attr-defined]
 from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any
 
+import orjson
+
 from reviewer.models import Message, ToolCall, Trial, TrialError, Usage, Verdict
 
 ROLES = frozenset({"system", "user", "assistant", "tool"})
@@ -87,10 +89,61 @@ _STRICT = json.JSONDecoder(
 _NAMING = json.JSONDecoder(parse_int=_capped_int)
 
 
+#: Every byte a digit stays one ("0"), any other becomes a space: a text's long runs of digits found
+#: by a search for a run of zeros (bytes.translate and ``in`` run at memory speed; a regular
+#: expression takes three times a parse).
+_DIGITS_ONLY = bytes(48 if 48 <= c <= 57 else 32 for c in range(256))
+#: An integer of this many digits may be beyond 64 bits, and orjson reads one beyond 64 bits
+#: unsigned as a float: such a text takes the standard library's path, which names it.
+_LONG_DIGITS = b"0" * 19
+
+
+def fast_loads(text: str | bytes) -> Any:
+    """TEXT parsed by orjson (several times Python's own parser) when the value is what the checked
+    decoder would give and fit to store; ``_SLOW`` when it is not or may not be (invalid JSON, NaN,
+    a lone surrogate, an integer of 19 digits or more, nesting past MAX_DEPTH): the caller then
+    takes the standard library's path, which decides and names the problem."""
+    data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+    if _LONG_DIGITS in data.translate(_DIGITS_ONLY):
+        return _SLOW
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return _SLOW
+    if data.count(b"[") + data.count(b"{") > MAX_DEPTH and _too_deep(value):
+        return _SLOW
+    return value
+
+
+class _Slow:
+    """What :func:`fast_loads` returns for a text the standard library's path must read."""
+
+
+_SLOW: Any = _Slow()
+
+
+def _too_deep(value: Any) -> bool:
+    """Whether VALUE nests arrays and objects deeper than MAX_DEPTH (the containers walked, not
+    the scalars)."""
+    stack = [(value, 0)]
+    while stack:
+        v, depth = stack.pop()
+        if depth >= MAX_DEPTH:
+            return True
+        for x in v.values() if type(v) is dict else v:
+            t = type(x)
+            if t is dict or t is list:
+                stack.append((x, depth + 1))
+    return False
+
+
 def loads(text: str) -> Any:
     """``json.loads`` for input from outside: RecordError (one line, naming the field) for what the
     store cannot keep: NaN or ±Infinity, an integer beyond 64 bits, a lone surrogate ``\\ud800``,
     nesting deeper than MAX_DEPTH. Invalid JSON raises ``json.JSONDecodeError`` as usual."""
+    value = fast_loads(text)
+    if value is not _SLOW:
+        return value
     start = _ws(text, 0)
     value, end, problem = decode_at(text, start)
     if problem:
@@ -105,7 +158,8 @@ def loads_unchecked(text: str) -> Any:
     :func:`json_problem` (a tau2-bench or Inspect ``.json`` file: one bad value skips only its
     sample): NaN and ±Infinity kept, and an integer too long to convert (Python refuses more than
     4,300 digits) read as one out of range, which ``json_problem`` then names."""
-    return _NAMING.decode(text)
+    value = fast_loads(text)
+    return _NAMING.decode(text) if value is _SLOW else value
 
 
 def decode_at(text: str, pos: int) -> tuple[Any, int, str | None]:
@@ -389,7 +443,9 @@ def trial_from_dict(obj: Any) -> Trial:
 def decode(text: str | bytes, *, run: str, task_id: str, trial: int) -> Trial:
     """A stored record as a Trial, its identity from the store's columns; no checks (it was checked
     when it was imported)."""
-    obj = json.loads(text)
+    obj = fast_loads(text)
+    if obj is _SLOW:  # a record written by hand into the database
+        obj = json.loads(text)
     raw_messages = obj.get("messages")
     out = _build(obj, _messages(raw_messages if isinstance(raw_messages, list) else [], False))
     out.task_id, out.run, out.trial = task_id, run, trial

@@ -1,0 +1,94 @@
+"""The C parser's path (``record.fast_loads``, orjson): the same value as the standard library's
+checked path for every text it takes, and every text it must not take (a value the store cannot
+keep, a number it would change, JSON it does not read) left to that path, which names the problem."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reviewer.record import _SLOW, MAX_DEPTH, decode_at, fast_loads, loads, loads_unchecked
+
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text()
+)
+values = st.recursive(
+    scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
+    max_leaves=30,
+)
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal with the same types throughout (1 is not 1.0) and the same key order."""
+    return json.dumps(a) == json.dumps(b)
+
+
+@settings(max_examples=400, deadline=None)
+@given(values, st.booleans())
+def test_what_the_fast_path_takes_it_reads_as_the_checked_path_does(
+    value: Any, ascii: bool
+) -> None:
+    text = json.dumps(value, ensure_ascii=ascii)
+    fast = fast_loads(text)
+    checked, _, problem = decode_at(text, 0)
+    if fast is _SLOW:
+        return
+    assert problem is None and same(fast, checked)
+    assert same(fast_loads(text.encode("utf-8", "surrogatepass")), fast)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "NaN",
+        '{"x": Infinity}',
+        "[-Infinity]",
+        "[1e400]",
+        f"[{2**63}]",
+        f"[{-(2**63) - 1}]",
+        f"[{2**64}]",  # orjson reads this one as a float
+        f"[{2**64 + 1}]",
+        "[" + "9" * 5000 + "]",
+        '["\\ud800"]',
+        '{"\\udc00": 1}',
+        "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1),
+        "[" * 1100 + "]" * 1100,
+        '{"a": 1} x',
+        "",
+        '["\x00"]',
+        "\ufeff[1]",
+    ],
+)
+def test_a_text_the_store_cannot_keep_or_that_is_not_json_takes_the_named_path(text: str) -> None:
+    assert fast_loads(text) is _SLOW
+    with pytest.raises(ValueError):  # RecordError or json.JSONDecodeError, as before
+        loads(text)
+
+
+def test_the_deepest_nesting_allowed_and_the_numbers_at_the_edges_are_read_fast() -> None:
+    deep = "[" * MAX_DEPTH + "]" * MAX_DEPTH
+    assert fast_loads(deep) is not _SLOW and loads(deep) == json.loads(deep)
+    wide = "[" + ",".join(["[]"] * 5000) + "]"  # many containers, none deep: walked, kept
+    assert same(fast_loads(wide), json.loads(wide))
+    edges = f"[{2**63 - 1}, {-(2**63)}, 123456789012345678, -0, -0.0, 1.0, 1e5, 5e-324]"
+    assert same(loads(edges), json.loads(edges))
+    assert same(fast_loads("[123456789012345678]"), [123456789012345678])
+    assert fast_loads("[1234567890123456789]") is _SLOW  # 19 digits: the checked path decides
+    assert loads("[1234567890123456789]") == [1234567890123456789]
+
+
+def test_loads_unchecked_keeps_what_json_problem_names_later() -> None:
+    assert same(loads_unchecked('{"a": [1, 2.5, "x"]}'), {"a": [1, 2.5, "x"]})
+    kept = loads_unchecked('[NaN, "\\ud800", ' + "9" * 30 + "]")
+    assert kept[0] != kept[0] and kept[1] == "\ud800" and kept[2] == 2**63
