@@ -106,14 +106,9 @@ def report(
     from reviewer.workflows.report import (
         TASK_ROWS,
         ReportError,
-        header_lines,
-        left_out_lines,
         passk_json,
         plot_passk,
-        render_distributions,
-        render_flakiness,
-        render_passk,
-        report_runs,
+        report_stream,
     )
 
     ks = _parse_k(k)
@@ -121,7 +116,7 @@ def report(
     db = cli_store(ctx)
     selected = require_runs(db, ctx, list(runs))
     try:
-        got = report_runs(
+        _, each = report_stream(
             db,
             selected,
             ks,
@@ -132,16 +127,15 @@ def report(
     except ReportError as e:
         fail(str(e))
     out: list[dict[str, Any]] = []
-    blocks: list[str] = []
-    for one in got.runs:
-        r, outcomes, rep = one.run, one.outcomes, one.passk
+    curves: dict[str, list[tuple[int, float]]] = {}
+    for i, one in enumerate(each):
         if as_json:
-            data = passk_json(rep)
+            data = passk_json(one.passk)
             data["outcome_source"] = source
             data["pass_rule"] = PassRule.from_json(one.pass_rule).describe()
             data["outcomes"] = one.chosen_outcomes
             if source != "harness":
-                data["harness_outcomes"] = outcomes
+                data["harness_outcomes"] = one.outcomes
             data["audit_warnings"] = one.audit_warnings
             data["left_out"] = {"infra": one.left_out.get("infra", 0), "unscored": one.unscored}
             data["distributions"] = {
@@ -153,38 +147,53 @@ def report(
                 data["pass_hat_k_curve"] = {str(kk): v for kk, v in one.curve}
             out.append(data)
             continue
-        notes = left_out_lines(one.left_out, unscored=one.unscored)
-        if include_infra and outcomes.get("infra"):
-            n = outcomes["infra"]
-            notes.append(f"note: {n} infrastructure error{'' if n == 1 else 's'} counted as fail")
-        table = "\n".join([render_passk(rep, scored_note=bool(notes), shown=one.shown), *notes])
-        hidden = 0 if one.shown is None else len(rep.tasks) - len(one.shown)
-        text = (
-            table
-            + "\n\n"
-            + render_distributions(one.run_distribution, one.task_distributions, hidden)
-        )
         for line in one.audit_warnings:  # stderr: the table below keeps its layout
             click.echo(line, err=True)
-        text += "\n\n" + render_flakiness(one.flakiness, None if one.shown is None else TASK_ROWS)
-        head = header_lines(one.pass_rule, source)
-        if head:
-            text = "\n".join(head) + "\n" + text
-        if len(selected) > 1:
-            total = sum(outcomes.values())
-            scored_part = f" ({rep.n_trials} scored)" if rep.n_trials != total else ""
-            nt = len(rep.tasks)
-            text = (
-                f"run {r}: {nt} task{'' if nt == 1 else 's'}, {total} trial{'' if total == 1 else 's'}"
-                f"{scored_part}\n{text}"
-            )
-        blocks.append(text)
+        # each run printed as soon as it is made: the first table of a million trials at once
+        block = _run_block(one, source, include_infra, several=len(selected) > 1)
+        click.echo(block if i == 0 else "\n" + block)
+        curves[one.run] = one.curve
     if as_json:
         echo_json(json_ready({"runs": out}))  # never NaN / Infinity, even from an old database
         return
     if plot:
-        blocks.append(plot_passk({one.run: one.curve for one in got.runs}))
-    click.echo("\n\n".join(blocks))
+        click.echo("\n" + plot_passk(curves))
+
+
+def _run_block(one: Any, source: str, include_infra: bool, *, several: bool) -> str:
+    """One run's part of `reviewer report`'s tables (a ``workflows.report.RunReport``)."""
+    from reviewer.workflows.report import (
+        TASK_ROWS,
+        header_lines,
+        left_out_lines,
+        render_distributions,
+        render_flakiness,
+        render_passk,
+    )
+
+    outcomes, rep = one.outcomes, one.passk
+    notes = left_out_lines(one.left_out, unscored=one.unscored)
+    if include_infra and outcomes.get("infra"):
+        n = outcomes["infra"]
+        notes.append(f"note: {n} infrastructure error{'' if n == 1 else 's'} counted as fail")
+    table = "\n".join([render_passk(rep, scored_note=bool(notes), shown=one.shown), *notes])
+    hidden = 0 if one.shown is None else len(rep.tasks) - len(one.shown)
+    text = (
+        table + "\n\n" + render_distributions(one.run_distribution, one.task_distributions, hidden)
+    )
+    text += "\n\n" + render_flakiness(one.flakiness, None if one.shown is None else TASK_ROWS)
+    head = header_lines(one.pass_rule, source)
+    if head:
+        text = "\n".join(head) + "\n" + text
+    if several:
+        total = sum(outcomes.values())
+        scored_part = f" ({rep.n_trials} scored)" if rep.n_trials != total else ""
+        nt = len(rep.tasks)
+        text = (
+            f"run {one.run}: {nt} task{'' if nt == 1 else 's'}, {total} trial{'' if total == 1 else 's'}"
+            f"{scored_part}\n{text}"
+        )
+    return text
 
 
 @click.command()

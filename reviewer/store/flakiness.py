@@ -43,31 +43,36 @@ def trial_sources(
 
 def task_sources(db: Store, run: str) -> list[tuple[str, int, int, int, int, int, int]]:
     """Per task of ``run``, in order of first appearance: (task_id, trials, passed, infra, judge,
-    rule, agent), what ``metrics.flakiness.attribute`` makes of :func:`trial_sources`, counted in
-    one pass with no tuple per trial kept (a report of a million trials): unscored trials are not
-    counted; a failure counts for the first of: the label the trial shows (else its latest judge
-    verdict) says pass, it broke a rule, the agent."""
-    broken = broken_rules(db, run)
-    labels = shown_labels(db, run)
+    rule, agent), what ``metrics.flakiness.attribute`` makes of :func:`trial_sources` for a flaky
+    task (some trials passed, some did not), read without a row per trial (a report of a million
+    trials): the counts are the importer's per-task summary (``task_stats``), and only the failed
+    trials of flaky tasks are read, each failure counted for the first of: the label the trial
+    shows (else its latest judge verdict) says pass, it broke a rule, the agent. A task that is
+    not flaky has its counts and no failure attributed (judge, rule and agent 0): attribution
+    says where a flaky task's failures come from, and nothing shows it for the others."""
     verdict = latest_verdict_sql(db, scored_only=True)
-    tasks: dict[str, list[int]] = {}
-    for tid, task_id, outcome, judged in db.execute(
-        f"SELECT t.id, t.task_id, t.outcome, CASE WHEN t.outcome = 'fail' THEN {verdict} END "
-        "FROM trials t WHERE t.run = ? AND t.outcome <> 'unscored' ORDER BY t.seq",
+    tasks = {
+        str(task_id): [int(trials), int(passed), int(infra), 0, 0, 0]
+        for task_id, trials, passed, infra in db.execute(
+            "SELECT task_id, n - unscored, c, infra FROM task_stats WHERE run = ? "
+            "ORDER BY first_seq",
+            [run],
+        )
+    }
+    failed = db.execute(
+        f"SELECT t.id, t.task_id, {verdict}, "
+        "EXISTS (SELECT 1 FROM violations v WHERE v.trial_id = t.id) "
+        "FROM trials t JOIN task_stats s ON s.run = t.run AND s.task_id = t.task_id "
+        "WHERE t.run = ? AND t.outcome = 'fail' AND s.c > 0 AND s.c < s.n - s.unscored",
         [run],
-    ):
-        c = tasks.get(task_id)
-        if c is None:
-            c = tasks[task_id] = [0, 0, 0, 0, 0, 0]
-        c[0] += 1
-        if outcome == "pass":
-            c[1] += 1
-        elif outcome == "infra":
-            c[2] += 1
-        elif labels.get(tid, judged) == "pass":
+    ).fetchall()
+    labels = shown_labels(db, run) if failed else {}
+    for tid, task_id, judged, broke in failed:
+        c = tasks[task_id]
+        if labels.get(tid, judged) == "pass":
             c[3] += 1
-        elif tid in broken:
+        elif broke:
             c[4] += 1
         else:
             c[5] += 1
-    return [(str(t), *c) for t, c in tasks.items()]  # type: ignore[misc]
+    return [(t, *c) for t, c in tasks.items()]  # type: ignore[misc]

@@ -3,7 +3,7 @@ screen. The shared k (one k for the runs shown together) is decided here, once."
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -226,16 +226,25 @@ def report_runs(
     ``task_rows``: a run with more tasks lists only its ``task_rows`` worst (``RunReport.shown``),
     and only their per-task distributions are computed; averages, the ALL row and flakiness
     shares stay over every task."""
-    from reviewer.metrics.distributions import (
-        run_distributions,
-        run_distributions_of_rows,
-        task_distributions,
+    k, each = report_stream(
+        db, runs, ks, source=source, include_infra=include_infra, task_rows=task_rows
     )
-    from reviewer.metrics.passk import default_ks, run_passk
-    from reviewer.metrics.plot import passk_curve
-    from reviewer.store.queries import judged_task_counts, run_outcomes, run_pass_rule, task_counts
-    from reviewer.store.trials import run_metric_rows, trial_stats
-    from reviewer.workflows.audit import audit_warnings
+    return Report(k, list(each))
+
+
+def report_stream(
+    db: Store,
+    runs: Sequence[str],
+    ks: Sequence[int] | None = None,
+    *,
+    source: str = "harness",
+    include_infra: bool = False,
+    task_rows: int | None = None,
+) -> tuple[int, Iterator[RunReport]]:
+    """:func:`report_runs` a run at a time: the shared k (decided, and the stored rules checked,
+    before anything is printed) and each run's report as it is made, for a face that shows the
+    first run while the next is computed (a report of a million trials)."""
+    from reviewer.store.queries import judged_task_counts, task_counts
 
     ids = rule_ids(db)
     all_counts = {
@@ -246,7 +255,31 @@ def report_runs(
     }
     # the app's default k (one k for the runs shown together), next to pass@1 and each run's pass^n
     k = shared_k_of([(n, c) for _, n, c in counts] for counts in all_counts.values())
-    out = []
+    return k, _each_run(db, runs, ks, all_counts, k, ids, source, include_infra, task_rows)
+
+
+def _each_run(
+    db: Store,
+    runs: Sequence[str],
+    ks: Sequence[int] | None,
+    all_counts: dict[str, list[tuple[str, int, int]]],
+    k: int,
+    ids: list[str],
+    source: str,
+    include_infra: bool,
+    task_rows: int | None,
+) -> Iterator[RunReport]:
+    from reviewer.metrics.distributions import (
+        run_distributions,
+        run_distributions_of_rows,
+        task_distributions,
+    )
+    from reviewer.metrics.passk import default_ks, run_passk
+    from reviewer.metrics.plot import passk_curve
+    from reviewer.store.queries import run_outcomes, run_pass_rule
+    from reviewer.store.trials import run_metric_rows, trial_stats
+    from reviewer.workflows.audit import audit_warnings
+
     for r in runs:
         counts = all_counts[r]
         outcomes = run_outcomes(db, r)
@@ -274,23 +307,20 @@ def report_runs(
             rows, broken = run_metric_rows(db, r)
             run_dist = run_distributions_of_rows(rows, broken, ids)
             stats = trial_stats(db, r, tasks=shown)
-        out.append(
-            RunReport(
-                run=r,
-                counts=counts,
-                outcomes=outcomes,
-                chosen_outcomes=chosen,
-                scored=scored,
-                unscored=unscored,
-                left_out=dict(outcomes, infra=0 if include_infra else outcomes.get("infra", 0)),
-                pass_rule=run_pass_rule(db, r),
-                passk=passk,
-                run_distribution=run_dist,
-                task_distributions=_in_order(task_distributions(stats, ids), shown),
-                curve=passk_curve([(n, c) for _, n, c in counts]),
-                flakiness=run_flakiness(db, r),
-                audit_warnings=audit_warnings(db, [r]),
-                shown=shown,
-            )
+        yield RunReport(
+            run=r,
+            counts=counts,
+            outcomes=outcomes,
+            chosen_outcomes=chosen,
+            scored=scored,
+            unscored=unscored,
+            left_out=dict(outcomes, infra=0 if include_infra else outcomes.get("infra", 0)),
+            pass_rule=run_pass_rule(db, r),
+            passk=passk,
+            run_distribution=run_dist,
+            task_distributions=_in_order(task_distributions(stats, ids), shown),
+            curve=passk_curve([(n, c) for _, n, c in counts]),
+            flakiness=run_flakiness(db, r),
+            audit_warnings=audit_warnings(db, [r]),
+            shown=shown,
         )
-    return Report(k, out)

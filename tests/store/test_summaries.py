@@ -17,13 +17,32 @@ from reviewer.metrics.flakiness import TaskFlakiness, attribute
 from reviewer.store.db import Store, migrations, open_store
 from reviewer.store.flakiness import task_sources, trial_sources
 from reviewer.store.judging import VerdictWrite, write_verdict
-from reviewer.store.queries import count_groups, judged_task_counts, list_runs
+from reviewer.store.queries import count_groups, judged_task_counts, list_runs, task_counts
 from reviewer.store.summaries import take_in_verdicts, verdicts_ready
 from reviewer.store.trial_list import TrialFilter, clear_cache, count
 from reviewer.store.writer import rebuild_task_stats
 from reviewer.workflows.imports import import_paths
 from reviewer.workflows.labels import give_label
 from tests.conftest import FIXTURES, native_trial, on_postgres, write_jsonl
+
+
+def assert_flakiness_matches(db: Store, run: str) -> list[TaskFlakiness]:
+    """The report's per-task counts (``task_sources``) are attribution's of the trials one by one:
+    every source of a flaky task, the counts of every task; in the pass^k table's order (the
+    first trial of each task, ``task_counts``); attribution's."""
+    slow = sorted(attribute(trial_sources(db, run)), key=lambda t: t.task_id)
+    counted = [TaskFlakiness(*row) for row in task_sources(db, run)]
+    assert [t.task_id for t in counted] == [
+        task for task, _, _ in task_counts(db, run) if task in {t.task_id for t in slow}
+    ]
+    counted.sort(key=lambda t: t.task_id)
+    assert [t for t in counted if t.flaky] == [t for t in slow if t.flaky], run
+    assert [(t.task_id, t.trials, t.passed, t.infra) for t in counted] == [
+        (t.task_id, t.trials, t.passed, t.infra) for t in slow
+    ], run
+    assert not [t for t in counted if not t.flaky and t.judge + t.rule + t.agent], run
+    return slow
+
 
 CRASHED = FIXTURES / "tau_bench" / "deepseek-v3-crashed.json"
 
@@ -220,8 +239,7 @@ def assert_summaries_true(db: Store) -> None:
         ]
         assert [(t, o, j, h) for t, o, _, j, h in trial_sources(db, r.name)] == sources
         # the report's one-pass counts are what attribution makes of the trials one by one
-        counted = [TaskFlakiness(*row) for row in task_sources(db, r.name)]
-        assert counted == attribute(trial_sources(db, r.name))
+        assert_flakiness_matches(db, r.name)
         for infra in (False, True):
             slow = [
                 (str(a), int(b or 0), int(c or 0))
@@ -523,9 +541,9 @@ def test_flakiness_counted_in_one_pass_matches_attribution_on_the_sample_runs(
             give_label(db, tid, "ana", ("pass", "fail", "skip")[i % 3])
         seen = {"judge": 0, "rule": 0, "agent": 0, "infra": 0}
         for run in [r.name for r in list_runs(db)]:
-            slow = attribute(trial_sources(db, run))
-            assert [TaskFlakiness(*row) for row in task_sources(db, run)] == slow, run
+            slow = assert_flakiness_matches(db, run)
             for t in slow:
-                for source in seen:
-                    seen[source] += getattr(t, source)
-    assert all(seen.values()), seen  # every source was there to count
+                seen["infra"] += t.infra
+                for source in ("judge", "rule", "agent"):
+                    seen[source] += getattr(t, source) if t.flaky else 0
+    assert all(seen.values()), seen  # every source was there to count (in flaky tasks)
