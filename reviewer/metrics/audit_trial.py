@@ -17,8 +17,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+import orjson
+
 from reviewer.models import PASS, Trial
-from reviewer.record import flat_args_json, looks_like_error
+from reviewer.record import looks_like_error
 
 WRITE_WORDS = frozenset(
     "create add insert new make generate register issue book reserve place submit post put send "
@@ -79,7 +81,7 @@ _CAP = 500_000
 
 @lru_cache(maxsize=512)
 def _identifiers(text: str) -> frozenset[str]:
-    if not _MAYBE_ID.search(text):
+    if not _maybe_id(text):
         return _NONE
     tokens = set(_TOKEN.findall(text))
     new = tokens - _IDS
@@ -105,19 +107,37 @@ def identifiers(text: str | None) -> frozenset[str]:
 _NONE: frozenset[str] = frozenset()
 #: What every text holding an identifier has: a digit, or a run of five capitals (with ``_``, ``-``).
 _MAYBE_ID = re.compile(r"\d|[A-Z_\-]{5}")
+#: ASCII text mapped so that ``_MAYBE_ID``'s two cases are two substring searches (five times faster
+#: than the expression on prose, which it must read to the end): a digit as "0", a capital, "_" or
+#: "-" as "A", the rest unchanged ("0" and "A" are themselves mapped).
+_MAYBE_MAP = str.maketrans(
+    {**dict.fromkeys("0123456789", "0"), **dict.fromkeys("ABCDEFGHIJKLMNOPQRSTUVWXYZ_-", "A")}
+)
 
 
-_ARGS_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
+def _maybe_id(text: str) -> bool:
+    """Whether ``text`` may hold an identifier (``_MAYBE_ID`` finds something in it)."""
+    if not text.isascii():  # \d is any Unicode digit
+        return _MAYBE_ID.search(text) is not None
+    mapped = text.translate(_MAYBE_MAP)
+    return "0" in mapped or "AAAAA" in mapped
+
+
+_ARGS_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 def _args_text(arguments: Any) -> str:
+    """A tool call's arguments as text: compact JSON with sorted keys (orjson's, five times the
+    standard library's speed), the standard library's for what orjson does not write (keys that are
+    not text, an integer beyond 64 bits), else ``str``."""
     if isinstance(arguments, str):
         return arguments
-    flat = flat_args_json(arguments, sort_keys=True, ensure_ascii=False)
-    if flat is not None:
-        return flat
     try:
-        return _ARGS_JSON.encode(arguments)  # as json.dumps(sort_keys=True, ensure_ascii=False)
+        return orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS).decode()
+    except TypeError:  # orjson.JSONEncodeError
+        pass
+    try:
+        return _ARGS_JSON.encode(arguments)
     except (TypeError, ValueError):
         return str(arguments)
 
@@ -296,8 +316,9 @@ def digest_trial(trial_id: str, trial: Trial) -> TrialDigest:
 
 
 #: The version of :func:`fingerprint`'s form and of what :func:`digest_trial` reads; a stored
-#: fingerprint of another version is computed again from the trial's record.
-FINGERPRINT_VERSION = 1
+#: fingerprint of another version is computed again from the trial's record. 2: tool-call
+#: arguments as compact JSON (``_args_text``).
+FINGERPRINT_VERSION = 2
 
 
 def fingerprint(d: TrialDigest) -> str:
