@@ -1,9 +1,13 @@
 """Inspect log import speed: ``.eval`` and ``.json`` logs written by inspect-ai itself, 8,000 samples.
 
-The input is made with inspect-ai's own ``read_eval_log`` / ``write_eval_log``: the test fixture's
-samples (``tests/fixtures/inspect/support.eval``) copied with new ids and epochs until there are
-``--samples`` of them. Skips (exit 0) when inspect-ai is not installed; it is not a dependency of
-reviewer (``pip install inspect-ai`` in a separate environment to run this).
+The input is made with inspect-ai's own ``read_eval_log`` / ``write_eval_log``: ``--samples``
+distinct samples of realistic length, each a conversation of 21 to 41 messages (a system prompt
+shared by all, a customer's request, then tool calls with their results and the agent's replies,
+every text, id and argument drawn afresh), on the test fixture's sample for the rest (scores,
+events, metadata; ``tests/fixtures/inspect/support.eval``). ``--copies`` writes the old input
+instead, the fixture's 16 short samples copied with new ids, whose repeated texts flatter the
+import. Skips (exit 0) when inspect-ai is not installed; it is not a dependency of reviewer
+(``pip install inspect-ai`` in a separate environment to run this).
 
 Prints, as medians of interleaved runs (wall and CPU time):
 
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import statistics
 import struct
 import subprocess
@@ -31,6 +36,7 @@ import tracemalloc
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from reviewer.store import open_store
 from reviewer.workflows.imports import ImportSummary, import_paths
@@ -38,16 +44,74 @@ from reviewer.workflows.imports import ImportSummary, import_paths
 FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "inspect" / "support.eval"
 
 
-def write_logs(folder: Path, samples: int) -> tuple[Path, Path]:
-    """An .eval and a .json log of ``samples`` samples, written by inspect-ai."""
+WORDS = (
+    "order refund shipped delivered customer policy address cancel return item damaged verify "
+    "email account payment card total amount store credit warehouse tracking carrier label please "
+    "thanks package invoice discount exchange replacement subscription plan upgrade billing date"
+).split()
+TOOLS = ("get_order_details", "get_user_details", "cancel_pending_order", "modify_address")
+
+
+def _sentence(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n)).capitalize() + "."
+
+
+def _conversation(rng: random.Random, system: str) -> list[Any]:
+    """21 to 41 messages, every text drawn afresh: a request, then rounds of a tool call, its
+    result and the agent's reply."""
+    from inspect_ai.model import (
+        ChatMessageAssistant,
+        ChatMessageSystem,
+        ChatMessageTool,
+        ChatMessageUser,
+    )
+    from inspect_ai.tool import ToolCall
+
+    out: list[Any] = [
+        ChatMessageSystem(content=system),
+        ChatMessageUser(content=_sentence(rng, rng.randint(15, 40))),
+    ]
+    target = rng.randint(21, 41)
+    while len(out) < target - 1:
+        call_id = f"call_{rng.getrandbits(48):012x}"
+        tool = rng.choice(TOOLS)
+        args = {"order_id": f"#W{rng.randint(1000000, 9999999)}", "reason": _sentence(rng, 4)}
+        out.append(
+            ChatMessageAssistant(
+                content=_sentence(rng, rng.randint(5, 25)),
+                tool_calls=[ToolCall(id=call_id, function=tool, arguments=args)],
+            )
+        )
+        body = {
+            "order_id": args["order_id"],
+            "status": rng.choice(["pending", "shipped", "delivered", "cancelled"]),
+            "items": [
+                {"item_id": str(rng.randint(10**9, 10**10)), "price": round(rng.random() * 500, 2)}
+                for _ in range(rng.randint(1, 5))
+            ],
+            "note": _sentence(rng, rng.randint(5, 30)),
+        }
+        out.append(ChatMessageTool(content=json.dumps(body), tool_call_id=call_id, function=tool))
+    out.append(ChatMessageAssistant(content=_sentence(rng, rng.randint(20, 60))))
+    return out
+
+
+def write_logs(folder: Path, samples: int, copies: bool = False) -> tuple[Path, Path]:
+    """An .eval and a .json log of ``samples`` samples, written by inspect-ai: distinct ones of
+    realistic length, or with ``copies`` the fixture's own copied."""
     from inspect_ai.log import read_eval_log, write_eval_log
 
     log = read_eval_log(str(FIXTURE))
     template = log.samples or []
+    rng = random.Random(7)
+    system = _sentence(rng, 80)
     out = []
     for i in range(samples):
         s = template[i % len(template)].model_copy(deep=True)
         s.id = f"{s.id}-{i // len(template):05d}"  # the template's epochs kept: ids stay unique
+        if not copies:
+            s.messages = _conversation(rng, system)
+            s.input = s.messages[1].text
         out.append(s)
     log.samples = out
     log.eval.dataset.samples = samples
@@ -110,6 +174,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--samples", type=int, default=8000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument(
+        "--copies", action="store_true", help="the old input: the fixture's samples copied"
+    )
     args = ap.parse_args()
     try:
         import inspect_ai  # noqa: F401
@@ -121,9 +188,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         t0 = time.perf_counter()
-        eval_path, json_path = write_logs(root, args.samples)
+        eval_path, json_path = write_logs(root, args.samples, args.copies)
+        kind = "copies of the fixture's" if args.copies else "distinct, 21-41 messages each,"
         print(
-            f"wrote {args.samples:,} samples with inspect-ai in {time.perf_counter() - t0:.1f} s: "
+            f"wrote {args.samples:,} samples ({kind}) with inspect-ai in {time.perf_counter() - t0:.1f} s: "
             f".eval {eval_path.stat().st_size / 1e6:.1f} MB, .json {json_path.stat().st_size / 1e6:.1f} MB"
         )
         runs: dict[str, list[tuple[float, float]]] = {}

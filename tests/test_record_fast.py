@@ -1,4 +1,4 @@
-"""The C parser's path (``record.fast_loads``, orjson): the same value as the standard library's
+"""The C parser's path (``record.fast_loads``, msgspec): the same value as the standard library's
 checked path for every text it takes, and every text it must not take (a value the store cannot
 keep, a number it would change, JSON it does not read) left to that path, which names the problem."""
 
@@ -11,7 +11,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reviewer.record import _SLOW, MAX_DEPTH, decode_at, fast_loads, loads, loads_unchecked
+from reviewer.record import (
+    _SLOW,
+    FAST_MAX,
+    MAX_DEPTH,
+    decode_at,
+    fast_loads,
+    loads,
+    loads_unchecked,
+)
 
 scalars = (
     st.none()
@@ -57,7 +65,7 @@ def test_what_the_fast_path_takes_it_reads_as_the_checked_path_does(
         "[1e400]",
         f"[{2**63}]",
         f"[{-(2**63) - 1}]",
-        f"[{2**64}]",  # orjson reads this one as a float
+        f"[{2**64}]",
         f"[{2**64 + 1}]",
         "[" + "9" * 5000 + "]",
         '["\\ud800"]',
@@ -92,3 +100,9 @@ def test_loads_unchecked_keeps_what_json_problem_names_later() -> None:
     assert same(loads_unchecked('{"a": [1, 2.5, "x"]}'), {"a": [1, 2.5, "x"]})
     kept = loads_unchecked('[NaN, "\\ud800", ' + "9" * 30 + "]")
     assert kept[0] != kept[0] and kept[1] == "\ud800" and kept[2] == 2**63
+
+
+def test_a_whole_document_takes_the_standard_librarys_path_with_the_same_value() -> None:
+    big = json.dumps([{"id": i, "text": "x" * 100} for i in range(FAST_MAX // 100)])
+    assert len(big) > FAST_MAX and fast_loads(big) is _SLOW
+    assert same(loads(big), json.loads(big)) and same(loads_unchecked(big), json.loads(big))

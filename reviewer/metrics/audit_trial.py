@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-import orjson
+import msgspec
 
 from reviewer.models import PASS, Trial
 from reviewer.record import looks_like_error
@@ -127,19 +127,22 @@ _ARGS_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",
 
 
 def _args_text(arguments: Any) -> str:
-    """A tool call's arguments as text: compact JSON with sorted keys (orjson's, five times the
-    standard library's speed), the standard library's for what orjson does not write (keys that are
-    not text, an integer beyond 64 bits), else ``str``."""
+    """A tool call's arguments as text: compact JSON with sorted keys (msgspec's, five times the
+    standard library's speed), the standard library's for what msgspec does not write (keys that
+    are not text, a lone surrogate), else ``str``."""
     if isinstance(arguments, str):
         return arguments
     try:
-        return orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS).decode()
-    except TypeError:  # orjson.JSONEncodeError
+        return _ARGS_ENCODER.encode(arguments).decode()
+    except (TypeError, ValueError, OverflowError, RecursionError):
         pass
     try:
         return _ARGS_JSON.encode(arguments)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         return str(arguments)
+
+
+_ARGS_ENCODER = msgspec.json.Encoder(order="sorted")
 
 
 def _bytes(text: str) -> bytes:

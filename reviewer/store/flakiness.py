@@ -49,13 +49,14 @@ def task_sources(db: Store, run: str) -> list[tuple[str, int, int, int, int, int
     trials of flaky tasks are read, each failure counted for the first of: the label the trial
     shows (else its latest judge verdict) says pass, it broke a rule, the agent. A task that is
     not flaky has its counts and no failure attributed (judge, rule and agent 0): attribution
-    says where a flaky task's failures come from, and nothing shows it for the others."""
+    says where a flaky task's failures come from, and nothing shows it for the others. A task
+    whose every trial is unscored is not listed."""
     verdict = latest_verdict_sql(db, scored_only=True)
     tasks = {
         str(task_id): [int(trials), int(passed), int(infra), 0, 0, 0]
         for task_id, trials, passed, infra in db.execute(
-            "SELECT task_id, n - unscored, c, infra FROM task_stats WHERE run = ? "
-            "ORDER BY first_seq",
+            "SELECT task_id, n - unscored, c, infra FROM task_stats "
+            "WHERE run = ? AND n > unscored ORDER BY first_seq",
             [run],
         )
     }
