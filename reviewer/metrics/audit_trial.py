@@ -107,11 +107,11 @@ def identifiers(text: str | None) -> frozenset[str]:
 _NONE: frozenset[str] = frozenset()
 #: What every text holding an identifier has: a digit, or a run of five capitals (with ``_``, ``-``).
 _MAYBE_ID = re.compile(r"\d|[A-Z_\-]{5}")
-#: ASCII text mapped so that ``_MAYBE_ID``'s two cases are two substring searches (five times faster
-#: than the expression on prose, which it must read to the end): a digit as "0", a capital, "_" or
-#: "-" as "A", the rest unchanged ("0" and "A" are themselves mapped).
-_MAYBE_MAP = str.maketrans(
-    {**dict.fromkeys("0123456789", "0"), **dict.fromkeys("ABCDEFGHIJKLMNOPQRSTUVWXYZ_-", "A")}
+#: ASCII text's bytes mapped so that ``_MAYBE_ID``'s two cases are two substring searches (several
+#: times faster than the expression on prose, which it must read to the end): a digit as "0", a
+#: capital, "_" or "-" as "A", any other byte as a space.
+_MAYBE_MAP = bytes(
+    48 if 48 <= c <= 57 else 65 if 65 <= c <= 90 or c in (45, 95) else 32 for c in range(256)
 )
 
 
@@ -119,8 +119,8 @@ def _maybe_id(text: str) -> bool:
     """Whether ``text`` may hold an identifier (``_MAYBE_ID`` finds something in it)."""
     if not text.isascii():  # \d is any Unicode digit
         return _MAYBE_ID.search(text) is not None
-    mapped = text.translate(_MAYBE_MAP)
-    return "0" in mapped or "AAAAA" in mapped
+    mapped = text.encode().translate(_MAYBE_MAP)
+    return b"0" in mapped or b"AAAAA" in mapped
 
 
 _ARGS_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))

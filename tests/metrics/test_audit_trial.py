@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import reviewer.workflows.audit as audit_workflow
 from reviewer.metrics.audit_trial import (
@@ -190,3 +192,11 @@ def test_a_failed_write_and_reads_after_a_write_give_the_reference_digest() -> N
     assert d == reference_digest("x", trial)
     assert set(d.created) == {"T9000001"}  # R777111 was seen before the write
     assert [r.tool for r in d.reads] == ["get_user", "get_order"]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("aZ09_-AB xé٣\n")), max_size=30) | st.text())
+def test_the_quick_identifier_check_agrees_with_its_expression(text: str) -> None:
+    from reviewer.metrics.audit_trial import _MAYBE_ID, _maybe_id
+
+    assert _maybe_id(text) == (_MAYBE_ID.search(text) is not None)
