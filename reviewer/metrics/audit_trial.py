@@ -213,10 +213,67 @@ def _last_write(messages: list[Any]) -> tuple[int, int]:
     return last, n_calls
 
 
+#: The characters an identifier token is made of (``_TOKEN``), and those it may not start or end with.
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-#.:/")
+_TOKEN_INNER = frozenset("_-#.:/")
+
+
+def _has_token(text: str, token: str) -> bool:
+    """Whether ``token`` (a token ``_TOKEN`` finds, so one starting and ending with a letter or
+    digit) is one of the tokens of ``text``: an occurrence whose run of token characters around it
+    holds no other letter or digit (``_TOKEN`` takes a run whole, less its ends that are not)."""
+    start = text.find(token)
+    end_of_text = len(text)
+    while start >= 0:
+        k = start - 1
+        while k >= 0 and text[k] in _TOKEN_INNER:
+            k -= 1
+        if k < 0 or text[k] not in _TOKEN_CHARS:
+            e = start + len(token)
+            while e < end_of_text and text[e] in _TOKEN_INNER:
+                e += 1
+            if e == end_of_text or text[e] not in _TOKEN_CHARS:
+                return True
+        start = text.find(token, start + 1)
+    return False
+
+
+class _Seen:
+    """The identifiers a trial showed before a point: those of the texts read for their own sake
+    (the prompt, reads, writes' results) as a set, and the other texts kept whole, looked up only
+    for an identifier a write returns (most texts are never looked up at all)."""
+
+    __slots__ = ("exact", "texts", "_joined", "_n")
+
+    def __init__(self, exact: set[str]) -> None:
+        self.exact = exact
+        self.texts: list[str] = []
+        self._joined = ""
+        self._n = 0
+
+    def add(self, text: str) -> None:
+        if text:
+            self.texts.append(text)
+
+    def __contains__(self, value: str) -> bool:
+        if value in self.exact:
+            return True
+        if self._n != len(self.texts):  # texts are kept apart by a character no token holds
+            self._joined = "\x00".join(self.texts)
+            self._n = len(self.texts)
+        return value in self._joined and _has_token(self._joined, value)
+
+
 def digest_trial(trial_id: str, trial: Trial) -> TrialDigest:
-    """Read ``trial`` once for the audit."""
+    """Read ``trial`` once for the audit. What it saw matters only before its last write (an
+    identifier a write returns is its creation when nothing before showed it), so past the last
+    write only reads (before any write) and the system prompt are read for identifiers; before
+    it, a text read only to know what was seen is kept whole and looked up by substring when a
+    write returns an identifier."""
     given = identifiers(trial.instruction)
-    seen = set(given)
+    seen = _Seen(set(given))
+    exact = seen.exact
+    keep = seen.add
     calls: dict[str, tuple[str, str]] = {}  # call id -> (tool, arguments as text)
     created: dict[str, Creation] = {}
     reads: list[Read] = []
@@ -226,8 +283,6 @@ def digest_trial(trial_id: str, trial: Trial) -> TrialDigest:
     turns = results = chars = 0
     last_assistant = None
     messages = trial.messages
-    # what is seen matters only up to the last write: past it, only reads (before any write) and
-    # the system prompt are read for identifiers
     last_write, n_calls = _last_write(messages)
     # the hot loop of every import's fingerprints: locals and plain appends on purpose
     add_said = said.append
@@ -239,7 +294,7 @@ def digest_trial(trial_id: str, trial: Trial) -> TrialDigest:
         if role == "system":
             found = identifiers(content)
             given |= found
-            seen |= found
+            exact |= found
             continue
         if role == "assistant":
             last_assistant = m
@@ -252,16 +307,16 @@ def digest_trial(trial_id: str, trial: Trial) -> TrialDigest:
                 chars += len(c.name) + len(text)
                 add_said(f"{c.name}\x01{text}\x02")
                 if see:
-                    seen |= identifiers(text)
+                    keep(text)
                 if c.id:
                     calls[c.id] = (c.name, text)
             add_said("\x03")
             if see:
-                seen |= identifiers(content)
+                keep(content)
             continue
         if role != "tool":
             if see:
-                seen |= identifiers(content)
+                keep(content)
             continue
         results += 1
         add_returned(content)
@@ -271,25 +326,25 @@ def digest_trial(trial_id: str, trial: Trial) -> TrialDigest:
         name = m.name or name
         if is_write_tool(name):
             ok = not m.is_error and not looks_like_error(content)
-            if ok:  # the call's own arguments are already in seen
+            if ok:  # the call's own arguments are already seen
                 values = identifiers(content)
-                for v in values - seen:
+                for v in sorted(v for v in values if v not in seen):
                     created.setdefault(v, Creation(i, name))
                 wrote = True
                 if see:
-                    seen |= values
+                    exact |= values
             elif see:
-                seen |= identifiers(content)
+                keep(content)
         elif not wrote and call_id in calls:
             if not m.is_error and not looks_like_error(content):
                 values = identifiers(content)
                 reads.append(Read(f"{name}\x00{arguments}", name, i, values))
                 if see:
-                    seen |= values
+                    exact |= values
             elif see:
-                seen |= identifiers(content)
+                keep(content)
         elif see:
-            seen |= identifiers(content)
+            keep(content)
     substantial = n_calls > 0 or turns > 1 or chars >= MIN_COPY_CHARS
     copy_key = _hash(said) if turns and substantial else None
     replay_key = None
@@ -320,7 +375,7 @@ def digest_trial(trial_id: str, trial: Trial) -> TrialDigest:
 
 #: The version of :func:`fingerprint`'s form and of what :func:`digest_trial` reads; a stored
 #: fingerprint of another version is computed again from the trial's record. 2: tool-call
-#: arguments as compact JSON (``_args_text``).
+#: arguments as compact JSON (``_args_text``), identifiers a write creates in sorted order.
 FINGERPRINT_VERSION = 2
 
 
