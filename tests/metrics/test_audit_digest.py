@@ -25,6 +25,7 @@ from reviewer.metrics.audit_trial import (
 )
 from reviewer.models import Message, ToolCall, Trial, Usage
 from reviewer.record import looks_like_error
+from tests.conftest import CORPORA
 
 
 def reference_digest(trial_id: str, trial: Trial) -> TrialDigest:
@@ -169,12 +170,9 @@ def test_the_sample_runs_and_every_formats_fixtures_digest_as_the_oracle_does() 
     assert wrote  # writes that create identifiers were there to check
 
 
-REALWORLD = REPO.parent / "shared" / "corpora"
-
-
-@pytest.mark.skipif(not REALWORLD.is_dir(), reason="../shared/corpora is not beside the clone")
+@pytest.mark.skipif(not CORPORA.is_dir(), reason="../shared/corpora is not beside the clone")
 def test_the_real_world_corpus_digests_as_the_oracle_does() -> None:
-    files = sorted(p for p in REALWORLD.rglob("*") if p.is_file() and p.suffix != ".md")
+    files = sorted(p for p in CORPORA.rglob("*") if p.is_file() and p.suffix != ".md")
     trials = _trials_of(files)
     assert trials
     for t in trials:
