@@ -200,18 +200,18 @@ def decode_line(line: bytes) -> str:
         ) from None
 
 
-def load_text(text: str) -> Any:
-    """JSON text parsed and checked (:func:`reviewer.record.loads`); RecordError with a one-line
-    reason: invalid JSON, or a value the store cannot keep."""
+def load_text(text: str, raw: bytes | None = None) -> Any:
+    """JSON text parsed and checked (:func:`reviewer.record.loads`; RAW its UTF-8 when in hand);
+    RecordError with a one-line reason: invalid JSON, or a value the store cannot keep."""
     try:
-        return loads(text)
+        return loads(text, raw)
     except json.JSONDecodeError as exc:
         raise RecordError(f"invalid JSON: {exc.msg} at column {exc.colno}") from None
 
 
 def load_line(line: bytes) -> Any:
     """One JSONL line decoded, parsed and checked; RecordError with a one-line reason."""
-    return load_text(decode_line(line))
+    return load_text(decode_line(line), line)
 
 
 def canonical(obj: Any) -> bytes:

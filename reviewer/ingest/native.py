@@ -49,7 +49,7 @@ def parse_line(line: bytes, file: str, lineno: int) -> Record:
     """One JSONL line as a Trial, or a Skip saying what is wrong with it."""
     try:
         text = decode_line(line)
-        obj = load_text(text)
+        obj = load_text(text, line)
         trial = trial_from_dict(obj)
     except RecordError as e:
         return Skip(file, lineno, str(e))
