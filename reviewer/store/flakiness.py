@@ -43,10 +43,9 @@ def trial_sources(
 
 def task_sources(db: Store, run: str) -> list[tuple[str, int, int, int, int, int, int]]:
     """Per task of ``run``, in the pass^k table's order (each task's first trial, scored or not):
-    (task_id, trials, passed, infra, judge,
-    rule, agent), what ``metrics.flakiness.attribute`` makes of :func:`trial_sources` for a flaky
-    task (some trials passed, some did not), read without a row per trial (a report of a million
-    trials): the counts are the importer's per-task summary (``task_stats``), and only the failed
+    (task_id, trials, passed, infra, judge, rule, agent), what ``metrics.flakiness.attribute``
+    makes of :func:`trial_sources` for a flaky task (some trials passed, some did not), read
+    without a row per trial (a report of a million trials): the counts are the importer's per-task summary (``task_stats``), and only the failed
     trials of flaky tasks are read, each failure counted for the first of: the label the trial
     shows (else its latest judge verdict) says pass, it broke a rule, the agent. A task that is
     not flaky has its counts and no failure attributed (judge, rule and agent 0): attribution
