@@ -1,6 +1,6 @@
 """The audit's fingerprint of a trial (``metrics.audit_trial.digest_trial``), which reads only the
 texts whose identifiers it keeps and looks up the rest by substring, against the straightforward
-version that reads every text before the trial's last write (kept here as the oracle), on the
+version that reads every message for identifiers (``tests/support/audit_reference.py``), on the
 sample runs, the fixtures of every format, random trials full of identifiers and the real-world
 corpus when it is there."""
 
@@ -11,127 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from reviewer.metrics.audit_trial import (
-    MIN_COPY_CHARS,
-    Creation,
-    Read,
-    TrialDigest,
-    _args_text,
-    _hash,
-    _last_write,
-    digest_trial,
-    identifiers,
-    is_write_tool,
-)
+from reviewer.metrics.audit_trial import TrialDigest, digest_trial
 from reviewer.models import Message, ToolCall, Trial, Usage
-from reviewer.record import looks_like_error
 from tests.conftest import CORPORA
-
-
-def reference_digest(trial_id: str, trial: Trial) -> TrialDigest:
-    """``digest_trial`` as it was written first: every text before the last write read for
-    identifiers (the oracle the faster one is checked against)."""
-    given = identifiers(trial.instruction)
-    seen = set(given)
-    calls: dict[str, tuple[str, str]] = {}  # call id -> (tool, arguments as text)
-    created: dict[str, Creation] = {}
-    reads: list[Read] = []
-    wrote = False
-    said: list[str] = []  # every assistant turn, in order, to fingerprint
-    returned: list[str] = []  # every tool result, in order, to fingerprint
-    turns = results = chars = 0
-    last_assistant = None
-    messages = trial.messages
-    # what is seen matters only up to the last write: past it, only reads (before any write) and
-    # the system prompt are read for identifiers
-    last_write, n_calls = _last_write(messages)
-    # the hot loop of every import's fingerprints: locals and plain appends on purpose
-    add_said = said.append
-    add_returned = returned.append
-    for i, m in enumerate(messages):
-        see = i < last_write
-        role = m.role
-        content = m.content
-        if role == "system":
-            found = identifiers(content)
-            given |= found
-            seen |= found
-            continue
-        if role == "assistant":
-            last_assistant = m
-            turns += 1
-            chars += len(content)
-            add_said(content)
-            add_said("\x00")
-            for c in m.tool_calls:
-                text = _args_text(c.arguments)
-                chars += len(c.name) + len(text)
-                add_said(f"{c.name}\x01{text}\x02")
-                if see:
-                    seen |= identifiers(text)
-                if c.id:
-                    calls[c.id] = (c.name, text)
-            add_said("\x03")
-            if see:
-                seen |= identifiers(content)
-            continue
-        if role != "tool":
-            if see:
-                seen |= identifiers(content)
-            continue
-        results += 1
-        add_returned(content)
-        add_returned("\x00")
-        call_id = m.tool_call_id
-        name, arguments = calls.get(call_id or "", (m.name or "", ""))
-        name = m.name or name
-        if is_write_tool(name):
-            ok = not m.is_error and not looks_like_error(content)
-            if ok:  # the call's own arguments are already in seen
-                values = identifiers(content)
-                for v in values - seen:
-                    created.setdefault(v, Creation(i, name))
-                wrote = True
-                if see:
-                    seen |= values
-            elif see:
-                seen |= identifiers(content)
-        elif not wrote and call_id in calls:
-            if not m.is_error and not looks_like_error(content):
-                values = identifiers(content)
-                reads.append(Read(f"{name}\x00{arguments}", name, i, values))
-                if see:
-                    seen |= values
-            elif see:
-                seen |= identifiers(content)
-        elif see:
-            seen |= identifiers(content)
-    substantial = n_calls > 0 or turns > 1 or chars >= MIN_COPY_CHARS
-    copy_key = _hash(said) if turns and substantial else None
-    replay_key = None
-    usage = trial.usage
-    # a millisecond latency alone collides by chance in big runs; with both token counts it cannot
-    timed = None not in (trial.latency_s, usage.input_tokens, usage.output_tokens)
-    if results and timed:
-        returned.append(f"{trial.latency_s!r}/{usage.input_tokens}/{usage.output_tokens}")
-        replay_key = _hash(returned)
-    final_empty = last_assistant is not None and not (
-        last_assistant.content.strip() or last_assistant.tool_calls
-    )
-    return TrialDigest(
-        id=trial_id,
-        task_id=trial.task_id,
-        trial=trial.trial if trial.trial is not None else 0,
-        outcome=trial.outcome,
-        assistant_turns=turns,
-        tool_calls=n_calls,
-        final_empty=final_empty,
-        copy_key=copy_key,
-        replay_key=replay_key,
-        created=created,
-        reads=reads,
-        given=frozenset(given),
-    )
+from tests.support.audit_reference import reference_digest
 
 
 def _same(a: TrialDigest, b: TrialDigest) -> None:

@@ -1,5 +1,5 @@
 """The audit's reading of one trial as first written, kept as the reference the faster
-``reviewer.metrics.audit_trial.digest_trial`` is checked against (tests/metrics/test_audit_trial.py)."""
+``reviewer.metrics.audit_trial.digest_trial`` is checked against (tests/metrics/test_audit_trial.py, test_audit_digest.py)."""
 
 from __future__ import annotations
 
