@@ -106,3 +106,15 @@ def test_a_whole_document_takes_the_standard_librarys_path_with_the_same_value()
     big = json.dumps([{"id": i, "text": "x" * 100} for i in range(FAST_MAX // 100)])
     assert len(big) > FAST_MAX and fast_loads(big) is _SLOW
     assert same(loads(big), json.loads(big)) and same(loads_unchecked(big), json.loads(big))
+
+
+def test_a_stored_record_written_by_hand_is_read_as_the_standard_library_reads_it() -> None:
+    from reviewer.record import decode
+
+    for text in ('{"messages": [], "reason": "\ud800"}', '{"messages": [], "reward": NaN}'):
+        trial = decode(text, run="r", task_id="t", trial=1)
+        assert trial.task_id == "t" and trial.messages == []
+    assert (
+        decode('{"messages": [], "reason": "\ud800"}', run="r", task_id="t", trial=1).reason
+        == "\ud800"
+    )
