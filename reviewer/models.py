@@ -109,7 +109,7 @@ class PassRule:
     def from_json(cls, text: str | None) -> PassRule:
         try:
             d = json.loads(text) if text else {}
-        except ValueError:
+        except (ValueError, RecursionError):  # a stored rule damaged by hand: the default rule
             d = {}
         if not isinstance(d, dict):
             d = {}
