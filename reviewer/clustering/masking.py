@@ -209,28 +209,32 @@ def _digits(s: str) -> bool:
     return _HAS_DIGIT.search(s) is not None
 
 
-_RULES: tuple[Rule, ...] = (
+#: The rules in order. Those whose pattern cannot match without a digit come first as a flag:
+#: a text with no digit (most of them on the pass that checks a masked text masks to itself) skips
+#: them without their hints, and no rule's replacement adds a digit.
+_RULES: tuple[tuple[bool, Callable[[str], bool], re.Pattern[str], Repl], ...] = (
     # before urls: www.example.com:443 is a host, as proxy.example.com:443 is
     (
+        True,
         lambda s: ":" in s and "." in s and _HOST_PORT_HINT.search(s) is not None,
         _HOST_PORT,
         _mask_host_port,
     ),
-    (lambda s: "://" in s or "www." in s, _URL, "<url>"),
-    (lambda s: "@" in s, _EMAIL, "<email>"),
-    (lambda s: _UUID_HINT.search(s) is not None, _UUID, "<uuid>"),
-    (lambda s: _DATE_HINT.search(s) is not None, _NUMERIC_DATE, "<date>"),
-    (_has_month, _MONTH_DATE, "<date>"),
-    (lambda s: ":" in s, _GLOG, _mask_glog),
-    (lambda s: _IPV4_HINT.search(s) is not None, _IPV4, "<ip>"),
-    (lambda s: "::" in s or s.count(":") >= 7, _IPV6, "<ip>"),
-    (lambda s: "<" in s or ">" in s, _DURATION_BOUND, "<time>"),
-    (lambda s: _TIME_HINT.search(s) is not None, _TIME, "<time>"),
-    (lambda s: "B" in s and _digits(s), _SIZE_AGAIN, ""),
-    (lambda s: "B" in s and _digits(s), _SIZE, "<num>"),
-    (lambda s: "/" in s or "\\" in s, _PATH, "<path>"),
-    (lambda s: "=" in s, _KV, _mask_kv),
-    (lambda s: _QUOTE_HINT.search(s) is not None, _QUOTED, _mask_quoted),
+    (False, lambda s: "://" in s or "www." in s, _URL, "<url>"),
+    (False, lambda s: "@" in s, _EMAIL, "<email>"),
+    (False, lambda s: _UUID_HINT.search(s) is not None, _UUID, "<uuid>"),
+    (True, lambda s: _DATE_HINT.search(s) is not None, _NUMERIC_DATE, "<date>"),
+    (True, _has_month, _MONTH_DATE, "<date>"),
+    (True, lambda s: ":" in s, _GLOG, _mask_glog),
+    (True, lambda s: _IPV4_HINT.search(s) is not None, _IPV4, "<ip>"),
+    (True, lambda s: "::" in s or s.count(":") >= 7, _IPV6, "<ip>"),
+    (True, lambda s: "<" in s or ">" in s, _DURATION_BOUND, "<time>"),
+    (True, lambda s: _TIME_HINT.search(s) is not None, _TIME, "<time>"),
+    (True, lambda s: "B" in s and _digits(s), _SIZE_AGAIN, ""),
+    (True, lambda s: "B" in s and _digits(s), _SIZE, "<num>"),
+    (False, lambda s: "/" in s or "\\" in s, _PATH, "<path>"),
+    (False, lambda s: "=" in s, _KV, _mask_kv),
+    (False, lambda s: _QUOTE_HINT.search(s) is not None, _QUOTED, _mask_quoted),
 )
 _AFTER_DIGITS: tuple[Rule, ...] = (
     (lambda s: "<" in s, _RUNS, r"\1"),
@@ -325,13 +329,14 @@ def _mask_once(text: str) -> str:
         s = s.replace(_OPEN, " ").replace(_CLOSE, " ")
     if "\\04" in s:
         s = _OCTAL_QUOTE.sub(lambda m: '"' if m.group(0).endswith("2") else "'", s)
-    if _digits(s):
+    digits = _digits(s)
+    if digits:
         s = protect_statuses(s)
         low = s.lower()
         if "exit" in low or "errno" in low or "signal" in low:
             s = _EXIT_CODE.sub(lambda m: protect(m.group(0)), s)
-    for applies, pattern, repl in _RULES:
-        if applies(s):
+    for needs_digit, applies, pattern, repl in _RULES:
+        if (digits or not needs_digit) and applies(s):
             s = pattern.sub(repl, s)
     if _digits(s):
         s = _mask_digit_words(s)
