@@ -68,33 +68,43 @@ def count_matrix(
     import numpy as np
     import scipy.sparse as sp
 
+    # the documents' features a chunk at a time: each chunk's new features join the vocabulary
+    # (a Python step per distinct feature) and every feature's column is looked up by C loops
+    # (``map``, ``array.extend``), not a Python step per token; memory holds one chunk's tokens
     vocabulary: dict[str, int] = {}
-    j_indices: list[int] = []
+    columns = array("q")
     indptr = [0]
-    values = array("i")
+    chunk: list[str] = []
+    total = 0
     for doc in docs:
-        counter: dict[int, int] = {}
-        for feature in analyze(doc):
-            idx = vocabulary.setdefault(feature, len(vocabulary))
-            counter[idx] = counter.get(idx, 0) + 1
-        j_indices.extend(counter.keys())
-        values.extend(counter.values())
-        indptr.append(len(j_indices))
+        tokens = analyze(doc)
+        chunk += tokens
+        total += len(tokens)
+        indptr.append(total)
+        if len(chunk) >= _CHUNK:
+            _add_columns(chunk, vocabulary, columns)
+            chunk = []
+    _add_columns(chunk, vocabulary, columns)
     if not vocabulary:
         raise ValueError("empty vocabulary; perhaps the documents only contain stop words")
-    index_dtype = np.int64 if indptr[-1] > np.iinfo(np.int32).max else np.int32
+    n_doc = len(indptr) - 1
+    ends = np.asarray(indptr, dtype=np.int64)
+    lengths = ends[1:] - ends[:-1]
+    rows = np.repeat(np.arange(n_doc, dtype=np.int64), lengths)
+    # a (row, column) pair met n times is one entry of n (COO to CSR sums duplicates), rows in order
+    x = sp.coo_array(
+        (np.ones(len(columns), dtype=np.intc), (rows, np.frombuffer(columns, np.int64))),
+        shape=(n_doc, len(vocabulary)),
+    ).tocsr()
+    del rows, columns
+    index_dtype = np.int64 if x.nnz > np.iinfo(np.int32).max else np.int32
     x = sp.csr_array(
-        (
-            np.frombuffer(values, dtype=np.intc),
-            np.asarray(j_indices, dtype=index_dtype),
-            np.asarray(indptr, dtype=index_dtype),
-        ),
-        shape=(len(indptr) - 1, len(vocabulary)),
+        (x.data, x.indices.astype(index_dtype), x.indptr.astype(index_dtype)),
+        shape=x.shape,
         dtype=dtype,
     )
     x.sort_indices()
     x = sp.csr_matrix(x)
-    n_doc = x.shape[0]
     if max_features is not None:
         x = _sort_features(x, vocabulary)
     x = _limit_features(x, vocabulary, 1.0 * n_doc, 1, max_features)
@@ -104,6 +114,17 @@ def count_matrix(
     for term, i in vocabulary.items():
         names[i] = term
     return x, names
+
+
+#: Tokens gathered before their columns are looked up (count_matrix's memory for them).
+_CHUNK = 65_536
+
+
+def _add_columns(chunk: list[str], vocabulary: dict[str, int], columns: array[int]) -> None:
+    """Give ``chunk``'s new features the next columns, then append each feature's column."""
+    for feature in dict.fromkeys(chunk):
+        vocabulary.setdefault(feature, len(vocabulary))
+    columns.extend(map(vocabulary.__getitem__, chunk))
 
 
 def _sort_features(x: Any, vocabulary: dict[str, int]) -> Any:
