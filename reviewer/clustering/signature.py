@@ -259,23 +259,26 @@ def signatures_of_lines(lines: Iterable[str], templates: bool = True) -> Iterato
     yield from line_templates(list(sigs))
 
 
-_ZEROS = str.maketrans("123456789", "000000000")
-#: Words with digits that masking keeps (utf8, sha256, int64 ...), with their digits as zeros
-_KEPT_SHAPES = frozenset(k.translate(_ZEROS) for k in _KEEP)
-# the words, those with a 0 kept by the caller: "[A-Za-z0-9_]*0[A-Za-z0-9_]*" found the same words
-# but tried every position of a word without a 0 to its end, quadratic in its length (a 200,000
-# character error line took 47 s)
+#: A text's shape: each digit 1-9 as 1, 0 kept. What masking makes of a digit depends on its
+#: place and on whether it is a zero (``0x1f`` is hex, ``1x1f`` an id; JSON reads ``10`` and not
+#: ``01``), never on which other digit it is, but for the values ``_value_may_matter`` looks for.
+_SHAPE = str.maketrans("23456789", "11111111")
+#: Words with digits that masking keeps (utf8, sha256, int64 ...), in their shapes
+_KEPT_SHAPES = frozenset(k.translate(_SHAPE) for k in _KEEP)
+# the words, those with a digit kept by the caller: a pattern that must contain a digit found the
+# same words but tried every position of a word without one to its end, quadratic in its length
+# (a 200,000 character error line took 47 s)
 _WORDS = re.compile(r"[A-Za-z0-9_]+")
 
 
-# a status code's place in a shape (its digits as zeros): _STATUS with any first digit
-_STATUS_SHAPE = re.compile(r"(?<![\w.,])0\d\d(?![\w.,]\d)(?!\w)")
+# a status code's place in a shape: _STATUS, its first digit 1-5 made 1 (so 6-9 too: kept apart)
+_STATUS_SHAPE = re.compile(r"(?<![\w.,])1\d\d(?![\w.,]\d)(?!\w)")
 
 
 def _value_may_matter(key: str) -> bool:
-    """Whether a digit's value, not only its place, can show in the signature of a text of shape
-    ``key`` (its digits as zeros): a protected status code, an exit code, errno or signal number,
-    or a word masking keeps (sha256). Decided once per shape, for every value its digits take."""
+    """Whether a digit's value, not only its shape, can show in the signature of a text of shape
+    ``key`` (``_SHAPE``): a protected status code, an exit code, errno or signal number, or a word
+    masking keeps (sha256). Decided once per shape, for every value its digits take."""
     for m in _STATUS_SHAPE.finditer(key):
         if _STATUS_BEFORE.search(key, max(0, m.start() - 24), m.start()) or _STATUS_AFTER.match(
             key, m.end()
@@ -285,7 +288,9 @@ def _value_may_matter(key: str) -> bool:
     if ("exit" in low or "errno" in low or "signal" in low) and _EXIT_CODE.search(key):
         return True
     return any(
-        w.lower() in _KEPT_SHAPES for w in _WORDS.findall(key) if "0" in w and not w.isdigit()
+        w.lower() in _KEPT_SHAPES
+        for w in _WORDS.findall(key)
+        if ("0" in w or "1" in w) and not w.isdigit()
     )
 
 
@@ -299,7 +304,7 @@ def _batch_signatures(texts: Iterable[str]) -> Iterator[str]:
         if not text.strip():
             yield ""
             continue
-        key = text.translate(_ZEROS)
+        key = text.translate(_SHAPE)
         if key in cache:
             sig = cache[key]
             yield signature(text) if sig is None else sig
@@ -308,6 +313,28 @@ def _batch_signatures(texts: Iterable[str]) -> Iterator[str]:
         shared = not _HAS_DIGIT.search(sig) and not _value_may_matter(key)
         cache[key] = sig if shared else None
         yield sig
+
+
+def shape_signature(message: str, tool: str | None = None, exc_type: str | None = None) -> str:
+    """``signature(message, tool, exc_type)``, computed once per shape of the message as
+    ``_batch_signatures`` does, the shapes remembered across calls (bounded): a failure's evidence
+    asks for the same error with other ids thousands of times."""
+    key = (message.translate(_SHAPE), tool, exc_type)
+    sig = _SHAPES.get(key, _UNSEEN)
+    if isinstance(sig, str):
+        return sig
+    out = signature(message, tool, exc_type)
+    if sig is _UNSEEN:
+        if len(_SHAPES) >= _SHAPES_MAX:
+            _SHAPES.clear()
+        shared = not _HAS_DIGIT.search(out) and not _value_may_matter(key[0])
+        _SHAPES[key] = out if shared else None
+    return out
+
+
+_SHAPES: dict[tuple[str, str | None, str | None], str | None] = {}
+_SHAPES_MAX = 16_384
+_UNSEEN = object()
 
 
 def is_error_text(text: str) -> bool:
@@ -406,7 +433,7 @@ def evidence_of(
         )
     if trial.error is not None and (trial.error.message or trial.error.type):
         msg = trial.error.message or ""
-        sig = signature(msg, exc_type=trial.error.type) or (trial.error.type or "")
+        sig = shape_signature(msg, exc_type=trial.error.type) or (trial.error.type or "")
         evidence.append(
             FailureEvidence("harness_error", f"{trial.error.type or ''}: {msg}".strip(": "), sig)
         )
@@ -437,7 +464,9 @@ def evidence_of(
         if tool_errors >= max_tool_errors:
             break
         if failed[i]:
-            piece = FailureEvidence("tool_error", m.content, signature(m.content, tool=tool), tool)
+            piece = FailureEvidence(
+                "tool_error", m.content, shape_signature(m.content, tool=tool), tool
+            )
             # an error the agent got past (a later call of the same tool succeeded) is not the
             # failure: it stays in the text but does not name or group the trial
             later_ok = last_ok.get(tool, -1) > i
@@ -457,7 +486,7 @@ def evidence_of(
     if cause:
         evidence.append(FailureEvidence("termination", termination or "", f"terminated: {cause}"))
     if trial.reason and trial.reason.strip():
-        evidence.append(FailureEvidence("reason", trial.reason, signature(trial.reason)))
+        evidence.append(FailureEvidence("reason", trial.reason, shape_signature(trial.reason)))
     evidence.extend(recovered)
     weak_sig = _violation_signature(weak_violations)
     if weak_sig:

@@ -13,6 +13,7 @@ from reviewer.clustering.masking import mask
 from reviewer.clustering.signature import (
     evidence_of,
     is_error_text,
+    shape_signature,
     signature,
     signatures_of_lines,
     termination_cause,
@@ -485,6 +486,76 @@ def test_signatures_of_lines_one_per_line() -> None:
     lines = ["Error: order W1 not found\n", "\n", "HTTP 404 Not Found\r\n"]
     assert list(signatures_of_lines(lines)) == ["order <id> not found", "", "http 404 not found"]
     assert list(signatures_of_lines(iter([]))) == []
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        ["failed at 0xab", "failed at 1xab"],  # a zero before x makes hex
+        ['{"error": "boom", "n": 10}', '{"error": "boom", "n": 01}'],  # 01 is not JSON
+        ["upstream said 404 Not Found", "upstream said 704 Not Found"],  # 704 is no status
+        ["checksum sha256 failed", "checksum sha356 failed"],  # sha256 is a kind, kept
+    ],
+)
+def test_lines_alike_but_for_a_digit_that_decides_get_each_its_own_signature(
+    lines: list[str],
+) -> None:
+    """Lines whose digits differ share a signature only when no digit decides it: each line
+    gets what ``signature`` gives it alone, in either order, in a batch and across calls."""
+    for ordered in (lines, lines[::-1]):
+        assert list(signatures_of_lines(ordered, templates=False)) == [
+            signature(t) for t in ordered
+        ]
+        assert [shape_signature(t, "tool") for t in ordered] == [
+            signature(t, "tool") for t in ordered
+        ]
+
+
+_PIECES = st.sampled_from(
+    [
+        "HTTP ",
+        "status ",
+        "exit code ",
+        "errno ",
+        "0x",
+        "sha",
+        "int",
+        "Error: ",
+        "Jan ",
+        "-",
+        ":",
+        ".",
+        "/",
+        " ",
+        "'",
+        '"',
+        "{",
+        "}",
+        "=",
+        "KB",
+        "ms",
+        "#",
+        "W",
+        "abc",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.one_of(_PIECES, st.text("0123456789", min_size=1, max_size=4)), max_size=12),
+    st.lists(st.text("0123456789", min_size=1, max_size=1), min_size=1, max_size=40),
+)
+def test_shape_signature_is_signature_whatever_the_digits(
+    parts: list[str], digits: list[str]
+) -> None:
+    """The same text with other digits: each is signed as ``signature`` signs it alone."""
+    text = "".join(parts)
+    fill = iter(digits * 40)
+    variants = [text, "".join(next(fill) if c.isdigit() else c for c in text)]
+    for v in variants + variants[::-1]:
+        assert shape_signature(v) == signature(v)
+        assert shape_signature(v, "get_order", "KeyError") == signature(v, "get_order", "KeyError")
 
 
 @pytest.mark.parametrize(
