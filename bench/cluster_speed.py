@@ -15,7 +15,9 @@ of 1,000 failures, medians of 3, target <= 20%, as CPU time over the command's C
 import (a process that only imports every module the command ends up loading), and the scipy and
 scikit-learn imports (that, less a process importing all but the modules ``-X importtime`` shows
 scipy and scikit-learn loading); and 50,000 failures clustered
-(evidence + clustering, process CPU time and ru_maxrss; targets <= 15 s and <= 600 MB). CPU time,
+(evidence + clustering, process CPU time and ru_maxrss; targets <= 15 s and <= 600 MB; importing
+scikit-learn's k-means, which the command does once on inputs that big, is timed and printed apart,
+as the start-up target counts the imports). CPU time,
 not wall time: the machine is shared, so wall time measures the other work as much as this.
 """
 
@@ -225,10 +227,16 @@ def run_one(n: int, seed: int = 0) -> dict[str, float | str]:
     vocab = _vocabulary(rng)
     modes = [rng.randrange(MODES) for _ in range(n)]
     trials = [synthetic_trial(m, i, rng, vocab) for i, m in enumerate(modes)]
-    # warm the lazy imports (sklearn, scipy) so the first size is not charged for them
+    # warm the lazy imports so no size is charged for them (each size runs in a process of its
+    # own): numpy and scipy by a small clustering, scikit-learn's k-means (which only inputs of
+    # many groups reach) by its import, timed and printed apart: the command pays it once
     cluster_failures(
         [evidence_of(t, trial_id=str(i)) for i, t in enumerate(trials[:50])], seed=seed
     )
+    c_import = time.process_time()
+    import sklearn.cluster  # noqa: F401
+
+    import_s = time.process_time() - c_import
     rss_input = _rss_mb()
     c0 = time.process_time()
     t0 = time.perf_counter()
@@ -244,6 +252,7 @@ def run_one(n: int, seed: int = 0) -> dict[str, float | str]:
         "evidence_s": t1 - t0,
         "cluster_s": t2 - t1,
         "cpu_s": cpu,
+        "sklearn_import_s": import_s,
         "rss_input_mb": rss_input,
         "rss_peak_mb": _rss_mb(),
         "clusters": len(result.clusters),
@@ -389,7 +398,9 @@ def targets(env: dict[str, str], large: dict[str, float] | None = None) -> None:
     cpu, peak = large["cpu_s"], large["rss_peak_mb"]
     print(
         f"{LARGE_FAILURES} failures clustered (evidence + clustering, process CPU s; peak ru_maxrss): "
-        f"{cpu:.2f} s (wall {large['evidence_s'] + large['cluster_s']:.2f} s), {peak:.0f} MB"
+        f"{cpu:.2f} s (wall {large['evidence_s'] + large['cluster_s']:.2f} s), {peak:.0f} MB; "
+        f"importing scikit-learn's k-means, not counted (the command pays it once on inputs this "
+        f"big), another {large['sklearn_import_s']:.2f} s"
     )
     print(
         f"  time {cpu:.2f} / {LARGE_TARGET_S:.0f} s = {cpu / LARGE_TARGET_S:.2f} of the target: "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import sqlite3
 import sys
 import time
@@ -322,6 +323,11 @@ def _retry_locked(step: Callable[[], object], deadline: float) -> None:
 TEST_SERVER_VAR = "REVIEWER_TEST_POSTGRES"
 
 
+#: A --db value that starts like a PostgreSQL URL but is not one (``postgres:db``,
+#: ``postgresql:/db``, ``PostgreSQL://…``).
+_LIKE_A_URL = re.compile(r"(?i)postgres(?:ql)?:")
+
+
 def is_url(location: object) -> bool:
     """Whether a --db value names a PostgreSQL database rather than a SQLite file."""
     return str(location).startswith(("postgresql://", "postgres://"))
@@ -352,6 +358,11 @@ def open_store(
     """
     if is_url(path):
         return _pg_opener()(str(path), migrate=migrate, on_wait=on_wait)
+    if _LIKE_A_URL.match(str(path)):  # a mistyped URL would otherwise make an empty SQLite file
+        file = "" if "/" in str(path) else f"; a SQLite file of that name: ./{path}"
+        raise StoreError(
+            f"{path}: not a PostgreSQL URL (postgresql://user@host:port/database){file}"
+        )
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():

@@ -170,6 +170,24 @@ def test_a_missing_folder_is_named_not_made(tmp_path: Path) -> None:
     assert not (tmp_path / "nope").exists()
 
 
+@pytest.mark.sqlite_only  # the file asked for by name is a SQLite file
+@pytest.mark.parametrize(
+    "location", ["postgres:reviews", "postgresql:/reviews", "PostgreSQL://h/d"]
+)
+def test_a_mistyped_postgresql_url_is_named_not_made_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, location: str
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    with pytest.raises(StoreError, match="not a PostgreSQL URL"):
+        open_store(location)
+    assert list(work.iterdir()) == []
+    with open_store("./postgres:reviews"):  # a file of that name, asked for as one
+        pass
+    assert (work / "postgres:reviews").is_file()
+
+
 @pytest.mark.parametrize("kind", ["fifo", "device"])
 def test_a_path_that_is_not_a_regular_file_is_named(tmp_path: Path, kind: str) -> None:
     if kind == "fifo":
