@@ -17,6 +17,7 @@ from reviewer.commands.common import (
     parse_ks,
     require_runs,
 )
+from reviewer.text import visible
 
 #: The largest k `report` and `compare` take: pass^k of more trials than any task has is n/a.
 MAX_K = 1000
@@ -190,7 +191,8 @@ def _run_block(one: Any, source: str, include_infra: bool, *, several: bool) -> 
         scored_part = f" ({rep.n_trials} scored)" if rep.n_trials != total else ""
         nt = len(rep.tasks)
         text = (
-            f"run {one.run}: {nt} task{'' if nt == 1 else 's'}, {total} trial{'' if total == 1 else 's'}"
+            f"run {visible(one.run, single_line=True)}: {nt} task{'' if nt == 1 else 's'}, "
+            f"{total} trial{'' if total == 1 else 's'}"
             f"{scored_part}\n{text}"
         )
     return text

@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from reviewer.commands.common import cli_store, echo_json, fail, require_runs
+from reviewer.text import visible
 
 SORTS = ("cost", "latency", "steps", "tool_errors")
 
@@ -113,8 +114,8 @@ def trials(
     for r in rows:
         table.append(
             (
-                r.run,
-                r.task_id,
+                visible(r.run, single_line=True),  # data, one line each
+                visible(r.task_id, single_line=True),
                 str(r.trial),
                 r.outcome,
                 str(r.steps),

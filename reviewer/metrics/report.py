@@ -11,7 +11,7 @@ from reviewer.metrics.distributions import Distributions
 from reviewer.metrics.passk import RunPassK
 from reviewer.models import PassRule
 from reviewer.store.db import Store
-from reviewer.text import json_ready
+from reviewer.text import json_ready, visible
 
 #: Where a report's outcomes come from: the harness's, or a human label / the latest judge verdict
 #: where one exists (the harness's otherwise).
@@ -83,18 +83,18 @@ def render_passk(
     if shown is not None:
         by_id = {t.task_id: t for t in report.tasks}
         listed = [by_id[t] for t in shown if t in by_id]
-    width = max([20] + [len(t.task_id) + 1 for t in listed] + [len("AVERAGE") + 1])
+    names = [visible(t.task_id, single_line=True) for t in listed]  # data, one line each
+    width = max([20] + [len(n) + 1 for n in names] + [len("AVERAGE") + 1])
     # at least two spaces between columns, whatever k is
     ws = [max(8, len(f"{p}{k}") + 2) for p, _, k in cols]
     header = "task".ljust(width) + "".join(
         f"{p}{k}".rjust(w) for (p, _, k), w in zip(cols, ws, strict=True)
     )
     lines = [header]
-    for t in listed:
+    for t, name in zip(listed, names, strict=True):
         cells = [t.pass_at_k[k] if kind == "at" else t.pass_hat_k[k] for _, kind, k in cols]
         lines.append(
-            t.task_id.ljust(width)
-            + "".join(_fmt(c).rjust(w) for c, w in zip(cells, ws, strict=True))
+            name.ljust(width) + "".join(_fmt(c).rjust(w) for c, w in zip(cells, ws, strict=True))
         )
     avg = [
         report.average_at_k[k] if kind == "at" else report.average_hat_k[k] for _, kind, k in cols
@@ -262,7 +262,8 @@ def render_distributions(
 ) -> str:
     """The second table of `reviewer report`: steps, cost, latency and tool errors per task and
     overall; ``hidden``: tasks not in ``tasks`` (a shortened report), said in one line."""
-    width = max([20] + [len(t) + 1 for t in tasks] + [len("ALL") + 1])
+    names = {t: visible(t, single_line=True) for t in tasks}  # data, one line each
+    width = max([20] + [len(n) + 1 for n in names.values()] + [len("ALL") + 1])
     heads = [
         ("trials", 7),
         ("steps", 7),
@@ -304,7 +305,7 @@ def render_distributions(
         )
 
     for task_id, d in tasks.items():
-        lines.append(row(task_id, d))
+        lines.append(row(names[task_id], d))
     if hidden:
         lines.append(f"… {hidden:,} more tasks not listed (--all); ALL is over every task")
     lines.append(row("ALL", run))
