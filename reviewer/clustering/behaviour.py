@@ -162,10 +162,31 @@ def _noun(tool: str | None) -> str:
 
 
 def _error_kind(text: str) -> str:
+    """The first of ``_ERROR_KINDS`` whose pattern is in the text's first 600 characters. A digit's
+    value shows only in a number of three digits (429, 403, 5xx), so a head with none is looked
+    up by its shape (every digit a 1): one error with other ids is read once."""
+    head = text[:600]
+    if _THREE_DIGITS.search(head) is not None:
+        return _first_kind(head)
+    key = head.translate(_ONES)
+    kind = _KINDS_SEEN.get(key)
+    if kind is None:
+        if len(_KINDS_SEEN) >= 8192:
+            _KINDS_SEEN.clear()
+        kind = _KINDS_SEEN[key] = _first_kind(head)
+    return kind
+
+
+def _first_kind(head: str) -> str:
     for kind, pattern in _ERROR_KINDS:
-        if pattern.search(text[:600]):
+        if pattern.search(head):
             return kind
     return "error"
+
+
+_THREE_DIGITS = re.compile(r"\b\d{3}\b")
+_ONES = str.maketrans("0123456789", "1111111111")
+_KINDS_SEEN: dict[str, str] = {}
 
 
 def _final_shape(messages: Sequence[Message]) -> str | None:

@@ -106,3 +106,20 @@ def test_behaviour_paraphrases_reach_the_target_on_held_out_wordings() -> None:
         assert completeness_score(truth, got) >= 0.9
         again = cluster_failures(list(reversed(docs)), seed=0).by_trial()
         assert adjusted_rand_score(got, [again[d.trial_id] for d in docs]) == 1.0
+
+
+def test_an_errors_kind_is_read_whatever_its_numbers() -> None:
+    """Errors alike but for their numbers share a kind unless a number decides it (429, 403, 5xx),
+    in whichever order they come."""
+    from reviewer.clustering.behaviour import _error_kind
+
+    cases = [
+        ("upstream answered 429 for order W1234", "rate limit"),
+        ("upstream answered 428 for order W1234", "error"),
+        ("upstream answered 503 for order W9", "server error"),
+        ("upstream answered 4290 for order W9", "error"),
+        ("order W1234 could not be read", "error"),
+        ("order W5678 could not be read", "error"),
+    ]
+    for ordered in (cases, cases[::-1]):
+        assert [_error_kind(text) for text, _ in ordered] == [kind for _, kind in ordered]
