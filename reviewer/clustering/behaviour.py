@@ -171,7 +171,7 @@ def _error_kind(text: str) -> str:
     key = head.translate(_ONES)
     kind = _KINDS_SEEN.get(key)
     if kind is None:
-        if len(_KINDS_SEEN) >= 8192:
+        if len(_KINDS_SEEN) >= 2048:
             _KINDS_SEEN.clear()
         kind = _KINDS_SEEN[key] = _first_kind(head)
     return kind

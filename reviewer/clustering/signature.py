@@ -333,7 +333,7 @@ def shape_signature(message: str, tool: str | None = None, exc_type: str | None 
 
 
 _SHAPES: dict[tuple[str, str | None, str | None], str | None] = {}
-_SHAPES_MAX = 16_384
+_SHAPES_MAX = 4096
 _UNSEEN = object()
 
 

@@ -72,7 +72,7 @@ def count_matrix(
     # (a Python step per distinct feature) and every feature's column is looked up by C loops
     # (``map``, ``array.extend``), not a Python step per token; memory holds one chunk's tokens
     vocabulary: dict[str, int] = {}
-    columns = array("q")
+    columns = array("i")  # a vocabulary, as the documents, stays far below 2**31
     indptr = [0]
     chunk: list[str] = []
     total = 0
@@ -90,10 +90,10 @@ def count_matrix(
     n_doc = len(indptr) - 1
     ends = np.asarray(indptr, dtype=np.int64)
     lengths = ends[1:] - ends[:-1]
-    rows = np.repeat(np.arange(n_doc, dtype=np.int64), lengths)
+    rows = np.repeat(np.arange(n_doc, dtype=np.intc), lengths)
     # a (row, column) pair met n times is one entry of n (COO to CSR sums duplicates), rows in order
     x = sp.coo_array(
-        (np.ones(len(columns), dtype=np.intc), (rows, np.frombuffer(columns, np.int64))),
+        (np.ones(len(columns), dtype=np.intc), (rows, np.frombuffer(columns, np.intc))),
         shape=(n_doc, len(vocabulary)),
     ).tocsr()
     del rows, columns
