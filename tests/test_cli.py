@@ -237,3 +237,15 @@ def test_a_stored_pass_rule_damaged_by_hand_reads_as_the_default(small_db: str) 
     code, out, err = invoke("--db", small_db, "report")
     assert code == 0, err
     assert "t1" in out and "internal error" not in err
+
+
+def test_copy_does_not_list_the_options_it_does_not_use() -> None:
+    """`copy` names both databases itself: its help lists neither --db nor --labeler, which
+    `report`'s lists (it still parses them, as every command does)."""
+    code, out, _ = invoke("copy", "--help")
+    assert code == 0 and "SRC DST" in out
+    options = out.split("Options:")[1]
+    assert "--db" not in options and "--labeler" not in options
+    code, out, _ = invoke("report", "--help")
+    options = out.split("Options:")[1]
+    assert "--db DB" in options and "--labeler" in options

@@ -244,9 +244,13 @@ def share_group_options(command: click.Command) -> None:
     """Let `--db` and `--labeler` follow COMMAND and every command under it, as they follow `reviewer`.
 
     A command's own option of the same name keeps its meaning; the group's is then given before the
-    command (`reviewer --labeler NAME agreement`) or by REVIEWER_LABELER. Safe to call again.
+    command (`reviewer --labeler NAME agreement`) or by REVIEWER_LABELER. A command that uses
+    neither (``ignores_shared_options``) takes them unlisted in its help. Safe to call again.
     """
     shared = _shared_options()
+    if getattr(command, "ignores_shared_options", False):  # `copy` names both its databases
+        for option in shared:
+            option.hidden = True
     names = {option.name for option in shared}
     present = {param.name for param in command.params}
     own = {opt for param in command.params if param.name not in names for opt in param.opts}
