@@ -259,26 +259,24 @@ def signatures_of_lines(lines: Iterable[str], templates: bool = True) -> Iterato
     yield from line_templates(list(sigs))
 
 
-#: A text's shape: each digit 1-9 as 1, 0 kept. What masking makes of a digit depends on its
-#: place and on whether it is a zero (``0x1f`` is hex, ``1x1f`` an id; JSON reads ``10`` and not
-#: ``01``), never on which other digit it is, but for the values ``_value_may_matter`` looks for.
-_SHAPE = str.maketrans("23456789", "11111111")
-#: Words with digits that masking keeps (utf8, sha256, int64 ...), in their shapes
-_KEPT_SHAPES = frozenset(k.translate(_SHAPE) for k in _KEEP)
-# the words, those with a digit kept by the caller: a pattern that must contain a digit found the
-# same words but tried every position of a word without one to its end, quadratic in its length
-# (a 200,000 character error line took 47 s)
+#: A text's shape is its digits as zeros, with where a number starts with a zero (``_shape``).
+_ZEROS = str.maketrans("123456789", "000000000")
+#: Words with digits that masking keeps (utf8, sha256, int64 ...), with their digits as zeros
+_KEPT_SHAPES = frozenset(k.translate(_ZEROS) for k in _KEEP)
+# the words, those with a 0 kept by the caller: "[A-Za-z0-9_]*0[A-Za-z0-9_]*" found the same words
+# but tried every position of a word without a 0 to its end, quadratic in its length (a 200,000
+# character error line took 47 s)
 _WORDS = re.compile(r"[A-Za-z0-9_]+")
 
 
-# a status code's place in a shape: _STATUS, its first digit 1-5 made 1 (so 6-9 too: kept apart)
-_STATUS_SHAPE = re.compile(r"(?<![\w.,])1\d\d(?![\w.,]\d)(?!\w)")
+# a status code's place in a shape (its digits as zeros): _STATUS with any first digit
+_STATUS_SHAPE = re.compile(r"(?<![\w.,])0\d\d(?![\w.,]\d)(?!\w)")
 
 
 def _value_may_matter(key: str) -> bool:
-    """Whether a digit's value, not only its shape, can show in the signature of a text of shape
-    ``key`` (``_SHAPE``): a protected status code, an exit code, errno or signal number, or a word
-    masking keeps (sha256). Decided once per shape, for every value its digits take."""
+    """Whether a digit's value, not only its place, can show in the signature of a text of shape
+    ``key`` (its digits as zeros): a protected status code, an exit code, errno or signal number,
+    or a word masking keeps (sha256). Decided once per shape, for every value its digits take."""
     for m in _STATUS_SHAPE.finditer(key):
         if _STATUS_BEFORE.search(key, max(0, m.start() - 24), m.start()) or _STATUS_AFTER.match(
             key, m.end()
@@ -288,10 +286,22 @@ def _value_may_matter(key: str) -> bool:
     if ("exit" in low or "errno" in low or "signal" in low) and _EXIT_CODE.search(key):
         return True
     return any(
-        w.lower() in _KEPT_SHAPES
-        for w in _WORDS.findall(key)
-        if ("0" in w or "1" in w) and not w.isdigit()
+        w.lower() in _KEPT_SHAPES for w in _WORDS.findall(key) if "0" in w and not w.isdigit()
     )
+
+
+def _shape(text: str) -> tuple[str, tuple[int, ...]]:
+    """``text`` with its digits as zeros, and where a zero starts a run of digits: what masking
+    makes of a digit depends on its place, and on its value only where a number starts with a
+    zero (``0x1f`` is hex, ``1x1f`` an id; JSON reads ``10`` and not ``01``) or where
+    ``_value_may_matter`` looks (a status or exit code, a word masking keeps)."""
+    key = text.translate(_ZEROS)
+    if "0" not in text:
+        return key, ()
+    return key, tuple(m.start() for m in _LEADING_ZERO.finditer(text))
+
+
+_LEADING_ZERO = re.compile(r"(?<![0-9])0")
 
 
 def _batch_signatures(texts: Iterable[str]) -> Iterator[str]:
@@ -299,18 +309,18 @@ def _batch_signatures(texts: Iterable[str]) -> Iterator[str]:
     digits share a signature when no digit's value can show in it (``_value_may_matter``), so
     log lines that differ in numbers, ids and times are masked once. The same output as calling
     ``signature`` on each."""
-    cache: dict[str, str | None] = {}  # shape -> its signature, or None: each text its own
-    for text in texts:
+    cache: dict[tuple[str, tuple[int, ...]], str | None] = {}  # shape -> signature or None: each
+    for text in texts:  # text its own
         if not text.strip():
             yield ""
             continue
-        key = text.translate(_SHAPE)
+        key = _shape(text)
         if key in cache:
             sig = cache[key]
             yield signature(text) if sig is None else sig
             continue
         sig = signature(text)
-        shared = not _HAS_DIGIT.search(sig) and not _value_may_matter(key)
+        shared = not _HAS_DIGIT.search(sig) and not _value_may_matter(key[0])
         cache[key] = sig if shared else None
         yield sig
 
@@ -319,7 +329,7 @@ def shape_signature(message: str, tool: str | None = None, exc_type: str | None 
     """``signature(message, tool, exc_type)``, computed once per shape of the message as
     ``_batch_signatures`` does, the shapes remembered across calls (bounded): a failure's evidence
     asks for the same error with other ids thousands of times."""
-    key = (message.translate(_SHAPE), tool, exc_type)
+    key = (_shape(message), tool, exc_type)
     sig = _SHAPES.get(key, _UNSEEN)
     if isinstance(sig, str):
         return sig
@@ -327,12 +337,12 @@ def shape_signature(message: str, tool: str | None = None, exc_type: str | None 
     if sig is _UNSEEN:
         if len(_SHAPES) >= _SHAPES_MAX:
             _SHAPES.clear()
-        shared = not _HAS_DIGIT.search(out) and not _value_may_matter(key[0])
+        shared = not _HAS_DIGIT.search(out) and not _value_may_matter(key[0][0])
         _SHAPES[key] = out if shared else None
     return out
 
 
-_SHAPES: dict[tuple[str, str | None, str | None], str | None] = {}
+_SHAPES: dict[tuple[tuple[str, tuple[int, ...]], str | None, str | None], str | None] = {}
 _SHAPES_MAX = 4096
 _UNSEEN = object()
 
