@@ -339,3 +339,31 @@ def test_a_line_over_the_record_limit_is_read_past_not_held(
     ]
     with pytest.raises(LabelFileError, match="/dev/zero: a device, not a labels file"):
         import_labels(db, "/dev/zero")
+
+
+def test_a_labelers_name_is_taken_as_the_app_and_labeler_take_it(
+    build_db: BuildDb, tmp_path: Path
+) -> None:
+    """A name with an escape sequence or over the app's length is a skipped line; "ana " and
+    " ana" are ana, as --labeler and the app take them, not second labelers."""
+    from reviewer.models import MAX_LABELER
+    from reviewer.store.labels import labelers
+
+    db = build_db(SPECS)
+    t = ids(db)
+    good = {"trial": t[0], "labeler": "ana", "verdict": "pass", "at": "2024-05-01T12:00:00Z"}
+    f = tmp_path / "names.jsonl"
+    r = _import_rows(
+        db,
+        f,
+        [
+            json.dumps({**good, "labeler": "\x1b[31mana"}),
+            json.dumps({**good, "labeler": "a" * (MAX_LABELER + 1)}),
+            json.dumps({**good, "labeler": 7}),
+            json.dumps({**good, "labeler": "ana "}),
+            json.dumps({**good, "labeler": " ana", "at": "2024-05-01T13:00:00Z"}),
+        ],
+    )
+    assert [s.split(": ", 1)[0] for s in r.skipped] == [f"{f}:{i}" for i in (1, 2, 3)]
+    assert all("printable characters" in s for s in r.skipped)
+    assert r.added == 2 and labelers(db) == ["ana"]
