@@ -228,12 +228,10 @@ def test_only_commands_with_their_own_labeler_say_so() -> None:
 def test_a_stored_pass_rule_damaged_by_hand_reads_as_the_default(small_db: str) -> None:
     """A pass rule nested past the parser's depth (a store edited by hand) is the default rule,
     not an internal error."""
-    import sqlite3
+    from reviewer.store import open_store
 
-    con = sqlite3.connect(small_db)
-    con.execute("UPDATE runs SET pass_rule = ?", ["[" * 100_000 + "]" * 100_000])
-    con.commit()
-    con.close()
+    with open_store(small_db) as db, db.transaction():
+        db.execute("UPDATE runs SET pass_rule = ?", ["[" * 100_000 + "]" * 100_000])
     code, out, err = invoke("--db", small_db, "report")
     assert code == 0, err
     assert "t1" in out and "internal error" not in err
