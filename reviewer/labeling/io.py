@@ -31,7 +31,7 @@ from typing import IO, Any
 
 from reviewer.export.files import write_atomic
 from reviewer.labeling.tags import TagError, check_tag
-from reviewer.models import MAX_LABELER, Label, clean_labeler
+from reviewer.models import Label
 from reviewer.record import RecordError, loads
 from reviewer.store.db import Store
 from reviewer.store.labels import (
@@ -223,12 +223,9 @@ def _label_of(db: Store, obj: Any) -> Label | str:
     trial_id, problem = _resolve(db, obj)
     if trial_id is None:
         return problem
-    given = obj.get("labeler")
-    # a name as --labeler and the app take it: "ann " is ann, and no control character reaches a
-    # screen or a second labeler spelled with one more space
-    labeler = clean_labeler(given) if isinstance(given, str) else None
-    if labeler is None:
-        return f"labeler must be a name of 1 to {MAX_LABELER} printable characters"
+    labeler = obj.get("labeler")
+    if not isinstance(labeler, str) or not labeler.strip():
+        return "labeler must be a non-empty string"
     verdict = obj.get("verdict")
     if verdict not in VERDICTS:
         return f"verdict must be one of {', '.join(VERDICTS)}, got {verdict!r}"
@@ -265,7 +262,7 @@ def _label_of(db: Store, obj: Any) -> Label | str:
     at = normalize_at(at)
     return Label(
         trial_id=trial_id,
-        labeler=labeler,
+        labeler=labeler.strip(),
         verdict=verdict,
         criteria=criteria,
         note=note,
