@@ -15,8 +15,10 @@ from typing import Any
 
 from reviewer.clustering.behaviour import behaviour_of
 from reviewer.clustering.masking import (
+    _CLOSE,
     _EXIT_CODE,
     _KEEP,
+    _OPEN,
     _STATUS_AFTER,
     _STATUS_BEFORE,
     mask,
@@ -276,7 +278,11 @@ _STATUS_SHAPE = re.compile(r"(?<![\w.,])0\d\d(?![\w.,]\d)(?!\w)")
 def _value_may_matter(key: str) -> bool:
     """Whether a digit's value, not only its place, can show in the signature of a text of shape
     ``key`` (its digits as zeros): a protected status code, an exit code, errno or signal number,
-    or a word masking keeps (sha256). Decided once per shape, for every value its digits take."""
+    or a word masking keeps (sha256); or a text where a digit can become another character or
+    change a parsed value: an escape (``\\u00e9``, ``\\042``), masking's private sentinels, a JSON
+    body (``1e-400`` is a false 0.0). Decided once per shape, for every value its digits take."""
+    if "\\" in key or _OPEN in key or _CLOSE in key or key.lstrip().startswith("{"):
+        return True
     for m in _STATUS_SHAPE.finditer(key):
         if _STATUS_BEFORE.search(key, max(0, m.start() - 24), m.start()) or _STATUS_AFTER.match(
             key, m.end()

@@ -495,6 +495,13 @@ def test_signatures_of_lines_one_per_line() -> None:
         ['{"error": "boom", "n": 10}', '{"error": "boom", "n": 01}'],  # 01 is not JSON
         ["upstream said 404 Not Found", "upstream said 704 Not Found"],  # 704 is no status
         ["checksum sha256 failed", "checksum sha356 failed"],  # sha256 is a kind, kept
+        ['{"error": "caf\\u00e9 closed"}', '{"error": "caf\\u00e8 closed"}'],  # escapes
+        ["code: \\042704", "code: \\042404"],  # an octal quote, then a status
+        ["code\ue000704", "code\ue000404"],  # masking's sentinel, read as a space
+        [
+            '{"type": 1e-300, "code": "QuotaExceeded", "message": "over"}',
+            '{"type": 1e-400, "code": "QuotaExceeded", "message": "over"}',  # 0.0: no type
+        ],
     ],
 )
 def test_lines_alike_but_for_a_digit_that_decides_get_each_its_own_signature(
@@ -537,6 +544,13 @@ _PIECES = st.sampled_from(
         "#",
         "W",
         "abc",
+        "\\u00",
+        "\\04",
+        "\ue000",
+        "e-4",
+        '{"error": "',
+        '{"type": ',
+        '"}',
     ]
 )
 
