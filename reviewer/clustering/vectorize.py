@@ -58,7 +58,7 @@ def char_wb_ngrams(text: str, min_n: int = 3, max_n: int = 5) -> list[str]:
 
 def count_matrix(
     docs: Iterable[str],
-    analyze: Callable[[str], list[str]],
+    analyze: Callable[[str], Iterable[str]],
     dtype: Any,
     max_features: int | None = None,
 ) -> tuple[Any, list[str]]:
@@ -77,11 +77,10 @@ def count_matrix(
     chunk: list[str] = []
     total = 0
     for doc in docs:
-        tokens = analyze(doc)
-        chunk += tokens
-        total += len(tokens)
-        indptr.append(total)
+        chunk += analyze(doc)  # any iterable of features
+        indptr.append(total + len(chunk))
         if len(chunk) >= _CHUNK:
+            total += len(chunk)
             _add_columns(chunk, vocabulary, columns)
             chunk = []
     _add_columns(chunk, vocabulary, columns)

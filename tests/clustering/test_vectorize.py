@@ -54,6 +54,20 @@ def test_word_counts_are_count_vectorizers(max_features: int | None) -> None:
     assert names == list(theirs.get_feature_names_out())
 
 
+def test_word_counts_across_chunks_and_from_any_iterable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tokens are gathered a chunk at a time: chunks of a few tokens, and an analyzer giving a
+    generator, count as CountVectorizer does."""
+    import reviewer.clustering.vectorize as vectorize
+
+    monkeypatch.setattr(vectorize, "_CHUNK", 5)
+    texts = _texts(60)
+    find = word_analyzer(WORDS)
+    ours, names = count_matrix(texts, lambda doc: iter(find(doc)), np.float32)
+    theirs = CountVectorizer(token_pattern=WORDS, dtype=np.float32)
+    _same_sparse(ours, theirs.fit_transform(texts))
+    assert names == list(theirs.get_feature_names_out())
+
+
 def test_stop_words_and_preprocessor_are_count_vectorizers() -> None:
     texts = _texts()
     stop = sorted(ENGLISH_STOP_WORDS | {"agent"})
