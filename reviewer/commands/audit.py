@@ -26,7 +26,7 @@ def audit(ctx: click.Context, runs: Sequence[str], as_json: bool) -> None:
 
     The findings are stored; `report` and `compare` warn about the runs that have any. Every import
     audits the runs it added to."""
-    from reviewer.text import json_ready
+    from reviewer.text import json_ready, visible
     from reviewer.workflows.audit import audit_runs, not_kept_line
 
     db = cli_store(ctx, 2)  # a finding is exit 0; a failure (unknown run, locked store) is 2
@@ -35,7 +35,9 @@ def audit(ctx: click.Context, runs: Sequence[str], as_json: bool) -> None:
     results = audit_runs(
         db,
         selected,
-        on_run=(lambda r: click.echo(f"auditing {r}…", err=True)) if progress else None,
+        on_run=(lambda r: click.echo(f"auditing {visible(r, single_line=True)}…", err=True))
+        if progress
+        else None,
     )
     if as_json:
         echo_json(json_ready({"runs": [r.to_dict() for r in results]}))
@@ -62,8 +64,9 @@ def audit(ctx: click.Context, runs: Sequence[str], as_json: bool) -> None:
                 )
             )
         for f in r.findings:
-            lines.append(f"  [{f.kind}] {f.title}")
-            lines += [f"      {e}" for e in f.evidence]
+            # a finding names tasks and values from the data: each stays on its line
+            lines.append(f"  [{f.kind}] {visible(f.title, single_line=True)}")
+            lines += [f"      {visible(e, single_line=True)}" for e in f.evidence]
             if f.trials:
                 lines.append("      trials: " + ", ".join(t.id for t in f.trials))
             if f.kind != "order" and scored:

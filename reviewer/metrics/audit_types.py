@@ -7,6 +7,7 @@ from typing import Any
 
 from reviewer.metrics.audit_trial import TrialDigest
 from reviewer.metrics.trend import ALPHA, Trend
+from reviewer.text import visible
 
 KINDS = ("leak", "copy", "hollow", "order")
 #: Findings kept (and stored) per kind and run, in the order found; past it they are only counted.
@@ -90,10 +91,11 @@ class RunAudit:
     def summary(self) -> str:
         """One line: the run and what was found, or that nothing was."""
         c = {k: v for k, v in self.counts().items() if v}
+        run = visible(self.run, single_line=True)  # data: a newline in it stays on the line
         if not c:
-            return f"{self.run}: no finding in {self.trials} trial{plural(self.trials)}"
+            return f"{run}: no finding in {self.trials} trial{plural(self.trials)}"
         parts = [kind_count(k, n) for k, n in c.items()]
-        line = f"{self.run}: " + ", ".join(parts)
+        line = f"{run}: " + ", ".join(parts)
         if c.get("copy") and self.distinct != self.reported:
             line += f" (pass^{self.k} {fmt_rate(self.reported)}, {fmt_rate(self.distinct)} with copies once)"
         return line

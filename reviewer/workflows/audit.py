@@ -154,13 +154,21 @@ def warning_of(summary: dict[str, Any]) -> str | None:
     if not counts:
         return None
     parts = [kind_count(k, n) for k, n in counts.items()]
-    line = f"warning: run {summary.get('run')}: the audit found " + ", ".join(parts)
+    run = str(summary.get("run"))
+    line = f"warning: run {_one_line(run)}: the audit found " + ", ".join(parts)
     k = summary.get("k")
     reported, once = summary.get("pass_hat_k_reported"), summary.get("pass_hat_k_copies_once")
     if counts.get("copy") and reported != once:
         fmt = lambda v: "-" if v is None else f"{v:.2f}"  # noqa: E731
         line += f"; pass^{k} {fmt(reported)}, {fmt(once)} with copies counted once"
-    return line + f" (reviewer audit --run {shlex.quote(str(summary.get('run')))})"
+    return line + f" (reviewer audit --run {_one_line(shlex.quote(run))})"
+
+
+def _one_line(name: str) -> str:
+    """A run's name as data on a warning's line: a newline or an escape in it shown, not acted on."""
+    from reviewer.text import visible
+
+    return visible(name, single_line=True)
 
 
 def audit_warnings(db: Store, run_ids: Sequence[str]) -> list[str]:
@@ -204,8 +212,9 @@ def graded_warning(db: Store, run: str, *, short: bool = False) -> str | None:
     if short:  # for a screen: the rule's facts, the screen says its key
         return f"{line}{among}"
     return (
-        f"warning: run {run}: {line}{among}, so pass@1 counts only full rewards (to choose a "
-        f"threshold: reviewer rescore {run} --pass-threshold X, or P on the app's Runs screen)"
+        f"warning: run {_one_line(run)}: {line}{among}, so pass@1 counts only full rewards (to "
+        f"choose a threshold: reviewer rescore {_one_line(shlex.quote(run))} --pass-threshold X, "
+        "or P on the app's Runs screen)"
     )
 
 

@@ -205,8 +205,9 @@ def test_a_long_run_lists_its_worst_tasks_and_all_lists_every_one(tmp_path: Path
 def test_a_name_with_a_tab_or_a_newline_keeps_every_table_row_on_one_line(tmp_path: Path) -> None:
     """Task ids and run names are data: a tab or a newline in one is shown (⏎), never laid out,
     in the report's tables, its run lines and the trials list."""
+    hollow = [{"role": "user", "content": "hi"}]  # a pass with no answer: the audit names the run
     recs = [
-        native_trial(task, passed=p, trial=1, run=run)
+        native_trial(task, passed=p, trial=1, run=run, messages=hollow)
         for run in ("r\none", "r2")
         for task, p in (("a\tb\nc", True), ("plain", False))
     ]
@@ -214,11 +215,12 @@ def test_a_name_with_a_tab_or_a_newline_keeps_every_table_row_on_one_line(tmp_pa
     db = str(tmp_path / "r.db")
     code, _, err = invoke("--db", db, "import", str(data))
     assert code == 0, err
-    for args in (("report",), ("trials",)):
+    assert "r ⏎ one" in err and not any(line.startswith("one") for line in err.splitlines()), err
+    for args in (("report",), ("trials",), ("audit",)):
         code, out, err = invoke("--db", db, *args)
         assert code == 0, err
-        lines = out.splitlines()
-        assert any("a    b ⏎ c" in line for line in lines), out
-        assert not any(line.startswith(("c ", "one", "b")) for line in lines), out
+        lines = out.splitlines() + err.splitlines()
+        assert args == ("audit",) or any("a    b ⏎ c" in line for line in lines), out
+        assert not any(line.startswith(("c ", "one", "b")) for line in lines), (out, err)
     code, out, _ = invoke("--db", db, "report")
     assert "run r ⏎ one: 2 tasks, 2 trials" in out
