@@ -323,6 +323,12 @@ class Terminated(BaseException):
 
 
 def _raise_terminated(signum: int, frame: Any) -> None:
+    import signal
+
+    # being stopped, there is nothing to resume: timeout(1) sends SIGCONT right after SIGTERM, and
+    # the app's handler of it needs the event loop the unwinding is closing
+    with suppress(ValueError, OSError):
+        signal.signal(signal.SIGCONT, signal.SIG_DFL)
     raise Terminated(signum)
 
 

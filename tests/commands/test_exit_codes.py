@@ -61,3 +61,21 @@ def test_usage_errors_exit_2_not_1(tmp_path: Path) -> None:
         code, _, err = run_cli(*args)
         assert code == 2, (args, err)
         assert "Traceback" not in err
+
+
+def test_sigterm_leaves_nothing_to_resume() -> None:
+    """SIGTERM unwinds the command and puts SIGCONT back to its default: timeout(1) sends SIGCONT
+    right after SIGTERM, and the app's own handler of it raised "no running event loop" while
+    the app was closing (an internal error instead of "stopped by SIGTERM")."""
+    import signal
+
+    from reviewer.commands.common import Terminated, _raise_terminated
+
+    called: list[int] = []
+    before = signal.signal(signal.SIGCONT, lambda signum, frame: called.append(signum))
+    try:
+        with pytest.raises(Terminated):
+            _raise_terminated(signal.SIGTERM, None)
+        assert signal.getsignal(signal.SIGCONT) is signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGCONT, before)
