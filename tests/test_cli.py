@@ -247,3 +247,7 @@ def test_copy_does_not_list_the_options_it_does_not_use() -> None:
     code, out, _ = invoke("report", "--help")
     options = out.split("Options:")[1]
     assert "--db DB" in options and "--labeler" in options
+    options = invoke("signatures", "--help")[1].split("Options:")[1]  # reads lines, no store
+    assert "--db" not in options and "--labeler" not in options
+    options = invoke("labels", "import", "--help")[1].split("Options:")[1]  # the file's labelers
+    assert "--db DB" in options and "--labeler" not in options

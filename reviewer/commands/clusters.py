@@ -388,3 +388,6 @@ def _bounded_lines(file: Any) -> Any:
                 pass
             line = line[:LINE_MAX]
         yield line.rstrip("\n")
+
+
+signatures.ignores_shared_options = True  # type: ignore[attr-defined]  # it reads lines, no store

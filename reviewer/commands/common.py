@@ -245,11 +245,14 @@ def share_group_options(command: click.Command) -> None:
 
     A command's own option of the same name keeps its meaning; the group's is then given before the
     command (`reviewer --labeler NAME agreement`) or by REVIEWER_LABELER. A command that uses
-    neither (``ignores_shared_options``) takes them unlisted in its help. Safe to call again.
+    one of them (``ignores_shared_options``: True for both, or the names) takes it unlisted in its help. Safe to call again.
     """
     shared = _shared_options()
-    if getattr(command, "ignores_shared_options", False):  # `copy` names both its databases
-        for option in shared:
+    # what a command does not use stays unlisted in its help: `copy` names both its databases,
+    # `signatures` reads lines, `labels import` takes each label's labeler from the file
+    ignored = getattr(command, "ignores_shared_options", ())
+    for option in shared:
+        if ignored is True or option.opts[0].removeprefix("--") in ignored:
             option.hidden = True
     names = {option.name for option in shared}
     present = {param.name for param in command.params}

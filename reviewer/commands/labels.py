@@ -494,7 +494,12 @@ def labels() -> None:
 
 @labels.command("export")
 @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
-@click.option("--labeler", default=None, help="Only this labeler's labels (default: everyone's).")
+@click.option(
+    "--labeler",
+    default=None,
+    callback=labeler_option,  # a name as everywhere: "ann " is ann, control characters refused
+    help="Only this labeler's labels (default: everyone's).",
+)
 @click.option("--force", is_flag=True, help="Replace FILE if it exists.")
 @click.pass_context
 def labels_export(ctx: click.Context, file: str, labeler: str | None, force: bool) -> None:
@@ -699,3 +704,6 @@ def labels_give(
     where = f" in queue {_plain(queue)}" if queue else ""
     tagged = f" ({_plain(label.tag)})" if label.tag else ""
     click.echo(f"{_plain(who)} labeled {trial_id} {verdict}{tagged}{where}{extra}", err=True)
+
+
+labels_import.ignores_shared_options = {"labeler"}  # type: ignore[attr-defined]  # the file says

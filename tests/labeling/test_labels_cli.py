@@ -137,6 +137,11 @@ def test_labels_export_and_import(sample_db: str, tmp_path: Path) -> None:
     assert "exported 1 label to stdout" in err
     code, _, err = invoke("--db", sample_db, "labels", "export", "l.jsonl", "--labeler", "ana")
     assert code == 0 and Path("l.jsonl").read_text(encoding="utf-8") == out
+    # the filter's name is taken as --labeler takes one everywhere: trimmed, or refused
+    code, trimmed, err = invoke("--db", sample_db, "labels", "export", "-", "--labeler", " ana ")
+    assert code == 0 and trimmed == out, err
+    code, _, err = invoke("--db", sample_db, "labels", "export", "-", "--labeler", "a\x1b[2Jb")
+    assert code == 2 and "printable characters" in err
 
     sample_copy("other.db")
     code, out, err = invoke("--db", "other.db", "labels", "import", "l.jsonl", "--json")
