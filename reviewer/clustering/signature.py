@@ -311,44 +311,45 @@ _LEADING_ZERO = re.compile(r"(?<![0-9])0")
 
 
 def _batch_signatures(texts: Iterable[str]) -> Iterator[str]:
-    """``signature`` of each text, computed once per shape: texts equal but for the values of their
-    digits share a signature when no digit's value can show in it (``_value_may_matter``), so
-    log lines that differ in numbers, ids and times are masked once. The same output as calling
-    ``signature`` on each."""
-    cache: dict[tuple[str, tuple[int, ...]], str | None] = {}  # shape -> signature or None: each
-    for text in texts:  # text its own
-        if not text.strip():
-            yield ""
-            continue
-        key = _shape(text)
-        if key in cache:
-            sig = cache[key]
-            yield signature(text) if sig is None else sig
-            continue
-        sig = signature(text)
-        shared = not _HAS_DIGIT.search(sig) and not _value_may_matter(key[0])
-        cache[key] = sig if shared else None
-        yield sig
+    """``signature`` of each text, computed once per shape (``_signed``, with this batch's own
+    memory), so log lines that differ in numbers, ids and times are masked once. The same output
+    as calling ``signature`` on each."""
+    cache: _ShapeMemory = {}
+    for text in texts:
+        yield _signed(cache, text) if text.strip() else ""
 
 
 def shape_signature(message: str, tool: str | None = None, exc_type: str | None = None) -> str:
-    """``signature(message, tool, exc_type)``, computed once per shape of the message as
-    ``_batch_signatures`` does, the shapes remembered across calls (bounded): a failure's evidence
-    asks for the same error with other ids thousands of times."""
+    """``signature(message, tool, exc_type)``, computed once per shape as ``_batch_signatures``
+    does, the shapes remembered across calls (bounded): a failure's evidence asks for the same
+    error with other ids thousands of times."""
+    if len(_SHAPES) >= _SHAPES_MAX:
+        _SHAPES.clear()
+    return _signed(_SHAPES, message, tool, exc_type)
+
+
+#: A shape (and the tool and type signed with it) -> its signature, or None: a shape whose texts
+#: are each signed on their own.
+_ShapeMemory = dict[tuple[tuple[str, tuple[int, ...]], str | None, str | None], str | None]
+
+
+def _signed(
+    cache: _ShapeMemory, message: str, tool: str | None = None, exc_type: str | None = None
+) -> str:
+    """``signature(message, tool, exc_type)``, shared by every text of its shape when no digit's
+    value can show in it (``_value_may_matter``)."""
     key = (_shape(message), tool, exc_type)
-    sig = _SHAPES.get(key, _UNSEEN)
+    sig = cache.get(key, _UNSEEN)
     if isinstance(sig, str):
         return sig
     out = signature(message, tool, exc_type)
     if sig is _UNSEEN:
-        if len(_SHAPES) >= _SHAPES_MAX:
-            _SHAPES.clear()
         shared = not _HAS_DIGIT.search(out) and not _value_may_matter(key[0][0])
-        _SHAPES[key] = out if shared else None
+        cache[key] = out if shared else None
     return out
 
 
-_SHAPES: dict[tuple[tuple[str, tuple[int, ...]], str | None, str | None], str | None] = {}
+_SHAPES: _ShapeMemory = {}
 _SHAPES_MAX = 4096
 _UNSEEN = object()
 
