@@ -16,10 +16,11 @@ _WORD = re.compile(r"[^\W_]+")
 # the same for ASCII text: every byte but a letter or a digit is a space
 _ASCII_SEPARATORS = bytes(c if c < 128 and chr(c).isalnum() else 32 for c in range(256))
 #: tsvector's limits: places past 16383 are kept as 16383, 256 places per word, a word of at most
-#: 2047 bytes, the whole under 1 MB (the literal is kept well under it)
+#: 2046 bytes ("word is too long (2047 bytes, max 2046 bytes)"), the whole under 1 MB (the literal
+#: is kept well under it)
 MAX_PLACE = 16383
 MAX_PLACES = 256
-MAX_WORD_BYTES = 2047
+MAX_WORD_BYTES = 2046
 MAX_LITERAL = 900_000
 
 

@@ -22,7 +22,13 @@ from reviewer.store.search_query import (
     match_query,
     ts_query,
 )
-from reviewer.store.search_text import tsvector_literal
+from reviewer.store.search_text import (
+    MAX_PLACE,
+    MAX_PLACES,
+    MAX_WORD_BYTES,
+    index_words,
+    tsvector_literal,
+)
 
 
 def tsq(text: str) -> str:
@@ -323,3 +329,35 @@ def test_finds_what_fts5_finds(pg: Any) -> None:
         assert fts5 == postgres, text
         compared += 1
     assert compared > 1000
+
+
+def _grouped(text: str) -> str:
+    """A tsvector literal the plain way: each word once, with its places (the first 256)."""
+    places: dict[str, list[int]] = {}
+    for i, word in enumerate(index_words(text), 1):
+        places.setdefault(word, []).append(min(i, MAX_PLACE))
+    return " ".join(
+        f"'{w}':{','.join(map(str, sorted(set(at))[:MAX_PLACES]))}"
+        for w, at in places.items()
+        if len(w.encode()) <= MAX_WORD_BYTES
+    )
+
+
+def test_a_texts_literal_is_the_tsvector_of_its_words_and_places(pg: Any) -> None:
+    """What the server stores of tsvector_literal's literal is what the plain grouped literal
+    gives (256 places a word, 16383 the last place, a long text's literal within its limit), and
+    a word too long for a tsvector (2047 bytes) is left out instead of failing the row."""
+    rnd = random.Random(5)
+    vocab = ["order", "Refund", "ÉTÉ", "été", "naïve", "日本語", "x1", "42", "foo_bar", "it's"]
+    texts = ["", "!!", " ".join(["same"] * 300 + ["other"] * 3), "x " * 17_000]
+    texts += [" ".join(rnd.choice(vocab) for _ in range(rnd.randint(0, 600))) for _ in range(300)]
+    texts += ["a " + "b" * 2046 + " c", "a " + "b" * 2047 + " c", "é" * 600 + " d"]
+    assert tsvector_literal("a b a") == "'a':1,3 'b':2"
+    for text in texts:
+        mine, plain = tsvector_literal(text), _grouped(text)
+        row = pg.execute(
+            "SELECT CAST(%s AS tsvector)::text, CAST(%s AS tsvector)::text", [mine, plain]
+        ).fetchone()
+        assert row[0] == row[1], text[:60]
+    stored = pg.execute("SELECT CAST(%s AS tsvector)::text", [tsvector_literal(texts[-2])])
+    assert stored.fetchone()[0] == "'a':1 'c':3"

@@ -223,6 +223,22 @@ def test_special_characters_are_searched_as_written(db: sqlite_utils.Database) -
     assert match_query("   ") is None
 
 
+def test_words_at_the_index_limit_are_imported_and_searched(tmp_path: Path) -> None:
+    """A word of 2,046 bytes, the longest a PostgreSQL tsvector holds, is indexed and found; one
+    of 2,047 is left out of PostgreSQL's index (it failed the whole import there) and the words
+    around it are still found, on either store."""
+    longest, too_long = "k" * 2046, "q" * 2047
+    rec = _trial("a", "long", 1, True, f"before {longest} after {too_long} end")
+    database = open_store(tmp_path / "t.db")
+    try:
+        summary = import_paths(database, [write_jsonl(tmp_path / "runs.jsonl", [rec])])
+        assert summary.added == 1, summary
+        for text in ("before", longest, "after", "end"):
+            assert ids(database, TrialFilter(search=text)) == [("a", "long", 1)], text[:10]
+    finally:
+        database.close()
+
+
 @pytest.mark.parametrize("text", ["refund AND", "NOT refund", "(refund OR card", ":"])
 def test_invalid_search_is_a_clear_error(db: sqlite_utils.Database, text: str) -> None:
     with pytest.raises(SearchError, match="search"):
