@@ -9,6 +9,7 @@ interleaved (target: <= 1.5). A PostgreSQL server is started for the run (initdb
 tests do) unless ``--url`` names one whose databases this may create and drop.
 
 Run: python bench/postgres.py [--trials 10000] [--repeat 3] [--screen-trials 100000] [--url URL]
+(``--screen-trials 0``: the import alone).
 """
 
 from __future__ import annotations
@@ -93,6 +94,8 @@ def main() -> None:
             )
 
             n = args.screen_trials
+            if n <= 0:  # the import alone
+                return
             small = root / "screen.db"
             print(f"building {n:,} trials on each (bench/million.py's generator) ...")
             build(small, n, 12)

@@ -84,13 +84,16 @@ def iter_fingerprints(db: Store, run: str, version: int) -> Iterator[list[Finger
 FINGERPRINT_PAGE = 500
 
 
-def save_fingerprints(db: Store, rows: Sequence[tuple[int, int, str]]) -> None:
-    """Keep (trial seq, version, fingerprint) rows, in the caller's transaction if there is one."""
+def save_fingerprints(
+    db: Store, rows: Sequence[tuple[int, int, str]], *, new: bool = False
+) -> None:
+    """Keep (trial seq, version, fingerprint) rows, in the caller's transaction if there is one;
+    ``new``: the rows are of trials just written, which have none yet (a plain insert, which many
+    rows at once make a COPY on PostgreSQL), else each replaces the trial's stored one."""
+    verb = "INSERT" if new else "INSERT OR REPLACE"
     with db.transaction():
         db.conn.executemany(
-            "INSERT OR REPLACE INTO audit_fingerprints (seq, version, fingerprint) "
-            "VALUES (?, ?, ?)",
-            rows,
+            f"{verb} INTO audit_fingerprints (seq, version, fingerprint) VALUES (?, ?, ?)", rows
         )
 
 

@@ -3,6 +3,7 @@ only), the FTS index, verdicts, and the log of imported files."""
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -39,9 +40,10 @@ _TASK_STATS_SQL = (
     "cost_n = task_stats.cost_n + excluded.cost_n, "
     "first_seq = MIN(task_stats.first_seq, excluded.first_seq)"
 )
+#: (the source a parameter too, so that on PostgreSQL many rows go by COPY: ``pg_sql.bulk_insert``)
 _VERDICT_SQL = (
     "INSERT OR IGNORE INTO verdicts (trial_id, judge, verdict, rationale, model, rubric, cost_usd, "
-    "source, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'import', ?)"
+    "source, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -76,7 +78,12 @@ def fts_row(db: Store, seq: int, t: Trial) -> tuple[int, str, str]:
     text, system = search_texts(t)
     if db.dialect == "sqlite":
         return seq, text, system
-    return seq, tsvector_literal(text), tsvector_literal(system)
+    return seq, tsvector_literal(text), _system_literal(system)
+
+
+#: The system prompt's literal: most runs give every trial the same prompt, often long (tau-bench's
+#: policy is 8 KB), so it is written once, not per trial.
+_system_literal = functools.lru_cache(maxsize=16)(tsvector_literal)
 
 
 def search_texts(t: Trial) -> tuple[str, str]:
@@ -308,7 +315,17 @@ def _trial_row(
 def _verdict_row(p: Pending, now: str) -> tuple[Any, ...]:
     j = p.trial.judge
     assert j is not None
-    return (p.id, j.judge or "imported", j.verdict, j.rationale, j.model, j.rubric, j.cost_usd, now)
+    return (
+        p.id,
+        j.judge or "imported",
+        j.verdict,
+        j.rationale,
+        j.model,
+        j.rubric,
+        j.cost_usd,
+        "import",
+        now,
+    )
 
 
 @dataclass(frozen=True)

@@ -93,10 +93,13 @@ def audit_run(db: Store, run: str, *, store: bool = True) -> RunAudit:
     return result
 
 
-def fingerprint_batch(db: Store, batch: Sequence[Pending], first_seq: int) -> None:
+def fingerprint_batch(
+    db: Store, batch: Sequence[Pending], first_seq: int, *, new: bool = False
+) -> None:
     """Store the audit fingerprint of each trial of an import's ``batch``, written from row
     ``first_seq`` on (in the import's transaction), from the parsed trials in hand: the audit after
-    the import then reads these small rows instead of decoding every record of the run again."""
+    the import then reads these small rows instead of decoding every record of the run again.
+    ``new``: the rows were just added (none has a fingerprint), not replaced."""
     from reviewer.store.audit import save_fingerprints
 
     save_fingerprints(
@@ -105,6 +108,7 @@ def fingerprint_batch(db: Store, batch: Sequence[Pending], first_seq: int) -> No
             (seq, FINGERPRINT_VERSION, fingerprint(digest_trial(p.id, p.trial)))
             for seq, p in enumerate(batch, first_seq)
         ],
+        new=new,
     )
 
 

@@ -476,7 +476,7 @@ def _write_trials(
             if cancelled is not None and cancelled():
                 raise Cancelled(result.file)
             seq = write_batch(db, batch, seq, result.file, now)
-            audit.fingerprint_batch(db, batch, seq - len(batch))
+            audit.fingerprint_batch(db, batch, seq - len(batch), new=True)
             result.violations += _check_rules(db, batch, session.rules)
             batch.clear()
             if progress:
@@ -485,7 +485,7 @@ def _write_trials(
         raise Cancelled(result.file)
     if batch:
         seq = write_batch(db, batch, seq, result.file, now)
-        audit.fingerprint_batch(db, batch, seq - len(batch))
+        audit.fingerprint_batch(db, batch, seq - len(batch), new=True)
         result.violations += _check_rules(db, batch, session.rules)
     for index in used.values():
         index.written(seq - 1)

@@ -90,7 +90,7 @@ def test_findings_from_fingerprints_are_those_from_records(
         import_paths(db, [_source(src, tmp_path)])
         fresh = _audits(db)
     # a database from before fingerprints: the audit decodes the records, as it used to
-    monkeypatch.setattr(audit_workflow, "fingerprint_batch", lambda db, batch, seq: None)
+    monkeypatch.setattr(audit_workflow, "fingerprint_batch", lambda db, batch, seq, **kw: None)
     monkeypatch.setattr(audit_workflow, "audit_after_import", lambda db, runs: None)
     with open_store(tmp_path / "old.db") as db:
         import_paths(db, [_source(src, tmp_path)])
@@ -106,7 +106,7 @@ def test_the_audit_stores_the_fingerprints_of_trials_imported_without_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with monkeypatch.context() as m:
-        m.setattr(audit_workflow, "fingerprint_batch", lambda db, batch, seq: None)
+        m.setattr(audit_workflow, "fingerprint_batch", lambda db, batch, seq, **kw: None)
         m.setattr(audit_workflow, "audit_after_import", lambda db, runs: None)
         with open_store(tmp_path / "x.db") as db:
             import_paths(db, [planted(tmp_path / "sim.jsonl")])
