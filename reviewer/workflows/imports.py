@@ -19,6 +19,7 @@ from reviewer.metrics.rules import Rule
 from reviewer.models import Rubric, Skip, threshold_problem, threshold_text
 from reviewer.store.db import Store
 from reviewer.store.writer import checkpoint
+from reviewer.text import visible
 from reviewer.workflows.import_files import FileResult, Session, import_file
 
 __all__ = [
@@ -433,7 +434,7 @@ def _summary_lines(summary: ImportSummary, check: bool, max_skips: int) -> list[
             f"{_s(summary.checked)} ({runs} run{_s(runs)}, {tasks} task{_s(tasks)}), "
             f"{len(skips)} problem{_s(len(skips))}"
         )
-        return out
+        return out + _runs_line(summary.runs)
     parts = [
         f"imported {summary.added} trial{_s(summary.added)} ({runs} run{_s(runs)}, "
         f"{tasks} task{_s(tasks)}) from {len(read)} file{_s(len(read))}"
@@ -449,8 +450,22 @@ def _summary_lines(summary: ImportSummary, check: bool, max_skips: int) -> list[
         parts.append(f"{failed} file{_s(failed)} failed")
     line = "; ".join(parts)
     if summary.added == 0 and summary.already and not summary.updated:
-        line = f"nothing new: all {summary.already} trials were already stored; " + "; ".join(
-            parts[2:]
-        )
+        stored = "the 1 trial was" if summary.already == 1 else f"all {summary.already} trials were"
+        line = f"nothing new: {stored} already stored; " + "; ".join(parts[2:])
     out.append(line)
-    return out
+    return out + _runs_line(summary.runs)
+
+
+#: How many run names the import's summary lists before "and N more".
+RUNS_NAMED = 8
+
+
+def _runs_line(runs: set[str]) -> list[str]:
+    """The runs the files hold, by name (what `report --run` and `compare` take), in order; each
+    name made visible on one line."""
+    if not runs:
+        return []
+    names = sorted(runs)
+    shown = ", ".join(visible(n, single_line=True) for n in names[:RUNS_NAMED])
+    more = len(names) - RUNS_NAMED
+    return [f"run{_s(len(names))}: {shown}" + (f" and {more} more" if more > 0 else "")]

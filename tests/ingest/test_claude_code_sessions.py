@@ -90,7 +90,7 @@ def test_a_bad_line_stores_nothing_of_the_session_and_the_fixed_file_stores_it_o
         assert code == 0, err
     ((_, trial_no, n, _, _),) = rows()
     assert (trial_no, n) == (1, 6)
-    assert "nothing new: all 1 trials were already stored" in err
+    assert "nothing new: the 1 trial was already stored" in err
 
 
 def test_a_session_that_grew_replaces_its_stored_version_in_place(tmp_path: Path) -> None:
@@ -110,7 +110,7 @@ def test_a_session_that_grew_replaces_its_stored_version_in_place(tmp_path: Path
     assert code == 0, err
     assert json.loads(out)["updated"] == 1 and json.loads(out)["added"] == 0
     code, _, err = run_cli("--db", "x.db", "import", str(f))
-    assert "nothing new: all 1 trials were already stored" in err
+    assert "nothing new: the 1 trial was already stored" in err
     assert rows() == [(tid, trial_no, 5, str(f), seq)]
     assert search("word5x") == 1 and search("word3x") == 1 and search("word1x") == 1
     with open_store("x.db") as db:
@@ -122,7 +122,7 @@ def test_a_session_that_grew_replaces_its_stored_version_in_place(tmp_path: Path
     # the shorter version again (an old copy of the file): already stored, nothing changes
     old = write(tmp_path / "backup" / PROJECT / "s-1.jsonl", session(3))
     code, _, err = run_cli("--db", "x.db", "import", str(old), "--run", "claude-code · " + PROJECT)
-    assert code == 0 and "nothing new: all 1 trials were already stored" in err, err
+    assert code == 0 and "nothing new: the 1 trial was already stored" in err, err
     assert rows() == [(tid, trial_no, 5, str(f), seq)]
 
 

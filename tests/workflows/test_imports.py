@@ -55,6 +55,30 @@ def test_import_native_and_again_adds_nothing(tmp_path: Path) -> None:
     assert count(Path("x.db")) == 3
 
 
+def test_the_summary_names_the_runs_it_read(tmp_path: Path) -> None:
+    """The runs are named after the count line (what `report --run` takes): sorted, a hostile
+    name made visible on one line, past eight the rest counted; --check names them too."""
+    recs = [native_trial("a", run=f"run-{i:02d}") for i in range(10)]
+    recs.append(native_trial("a", run="evil\n\x1b[31mred[/]"))
+    f = write_jsonl(tmp_path / "r.jsonl", recs)
+    code, _, err = run_cli("--db", "x.db", "import", "--check", str(f))
+    assert code == 0, err
+    want = "runs: evil ⏎ ␛[31mred[/], run-00, run-01, run-02, run-03, run-04, run-05, run-06"
+    assert err.splitlines()[1] == want + " and 3 more", err
+    code, _, err = run_cli("--db", "x.db", "import", str(f))
+    lines = err.splitlines()
+    assert lines[0].startswith("imported 11 trials (11 runs, 11 tasks)") and lines[1] == (
+        want + " and 3 more"
+    ), err
+    code, _, err = run_cli(
+        "--db", "x.db", "import", str(write_jsonl(tmp_path / "one.jsonl", recs[:1]))
+    )
+    assert err.splitlines()[:2] == [
+        "nothing new: the 1 trial was already stored; 0 skipped",
+        "run: run-00",
+    ], err
+
+
 def test_trial_numbers_default_to_order_within_run_and_task(tmp_path: Path) -> None:
     recs = [native_trial("a", passed=p, latency_s=i) for i, p in enumerate([True, False, True])]
     f = write_jsonl(tmp_path / "r.jsonl", recs)
