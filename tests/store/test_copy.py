@@ -126,6 +126,8 @@ def test_an_unreachable_server_is_one_line(rich_sqlite: Path) -> None:
     code, out, err = run_cli("copy", str(rich_sqlite), "postgresql://nobody@127.0.0.1:1/none")
     assert code == 1 and out == "" and len(err.splitlines()) == 1
     assert "cannot connect to the PostgreSQL server" in err
+    # libpq's two lines, the reason and its question, read as two sentences of the one line
+    assert "Connection refused; Is the server running" in err, err
 
 
 def test_text_with_a_nul_copies_to_postgresql_verified(
