@@ -43,6 +43,19 @@ def visible(s: object, *, single_line: bool = False) -> str:
     return text
 
 
+#: The most characters a name takes in a text table's first column (a task id of a few hundred
+#: characters would push every number off the screen); --json has the whole name.
+NAME_ROOM = 60
+
+
+def table_names(names: list[str], room: int = NAME_ROOM) -> list[str]:
+    """Names (task ids) for a table's first column: each made visible on one line, a long one cut
+    in the middle to ``room`` characters, no two shown alike (:func:`distinct_elisions`)."""
+    shown = [visible(n, single_line=True) for n in names]
+    cut = distinct_elisions(sorted(set(shown)), room)
+    return [cut[n] for n in shown]
+
+
 def terminal_safe(text: str) -> str:
     """What may reach a terminal: every unsafe code point made visible; newline and tab kept."""
     return _UNSAFE.sub(_visible, text)

@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from reviewer.commands.common import cli_store, echo_json, fail, require_runs
-from reviewer.text import visible
+from reviewer.text import elide_middle, visible
 
 SORTS = ("cost", "latency", "steps", "tool_errors")
 
@@ -126,11 +126,14 @@ def trials(
             )
         )
     widths = [min(32, max(len(row[i]) for row in table)) for i in range(len(head) - 1)]
+
+    def cut(i: int, c: str, w: int) -> str:
+        # a run or task name keeps both ends (its number is often last), other cells their start
+        return c if len(c) <= w else elide_middle(c, w) if i <= 1 else c[: w - 1] + "…"
+
     for row in table:
         cells = [
-            (c if len(c) <= w else c[: w - 1] + "…").rjust(w)
-            if 4 <= i <= 7
-            else (c if len(c) <= w else c[: w - 1] + "…").ljust(w)
+            cut(i, c, w).rjust(w) if 4 <= i <= 7 else cut(i, c, w).ljust(w)
             for i, (c, w) in enumerate(zip(row[:-1], widths, strict=True))
         ]
         click.echo("  ".join([*cells, row[-1]]).rstrip())

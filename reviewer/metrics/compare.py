@@ -45,7 +45,7 @@ from reviewer.metrics.noise import (
     task_intervals,
 )
 from reviewer.metrics.passk import pass_hat_k_exact
-from reviewer.text import visible
+from reviewer.text import elide_middle, table_names, visible
 
 __all__ = [
     "BUCKETS",
@@ -532,7 +532,7 @@ def _comparison_lines(cmp: Comparison, max_tasks: int | None = None) -> list[Any
         lines.append(Text(""))
         lines.append(Text(f"per task, largest pass^{cmp.k} drop first"))
         shown = cmp.tasks if max_tasks is None else cmp.tasks[:max_tasks]
-        ids = [_visible(t.task_id) for t in shown]
+        ids = table_names([t.task_id for t in shown])
         wt = max([len(i) for i in ids] + [4]) + 2
         hk = f"pass^{cmp.k}"
         lines.append(
@@ -587,15 +587,6 @@ def _comparison_lines(cmp: Comparison, max_tasks: int | None = None) -> list[Any
     return lines
 
 
-def _fit(s: str, room: int) -> str:
-    """``s`` cut in the middle to ``room`` cells (at least 4)."""
-    room = max(4, room)
-    if len(s) <= room:
-        return s
-    head = (room - 1) // 2
-    return s[:head] + "…" + s[len(s) - (room - 1 - head) :]
-
-
 def _narrow_lines(cmp: Comparison, max_tasks: int | None, width: int) -> list[Any]:
     """The comparison for a narrow screen: every line at most ``width`` cells (see comparison_lines)."""
     import textwrap
@@ -622,10 +613,14 @@ def _narrow_lines(cmp: Comparison, max_tasks: int | None, width: int) -> list[An
     wm = max([len(m) for m in marks] + [0]) + 2
     w0 = min(max([len(c[0]) for c in cells] + [10]) + 1, max(10, width - w1 - w2 - wm))
     lines.append(
-        Text(" " * w0 + _fit(names[0], w1 - 1).rjust(w1) + _fit(names[1], w2 - 1).rjust(w2))
+        Text(
+            " " * w0
+            + elide_middle(names[0], max(4, w1 - 1)).rjust(w1)
+            + elide_middle(names[1], max(4, w2 - 1)).rjust(w2)
+        )
     )
     for (label, o, n, r), mark in zip(cells, marks, strict=True):
-        line = Text(_fit(label, w0 - 1).ljust(w0) + o.rjust(w1) + n.rjust(w2))
+        line = Text(elide_middle(label, max(4, w0 - 1)).ljust(w0) + o.rjust(w1) + n.rjust(w2))
         if mark:
             line.append("  ")
             line.append(mark, style=_STYLES.get(r.direction, ""))
@@ -670,7 +665,7 @@ def _narrow_lines(cmp: Comparison, max_tasks: int | None, width: int) -> list[An
         for t in shown:
             d = "n/a" if t.delta is None else f"{t.delta:+.2f}"
             line = Text(
-                f"{_fit(_visible(t.task_id), wt - 1):<{wt}}{f'{t.old_c}/{t.old_n}':>8}"
+                f"{elide_middle(_visible(t.task_id), max(4, wt - 1)):<{wt}}{f'{t.old_c}/{t.old_n}':>8}"
                 f"{f'{t.new_c}/{t.new_n}':>8}{format_value(t.old_pass_hat, 'rate'):>9}"
                 f"{format_value(t.new_pass_hat, 'rate'):>9}{d:>7}  "
             )

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from reviewer.text import visible
+from reviewer.text import table_names
 
 #: The sources in the order a failure is attributed, with what the report calls them.
 SOURCES = ("infra", "judge", "rule", "agent")
@@ -101,7 +101,7 @@ def render_flakiness(tasks: Iterable[TaskFlakiness], limit: int | None = None) -
     flaky = every
     if limit is not None and len(every) > limit:
         flaky = sorted(every, key=lambda t: (-t.failures, t.task_id))[:limit]
-    names = [visible(t.task_id, single_line=True) for t in flaky]
+    names = table_names([t.task_id for t in flaky])
     w = max(4, *(len(n) for n in names)) + 2
     heads = ["trials", "failed", *(SOURCE_NAMES[s] for s in SOURCES)]
     lines = [

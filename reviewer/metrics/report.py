@@ -11,7 +11,7 @@ from reviewer.metrics.distributions import Distributions
 from reviewer.metrics.passk import RunPassK
 from reviewer.models import PassRule
 from reviewer.store.db import Store
-from reviewer.text import json_ready, visible
+from reviewer.text import json_ready, table_names
 
 #: Where a report's outcomes come from: the harness's, or a human label / the latest judge verdict
 #: where one exists (the harness's otherwise).
@@ -83,7 +83,7 @@ def render_passk(
     if shown is not None:
         by_id = {t.task_id: t for t in report.tasks}
         listed = [by_id[t] for t in shown if t in by_id]
-    names = [visible(t.task_id, single_line=True) for t in listed]  # data, one line each
+    names = table_names([t.task_id for t in listed])  # data, one line each, long ones cut
     width = max([20] + [len(n) + 1 for n in names] + [len("AVERAGE") + 1])
     # at least two spaces between columns, whatever k is
     ws = [max(8, len(f"{p}{k}") + 2) for p, _, k in cols]
@@ -262,7 +262,7 @@ def render_distributions(
 ) -> str:
     """The second table of `reviewer report`: steps, cost, latency and tool errors per task and
     overall; ``hidden``: tasks not in ``tasks`` (a shortened report), said in one line."""
-    names = {t: visible(t, single_line=True) for t in tasks}  # data, one line each
+    names = dict(zip(tasks, table_names(list(tasks)), strict=True))  # data, one line each
     width = max([20] + [len(n) + 1 for n in names.values()] + [len("ALL") + 1])
     heads = [
         ("trials", 7),

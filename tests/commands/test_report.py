@@ -224,3 +224,40 @@ def test_a_name_with_a_tab_or_a_newline_keeps_every_table_row_on_one_line(tmp_pa
         assert not any(line.startswith(("c ", "one", "b")) for line in lines), (out, err)
     code, out, _ = invoke("--db", db, "report")
     assert "run r ⏎ one: 2 tasks, 2 trials" in out
+
+
+def test_long_task_ids_are_cut_in_the_middle_unless_two_would_look_alike(tmp_path: Path) -> None:
+    """A task id of hundreds of characters would push every number off the screen: the report's
+    tables, compare's and the trials list keep its two ends (the number that tells tasks apart is
+    often last); ids that only their middle tells apart stay whole; --json has every id whole."""
+    stem = "very_long_task_identifier_" * 12
+    recs = [
+        native_trial(f"{stem}{t}", passed=(t + k) % 2 == 0, trial=k, run=run)
+        for run in ("old", "new")
+        for t in range(3)
+        for k in (1, 2)
+    ]
+    db = str(tmp_path / "r.db")
+    code, _, err = invoke("--db", db, "import", str(write_jsonl(tmp_path / "runs.jsonl", recs)))
+    assert code == 0, err
+    for args in (("report", "--run", "old"), ("compare", "old", "new"), ("trials",)):
+        code, out, err = invoke("--db", db, *args)
+        assert code == 0, err
+        rows = [line for line in out.splitlines() if "very_long" in line]
+        assert len(rows) >= 3 and all(len(line) < 160 for line in rows), out
+        assert all(
+            "…" in line and line.split()[args == ("trials",)].endswith(("_0", "_1", "_2"))
+            for line in rows
+        ), out
+        assert stem not in out
+    code, out, _ = invoke("--db", db, "report", "--run", "old", "--json")
+    assert {t["task_id"] for t in json.loads(out)["runs"][0]["tasks"]} == {
+        f"{stem}{t}" for t in range(3)
+    }
+    # three ids alike but for their middle: each cut around where they differ, none alike
+    middle = [f"{'a' * 40}{t}{'b' * 40}" for t in range(3)]
+    recs = [native_trial(m, passed=True, trial=1, run="mid") for m in middle]
+    invoke("--db", db, "import", str(write_jsonl(tmp_path / "mid.jsonl", recs)))
+    code, out, _ = invoke("--db", db, "report", "--run", "mid")
+    names = [line.split()[0] for line in out.splitlines() if line.startswith("a")]
+    assert len(set(names)) == 3 and all(len(n) <= 60 and "…" in n for n in names), out
