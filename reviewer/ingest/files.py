@@ -159,6 +159,18 @@ def trial_id(run: str, trial: Trial) -> str:
     return h.hexdigest()[:20]
 
 
+def repeat_reason(trial: Trial, first: str | None) -> str:
+    """Why a record identical to one earlier in its file is skipped: an explicit trial number
+    written twice is one trial; identical records with none may be two tries that went the same
+    way, which only a trial number can tell apart."""
+    at = f"repeats the trial at {first}" if first else "repeated trial"
+    if trial.trial is not None:
+        return at
+    return (
+        f"{at} (identical, and neither has a trial number: give each try its `trial` to keep both)"
+    )
+
+
 def newer_version(trial: Trial, ended_at: str | None, n_messages: int) -> bool:
     """Whether ``trial`` is a newer version of a stored session that ended at ``ended_at`` with
     ``n_messages`` messages: it ended later, or as late with more messages (a session that grew
@@ -219,7 +231,7 @@ def check_trials(
         run = run_override or rec.run or default_run
         tid = trial_id(run, rec)
         if tid in seen:
-            out.skipped.append(skip_of(file, rec, f"repeats the trial at {seen[tid]}"))
+            out.skipped.append(skip_of(file, rec, repeat_reason(rec, seen[tid])))
             continue
         seen[tid] = place_of(rec)
         if rec.trial is not None:

@@ -22,6 +22,7 @@ from reviewer.ingest.files import (
     newer_version,
     path_text,
     place_of,
+    repeat_reason,
     screen,
     skip_of,
     trial_id,
@@ -548,12 +549,7 @@ def _place(
     """Give the trial its id and trial number, or record why it is skipped or already stored."""
     tid = trial_id(run, rec)
     if tid in seen:
-        first = seen[tid]
-        result.skipped.append(
-            skip_of(
-                result.file, rec, f"repeats the trial at {first}" if first else "repeated trial"
-            )
-        )
+        result.skipped.append(skip_of(result.file, rec, repeat_reason(rec, seen[tid])))
         return None
     seen[tid] = place_of(rec)
     result.runs.add(run)

@@ -137,6 +137,24 @@ def test_non_utf8_line_is_reported(tmp_path: Path) -> None:
     assert count(Path("x.db")) == 1
 
 
+def test_identical_records_without_trial_numbers_say_how_to_keep_both(tmp_path: Path) -> None:
+    """Two identical records with no trial number are one record written twice or two tries that
+    went the same way: the second is skipped, and the line says a trial number keeps both
+    (--check says the same); numbered, they are two trials (and the audit's copies)."""
+    rec = native_trial("a")
+    assert "trial" not in rec
+    f = write_jsonl(tmp_path / "r.jsonl", [rec, rec])
+    why = "repeats the trial at line 1 (identical, and neither has a trial number: give each try"
+    for args, exit_code in ((("import", "--check"), 1), (("import",), 0)):
+        code, _, err = run_cli("--db", "x.db", *args, str(f))
+        assert code == exit_code and f"{f}:2: {why}" in err, err
+    assert count(Path("x.db")) == 1
+    numbered = write_jsonl(tmp_path / "n.jsonl", [dict(rec, trial=1), dict(rec, trial=2)])
+    code, _, err = run_cli("--db", "y.db", "import", str(numbered))
+    assert code == 0 and "imported 2 trials" in err and "skipped" in err, err
+    assert count(Path("y.db")) == 2
+
+
 def test_trial_repeated_in_one_file_is_skipped(tmp_path: Path) -> None:
     rec = native_trial("a", trial=1)
     other = native_trial("a", trial=1, latency_s=3.0)
