@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from typing import Any
 
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
@@ -54,6 +55,39 @@ def table_names(names: list[str], room: int = NAME_ROOM) -> list[str]:
     shown = [visible(n, single_line=True) for n in names]
     cut = distinct_elisions(sorted(set(shown)), room)
     return [cut[n] for n in shown]
+
+
+#: How many names a list in a message shows before "and N more".
+NAMES_LISTED = 8
+
+
+def name_list(names: Iterable[str], none: str = "none") -> str:
+    """Names (runs) for a message: each quoted on one line (a blank name, or one holding the
+    list's commas, stays readable), a long one cut in the middle, the first ``NAMES_LISTED`` then
+    how many more; ``none`` when there are none."""
+    names = list(names)
+    if not names:
+        return none
+    shown = ", ".join(_quoted(n) for n in names[:NAMES_LISTED])
+    more = len(names) - NAMES_LISTED
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def unknown_run(name: str, known: Iterable[str], none: str = "none") -> str:
+    """The one line for a run name no run has: the name and the runs there are."""
+    return f"no run named {_quoted(name)}; runs: {name_list(known, none)}"
+
+
+#: The most characters of a name a message holds (a name of thousands is cut in the middle).
+MESSAGE_NAME_ROOM = 200
+
+
+def _quoted(name: str) -> str:
+    """A name in a message: on one line (a line break shown as ⏎, a tab as spaces, as
+    :func:`visible` shows them; the rest is made visible where the message is printed, and kept
+    in ``--json``), cut in the middle past ``MESSAGE_NAME_ROOM``, in single quotes."""
+    one_line = name.replace("\r\n", "\n").replace("\t", "    ").replace("\n", " ⏎ ")
+    return f"'{elide_middle(one_line, MESSAGE_NAME_ROOM)}'"
 
 
 def terminal_safe(text: str) -> str:

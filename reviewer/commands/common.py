@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 import click
 
-from reviewer.text import json_terminal_safe, terminal_safe
+from reviewer.text import json_terminal_safe, terminal_safe, unknown_run
 
 if TYPE_CHECKING:
     from reviewer.workflows.store_access import Store
@@ -311,7 +311,7 @@ def require_runs(
         fail(f"no runs in {shown_db(ctx.obj['db'])}; import some first: reviewer import PATH", code)
     for r in runs:
         if r not in known:
-            fail(f"no run named {r!r}; runs: {', '.join(known)}", code)
+            fail(unknown_run(r, known), code)
     return runs or known
 
 

@@ -21,6 +21,7 @@ from reviewer.store.export_select import (
     trial_keys,
 )
 from reviewer.store.queries import run_names
+from reviewer.text import unknown_run
 
 
 class SelectionError(ValueError):
@@ -76,7 +77,7 @@ def _check_runs(db: Store, runs: Sequence[str]) -> None:
     known = run_names(db)
     for r in runs:
         if r not in known:
-            raise SelectionError(f"no run named {r!r}; runs: {', '.join(known) or 'none'}")
+            raise SelectionError(unknown_run(r, known))
 
 
 def select(db: Store, sel: Selection) -> list[Candidate]:

@@ -16,12 +16,14 @@ _WORD = re.compile(r"[^\W_]+")
 # the same for ASCII text: every byte but a letter or a digit is a space
 _ASCII_SEPARATORS = bytes(c if c < 128 and chr(c).isalnum() else 32 for c in range(256))
 #: tsvector's limits: places past 16383 are kept as 16383, 256 places per word, a word of at most
-#: 2046 bytes ("word is too long (2047 bytes, max 2046 bytes)"), the whole under 1 MB (the literal
-#: is kept well under it)
+#: 2046 bytes ("word is too long (2047 bytes, max 2046 bytes)"), its words' bytes together under
+#: 1 MB ("string is too long for tsvector", counting 2 bytes a place when two are joined): a long
+#: text's words and places are kept to MAX_LITERAL bytes, so that a trial's two texts together
+#: (``text || system``, a search of the system prompt too) stay under it
 MAX_PLACE = 16383
 MAX_PLACES = 256
 MAX_WORD_BYTES = 2046
-MAX_LITERAL = 900_000
+MAX_LITERAL = 500_000
 
 
 def search_text(trial: Trial) -> str:
@@ -68,18 +70,22 @@ def tsvector_literal(text: str) -> str:
         at = places[word]
         if not at or at[-1] != MAX_PLACE:
             at.append(MAX_PLACE)
-    items = (
-        f"'{word}':{','.join(map(str, at[:MAX_PLACES]))}"
+    kept = (
+        (word, at)
         for word, at in places.items()
         if len(word) <= MAX_WORD_BYTES // 4 or len(word.encode()) <= MAX_WORD_BYTES
     )
-    if len(text) < MAX_LITERAL // 3:  # its literal is shorter than MAX_LITERAL
-        return " ".join(items)
+    if len(text) < MAX_LITERAL // 16 or (len(text) < MAX_LITERAL // 3 and text.isascii()):
+        # under MAX_LITERAL as the server counts it: a word of n bytes read from n + 1 or more
+        # takes at most n + 4 + 2 a place (lower-casing may lengthen a character, hence the
+        # margin for other text)
+        return " ".join(f"'{word}':{','.join(map(str, at[:MAX_PLACES]))}" for word, at in kept)
     out: list[str] = []
     size = 0
-    for item in items:
-        size += len(item) + 1
+    for word, at in kept:  # as the server counts a tsvector's size: bytes, and 2 a place
+        at = at[:MAX_PLACES]
+        size += len(word.encode()) + 4 + 2 * len(at)
         if size > MAX_LITERAL:
             break
-        out.append(item)
+        out.append(f"'{word}':{','.join(map(str, at))}")
     return " ".join(out)

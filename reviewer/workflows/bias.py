@@ -21,6 +21,7 @@ from reviewer.store.db import Store
 from reviewer.store.pairs import PairRow as PairRow
 from reviewer.store.pairs import get_pair as get_pair
 from reviewer.store.pairs import resolve_ref as resolve_ref
+from reviewer.text import unknown_run
 from reviewer.workflows.judge import JudgeFailed, Note, Start, submitted_lines, summary_line
 
 
@@ -119,7 +120,7 @@ def _check_runs(db: Store, runs: tuple[str, ...]) -> None:
     known = run_names(db)
     for r in runs:
         if r not in known:
-            raise JudgeFailed(f"no run named {r!r}; runs: {', '.join(known) or 'none'}")
+            raise JudgeFailed(unknown_run(r, known))
 
 
 @dataclass

@@ -16,6 +16,7 @@ from reviewer.store.baseline import BaselineEntry
 from reviewer.store.baseline import baseline_history as baseline_history
 from reviewer.store.baseline import current_baseline as current_baseline
 from reviewer.store.db import Store
+from reviewer.text import unknown_run
 
 
 class GateError(Exception):
@@ -104,9 +105,7 @@ def _require_run(db: Store, run: str) -> None:
 
     known = run_names(db)
     if run not in known:
-        raise GateError(
-            f"no run named {run!r}; runs: {', '.join(known) or 'none (import some first)'}"
-        )
+        raise GateError(unknown_run(run, known, none="none (import some first)"))
 
 
 def import_new_run(db: Store, paths: Sequence[str | Path], on_note: Any = None) -> list[str]:

@@ -19,7 +19,7 @@ from reviewer.metrics.rules import Rule
 from reviewer.models import Rubric, Skip, threshold_problem, threshold_text
 from reviewer.store.db import Store
 from reviewer.store.writer import checkpoint
-from reviewer.text import visible
+from reviewer.text import name_list
 from reviewer.workflows.import_files import FileResult, Session, import_file
 
 __all__ = [
@@ -456,16 +456,8 @@ def _summary_lines(summary: ImportSummary, check: bool, max_skips: int) -> list[
     return out + _runs_line(summary.runs)
 
 
-#: How many run names the import's summary lists before "and N more".
-RUNS_NAMED = 8
-
-
 def _runs_line(runs: set[str]) -> list[str]:
-    """The runs the files hold, by name (what `report --run` and `compare` take), in order; each
-    name made visible on one line."""
+    """The runs the files hold, by name (what `report --run` and `compare` take), in order."""
     if not runs:
         return []
-    names = sorted(runs)
-    shown = ", ".join(visible(n, single_line=True) for n in names[:RUNS_NAMED])
-    more = len(names) - RUNS_NAMED
-    return [f"run{_s(len(names))}: {shown}" + (f" and {more} more" if more > 0 else "")]
+    return [f"run{_s(len(runs))}: {name_list(sorted(runs))}"]

@@ -26,6 +26,7 @@ from reviewer.judge.settings import JudgeSettings
 from reviewer.models import Rubric
 from reviewer.store.db import Store
 from reviewer.store.judging import select_trials as select_trials
+from reviewer.text import unknown_run
 
 
 class JudgeFailed(Exception):
@@ -472,7 +473,7 @@ def plan(db: Store, judge: str, req: JudgeRequest) -> list[str]:
     known = run_names(db)
     for r in req.runs:
         if r not in known:
-            raise JudgeFailed(f"no run named {r!r}; runs: {', '.join(known) or 'none'}")
+            raise JudgeFailed(unknown_run(r, known))
     if req.queue is not None:
         names = queue_names(db)
         if req.queue not in names:

@@ -19,6 +19,7 @@ from reviewer.metrics.monitor import metric_words as metric_words
 from reviewer.metrics.monitor_alerts import Alert
 from reviewer.store.db import Store
 from reviewer.store.monitor import trial_names as trial_names
+from reviewer.text import unknown_run
 from reviewer.workflows.monitor_report import MonitorReport
 
 Note = Callable[[str], None]
@@ -161,7 +162,7 @@ def run_monitor(
     known = run_names(db)
     for r in runs:
         if r not in known:
-            raise MonitorError(f"no run named {r!r}; runs: {', '.join(known) or 'none'}")
+            raise MonitorError(unknown_run(r, known))
     version = checks_version(db, signals)
     notes: list[str] = []
     analysed = analyse_new(db, runs, signals, version)

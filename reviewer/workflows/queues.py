@@ -43,6 +43,7 @@ from reviewer.store.queues import list_queues as list_queues
 from reviewer.store.queues import queue_items as queue_items
 from reviewer.store.queues import queue_progress as queue_progress
 from reviewer.store.queues import release_leases as release_leases
+from reviewer.text import unknown_run
 
 #: How many trials a queue holds unless told otherwise (the usual calibration sample).
 DEFAULT_SIZE = 50
@@ -145,7 +146,7 @@ def make_queue(
     known = run_names(db)
     for one in wanted:
         if one not in known:
-            raise QueueScopeError(f"no run named {one!r}; runs: {', '.join(known) or 'none'}")
+            raise QueueScopeError(unknown_run(one, known))
     if judge is not None and judge not in (judges := judge_ids(db)):
         raise QueueScopeError(
             f"no verdicts by judge {judge!r}; judges: {', '.join(map(repr, judges)) or 'none'}"

@@ -11,7 +11,7 @@ from typing import Any
 
 from reviewer.models import PassRule, threshold_problem, threshold_text
 from reviewer.store.db import Store
-from reviewer.text import elide_middle
+from reviewer.text import elide_middle, unknown_run
 
 
 class RescoreError(ValueError):
@@ -124,7 +124,7 @@ def rescore_run(db: Store, run: str, threshold: float, *, apply: bool = True) ->
     with db.transaction():
         known = run_names(db)
         if run not in known:
-            raise RescoreError(f"no run named {run!r}; runs: {', '.join(known) or 'none'}")
+            raise RescoreError(unknown_run(run, known))
         rule = PassRule.from_json(pass_rule_of(db, run))
         if rule.field is not None or rule.scorer is not None:
             raise RescoreError(

@@ -64,7 +64,7 @@ def test_plan_every_run_by_default_and_errors_are_one_line(sample_db: str) -> No
     assert code == 0 and "plan for support-v1" in out and "plan for support-v2" in out
     code, _, err = invoke("--db", sample_db, "plan", "--run", "nope")
     assert code != 0 and err.strip().splitlines() == [
-        "reviewer: no run named 'nope'; runs: support-v1, support-v2"
+        "reviewer: no run named 'nope'; runs: 'support-v1', 'support-v2'"
     ]
     code, _, err = invoke("--db", sample_db, "plan", "--power", "1.5")
     assert code != 0 and "--power must be between 0 and 1" in err and "Traceback" not in err

@@ -146,7 +146,7 @@ def test_report_errors_are_one_line(tmp_path: Path) -> None:
     write_jsonl(tmp_path / "r.jsonl", [native_trial("a")])
     invoke("--db", "x.db", "import", str(tmp_path / "r.jsonl"))
     code, _, err = invoke("--db", "x.db", "report", "--run", "nope")
-    assert code == 1 and "no run named 'nope'; runs: r1" in err
+    assert code == 1 and "no run named 'nope'; runs: 'r1'" in err
     code, _, err = invoke("--db", "x.db", "report", "--k", "x")
     assert code == 2 and "comma-separated" in err
 

@@ -115,7 +115,7 @@ def test_overwrite_append_and_errors_are_one_line(sample_db: Path) -> None:
     assert len(read_lines(Path("regression/tasks.jsonl"))) == 3
     for args, message in (
         (["--cluster", "nope"], "reviewer: --cluster 'nope' is not a cluster id, prefix or rank;"),
-        (["--run", "nope"], "reviewer: no run named 'nope'; runs: support-v1, support-v2"),
+        (["--run", "nope"], "reviewer: no run named 'nope'; runs: 'support-v1', 'support-v2'"),
         (["--out", "x.json"], "reviewer: x.json: not a folder, and --out FILE must end in .jsonl"),
         (["--force", "--append"], "reviewer: --force replaces the file and --append adds to it"),
         (["--labeler", "bob"], "reviewer: nothing to export: no trial is labeled fail by 'bob'"),

@@ -66,7 +66,7 @@ def test_a_set_cancel_sends_nothing(db: Store, standin: StandIn) -> None:
 @pytest.mark.parametrize(
     ("request_", "message"),
     [
-        (JudgeRequest(runs=("nope",)), "no run named 'nope'; runs: support-v1"),
+        (JudgeRequest(runs=("nope",)), "no run named 'nope'; runs: 'support-v1'"),
         (JudgeRequest(queue="q"), "no queue named 'q'; queues: none (reviewer sample)"),
         (JudgeRequest(overrides={"concurrency": 0}), "concurrency must be at least 1, got 0"),
     ],

@@ -23,6 +23,7 @@ from reviewer.store.search_query import (
     ts_query,
 )
 from reviewer.store.search_text import (
+    MAX_LITERAL,
     MAX_PLACE,
     MAX_PLACES,
     MAX_WORD_BYTES,
@@ -361,3 +362,36 @@ def test_a_texts_literal_is_the_tsvector_of_its_words_and_places(pg: Any) -> Non
         assert row[0] == row[1], text[:60]
     stored = pg.execute("SELECT CAST(%s AS tsvector)::text", [tsvector_literal(texts[-2])])
     assert stored.fetchone()[0] == "'a':1 'c':3"
+
+
+def test_a_long_text_of_many_byte_words_stays_under_the_tsvector_limit(pg: Any) -> None:
+    """PostgreSQL counts a tsvector's words in bytes (at most 1 MB): long texts of three- and
+    four-byte characters, under the limit in characters and over it in bytes, were refused, and
+    the whole import with them; their literal keeps the first words up to MAX_LITERAL bytes, so
+    that two such texts joined (a search of the system prompt too) fit as well."""
+    rnd = random.Random(3)
+    han = [chr(rnd.randint(0x4E00, 0x9FFF)) for _ in range(20_000)]
+    four = [chr(rnd.randint(0x20000, 0x2A6DF)) for _ in range(50_000)]
+    texts = [
+        " ".join("".join(rnd.choices(han, k=29)) for _ in range(13_500)),  # 403k chars, 1.2 MB
+        " ".join("".join(rnd.choices(four, k=7)) for _ in range(37_000)),  # 296k chars, 1.2 MB
+        "a" * 200 + " " + "b" * 250_000,  # ASCII, one word past the limit: left out
+    ]
+    for text in texts:
+        literal = tsvector_literal(text)
+        words = pg.execute(
+            "SELECT length(CAST(%s AS tsvector)), octet_length(array_to_string("
+            "tsvector_to_array(CAST(%s AS tsvector)), ''))",
+            [literal, literal],
+        ).fetchone()
+        assert words[0] >= 1 and words[1] <= MAX_LITERAL, text[:20]
+        first = index_words(text)[0]
+        # the conversation's and the system prompt's, joined (--search-system), fit too
+        joined = pg.execute(
+            "SELECT length(CAST(%s AS tsvector) || CAST(%s AS tsvector))",
+            [literal, tsvector_literal(texts[1])],
+        )
+        assert joined.fetchone()[0] >= 1
+        assert pg.execute(
+            "SELECT CAST(%s AS tsvector) @@ CAST(%s AS tsquery)", [literal, f"'{first}'"]
+        ).fetchone()[0]

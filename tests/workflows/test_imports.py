@@ -57,13 +57,14 @@ def test_import_native_and_again_adds_nothing(tmp_path: Path) -> None:
 
 def test_the_summary_names_the_runs_it_read(tmp_path: Path) -> None:
     """The runs are named after the count line (what `report --run` takes): sorted, a hostile
-    name made visible on one line, past eight the rest counted; --check names them too."""
+    name made visible on one line and quoted, past eight the rest counted; --check names them too;
+    a blank name or one holding the list's own commas stays readable, a long one is cut."""
     recs = [native_trial("a", run=f"run-{i:02d}") for i in range(10)]
     recs.append(native_trial("a", run="evil\n\x1b[31mred[/]"))
     f = write_jsonl(tmp_path / "r.jsonl", recs)
     code, _, err = run_cli("--db", "x.db", "import", "--check", str(f))
     assert code == 0, err
-    want = "runs: evil ⏎ ␛[31mred[/], run-00, run-01, run-02, run-03, run-04, run-05, run-06"
+    want = "runs: 'evil ⏎ ␛[31mred[/]', 'run-00', 'run-01', 'run-02', 'run-03', 'run-04', 'run-05', 'run-06'"
     assert err.splitlines()[1] == want + " and 3 more", err
     code, _, err = run_cli("--db", "x.db", "import", str(f))
     lines = err.splitlines()
@@ -75,8 +76,14 @@ def test_the_summary_names_the_runs_it_read(tmp_path: Path) -> None:
     )
     assert err.splitlines()[:2] == [
         "nothing new: the 1 trial was already stored; 0 skipped",
-        "run: run-00",
+        "run: 'run-00'",
     ], err
+    odd = [native_trial("a", run=r) for r in ("   ", "a, b and 3 more", "x" * 20_000)]
+    code, _, err = run_cli("--db", "z.db", "import", str(write_jsonl(tmp_path / "o.jsonl", odd)))
+    assert code == 0, err
+    assert err.splitlines()[1] == (f"runs: '   ', 'a, b and 3 more', '{'x' * 99}…{'x' * 100}'"), err
+    code, _, err = run_cli("--db", "z.db", "report", "--run", "y" * 5000)
+    assert code == 1 and len(err) < 500 and "'   ', 'a, b and 3 more', 'xxx" in err, err
 
 
 def test_trial_numbers_default_to_order_within_run_and_task(tmp_path: Path) -> None:

@@ -195,7 +195,7 @@ def test_a_bad_threshold_is_one_line_and_changes_nothing(
 def test_an_unknown_run_or_one_a_success_field_decided_is_refused(tmp_path: Path) -> None:
     db = _import(tmp_path, _graded())
     code, _, err = run_cli("--db", db, "rescore", "nope", "--pass-threshold", "0.5")
-    assert code == 1 and err == "reviewer: no run named 'nope'; runs: graded\n"
+    assert code == 1 and err == "reviewer: no run named 'nope'; runs: 'graded'\n"
     recs = [
         native_trial(f"t{i}", run="by-field", ok=i % 2 == 0, outcome={"reward": 0.5})
         for i in range(4)
