@@ -194,6 +194,10 @@ def _main(argv: Sequence[str] | None, prog_name: str) -> None:
         if isinstance(e, sqlite3.Error) and not os.environ.get("REVIEWER_DEBUG"):
             # a write refused by the file: read-only, disk full, lock held too long
             fail_late(obj, describe_error(last_opened() or "the database", e), code)
+        if isinstance(e, UnicodeEncodeError) and not os.environ.get("REVIEWER_DEBUG"):
+            bad = _undecodable_argument(argv if argv is not None else sys.argv[1:])
+            if bad is not None:  # bytes of an argument that are not UTF-8, reaching the store
+                fail_late(obj, f"the argument {bad} is not UTF-8 text: give it as UTF-8", 2)
         if os.environ.get("REVIEWER_DEBUG"):
             raise
         click.echo(
@@ -201,3 +205,14 @@ def _main(argv: Sequence[str] | None, prog_name: str) -> None:
             err=True,
         )
         sys.exit(70)
+
+
+def _undecodable_argument(args: Sequence[str]) -> str | None:
+    """The first command-line argument holding bytes that are not UTF-8 (Python keeps them as lone
+    surrogates), made visible and quoted; None when every argument is UTF-8."""
+    from reviewer.text import visible
+
+    for arg in args:
+        if any("\ud800" <= c <= "\udfff" for c in arg):
+            return repr(visible(arg, single_line=True))
+    return None

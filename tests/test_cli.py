@@ -251,3 +251,32 @@ def test_copy_does_not_list_the_options_it_does_not_use() -> None:
     assert "--db" not in options and "--labeler" not in options
     options = invoke("labels", "import", "--help")[1].split("Options:")[1]  # the file's labelers
     assert "--db DB" in options and "--labeler" not in options
+
+
+def test_an_argument_that_is_not_utf8_is_one_line(small_db: str, tmp_path: Path) -> None:
+    """Bytes that are not UTF-8 in an argument the store must take (a task id) are refused in one
+    line naming the argument, exit 2 (they were an internal error); in a search they separate
+    words, as on PostgreSQL, where they made no error."""
+    import subprocess
+    import sys
+
+    def run(*args: str | bytes) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", "from reviewer.cli import main; main()", "--db", small_db]
+            + list(args),  # type: ignore[arg-type]
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    done = run("trials", "--task", b"ab\xff")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (
+        "reviewer: the argument 'ab<U+DCFF>' is not UTF-8 text: give it as UTF-8\n"
+    ), done.stderr
+    found = run("trials", "--search", b"order\xffw5521", "--json")
+    assert found.returncode == 0, found.stderr
+    plain = run("trials", "--search", '"order w5521"', "--json")
+    got, want = json.loads(found.stdout), json.loads(plain.stdout)
+    assert got["total"] == want["total"] == 3 and got["trials"] == want["trials"], found.stdout

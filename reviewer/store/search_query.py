@@ -131,8 +131,10 @@ def match_query(text: str, *, system: bool = False) -> str | None:
 
 
 def _fts5(text: str) -> str:
-    """The FTS5 query of ``text`` (not blank), without a column filter; SearchError when empty."""
-    chunks = _chunks(text)
+    """The FTS5 query of ``text`` (not blank), without a column filter; SearchError when empty. A
+    character no text can hold (NUL, a lone surrogate: bytes of the search that were not UTF-8)
+    separates words inside its piece, as on PostgreSQL (``ts_query``)."""
+    chunks = _chunks(_UNSENDABLE.sub("\x01", text))
     explicit = any(
         not is_phrase and (s in _OPERATORS or s.startswith("NEAR(")) for is_phrase, s in chunks
     )
