@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from reviewer.commands.common import cli_store, echo_json, fail, require_runs
-from reviewer.text import elide_middle, visible
+from reviewer.text import distinct_elisions, visible
 
 SORTS = ("cost", "latency", "steps", "tool_errors")
 
@@ -126,10 +126,14 @@ def trials(
             )
         )
     widths = [min(32, max(len(row[i]) for row in table)) for i in range(len(head) - 1)]
+    # a run or task name keeps both ends (its number is often last), no two shown alike; other
+    # cells keep their start
+    names = [distinct_elisions(sorted({row[i] for row in table[1:]}), widths[i]) for i in (0, 1)]
 
     def cut(i: int, c: str, w: int) -> str:
-        # a run or task name keeps both ends (its number is often last), other cells their start
-        return c if len(c) <= w else elide_middle(c, w) if i <= 1 else c[: w - 1] + "…"
+        if len(c) <= w:
+            return c
+        return names[i].get(c, c[:w]) if i <= 1 else c[: w - 1] + "…"
 
     for row in table:
         cells = [

@@ -261,3 +261,6 @@ def test_long_task_ids_are_cut_in_the_middle_unless_two_would_look_alike(tmp_pat
     code, out, _ = invoke("--db", db, "report", "--run", "mid")
     names = [line.split()[0] for line in out.splitlines() if line.startswith("a")]
     assert len(set(names)) == 3 and all(len(n) <= 60 and "…" in n for n in names), out
+    code, out, _ = invoke("--db", db, "trials", "--run", "mid")
+    names = [line.split()[1] for line in out.splitlines()[1:]]
+    assert len(set(names)) == 3 and all(len(n) <= 32 and "…" in n for n in names), out

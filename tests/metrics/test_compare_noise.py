@@ -141,3 +141,28 @@ def test_narrow_intervals_keep_every_label_whole(width: int) -> None:
     assert "…" not in block
     assert f"pass^{cmp.k} (overall)" in block
     assert all(len(line) <= width for line in text[start : start + 20])
+
+
+def test_the_narrow_per_task_table_keeps_ids_apart_that_differ_in_the_middle() -> None:
+    """Task ids alike at both ends and too long for the app's narrow table are cut around where
+    they differ, not all to the same ``ppp…nnn``."""
+    from dataclasses import replace
+
+    from reviewer.metrics.compare import comparison_lines
+
+    def renamed(stats: list[TrialStats]) -> list[TrialStats]:
+        return [replace(s, task_id=f"{'p' * 30}-MID{s.task_id}-{'n' * 30}") for s in stats]
+
+    rng = random.Random(5)
+    tasks = [(0.5, 1.0)] * 3
+    cmp = compare_runs(
+        renamed(same_agent_run(rng, tasks, 4)),
+        renamed(same_agent_run(rng, tasks, 4)),
+        None,
+        SEV,
+        n_boot=100,
+    )
+    text = [t.plain for t in comparison_lines(cmp, width=70)]
+    start = text.index(f"per task, largest pass^{cmp.k} drop first")
+    ids = [row.split()[0] for row in text[start + 2 : start + 5]]
+    assert len(set(ids)) == 3 and all("…" in i for i in ids), text[start:]
