@@ -87,9 +87,14 @@ def _sqlite_error(e: Exception) -> sqlite3.Error:
     """The sqlite3 exception the rest of the code handles for this psycopg error."""
     import psycopg
 
-    # one line: libpq's lines (a reason, then "Is the server running ...?") as its sentences
-    lines = (" ".join(line.split()) for line in str(e).splitlines())
-    text = "; ".join(line for line in lines if line) or type(e).__name__
+    # one line: libpq's lines (a reason, then "Is the server running ...?"; a DETAIL) as its
+    # sentences, "; " after a line that does not end one
+    text = ""
+    for line in str(e).splitlines():
+        line = " ".join(line.split())
+        if line:
+            text += (" " if text.endswith((".", "?", "!", ":")) else "; ") * bool(text) + line
+    text = text or type(e).__name__
     if isinstance(e, psycopg.errors.IntegrityError):
         return sqlite3.IntegrityError(text)
     if isinstance(e, (psycopg.errors.LockNotAvailable, psycopg.errors.DeadlockDetected)):

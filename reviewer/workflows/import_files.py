@@ -5,6 +5,7 @@ are checked and listed. The import job (``imports.py``) calls this for every fil
 from __future__ import annotations
 
 import gc
+import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -163,6 +164,12 @@ def import_file(
     except OSError as e:
         _forget(result, session)
         result.error = f"{result.file}: {e.strerror or e}"
+    except sqlite3.IntegrityError as e:
+        # a row the database refuses (on PostgreSQL, two task ids that differ only by a NUL, which
+        # it keeps as U+2400): this file is rolled back and the next is read
+        _forget(result, session)
+        why = str(e).split(" CONTEXT: ")[0]  # the server's place in its batch, not the file's
+        result.error = f"{result.file}: cannot import: the database refused a row ({why})"
     except (MemoryError, OverflowError, UnicodeError) as e:
         # the checks in ingest.files.screen should stop every such record; this keeps a file we
         # did not foresee to one line and leaves the database as it was

@@ -86,6 +86,27 @@ def test_the_summary_names_the_runs_it_read(tmp_path: Path) -> None:
     assert code == 1 and len(err) < 500 and "'   ', 'a, b and 3 more', 'xxx" in err, err
 
 
+def test_a_row_the_database_refuses_rolls_back_its_own_file_only(tmp_path: Path) -> None:
+    """Task ids that differ only by a NUL are two on SQLite; PostgreSQL keeps a NUL as U+2400,
+    so there they are one, and its refusal rolls back that file alone, said in one line naming
+    the file, while the next file is imported and the summary printed."""
+    from tests.conftest import on_postgres
+
+    twins = [native_trial("z\x00z", run="n", trial=1), native_trial("z\u2400z", run="n", trial=1)]
+    first = write_jsonl(tmp_path / "a.jsonl", twins)
+    second = write_jsonl(tmp_path / "b.jsonl", [native_trial("fine", run="m")])
+    code, _, err = run_cli("--db", "x.db", "import", str(first), str(second))
+    if not on_postgres():
+        assert code == 0 and count(Path("x.db")) == 3, err
+        return
+    lines = err.splitlines()
+    refused = f"reviewer: {first}: cannot import: the database refused a row (duplicate key value"
+    assert lines[0].startswith(refused) and "DETAIL: Key (run, task_id, trial)" in lines[0], err
+    assert lines[0].endswith("already exists.)") and "CONTEXT" not in err, err
+    assert "imported 1 trial (1 run, 1 task) from 1 file; 0 skipped; 1 file failed" in err, err
+    assert code == 1 and count(Path("x.db")) == 1
+
+
 def test_trial_numbers_default_to_order_within_run_and_task(tmp_path: Path) -> None:
     recs = [native_trial("a", passed=p, latency_s=i) for i, p in enumerate([True, False, True])]
     f = write_jsonl(tmp_path / "r.jsonl", recs)
