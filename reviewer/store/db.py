@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit, urlunsplit
 
 
 def _import_sqlite_utils() -> None:
@@ -325,7 +325,22 @@ TEST_SERVER_VAR = "REVIEWER_TEST_POSTGRES"
 
 #: A --db value that starts like a PostgreSQL URL but is not one (``postgres:db``,
 #: ``postgresql:/db``, ``PostgreSQL://…``).
-_LIKE_A_URL = re.compile(r"(?i)postgres(?:ql)?:")
+_LIKE_A_URL = re.compile(r"(?i)postgres(?:ql)?[:+]")
+#: Any other URL (``postgresq://…``, ``sqlite:///x.db``, ``mysql://…``).
+_OTHER_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def shown_url(url: str) -> str:
+    """The URL without its password (in the user part or a ``password=`` parameter), to name the
+    database in a message or a command printed for the user."""
+    parts = urlsplit(url)
+    if parts.password is not None:
+        host = parts.netloc.rsplit("@", 1)[-1]
+        parts = parts._replace(netloc=f"{parts.username or ''}:***@{host}")
+    if "password" in parts.query.lower():
+        query = re.sub(r"(?i)(^|&)(password=)[^&]*", r"\1\2***", parts.query)
+        parts = parts._replace(query=query)
+    return urlunsplit(parts)
 
 
 def is_url(location: object) -> bool:
@@ -361,7 +376,13 @@ def open_store(
     if _LIKE_A_URL.match(str(path)):  # a mistyped URL would otherwise make an empty SQLite file
         file = "" if "/" in str(path) else f"; a SQLite file of that name: ./{path}"
         raise StoreError(
-            f"{path}: not a PostgreSQL URL (postgresql://user@host:port/database){file}"
+            f"{shown_url(str(path))}: not a PostgreSQL URL (postgresql://user@host:port/database, the scheme in "
+            f"lower case, no +driver){file}"
+        )
+    if _OTHER_URL.match(str(path)):  # not a folder to create, as a path would be told
+        raise StoreError(
+            f"{shown_url(str(path))}: not a database reviewer opens: a PostgreSQL database is a URL "
+            "postgresql://user@host:port/database, a SQLite database a file path (reviewer.db)"
         )
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")

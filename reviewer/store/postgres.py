@@ -29,7 +29,7 @@ from importlib import resources
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from reviewer.store.db import TEST_SERVER_VAR, is_url
+from reviewer.store.db import TEST_SERVER_VAR, is_url, shown_url
 from reviewer.store.pg_sql import BulkInsert, bulk_insert, to_postgres
 
 #: The schema, written for PostgreSQL (statements separated by a line that is only ";;").
@@ -38,19 +38,6 @@ SCHEMA_FILE = "schema_postgres.sql"
 BASELINE = "m020_queue_leases"
 
 NUL_SHOWN = "\u2400"
-
-
-def shown_url(url: str) -> str:
-    """The URL without its password (in the user part or a ``password=`` parameter), to name the
-    database in a message or a command printed for the user."""
-    parts = urlsplit(url)
-    if parts.password is not None:
-        host = parts.netloc.rsplit("@", 1)[-1]
-        parts = parts._replace(netloc=f"{parts.username or ''}:***@{host}")
-    if "password" in parts.query.lower():
-        query = re.sub(r"(?i)(^|&)(password=)[^&]*", r"\1\2***", parts.query)
-        parts = parts._replace(query=query)
-    return urlunsplit(parts)
 
 
 class Location(str):

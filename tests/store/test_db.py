@@ -188,6 +188,29 @@ def test_a_mistyped_postgresql_url_is_named_not_made_a_file(
     assert (work / "postgres:reviews").is_file()
 
 
+@pytest.mark.sqlite_only  # the file asked for by name is a SQLite file
+@pytest.mark.parametrize(
+    ("location", "said"),
+    [
+        ("postgresql+psycopg://u:secret@h/d", "not a PostgreSQL URL"),
+        ("postgresq://u:secret@h/d", "not a database reviewer opens"),
+        ("sqlite:///reviews.db", "a SQLite database a file path"),
+    ],
+)
+def test_another_url_is_named_with_the_forms_reviewer_opens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, location: str, said: str
+) -> None:
+    """A URL reviewer does not open (a driver in the scheme, a typo, SQLAlchemy's SQLite form)
+    is told apart from a missing folder, its password hidden, and makes no file."""
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    with pytest.raises(StoreError, match=said) as refused:
+        open_store(location)
+    assert "secret" not in str(refused.value) and "folder" not in str(refused.value)
+    assert list(work.iterdir()) == []
+
+
 @pytest.mark.parametrize("kind", ["fifo", "device"])
 def test_a_path_that_is_not_a_regular_file_is_named(tmp_path: Path, kind: str) -> None:
     if kind == "fifo":
