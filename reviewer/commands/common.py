@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 import click
@@ -167,14 +169,21 @@ def progress_console() -> Any:
     return Console(file=err.raw if isinstance(err, SafeStream) else err)
 
 
-def cli_store(ctx: click.Context, code: int = 1) -> Store:
+def cli_store(ctx: click.Context, code: int = 1, *, needs_runs: bool = False) -> Store:
     """The database named by ``--db``, opened and migrated; a one-line failure (exit ``code``) when it
-    is not ours."""
-    from reviewer.workflows.store_access import StoreError, open_store
+    is not ours, or with ``needs_runs`` (a command that reads runs) when it does not exist."""
+    from reviewer.store.db import TEST_SERVER_VAR, is_url
+    from reviewer.workflows.store_access import StoreError, open_store, shown_db
 
     path = ctx.obj["db"]
     ctx.obj["error_code"] = code  # a store failure later in the command exits with it too
     ctx.obj["as_json"] = _wants_json()  # … and says so in JSON too
+    # a command that reads runs, on a database file that does not exist (a mistyped --db): said
+    # before anything is made, so that nothing is left behind (under the tests' PostgreSQL mode a
+    # file name stands for a database)
+    local = not is_url(path) and not os.environ.get(TEST_SERVER_VAR)
+    if needs_runs and local and not Path(path).exists():
+        fail(f"no database {shown_db(path)}; import some first: reviewer import PATH", code)
     try:
         db = open_store(path, on_wait=lambda message: click.echo(f"reviewer: {message}", err=True))
     except StoreError as e:

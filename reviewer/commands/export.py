@@ -149,7 +149,7 @@ def export(
         append=append,
         redact=redact,
     )
-    with cli_store(ctx) as db:
+    with cli_store(ctx, needs_runs=True) as db:
         require_runs(db, ctx, list(runs))
         try:
             summary = export_regression_tasks(db, request)

@@ -114,7 +114,7 @@ def report(
 
     ks = _parse_k(k)
     _pause_gc(ctx)
-    db = cli_store(ctx)
+    db = cli_store(ctx, needs_runs=True)
     selected = require_runs(db, ctx, list(runs))
     try:
         _, each = report_stream(
@@ -236,7 +236,7 @@ def compare(
 
     _check_k(None if k is None else [k])
     _pause_gc(ctx)
-    db = cli_store(ctx)
+    db = cli_store(ctx, needs_runs=True)
     require_runs(db, ctx, [old, new])
     try:
         view = view_comparison(db, old, new, k=k, seed=seed, outcome=source)

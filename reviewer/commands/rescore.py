@@ -40,7 +40,7 @@ def rescore(ctx: click.Context, run: str, threshold: str, dry_run: bool, as_json
         x = check_threshold(threshold)
     except RescoreError as e:
         fail(str(e), 2)
-    with cli_store(ctx) as db:
+    with cli_store(ctx, needs_runs=True) as db:
         require_runs(db, ctx, [run])
         try:
             result = rescore_run(db, run, x, apply=not dry_run)

@@ -96,7 +96,7 @@ def trials(
         sort=sort,
         ascending=ascending,
     )
-    with cli_store(ctx) as db:
+    with cli_store(ctx, needs_runs=True) as db:
         require_runs(db, ctx, [run] if run else [])
         try:
             listing = list_trials(db, f, limit=limit)

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from reviewer.store import open_store
+from tests.conftest import on_postgres
 from tests.export.conftest import invoke, read_lines
 
 
@@ -130,6 +131,12 @@ def test_overwrite_append_and_errors_are_one_line(sample_db: Path) -> None:
 
 
 def test_export_on_an_empty_database_says_so() -> None:
+    code, _, err = invoke("--db", "empty.db", "export")
+    assert code == 1
+    missing = "no runs in" if on_postgres() else "no database"  # a test's name for a database
+    assert err == f"reviewer: {missing} empty.db; import some first: reviewer import PATH\n"
+    assert not Path("empty.db").exists()  # a mistyped --db is not left behind
+    open_store("empty.db").close()  # made, and empty
     code, _, err = invoke("--db", "empty.db", "export")
     assert code == 1
     assert err == "reviewer: no runs in empty.db; import some first: reviewer import PATH\n"
