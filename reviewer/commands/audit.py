@@ -29,9 +29,8 @@ def audit(ctx: click.Context, runs: Sequence[str], as_json: bool) -> None:
     from reviewer.text import json_ready, visible
     from reviewer.workflows.audit import audit_runs, not_kept_line
 
-    db = cli_store(
-        ctx, 2, needs_runs=True
-    )  # a finding is exit 0; a failure (unknown run, locked store) is 2
+    # a finding is exit 0; a failure (unknown run, locked store, no database) is 2
+    db = cli_store(ctx, 2, needs_runs=True)
     selected = require_runs(db, ctx, list(runs))
     progress = not as_json and sys.stderr.isatty()  # "auditing RUN…" only on a terminal
     results = audit_runs(

@@ -88,7 +88,7 @@ def cluster(
             fail("--score clusters nothing and asks no judge: give it without --with-judge")
         _score(ctx, run, as_json)
         return
-    with cli_store(ctx, 2, needs_runs=True) as db:
+    with cli_store(ctx, needs_runs=True, missing_code=2) as db:
         require_runs(db, ctx, [run] if run else [], 2)
         if not stored:
             progress = None
@@ -172,7 +172,7 @@ def _score(ctx: click.Context, run: str | None, as_json: bool) -> None:
     from reviewer.workflows.cluster_score import score_clusters
     from reviewer.workflows.clusters import ClusterJobError, summary_line, tag_line
 
-    with cli_store(ctx, 2, needs_runs=True) as db:
+    with cli_store(ctx, needs_runs=True, missing_code=2) as db:
         require_runs(db, ctx, [run] if run else [], 2)
         try:
             result = score_clusters(db)

@@ -169,9 +169,12 @@ def progress_console() -> Any:
     return Console(file=err.raw if isinstance(err, SafeStream) else err)
 
 
-def cli_store(ctx: click.Context, code: int = 1, *, needs_runs: bool = False) -> Store:
+def cli_store(
+    ctx: click.Context, code: int = 1, *, needs_runs: bool = False, missing_code: int | None = None
+) -> Store:
     """The database named by ``--db``, opened and migrated; a one-line failure (exit ``code``) when it
-    is not ours, or with ``needs_runs`` (a command that reads runs) when it does not exist."""
+    is not ours, or with ``needs_runs`` (a command that reads runs) when it does not exist (exit
+    ``missing_code``, the code its "no runs" has, else ``code``)."""
     from reviewer.store.db import TEST_SERVER_VAR, is_url
     from reviewer.workflows.store_access import StoreError, open_store, shown_db
 
@@ -183,7 +186,8 @@ def cli_store(ctx: click.Context, code: int = 1, *, needs_runs: bool = False) ->
     # file name stands for a database)
     local = not is_url(path) and not os.environ.get(TEST_SERVER_VAR)
     if needs_runs and local and not Path(path).exists():
-        fail(f"no database {shown_db(path)}; import some first: reviewer import PATH", code)
+        message = f"no database {shown_db(path)}; import some first: reviewer import PATH"
+        fail(message, code if missing_code is None else missing_code)
     try:
         db = open_store(path, on_wait=lambda message: click.echo(f"reviewer: {message}", err=True))
     except StoreError as e:

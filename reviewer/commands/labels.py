@@ -139,7 +139,7 @@ def sample(
     if per_trial is not None and not shared:
         fail("--labels-per-trial needs --shared (a queue of one labeler labels each trial once)", 2)
     who = _config().labeler_name(labeler or (ctx.obj or {}).get("labeler"))
-    db = cli_store(ctx, 2, needs_runs=True)
+    db = cli_store(ctx, needs_runs=True, missing_code=2)
     require_runs(db, ctx, list(runs), 2)
     try:
         made = make_queue(
