@@ -95,7 +95,10 @@ def attribute(
 def render_flakiness(tasks: Iterable[TaskFlakiness], limit: int | None = None) -> str:
     """The flaky tasks as a table, or one line saying there are none; with ``limit``, only that many
     (those with the most failures) and a line saying how many more; the shares are over all."""
+    tasks = list(tasks)
     every = [t for t in tasks if t.flaky]
+    if not tasks:  # every trial unscored: nothing passed or failed
+        return "Where the flakiness comes from: no scored trial to tell a flaky task by"
     if not every:
         return "Where the flakiness comes from: no flaky task (every task passed all or none)"
     flaky = every

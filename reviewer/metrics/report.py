@@ -115,8 +115,11 @@ def render_passk(
         )
     for k in report.k:
         left_out = report.excluded.get(k, 0)
-        if left_out:
-            kept = len(report.tasks) - left_out
+        kept = len(report.tasks) - left_out
+        if left_out and not kept:  # nothing to average, and no bounds worth a line
+            have = "a scored trial" if k == 1 else f"{k} {'scored ' if scored_note else ''}trials"
+            lines.append(f"note: no task has {have}: no k={k} average")
+        elif left_out:
             lines.append(
                 f"note: the k={k} averages use {kept} of {len(report.tasks)} tasks; "
                 f"{left_out} with fewer than {k} {'scored ' if scored_note else ''}trials are left out"
@@ -312,10 +315,13 @@ def render_distributions(
     lines.append(
         f"cost / task (mean over tasks of the mean attempt cost): {_money(run.cost_per_task.mean)}"
     )
-    if run.cost_per_trial.missing or run.latency.missing:
-        lines.append(
-            f"note: cost unknown for {run.cost_per_trial.missing} trials, latency for {run.latency.missing}"
-        )
+    unknown = [
+        f"{what} unknown for {n:,} trial{'' if n == 1 else 's'}"
+        for what, n in (("cost", run.cost_per_trial.missing), ("latency", run.latency.missing))
+        if n
+    ]
+    if unknown:
+        lines.append("note: " + ", ".join(unknown))
     if run.violation_trials:
         parts = [
             f"{rule} {_pct(rate)} ({run.violation_trials[rule]} of {run.n_trials})"

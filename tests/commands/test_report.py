@@ -274,3 +274,18 @@ def test_long_task_ids_are_cut_in_the_middle_unless_two_would_look_alike(tmp_pat
     code, out, _ = invoke("--db", db, "trials", "--run", "mid")
     names = [line.split()[1] for line in out.splitlines()[1:]]
     assert len(set(names)) == 3 and all(len(n) <= 32 and "…" in n for n in names), out
+
+
+def test_a_run_with_no_scored_trial_says_so_plainly(tmp_path: Path) -> None:
+    """Every trial unscored (a production log, an OpenHands run without a report): no average to
+    bound, no flakiness to tell, and the unknown latency said without a count of zero for cost."""
+    recs = [native_trial(t, trial=1, outcome=None, usage={"cost_usd": 0.01}) for t in ("a", "b")]
+    db = str(tmp_path / "r.db")
+    code, _, err = invoke("--db", db, "import", str(write_jsonl(tmp_path / "u.jsonl", recs)))
+    assert code == 0, err
+    code, out, err = invoke("--db", db, "report")
+    assert code == 0, err
+    assert "note: no task has a scored trial: no k=1 average" in out, out
+    assert "fewer than 1" not in out and "with each at 0 or at 1" not in out, out
+    assert "note: latency unknown for 2 trials" in out and "cost unknown" not in out, out
+    assert "Where the flakiness comes from: no scored trial to tell a flaky task by" in out, out

@@ -45,6 +45,7 @@ def test_each_failure_goes_to_the_first_source_that_explains_it() -> None:
     assert text.splitlines()[2].split() == ["a", "6", "5", "1", "2", "1", "1"]
     assert "all flaky tasks: infrastructure errors 20%, judge disagrees 40%" in text
     assert render_flakiness([b, c]).endswith("no flaky task (every task passed all or none)")
+    assert render_flakiness([]).endswith("no scored trial to tell a flaky task by")
 
 
 def test_a_human_label_outranks_the_judge() -> None:
