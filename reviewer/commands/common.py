@@ -175,8 +175,13 @@ def cli_store(
     """The database named by ``--db``, opened and migrated; a one-line failure (exit ``code``) when it
     is not ours, or with ``needs_runs`` (a command that reads runs) when it does not exist (exit
     ``missing_code``, the code its "no runs" has, else ``code``)."""
-    from reviewer.store.db import TEST_SERVER_VAR, is_url
-    from reviewer.workflows.store_access import StoreError, open_store, shown_db
+    from reviewer.workflows.store_access import (
+        TEST_SERVER_VAR,
+        StoreError,
+        is_url,
+        open_store,
+        shown_db,
+    )
 
     path = ctx.obj["db"]
     ctx.obj["error_code"] = code  # a store failure later in the command exits with it too

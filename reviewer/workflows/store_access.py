@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from reviewer.store.db import TEST_SERVER_VAR as TEST_SERVER_VAR
 from reviewer.store.db import Store as Store
 from reviewer.store.db import StoreError as StoreError
 from reviewer.store.db import describe_error as describe_error
