@@ -122,7 +122,7 @@ def trials(
                 "-" if r.cost_usd is None else f"${r.cost_usd:.4f}",
                 "-" if r.latency_s is None else f"{r.latency_s:.1f}s",
                 str(r.tool_errors),
-                " ".join((r.reason or "").split())[:60],
+                _cut(" ".join((r.reason or "").split()), 60),
             )
         )
     widths = [min(32, max(len(row[i]) for row in table)) for i in range(len(head) - 1)]
@@ -146,3 +146,8 @@ def trials(
     )
     total = listing.page.total
     click.echo(f"{len(rows):,} of {total:,} trials, {order}", err=True)
+
+
+def _cut(text: str, room: int) -> str:
+    """``text`` in at most ``room`` characters, "…" saying where it was cut."""
+    return text if len(text) <= room else text[: room - 1] + "…"

@@ -274,6 +274,17 @@ def test_long_task_ids_are_cut_in_the_middle_unless_two_would_look_alike(tmp_pat
     code, out, _ = invoke("--db", db, "trials", "--run", "mid")
     names = [line.split()[1] for line in out.splitlines()[1:]]
     assert len(set(names)) == 3 and all(len(n) <= 32 and "…" in n for n in names), out
+    # a long reason, the trials list's last column, says where it is cut
+    why = {"passed": False, "reason": "the agent refunded the wrong order " * 4}
+    invoke(
+        "--db",
+        db,
+        "import",
+        str(write_jsonl(tmp_path / "why.jsonl", [native_trial("w", run="why", outcome=why)])),
+    )
+    code, out, _ = invoke("--db", db, "trials", "--run", "why")
+    line = out.splitlines()[1]
+    assert line.endswith("wrong order the agent refunded the w…") and "  the agent" in line, out
 
 
 def test_a_run_with_no_scored_trial_says_so_plainly(tmp_path: Path) -> None:
