@@ -36,12 +36,17 @@ def _visible(m: re.Match[str]) -> str:
 
 def visible(s: object, *, single_line: bool = False) -> str:
     """Plain string with every unsafe code point made visible (tabs become spaces)."""
-    text = s if isinstance(s, str) else str(s)
-    text = text.replace("\r\n", "\n").replace("\t", "    ")
-    text = _UNSAFE.sub(_visible, text)
-    if single_line:
-        text = text.replace("\n", " ⏎ ")
-    return text
+    text = _UNSAFE.sub(_visible, _laid_out(s if isinstance(s, str) else str(s)))
+    return _one_line(text) if single_line else text
+
+
+def _laid_out(text: str) -> str:
+    """``text`` with Windows line ends as newlines and tabs as four spaces."""
+    return text.replace("\r\n", "\n").replace("\t", "    ")
+
+
+def _one_line(text: str) -> str:
+    return text.replace("\n", " ⏎ ")
 
 
 #: The most characters a name takes in a text table's first column (a task id of a few hundred
@@ -86,8 +91,7 @@ def _quoted(name: str) -> str:
     """A name in a message: on one line (a line break shown as ⏎, a tab as spaces, as
     :func:`visible` shows them; the rest is made visible where the message is printed, and kept
     in ``--json``), cut in the middle past ``MESSAGE_NAME_ROOM``, in single quotes."""
-    one_line = name.replace("\r\n", "\n").replace("\t", "    ").replace("\n", " ⏎ ")
-    return f"'{elide_middle(one_line, MESSAGE_NAME_ROOM)}'"
+    return f"'{elide_middle(_one_line(_laid_out(name)), MESSAGE_NAME_ROOM)}'"
 
 
 def terminal_safe(text: str) -> str:

@@ -45,7 +45,7 @@ from reviewer.metrics.noise import (
     task_intervals,
 )
 from reviewer.metrics.passk import pass_hat_k_exact
-from reviewer.text import distinct_elisions, elide_middle, table_names, visible
+from reviewer.text import elide_middle, table_names, visible
 
 __all__ = [
     "BUCKETS",
@@ -662,11 +662,11 @@ def _narrow_lines(cmp: Comparison, max_tasks: int | None, width: int) -> list[An
                 f"{'task':<{wt}}{'old c/n':>8}{'new c/n':>8}{'old ' + hk:>9}{'new ' + hk:>9}{'delta':>7}  bucket"
             )
         )
-        ids = distinct_elisions(sorted({_visible(t.task_id) for t in shown}), max(4, wt - 1))
-        for t in shown:
+        ids = table_names([t.task_id for t in shown], max(4, wt - 1))
+        for t, tid in zip(shown, ids, strict=True):
             d = "n/a" if t.delta is None else f"{t.delta:+.2f}"
             line = Text(
-                f"{ids[_visible(t.task_id)]:<{wt}}{f'{t.old_c}/{t.old_n}':>8}"
+                f"{tid:<{wt}}{f'{t.old_c}/{t.old_n}':>8}"
                 f"{f'{t.new_c}/{t.new_n}':>8}{format_value(t.old_pass_hat, 'rate'):>9}"
                 f"{format_value(t.new_pass_hat, 'rate'):>9}{d:>7}  "
             )

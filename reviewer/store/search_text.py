@@ -79,7 +79,7 @@ def tsvector_literal(text: str) -> str:
         # under MAX_LITERAL as the server counts it: a word of n bytes read from n + 1 or more
         # takes at most n + 4 + 2 a place (lower-casing may lengthen a character, hence the
         # margin for other text)
-        return " ".join(f"'{word}':{','.join(map(str, at[:MAX_PLACES]))}" for word, at in kept)
+        return " ".join(_entry(word, at[:MAX_PLACES]) for word, at in kept)
     out: list[str] = []
     size = 0
     for word, at in kept:  # as the server counts a tsvector's size: bytes, and 2 a place
@@ -87,5 +87,10 @@ def tsvector_literal(text: str) -> str:
         size += len(word.encode()) + 4 + 2 * len(at)
         if size > MAX_LITERAL:
             break
-        out.append(f"'{word}':{','.join(map(str, at))}")
+        out.append(_entry(word, at))
     return " ".join(out)
+
+
+def _entry(word: str, places: list[int]) -> str:
+    """A word of a tsvector literal with its places: ``'word':1,5``."""
+    return f"'{word}':{','.join(map(str, places))}"
