@@ -311,7 +311,7 @@ def summary_json(summary: ImportSummary, check: bool) -> dict[str, Any]:
         "updated": summary.updated,
         "valid": summary.checked if check else None,
         "runs": sorted(summary.runs),
-        "tasks": len(summary.tasks),
+        "tasks": len(summary.task_ids),
         "files": [
             {
                 "file": f.file,

@@ -76,7 +76,13 @@ class ImportSummary:
 
     @property
     def tasks(self) -> set[tuple[str, str]]:
+        """The (run, task) pairs the files hold."""
         return {t for f in self.files for t in f.tasks}
+
+    @property
+    def task_ids(self) -> set[str]:
+        """The tasks the files hold, whatever their runs: two runs of the same 50 tasks hold 50."""
+        return {task for f in self.files for _run, task in f.tasks}
 
     @property
     def failed_files(self) -> list[FileResult]:
@@ -427,7 +433,7 @@ def _summary_lines(summary: ImportSummary, check: bool, max_skips: int) -> list[
         return out  # only task lists or pair judgements: told about above or by their own lines
     if summary.errors and not summary.files:
         return out  # nothing was read: the refusal above says why
-    runs, tasks = len(summary.runs), len(summary.tasks)
+    runs, tasks = len(summary.runs), len(summary.task_ids)
     if check:
         out.append(
             f"checked {len(read)} file{_s(len(read))}: {summary.checked} valid trial"

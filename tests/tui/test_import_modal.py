@@ -45,7 +45,7 @@ async def test_importing_the_sample_folder_in_the_app_matches_the_cli(tmp_path: 
         await app.workers.wait_for_complete()
         await pilot.pause()
         status = str(app.screen.query_one("#import-status", Static).render())
-        assert "imported 88 trials (2 runs, 13 tasks)" in status
+        assert "imported 88 trials (2 runs, 8 tasks)" in status
         assert "rules: 3 from" in status and "rubric: " in status
         assert app.rubric is not None and app.rubric.ref == from_cli[3]
 

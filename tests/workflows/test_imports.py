@@ -55,6 +55,21 @@ def test_import_native_and_again_adds_nothing(tmp_path: Path) -> None:
     assert count(Path("x.db")) == 3
 
 
+def test_the_summary_counts_tasks_not_run_task_pairs(tmp_path: Path) -> None:
+    """Two runs of the same two tasks hold two tasks (it said four); a task of one run only adds
+    one; --check and --json count alike."""
+    recs = [native_trial(t, run=r) for r in ("v1", "v2") for t in ("a", "b")]
+    recs.append(native_trial("c", run="v2"))
+    f = write_jsonl(tmp_path / "r.jsonl", recs)
+    code, _, err = run_cli("--db", "x.db", "import", "--check", str(f))
+    assert "5 valid trials (2 runs, 3 tasks)" in err, err
+    code, out, err = run_cli("--db", "x.db", "import", "--json", str(f))
+    assert code == 0, err
+    assert json.loads(out)["tasks"] == 3
+    code, _, err = run_cli("--db", "y.db", "import", str(f))
+    assert "imported 5 trials (2 runs, 3 tasks)" in err, err
+
+
 def test_the_summary_names_the_runs_it_read(tmp_path: Path) -> None:
     """The runs are named after the count line (what `report --run` takes): sorted, a hostile
     name made visible on one line and quoted, past eight the rest counted; --check names them too;
@@ -68,7 +83,7 @@ def test_the_summary_names_the_runs_it_read(tmp_path: Path) -> None:
     assert err.splitlines()[1] == want + " and 3 more", err
     code, _, err = run_cli("--db", "x.db", "import", str(f))
     lines = err.splitlines()
-    assert lines[0].startswith("imported 11 trials (11 runs, 11 tasks)") and lines[1] == (
+    assert lines[0].startswith("imported 11 trials (11 runs, 1 task)") and lines[1] == (
         want + " and 3 more"
     ), err
     code, _, err = run_cli(
