@@ -91,9 +91,29 @@ def _identifiers(text: str) -> frozenset[str]:
             _IDS.clear()
             _NOT_IDS.clear()
             new = tokens
-        for t in new:
-            (_IDS if 4 <= len(t) <= 100 and _is_identifier(t) else _NOT_IDS).add(t)
+        found = identifiers_among(new)
+        _IDS.update(found)
+        _NOT_IDS.update(new - found)
     return frozenset(tokens & _IDS)
+
+
+#: A line that is one identifier (``is_identifier``'s rules, for a token of ``_TOKEN``): 4 to 100
+#: characters, not a date or a time, and a digit with a letter, six digits, or five capitals
+#: alone (with ``_`` and ``-``).
+_IDENTIFIER_LINE = re.compile(
+    r"^(?=[^\n]{4,100}$)"
+    r"(?!\d{4}-\d{2}-\d{2}(?:[T ][^\n]*)?$|\d{1,2}:\d{2}(?::\d{2})?$)"
+    r"(?:(?=[^\n\d]*\d)(?:(?=[^\n]*[A-Za-z])|(?:[^\n\d]*\d){6})"
+    r"|(?=(?:[^\nA-Z]*[A-Z]){5})[A-Z_\-]+$)"
+    r"[^\n]*",
+    re.MULTILINE,
+)
+
+
+def identifiers_among(tokens: set[str]) -> set[str]:
+    """The identifiers among TOKENS (words of ``_TOKEN``), sorted out by one expression over
+    them all (a call per token was a third of reading a text full of new identifiers)."""
+    return set(_IDENTIFIER_LINE.findall("\n".join(tokens)))
 
 
 def identifiers(text: str | None) -> frozenset[str]:

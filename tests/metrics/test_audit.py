@@ -9,8 +9,17 @@ from math import comb
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from reviewer.metrics.audit_trial import identifiers, is_identifier, is_write_tool
+from reviewer.metrics.audit_trial import (
+    _TOKEN,
+    _is_identifier,
+    identifiers,
+    identifiers_among,
+    is_identifier,
+    is_write_tool,
+)
 from reviewer.metrics.audit_types import MAX_KEPT
 from reviewer.metrics.trend import ALPHA, trend_test
 from reviewer.store import open_store
@@ -221,6 +230,43 @@ def test_words_of_tool_names_and_identifiers() -> None:
     assert not is_identifier("2024-05-20") and not is_identifier("2024-05-02T06:02:56")
     assert not is_identifier("Hello") and not is_identifier("economy")
     assert identifiers('{"reservation_id": "4WQ150", "date": "2024-05-20"}') == {"4WQ150"}
+
+
+#: Tokens as ``_TOKEN`` finds them, drawn to land on every edge of ``is_identifier``: dates and
+#: times, digits with and without letters, runs of capitals with ``_`` and ``-``, lengths 4 and 100.
+_token_parts = st.sampled_from(
+    [
+        "2024-05-20",
+        "T06:02:56",
+        "12:30",
+        "1:05:59",
+        "W",
+        "Q",
+        "HAT",
+        "hat",
+        "_",
+        "-",
+        "#",
+        ".",
+        ":",
+        "/",
+    ]
+    + list("0123456789ABZaz")
+)
+_tokens = (
+    st.lists(_token_parts, min_size=1, max_size=40)
+    .map("".join)
+    .filter(lambda t: _TOKEN.fullmatch(t) is not None)
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    st.sets(_tokens | st.sampled_from(["A" * 100, "A" * 101, "1a" * 50, "1a" * 51]), max_size=12)
+)
+def test_identifiers_sorted_out_together_are_those_sorted_out_one_by_one(tokens: set[str]) -> None:
+    want = {t for t in tokens if 4 <= len(t) <= 100 and _is_identifier(t)}
+    assert identifiers_among(tokens) == want
 
 
 def test_same_latency_without_token_counts_is_no_copy() -> None:
