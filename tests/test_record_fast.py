@@ -118,3 +118,102 @@ def test_a_stored_record_written_by_hand_is_read_as_the_standard_library_reads_i
         decode('{"messages": [], "reason": "\ud800"}', run="r", task_id="t", trial=1).reason
         == "\ud800"
     )
+
+
+@settings(max_examples=300, deadline=None)
+@given(values)
+def test_a_record_written_in_c_holds_what_the_standard_library_would_write(value: Any) -> None:
+    """``dumps`` (msgspec) writes the same JSON value as ``json.dumps(..., ensure_ascii=False,
+    default=str)``: the same types, key order and text, whatever it holds (control characters,
+    line separators, 64-bit edges, lone surrogates, which it leaves to the standard library)."""
+    from reviewer.record import dumps
+
+    text = dumps(value)
+    assert isinstance(text, str)
+    assert same(json.loads(text), json.loads(json.dumps(value, ensure_ascii=False, default=str)))
+
+
+def test_what_json_has_no_type_for_is_written_as_text_and_a_lone_surrogate_kept() -> None:
+    from reviewer.record import dumps
+
+    class Odd:
+        def __str__(self) -> str:
+            return "odd"
+
+    assert json.loads(dumps({"a": Odd(), "b": [1, "é\u2028"]})) == {"a": "odd", "b": [1, "é\u2028"]}
+    assert dumps({"x": "\ud800"}) == '{"x": "\ud800"}'  # as json.dumps writes it
+
+
+#: Values holding, here and there, what the store cannot keep: NaN, ±Infinity, integers past 64
+#: bits, lone surrogates in text and in keys, and (wrapped below) nesting past MAX_DEPTH.
+unfit_scalars = (
+    scalars
+    | st.sampled_from([float("nan"), float("inf"), -float("inf"), 2**63, -(2**63) - 1, 2**70])
+    | st.sampled_from(["\ud800", "a\udfffb", "é\ud83d"])
+)
+unfit_values = st.recursive(
+    unfit_scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(max_size=4) | st.just("k\udc00"), inner, max_size=4)
+    ),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(unfit_values, st.integers(min_value=0, max_value=3))
+def test_the_quick_walk_flags_exactly_what_the_naming_walk_names(value: Any, deep: int) -> None:
+    """``json_problem`` passes a clean value after a walk without paths and names the field only
+    when that walk found something: the two walks agree on every value, nested near the limit
+    or not."""
+    from reviewer.record import _named_problem, _suspect, json_problem
+
+    if deep:
+        for _ in range(MAX_DEPTH - 2 + deep):
+            value = [value]
+    if not isinstance(value, dict | list):
+        value = [value]
+    named = _named_problem(value)
+    assert _suspect(value) == (named is not None)
+    assert json_problem(value) == named
+
+
+clean_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**63 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    clean_values,
+    st.sampled_from(
+        [float("nan"), float("inf"), -float("inf"), 2**63, -(2**63) - 1, 2**70, "\ud800", "é\udfff"]
+    ),
+    st.sampled_from(["value", "item", "key"]),
+    st.integers(min_value=0, max_value=3),
+)
+def test_one_unfit_value_anywhere_in_a_clean_one_is_found_and_named(
+    value: Any, bad: Any, place: str, depth: int
+) -> None:
+    """A clean value passes both walks; the same with one unfit scalar put in an object, an array
+    or (text) a key, at some depth, is flagged by the quick walk and named by the other."""
+    from reviewer.record import _named_problem, _suspect, json_problem
+
+    clean = value if isinstance(value, dict | list) else [value]
+    assert not _suspect(clean) and json_problem(clean) is None
+    if place == "key" and not isinstance(bad, str):
+        place = "value"
+    holder: Any = {"k": bad} if place == "value" else [bad] if place == "item" else {bad: 1}
+    for i in range(depth):
+        holder = [clean, holder] if i % 2 else {"x": clean, "y": holder}
+    named = _named_problem(holder)
+    assert named is not None and _suspect(holder) and json_problem(holder) == named

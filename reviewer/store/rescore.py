@@ -15,9 +15,8 @@ from dataclasses import dataclass, field
 from decimal import ROUND_DOWN, ROUND_UP, Decimal
 
 from reviewer.models import FAIL, PASS, REWARD_PASS_EPSILON, threshold_text
-from reviewer.record import decode, encode
+from reviewer.record import decode, dumps, encode
 from reviewer.store.db import Store
-from reviewer.store.writer import _METADATA_JSON
 
 #: The metadata key a threshold that decided a trial's outcome is kept under.
 THRESHOLD_KEY = "pass_threshold"
@@ -173,7 +172,7 @@ def _apply(
                     int(passes),
                     int(passes),
                     PASS if passes else FAIL,
-                    _METADATA_JSON.encode(trial.metadata),
+                    dumps(trial.metadata),
                     encode(trial),
                     seq,
                 ],

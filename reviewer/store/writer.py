@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reviewer.models import Trial
-from reviewer.record import decode, encode, flat_args_json
+from reviewer.record import decode, dumps, encode, flat_args_json
 from reviewer.store.db import Store
 from reviewer.store.search_text import search_text, system_text, tsvector_literal
 from reviewer.store.summaries import take_in_verdicts
@@ -45,10 +45,6 @@ _VERDICT_SQL = (
     "INSERT OR IGNORE INTO verdicts (trial_id, judge, verdict, rationale, model, rubric, cost_usd, "
     "source, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
-
-
-#: As ``json.dumps(metadata, ensure_ascii=False, default=str)``, made once (not a call apiece).
-_METADATA_JSON = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
 def scan(t: Trial) -> tuple[str, str, int, int, int]:
@@ -303,7 +299,7 @@ def _trial_row(
         err.message if err else None,
         t.termination,
         t.instruction,
-        _METADATA_JSON.encode(t.metadata) if t.metadata else None,
+        dumps(t.metadata) if t.metadata else None,
         encode(t),
         source_file,
         t.source_line,
