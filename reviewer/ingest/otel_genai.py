@@ -115,7 +115,7 @@ def parse(path: Path) -> Iterator[Record]:
     for trace_id, spans in traces.items():
         if problem := json_problem(
             [{k: v for k, v in s.items() if k != "_resource"} for s in spans]
-        ):
+        ) or _resource_problem(spans):
             yield Skip(file, first_line[trace_id], f"trace {trace_id}: {problem}")
             continue
         try:
@@ -124,6 +124,16 @@ def parse(path: Path) -> Iterator[Record]:
             yield Skip(file, first_line[trace_id], f"trace {trace_id}: {exc}")
         except (TypeError, ValueError, AttributeError, KeyError) as exc:
             yield Skip(file, first_line[trace_id], f"trace {trace_id}: malformed spans: {exc!r}")
+
+
+def _resource_problem(spans: list[dict[str, Any]]) -> str | None:
+    """What in the resources of a trace's spans the store cannot keep (``resource.KEY: why``): a
+    resource attribute (``service.name``) goes into the trial's metadata as it is."""
+    resources = {id(r): r for s in spans if isinstance(r := s.get("_resource"), dict)}
+    for resource in resources.values():
+        if problem := json_problem({"resource": resource}):
+            return problem
+    return None
 
 
 def _spans(request: dict[str, Any]) -> Iterator[Any]:

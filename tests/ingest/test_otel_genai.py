@@ -181,6 +181,30 @@ def test_hostile_spans_never_raise(tmp_path: Path) -> None:
         list(otel_genai.parse(f))
 
 
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        ("NaN", "resource.service.name: NaN is not a number"),
+        ("1e400", "resource.service.name: Infinity is not a number"),
+        ("99999999999999999999999", "resource.service.name: integer out of range"),
+        ('"\\ud800"', "resource.service.name: has a lone surrogate"),
+    ],
+)
+def test_a_resource_attribute_the_store_cannot_keep_skips_its_trace(
+    tmp_path: Path, value: str, why: str
+) -> None:
+    """A resource attribute goes into every trial's metadata as it is: a value the store cannot
+    keep there skips the traces it belongs to, named, as one in a span does (it was stored)."""
+    text = FILE.read_text(encoding="utf-8")
+    assert text.count('"stringValue": "agents-demo"') == 1
+    f = tmp_path / "t.json"
+    f.write_text(text.replace('"stringValue": "agents-demo"', f'"stringValue": {value}'))
+    items = list(otel_genai.parse(f))
+    skips = [i for i in items if isinstance(i, Skip)]
+    assert len(skips) == 2 and not any(isinstance(i, Trial) for i in items), items
+    assert all(why in s.reason for s in skips), skips
+
+
 def test_the_fixture_is_sniffed_as_otel() -> None:
     assert ingest.sniff(FILE) is otel_genai
 
