@@ -280,21 +280,10 @@ def _suspect(value: dict[str, Any] | list[Any]) -> bool:
         if depth >= MAX_DEPTH:
             return True
         if type(v) is dict:
-            for k, x in v.items():
+            for k in v:
                 if not k.isascii() and _SURROGATE.search(k):
                     return True
-                t = type(x)
-                if t is str:
-                    if not x.isascii() and _SURROGATE.search(x):
-                        return True
-                elif t is dict or t is list:
-                    push((x, depth + 1))
-                elif t is float:
-                    if x - x != 0.0:  # NaN or ±Infinity
-                        return True
-                elif t is int and not -_INT64 <= x < _INT64:
-                    return True
-            continue
+            v = v.values()
         for x in v:
             t = type(x)
             if t is str:
@@ -303,7 +292,7 @@ def _suspect(value: dict[str, Any] | list[Any]) -> bool:
             elif t is dict or t is list:
                 push((x, depth + 1))
             elif t is float:
-                if x - x != 0.0:
+                if x - x != 0.0:  # NaN or ±Infinity
                     return True
             elif t is int and not -_INT64 <= x < _INT64:
                 return True

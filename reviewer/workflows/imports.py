@@ -75,11 +75,6 @@ class ImportSummary:
         return {r for f in self.files for r in f.runs}
 
     @property
-    def tasks(self) -> set[tuple[str, str]]:
-        """The (run, task) pairs the files hold."""
-        return {t for f in self.files for t in f.tasks}
-
-    @property
     def task_ids(self) -> set[str]:
         """The tasks the files hold, whatever their runs: two runs of the same 50 tasks hold 50."""
         return {task for f in self.files for _run, task in f.tasks}
