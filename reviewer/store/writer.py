@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -187,12 +188,17 @@ def import_cache(db: Store) -> Iterator[None]:
         db.execute(f"PRAGMA wal_autocheckpoint={int(pages)}")
 
 
-def checkpoint(db: Store) -> None:
+def checkpoint(db: Store) -> str | None:
     """Copy what the write-ahead log holds into the database file (after an import's files), as far
-    as readers allow (never waiting for them); nothing is lost either way, the log is durable."""
+    as readers allow (never waiting for them); nothing is lost either way, the log is durable, so
+    a checkpoint SQLite cannot make (the disk full) is not an error: its reason is returned."""
     if db.dialect != "sqlite":
-        return
-    db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        return None
+    try:
+        db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+    except sqlite3.OperationalError as exc:
+        return str(exc)
+    return None
 
 
 def next_seq(db: Store) -> int:

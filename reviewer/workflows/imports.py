@@ -195,7 +195,12 @@ def import_paths(
         if result.cancelled:
             break
     if db is not None and not check:
-        checkpoint(db)  # the files' pages, logged with fewer checkpoints while they were written
+        # the files' pages, logged with fewer checkpoints while they were written
+        if (why := checkpoint(db)) is not None:
+            summary.notes.append(
+                f"the database's log could not be copied into its file ({why}): what was "
+                "imported is stored in the log; free some space before writing more"
+            )
         _register_rubric(db, paths, summary)
         from reviewer.workflows.audit import audit_after_import
 

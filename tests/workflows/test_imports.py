@@ -441,3 +441,32 @@ def test_the_page_cache_is_put_back(tmp_path: Path) -> None:
         with import_cache(db):
             assert db.execute("PRAGMA cache_size").fetchone()[0] == -IMPORT_CACHE_KIB
         assert db.execute("PRAGMA cache_size").fetchone()[0] == before
+
+
+@pytest.mark.sqlite_only  # SQLite's write-ahead log; PostgreSQL has no checkpoint to make
+def test_a_checkpoint_a_full_disk_refuses_is_told_and_the_import_stands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The trials are in the log once a file commits: a full disk that refuses the checkpoint after
+    the import (it said "disk is full" with no summary, the trials stored) is a warning under the
+    summary, and the import exits 0."""
+    import sqlite3
+
+    real = Store.execute
+
+    def execute(self: Store, sql: str, *args: object) -> object:
+        if sql.startswith("PRAGMA wal_checkpoint"):
+            raise sqlite3.OperationalError("database or disk is full")
+        return real(self, sql, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Store, "execute", execute)
+    f = write_jsonl(tmp_path / "r.jsonl", [native_trial("a"), native_trial("b")])
+    code, _, err = run_cli("--db", str(tmp_path / "x.db"), "import", str(f))
+    assert code == 0, err
+    assert "imported 2 trials (1 run, 2 tasks)" in err
+    assert (
+        "reviewer: warning: the database's log could not be copied into its file (database or "
+        "disk is full): what was imported is stored in the log" in err
+    )
+    monkeypatch.undo()
+    assert count(tmp_path / "x.db") == 2
