@@ -504,6 +504,25 @@ def decode(text: str | bytes, *, run: str, task_id: str, trial: int) -> Trial:
     return out
 
 
+def tool_arguments(text: str | bytes) -> list[Any]:
+    """Every tool call's arguments in a stored record, as :func:`decode` reads them (text holding
+    JSON parsed), without making the rest of the trial; ValueError when the record does not
+    read."""
+    try:
+        obj = _DECODER_C.decode(text)
+    except (ValueError, RecursionError):
+        obj = json.loads(text)
+    messages = obj.get("messages") if type(obj) is dict else None
+    out = []
+    for m in messages if type(messages) is list else ():
+        calls = m.get("tool_calls") if type(m) is dict else None
+        for c in calls if type(calls) is list else ():
+            if type(c) is dict and type(c.get("name")) is str:
+                args = c.get("arguments")
+                out.append(parse_arguments(args) if type(args) is str else args)
+    return out
+
+
 def native_text(text: str | bytes, *, run: str, task_id: str, trial: int) -> str:
     """A stored record as the whole native record again, identity first (for $PAGER and $EDITOR)."""
     obj = json.loads(text)

@@ -1079,3 +1079,15 @@ def m020_queue_leases(db: sqlite_utils.Database) -> None:
         CREATE INDEX IF NOT EXISTS queue_leases_trial ON queue_leases(trial_id);
         """,
     )
+
+
+@migrations()
+def m021_fts_arguments_as_written(db: sqlite_utils.Database) -> None:
+    """Tool calls' arguments are indexed with their text as written: before, JSON's escapes to
+    ASCII stood for every character past it (``Zürich`` was indexed as ``z`` and ``u00fcrich``, and
+    a search for it found nothing). The trials whose entry changes are indexed again
+    (``writer.reindex_arguments``; on PostgreSQL too, ``postgres.MIGRATIONS``)."""
+    from reviewer.store.writer import reindex_arguments
+
+    assert isinstance(db, Store)
+    reindex_arguments(db)

@@ -34,8 +34,19 @@ from reviewer.store.pg_sql import BulkInsert, bulk_insert, to_postgres
 
 #: The schema, written for PostgreSQL (statements separated by a line that is only ";;").
 SCHEMA_FILE = "schema_postgres.sql"
-#: The migrations (store/db.py's names) the PostgreSQL schema file holds, all of them so far.
+#: The migrations (store/db.py's names) the PostgreSQL schema file holds.
 BASELINE = "m020_queue_leases"
+
+
+def _m021(db: Any) -> None:
+    from reviewer.store.writer import reindex_arguments
+
+    reindex_arguments(db)
+
+
+#: The migrations after BASELINE, as PostgreSQL applies them to a database that lacks them (in
+#: order, each in the transaction that records it): a new database gets them too, on no data.
+MIGRATIONS: dict[str, Callable[[Any], None]] = {"m021_fts_arguments_as_written": _m021}
 
 NUL_SHOWN = "\u2400"
 
@@ -540,9 +551,22 @@ def open_postgres(
                 "version does not know); upgrade reviewer to open it (nothing was read or written)"
             )
         missing = [n for n in names if n not in done]
-        if missing:
+        if missing and migrate and all(n in MIGRATIONS for n in missing):
+            with db.transaction():
+                with _as_sqlite():
+                    done = applied(conn)  # another process may have applied them meanwhile
+                for name in (n for n in names if n not in done):
+                    MIGRATIONS[name](db)
+                    with _as_sqlite():
+                        conn.raw.execute(
+                            "INSERT INTO _reviewer_migrations (name, applied_at) VALUES (%s, %s)",
+                            (name, datetime.now(UTC).isoformat()),
+                        )
+            missing = []
+        unknown = [n for n in missing if n not in MIGRATIONS]
+        if unknown:
             raise StoreError(
-                f"{location}: its schema lacks {missing[0]}, which this version of reviewer "
+                f"{location}: its schema lacks {unknown[0]}, which this version of reviewer "
                 "cannot add on PostgreSQL; copy it to a new database with `reviewer copy`"
             )
     except StoreError:

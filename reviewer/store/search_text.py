@@ -7,8 +7,10 @@ import json
 import re
 import unicodedata
 from collections import defaultdict
+from typing import Any
 
 from reviewer.models import Trial
+from reviewer.record import flat_args_json
 
 # A word of the index on PostgreSQL: letters and digits (SQLite's unicode61 tokenizer's token
 # characters), lower-cased, diacritics taken off; anything else separates words.
@@ -34,14 +36,29 @@ def search_text(trial: Trial) -> str:
         for c in m.tool_calls:
             parts.append(c.name)
             if c.arguments:
-                parts.append(
-                    c.arguments if isinstance(c.arguments, str) else json.dumps(c.arguments)
-                )
+                parts.append(arguments_text(c.arguments))
     if trial.reason:
         parts.append(trial.reason)
     if trial.error and trial.error.message:
         parts.append(trial.error.message)
     return "\n".join(parts)
+
+
+def arguments_text(args: Any, *, ascii_only: bool = False) -> str:
+    """A tool call's arguments as full-text search reads them: text as it is, else JSON with its
+    text as written (``Zürich``, ``東京``: JSON's escapes to ASCII would make ``z u00fcrich`` of
+    them, and search found nothing), escaped only where UTF-8 cannot hold it (a lone surrogate).
+    ``ascii_only``: escaped to ASCII throughout, as versions before migration m021 indexed it."""
+    if isinstance(args, str):
+        return args
+    flat = flat_args_json(args, ensure_ascii=ascii_only)
+    text = flat if flat is not None else json.dumps(args, ensure_ascii=ascii_only)
+    if not text.isascii():
+        try:
+            text.encode()
+        except UnicodeEncodeError:
+            return arguments_text(args, ascii_only=True)
+    return text
 
 
 def system_text(trial: Trial) -> str:

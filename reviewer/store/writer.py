@@ -4,7 +4,6 @@ only), the FTS index, verdicts, and the log of imported files."""
 from __future__ import annotations
 
 import functools
-import json
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -12,9 +11,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from reviewer.models import Trial
-from reviewer.record import decode, dumps, encode, flat_args_json
+from reviewer.record import decode, dumps, encode, tool_arguments
 from reviewer.store.db import Store
-from reviewer.store.search_text import search_text, system_text, tsvector_literal
+from reviewer.store.search_text import (
+    arguments_text,
+    search_text,
+    system_text,
+    tsvector_literal,
+)
 from reviewer.store.summaries import take_in_verdicts
 
 _TRIAL_COLUMNS = (
@@ -83,9 +87,10 @@ def fts_row(db: Store, seq: int, t: Trial) -> tuple[int, str, str]:
 _system_literal = functools.lru_cache(maxsize=16)(tsvector_literal)
 
 
-def search_texts(t: Trial) -> tuple[str, str]:
+def search_texts(t: Trial, *, ascii_arguments: bool = False) -> tuple[str, str]:
     """The two columns of a trial's full-text entry, ``search_text`` and ``system_text`` made in
-    one loop over its messages."""
+    one loop over its messages. ``ascii_arguments``: tool calls' arguments as versions before
+    migration m021 indexed them (``arguments_text``)."""
     parts: list[str] = []
     system: list[str] = []
     called: list[str] = []
@@ -99,19 +104,13 @@ def search_texts(t: Trial) -> tuple[str, str]:
                 called.append(c.name)
                 args = c.arguments
                 if args:
-                    called.append(args if isinstance(args, str) else _args_json(args))
+                    called.append(arguments_text(args, ascii_only=ascii_arguments))
     parts += called
     if t.reason:
         parts.append(t.reason)
     if t.error and t.error.message:
         parts.append(t.error.message)
     return "\n".join(parts), "\n".join(system)
-
-
-def _args_json(args: Any) -> str:
-    """``json.dumps(args)`` (a flat object of text and whole numbers written directly)."""
-    flat = flat_args_json(args)
-    return flat if flat is not None else json.dumps(args)
 
 
 @dataclass
@@ -372,6 +371,54 @@ class SessionIndex:
 
     def put(self, key: str, version: StoredVersion) -> None:
         self.by_key[key] = version
+
+
+#: The trials whose stored record may hold text past ASCII, as itself or as a JSON escape: the
+#: only ones whose index entry migration m021 may change.
+_PAST_ASCII = {
+    "sqlite": "(instr(record, '\\u') > 0 OR length(CAST(record AS BLOB)) <> length(record))",
+    "postgres": "(strpos(record, '\\u') > 0 OR octet_length(record) <> char_length(record))",
+}
+
+
+def reindex_arguments(db: Store, page: int = 500) -> int:
+    """Migration m021: index again each trial whose tool calls' arguments hold text past ASCII,
+    now written as it is (``search_text.arguments_text``), in the caller's transaction. A page
+    of trials at a time; returns how many entries changed. SQLite's index keeps no text of its
+    own, so an entry is taken out with the text it was made from (the escaped one)."""
+    changed = last = 0
+    sql = (
+        f"SELECT seq, run, task_id, trial, record FROM trials WHERE seq > ? AND "
+        f"{_PAST_ASCII[db.dialect]} ORDER BY seq LIMIT {page}"
+    )
+    while rows := db.execute(sql, [last]).fetchall():
+        last = rows[-1][0]
+        for seq, run, task_id, trial_no, record in rows:
+            try:
+                arguments = tool_arguments(record)  # not the whole trial: most do not change
+            except ValueError:
+                continue  # a record no version could read was never indexed
+            if not any(
+                arguments_text(a) != arguments_text(a, ascii_only=True)
+                for a in arguments
+                if a and not isinstance(a, str)
+            ):
+                continue  # its text past ASCII is elsewhere: its entry stays
+            trial = decode(record, run=run, task_id=task_id, trial=trial_no)
+            text, system = search_texts(trial)
+            old, _ = search_texts(trial, ascii_arguments=True)
+            changed += 1
+            if db.dialect == "sqlite":
+                db.conn.execute(_FTS_DELETE_SQL, [seq, old, system])
+                db.conn.execute(FTS_SQL, [seq, text, system])
+            else:
+                db.conn.execute(
+                    "UPDATE trials_fts SET text = CAST(? AS tsvector) WHERE rowid = ?",
+                    [tsvector_literal(text), seq],
+                )
+    if changed:  # what a search counted before is out of date (trial_filter's cache key)
+        db.execute("UPDATE data_edits SET n = n + 1 WHERE id = 1")
+    return changed
 
 
 _UPDATE_COLUMNS = [c for c in _TRIAL_COLUMNS if c not in ("seq", "id", "run", "task_id", "trial")]

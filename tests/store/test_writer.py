@@ -17,8 +17,8 @@ from reviewer.ingest import inspect_log
 from reviewer.metrics.audit import _average, _Mean
 from reviewer.metrics.audit_trial import _ARGS_JSON, _args_text
 from reviewer.models import Message, Skip, ToolCall, Trial, TrialError
-from reviewer.store.search_text import search_text, system_text
-from reviewer.store.writer import _args_json, scan
+from reviewer.store.search_text import arguments_text, search_text, system_text
+from reviewer.store.writer import scan
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -44,7 +44,13 @@ ARGUMENTS: list[Any] = [
 
 @pytest.mark.parametrize("arguments", ARGUMENTS, ids=range(len(ARGUMENTS)))
 def test_arguments_are_written_as_the_json_encoder_writes_them(arguments: Any) -> None:
-    assert _args_json(arguments) == json.dumps(arguments)
+    if isinstance(arguments, str):
+        assert arguments_text(arguments) == arguments_text(arguments, ascii_only=True) == arguments
+    else:  # search reads text past ASCII as written, but for what UTF-8 cannot hold
+        assert arguments_text(arguments, ascii_only=True) == json.dumps(arguments)
+        written = json.dumps(arguments, ensure_ascii=False)
+        utf8 = "\\ud800" not in repr(arguments)
+        assert arguments_text(arguments) == (written if utf8 else json.dumps(arguments))
     if isinstance(arguments, str):
         assert _args_text(arguments) == arguments
         return
