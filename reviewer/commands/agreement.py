@@ -74,7 +74,7 @@ def agreement(
     if problem is not None:
         fail(problem)
     labeler = labeler or (ctx.obj or {}).get("labeler")
-    db = cli_store(ctx)
+    db = cli_store(ctx, needs_runs=True)
     try:
         report = agreement_report(
             db, judge=judge, labeler=labeler, rubric=rubric, threshold=limit, seed=seed

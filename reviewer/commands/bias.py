@@ -79,7 +79,7 @@ def bias(
     from reviewer.workflows.bias import PairsRequest, judge_pairs, position_bias
     from reviewer.workflows.judge import JudgeFailed
 
-    db = cli_store(ctx)
+    db = cli_store(ctx, needs_runs=True)
     incomplete = False
     try:
         if n_pairs is not None:

@@ -209,7 +209,7 @@ def _job(ctx: click.Context) -> Iterator[Store]:
     """The `--db` store for one cluster edit; a refused edit is one line on stderr and exit 1."""
     from reviewer.workflows.clusters import ClusterJobError
 
-    with cli_store(ctx) as db:
+    with cli_store(ctx, needs_runs=True) as db:
         try:
             yield db
         except ClusterJobError as e:

@@ -39,7 +39,7 @@ def baseline_set(ctx: click.Context, run: str, note: str | None, as_json: bool) 
     """Mark RUN as the last good run: `reviewer gate` compares new runs with it."""
     from reviewer.workflows.gate import GateError, set_baseline_run
 
-    db = cli_store(ctx, 1)
+    db = cli_store(ctx, 1, needs_runs=True)
     cfg = _config(1)
     who = cfg.labeler_name(ctx.obj.get("labeler"))
     try:
@@ -67,7 +67,7 @@ def baseline_show(ctx: click.Context, as_json: bool) -> None:
     """The current baseline run."""
     from reviewer.workflows.gate import current_baseline
 
-    entry = current_baseline(cli_store(ctx, 1))
+    entry = current_baseline(cli_store(ctx, 1, needs_runs=True))
     if as_json:
         echo_json({"baseline": None if entry is None else entry.to_dict()})
         return
@@ -84,7 +84,7 @@ def baseline_history_cmd(ctx: click.Context, as_json: bool) -> None:
     """Every baseline set, newest first (the first line is the baseline)."""
     from reviewer.workflows.gate import baseline_history
 
-    entries = baseline_history(cli_store(ctx, 1))
+    entries = baseline_history(cli_store(ctx, 1, needs_runs=True))
     if as_json:
         echo_json({"history": [e.to_dict() for e in entries]})
         return
@@ -175,7 +175,7 @@ def gate(
 
     if k is not None and not 1 <= k <= 1000:
         fail(f"--k must be from 1 to 1000, got {k}", 2)
-    db = cli_store(ctx, 2)
+    db = cli_store(ctx, 2, needs_runs=True)
     cfg = _config(2)
     try:
         if (

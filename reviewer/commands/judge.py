@@ -117,7 +117,7 @@ def judge(ctx: click.Context, **opts: Any) -> None:
     """
     from reviewer.workflows.judge import JudgeFailed, JudgeRequest, judge_trials
 
-    db = cli_store(ctx)
+    db = cli_store(ctx, needs_runs=True)
     if not opts["collect"]:
         require_runs(db, ctx, list(opts["runs"]))
         if opts["labeled"] and not opts["trial_ids"] and not _any_labeled(db, opts["runs"]):

@@ -325,7 +325,7 @@ def queues(
         fail("--next and --release need a queue NAME", 2)
     if take and release:
         fail("--next and --release do not go together", 2)
-    db = cli_store(ctx)
+    db = cli_store(ctx, needs_runs=True)
     threshold = configured_threshold(settings_of(click.get_current_context()))[0]
     stored = list_queues(db)
     if name is not None and name not in {q.name for q in stored}:
@@ -509,7 +509,7 @@ def labels_export(ctx: click.Context, file: str, labeler: str | None, force: boo
     from reviewer.commands.common import json_stdout
     from reviewer.workflows.labels import LabelFileError, export_label_file
 
-    db = cli_store(ctx)
+    db = cli_store(ctx, needs_runs=True)
     try:
         count = export_label_file(db, json_stdout() if file == "-" else file, labeler, force=force)
     except LabelFileError as e:

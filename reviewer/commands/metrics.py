@@ -306,7 +306,7 @@ def rules(ctx: click.Context, file: str | None, check: bool, as_json: bool) -> N
         click.echo(
             f"rules: {len(parsed)} from {file}" + ("" if changed else " (unchanged)"), err=True
         )
-    db = cli_store(ctx)
+    db = cli_store(ctx, needs_runs=True)
     try:
         active = active_rules(db)
     except RuleError as e:

@@ -52,7 +52,7 @@ def plan(
 
     if k is not None and k < 1:
         fail(f"--k must be at least 1, got {k}", 2)
-    db = cli_store(ctx)
+    db = cli_store(ctx, needs_runs=True)
     try:
         selected = require_runs(db, ctx, list(runs))
         try:

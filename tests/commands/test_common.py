@@ -13,7 +13,9 @@ from reviewer.commands.common import SafeStream, progress_console, safe_output
 from tests.conftest import native_trial, run_cli, write_jsonl
 
 
-def test_queues_empty_db_suggests_sample_size() -> None:
+def test_queues_empty_db_suggests_sample_size(tmp_path: Path) -> None:
+    write_jsonl(tmp_path / "r.jsonl", [native_trial("t1")])
+    assert run_cli("--db", "x.db", "import", str(tmp_path / "r.jsonl"))[0] == 0
     code, _, err = run_cli("--db", "x.db", "queues")
     assert code == 0 and "reviewer sample --size 50" in err and "--n 50" not in err
 

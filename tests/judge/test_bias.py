@@ -23,6 +23,7 @@ from reviewer.judge.bias import (
     surviving_winner,
     wilson_interval,
 )
+from reviewer.store import open_store
 from tests.conftest import FIXTURES, real_data
 from tests.fixtures.llmbar.convert import CORPUS, JUDGES, pair_lines
 
@@ -343,6 +344,7 @@ def test_bias_command_json_and_one_judge(tmp_path: Path) -> None:
 
 
 def test_bias_command_errors(tmp_path: Path) -> None:
+    open_store(tmp_path / "e.db").close()  # nothing in it (a missing database: its own line)
     empty = CliRunner().invoke(cli, ["--db", str(tmp_path / "e.db"), "bias"])
     assert empty.exit_code == 1 and "no pair judgements stored" in empty.stderr
     db = _imported(tmp_path)

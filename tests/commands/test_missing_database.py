@@ -1,0 +1,52 @@
+"""A command that reads what was imported, given a database file that does not exist (a mistyped
+``--db``), says so in one line and leaves no file behind: it used to make an empty database and
+answer from it ("no pass/fail labels yet", exit 0) as if the real one held nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from reviewer.cli import cli
+
+LINE = "reviewer: no database tpyo.db; import some first: reviewer import PATH"
+
+# the command, and its exit code for a data error (2 where its help says so)
+COMMANDS = [
+    (["agreement"], 1),
+    (["bias"], 1),
+    (["queues"], 1),
+    (["queues", "q", "--next"], 1),
+    (["rules"], 1),
+    (["labels", "export", "-"], 1),
+    (["baseline", "show"], 1),
+    (["baseline", "history"], 1),
+    (["baseline", "set", "r1"], 1),
+    (["judge", "--estimate"], 1),
+    (["plan"], 1),
+    (["gate", "r2"], 2),
+    (["cluster", "rename", "1", "x"], 1),
+    (["report"], 1),
+    (["trials"], 1),
+]
+
+
+@pytest.mark.sqlite_only  # under the PostgreSQL switch a file name stands for a server's database
+@pytest.mark.parametrize(("args", "code"), COMMANDS, ids=[" ".join(a) for a, _ in COMMANDS])
+def test_a_read_on_a_missing_database_is_one_line_and_makes_nothing(
+    tmp_path: Path, args: list[str], code: int
+) -> None:
+    r = CliRunner().invoke(cli, ["--db", "tpyo.db", *args])
+    assert (r.exit_code, r.stderr.strip()) == (code, LINE)
+    assert not Path("tpyo.db").exists() and not list(Path().glob("tpyo.db*"))
+
+
+@pytest.mark.sqlite_only
+def test_the_json_form_says_it_in_json(tmp_path: Path) -> None:
+    r = CliRunner().invoke(cli, ["--db", "tpyo.db", "agreement", "--json"])
+    assert r.exit_code == 1
+    assert json.loads(r.stdout) == {"error": LINE.removeprefix("reviewer: ")}
+    assert not Path("tpyo.db").exists()
