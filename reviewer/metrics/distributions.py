@@ -128,7 +128,10 @@ class Distributions:
       whatever its number of trials; tasks with no known cost count as missing.
     - ``tool_error_rate``: tool errors / tool calls (None without tool calls).
     - ``violation_rate[rule]``: share of trials with at least one violation of that rule.
-    """
+
+    All but ``n_trials``, ``infra`` and ``unscored`` leave out the trials the harness crashed
+    (``measured`` counts the others): a crash measured no agent, and a task all of whose trials
+    crashed has no row, so ALL is over the trials the task rows show."""
 
     n_trials: int
     n_tasks: int
@@ -148,6 +151,12 @@ class Distributions:
         return self.n_trials - self.infra - self.unscored
 
     @property
+    def measured(self) -> int:
+        """Trials the harness did not crash: what steps, cost, latency, tool errors and rule
+        violations are over."""
+        return self.n_trials - self.infra
+
+    @property
     def success_rate(self) -> float | None:
         """Passes over scored trials: infrastructure errors and unscored trials are left out."""
         return self.successes / self.scored if self.scored else None
@@ -159,13 +168,14 @@ class Distributions:
     @property
     def violation_rate(self) -> dict[str, float | None]:
         return {
-            r: (c / self.n_trials if self.n_trials else None)
+            r: (c / self.measured if self.measured else None)
             for r, c in self.violation_trials.items()
         }
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "n_trials": self.n_trials,
+            "measured": self.measured,
             "n_tasks": self.n_tasks,
             "success_rate": self.success_rate,
             "infra": self.infra,
@@ -229,8 +239,8 @@ def run_distributions_of_rows(
         cost_per_trial=Summary.of(list(compress(cost, measured))),
         cost_per_task=Summary.of([_mean(v) for v in per_task.values()]),
         latency=Summary.of(list(compress(latency, measured))),
-        tool_calls=sum(calls),
-        tool_errors=sum(errors),
+        tool_calls=sum(compress(calls, measured)),
+        tool_errors=sum(compress(errors, measured)),
         violation_trials=counts,
         infra=tally["infra"],
         unscored=tally["unscored"],
@@ -279,10 +289,9 @@ def _distributions(
                 unscored += 1
             elif s.success and outcome in _SCORED:
                 successes += 1
-        tool_calls += s.tool_calls
-        tool_errors += s.tool_errors
-        if s.violations:
-            for r in s.violations:
+            tool_calls += s.tool_calls
+            tool_errors += s.tool_errors
+            for r in s.violations or ():
                 counts[r] = counts.get(r, 0) + 1
     return Distributions(
         n_trials=len(rows),

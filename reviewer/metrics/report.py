@@ -282,7 +282,7 @@ def render_distributions(
     def cells_of(d: Distributions) -> list[str]:
         broken = sum(d.violation_trials.values())
         return [
-            str(d.n_trials),
+            str(d.measured),
             _avg(d.steps.mean),
             _avg(d.steps.p95),
             _money(d.cost_per_trial.mean),
@@ -320,11 +320,16 @@ def render_distributions(
         for what, n in (("cost", run.cost_per_trial.missing), ("latency", run.latency.missing))
         if n
     ]
+    if run.infra:
+        n = run.infra
+        unknown.append(
+            f"{n:,} trial{'' if n == 1 else 's'} ended by infrastructure errors, left out"
+        )
     if unknown:
         lines.append("note: " + ", ".join(unknown))
     if run.violation_trials:
         parts = [
-            f"{rule} {_pct(rate)} ({run.violation_trials[rule]} of {run.n_trials})"
+            f"{rule} {_pct(rate)} ({run.violation_trials[rule]} of {run.measured})"
             for rule, rate in run.violation_rate.items()
         ]
         lines.append("rule violations (share of trials): " + ", ".join(parts))

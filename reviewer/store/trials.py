@@ -194,7 +194,8 @@ def run_metric_rows(
     """What a run's distributions need, without an object per trial (a report at a million
     trials): (task_id, success, steps, cost_usd, latency_s, tool_calls, tool_errors, outcome) per
     trial in import order, a NaN or ±Infinity cost or latency (an older version's) as None; and
-    rule id -> how many trials broke it, the rule first broken first. The harness's outcomes."""
+    rule id -> how many trials broke it (a trial the harness crashed left out, as the
+    distributions leave it), the rule first broken first. The harness's outcomes."""
     # ±Infinity fails BETWEEN (and SQLite stores no NaN): the check costs no Python per trial
     rows = db.execute(
         f"SELECT task_id, success, steps, {_FINITE.format('cost_usd')}, "
@@ -206,8 +207,8 @@ def run_metric_rows(
         str(rule): int(n)
         for rule, n, _ in db.execute(
             "SELECT v.rule_id, COUNT(DISTINCT v.trial_id), MIN(t.seq) AS first FROM violations v "
-            "JOIN trials t ON t.id = v.trial_id WHERE t.run = ? GROUP BY v.rule_id "
-            "ORDER BY first, v.rule_id",
+            "JOIN trials t ON t.id = v.trial_id WHERE t.run = ? AND t.outcome != 'infra' "
+            "GROUP BY v.rule_id ORDER BY first, v.rule_id",
             [run],
         )
     }

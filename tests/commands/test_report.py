@@ -300,3 +300,44 @@ def test_a_run_with_no_scored_trial_says_so_plainly(tmp_path: Path) -> None:
     assert "fewer than 1" not in out and "with each at 0 or at 1" not in out, out
     assert "note: latency unknown for 2 trials" in out and "cost unknown" not in out, out
     assert "Where the flakiness comes from: no scored trial to tell a flaky task by" in out, out
+
+
+def test_all_row_leaves_out_crashed_trials_as_the_task_rows_do(tmp_path: Path) -> None:
+    """Two tasks of (pass, fail, infra) where only the crashed trials had a tool error: every
+    task row showed 2 trials and 0.0%, the ALL row 6 trials and 33.3% (found by an attack)."""
+
+    def messages(error: bool) -> list[dict[str, object]]:
+        call = {"id": "c1", "name": "get", "arguments": {}}
+        return [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": "x", "is_error": error},
+            {"role": "assistant", "content": "ok"},
+        ]
+
+    outcomes = [{"passed": True}, {"passed": False}, {"infra_error": True}]
+    rows = [
+        {
+            "run": "i",
+            "task_id": t,
+            "trial": k + 1,
+            "outcome": o,
+            "messages": messages(k == 2),
+            "usage": {"cost_usd": 1.0},
+            "latency_s": 1.0,
+        }
+        for t in "AB"
+        for k, o in enumerate(outcomes)
+    ]
+    invoke("--db", "x.db", "import", str(write_jsonl(tmp_path / "i.jsonl", rows)))
+    code, out, _ = invoke("--db", "x.db", "report", "--run", "i")
+    assert code == 0
+    table = out.split("\n\n")[1].splitlines()
+    cells = {line.split()[0]: line.split() for line in table[1:4]}
+    assert [cells[t][1] for t in ("A", "B", "ALL")] == ["2", "2", "4"]
+    assert [cells[t][-2] for t in ("A", "B", "ALL")] == ["0.0%", "0.0%", "0.0%"]
+    assert "note: 2 trials ended by infrastructure errors, left out" in table
+    _, out, _ = invoke("--db", "x.db", "report", "--run", "i", "--json")
+    run = json.loads(out)["runs"][0]["distributions"]["run"]
+    assert (run["n_trials"], run["measured"], run["tool_calls"]) == (6, 4, 4)
+    assert run["tool_error_rate"] == 0.0
