@@ -49,6 +49,12 @@ def _one_line(text: str) -> str:
     return text.replace("\n", " ⏎ ")
 
 
+def one_line(text: str) -> str:
+    """``text`` (a message meant as one line, which may quote a file name or a value holding line
+    breaks) on one line: each break shown as ``⏎``, so no line of it passes for a line of ours."""
+    return _one_line(_laid_out(text).replace("\r", "\n"))
+
+
 #: The most characters a name takes in a text table's first column (a task id of a few hundred
 #: characters would push every number off the screen); --json has the whole name.
 NAME_ROOM = 60

@@ -143,18 +143,22 @@ def config_of(ctx: click.Context, code: int = 1) -> Any:
 def fail(message: str, code: int = 1) -> NoReturn:
     """A refusal: one line on stderr; with --json, also ``{"error": ...}`` on stdout (unless this
     command already printed its JSON)."""
+    from reviewer.text import one_line
+
     if _wants_json() and not _json_printed[0]:
         echo_json({"error": message})
-    click.echo(f"reviewer: {message}", err=True)
+    click.echo(f"reviewer: {one_line(message)}", err=True)
     sys.exit(code)
 
 
 def fail_late(obj: dict[str, Any], message: str, code: int) -> NoReturn:
     """A failure that surfaced after the command's context closed (a store error the command did
     not catch): as ``fail`` says it, the JSON line included when the command was asked for JSON."""
+    from reviewer.text import one_line
+
     if obj.get("as_json") and not _json_printed[0]:
         echo_json({"error": message})
-    click.echo(f"reviewer: {message}", err=True)
+    click.echo(f"reviewer: {one_line(message)}", err=True)
     sys.exit(code)
 
 

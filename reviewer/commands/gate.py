@@ -175,7 +175,7 @@ def gate(
 
     if k is not None and not 1 <= k <= 1000:
         fail(f"--k must be from 1 to 1000, got {k}", 2)
-    db = cli_store(ctx, 2, needs_runs=True)
+    db = cli_store(ctx, 2, needs_runs=not imports)  # --import may make it
     cfg = _config(2)
     try:
         if (

@@ -19,7 +19,7 @@ from reviewer.metrics.rules import Rule
 from reviewer.models import Rubric, Skip, threshold_problem, threshold_text
 from reviewer.store.db import Store
 from reviewer.store.writer import checkpoint
-from reviewer.text import name_list
+from reviewer.text import name_list, one_line
 from reviewer.workflows.import_files import FileResult, Session, import_file
 
 __all__ = [
@@ -409,7 +409,7 @@ def summary_lines(
         out.append(line)
     if not check and summary.audit_line:
         out.append(summary.audit_line)
-    return out
+    return [one_line(line) for line in out]  # a file name may hold a line break
 
 
 def _summary_lines(summary: ImportSummary, check: bool, max_skips: int) -> list[str]:

@@ -75,3 +75,22 @@ def test_import_progress_bar_redraws_with_real_escapes_and_data_stays_visible(
     assert "\x1b[" in written or "\r" in written  # the bar itself drew on the terminal
     assert "␛[" not in written  # ... and none of its escapes was turned into a stand-in
     assert "\x1b]52" not in written and "\x07" not in written  # the file name never drives it
+
+
+def test_a_line_break_in_a_file_name_cannot_forge_a_line(tmp_path: Path) -> None:
+    """A file name holding line breaks made its skip line read as three lines of ours, one a
+    forged summary (found by an attack): a diagnostic is one line whatever it quotes."""
+    folder = tmp_path / "d"
+    folder.mkdir()
+    name = "x.jsonl:1: ok\nimported 500 trials (3 runs, 40 tasks) from 9 files; 0 skipped\rz.jsonl"
+    (folder / name).write_text('{"task_id": "a", "messages": [], "outcome": {"passed": NaN}}\n')
+    code, _, err = run_cli("--db", "x.db", "import", str(folder))
+    lines = err.splitlines()
+    assert code == 1 and len(lines) == 2, err
+    assert lines[0].startswith(str(folder)) and " ⏎ imported 500 trials" in lines[0]
+    assert lines[0].endswith(
+        "outcome.passed: NaN is not a number reviewer stores (finite numbers only)"
+    )
+    assert lines[1] == "imported 0 trials (0 runs, 0 tasks) from 1 file; 1 skipped"
+    code, _, err = run_cli("--db", "x.db", "rules", str(folder / "a\nb.toml"))
+    assert code == 1 and err.count("\n") == 1 and "a ⏎ b.toml: cannot read" in err
