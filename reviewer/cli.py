@@ -5,8 +5,10 @@ stdout carries data (tables, JSON); progress and diagnostics go to stderr.
 
 from __future__ import annotations
 
+import errno
 import sys
 from collections.abc import Sequence
+from contextlib import suppress
 
 import click
 
@@ -198,6 +200,9 @@ def _main(argv: Sequence[str] | None, prog_name: str) -> None:
             bad = _undecodable_argument(argv if argv is not None else sys.argv[1:])
             if bad is not None:  # bytes of an argument that are not UTF-8, reaching the store
                 fail_late(obj, f"the argument {bad} is not UTF-8 text: give it as UTF-8", 2)
+        if isinstance(e, OSError) and e.errno in _FULL and not os.environ.get("REVIEWER_DEBUG"):
+            _quiet_stdout()  # what is left of the output cannot be written either
+            fail_late(obj, f"cannot write the output: {os.strerror(e.errno or 0)}", 1)
         if os.environ.get("REVIEWER_DEBUG"):
             raise
         click.echo(
@@ -205,6 +210,20 @@ def _main(argv: Sequence[str] | None, prog_name: str) -> None:
             err=True,
         )
         sys.exit(70)
+
+
+#: The errors of a write to a full disk or quota (``reviewer report > /dev/full``).
+_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
+def _quiet_stdout() -> None:
+    """Standard output pointed at the null device, so that the interpreter's last flush of the
+    output that could not be written raises nothing more."""
+    import os
+
+    with suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
 
 
 def _undecodable_argument(args: Sequence[str]) -> str | None:

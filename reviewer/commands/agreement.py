@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from reviewer.commands.common import cli_store, echo_json, fail, settings_of
+from reviewer.commands.common import SEED, cli_store, echo_json, fail, settings_of
 
 
 def register(group: click.Group) -> None:
@@ -36,7 +36,7 @@ def register(group: click.Group) -> None:
 )
 @click.option(
     "--seed",
-    type=int,
+    type=SEED,
     default=0,
     show_default=True,
     help="Seed of the bootstrap interval and of the labels-to-a-verdict simulation.",

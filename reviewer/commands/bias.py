@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from reviewer.commands.common import cli_store, echo_json, fail, require_runs, settings_of
+from reviewer.commands.common import SEED, cli_store, echo_json, fail, require_runs, settings_of
 
 
 def register(group: click.Group) -> None:
@@ -25,7 +25,11 @@ def register(group: click.Group) -> None:
     help="Sample N pairs and judge each in both orders before reporting.",
 )
 @click.option(
-    "--seed", type=int, default=0, show_default=True, help="Seed of the pair sample (with --pairs)."
+    "--seed",
+    type=SEED,
+    default=0,
+    show_default=True,
+    help="Seed of the pair sample (with --pairs).",
 )
 @click.option(
     "--runs",

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from reviewer.commands.cluster_judge import judge_options
-from reviewer.commands.common import cli_store, echo_json, fail, require_runs
+from reviewer.commands.common import SEED, cli_store, echo_json, fail, require_runs
 
 if TYPE_CHECKING:
     from reviewer.workflows.store_access import Store
@@ -28,7 +28,7 @@ def register(group: click.Group) -> None:
 )
 @click.option(
     "--seed",
-    type=int,
+    type=SEED,
     default=0,
     show_default=True,
     help="Seed: the same data and seed give the same clusters.",

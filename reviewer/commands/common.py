@@ -140,6 +140,33 @@ def config_of(ctx: click.Context, code: int = 1) -> Any:
         fail(str(e), code)
 
 
+class _Utf8Text(click.ParamType):
+    """Text an option stores or reads data by (a run name, a queue, a note): bytes of it that are
+    not UTF-8 (Python keeps them as lone surrogates) are a usage error naming it, instead of a
+    failure deep in the import or the store."""
+
+    name = "text"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from reviewer.text import visible
+
+        if isinstance(value, str) and not value.isascii():
+            try:
+                value.encode()
+            except UnicodeEncodeError:
+                shown = visible(value, single_line=True)
+                self.fail(f"{shown!r} is not UTF-8 text: give it as UTF-8", param, ctx)
+        return value
+
+
+#: See ``_Utf8Text``.
+TEXT = _Utf8Text()
+
+#: A --seed: what every generator the commands seed takes (NumPy's and scikit-learn's take 32
+#: bits), so that -1 or 2**32 is a usage error, not a generator's exception.
+SEED = click.IntRange(0, 2**32 - 1)
+
+
 def fail(message: str, code: int = 1) -> NoReturn:
     """A refusal: one line on stderr; with --json, also ``{"error": ...}`` on stdout (unless this
     command already printed its JSON)."""

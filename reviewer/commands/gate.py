@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from reviewer.commands.common import cli_store, echo_json, fail, outcome_option
+from reviewer.commands.common import SEED, TEXT, cli_store, echo_json, fail, outcome_option
 
 
 def register(group: click.Group) -> None:
@@ -32,7 +32,9 @@ def baseline() -> None:
 
 @baseline.command("set")
 @click.argument("run")
-@click.option("--note", default=None, help="Why this run is the baseline (kept in the history).")
+@click.option(
+    "--note", type=TEXT, default=None, help="Why this run is the baseline (kept in the history)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 def baseline_set(ctx: click.Context, run: str, note: str | None, as_json: bool) -> None:
@@ -108,7 +110,7 @@ def baseline_history_cmd(ctx: click.Context, as_json: bool) -> None:
     help="k for pass^k (default: [gate] k, else the largest both runs support).",
 )
 @click.option(
-    "--seed", type=int, default=0, show_default=True, help="Seed of the paired bootstrap."
+    "--seed", type=SEED, default=0, show_default=True, help="Seed of the paired bootstrap."
 )
 @click.option(
     "--import",

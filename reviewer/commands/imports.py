@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from reviewer.commands.common import cli_store, echo_json, fail
+from reviewer.commands.common import TEXT, cli_store, echo_json, fail
 
 if TYPE_CHECKING:
     from reviewer.models import Rubric
@@ -120,7 +120,11 @@ def _active_rubric(db: Store, configured: Any, summary: ImportSummary | None) ->
 @click.command("import")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option(
-    "--run", "run", default=None, help="Run name for every imported trial (default: from the file)."
+    "--run",
+    "run",
+    type=TEXT,
+    default=None,
+    help="Run name for every imported trial (default: from the file).",
 )
 @click.option(
     "--pass-threshold",
@@ -131,6 +135,7 @@ def _active_rubric(db: Store, configured: Any, summary: ImportSummary | None) ->
 )
 @click.option(
     "--success-field",
+    type=TEXT,
     metavar="PATH",
     default=None,
     help="Dotted path into each source record that says success, e.g. "
@@ -138,13 +143,18 @@ def _active_rubric(db: Store, configured: Any, summary: ImportSummary | None) ->
 )
 @click.option(
     "--scorer",
+    type=TEXT,
     metavar="NAME",
     default=None,
     help="Inspect logs: the scorer whose score decides (default: each sample's first; "
     "[import] scorer).",
 )
 @click.option(
-    "--task", "task", default=None, help="Task id of every imported trial (Claude Code sessions)."
+    "--task",
+    "task",
+    type=TEXT,
+    default=None,
+    help="Task id of every imported trial (Claude Code sessions).",
 )
 @click.option(
     "--outcomes",

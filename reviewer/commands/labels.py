@@ -11,6 +11,8 @@ from typing import Any
 import click
 
 from reviewer.commands.common import (
+    SEED,
+    TEXT,
     cli_store,
     echo_json,
     fail,
@@ -54,7 +56,7 @@ def _config() -> Any:
 )
 @click.option(
     "--seed",
-    type=int,
+    type=SEED,
     default=0,
     show_default=True,
     help="Seed: the same data and seed give the same queue.",
@@ -74,6 +76,7 @@ def _config() -> Any:
 @click.option(
     "--name",
     "name",
+    type=TEXT,
     default=None,
     help="Queue name (default: LABELER-sSEED, or LABELER-RUN-sSEED).",
 )
@@ -618,13 +621,13 @@ def _check_version(ctx: click.Context, r: Any) -> None:
     metavar="ID=yes|no",
     help="Answer a rubric criterion; repeat for each.",
 )
-@click.option("--note", default="", help="A note kept with the label.")
+@click.option("--note", type=TEXT, default="", help="A note kept with the label.")
 @click.option(
     "--tag",
     default=None,
     help="A fail's failure category: one of the rubric's categories, or your own words.",
 )
-@click.option("--queue", default=None, help="The queue it belongs to (default: none).")
+@click.option("--queue", type=TEXT, default=None, help="The queue it belongs to (default: none).")
 @click.option(
     "--rubric",
     "rubric_file",

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from reviewer.commands.common import (
+    SEED,
     cli_store,
     echo_json,
     echo_raw,
@@ -209,7 +210,7 @@ def _run_block(one: Any, source: str, include_infra: bool, *, several: bool) -> 
     help="k for pass^k, 1 to 1000 (default: the largest k both runs support).",
 )
 @click.option(
-    "--seed", type=int, default=0, show_default=True, help="Seed of the paired bootstrap."
+    "--seed", type=SEED, default=0, show_default=True, help="Seed of the paired bootstrap."
 )
 @click.option("--plot", is_flag=True, help="Also draw both runs' pass^k-vs-k curves.")
 @outcome_option()

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from reviewer.commands.common import cli_store, echo_json, fail
+from reviewer.commands.common import SEED, TEXT, cli_store, echo_json, fail
 
 #: The longest --interval: a day (time.sleep refuses much longer waits, and nan or inf).
 MAX_INTERVAL_S = 86400
@@ -45,7 +45,7 @@ def register(group: click.Group) -> None:
     default=None,
     help="Share of conversations the judge grades (default 0.02).",
 )
-@click.option("--seed", type=int, default=None, help="Seed of the judged sample (default 0).")
+@click.option("--seed", type=SEED, default=None, help="Seed of the judged sample (default 0).")
 @click.option(
     "--max-cost",
     "max_cost",
@@ -100,6 +100,7 @@ def register(group: click.Group) -> None:
 )
 @click.option(
     "--queue",
+    type=TEXT,
     default=None,
     help="Route the flagged conversations to this review queue (labeled in the app).",
 )

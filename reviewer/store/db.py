@@ -333,8 +333,12 @@ _OTHER_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 def shown_url(url: str) -> str:
     """The URL without its password (in the user part or a ``password=`` parameter), to name the
     database in a message or a command printed for the user."""
-    parts = urlsplit(url)
-    if parts.password is not None:
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:  # not a URL urllib reads (postgresql://[bad): whatever follows a colon
+        return re.sub(r"(://[^/@]*?:)[^/@]*@", r"\1***@", url)
+    if password is not None:
         host = parts.netloc.rsplit("@", 1)[-1]
         parts = parts._replace(netloc=f"{parts.username or ''}:***@{host}")
     if "password" in parts.query.lower():

@@ -310,10 +310,13 @@ def connect(url: str) -> Connection:
     made."""
     import psycopg
 
-    with _as_sqlite():
-        raw = psycopg.connect(
-            url, connect_timeout=10, autocommit=True, cursor_factory=psycopg.ClientCursor
-        )
+    try:
+        with _as_sqlite():
+            raw = psycopg.connect(
+                url, connect_timeout=10, autocommit=True, cursor_factory=psycopg.ClientCursor
+            )
+    except ValueError as e:  # a URL libpq cannot read: %ff in its user, a bad port
+        raise sqlite3.OperationalError(f"not a PostgreSQL URL it can read: {e}") from None
     _loaders(raw)
     return Connection(raw)
 
@@ -513,7 +516,7 @@ def open_postgres(
     try:
         conn = connect(url)
     except sqlite3.Error as e:
-        raise StoreError(_connect_problem(location, str(e))) from e
+        raise StoreError(_connect_problem(location, str(e).replace(url, shown_url(url)))) from e
     db = _PG_STORE[0](conn, location)
     db.on_wait = on_wait
     from reviewer.store import db as sqlite_db

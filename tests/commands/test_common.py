@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from reviewer.commands.common import SafeStream, progress_console, safe_output
-from tests.conftest import native_trial, run_cli, write_jsonl
+from tests.conftest import native_trial, run_cli, sample_copy, write_jsonl
 
 
 def test_queues_empty_db_suggests_sample_size(tmp_path: Path) -> None:
@@ -94,3 +94,82 @@ def test_a_line_break_in_a_file_name_cannot_forge_a_line(tmp_path: Path) -> None
     assert lines[1] == "imported 0 trials (0 runs, 0 tasks) from 1 file; 1 skipped"
     code, _, err = run_cli("--db", "x.db", "rules", str(folder / "a\nb.toml"))
     assert code == 1 and err.count("\n") == 1 and "a ⏎ b.toml: cannot read" in err
+
+
+# Found by an attack: plain options that ended as "internal error" (exit 70) or a raw exception.
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["cluster", "--seed", "-1"],
+        ["cluster", "--seed", "4294967296", "--json"],
+        ["compare", "support-v1", "support-v2", "--seed", "-1"],
+        ["gate", "support-v1", "--baseline", "support-v2", "--seed", "-1"],
+        ["sample", "--size", "3", "--seed", "99999999999999999999999"],
+    ],
+    ids=["cluster", "cluster-json", "compare", "gate", "sample"],
+)
+def test_a_seed_out_of_range_is_a_usage_error(args: list[str]) -> None:
+    sample_copy("x.db")
+    code, _, err = run_cli("--db", "x.db", *args)
+    assert code == 2 and "'--seed': " in err and "is not in the range 0<=x<=4294967295" in err
+    assert "internal error" not in err
+
+
+def test_the_largest_seed_works() -> None:
+    sample_copy("x.db")
+    code, out, err = run_cli("--db", "x.db", "cluster", "--seed", "4294967295")
+    assert code == 0 and "seed 4294967295" in out, err
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("postgresql://u:secret@[bad/x", "postgresql://u:***@[bad/x: cannot connect"),
+        ("postgresql://%ff@127.0.0.1:1/x", "not a PostgreSQL URL it can read"),
+    ],
+)
+def test_a_postgresql_url_that_does_not_parse_is_one_line(url: str, said: str) -> None:
+    pytest.importorskip("psycopg")
+    code, _, err = run_cli("--db", url, "report")
+    assert code == 1 and said in err and err.count("\n") == 1, err
+    assert "internal error" not in err and "secret" not in err
+
+
+def test_output_to_a_full_disk_is_one_line(tmp_path: Path) -> None:
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full here")
+    import subprocess
+
+    sample_copy("x.db")
+    code = "from reviewer.cli import main; main()"
+    for args in (["report"], ["trials", "--json"]):
+        with open("/dev/full", "w") as full:
+            r = subprocess.run(
+                [sys.executable, "-c", code, "--db", "x.db", *args],
+                stdout=full,
+                stderr=subprocess.PIPE,
+                text=True,
+                check=False,
+            )
+        assert r.returncode == 1
+        assert r.stderr == "reviewer: cannot write the output: No space left on device\n"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["import", "--run", "\udcff", "r.jsonl"],
+        ["import", "--task", "a\udcff", "r.jsonl"],
+        ["sample", "--size", "2", "--name", "\udcff"],
+        ["baseline", "set", "r1", "--note", "\udcff"],
+    ],
+    ids=["import-run", "import-task", "sample-name", "baseline-note"],
+)
+def test_an_option_that_is_not_utf8_is_a_usage_error(tmp_path: Path, args: list[str]) -> None:
+    write_jsonl(Path("r.jsonl"), [native_trial("t1"), native_trial("t2", False)])
+    assert run_cli("--db", "x.db", "import", "r.jsonl")[0] == 0
+    code, _, err = run_cli("--db", "x.db", *args)
+    assert code == 2 and "'<U+DCFF>' is not UTF-8 text: give it as UTF-8" in err.replace("a<", "<")
+    assert "UnicodeEncodeError" not in err and "codec" not in err
