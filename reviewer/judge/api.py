@@ -59,7 +59,7 @@ class APIStatusError(APIError):
         try:
             self.body: Any = json.loads(text)
             message = f"Error code: {self.status_code} - {self.body}"
-        except ValueError:
+        except (ValueError, RecursionError):
             self.body = text
             message = text or f"Error code: {self.status_code}"
         super().__init__(message)

@@ -114,7 +114,7 @@ def _sane(n: int | None) -> int | None:
 def _usage(body: str) -> dict[str, Any]:
     try:
         data = json.loads(body)
-    except (json.JSONDecodeError, TypeError):
+    except (json.JSONDecodeError, TypeError, RecursionError):
         return {}
     usage = data.get("usage") if isinstance(data, dict) else None
     return usage if isinstance(usage, dict) else {}
@@ -125,6 +125,8 @@ def _parse_call(kind: str, body: str) -> Parsed:
         data = json.loads(body)
     except (json.JSONDecodeError, TypeError):
         return Parsed("error", "", problem="the reply is not JSON")
+    except RecursionError:  # a reply of 3,000 nested arrays: an answer, not a failure to retry
+        return Parsed("error", "", problem="the reply's JSON is nested too deep to read")
     if not isinstance(data, dict):
         return Parsed("error", "", problem="the reply is not a JSON object")
     raw_usage = data.get("usage")

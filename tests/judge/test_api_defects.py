@@ -76,6 +76,31 @@ def test_a_text_reply_with_a_lone_surrogate_is_an_error_verdict_stored(
     assert _rationales(db)[0].endswith("no tool \ufffd")
 
 
+def test_a_reply_nested_too_deep_is_an_error_verdict_stored_not_retried_for_ever(
+    db: sqlite_utils.Database, standin: StandIn
+) -> None:
+    """A reply of 3,000 nested arrays raised RecursionError out of the parser: counted as failed
+    ("RecursionError: maximum recursion depth exceeded ..."), and every run paid for it again
+    (found by an attack)."""
+    deep = '{"verdict": "pass", "rationale": ' + "[" * 3000 + "]" * 3000 + "}"
+    raw = (
+        '{"content": [{"type": "tool_use", "id": "t1", "name": "record_verdict", "input": '
+        + deep
+        + '}], "usage": {"input_tokens": 5, "output_tokens": 5}}'
+    ).encode()
+    standin.policy = lambda p: Reply(raw=raw, headers={"content-type": "application/json"})
+    stats = _judge(db, 1)
+    assert stats.failed == 0 and stats.errors == 1
+    assert _rationales(db) == ["malformed reply: the reply's JSON is nested too deep to read"]
+    # an API error whose body is nested as deep is that error, not a crash of its own
+    standin.policy = lambda p: Reply(status=500, raw=("[" * 3000 + "]" * 3000).encode())
+    ids = select_trials(db, ["support-v1"])[1:2]
+    settings = JudgeSettings(concurrency=1, max_retries=0, timeout_s=10.0)
+    runner = Runner(db, settings, sleep=_no_sleep)
+    stats = runner.run(verdict_jobs(db, ids, BUILTIN_RUBRIC, settings), 1)
+    assert stats.failed == 1 and "RecursionError" not in " ".join(stats.failures)
+
+
 # --- redirects ------------------------------------------------------------------------------------
 
 
