@@ -202,3 +202,17 @@ def _window(s: str, width: int, at: int) -> str:
     if start + room >= len(s) - end:  # near the end: one cut, after the start
         return s[:head] + "…" + s[len(s) - (width - head - 1) :]
     return s[:head] + "…" + s[start : start + room] + "…" + s[len(s) - end :]
+
+
+def json_error(exc: Any, *, line: bool = False, place: bool = True) -> str:
+    """A JSON parse failure (``json.JSONDecodeError``) as one phrase: ``invalid JSON: Expecting ','
+    delimiter at column 12`` (``line``: ``at line 3 column 12``; not ``place``: no place, for a
+    parser that read a piece of the file). Some of Python's messages end in "at" themselves
+    ("Unterminated string starting at"): the place follows them directly."""
+    msg = str(exc.msg)
+    if not place:
+        return f"invalid JSON: {msg.removesuffix(' at').removesuffix(' starting')}"
+    where = f"line {exc.lineno} column {exc.colno}" if line else f"column {exc.colno}"
+    return (
+        f"invalid JSON: {msg} {where}" if msg.endswith(" at") else f"invalid JSON: {msg} at {where}"
+    )

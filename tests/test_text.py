@@ -195,3 +195,27 @@ def test_random_names_are_always_distinct_and_within_the_width() -> None:
         shown = distinct_elisions(names, width)
         assert len(set(shown.values())) == len(names), (names, width, shown)
         assert all(len(v) <= width for v in shown.values()), (names, width, shown)
+
+
+def test_a_json_error_reads_as_one_phrase() -> None:
+    """Python's "Unterminated string starting at" was spliced into "starting at at column 89"
+    (found by an attack)."""
+    import json
+
+    from reviewer.text import json_error
+
+    def error(text: str) -> json.JSONDecodeError:
+        try:
+            json.loads(text)
+        except json.JSONDecodeError as e:
+            return e
+        raise AssertionError(text)
+
+    assert json_error(error('{"a": "x')) == "invalid JSON: Unterminated string starting at column 7"
+    assert (
+        json_error(error('{"a": "x\x01"}')) == "invalid JSON: Invalid control character at column 9"
+    )
+    assert json_error(error("{\n 1}"), line=True) == (
+        "invalid JSON: Expecting property name enclosed in double quotes at line 2 column 2"
+    )
+    assert json_error(error('{"a": "x'), place=False) == "invalid JSON: Unterminated string"

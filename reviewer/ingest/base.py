@@ -19,6 +19,7 @@ from reviewer.record import (
     looks_like_error,
     parse_arguments,
 )
+from reviewer.text import json_error
 
 Record = Trial | Skip
 #: What a file holds: trials (stored), a regression task list (checked and listed), pair judgements.
@@ -173,7 +174,7 @@ def parse_document(raw: bytes, file: str, parse: Callable[[str], Any] = json.loa
     except UnicodeDecodeError as exc:
         raise IngestError(file, f"not UTF-8: {exc.reason} at byte {exc.start}") from None
     except json.JSONDecodeError as exc:
-        raise IngestError(file, f"invalid JSON: {exc.msg}", line=exc.lineno) from None
+        raise IngestError(file, json_error(exc), line=exc.lineno) from None
     except RecordError as exc:
         raise IngestError(file, str(exc)) from None
     except ValueError as exc:  # json.loads and an integer of more than 4,300 digits
@@ -206,7 +207,7 @@ def load_text(text: str, raw: bytes | None = None) -> Any:
     try:
         return loads(text, raw)
     except json.JSONDecodeError as exc:
-        raise RecordError(f"invalid JSON: {exc.msg} at column {exc.colno}") from None
+        raise RecordError(json_error(exc)) from None
 
 
 def load_line(line: bytes) -> Any:

@@ -28,6 +28,7 @@ from reviewer.ingest.inspect_scores import score_outcome, scores_kept, short
 from reviewer.ingest.limits import MIB, RATIO_FREE, Limits, limits, size_text
 from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage
 from reviewer.record import RecordError, json_problem, loads, loads_unchecked
+from reviewer.text import json_error
 
 NAME = "inspect"
 KIND: Kind = "trials"
@@ -131,7 +132,7 @@ def _parse_eval(path: Path) -> Iterator[Record]:
 
 def _why(exc: Exception) -> str:
     if isinstance(exc, json.JSONDecodeError):
-        return f"invalid JSON: {exc.msg} (line {exc.lineno} column {exc.colno})"
+        return json_error(exc, line=True)
     if isinstance(exc, _Refused):
         return str(exc)
     if isinstance(exc, UnicodeDecodeError):

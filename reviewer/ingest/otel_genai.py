@@ -47,6 +47,7 @@ from reviewer.ingest.base import (
 )
 from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage
 from reviewer.record import MAX_DEPTH, RecordError, decode_at, json_problem, loads_unchecked
+from reviewer.text import json_error
 
 NAME = "otel-genai"
 KIND: Kind = "trials"
@@ -86,7 +87,7 @@ def parse(path: Path) -> Iterator[Record]:
         raise IngestError(file, f"JSON nested deeper than {MAX_DEPTH} levels") from None
     except json.JSONDecodeError as whole:
         if whole.msg != "Extra data":
-            raise IngestError(file, f"invalid JSON: {whole.msg}", line=whole.lineno) from None
+            raise IngestError(file, json_error(whole), line=whole.lineno) from None
         for lineno, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
@@ -95,7 +96,7 @@ def parse(path: Path) -> Iterator[Record]:
             except RecursionError:
                 yield Skip(file, lineno, f"JSON nested deeper than {MAX_DEPTH} levels")
             except json.JSONDecodeError as exc:
-                yield Skip(file, lineno, f"invalid JSON: {exc.msg}")
+                yield Skip(file, lineno, json_error(exc))
     traces: dict[str, list[dict[str, Any]]] = {}
     first_line: dict[str, int | None] = {}
     for where, request in requests:

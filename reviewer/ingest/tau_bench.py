@@ -12,6 +12,7 @@ from reviewer.ingest.base import IngestError, Kind, Record, as_dict, canonical, 
 from reviewer.ingest.limits import Limits, limits
 from reviewer.models import Message, Skip, Trial, TrialError
 from reviewer.record import decode_at
+from reviewer.text import json_error
 
 NAME = "tau-bench"
 KIND: Kind = "trials"
@@ -153,7 +154,9 @@ def _iter_array(fh: TextIO, limit: Limits) -> Iterator[tuple[int, Any, str | Non
             except json.JSONDecodeError as exc:
                 if fill():
                     continue
-                raise _BadArray(index + 1, f"invalid JSON: {exc.msg}") from None
+                raise _BadArray(
+                    index + 1, json_error(exc, place=False)
+                ) from None  # a piece's place
             if end == len(buf) and fill():
                 continue  # a scalar cut at the buffer end would parse short
             pos = end

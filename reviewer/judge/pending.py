@@ -20,6 +20,7 @@ from reviewer.judge.reply import Job, Outcome
 from reviewer.judge.sinks import store_outcomes
 from reviewer.record import MAX_MONEY, MAX_TOKENS, RecordError, loads
 from reviewer.store.db import Store
+from reviewer.text import json_error
 
 SUFFIX = ".judge-pending.jsonl"
 #: Room set aside next to the database while requests are out, so their replies can still be kept
@@ -104,7 +105,7 @@ def read(path: Path) -> tuple[list[Outcome], list[str]]:
         try:
             outcomes.append(_outcome(loads(line)))
         except json.JSONDecodeError as e:
-            problems.append(f"{path.name}:{no}: invalid JSON: {e.msg} at column {e.colno}; skipped")
+            problems.append(f"{path.name}:{no}: {json_error(e)}; skipped")
         except (RecordError, _Bad) as e:
             problems.append(f"{path.name}:{no}: {e}; skipped")
     return outcomes, problems

@@ -125,7 +125,7 @@ def test_otlp_json_lines_one_request_per_line(tmp_path: Path) -> None:
     items = list(otel_genai.parse(f))
     skips = [(i.line, i.reason) for i in items if isinstance(i, Skip)]
     assert skips == [
-        (2, "invalid JSON: Expecting property name enclosed in double quotes"),
+        (2, "invalid JSON: Expecting property name enclosed in double quotes at column 2"),
         (4, "not an OTLP trace export (no resourceSpans list)"),
     ]
     got = [i for i in items if isinstance(i, Trial)]
