@@ -51,7 +51,8 @@ def graded_line(graded: int, rewards: int, examples: Iterable[float]) -> str | N
     (``workflows.audit.graded_warning``)."""
     if not rewards or graded <= GRADED_SHARE * rewards:
         return None
-    eg = ", ".join(f"{r:g}" for r in list(examples)[:3])
+    # ten digits: 0.9999989 (a fail) must not read as 0.999999 (a pass)
+    eg = ", ".join(f"{r:.10g}" for r in list(examples)[:3])
     return (
         f"{GRADED_HEAD}{graded} of {rewards} lie strictly between 0 and 1 (e.g. {eg}); "
         "pass means reward ≥ 1 − 1e-6"

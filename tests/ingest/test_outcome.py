@@ -641,3 +641,12 @@ def test_a_stored_trial_shows_its_outcome_column_else_its_success_flag() -> None
     ]
     assert stored_outcome(None, True) == "pass"  # a row older than the outcome column
     assert stored_outcome("", False) == "fail"
+
+
+def test_the_graded_warning_shows_a_failing_reward_near_1_as_it_is() -> None:
+    """0.9999989 fails the default rule (reward >= 1 - 1e-6) but read 0.999999, the same as a
+    passing reward (found by an attack)."""
+    from reviewer.ingest.outcome import graded_line
+
+    line = graded_line(3, 3, [0.5, 0.9999989, 0.999999])
+    assert line is not None and "(e.g. 0.5, 0.9999989, 0.999999)" in line
