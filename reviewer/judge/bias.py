@@ -431,9 +431,15 @@ def _first_slot_lines(f: FirstSlot) -> list[str]:
     deff = "" if f.design_effect is None else f", design effect {f.design_effect:.2f}"
     if f.design_effect_assumed:
         deff += " assumed"
+    basis = f"Wilson, the {f.pairs} pairs as the unit{deff}"
+    if f.design_effect is not None and f.design_effect < 1:
+        # the pairs vary less than independent verdicts would: no narrower than those
+        basis = (
+            f"Wilson over the {f.decided} verdicts: the pairs' design effect "
+            f"{f.design_effect:.2f} is below 1, counted as 1"
+        )
     return [
-        f"{head} {f.rate:.3f}, 95% CI {f.ci[0]:.3f} .. {f.ci[1]:.3f}"
-        f" (Wilson, the {f.pairs} pairs as the unit{deff})",
+        f"{head} {f.rate:.3f}, 95% CI {f.ci[0]:.3f} .. {f.ci[1]:.3f} ({basis})",
         f"    {f.wins} of the {f.decided} single-order verdicts with a winner picked the first "
         f"slot; {f.ties} ties and {f.errors} errors left out",
     ]

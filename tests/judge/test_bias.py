@@ -399,9 +399,18 @@ def test_first_slot_interval_with_the_pair_as_the_unit_keeps_its_coverage() -> N
 
 
 def test_a_consistent_judge_keeps_the_plain_wilson_interval() -> None:
-    j = judge_bias("j", pairs(*[("a", "a", None)] * 10, *[("b", "b", None)] * 10))
+    given = pairs(*[("a", "a", None)] * 10, *[("b", "b", None)] * 10)
+    j = judge_bias("j", given)
     f = j.first_slot
     assert f.rate == 0.5 and f.ci == wilson_interval(20, 40)
+    # every pair splits one win each: a design effect of 0, counted as 1, and the line says the
+    # interval is over the 40 verdicts (it said "the 20 pairs as the unit", found by a review)
+    assert f.design_effect == 0.0 and not f.design_effect_assumed
+    text = render_bias(bias_report(given))
+    assert (
+        "95% CI 0.352 .. 0.648 (Wilson over the 40 verdicts: the pairs' design effect 0.00 is "
+        "below 1, counted as 1)"
+    ) in text
 
 
 def test_a_judge_that_always_picks_the_first_slot_gets_the_pair_as_the_unit() -> None:
