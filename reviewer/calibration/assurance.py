@@ -55,19 +55,25 @@ class Outlook:
     max_more: int = MAX_MORE
     #: no label yet: ``labels`` is the minimum a verdict needs, and nothing more can be said
     at_least: bool = False
+    #: fewer labels than a verdict's minimum so far: how many more reach it. The estimate in
+    #: ``labels`` rests then on a handful of labels and moves by hundreds from one to the next, so
+    #: the phrase says this floor ("27+") until the minimum is reached
+    floor: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     def phrase(self) -> str:
         """``~120 labels to a verdict`` (the app's status lines), ``verdict settled``, ``>20000 ...``,
-        ``30+ labels to a verdict`` before the first label."""
+        ``30+ labels to a verdict`` before the first label, ``27+`` while short of the minimum."""
         if self.labels == 0:
             return "verdict settled"
         if self.labels is None:
             return f">{self.max_more} labels to a verdict"
         if self.at_least:
             return f"{self.labels}+ labels to a verdict"
+        if self.floor:
+            return f"{self.floor}+ labels to a verdict"
         return f"~{self.labels} label{'' if self.labels == 1 else 's'} to a verdict"
 
 
@@ -173,7 +179,8 @@ def labels_to_verdict(
 
     def outlook(more: int | None) -> Outlook:
         s, t, nt = odds(max_more if more is None else more)
-        return Outlook(more, s, t, nt, assurance, draws, seed, max_more)
+        floor = max(0, min_n - n) if more != 0 else 0
+        return Outlook(more, s, t, nt, assurance, draws, seed, max_more, floor=floor)
 
     low = max(0, min_n - n)
     if done(low):

@@ -440,6 +440,8 @@ def queues(
                 if more is None
                 else f"{more}+"
                 if seen.get("at_least")
+                else f"{seen['floor']}+"
+                if seen.get("floor")
                 else f"~{more}",
                 str(r["created_at"])[:19].replace("T", " "),
             ]

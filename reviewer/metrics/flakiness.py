@@ -97,7 +97,8 @@ def render_flakiness(tasks: Iterable[TaskFlakiness], limit: int | None = None) -
     (those with the most failures) and a line saying how many more; the shares are over all."""
     tasks = list(tasks)
     every = [t for t in tasks if t.flaky]
-    if not tasks:  # every trial unscored: nothing passed or failed
+    if all(t.trials == t.infra for t in tasks):  # every trial unscored or crashed: nothing
+        # passed or failed
         return "Where the flakiness comes from: no scored trial to tell a flaky task by"
     if not every:
         return "Where the flakiness comes from: no flaky task (every task passed all or none)"

@@ -67,3 +67,15 @@ def test_the_judges_mix_decides_as_the_report_does() -> None:
     mixed = labels_to_verdict(m, 0.5, 30, mix={"pass": 9500, "fail": 500})
     assert plain.labels == 0 and plain.trusted == 1.0
     assert mixed.labels is None or mixed.labels > 0
+
+
+def test_short_of_the_minimum_the_phrase_is_the_floor_not_an_estimate_of_a_few_labels() -> None:
+    """After two or three labels the estimate moved by hundreds ("~463", then "~663") while the
+    screen had said "30+" a label before (found by a new-user review): until the minimum is
+    reached the phrase says how many reach it; --json keeps the estimate."""
+    for labels, floor in (([[1, 0], [0, 1]], 28), ([[2, 0], [1, 0]], 27), ([[20, 3], [2, 4]], 1)):
+        a = labels_to_verdict(labels, 0.6, 30)
+        assert a.floor == floor and a.phrase() == f"{floor}+ labels to a verdict"
+        assert a.labels is not None and a.labels >= floor  # the estimate, kept
+    at_minimum = labels_to_verdict([[20, 3], [2, 5]], 0.6, 30)
+    assert at_minimum.floor == 0 and at_minimum.phrase().startswith("~")

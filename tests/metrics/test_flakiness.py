@@ -46,6 +46,10 @@ def test_each_failure_goes_to_the_first_source_that_explains_it() -> None:
     assert "all flaky tasks: infrastructure errors 20%, judge disagrees 40%" in text
     assert render_flakiness([b, c]).endswith("no flaky task (every task passed all or none)")
     assert render_flakiness([]).endswith("no scored trial to tell a flaky task by")
+    # a run whose only trials crashed: no task passed or failed (it said "every task passed all
+    # or none", found by a new-user review)
+    (crashed,) = attribute([("0", "infra", frozenset(), None, None)])
+    assert render_flakiness([crashed]).endswith("no scored trial to tell a flaky task by")
 
 
 def test_a_human_label_outranks_the_judge() -> None:
