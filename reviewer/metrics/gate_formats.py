@@ -81,7 +81,8 @@ def junit(result: GateResult) -> str:
     """JUnit XML: a suite ``gate`` with one case per check (the verdict), and a suite of the
     run's tasks with one case per task (failed when its pass rate fell beyond noise, Holm-adjusted;
     skipped with a warning when it dropped within noise, skipped when not measured); an undecided
-    check (too few tasks, within noise, a forbidden rule still broken) is skipped."""
+    check (too few tasks, within noise, a forbidden rule still broken) is skipped, and so is a
+    check worse beyond noise that no budget fails (a warning)."""
     root = ET.Element("testsuites", name=_x(f"reviewer gate: {result.new} vs {result.baseline}"))
     gate = ET.SubElement(root, "testsuite", name="reviewer.gate")
     for c in result.checks:
@@ -97,11 +98,13 @@ def junit(result: GateResult) -> str:
                 + (f"; limits {', '.join(c.limits)}" if c.limits else "")
                 + (f"; {test}" if test else "")
             )
-        elif c.status in UNDECIDED:
+        elif c.status in UNDECIDED or c.status == "worse":
             # a check with a reason of its own (a ratio budget exceeded within noise) says it
             why = f"warning: {c.status}: {c.why}" if c.why else _UNDECIDED_WHY.get(c.status, "")
             ET.SubElement(case, "skipped", message=_x(why))
-    n_undecided = sum(1 for c in result.checks if not c.failed and c.status in UNDECIDED)
+    n_undecided = sum(
+        1 for c in result.checks if not c.failed and (c.status in UNDECIDED or c.status == "worse")
+    )
     _counts(gate, len(result.checks), len(result.failures), n_undecided)
     suite = ET.SubElement(root, "testsuite", name=_x(f"reviewer.tasks.{result.new}"))
     for t in result.tasks:
@@ -132,6 +135,7 @@ _UNDECIDED_WHY = {
     "too few tasks": f"too few tasks: compare decides nothing on fewer than {MIN_TASKS} shared tasks",
     "within noise": "within noise: the interval of the difference includes zero, nothing decided",
     "n/a": "n/a: a run has no value for this check",
+    "worse": "warning: worse beyond noise; no [gate] budget fails it",
 }
 
 

@@ -1090,8 +1090,8 @@ def m021_fts_arguments_as_written(db: sqlite_utils.Database) -> None:
     """Tool calls' arguments are indexed with their text as written: before, JSON's escapes to
     ASCII stood for every character past it (``Zürich`` was indexed as ``z`` and ``u00fcrich``, and
     a search for it found nothing). The trials whose entry changes are indexed again
-    (``writer.reindex_arguments``; on PostgreSQL too, ``postgres.MIGRATIONS``)."""
-    from reviewer.store.writer import reindex_arguments
+    (``search_text.reindex_arguments``; on PostgreSQL too, ``postgres.MIGRATIONS``)."""
+    from reviewer.store.search_text import reindex_arguments
 
     assert isinstance(db, Store)
     reindex_arguments(db)

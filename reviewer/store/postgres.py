@@ -39,7 +39,7 @@ BASELINE = "m020_queue_leases"
 
 
 def _m021(db: Any) -> None:
-    from reviewer.store.writer import reindex_arguments
+    from reviewer.store.search_text import reindex_arguments
 
     reindex_arguments(db)
 

@@ -1,5 +1,6 @@
 """What full-text search indexes of a trial (migration m011's two columns): the conversation, and
-the system prompt apart, searched only when asked. Plain functions over a ``Trial``, no SQL."""
+the system prompt apart, searched only when asked. Plain functions over a ``Trial``, the index's
+two statements, and migration m021's indexing again (``reindex_arguments``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from collections import defaultdict
 from typing import Any
 
 from reviewer.models import Trial
-from reviewer.record import flat_args_json
+from reviewer.record import decode, flat_args_json, tool_arguments
 
 # A word of the index on PostgreSQL: letters and digits (SQLite's unicode61 tokenizer's token
 # characters), lower-cased, diacritics taken off; anything else separates words.
@@ -26,6 +27,14 @@ MAX_PLACE = 16383
 MAX_PLACES = 256
 MAX_WORD_BYTES = 2046
 MAX_LITERAL = 500_000
+
+#: The statement that adds a trial's ``fts_row`` to the full-text index.
+FTS_SQL = "INSERT INTO trials_fts (rowid, text, system) VALUES (?, ?, ?)"
+#: What takes a trial's entry out of SQLite's index, which keeps no text of its own: the texts
+#: the entry was made from.
+FTS_DELETE_SQL = (
+    "INSERT INTO trials_fts (trials_fts, rowid, text, system) VALUES ('delete', ?, ?, ?)"
+)
 
 
 def search_text(trial: Trial) -> str:
@@ -111,3 +120,77 @@ def tsvector_literal(text: str) -> str:
 def _entry(word: str, places: list[int]) -> str:
     """A word of a tsvector literal with its places: ``'word':1,5``."""
     return f"'{word}':{','.join(map(str, places))}"
+
+
+def search_texts(t: Trial, *, ascii_arguments: bool = False) -> tuple[str, str]:
+    """The two columns of a trial's full-text entry, ``search_text`` and ``system_text`` made in
+    one loop over its messages. ``ascii_arguments``: tool calls' arguments as versions before
+    migration m021 indexed them (``arguments_text``)."""
+    parts: list[str] = []
+    system: list[str] = []
+    called: list[str] = []
+    for m in t.messages:
+        content = m.content
+        if content:
+            (system if m.role == "system" else parts).append(content)
+        tool_calls = m.tool_calls
+        if tool_calls:
+            for c in tool_calls:
+                called.append(c.name)
+                args = c.arguments
+                if args:
+                    called.append(arguments_text(args, ascii_only=ascii_arguments))
+    parts += called
+    if t.reason:
+        parts.append(t.reason)
+    if t.error and t.error.message:
+        parts.append(t.error.message)
+    return "\n".join(parts), "\n".join(system)
+
+
+#: The trials whose stored record may hold text past ASCII, as itself or as a JSON escape: the
+#: only ones whose index entry migration m021 may change.
+_PAST_ASCII = {
+    "sqlite": "(instr(record, '\\u') > 0 OR length(CAST(record AS BLOB)) <> length(record))",
+    "postgres": "(strpos(record, '\\u') > 0 OR octet_length(record) <> char_length(record))",
+}
+
+
+def reindex_arguments(db: Any, page: int = 500) -> int:
+    """Migration m021: index again each trial whose tool calls' arguments hold text past ASCII,
+    now written as it is (``search_text.arguments_text``), in the caller's transaction. A page
+    of trials at a time; returns how many entries changed. SQLite's index keeps no text of its
+    own, so an entry is taken out with the text it was made from (the escaped one)."""
+    changed = last = 0
+    sql = (
+        f"SELECT seq, run, task_id, trial, record FROM trials WHERE seq > ? AND "
+        f"{_PAST_ASCII[db.dialect]} ORDER BY seq LIMIT {page}"
+    )
+    while rows := db.execute(sql, [last]).fetchall():
+        last = rows[-1][0]
+        for seq, run, task_id, trial_no, record in rows:
+            try:
+                arguments = tool_arguments(record)  # not the whole trial: most do not change
+            except ValueError:
+                continue  # a record no version could read was never indexed
+            if not any(
+                arguments_text(a) != arguments_text(a, ascii_only=True)
+                for a in arguments
+                if a and not isinstance(a, str)
+            ):
+                continue  # its text past ASCII is elsewhere: its entry stays
+            trial = decode(record, run=run, task_id=task_id, trial=trial_no)
+            text, system = search_texts(trial)
+            old, _ = search_texts(trial, ascii_arguments=True)
+            changed += 1
+            if db.dialect == "sqlite":
+                db.conn.execute(FTS_DELETE_SQL, [seq, old, system])
+                db.conn.execute(FTS_SQL, [seq, text, system])
+            else:
+                db.conn.execute(
+                    "UPDATE trials_fts SET text = CAST(? AS tsvector) WHERE rowid = ?",
+                    [tsvector_literal(text), seq],
+                )
+    if changed:  # what a search counted before is out of date (trial_filter's cache key)
+        db.execute("UPDATE data_edits SET n = n + 1 WHERE id = 1")
+    return changed

@@ -11,11 +11,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from reviewer.models import Trial
-from reviewer.record import decode, dumps, encode, tool_arguments
+from reviewer.record import decode, dumps, encode
 from reviewer.store.db import Store
 from reviewer.store.search_text import (
-    arguments_text,
+    FTS_DELETE_SQL,
+    FTS_SQL,
     search_text,
+    search_texts,
     system_text,
     tsvector_literal,
 )
@@ -30,8 +32,6 @@ _TRIAL_SQL = f"INSERT INTO trials ({', '.join(_TRIAL_COLUMNS)}) VALUES ({', '.jo
 
 # On PostgreSQL the two columns are tsvectors given as literals (``fts_row``), which many rows at
 # once reach by COPY directly
-#: The statement that adds a trial's ``fts_row`` to the full-text index.
-FTS_SQL = "INSERT INTO trials_fts (rowid, text, system) VALUES (?, ?, ?)"
 
 
 _TASK_STATS_SQL = (
@@ -85,32 +85,6 @@ def fts_row(db: Store, seq: int, t: Trial) -> tuple[int, str, str]:
 #: The system prompt's literal: most runs give every trial the same prompt, often long (tau-bench's
 #: policy is 8 KB), so it is written once, not per trial.
 _system_literal = functools.lru_cache(maxsize=16)(tsvector_literal)
-
-
-def search_texts(t: Trial, *, ascii_arguments: bool = False) -> tuple[str, str]:
-    """The two columns of a trial's full-text entry, ``search_text`` and ``system_text`` made in
-    one loop over its messages. ``ascii_arguments``: tool calls' arguments as versions before
-    migration m021 indexed them (``arguments_text``)."""
-    parts: list[str] = []
-    system: list[str] = []
-    called: list[str] = []
-    for m in t.messages:
-        content = m.content
-        if content:
-            (system if m.role == "system" else parts).append(content)
-        tool_calls = m.tool_calls
-        if tool_calls:
-            for c in tool_calls:
-                called.append(c.name)
-                args = c.arguments
-                if args:
-                    called.append(arguments_text(args, ascii_only=ascii_arguments))
-    parts += called
-    if t.reason:
-        parts.append(t.reason)
-    if t.error and t.error.message:
-        parts.append(t.error.message)
-    return "\n".join(parts), "\n".join(system)
 
 
 @dataclass
@@ -373,59 +347,8 @@ class SessionIndex:
         self.by_key[key] = version
 
 
-#: The trials whose stored record may hold text past ASCII, as itself or as a JSON escape: the
-#: only ones whose index entry migration m021 may change.
-_PAST_ASCII = {
-    "sqlite": "(instr(record, '\\u') > 0 OR length(CAST(record AS BLOB)) <> length(record))",
-    "postgres": "(strpos(record, '\\u') > 0 OR octet_length(record) <> char_length(record))",
-}
-
-
-def reindex_arguments(db: Store, page: int = 500) -> int:
-    """Migration m021: index again each trial whose tool calls' arguments hold text past ASCII,
-    now written as it is (``search_text.arguments_text``), in the caller's transaction. A page
-    of trials at a time; returns how many entries changed. SQLite's index keeps no text of its
-    own, so an entry is taken out with the text it was made from (the escaped one)."""
-    changed = last = 0
-    sql = (
-        f"SELECT seq, run, task_id, trial, record FROM trials WHERE seq > ? AND "
-        f"{_PAST_ASCII[db.dialect]} ORDER BY seq LIMIT {page}"
-    )
-    while rows := db.execute(sql, [last]).fetchall():
-        last = rows[-1][0]
-        for seq, run, task_id, trial_no, record in rows:
-            try:
-                arguments = tool_arguments(record)  # not the whole trial: most do not change
-            except ValueError:
-                continue  # a record no version could read was never indexed
-            if not any(
-                arguments_text(a) != arguments_text(a, ascii_only=True)
-                for a in arguments
-                if a and not isinstance(a, str)
-            ):
-                continue  # its text past ASCII is elsewhere: its entry stays
-            trial = decode(record, run=run, task_id=task_id, trial=trial_no)
-            text, system = search_texts(trial)
-            old, _ = search_texts(trial, ascii_arguments=True)
-            changed += 1
-            if db.dialect == "sqlite":
-                db.conn.execute(_FTS_DELETE_SQL, [seq, old, system])
-                db.conn.execute(FTS_SQL, [seq, text, system])
-            else:
-                db.conn.execute(
-                    "UPDATE trials_fts SET text = CAST(? AS tsvector) WHERE rowid = ?",
-                    [tsvector_literal(text), seq],
-                )
-    if changed:  # what a search counted before is out of date (trial_filter's cache key)
-        db.execute("UPDATE data_edits SET n = n + 1 WHERE id = 1")
-    return changed
-
-
 _UPDATE_COLUMNS = [c for c in _TRIAL_COLUMNS if c not in ("seq", "id", "run", "task_id", "trial")]
 _REPLACE_SQL = f"UPDATE trials SET {', '.join(f'{c} = ?' for c in _UPDATE_COLUMNS)} WHERE seq = ?"
-_FTS_DELETE_SQL = (
-    "INSERT INTO trials_fts (trials_fts, rowid, text, system) VALUES ('delete', ?, ?, ?)"
-)
 _STATS_DELTA_SQL = (
     "UPDATE task_stats SET c = c + ?, steps_sum = steps_sum + ?, cost_sum = cost_sum + ?, "
     "cost_n = cost_n + ?, infra = infra + ?, unscored = unscored + ? WHERE run = ? AND task_id = ?"
@@ -449,7 +372,7 @@ def replace_trial(db: Store, p: Pending, source_file: str, now: str) -> int:
         pass  # a record no version could read was never indexed
     else:
         if db.dialect == "sqlite":
-            conn.execute(_FTS_DELETE_SQL, [seq, search_text(old), system_text(old)])
+            conn.execute(FTS_DELETE_SQL, [seq, search_text(old), system_text(old)])
     if db.dialect != "sqlite":
         conn.execute("DELETE FROM trials_fts WHERE rowid = ?", [seq])
     turns, calls, tool_errors = counts(p.trial)
