@@ -146,6 +146,14 @@ async def test_no_key_reveals_the_judge_or_another_label_before_labeling(
         for must in ("J", "v", "e", "E", "end", "right_square_bracket", "question_mark", "ctrl+p"):
             assert must in keys, must
         assert QUIT_KEYS & set(keys)
+        # v before labeling reveals nothing and says why (a greyed key said nothing, found by a
+        # new-user review)
+        await pilot.press("v")
+        await settle(app, pilot)
+        assert not screen.revealed and leaks(app, markers) == []
+        assert "Label this trial first: the judge stays hidden until you do." in [
+            n.message for n in app._notifications
+        ]
         pressed = []
         for key in keys:
             if key in QUIT_KEYS | LABEL_KEYS or key == "escape":

@@ -860,8 +860,8 @@ class LabelScreen(ReviewerScreen):
                 return
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "reveal" and self.mine is None:
-            return None  # shown greyed: nothing to reveal before this labeler's label
+        # "reveal" stays enabled before this labeler's label: the key says why it reveals
+        # nothing yet (a greyed key did nothing and said nothing)
         # typing [ or ] into a search box is not a step
         return not (action == "step" and isinstance(self.focused, Input))
 

@@ -252,7 +252,7 @@ class QueuesScreen(ReviewerScreen):
                         "" if st.outlook is None else st.outlook.phrase(),
                         st.choice.neutral() if st.choice is not None else "",
                         team.per_trial if team is not None and team.shared else 0,
-                        "" if team is None else team_text(team),
+                        "" if team is None else team_text(team, q.labeler),
                     )
                 )
         self.post_message(QueuesLoaded(rows, runs))
@@ -387,10 +387,13 @@ class QueuesScreen(ReviewerScreen):
         self.app.push_screen(LabelScreen(message.name, app.labeler, app.rubric))
 
 
-def team_text(team: TeamProgress) -> str:
+def team_text(team: TeamProgress, owner: str) -> str:
     """One line of who labeled a queue: each labeler's count; a shared queue's trials with all
     their labels, who holds which trial now and, with two or more labels a trial, how they agree
-    (Krippendorff's alpha, the trials they split on)."""
+    (Krippendorff's alpha, the trials they split on). Nothing for a queue of one labeler
+    (``owner``) that nobody else labeled: its progress says it (as ``reviewer queues``)."""
+    if not team.shared and set(team.by_labeler) <= {owner}:
+        return ""
     counts = ", ".join(f"{w} {n}" for w, n in team.by_labeler.items())
     parts = [f"labeled by {counts}"] if counts else []
     if team.shared:
