@@ -21,6 +21,7 @@ from typing import Any
 
 from reviewer.metrics import power_sim
 from reviewer.metrics.noise import MIN_TASKS
+from reviewer.metrics.passk import shared_k
 from reviewer.metrics.plan_cost import DecisionCost, TrialCosts, cheaper, decision_cost
 from reviewer.metrics.power_search import (
     MAX_TASKS,
@@ -269,7 +270,9 @@ def plan_run(
     scored = [(t, n, c) for t, n, c in counts if n > 0]
     ns = sorted(n for _, n, _ in scored)
     trials = ns[len(ns) // 2] if ns else 0
-    kk = k if k is not None else max(1, trials)
+    # the report's own k for the run (``passk.shared_k``): a plan's "today" pass^k is the number
+    # `reviewer report` and the app show (the median trials per task gave pass^8 beside their pass^7)
+    kk = k if k is not None else shared_k([[(n, c) for _, n, c in scored]])
     if kk < 1:
         raise ValueError(f"--k must be at least 1, got {kk}")
     plan = Plan(run, len(scored), trials, kk, power, delta, costs=costs)
