@@ -3,6 +3,7 @@ active rules, register a folder's rubric.toml, and check the new trials against 
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +18,7 @@ from reviewer.ingest.outcome import ImportOptions as ImportOptions
 from reviewer.ingest.outcome import not_applied_lines
 from reviewer.metrics.rules import Rule
 from reviewer.models import Rubric, Skip, threshold_problem, threshold_text
-from reviewer.store.db import Store
+from reviewer.store.db import Store, StoreError, describe_error
 from reviewer.store.writer import checkpoint
 from reviewer.text import name_list, one_line
 from reviewer.workflows.import_files import FileResult, Session, import_file
@@ -173,20 +174,35 @@ def import_paths(
     if db is not None and not check:
         # the rules first, so each file's new trials are checked in that file's own transaction
         session.rules = _apply_rules(db, paths, summary)
+    stopped = False  # the store refused a file (a full disk): nothing more is written
     for path, direct in files:
         if cancelled is not None and cancelled():
             summary.cancelled = True
             break
-        result = import_file(
-            db,
-            path,
-            run=run,
-            check=check,
-            progress=progress,
-            direct=direct,
-            cancelled=cancelled,
-            session=session,
-        )
+        try:
+            result = import_file(
+                db,
+                path,
+                run=run,
+                check=check,
+                progress=progress,
+                direct=direct,
+                cancelled=cancelled,
+                session=session,
+            )
+        except (sqlite3.OperationalError, StoreError) as e:
+            if db is None or not any(f.added or f.updated for f in summary.files):
+                raise  # nothing stored yet: the one line of the failure says it all
+            # the files before this one are committed: the summary says what they added, and
+            # the failure is this file's (rolled back whole) and the rest's (not read)
+            left = len(files) - len(summary.files) - 1
+            rest = f"; {left} more file{_s(left)} not read" if left else ""
+            summary.errors.append(
+                f"{describe_error(db.path, e)} — {path} was rolled back{rest}; the files before it "
+                "are stored"
+            )
+            stopped = True
+            break
         summary.files.append(result)
         summary.violations += result.violations
         summary.cancelled = result.cancelled
@@ -201,7 +217,8 @@ def import_paths(
                 f"the database's log could not be copied into its file ({why}): what was "
                 "imported is stored in the log; free some space before writing more"
             )
-        _register_rubric(db, paths, summary)
+        if not stopped:
+            _register_rubric(db, paths, summary)
         from reviewer.workflows.audit import audit_after_import
 
         summary.audit_line = audit_after_import(

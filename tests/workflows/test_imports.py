@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -17,7 +18,7 @@ from reviewer.store.db import Store
 from reviewer.store.trial_filter import TrialFilter
 from reviewer.store.writer import IMPORT_CACHE_KIB, import_cache
 from reviewer.workflows.imports import import_paths
-from tests.conftest import SAMPLE_RUNS, native_trial, write_jsonl
+from tests.conftest import SAMPLE_RUNS, native_trial, stored, write_jsonl
 
 
 def run_cli(*args: str) -> tuple[int, str, str]:
@@ -470,3 +471,34 @@ def test_a_checkpoint_a_full_disk_refuses_is_told_and_the_import_stands(
     )
     monkeypatch.undo()
     assert count(tmp_path / "x.db") == 2
+
+
+def test_a_full_disk_after_a_file_is_stored_keeps_that_files_summary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A multi-file import whose second file met a full disk printed only "the disk is full" and
+    exited 1, the first file committed and not told (found by an attack on an 8 MB tmpfs): the
+    summary says what the first added, and the failure names the file rolled back."""
+    import sqlite3
+
+    import reviewer.workflows.imports as imports
+
+    a = write_jsonl(tmp_path / "a.jsonl", [native_trial("t1"), native_trial("t2")])
+    b = write_jsonl(tmp_path / "b.jsonl", [native_trial("t3")])
+    c = write_jsonl(tmp_path / "c.jsonl", [native_trial("t4")])
+    real = imports.import_file
+    calls = []
+
+    def full_on_the_second(db: Any, path: Any, **kw: Any) -> Any:
+        calls.append(path)
+        if len(calls) == 2:
+            raise sqlite3.OperationalError("database or disk is full")
+        return real(db, path, **kw)
+
+    monkeypatch.setattr(imports, "import_file", full_on_the_second)
+    code, _, err = run_cli("--db", "x.db", "import", str(a), str(b), str(c))
+    assert code == 1 and len(calls) == 2
+    assert "the disk is full" in err and f"{b} was rolled back; 1 more file not read" in err
+    assert "the files before it are stored" in err
+    assert "imported 2 trials (1 run, 2 tasks) from 1 file" in err
+    assert stored() == 2
