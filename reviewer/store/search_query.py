@@ -126,6 +126,8 @@ def match_query(text: str, *, system: bool = False) -> str | None:
     the query is limited to the conversation: a word of a prompt every trial shares finds nothing."""
     if not text.strip():
         return None
+    if len(text) > MAX_TEXT:  # PostgreSQL's limit, kept on both: the same search, the same answer
+        raise SearchError(f"a search of {len(text)} characters: at most {MAX_TEXT}")
     query = _fts5(text)
     return query if system else f"text : ({query})"
 

@@ -145,6 +145,10 @@ def test_limits() -> None:
     assert ts_query("w " * (MAX_TEXT // 2)) is not None
     with pytest.raises(SearchError, match="at most"):
         ts_query("w " * (MAX_TEXT // 2) + "w")
+    # SQLite's search takes the same limit: one search, one answer on both (found by an attack)
+    assert match_query("w " * (MAX_TEXT // 2)) is not None
+    with pytest.raises(SearchError, match="a search of 4001 characters: at most 4000"):
+        match_query("w " * (MAX_TEXT // 2) + "w")
 
 
 # ---- on PostgreSQL ------------------------------------------------------------------------------------
