@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 
 def _import_sqlite_utils() -> None:
@@ -347,6 +347,20 @@ def shown_url(url: str) -> str:
     return urlunsplit(parts)
 
 
+def hide_secrets(text: str, url: str) -> str:
+    """TEXT (a driver's message about URL) with the URL shown as :func:`shown_url` shows it and its
+    password taken out wherever else the message quotes it (libpq quotes a token it cannot read:
+    ``invalid percent-encoded token: "hunter2%G1"``), as written and percent-decoded."""
+    text = text.replace(url, shown_url(url))
+    found = re.findall(r"://[^/@?#]*?:([^/@?#]*)@", url)
+    found += re.findall(r"(?i)(?:[?&])password=([^&#]*)", url)
+    for secret in found:
+        for form in {secret, unquote(secret, errors="replace")}:
+            if form:
+                text = text.replace(form, "***")
+    return text
+
+
 def is_url(location: object) -> bool:
     """Whether a --db value names a PostgreSQL database rather than a SQLite file."""
     return str(location).startswith(("postgresql://", "postgres://"))
@@ -409,7 +423,7 @@ def open_store(
             db = _open(path, migrate=False, on_wait=on_wait, read_only=True)
         except StoreError:
             raise refused from None
-        if migrate and migrations.pending(db):
+        if migrate and {m.name for m in migrations.pending(db)} - READ_WITHOUT:
             db.close()
             raise
         full = "disk is full" in str(refused)
@@ -423,6 +437,10 @@ def open_store(
 
 # Databases opened for reading only, with the reason a write was refused (named when one is tried).
 _read_only_reasons: dict[str, str] = {}
+#: Migrations a database that cannot be written is read without: they change no table a read
+#: needs (m021 indexes some text again; search finds what it found before), so a file on a
+#: read-only or full file system written by the version before still gives its reports.
+READ_WITHOUT = frozenset({"m021_fts_arguments_as_written"})
 
 
 def _readable_as_is(path: Path, refused: StoreError) -> bool:

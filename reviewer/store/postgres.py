@@ -29,7 +29,7 @@ from importlib import resources
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from reviewer.store.db import TEST_SERVER_VAR, is_url, shown_url
+from reviewer.store.db import TEST_SERVER_VAR, hide_secrets, is_url, shown_url  # noqa: F401
 from reviewer.store.pg_sql import BulkInsert, bulk_insert, to_postgres
 
 #: The schema, written for PostgreSQL (statements separated by a line that is only ";;").
@@ -516,7 +516,7 @@ def open_postgres(
     try:
         conn = connect(url)
     except sqlite3.Error as e:
-        raise StoreError(_connect_problem(location, str(e).replace(url, shown_url(url)))) from e
+        raise StoreError(_connect_problem(location, hide_secrets(str(e), url))) from e
     db = _PG_STORE[0](conn, location)
     db.on_wait = on_wait
     from reviewer.store import db as sqlite_db
@@ -555,16 +555,23 @@ def open_postgres(
             )
         missing = [n for n in names if n not in done]
         if missing and migrate and all(n in MIGRATIONS for n in missing):
-            with db.transaction():
-                with _as_sqlite():
-                    done = applied(conn)  # another process may have applied them meanwhile
-                for name in (n for n in names if n not in done):
-                    MIGRATIONS[name](db)
+            try:
+                with db.transaction():
                     with _as_sqlite():
-                        conn.raw.execute(
-                            "INSERT INTO _reviewer_migrations (name, applied_at) VALUES (%s, %s)",
-                            (name, datetime.now(UTC).isoformat()),
-                        )
+                        done = applied(conn)  # another process may have applied them meanwhile
+                    for name in (n for n in names if n not in done):
+                        MIGRATIONS[name](db)
+                        with _as_sqlite():
+                            conn.raw.execute(
+                                "INSERT INTO _reviewer_migrations (name, applied_at) "
+                                "VALUES (%s, %s)",
+                                (name, datetime.now(UTC).isoformat()),
+                            )
+            except (sqlite3.Error, StoreError):
+                # a role that may only read: what reads need is there, the rest waits for a
+                # writer (``db.READ_WITHOUT``)
+                if set(missing) - sqlite_db.READ_WITHOUT:
+                    raise
             missing = []
         unknown = [n for n in missing if n not in MIGRATIONS]
         if unknown:

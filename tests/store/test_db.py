@@ -255,6 +255,44 @@ def test_a_database_that_cannot_be_written_is_still_read_and_a_write_names_why(
     assert "internal error" not in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.sqlite_only
+def test_a_database_of_the_version_before_m021_is_read_where_it_cannot_be_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """m021 only indexes text again: a file the version before wrote, on a read-only or full file
+    system, gave "cannot open the database file" where that version printed the report (found by
+    a review); a migration a read needs still refuses."""
+    from reviewer import cli
+    from reviewer.store import db as store_db
+
+    path = tmp_path / "r.db"
+    runs = write_jsonl(tmp_path / "runs.jsonl", [native_trial("t1"), native_trial("t2")])
+    assert cli_exit(cli.main, ["--db", str(path), "import", str(runs)]) == 0
+    conn = sqlite3.connect(path)
+    conn.execute("DELETE FROM _sqlite_migrations WHERE name = 'm021_fts_arguments_as_written'")
+    conn.commit()
+    conn.close()
+    real_open = store_db._open
+
+    def no_writable_open(path: Path, **kw: Any) -> Store:
+        if not kw.get("read_only"):
+            try:
+                raise sqlite3.OperationalError("attempt to write a readonly database")
+            except sqlite3.OperationalError as e:
+                raise StoreError(describe_error(path, e)) from e
+        return real_open(path, **kw)
+
+    monkeypatch.setattr(store_db, "_open", no_writable_open)
+    capsys.readouterr()
+    assert cli_exit(cli.main, ["--db", str(path), "report", "--json"]) == 0
+    assert '"t1"' in capsys.readouterr().out
+    conn = sqlite3.connect(path)  # a migration reads need: refused as before
+    conn.execute("DELETE FROM _sqlite_migrations WHERE name = 'm020_queue_leases'")
+    conn.commit()
+    conn.close()
+    assert cli_exit(cli.main, ["--db", str(path), "report", "--json"]) == 1
+
+
 def cli_exit(main: Any, args: list[str]) -> int:
     try:
         main(args)

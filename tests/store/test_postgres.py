@@ -10,7 +10,7 @@ import pytest
 
 from reviewer.commands.serve import app_command
 from reviewer.store.db import StoreError, open_store
-from reviewer.store.postgres import shown_url
+from reviewer.store.postgres import hide_secrets, shown_url
 from tests.conftest import SAMPLE_RUNS, run_cli
 
 SECRET = "Hunter2secret"
@@ -26,6 +26,55 @@ def test_a_password_is_hidden_in_every_form_a_url_takes() -> None:
         "postgresql://me@h/db?sslmode=require&password=***"
     )
     assert shown_url("postgresql://me@h/db") == "postgresql://me@h/db"
+
+
+def test_a_password_libpq_quotes_back_is_hidden_too() -> None:
+    """libpq quotes a token it cannot read, a password with a stray % among them: the URL was
+    hidden and the password printed in the message after it (found by a review)."""
+    for url in (
+        "postgresql://u:hunter2%G1@127.0.0.1:1/db",
+        "postgresql://u@127.0.0.1:1/db?password=hunter2%G1",
+    ):
+        code, out, err = run_cli("--db", url, "report", "--json")
+        assert code == 1 and "hunter2" not in out + err, out + err
+        assert 'invalid percent-encoded token: "***"' in err
+    assert hide_secrets("bad: p%41ss and pAss", "postgresql://u:p%41ss@h/db") == (
+        "bad: *** and ***"
+    )
+
+
+def test_a_role_that_may_only_read_opens_a_database_lacking_m021(pg_url: str) -> None:
+    """m021 indexes text again: a database the version before wrote opens for a role that may
+    not write, for its reports (its search finds what it found before)."""
+    code, _, err = run_cli("--db", pg_url, "import", str(SAMPLE_RUNS))
+    assert code == 0, err
+    name = pg_url.rsplit("/", 1)[1]
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(
+            "DELETE FROM _reviewer_migrations WHERE name = 'm021_fts_arguments_as_written'"
+        )
+        conn.execute(
+            "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'reader') THEN "
+            "CREATE ROLE reader LOGIN; END IF; END $$"
+        )
+        conn.execute(f"GRANT CONNECT ON DATABASE {name} TO reader")
+        conn.execute("GRANT USAGE ON SCHEMA public TO reader")
+        conn.execute("GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader")
+    reader = pg_url.replace("reviewer@", "reader@", 1)
+    code, out, err = run_cli("--db", reader, "report", "--run", "support-v1", "--json")
+    assert code == 0, err
+    assert '"support-v1"' in out
+    with psycopg.connect(pg_url, autocommit=True) as conn:  # the writer applies it next time
+        missing = conn.execute(
+            "SELECT COUNT(*) FROM _reviewer_migrations WHERE name = 'm021_fts_arguments_as_written'"
+        ).fetchone()
+    assert missing == (0,)
+    open_store(pg_url).close()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        done = conn.execute(
+            "SELECT COUNT(*) FROM _reviewer_migrations WHERE name = 'm021_fts_arguments_as_written'"
+        ).fetchone()
+    assert done == (1,)
 
 
 def test_commands_hints_and_the_served_command_never_print_the_password(pg_url: str) -> None:
