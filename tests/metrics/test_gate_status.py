@@ -20,6 +20,8 @@ from reviewer.metrics.gate import _check
         ("steps", "within noise", "within noise", False),
         ("pass_at_1", "within noise", "within noise", False),
         ("pass_at_1", "worse", "regressed", True),
+        ("tool_error_rate", "too few tasks", "too few tasks", False),
+        ("pass_at_1", "too few tasks", "too few tasks", False),
     ],
 )
 def test_a_rows_result_follows_compares_direction(
