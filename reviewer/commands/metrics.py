@@ -18,7 +18,7 @@ from reviewer.commands.common import (
     parse_ks,
     require_runs,
 )
-from reviewer.text import visible
+from reviewer.text import one_line, visible
 
 #: The largest k `report` and `compare` take: pass^k of more trials than any task has is n/a.
 MAX_K = 1000
@@ -300,12 +300,13 @@ def rules(ctx: click.Context, file: str | None, check: bool, as_json: bool) -> N
         except RuleError as e:
             fail(str(e))
         if check:
-            click.echo(f"{file}: {len(parsed)} rules OK", err=True)
+            click.echo(one_line(f"{file}: {len(parsed)} rules OK"), err=True)
             return
         db = cli_store(ctx)
         _, changed = set_rules(db, file, text)
         click.echo(
-            f"rules: {len(parsed)} from {file}" + ("" if changed else " (unchanged)"), err=True
+            one_line(f"rules: {len(parsed)} from {file}" + ("" if changed else " (unchanged)")),
+            err=True,
         )
     db = cli_store(ctx, needs_runs=True)
     try:
@@ -325,10 +326,10 @@ def rules(ctx: click.Context, file: str | None, check: bool, as_json: bool) -> N
     if active is None:
         click.echo("no rules set; add some with `reviewer rules rules.toml`", err=True)
         return
-    click.echo(f"rules from {active.source}")
+    click.echo(one_line(f"rules from {active.source}"))
     for r in active.rules:
         per_run = (
             ", ".join(f"{run}: {n}" for run, n in sorted(counts.get(r.id, {}).items()))
             or "none broken"
         )
-        click.echo(f"{r.id:28} {r.type:15} {r.severity:10} {per_run}")
+        click.echo(one_line(f"{r.id:28} {r.type:15} {r.severity:10} {per_run}"))

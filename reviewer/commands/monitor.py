@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from reviewer.commands.common import SEED, TEXT, cli_store, echo_json, fail
+from reviewer.text import one_line
 
 #: The longest --interval: a day (time.sleep refuses much longer waits, and nan or inf).
 MAX_INTERVAL_S = 86400
@@ -171,7 +172,7 @@ def monitor(
     )
 
     def note(line: str) -> None:
-        click.echo(f"reviewer: {line}", err=True)
+        click.echo(f"reviewer: {one_line(line)}", err=True)  # a file name may hold a break
 
     try:
         if follow_path is None:

@@ -75,11 +75,12 @@ def trial_violations(db: Store, trial_id: str) -> list[Violation]:
 
 
 def violation_counts(db: Store) -> dict[str, dict[str, int]]:
-    """rule id -> run -> number of trials breaking it."""
+    """rule id -> run -> number of trials breaking it, a trial the harness crashed left out (it
+    measured no agent: the report's and the gate's rule rates leave it out too)."""
     out: dict[str, dict[str, int]] = {}
     for rule_id, run, n in db.execute(
-        "SELECT v.rule_id, t.run, COUNT(DISTINCT v.trial_id) FROM violations v JOIN trials t ON t.id = v.trial_id "
-        "GROUP BY v.rule_id, t.run"
+        "SELECT v.rule_id, t.run, COUNT(DISTINCT v.trial_id) FROM violations v "
+        "JOIN trials t ON t.id = v.trial_id WHERE t.outcome != 'infra' GROUP BY v.rule_id, t.run"
     ).fetchall():
         out.setdefault(rule_id, {})[run] = n
     return out

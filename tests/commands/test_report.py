@@ -341,3 +341,33 @@ def test_all_row_leaves_out_crashed_trials_as_the_task_rows_do(tmp_path: Path) -
     run = json.loads(out)["runs"][0]["distributions"]["run"]
     assert (run["n_trials"], run["measured"], run["tool_calls"]) == (6, 4, 4)
     assert run["tool_error_rate"] == 0.0
+
+
+def test_rules_counts_leave_out_crashed_trials_as_the_report_does(tmp_path: Path) -> None:
+    """`rules` listed a rule broken by 2 trials the harness crashed while the report said 0 of 4
+    (found by a review): both leave crashed trials out."""
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[[rule]]\nid = "no-get"\ntype = "forbid_tool"\ntool = "get"\n')
+
+    def messages(called: bool) -> list[dict[str, object]]:
+        out: list[dict[str, object]] = [{"role": "user", "content": "hi"}]
+        if called:
+            call = {"id": "c1", "name": "get", "arguments": {}}
+            out += [
+                {"role": "assistant", "content": "", "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": "c1", "content": "x"},
+            ]
+        return [*out, {"role": "assistant", "content": "ok"}]
+
+    outcomes = [{"passed": True}, {"passed": False}, {"infra_error": True}]
+    rows = [
+        {"run": "i", "task_id": t, "trial": k + 1, "outcome": o, "messages": messages(k == 2)}
+        for t in "AB"
+        for k, o in enumerate(outcomes)
+    ]
+    assert invoke("--db", "x.db", "rules", str(rules))[0] == 0
+    invoke("--db", "x.db", "import", str(write_jsonl(tmp_path / "i.jsonl", rows)))
+    code, out, _ = invoke("--db", "x.db", "rules")
+    assert code == 0 and "none broken" in out
+    _, out, _ = invoke("--db", "x.db", "report", "--run", "i")
+    assert "no-get 0.0% (0 of 4)" in out
