@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import tempfile
@@ -72,7 +73,13 @@ def write_atomic(path: Path, chunks: Iterable[str], keep_existing: bool = False)
     """Write ``chunks`` to a temp file beside ``path``, then rename it over ``path``.
 
     ``keep_existing`` starts the new file with the old one's bytes (append). Any failure, even one
-    raised while ``chunks`` is being produced, removes the temp file and leaves ``path`` as it was."""
+    raised while ``chunks`` is being produced, removes the temp file and leaves ``path`` as it was.
+    An existing ``path`` that is not a regular file (``/dev/null``, a pipe) is refused (OSError):
+    the rename would put a file in the device's place (as root, for every later user of it)."""
+    if path.exists() and not path.is_file():
+        raise OSError(
+            errno.EINVAL, "not a regular file (a device, a pipe or a socket): give a file name"
+        )
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

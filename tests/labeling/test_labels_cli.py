@@ -300,3 +300,22 @@ def test_labels_give_criterion_without_rubric_is_refused(tmp_path: Path) -> None
     code, _, err = run_cli("--db", "x.db", "labels", "give", tid, "pass", "--criterion", "x=yes")
     assert code == 2 and err.startswith("reviewer: --criterion needs a rubric")
     assert len(err.splitlines()) == 1 and stored("x.db", "labels") == 0
+
+
+def test_an_export_never_puts_a_file_in_a_devices_or_pipes_place(tmp_path: Path) -> None:
+    """`labels export /dev/full --force`, as root, renamed its output over the device (found by a
+    review): a path that exists and is not a regular file is refused, and left as it was."""
+    import os
+    import stat
+
+    from reviewer.export.files import write_atomic
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    sample_copy("x.db")
+    code, _, err = run_cli("--db", "x.db", "labels", "export", str(fifo), "--force")
+    assert "not a regular file (a device, a pipe or a socket)" in err and code != 0
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    with pytest.raises(OSError, match="not a regular file"):
+        write_atomic(fifo, ["x\n"])
+    assert stat.S_ISFIFO(fifo.stat().st_mode) and not list(tmp_path.glob(".pipe.*"))
