@@ -173,10 +173,10 @@ def reindex_arguments(db: Any, page: int = 500) -> int:
                 arguments = tool_arguments(record)  # not the whole trial: most do not change
             except ValueError:
                 continue  # a record no version could read was never indexed
+            # an argument's entry changes when its text as written is past ASCII (escaped to
+            # ASCII it is what was indexed)
             if not any(
-                arguments_text(a) != arguments_text(a, ascii_only=True)
-                for a in arguments
-                if a and not isinstance(a, str)
+                not arguments_text(a).isascii() for a in arguments if a and not isinstance(a, str)
             ):
                 continue  # its text past ASCII is elsewhere: its entry stays
             trial = decode(record, run=run, task_id=task_id, trial=trial_no)

@@ -223,28 +223,35 @@ def test_a_path_that_is_not_a_regular_file_is_named(tmp_path: Path, kind: str) -
 
 
 # about the SQLite file: a file that cannot be written is opened read-only (immutable) instead
+def _unwritable(monkeypatch: pytest.MonkeyPatch, why: str) -> None:
+    """Every writable open of a SQLite file refused with ``why`` (a read-only file system, a full
+    disk); the read-only open works."""
+    from reviewer.store import db as store_db
+
+    real_open = store_db._open
+
+    def no_writable_open(path: Path, **kw: Any) -> Store:
+        if not kw.get("read_only"):
+            try:
+                raise sqlite3.OperationalError(why)
+            except sqlite3.OperationalError as e:
+                raise StoreError(describe_error(path, e)) from e
+        return real_open(path, **kw)
+
+    monkeypatch.setattr(store_db, "_open", no_writable_open)
+
+
 @pytest.mark.sqlite_only
 def test_a_database_that_cannot_be_written_is_still_read_and_a_write_names_why(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A read-only file system or a full disk: reports work, an import says why it cannot write."""
     from reviewer import cli
-    from reviewer.store import db as store_db
 
     path = tmp_path / "r.db"
     runs = write_jsonl(tmp_path / "runs.jsonl", [native_trial("t1"), native_trial("t2")])
     assert cli_exit(cli.main, ["--db", str(path), "import", str(runs)]) == 0
-    real_open = store_db._open
-
-    def no_writable_open(path: Path, **kw: Any) -> Store:
-        if not kw.get("read_only"):
-            try:
-                raise sqlite3.OperationalError("unable to open database file")
-            except sqlite3.OperationalError as e:
-                raise StoreError(describe_error(path, e)) from e
-        return real_open(path, **kw)
-
-    monkeypatch.setattr(store_db, "_open", no_writable_open)
+    _unwritable(monkeypatch, "unable to open database file")
     capsys.readouterr()
     assert cli_exit(cli.main, ["--db", str(path), "report", "--json"]) == 0
     assert '"t1"' in capsys.readouterr().out
@@ -263,7 +270,6 @@ def test_a_database_of_the_version_before_m021_is_read_where_it_cannot_be_writte
     system, gave "cannot open the database file" where that version printed the report (found by
     a review); a migration a read needs still refuses."""
     from reviewer import cli
-    from reviewer.store import db as store_db
 
     path = tmp_path / "r.db"
     runs = write_jsonl(tmp_path / "runs.jsonl", [native_trial("t1"), native_trial("t2")])
@@ -272,17 +278,7 @@ def test_a_database_of_the_version_before_m021_is_read_where_it_cannot_be_writte
     conn.execute("DELETE FROM _sqlite_migrations WHERE name = 'm021_fts_arguments_as_written'")
     conn.commit()
     conn.close()
-    real_open = store_db._open
-
-    def no_writable_open(path: Path, **kw: Any) -> Store:
-        if not kw.get("read_only"):
-            try:
-                raise sqlite3.OperationalError("attempt to write a readonly database")
-            except sqlite3.OperationalError as e:
-                raise StoreError(describe_error(path, e)) from e
-        return real_open(path, **kw)
-
-    monkeypatch.setattr(store_db, "_open", no_writable_open)
+    _unwritable(monkeypatch, "attempt to write a readonly database")
     capsys.readouterr()
     assert cli_exit(cli.main, ["--db", str(path), "report", "--json"]) == 0
     assert '"t1"' in capsys.readouterr().out
