@@ -249,12 +249,20 @@ class TaskRow:
     unscored: int = 0
 
 
+#: A task's mean of a trial column over the trials the harness did not crash (a crash measured
+#: no agent, as in the report's distributions); the kept sums hold every trial, so a task with a
+#: crashed trial reads its own rows (the outcome strip beside reads them anyway).
+_MEASURED_MEAN = """CASE WHEN s.infra = 0 THEN s.{kept} ELSE (SELECT AVG(t.{column}) FROM trials t
+    WHERE t.run = s.run AND t.task_id = s.task_id AND t.outcome <> 'infra') END"""
+
+
 def task_table(db: Store, run: str) -> list[TaskRow]:
-    """Per-task counts (n: scored trials), average steps and cost, and the outcome of every trial
-    in trial order."""
+    """Per-task counts (n: scored trials), average steps and cost over the trials the harness did
+    not crash, and the outcome of every trial in trial order."""
     rows = db.execute(
-        """
-        SELECT s.task_id, s.n, s.c, s.avg_steps, s.avg_cost,
+        f"""
+        SELECT s.task_id, s.n, s.c, {_MEASURED_MEAN.format(kept="avg_steps", column="steps")},
+               {_MEASURED_MEAN.format(kept="avg_cost", column="cost_usd")},
                (SELECT GROUP_CONCAT(SUBSTR(outcome, 1, 1), '') FROM (
                     SELECT outcome FROM trials t WHERE t.run = s.run AND t.task_id = s.task_id
                     ORDER BY t.trial)),
