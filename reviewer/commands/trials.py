@@ -109,9 +109,13 @@ def trials(
     if not rows:
         click.echo("no trials match these filters")
         return
-    head = ("run", "task", "#", "outcome", "steps", "cost", "latency", "tool errors", "reason")
+    # searching, the last column is what the search found (the app's trials screen does the same)
+    last = "match" if search else "reason"
+    head = ("run", "task", "#", "outcome", "steps", "cost", "latency", "tool errors", last)
     table = [head]
     for r in rows:
+        found = listing.matches.get(r.id)
+        said = (found[0] if found else "") if search else (r.reason or "")
         table.append(
             (
                 visible(r.run, single_line=True),  # data, one line each
@@ -122,7 +126,7 @@ def trials(
                 "-" if r.cost_usd is None else f"${r.cost_usd:.4f}",
                 "-" if r.latency_s is None else f"{r.latency_s:.1f}s",
                 str(r.tool_errors),
-                _cut(" ".join((r.reason or "").split()), 60),
+                _cut(" ".join(visible(said, single_line=True).split()), 60),
             )
         )
     widths = [min(32, max(len(row[i]) for row in table)) for i in range(len(head) - 1)]

@@ -9,6 +9,8 @@ those operators and parentheses kept as structure; the words around them are sti
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from reviewer.store.search_text import MAX_WORD_BYTES, index_words
@@ -409,16 +411,42 @@ def search_words(text: str) -> list[str]:
     return out
 
 
+def _fold(c: str) -> str:
+    return "".join(
+        ch for ch in unicodedata.normalize("NFD", c.lower()) if not unicodedata.combining(ch)
+    )
+
+
+def _folded(text: str) -> tuple[str, Sequence[int]]:
+    """TEXT as search matches it (lower-cased, without diacritics: the index's rule,
+    ``search_text.index_words``), and for each of its characters the index in TEXT of the
+    character it came from: a match found in the one is shown in the other. Each distinct
+    character is folded once; the text is translated in C unless a character folds to other than
+    one (a combining mark to none), which only then costs a loop over the text."""
+    if text.isascii():
+        return text.lower(), range(len(text))
+    table = {ord(c): _fold(c) for c in set(text)}
+    if all(len(f) == 1 for f in table.values()):
+        return text.translate(table), range(len(text))
+    parts: list[str] = []
+    where: list[int] = []
+    for i, c in enumerate(text):
+        f = table[ord(c)]
+        parts.append(f)
+        where.extend([i] * len(f))
+    return "".join(parts), where
+
+
 def snippet(text: str, words: list[str], width: int = 80) -> tuple[str, list[tuple[int, int]]]:
-    """About ``width`` characters of ``text`` around the first of ``words`` found (case-insensitive),
-    on one line, with the (start, end) of each word found in it; ("", []) when none is found."""
-    low = text.lower()
-    if len(low) != len(text):
-        return "", []
-    hits = [(i, w) for w in words if (i := low.find(w)) >= 0]
+    """About ``width`` characters of ``text`` around the first of ``words`` found (as search
+    finds them: case and diacritics aside, so ``zurich`` shows ``Zürich``), on one line, with the
+    (start, end) of each word found in it; ("", []) when none is found."""
+    wanted = [w for w in (_folded(w)[0] for w in words) if w]
+    low, where = _folded(text)
+    hits = [(i, w) for w in wanted if (i := low.find(w)) >= 0]
     if not hits:
         return "", []
-    at, word = min(hits)
+    at = where[min(hits)[0]]
     start = max(0, at - min(16, width // 3))  # a little context before: the match stays in view
     end = min(len(text), start + width)
     piece = " ".join(text[start:end].split("\n"))
@@ -426,10 +454,13 @@ def snippet(text: str, words: list[str], width: int = 80) -> tuple[str, list[tup
     tail = "…" if end < len(text) else ""
     shown = lead + piece + tail
     spans: list[tuple[int, int]] = []
-    low_shown = shown.lower()
-    for w in words:
+    low_shown, where_shown = _folded(shown)
+    for w in wanted:
         i = low_shown.find(w)
         while i >= 0:
-            spans.append((i, i + len(w)))
+            after = i + len(w)  # a combining mark after the word is the word's own
+            spans.append(
+                (where_shown[i], where_shown[after] if after < len(low_shown) else len(shown))
+            )
             i = low_shown.find(w, i + len(w))
     return shown, sorted(spans)

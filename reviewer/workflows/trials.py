@@ -5,7 +5,8 @@ and `reviewer trials`."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from reviewer.clustering.outcomes import expectation_lines as expectation_lines
@@ -17,10 +18,8 @@ from reviewer.store.queries import task_table as task_table
 from reviewer.store.queries import trial_header as trial_header
 from reviewer.store.queries import trials_by_id_prefix as trials_by_id_prefix
 from reviewer.store.queries import verdicts_for as verdicts_for
-from reviewer.store.search_query import search_words as search_words
-from reviewer.store.search_query import snippet as snippet
-from reviewer.store.search_text import search_text as search_text
-from reviewer.store.search_text import system_text as system_text
+from reviewer.store.search_query import search_words, snippet
+from reviewer.store.search_text import search_text, system_text
 from reviewer.store.trial_filter import SORT_COLUMNS as SORT_COLUMNS
 from reviewer.store.trial_list import FilterSequence as FilterSequence
 from reviewer.store.trial_list import Page as Page
@@ -32,13 +31,43 @@ from reviewer.store.trials import load_trial as load_trial
 from reviewer.store.trials import native_record as native_record
 from reviewer.store.violations import trial_violations as trial_violations
 
+#: What a search found in a trial: a piece of its text around the first word found, on one line,
+#: and the (start, end) of each word of the search in it.
+Snippet = tuple[str, list[tuple[int, int]]]
+
+
+def match_snippets(
+    db: Store, rows: Sequence[TrialRow], search: str, *, system: bool, width: int
+) -> dict[str, Snippet]:
+    """For each trial of a searched page, by id: about ``width`` characters of its conversation
+    (or, with ``system``, of its system prompt, marked ``system: ``) around the first word of the
+    search found in it, as search finds words (case and diacritics aside). A trial whose match is
+    none the snippet can show (a prefix query, a word only the index splits) has none."""
+    words = search_words(search)
+    out: dict[str, Snippet] = {}
+    if not words:
+        return out
+    for r in rows:
+        trial = load_trial(db, r.id)
+        if trial is None:
+            continue
+        got = snippet(search_text(trial), words, width)
+        if not got[0] and system:
+            text, spans = snippet(system_text(trial), words, width - 9)
+            got = ("system: " + text, [(a + 8, b + 8) for a, b in spans]) if text else got
+        if got[0]:
+            out[r.id] = got
+    return out
+
 
 @dataclass(frozen=True)
 class TrialListing:
-    """One page of the list: its rows, how many trials match, and the filter and order it used."""
+    """One page of the list: its rows, how many trials match, and the filter and order it used;
+    when searching, what the search found in each (``matches``, by trial id)."""
 
     filter: TrialFilter
     page: Page
+    matches: dict[str, Snippet] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, Any]:
         f = self.filter
@@ -49,10 +78,22 @@ class TrialListing:
             "sort": f.sort,
             "ascending": f.ascending if f.sort is not None else None,
             "filter": {k: v for k, v in asdict(f).items() if k not in ("sort", "ascending") and v},
-            "trials": [{k: v for k, v in asdict(r).items() if k != "seq"} for r in self.page.rows],
+            "trials": [self._row_json(r) for r in self.page.rows],
         }
 
+    def _row_json(self, r: TrialRow) -> dict[str, Any]:
+        row = {k: v for k, v in asdict(r).items() if k != "seq"}
+        if self.filter.search:
+            found = self.matches.get(r.id)
+            row["match"] = found[0] if found else None
+        return row
 
-def list_trials(db: Store, f: TrialFilter, *, limit: int) -> TrialListing:
-    """The first ``limit`` trials matching ``f`` in its order; SearchError for a bad search."""
-    return TrialListing(f, page(db, f, limit=limit))
+
+def list_trials(db: Store, f: TrialFilter, *, limit: int, match_width: int = 58) -> TrialListing:
+    """The first ``limit`` trials matching ``f`` in its order, with what a search found in each
+    (``match_width`` characters); SearchError for a bad search."""
+    listing = page(db, f, limit=limit)
+    if not f.search:
+        return TrialListing(f, listing)
+    found = match_snippets(db, listing.rows, f.search, system=f.search_system, width=match_width)
+    return TrialListing(f, listing, found)

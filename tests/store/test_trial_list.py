@@ -473,6 +473,24 @@ def test_snippet_marks_the_words() -> None:
     assert snippet("nothing here", ["refund"]) == ("", [])
 
 
+@pytest.mark.parametrize(
+    ("text", "words", "marked"),
+    [
+        # search folds case and diacritics (the index's rule), and so does the snippet it shows
+        ('set_city {"city": "Zürich"}', ["zurich"], ["Zürich"]),
+        ('set_city {"city": "Zürich"}', ["ZÜRICH".lower()], ["Zürich"]),
+        ("İstanbul office", ["istanbul"], ["İstanbul"]),  # lower-cased, İ is two characters
+        ("a cafe\u0301 and a CAFÉ", ["cafe"], ["cafe\u0301", "CAFÉ"]),  # a combining mark
+        ("東京で会いましょう", ["東京"], ["東京"]),
+    ],
+)
+def test_snippet_finds_what_search_finds_whatever_the_case_and_accents(
+    text: str, words: list[str], marked: list[str]
+) -> None:
+    shown, spans = snippet(text, words, 80)
+    assert [shown[a:b] for a, b in spans] == marked
+
+
 def system_trials(tmp_path: Path) -> Path:
     recs = []
     for i in range(3):

@@ -216,6 +216,22 @@ async def test_search_shows_the_conversation_match_highlighted(sample_db: Path) 
         assert table.get_row_at(1)[-1].plain.startswith("system: ")
 
 
+async def test_search_shows_a_match_inside_tool_call_arguments(tmp_path: Path) -> None:
+    rec = native_trial("move", passed=False, trial=1)
+    rec["messages"][2]["tool_calls"][0]["arguments"] = {"city": "Zürich", "zip": "8001"}
+    db = import_into(tmp_path / "z.db", write_jsonl(tmp_path / "z.jsonl", [rec]), run="z")
+    app = ReviewerApp(db_path=db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("t", "slash", *"zurich", "enter")
+        await settle(app, pilot)
+        table = app.screen.query_one(DataTable)
+        assert table.row_count == 1
+        cell = table.get_row_at(0)[-1]
+        marked = [cell.plain[s.start : s.end] for s in cell.spans if "yellow" in str(s.style)]
+        assert marked == ["Zürich"], cell.plain
+
+
 async def test_export_with_nothing_labeled_offers_the_harness_failures(tmp_path: Path) -> None:
     from reviewer.tui.export_action import OfferHarness
 

@@ -19,7 +19,14 @@ from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import money, num
 from reviewer.tui.widgets.footer import KeyFooter
-from reviewer.workflows.trials import FilterSequence, Page, SearchError, TrialFilter, TrialRow
+from reviewer.workflows.trials import (
+    FilterSequence,
+    Page,
+    SearchError,
+    Snippet,
+    TrialFilter,
+    TrialRow,
+)
 
 if TYPE_CHECKING:
     pass
@@ -69,37 +76,6 @@ class PageLoaded(Message):
         self.request = request
         self.page = page
         self.snippets = snippets or {}
-
-
-Snippet = tuple[str, list[tuple[int, int]]]  # text, spans of the words found
-
-
-def find_snippets(db: Any, rows: list[TrialRow], search: str, system: bool) -> dict[str, Snippet]:
-    """For each row of a searched page: the conversation (or, when asked, system prompt) around the
-    first word of the search found in it (worker thread)."""
-    from reviewer.workflows.trials import (
-        load_trial,
-        search_text,
-        search_words,
-        snippet,
-        system_text,
-    )
-
-    words = search_words(search)
-    out: dict[str, Snippet] = {}
-    if not words:
-        return out
-    for r in rows:
-        trial = load_trial(db, r.id)
-        if trial is None:
-            continue
-        got = snippet(search_text(trial), words, SNIPPET_CHARS)
-        if not got[0] and system:
-            text, spans = snippet(system_text(trial), words, SNIPPET_CHARS - 9)
-            got = ("system: " + text, [(a + 8, b + 8) for a, b in spans]) if text else got
-        if got[0]:
-            out[r.id] = got
-    return out
 
 
 def snippet_text(snip: Snippet) -> Text:
@@ -356,7 +332,7 @@ class TrialsScreen(ExportMixin, ReviewerScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="trials-page")
     def load_page(self, request: PageRequest) -> None:
-        from reviewer.workflows.trials import page
+        from reviewer.workflows.trials import match_snippets, page
 
         worker = get_current_worker()
         with self.store() as db:
@@ -375,8 +351,12 @@ class TrialsScreen(ExportMixin, ReviewerScreen):
                 return
             snippets: dict[str, Snippet] = {}
             if request.filter.search and not worker.is_cancelled:
-                snippets = find_snippets(
-                    db, result.rows, request.filter.search, request.filter.search_system
+                snippets = match_snippets(
+                    db,
+                    result.rows,
+                    request.filter.search,
+                    system=request.filter.search_system,
+                    width=SNIPPET_CHARS,
                 )
         if not worker.is_cancelled:
             self.post_message(PageLoaded(request, result, snippets))

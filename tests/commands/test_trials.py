@@ -1,0 +1,52 @@
+"""`reviewer trials --search` says what the search found in each trial, as the app's trials
+screen does: a `match` column in place of the reason (and `match` in --json), found as search
+finds words (case and diacritics aside), also inside tool calls' arguments; hostile text in it
+is shown, never obeyed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from reviewer.cli import cli
+from tests.conftest import native_trial, write_jsonl
+
+
+def _db(tmp_path: Path) -> str:
+    moved = native_trial("move", passed=False, trial=1, run="z")
+    moved["messages"][2]["tool_calls"][0]["arguments"] = {"city": "Zürich", "zip": "8001"}
+    moved["outcome"]["reason"] = "wrong city"
+    hostile = native_trial("bell", passed=False, trial=1, run="z")
+    hostile["messages"][1]["content"] = "zurich \x1b]8;;http://evil\x07link\x1b]8;;\x07 [bold]x[/]"
+    other = native_trial("other", passed=True, trial=1, run="z")
+    db = str(tmp_path / "t.db")
+    src = write_jsonl(tmp_path / "z.jsonl", [moved, hostile, other])
+    done = CliRunner().invoke(cli, ["--db", db, "import", str(src)])
+    assert done.exit_code == 0, done.output
+    return db
+
+
+def test_a_search_shows_what_it_found_in_each_trial(tmp_path: Path) -> None:
+    db = _db(tmp_path)
+    done = CliRunner().invoke(cli, ["--db", db, "trials", "--search", "zurich"])
+    assert done.exit_code == 0, done.output
+    head, moved, hostile = done.stdout.splitlines()
+    assert head.split()[-1] == "match" and "reason" not in head
+    assert moved.endswith('…order {"city": "Zürich", "zip": "8001"} wrong city')
+    assert "\x1b" not in hostile and "\x07" not in hostile and "[bold]x[/]" in hostile
+    plain = CliRunner().invoke(cli, ["--db", db, "trials"])
+    assert plain.stdout.splitlines()[0].split()[-1] == "reason" and "wrong city" in plain.stdout
+
+
+def test_a_search_in_json_gives_each_trial_its_match(tmp_path: Path) -> None:
+    db = _db(tmp_path)
+    done = CliRunner().invoke(cli, ["--db", db, "trials", "--search", "ZÜRICH", "--json"])
+    assert done.exit_code == 0, done.output
+    rows = {r["task_id"]: r for r in json.loads(done.stdout)["trials"]}
+    assert set(rows) == {"move", "bell"}
+    assert "Zürich" in rows["move"]["match"] and rows["move"]["reason"] == "wrong city"
+    assert rows["bell"]["match"].startswith("…") or rows["bell"]["match"].startswith("zurich")
+    unsearched = json.loads(CliRunner().invoke(cli, ["--db", db, "trials", "--json"]).stdout)
+    assert all("match" not in r for r in unsearched["trials"])
