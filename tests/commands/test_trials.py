@@ -20,6 +20,7 @@ def _db(tmp_path: Path) -> str:
     moved["outcome"]["reason"] = "wrong city"
     hostile = native_trial("bell", passed=False, trial=1, run="z")
     hostile["messages"][1]["content"] = "zurich \x1b]8;;http://evil\x07link\x1b]8;;\x07 [bold]x[/]"
+    hostile["outcome"]["reason"] = "\x1b[2Jcleared"
     other = native_trial("other", passed=True, trial=1, run="z")
     db = str(tmp_path / "t.db")
     src = write_jsonl(tmp_path / "z.jsonl", [moved, hostile, other])
@@ -38,6 +39,7 @@ def test_a_search_shows_what_it_found_in_each_trial(tmp_path: Path) -> None:
     assert "\x1b" not in hostile and "\x07" not in hostile and "[bold]x[/]" in hostile
     plain = CliRunner().invoke(cli, ["--db", db, "trials"])
     assert plain.stdout.splitlines()[0].split()[-1] == "reason" and "wrong city" in plain.stdout
+    assert "\x1b" not in plain.stdout and "cleared" in plain.stdout  # a reason is data too
 
 
 def test_a_search_in_json_gives_each_trial_its_match(tmp_path: Path) -> None:
