@@ -193,7 +193,8 @@ def import_cmd(
         echo_json(summary_json(summary, check))
     if check:
         ok = summary.checked or summary.listed or summary.pairs
-        sys.exit(0 if ok and not summary.skipped and not summary.failed_files else 1)
+        failed = [f for f in summary.failed_files if not f.ignored]  # as the count line says
+        sys.exit(0 if ok and not summary.skipped and not failed else 1)
     stored = summary.added + summary.already + summary.updated
     if stored == 0 and not summary.listed and not summary.pairs:
         sys.exit(1)

@@ -16,7 +16,10 @@ A JSON object with ``schema_version`` ``"ATIF-v1.x"``, ``session_id``, ``agent``
   skipped with a reason; without that file it is read as a trial of its own.
 - Outcome: ``verifier_result.rewards.reward`` of Harbor's ``result.json`` next to the trajectory, or
   one folder up from ``agent/`` (Harbor writes ``<trial>/agent/trajectory.json`` and
-  ``<trial>/result.json``), its ``exception_info`` the error; without a result.json, unscored.
+  ``<trial>/result.json``), its ``exception_info`` the error; without a result.json, unscored; a
+  damaged result.json skips the trial, naming it (its outcome is unknown). A trial folder with a
+  result.json and no trajectory (the agent crashed before writing one) is a trial of that file
+  alone: an infrastructure error, or graded by its reward, with no conversation.
 - Task id: ``task_name`` of result.json, else the trial folder (``<task>__<id>``) of a file named
   ``trajectory.json``, else the file name up to ``.trajectory``.
 - A Harbor job (``<job>/<trial>/agent/trajectory.json`` beside ``<job>/<trial>/result.json``) is one
@@ -59,9 +62,42 @@ _MAX_CONTINUATIONS = 100
 
 
 def sniff(path: Path, head: bytes) -> bool:
-    """A JSON object whose ``schema_version`` starts with ``ATIF-``."""
+    """A JSON object whose ``schema_version`` starts with ``ATIF-``; or Harbor's ``result.json`` of
+    a trial whose agent wrote no trajectory (a trial that crashed first: ``result_only``)."""
     text = head.removeprefix(b"\xef\xbb\xbf").lstrip()
-    return text.startswith(b"{") and bool(_SCHEMA.search(text[:16384]))
+    if not text.startswith(b"{"):
+        return False
+    return bool(_SCHEMA.search(text[:16384])) or _trial_result_alone(path, text)
+
+
+#: What Harbor's result.json of a trial names (a job's names no single trial).
+_TRIAL_RESULT = re.compile(rb'"trial_name"\s*:\s*"')
+
+
+def _trial_result_alone(path: Path, head: bytes) -> bool:
+    """``path`` is Harbor's result.json of one trial (it names the trial) and no trajectory lies in
+    its trial folder."""
+    return (
+        path.name == "result.json"
+        and bool(_TRIAL_RESULT.search(head[:16384]))
+        and not _holds_trajectory(path.parent)
+    )
+
+
+def _holds_trajectory(trial: Path) -> bool:
+    try:
+        return (trial / "agent" / "trajectory.json").is_file() or (
+            trial / "trajectory.json"
+        ).is_file()
+    except OSError:
+        return False
+
+
+def continuation_beside_base(path: Path) -> bool:
+    """``path`` is a continuation (``<name>.cont-N.json``) lying beside the file it continues, which
+    reads it: an import walking the folder passes over it without a word."""
+    cont = _CONT.match(path.name)
+    return cont is not None and path.with_name(cont.group("base") + ".json").is_file()
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -75,8 +111,12 @@ def _load(path: Path) -> dict[str, Any]:
 
 
 def parse(path: Path) -> Iterator[Record]:
-    """The trial of one trajectory, its continuations joined."""
+    """The trial of one trajectory, its continuations joined; or of Harbor's result.json of a trial
+    with no trajectory."""
     file = str(path)
+    if path.name == "result.json" and not _holds_trajectory(path.parent):
+        yield from _result_only(path)
+        return
     data = _load(path)
     cont = _CONT.match(path.name)
     if cont:
@@ -109,10 +149,35 @@ def parse(path: Path) -> Iterator[Record]:
         if problem := json_problem(part):
             yield Skip(str(part_path), None, problem)
             return
+    result = _result(path)
+    if isinstance(result, Skip):
+        yield result  # its outcome unknown: never guessed as unscored
+        return
     try:
-        yield _trial(path, parts)
+        yield _trial(path, parts, result)
     except (TypeError, ValueError, AttributeError, KeyError) as exc:
         yield Skip(file, None, f"malformed trajectory: {exc!r}")
+
+
+def _result_only(path: Path) -> Iterator[Record]:
+    """A Harbor trial whose agent wrote no trajectory (it crashed setting up, or timed out before
+    its first step): its result.json alone, an infrastructure error when it holds an exception
+    and no reward, else graded by its reward, with no conversation."""
+    result = _result_file(path)
+    if isinstance(result, Skip):
+        yield result
+        return
+    if not isinstance(result.get("trial_name"), str):
+        yield Skip(str(path), None, "Harbor's result.json names no trial (trial_name)")
+        return
+    marker = Message(
+        role="system",
+        content="── no trajectory: the agent wrote none; Harbor's result.json alone ──",
+    )
+    try:
+        yield _trial(path, [], result, messages=[marker])
+    except (TypeError, ValueError, AttributeError, KeyError) as exc:
+        yield Skip(str(path), None, f"malformed result: {exc!r}")
 
 
 def _continuation(path: Path, ref: str) -> Path | None:
@@ -130,11 +195,16 @@ def _continuation(path: Path, ref: str) -> Path | None:
     return renamed if tail != name and renamed.is_file() else None
 
 
-def _trial(path: Path, parts: list[tuple[Path, dict[str, Any]]]) -> Trial:
-    data = parts[0][1]
+def _trial(
+    path: Path,
+    parts: list[tuple[Path, dict[str, Any]]],
+    result: dict[str, Any],
+    messages: list[Message] | None = None,
+) -> Trial:
+    data = parts[0][1] if parts else {}
     agent = as_dict(data.get("agent"))
     names: dict[str, str] = {}
-    messages: list[Message] = []
+    messages = messages or []
     models: list[str] = []
     earlier: set[tuple[str, str]] = set()
     step_usage: dict[str, Any] = {"in": 0, "out": 0, "cost": 0.0, "seen": False, "cost_seen": False}
@@ -165,7 +235,6 @@ def _trial(path: Path, parts: list[tuple[Path, dict[str, Any]]]) -> Trial:
                 step_usage["cost"] += metrics["cost_usd"]
                 step_usage["cost_seen"] = True
             messages.extend(_step(step, names))
-    result = _result(path)
     verifier = as_dict(result.get("verifier_result"))
     reward = _num(as_dict(verifier.get("rewards")).get("reward"))
     exc = as_dict(result.get("exception_info"))
@@ -196,7 +265,7 @@ def _trial(path: Path, parts: list[tuple[Path, dict[str, Any]]]) -> Trial:
             for k in ("trial_name", "task_name", "verifier_result", "exception_info")
             if k in result
         }
-    trial_folder = _trial_folder(path)
+    trial_folder = path.parent if not parts else _trial_folder(path)
     fingerprint = canonical([p for _, p in parts])
     if trial_folder is not None:
         # two Harbor trials may hold byte-identical trajectories: their folder and grading tell
@@ -212,7 +281,7 @@ def _trial(path: Path, parts: list[tuple[Path, dict[str, Any]]]) -> Trial:
         error=error,
         # Harbor's exception with no verifier reward: the trial crashed before it could be graded
         infra_error=error is not None and reward is None,
-        usage=_usage(parts, step_usage),
+        usage=_usage(parts, step_usage) if parts else _agent_result_usage(result),
         metadata=metadata,
         instruction=next((m.content for m in messages if m.role == "user" and m.content), None),
         source=result,
@@ -301,41 +370,71 @@ def harbor_side_file(path: Path) -> bool:
         return False
     folder = path.parent
 
-    def holds_trajectory(trial: Path) -> bool:
-        return (trial / "agent" / "trajectory.json").is_file() or (
-            trial / "trajectory.json"
-        ).is_file()
+    def harbor_trial(trial: Path) -> bool:
+        return _holds_trajectory(trial) or _names_a_trial(trial / "result.json")
 
     try:
-        if holds_trajectory(folder):
+        if harbor_trial(folder):
             return True
-        return any(c.is_dir() and holds_trajectory(c) for c in folder.iterdir())
+        return any(c.is_dir() and harbor_trial(c) for c in folder.iterdir())
     except OSError:
         return False
 
 
-def _result(path: Path) -> dict[str, Any]:
-    """Harbor's result.json beside the trajectory, or one folder up from ``agent/``; {} when absent
-    or unreadable."""
+def _names_a_trial(result: Path) -> bool:
+    """Harbor's result.json of one trial, by its first bytes."""
+    try:
+        with result.open("rb") as fh:
+            return bool(_TRIAL_RESULT.search(fh.read(16384)))
+    except OSError:
+        return False
+
+
+def _result(path: Path) -> dict[str, Any] | Skip:
+    """Harbor's result.json beside the trajectory, or one folder up from ``agent/``; {} when there
+    is none; a Skip naming it when it is damaged (cut short by a crash, NaN, a lone surrogate...):
+    the trial's outcome is then unknown, and is never read as unscored."""
     folders = [path.parent, path.parent.parent] if path.parent.name == "agent" else [path.parent]
     for folder in folders:
         candidate = folder / "result.json"
         if candidate.is_file():
-            try:
-                data = load_document(candidate, loads_unchecked)
-            except IngestError:
-                return {}
-            return data if isinstance(data, dict) and json_problem(data) is None else {}
+            return _result_file(candidate)
     return {}
+
+
+def _result_file(candidate: Path) -> dict[str, Any] | Skip:
+    file = str(candidate)
+    try:
+        data = load_document(candidate, loads_unchecked)
+    except IngestError as exc:
+        return Skip(exc.file, exc.line, f"{exc.reason}; the trial's outcome is unknown")
+    if not isinstance(data, dict):
+        return Skip(
+            file, None, "not a JSON object (Harbor's result.json); the trial's outcome is unknown"
+        )
+    if problem := json_problem(data):
+        return Skip(file, None, f"{problem}; the trial's outcome is unknown")
+    return data
 
 
 def _task_id(path: Path, result: dict[str, Any]) -> str:
     if isinstance(result.get("task_name"), str) and result["task_name"]:
         return str(result["task_name"])
-    if path.name == "trajectory.json":
+    if path.name in ("trajectory.json", "result.json"):
         folder = path.parent.parent if path.parent.name == "agent" else path.parent
         return folder.name.split("__")[0] or folder.name
     return path.name.split(".trajectory")[0] if ".trajectory" in path.name else path.stem
+
+
+def _agent_result_usage(result: dict[str, Any]) -> Usage:
+    """A trial's usage as Harbor's result.json totals it (``agent_result``): what a trial with no
+    trajectory spent before it stopped."""
+    totals = as_dict(result.get("agent_result"))
+    return Usage(
+        input_tokens=as_int(totals.get("n_input_tokens")),
+        output_tokens=as_int(totals.get("n_output_tokens")),
+        cost_usd=_num(totals.get("cost_usd")),
+    )
 
 
 def _usage(parts: list[tuple[Path, dict[str, Any]]], steps: dict[str, Any]) -> Usage:

@@ -81,7 +81,8 @@ class FileResult:
     error: str | None = None
     ignored: bool = False  # found by walking a folder, not a format we read
     quiet: bool = (
-        False  # ignored without a word: Harbor's result.json / config.json of a trajectory
+        False  # ignored without a word: Harbor's result.json / config.json of a trajectory, an
+        # ATIF continuation beside the file it continues
     )
     cancelled: bool = False  # stopped by the caller; nothing of it was written
     runs: set[str] = field(default_factory=set)
@@ -133,6 +134,10 @@ def import_file(
             )
         return result
     result.format = fmt.NAME
+    if not direct and fmt is atif and atif.continuation_beside_base(path):
+        result.ignored = result.quiet = True  # read with the file it continues, beside it
+        result.error = f"{result.file}: a continuation, read with the file it continues"
+        return result
     try:
         if fmt.KIND == "tasks":
             _list_tasks(fmt, path, result)

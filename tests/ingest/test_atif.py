@@ -195,4 +195,113 @@ def test_reviewer_import_stores_the_folder_as_two_trials(tmp_path: Path) -> None
     finally:
         db.close()
     assert [r[0] for r in rows] == [7, 21]
-    assert "continuation of" in result.output
+    # the continuation is read with the file it continues: walking the folder, not a word of it
+    assert "continuation" not in result.output and "0 skipped" in result.output
+    checked = CliRunner().invoke(
+        cli, ["--db", str(tmp_path / "c.db"), "import", "--check", str(folder)]
+    )
+    assert checked.exit_code == 0 and "0 problems" in checked.output, checked.output
+
+
+def harbor_job(tmp_path: Path, results: dict[str, str | None]) -> Path:
+    """A Harbor job folder: per trial, agent/trajectory.json (None: the agent wrote none) and
+    result.json (the text given), with Harbor's config.json and the job's own result.json."""
+    job = tmp_path / "job"
+    for name, result in results.items():
+        trial = job / name
+        (trial / "agent").mkdir(parents=True)
+        (trial / "config.json").write_text("{}")
+        if not name.startswith("crashed"):
+            shutil.copy(HERE / OPENHANDS, trial / "agent" / "trajectory.json")
+        if result is not None:
+            (trial / "result.json").write_text(result)
+    (job / "result.json").write_text('{"id": "j", "n_total_trials": 9, "stats": {}}')
+    (job / "config.json").write_text("{}")
+    return job
+
+
+def _result(name: str, reward: float | None) -> str:
+    verifier = None if reward is None else {"rewards": {"reward": reward}}
+    return json.dumps({"task_name": "hello", "trial_name": name, "verifier_result": verifier})
+
+
+@pytest.mark.parametrize(
+    ("damaged", "problem"),
+    [
+        (
+            '{"task_name": "hello", "trial_name": "t", "verifier_result": {"rewards": {"rew',
+            "invalid JSON",
+        ),
+        ('{"task_name": "hello", "trial_name": "t", "agent_result": {"cost_usd": NaN}}', "NaN"),
+        ('{"task_name": "hello", "trial_name": "t\\ud800"}', "surrogate"),
+        (
+            '{"task_name": "hello", "verifier_result": {"rewards": {"reward": 1180591620717411303424}}}',
+            "64",
+        ),
+        ("[1, 2]", "not a JSON object"),
+    ],
+)
+def test_a_damaged_result_json_skips_its_trial_naming_it(
+    tmp_path: Path, damaged: str, problem: str
+) -> None:
+    """A result.json cut short by a crash (or holding NaN...) left the trial's outcome unknown:
+    it was read as unscored, under the folder's name, without a word (pass@1 1.00 for 0.50)."""
+    path = harbor_trial(tmp_path, None)
+    (path.parent.parent / "result.json").write_text(damaged)
+    items = list(atif.parse(path))
+    assert len(items) == 1 and isinstance(items[0], Skip), items
+    assert items[0].file.endswith("result.json") and problem in items[0].reason, items[0]
+    assert "outcome is unknown" in items[0].reason
+
+
+def test_a_trial_that_crashed_before_its_trajectory_is_counted(tmp_path: Path) -> None:
+    """Harbor writes result.json for a trial whose agent never started (the environment timed
+    out): an infrastructure error, as the same trial with a trajectory is; graded, a failure. It
+    was 'ignored (not a format reviewer reads)' and the run's pass rate left it out unsaid."""
+    crash = json.dumps(
+        {
+            "task_name": "hello",
+            "trial_name": "crashed-1",
+            "verifier_result": None,
+            "exception_info": {
+                "exception_type": "EnvironmentStartTimeoutError",
+                "exception_message": "docker build timed out",
+            },
+            "agent_result": {"n_input_tokens": 12, "cost_usd": 0.25},
+        }
+    )
+    job = harbor_job(
+        tmp_path,
+        {
+            "t1": _result("t1", 1.0),
+            "t2": _result("t2", 0.0),
+            "crashed-1": crash,
+            "crashed-2": _result("crashed-2", 0.0),  # graded although the agent wrote nothing
+        },
+    )
+    items = list(atif.parse(job / "crashed-1" / "result.json"))
+    assert len(items) == 1 and isinstance(items[0], Trial)
+    t = items[0]
+    assert (t.task_id, t.run, t.outcome) == ("hello", "job", "infra")
+    assert t.error is not None and t.error.type == "EnvironmentStartTimeoutError"
+    assert (t.usage.input_tokens, t.usage.cost_usd) == (12, 0.25)
+    assert "no trajectory" in t.messages[0].content
+    db = str(tmp_path / "j.db")
+    done = CliRunner().invoke(cli, ["--db", db, "import", str(job)])
+    assert done.exit_code == 0, done.output
+    assert "ignored" not in done.output and "unknown format" not in done.output, done.output
+    assert "1 infrastructure error" in done.output and "1 pass, 2 fail" in done.output
+    with open_store(tmp_path / "j.db") as store:
+        rows = store.execute("SELECT outcome FROM trials ORDER BY outcome").fetchall()
+    assert [r[0] for r in rows] == ["fail", "fail", "infra", "pass"]
+    checked = CliRunner().invoke(cli, ["--db", db, "import", "--check", str(job)])
+    assert checked.exit_code == 0 and "0 problems" in checked.output, checked.output
+
+
+def test_import_check_of_a_valid_harbor_job_exits_0(tmp_path: Path) -> None:
+    """Harbor's side files are passed over without a word: --check said "0 problems" and exited
+    1, failing every harness gate on a Harbor job."""
+    job = harbor_job(tmp_path, {"t1": _result("t1", 1.0), "t2": _result("t2", 0.0)})
+    done = CliRunner().invoke(cli, ["--db", str(tmp_path / "c.db"), "import", "--check", str(job)])
+    assert done.exit_code == 0, done.output
+    assert "checked 2 files: 2 valid trials" in done.output and "0 problems" in done.output
