@@ -62,7 +62,22 @@ class ReviewerGroup(click.Group):
                     ctx.exit(2)
                 args.insert(i, "open")
             break
+        ctx.meta["reviewer.args"] = args
         return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context) -> object:
+        """A usage error of a command given ``--json`` (a bad option value, a missing argument) also
+        prints ``{"error": ...}`` on stdout, as every other refusal does; click's usage text still
+        goes to stderr."""
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as e:
+            args = ctx.meta.get("reviewer.args") or []
+            if "--json" in args[: args.index("--") if "--" in args else len(args)]:
+                from reviewer.commands.common import echo_json
+
+                echo_json({"error": e.format_message()})
+            raise
 
 
 @click.group(

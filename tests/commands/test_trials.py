@@ -52,3 +52,19 @@ def test_a_search_in_json_gives_each_trial_its_match(tmp_path: Path) -> None:
     assert rows["bell"]["match"].startswith("…") or rows["bell"]["match"].startswith("zurich")
     unsearched = json.loads(CliRunner().invoke(cli, ["--db", db, "trials", "--json"]).stdout)
     assert all("match" not in r for r in unsearched["trials"])
+
+
+def test_a_usage_error_with_json_still_prints_json(tmp_path: Path) -> None:
+    """A refusal of a command given --json prints {"error": ...} on stdout, a usage error (a bad
+    option value, a missing argument) too; without --json, nothing on stdout."""
+    db = _db(tmp_path)
+    for args, said in (
+        (["report", "--json", "--k", "5000"], "k must be from 1 to 1000"),
+        (["compare", "--json"], "Missing argument"),
+        (["trials", "--json", "--sort", "nope"], "--sort"),
+    ):
+        done = CliRunner().invoke(cli, ["--db", db, *args])
+        assert done.exit_code == 2, done.output
+        assert said in json.loads(done.stdout)["error"], done.stdout
+    plain = CliRunner().invoke(cli, ["--db", db, "report", "--k", "5000"])
+    assert plain.exit_code == 2 and plain.stdout == "", plain.stdout
