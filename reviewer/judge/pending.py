@@ -8,8 +8,11 @@ They were paid for, so they are kept in a side file next to the database,
 from __future__ import annotations
 
 import contextlib
+import errno
+import hashlib
 import json
 import os
+import re
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, fields
@@ -28,30 +31,71 @@ SUFFIX = ".judge-pending.jsonl"
 ROOM_SUFFIX = ".judge-room"
 
 
-def pending_path(db: Store) -> Path | None:
-    """The side file of this database (None for a database without a file, e.g. in memory)."""
+def _side_base(db: Store) -> Path | None:
+    """What the side files of this database are named after: the database file itself; for a
+    database on a server (PostgreSQL), a file of this machine's own, under the user's data folder
+    (``$XDG_DATA_HOME/reviewer/judge-pending/``), named after the database's URL (its password
+    hidden) and a hash of it; None for a database in memory."""
     path = getattr(db, "path", None)
     if path is None or str(path) in ("", ":memory:"):
         return None
-    return Path(str(path) + SUFFIX)
+    if getattr(db, "dialect", "sqlite") == "sqlite":
+        return Path(str(path))
+    shown = str(path)
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", shown.split("://", 1)[-1])[-60:]
+    digest = hashlib.sha256(shown.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return side_folder() / f"{slug}-{digest}"
+
+
+def side_folder() -> Path:
+    """Where the side files of databases on a server are kept on this machine."""
+    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data) / "reviewer" / "judge-pending"
+
+
+def shown_path(path: Path) -> str:
+    """A side file as messages name it: beside the database file, its name; else the whole path."""
+    return str(path) if side_folder() in path.parents else path.name
+
+
+def pending_path(db: Store) -> Path | None:
+    """The side file of this database (None for a database without a file, e.g. in memory)."""
+    base = _side_base(db)
+    return None if base is None else Path(str(base) + SUFFIX)
+
+
+class NoRoom(OSError):
+    """The room for a run's replies could not be set aside: the message says why and where."""
 
 
 def reserve_room(db: Store, size: int) -> Path | None:
-    """A file of ``size`` bytes next to the database (None when there is no room or no file)."""
-    path = getattr(db, "path", None)
-    if path is None or str(path) in ("", ":memory:"):
+    """A file of ``size`` bytes beside the side file (None for a database in memory); NoRoom,
+    with the reason, when it cannot be made (a full disk, a folder that cannot be written)."""
+    base = _side_base(db)
+    if base is None:
         return None
-    room = Path(str(path) + ROOM_SUFFIX)
+    room = Path(str(base) + ROOM_SUFFIX)
     try:
+        room.parent.mkdir(parents=True, exist_ok=True)
         with open(room, "wb") as f:
             try:
                 os.posix_fallocate(f.fileno(), 0, size)
             except (AttributeError, OSError):
                 f.write(b"\0" * size)
         return room
-    except OSError:
+    except OSError as e:
         free_room(room)
-        return None
+        mb = f"{size / 2**20:.1f} MB"
+        where = "next to the database" if side_folder() not in room.parents else f"in {room.parent}"
+        if e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            raise NoRoom(
+                f"no room on the disk for this run's replies ({mb} {where}, in case they cannot "
+                "be stored): free some space and run it again"
+            ) from None
+        raise NoRoom(
+            f"cannot set aside room for this run's replies ({mb} {where}, in case they cannot "
+            f"be stored): {e.strerror or e}"
+        ) from None
 
 
 def free_room(room: Path | None) -> None:

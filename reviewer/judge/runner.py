@@ -431,17 +431,15 @@ class Runner:
                 f"no price known for model {self.settings.model!r}, so --max-cost cannot be "
                 "enforced; add it under [judge.prices] in reviewer.toml"
             )
-        from reviewer.judge.pending import pending_path, reserve_room
+        from reviewer.judge.pending import NoRoom, reserve_room
 
         s = self.settings
         size = min(ROOM_MAX, s.concurrency * (2 * s.max_chars + 8 * s.max_tokens + 32_768))
-        self._room = reserve_room(self.db, size)
-        if self._room is None and pending_path(self.db) is not None:
+        try:
+            self._room = reserve_room(self.db, size)
+        except NoRoom as e:
             # nothing is sent that could be neither stored nor kept: a reply is paid for
-            raise JudgeAbort(
-                f"no room on the disk for this run's replies ({size / 2**20:.1f} MB next to the "
-                "database, in case they cannot be stored): free some space and run it again"
-            )
+            raise JudgeAbort(str(e)) from None
         client = self.client_factory(self.settings)
         self._endpoint = str(getattr(client, "url", None) or self._endpoint)
         return client
@@ -637,7 +635,7 @@ class Runner:
     async def _flush_unstored(self) -> str:
         """Retry the write of the replies kept in memory once; what still fails goes to the side
         file. Returns what to add to the stop line. Then lets go of this run's claims."""
-        from reviewer.judge.pending import free_room, pending_path, save
+        from reviewer.judge.pending import free_room, pending_path, save, shown_path
 
         kept = ""
         writable = self._store_problem is None
@@ -653,8 +651,12 @@ class Runner:
                         raise OSError("the database has no file")
                     free_room(self._room)  # the room set aside for this
                     self._room = None
+                    path.parent.mkdir(parents=True, exist_ok=True)
                     save(path, self._unstored)
-                    kept = f"; {n} replies kept in {path.name}, stored by the next `reviewer judge`"
+                    kept = (
+                        f"; {n} replies kept in {shown_path(path)}, stored by the next "
+                        "`reviewer judge`"
+                    )
                 except OSError as e:
                     kept = f"; {n} replies could not be kept ({e})"
             else:

@@ -326,7 +326,7 @@ def store_kept_replies(db: Store, note: Note) -> None:
     import sqlite3
 
     from reviewer.judge.claims import store_problem
-    from reviewer.judge.pending import pending_path, restore
+    from reviewer.judge.pending import pending_path, restore, shown_path
 
     try:
         stored, bad, path = restore(db, note)
@@ -334,13 +334,13 @@ def store_kept_replies(db: Store, note: Note) -> None:
         where = pending_path(db)
         raise JudgeFailed(
             f"cannot store judge replies: {store_problem(e)}; the replies of an earlier run "
-            f"still wait in {where.name if where else 'the side file'}"
+            f"still wait in {shown_path(where) if where else 'the side file'}"
         ) from e
     except OSError as e:
         raise JudgeFailed(f"cannot read the judge replies kept by an earlier run: {e}") from e
     if path is not None and (stored or bad):
         unread = f" ({bad} left out: unreadable, or their trial is gone)" if bad else ""
-        note(f"stored {stored} judge replies an earlier run kept in {path.name}{unread}")
+        note(f"stored {stored} judge replies an earlier run kept in {shown_path(path)}{unread}")
 
 
 def collect_open_batches(
