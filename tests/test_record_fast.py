@@ -217,3 +217,34 @@ def test_one_unfit_value_anywhere_in_a_clean_one_is_found_and_named(
         holder = [clean, holder] if i % 2 else {"x": clean, "y": holder}
     named = _named_problem(holder)
     assert named is not None and _suspect(holder) and json_problem(holder) == named
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(unfit_values, min_size=1, max_size=4), st.booleans(), st.booleans())
+def test_a_document_said_clean_holds_nothing_unfit_but_its_nesting(
+    parts: list[Any], deep: bool, c_parser: bool
+) -> None:
+    """``loads_unchecked(text, clean)`` says a document is clean only when none of its parts holds
+    what ``json_problem`` would name but nesting (an Inspect ``.json`` log's samples are then
+    checked by ``depth_problem`` alone): NaN, ±Infinity and integers past 64 bits are seen as
+    they are parsed, lone surrogates by their escapes, by the C parser's path or the other."""
+    import reviewer.record as record
+    from reviewer.record import depth_problem, json_problem
+
+    if deep:
+        nested: Any = parts[0]
+        for _ in range(MAX_DEPTH + 1):
+            nested = [nested]
+        parts = [*parts, nested]
+    text = json.dumps({"eval": {}, "samples": parts})  # escapes to ASCII, NaN written as NaN
+    with pytest.MonkeyPatch.context() as mp:
+        if not c_parser:
+            mp.setattr(record, "FAST_MAX", 0)  # the standard library's path, as a big log takes
+        clean: list[bool] = []
+        doc = loads_unchecked(text, clean)
+    assert len(clean) == 1
+    unfit = [json_problem(p) for p in doc["samples"]]
+    if clean[0]:
+        assert unfit == [depth_problem(p) for p in doc["samples"]]
+    else:  # said unclean: something in it is unfit (a surrogate's escape may also be quoted text)
+        assert any(unfit) or "\\\\u" in text or "\\ud" in text.lower()

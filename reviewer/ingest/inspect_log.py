@@ -27,7 +27,7 @@ from reviewer.ingest.base import (
 from reviewer.ingest.inspect_scores import score_outcome, scores_kept, short
 from reviewer.ingest.limits import MIB, RATIO_FREE, Limits, limits, size_text
 from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage
-from reviewer.record import RecordError, json_problem, loads, loads_unchecked
+from reviewer.record import RecordError, depth_problem, json_problem, loads, loads_unchecked
 from reviewer.text import json_error
 
 NAME = "inspect"
@@ -81,7 +81,10 @@ def parse(path: Path) -> Iterator[Record]:
 
 def _parse_json(path: Path) -> Iterator[Record]:
     file = str(path)
-    data = load_document(path, loads_unchecked)
+    clean: list[bool] = []
+    data = load_document(path, lambda text: loads_unchecked(text, clean))
+    # a document with no unfit value anywhere: each sample needs only its nesting checked
+    problem_of = depth_problem if clean == [True] else json_problem
     if not isinstance(data, dict) or not isinstance(data.get("eval"), dict):
         raise IngestError(file, "not an Inspect log: no eval header")
     samples = data.get("samples")
@@ -91,7 +94,7 @@ def _parse_json(path: Path) -> Iterator[Record]:
     if problem := json_problem(header):
         raise IngestError(file, f"eval: {problem}")
     for index, sample in enumerate(samples, start=1):
-        if problem := json_problem(sample):
+        if problem := problem_of(sample):
             yield Skip(file, index, f"sample {index}: {problem}")
             continue
         yield _sample(file, index, index, f"sample {index}", sample, header)
