@@ -205,10 +205,13 @@ def copy_database(
     src: Store, dst: Store, *, progress: Callable[[str, int], None] | None = None
 ) -> CopyResult:
     """Every table of SRC into DST (a new, empty reviewer database), then counted and hashed on
-    both sides. StoreError when DST holds data already; nothing is written then."""
+    both sides, SRC as it was when the copy began (writes to it meanwhile are not copied).
+    StoreError when DST holds data already; nothing is written then."""
     result = CopyResult(str(src.path), str(dst.path))
     try:
-        with dst.transaction():
+        # the source read as one state of it, the verification's reads too: a label given or a
+        # run imported by a teammate meanwhile is not half copied (it made the copy "DIFFERENT")
+        with src.read_snapshot(), dst.transaction():
             _empty(dst)
             for table, order in TABLES:
                 cols = [c for c in columns(src, table) if c in set(columns(dst, table))]

@@ -259,6 +259,26 @@ class Store(sqlite_utils.Database):
             raise
         conn.commit()
 
+    @contextmanager
+    def read_snapshot(self) -> Iterator[Store]:
+        """Reads that all see the database as it was when the first of them ran, whatever other
+        processes write meanwhile (a read transaction, ended without writing anything): a copy
+        and its verification read one state of it."""
+        conn = self.conn
+        if conn.in_transaction:
+            yield self
+            return
+        self._begin_snapshot()
+        try:
+            yield self
+        finally:
+            if conn.in_transaction:
+                conn.rollback()
+
+    def _begin_snapshot(self) -> None:
+        self.conn.execute("BEGIN")  # deferred: the first read takes the snapshot, made at once
+        self.conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+
     def _begin_immediate(self) -> None:
         conn = self.conn
         deadline = time.monotonic() + lock_timeout()

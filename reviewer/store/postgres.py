@@ -466,6 +466,10 @@ def _store_class() -> type:
                     f"COALESCE((SELECT MAX({column}) FROM {table}), 0) + 1, false)"
                 )
 
+        def _begin_snapshot(self) -> None:
+            self.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            self.conn.execute("SELECT 1").fetchone()  # the snapshot, taken now
+
         def _begin_immediate(self) -> None:
             from reviewer.store.db import StoreBusy, lock_timeout
 

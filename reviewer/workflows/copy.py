@@ -3,6 +3,7 @@ verified (``store.copy``)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -34,11 +35,25 @@ def copy_databases(
         raise StoreError(f"{src}: the source and the destination are the same database")
     if not database_exists(src):
         raise StoreError(f"{src}: no such database file")
-    with open_store(src, on_wait=on_wait) as source, open_store(dst, on_wait=on_wait) as dest:
-        result = copy_database(source, dest, progress=progress)
+    made = not is_url(dst) and not Path(dst).exists()  # a new file: taken away again on failure
+    try:
+        with open_store(src, on_wait=on_wait) as source, open_store(dst, on_wait=on_wait) as dest:
+            result = copy_database(source, dest, progress=progress)
+    except BaseException:
+        if made:
+            _remove_database_file(dst)
+        raise
+    if made and not result.kept:
+        _remove_database_file(dst)  # "as it was": no file, not an empty database
     result.source = shown_url(src) if is_url(src) else src
     result.dest = shown_url(dst) if is_url(dst) else dst
     return result
+
+
+def _remove_database_file(path: str) -> None:
+    for name in (path, path + "-wal", path + "-shm", path + "-journal"):
+        with contextlib.suppress(OSError):
+            Path(name).unlink()
 
 
 def result_lines(result: CopyResult) -> list[str]:

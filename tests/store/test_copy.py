@@ -169,5 +169,42 @@ def test_a_copy_that_differs_is_rolled_back_and_said(
     assert code == 1
     assert out.splitlines()[-1].startswith("NOT VERIFIED: labels differ")
     assert out.splitlines()[-1].endswith("the copy was rolled back, " + f"{dest} is as it was")
-    with open_store(dest) as db:
-        assert db.execute("SELECT COUNT(*) FROM trials").fetchone()[0] == 0
+    assert not dest.exists()  # a new file: "as it was" is no file at all
+
+
+@pytest.mark.parametrize("source", ["sqlite", "postgres"])
+def test_a_write_to_the_source_during_the_copy_is_not_half_copied(
+    rich_sqlite: Path,
+    tmp_path: Path,
+    source: str,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+) -> None:
+    """A teammate's label (here: a write by another connection as the copy reads the trials)
+    made the copy "NOT VERIFIED: labels differ", rolled back: the source was read twice, with the
+    write between. It is now read as one state of it, the one when the copy began."""
+    from reviewer.store.copy import copy_database
+
+    monkeypatch.delenv(TEST_SERVER_VAR, raising=False)
+    src = str(rich_sqlite)
+    if source == "postgres":
+        pg = str(request.getfixturevalue("pg_url"))
+        code, _, err = run_cli("copy", src, pg)
+        assert code == 0, err
+        src = pg
+    trial = _first_trial(rich_sqlite)
+    wrote: list[bool] = []
+
+    def teammate(table: str, n: int) -> None:
+        if table == "trials" and not wrote:
+            code, _, err = run_cli("--db", src, "--labeler", "zed", "labels", "give", trial, "pass")
+            assert code == 0, err
+            wrote.append(True)
+
+    with open_store(src) as source_db, open_store(tmp_path / "dest.db") as dest:
+        result = copy_database(source_db, dest, progress=teammate)
+    assert wrote and result.verified and result.kept, [t.to_dict() for t in result.tables]
+    labels = {t.table: t.rows for t in result.tables}["labels"]
+    assert labels == 1  # as the source was when the copy began; the teammate's label is not in
+    with open_store(src) as after:
+        assert after.execute("SELECT COUNT(*) FROM labels").fetchone()[0] == 2
