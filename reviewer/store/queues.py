@@ -371,57 +371,89 @@ class PlaceTaken(ValueError):
 
 
 def label_guard(
-    db: Store, name: str, trial_id: str, labeler: str, *, now: float | None = None
+    db: Store,
+    name: str | None,
+    trial_id: str,
+    labeler: str,
+    verdict: str | None = "pass",
+    *,
+    now: float | None = None,
 ) -> Callable[[], None]:
-    """What a label of ``trial_id`` in the queue ``name`` checks in its write transaction:
-    ValueError when the trial is not in the queue; for a shared queue, PlaceTaken when the labeler
-    holds no live lease on it, has not labeled it yet, and its places are filled by others' pass
-    and fail labels and live leases. A label that goes in gives back the labeler's lease on it."""
+    """What a label of ``trial_id`` checks in its write transaction. Given in the queue ``name``:
+    ValueError when the trial is not in it, and the labeler's lease on it is given back. Whatever
+    queue it is given in, or none: a pass or fail raises PlaceTaken when the trial is in a shared
+    queue whose places are filled by others' pass and fail labels and live leases, and the labeler
+    holds no live lease there and no pass or fail of their own on it (changing their verdict
+    takes no new place; a skip takes none)."""
 
     def check() -> None:
         at = time.time() if now is None else now
         conn = db.conn
-        row = conn.execute("SELECT params FROM queues WHERE name = ?", [name]).fetchone()
-        if row is None:
-            raise NoSuchQueue(name)
-        inside = conn.execute(
-            "SELECT 1 FROM queue_items WHERE queue = ? AND trial_id = ?", [name, trial_id]
-        ).fetchone()
-        if inside is None:
-            raise ValueError(f"trial {trial_id} is not in queue {name!r}")
-        params = json.loads(row[0] or "{}")
-        if not params.get("shared"):
-            return
-        per_trial = max(1, int(params.get("per_trial") or 1))
-        held = conn.execute(
-            "SELECT 1 FROM queue_leases WHERE queue = ? AND trial_id = ? AND labeler = ? "
-            "AND expires > ?",
-            [name, trial_id, labeler, at],
-        ).fetchone()
-        mine = conn.execute(
-            "SELECT 1 FROM standing_labels WHERE trial_id = ? AND labeler = ?", [trial_id, labeler]
-        ).fetchone()
-        if held is None and mine is None:
-            others = [
-                str(r[0])
-                for r in conn.execute(
-                    "SELECT labeler FROM standing_labels WHERE trial_id = ? "
-                    "AND verdict IN ('pass', 'fail') AND labeler <> ? "
-                    "UNION SELECT k.labeler FROM queue_leases k "
-                    "WHERE k.trial_id = ? AND k.labeler <> ? AND k.expires > ? AND NOT EXISTS ("
-                    "SELECT 1 FROM standing_labels m WHERE m.trial_id = k.trial_id "
-                    "AND m.labeler = k.labeler) ORDER BY 1",
-                    [trial_id, labeler, trial_id, labeler, at],
-                ).fetchall()
-            ]
-            if len(others) >= per_trial:
-                raise PlaceTaken(trial_id, name, others, per_trial)
-        conn.execute(
-            "DELETE FROM queue_leases WHERE queue = ? AND trial_id = ? AND labeler = ?",
-            [name, trial_id, labeler],
-        )
+        if name is not None:
+            row = conn.execute("SELECT 1 FROM queues WHERE name = ?", [name]).fetchone()
+            if row is None:
+                raise NoSuchQueue(name)
+            inside = conn.execute(
+                "SELECT 1 FROM queue_items WHERE queue = ? AND trial_id = ?", [name, trial_id]
+            ).fetchone()
+            if inside is None:
+                raise ValueError(f"trial {trial_id} is not in queue {name!r}")
+        if verdict in ("pass", "fail") and not _holds_a_place(db, trial_id, labeler):
+            for queue, per_trial in _shared_queues_of(db, trial_id):
+                held = conn.execute(
+                    "SELECT 1 FROM queue_leases WHERE queue = ? AND trial_id = ? "
+                    "AND labeler = ? AND expires > ?",
+                    [queue, trial_id, labeler, at],
+                ).fetchone()
+                if held is not None:
+                    continue
+                others = [
+                    str(r[0])
+                    for r in conn.execute(
+                        "SELECT labeler FROM standing_labels WHERE trial_id = ? "
+                        "AND verdict IN ('pass', 'fail') AND labeler <> ? "
+                        "UNION SELECT k.labeler FROM queue_leases k "
+                        "WHERE k.trial_id = ? AND k.labeler <> ? AND k.expires > ? AND NOT EXISTS ("
+                        "SELECT 1 FROM standing_labels m WHERE m.trial_id = k.trial_id "
+                        "AND m.labeler = k.labeler) ORDER BY 1",
+                        [trial_id, labeler, trial_id, labeler, at],
+                    ).fetchall()
+                ]
+                if len(others) >= per_trial:
+                    raise PlaceTaken(trial_id, queue, others, per_trial)
+        if name is not None:
+            conn.execute(
+                "DELETE FROM queue_leases WHERE queue = ? AND trial_id = ? AND labeler = ?",
+                [name, trial_id, labeler],
+            )
 
     return check
+
+
+def _holds_a_place(db: Store, trial_id: str, labeler: str) -> bool:
+    """Whether ``labeler``'s standing label of the trial is a pass or a fail (a place of its own)."""
+    return (
+        db.conn.execute(
+            "SELECT 1 FROM standing_labels WHERE trial_id = ? AND labeler = ? "
+            "AND verdict IN ('pass', 'fail')",
+            [trial_id, labeler],
+        ).fetchone()
+        is not None
+    )
+
+
+def _shared_queues_of(db: Store, trial_id: str) -> list[tuple[str, int]]:
+    """The shared queues holding the trial, with their labels per trial."""
+    out = []
+    for queue, params in db.conn.execute(
+        "SELECT q.name, q.params FROM queues q WHERE EXISTS (SELECT 1 FROM queue_items i "
+        "WHERE i.queue = q.name AND i.trial_id = ?) ORDER BY q.name",
+        [trial_id],
+    ).fetchall():
+        p = json.loads(params or "{}")
+        if p.get("shared"):
+            out.append((str(queue), max(1, int(p.get("per_trial") or 1))))
+    return out
 
 
 def _item(db: Store, name: str, trial_id: str) -> QueueItem | None:

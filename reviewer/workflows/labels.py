@@ -89,7 +89,7 @@ def give_label(
         override=why is not None,
         expect_at=expect_at,
         tag=tag,
-        guard=None if queue is None else label_guard(db, queue, trial_id, labeler),
+        guard=label_guard(db, queue, trial_id, labeler, verdict),
     )
 
 

@@ -101,6 +101,38 @@ def test_a_label_without_a_place_is_refused_and_a_skip_fills_none(sample_db: Pat
         assert status.done == 1  # ids[0] alone has its pass or fail label
 
 
+def test_no_way_round_the_labels_per_trial(sample_db: Path) -> None:
+    """A trial of a queue asking for 2 labels got 4 (found by a review): a labeler's skip, then a
+    verdict once the places were full, was let in as "already theirs"; a label given without the
+    queue, or in another queue, was not checked at all. Each is refused now, in one line; changing
+    one's own verdict and skipping stay free."""
+    ids = _shared(sample_db, per_trial=2)
+    t = ids[0]
+    with open_store(sample_db) as db:
+        make_queue(db, "sam", n=4, name="sams-own")  # a queue of sam's own, not shared
+        assert claim_next(db, "team", "sam", 2).trial_id == t  # type: ignore[union-attr]
+        give_label(db, t, "sam", "skip", queue="team")  # a skip fills no place
+        for who in ("ann", "bob"):
+            assert claim_next(db, "team", who, 2).trial_id == t  # type: ignore[union-attr]
+            give_label(db, t, who, "pass", queue="team")
+        with pytest.raises(PlaceTaken, match=r"has its 2 labels or is held \(ann, bob\)"):
+            give_label(db, t, "sam", "fail", queue="team")  # a skip is no place
+        with pytest.raises(PlaceTaken, match="shared queue 'team'"):
+            give_label(db, t, "dan", "fail")  # no queue named: the shared queue's cap holds
+        if t in {it.trial_id for it in queue_items(db, "sams-own")}:
+            with pytest.raises(PlaceTaken):
+                give_label(db, t, "sam", "fail", queue="sams-own")
+        give_label(db, t, "dan", "skip")  # a skip takes no place: free anywhere
+        give_label(db, t, "ann", "fail", queue="team")  # her own place: she may change her mind
+        give_label(db, t, "bob", "fail")  # his, given outside the queue: the same place
+        verdicts = sorted(
+            (who, lab.verdict)
+            for (trial, who), lab in current_labels(db).items()
+            if trial == t and lab.verdict in ("pass", "fail")
+        )
+        assert verdicts == [("ann", "fail"), ("bob", "fail")]
+
+
 def test_two_shared_queues_on_the_same_trials_respect_each_others_leases(
     sample_db: Path,
 ) -> None:
