@@ -318,6 +318,7 @@ def queues(
         LEASE_S,
         NoSuchQueue,
         list_queues,
+        progress_of,
         queue_status,
         release_leases,
     )
@@ -387,8 +388,7 @@ def queues(
     statuses = []
     you = _config().labeler_name((ctx.obj or {}).get("labeler"))
     for q in chosen:
-        # a shared queue's progress and next trial are the labeler's asking (yours), not its maker's
-        who = labeler or (you if q.params.get("shared") else q.labeler)
+        who = progress_of(q, you, labeler)
         status = queue_status(db, q.name, who, threshold=threshold)
         statuses.append(status)
         outlook = status.outlook

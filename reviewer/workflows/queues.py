@@ -396,6 +396,13 @@ def agreement_table(
     return table, dict(data.judge_mix), data.judge
 
 
+def progress_of(queue: Queue, you: str, asked: str | None = None) -> str:
+    """Whose progress a listing of queues shows for a queue (`reviewer queues`, the app's queue
+    list, the same rule): the labeler ``asked`` for; else on a shared queue yours (its next trial
+    and progress are the asker's), on another the queue's own labeler (it is theirs to label)."""
+    return asked or (you if queue.params.get("shared") else queue.labeler)
+
+
 def queue_status(
     db: Store,
     name: str,

@@ -231,7 +231,7 @@ class QueuesScreen(ReviewerScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="queues-load")
     def load(self) -> None:
         from reviewer.workflows.agreement import configured_threshold
-        from reviewer.workflows.queues import list_queues, queue_status
+        from reviewer.workflows.queues import list_queues, progress_of, queue_status
         from reviewer.workflows.store_access import run_names
 
         threshold, _ = configured_threshold(self.app.settings)
@@ -239,7 +239,8 @@ class QueuesScreen(ReviewerScreen):
             runs = run_names(db)
             rows = []
             for q in list_queues(db):
-                st = queue_status(db, q.name, self._app().labeler, threshold=threshold)
+                who = progress_of(q, self._app().labeler)  # as `reviewer queues` shows it
+                st = queue_status(db, q.name, who, threshold=threshold)
                 team = st.team
                 rows.append(
                     QueueRow(
