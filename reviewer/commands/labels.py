@@ -20,7 +20,7 @@ from reviewer.commands.common import (
     require_runs,
     settings_of,
 )
-from reviewer.workflows.store_access import shown_db
+from reviewer.workflows.store_access import command_db
 
 _MAX_SKIPS_SHOWN = 20
 
@@ -188,7 +188,8 @@ def sample(
     lines = _summary_lines(summary) if status is None else _active_lines(summary, status)
     for line in lines:
         click.echo(line)
-    click.echo(f"label it in the app: reviewer --db {shown_db(ctx.obj['db'])}", err=True)
+    app = shlex.join(["reviewer", "--db", command_db(ctx.obj["db"])])
+    click.echo(f"label it in the app: {app}", err=True)
 
 
 def _active_json(status: Any, judge: str | None) -> dict[str, Any]:
@@ -367,7 +368,7 @@ def queues(
             [
                 "reviewer",
                 "--db",
-                shown_db(ctx.obj["db"]),
+                command_db(ctx.obj["db"]),
                 "--labeler",
                 who,
                 "labels",

@@ -350,6 +350,24 @@ _LIKE_A_URL = re.compile(r"(?i)postgres(?:ql)?[:+]")
 _OTHER_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
 
+def command_url(url: str) -> str:
+    """The URL as a command printed for the user to paste gives it: without its password at all
+    (``***`` in its place would fail to log in), which libpq then reads from ``PGPASSWORD`` or
+    ``~/.pgpass`` as usual."""
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return re.sub(r"(://[^/@:]*?):[^/@]*@", r"\1@", url)
+    if password is not None:
+        host = parts.netloc.rsplit("@", 1)[-1]
+        parts = parts._replace(netloc=f"{parts.username or ''}@{host}")
+    if "password" in parts.query.lower():
+        query = re.sub(r"(?i)(^|&)password=[^&]*", "", parts.query).lstrip("&")
+        parts = parts._replace(query=query)
+    return urlunsplit(parts)
+
+
 def shown_url(url: str) -> str:
     """The URL without its password (in the user part or a ``password=`` parameter), to name the
     database in a message or a command printed for the user."""

@@ -9,6 +9,7 @@ from pathlib import Path
 from reviewer.store.db import TEST_SERVER_VAR as TEST_SERVER_VAR
 from reviewer.store.db import Store as Store
 from reviewer.store.db import StoreError as StoreError
+from reviewer.store.db import command_url
 from reviewer.store.db import describe_error as describe_error
 from reviewer.store.db import last_opened as last_opened
 from reviewer.store.postgres import database_exists as database_exists
@@ -20,6 +21,12 @@ from reviewer.store.queries import run_names as run_names
 def shown_db(location: str | Path) -> str:
     """A --db value as printed: a file's path as given, a URL without its password."""
     return shown_url(str(location)) if is_url(location) else str(location)
+
+
+def command_db(location: str | Path) -> str:
+    """A --db value in a command printed to be pasted: a file's path as given, a URL without its
+    password (libpq finds it in PGPASSWORD or ~/.pgpass)."""
+    return command_url(str(location)) if is_url(location) else str(location)
 
 
 def open_store(

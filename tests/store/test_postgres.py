@@ -9,7 +9,7 @@ import psycopg
 import pytest
 
 from reviewer.commands.serve import app_command
-from reviewer.store.db import StoreError, open_store
+from reviewer.store.db import StoreError, command_url, open_store
 from reviewer.store.postgres import hide_secrets, shown_url
 from tests.conftest import SAMPLE_RUNS, run_cli
 
@@ -26,6 +26,10 @@ def test_a_password_is_hidden_in_every_form_a_url_takes() -> None:
         "postgresql://me@h/db?sslmode=require&password=***"
     )
     assert shown_url("postgresql://me@h/db") == "postgresql://me@h/db"
+    assert command_url(f"postgresql://me:{SECRET}@h:5432/db") == "postgresql://me@h:5432/db"
+    assert command_url(f"postgresql://me@h/db?password={SECRET}&sslmode=require") == (
+        "postgresql://me@h/db?sslmode=require"
+    )
 
 
 def test_a_password_libpq_quotes_back_is_hidden_too() -> None:
@@ -90,7 +94,14 @@ def test_commands_hints_and_the_served_command_never_print_the_password(pg_url: 
         assert code == 0, err
         printed.append(out + err)
     assert not [p for p in printed if SECRET in p]
-    assert "label it with reviewer --db 'postgresql://reviewer:***@" in printed[2]
+    # a command to paste: the URL without its password (libpq reads PGPASSWORD or ~/.pgpass),
+    # never "***", which failed to log in when pasted (found by a review)
+    assert "label it with reviewer --db postgresql://reviewer@" in printed[2]
+    assert "label it in the app: reviewer --db postgresql://reviewer@" in printed[1]
+    assert "***" not in printed[1] + printed[2]
+    give = next(line for line in printed[2].splitlines() if "label it with" in line)
+    command = shlex.split(give.split("label it with ", 1)[1].split(" (VERDICT")[0])
+    assert command[:3] == ["reviewer", "--db", pg_url]  # the URL as given, less its password
     # each browser session's command: the URL goes in REVIEWER_DB, not on a command line
     words = shlex.split(app_command(url))
     assert SECRET not in " ".join(words) and "--db" not in words
