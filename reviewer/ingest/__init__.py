@@ -75,7 +75,7 @@ def sniff(path: Path) -> Format:
     try:
         with path.open("rb") as fh:
             head = fh.read(HEAD_BYTES)
-            if not head.strip():
+            if not head.removeprefix(BOM).strip():  # a byte-order mark alone holds nothing either
                 raise IngestError(str(path), "empty file")
             if head.startswith(LFS_POINTER):
                 raise IngestError(str(path), "a Git LFS pointer, not the file: run git lfs pull")

@@ -131,6 +131,9 @@ def match_query(text: str, *, system: bool = False) -> str | None:
     if len(text) > MAX_TEXT:  # PostgreSQL's limit, kept on both: the same search, the same answer
         raise SearchError(f"a search of {len(text)} characters: at most {MAX_TEXT}")
     query = _fts5(text)
+    # FTS5's grammar checked first, as on PostgreSQL: the same message on both, naming the search
+    # as typed (FTS5's own error names the parenthesis the column filter adds: 'near ")"')
+    _Parser(text, _fts5_tokens(query)).parse()
     return query if system else f"text : ({query})"
 
 
@@ -284,7 +287,13 @@ class _Parser:
             else:
                 break
         if not found:
-            raise self.fail(f"syntax error near {self.peek()[1] or 'the end'!r}")
+            kind, tok = self.peek()
+            before = self.toks[self.at - 1] if self.at else None
+            if before is not None and before[0] == "word" and before[1] in _OPERATORS:
+                raise self.fail(f"{before[1]} needs a word after it")
+            if kind == "word" and tok in _OPERATORS:
+                raise self.fail(f"{tok} needs a word before it (a {tok} b)")
+            raise self.fail(f"syntax error near {tok or 'the end'!r}")
         # side by side, FTS5 leaves out a phrase without words
         kept = [n for n in found if n != ("phrase", [])]
         if not kept:

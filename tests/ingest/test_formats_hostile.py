@@ -281,3 +281,14 @@ def test_a_sniffed_first_line_with_5000_digits_is_its_own_skip(tmp_path: Path) -
     code, _, err = run_cli("--db", "x.db", "import", str(f))
     assert _said(err, f) == [f"{f}:1: x: {OUT_OF_RANGE}"] and code == 0
     assert stored() == 2
+
+
+@pytest.mark.parametrize("content", [b"", b"\xef\xbb\xbf", b"\xef\xbb\xbf \r\n\n", b"  \n"])
+def test_a_file_of_nothing_but_a_byte_order_mark_or_blanks_is_empty(
+    tmp_path: Path, content: bytes
+) -> None:
+    """A byte-order mark alone said 'unknown format: it starts with ""'; it is an empty file."""
+    f = tmp_path / "x.jsonl"
+    f.write_bytes(content)
+    code, _, err = run_cli("--db", str(tmp_path / "x.db"), "import", str(f))
+    assert code == 1 and f"{f}: empty file" in err, err
