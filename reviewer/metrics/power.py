@@ -277,7 +277,13 @@ def plan_run(
         raise ValueError(f"--k must be at least 1, got {kk}")
     plan = Plan(run, len(scored), trials, kk, power, delta, costs=costs)
     if not scored:
-        plan.notes.append("the run has no scored trial: nothing to plan from")
+        held = len(counts)
+        plan.notes.append(
+            f"none of the run's {held} task{'' if held == 1 else 's'} has a scored trial (each "
+            "trial crashed or holds no outcome): nothing to plan from"
+            if held
+            else "the run has no scored trial: nothing to plan from"
+        )
         return plan
     plan.today_cost = decision_cost(costs, len(scored), trials)
     rates = tuple(sorted((c + 0.5) / (n + 1) for _, n, c in scored))

@@ -99,3 +99,24 @@ async def test_plan_screen_from_the_runs_screen(sample_db: str, size: tuple[int,
         await pilot.pause()
         text = str(app.screen.query_one("#plan-text", Static).render())
         assert "to detect a drop of 0.2" in text
+
+
+def test_a_run_the_harness_always_crashed_says_how_many_tasks_it_holds(tmp_path: Path) -> None:
+    """It said "0 tasks ... the run has no scored trial" of a run of 3 tasks (found by a review)."""
+    from tests.conftest import native_trial, write_jsonl
+
+    recs = [
+        native_trial(f"t{t}", run="crash", trial=i, outcome={"infra_error": True})
+        for t in range(3)
+        for i in (1, 2)
+    ]
+    db = str(tmp_path / "c.db")
+    assert (
+        CliRunner()
+        .invoke(cli, ["--db", db, "import", str(write_jsonl(tmp_path / "c.jsonl", recs))])
+        .exit_code
+        == 0
+    )
+    done = CliRunner().invoke(cli, ["--db", db, "plan"])
+    assert done.exit_code == 0, done.output
+    assert "none of the run's 3 tasks has a scored trial" in " ".join(done.output.split())
