@@ -129,12 +129,14 @@ def serve(ctx: click.Context, host: str, port: int, public_url: str | None) -> N
                 raise web.HTTPForbidden(text="reviewer serve: not from this page")
             return await super().handle_websocket(request)
 
-    from reviewer.workflows.store_access import is_url
+    from reviewer.workflows.store_access import is_url, shown_db
 
     command = app_command(ctx.obj["db"])
     if is_url(ctx.obj["db"]):  # each session's process reads it there (app_command)
         os.environ["REVIEWER_DB"] = str(ctx.obj["db"])
     click.echo(f"reviewer: {NO_AUTH}", err=True)
+    # which database each browser session labels (it may come from REVIEWER_DB, unseen)
+    click.echo(f"reviewer: serving {shown_db(ctx.obj['db'])} at {url}", err=True)
     if not is_loopback(host):
         click.echo(
             f"reviewer: warning: listening on {host}, reachable from other machines", err=True

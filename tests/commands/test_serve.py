@@ -94,6 +94,11 @@ async def _session(port: int, name: str) -> tuple[bool, bool]:
         return asked, await until(f"Labeling as {name}")
 
 
+def tmp_db_of(proc: subprocess.Popen[str]) -> str:
+    args = list(proc.args)  # type: ignore[arg-type]
+    return str(args[args.index("--db") + 1])
+
+
 def test_each_browser_session_runs_the_app_and_names_its_labeler(
     server: tuple[int, subprocess.Popen[str]],
 ) -> None:
@@ -110,6 +115,8 @@ def test_each_browser_session_runs_the_app_and_names_its_labeler(
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=15)
     assert "no authentication of its own" in err.splitlines()[0]
+    # which database the sessions label, whatever gave it (--db here, REVIEWER_DB as well)
+    assert f"reviewer: serving {tmp_db_of(proc)} at http://127.0.0.1:{port}" in err, err
     assert "Traceback" not in err
 
 
