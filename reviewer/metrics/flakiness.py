@@ -59,7 +59,11 @@ class TaskFlakiness:
 
     def summary(self) -> str:
         """``2 of 5 failed: 1 infrastructure error, 1 agent variance``-style words."""
-        parts = [f"{getattr(self, s)} {SOURCE_NAMES[s]}" for s in SOURCES if getattr(self, s)]
+        parts = [
+            f"{n} {'infrastructure error' if s == 'infra' and n == 1 else SOURCE_NAMES[s]}"
+            for s in SOURCES
+            if (n := getattr(self, s))
+        ]
         return f"{self.failures} of {self.trials} failed: " + ", ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:

@@ -38,7 +38,7 @@ def test_each_failure_goes_to_the_first_source_that_explains_it() -> None:
     assert (a.infra, a.judge, a.rule, a.agent) == (1, 2, 1, 1)
     assert a.flaky and a.main_source() == "judge"
     assert a.summary() == (
-        "5 of 6 failed: 1 infrastructure errors, 2 judge disagrees, 1 broke a rule, 1 agent variance"
+        "5 of 6 failed: 1 infrastructure error, 2 judge disagrees, 1 broke a rule, 1 agent variance"
     )
     assert not b.flaky and b.failures == 0 and not c.flaky
     text = render_flakiness(tasks)
