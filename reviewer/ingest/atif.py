@@ -81,7 +81,16 @@ def _trial_result_alone(path: Path, head: bytes) -> bool:
         path.name == "result.json"
         and bool(_TRIAL_RESULT.search(head[:16384]))
         and not _holds_trajectory(path.parent)
+        and not _holds_trials(path.parent)  # a job's result.json may name its trials too
     )
+
+
+def _holds_trials(folder: Path) -> bool:
+    """Whether ``folder`` is a Harbor job's: a folder of its own holds a result.json."""
+    try:
+        return any(c.is_dir() and (c / "result.json").is_file() for c in folder.iterdir())
+    except OSError:
+        return False
 
 
 def _holds_trajectory(trial: Path) -> bool:

@@ -215,7 +215,10 @@ def harbor_job(tmp_path: Path, results: dict[str, str | None]) -> Path:
             shutil.copy(HERE / OPENHANDS, trial / "agent" / "trajectory.json")
         if result is not None:
             (trial / "result.json").write_text(result)
-    (job / "result.json").write_text('{"id": "j", "n_total_trials": 9, "stats": {}}')
+    # a job's own result.json may name its trials: never read as a trial of its own
+    (job / "result.json").write_text(
+        '{"id": "j", "n_total_trials": 9, "trial_results": [{"trial_name": "t1"}], "stats": {}}'
+    )
     (job / "config.json").write_text("{}")
     return job
 
