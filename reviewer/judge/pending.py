@@ -64,6 +64,12 @@ def pending_path(db: Store) -> Path | None:
     return None if base is None else Path(str(base) + SUFFIX)
 
 
+def room_path(db: Store) -> Path | None:
+    """The room set aside beside the side file while requests are out (None: no file)."""
+    base = _side_base(db)
+    return None if base is None else Path(str(base) + ROOM_SUFFIX)
+
+
 class NoRoom(OSError):
     """The room for a run's replies could not be set aside: the message says why and where."""
 
@@ -71,10 +77,9 @@ class NoRoom(OSError):
 def reserve_room(db: Store, size: int) -> Path | None:
     """A file of ``size`` bytes beside the side file (None for a database in memory); NoRoom,
     with the reason, when it cannot be made (a full disk, a folder that cannot be written)."""
-    base = _side_base(db)
-    if base is None:
+    room = room_path(db)
+    if room is None:
         return None
-    room = Path(str(base) + ROOM_SUFFIX)
     try:
         room.parent.mkdir(parents=True, exist_ok=True)
         with open(room, "wb") as f:
@@ -149,9 +154,9 @@ def read(path: Path) -> tuple[list[Outcome], list[str]]:
         try:
             outcomes.append(_outcome(loads(line)))
         except json.JSONDecodeError as e:
-            problems.append(f"{path.name}:{no}: {json_error(e)}; skipped")
+            problems.append(f"{shown_path(path)}:{no}: {json_error(e)}; skipped")
         except (RecordError, _Bad) as e:
-            problems.append(f"{path.name}:{no}: {e}; skipped")
+            problems.append(f"{shown_path(path)}:{no}: {e}; skipped")
     return outcomes, problems
 
 

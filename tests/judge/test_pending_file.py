@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from reviewer.judge import sinks
-from reviewer.judge.pending import pending_path
+from reviewer.judge.pending import pending_path, shown_path
 from reviewer.judge.standin import StandIn
 from reviewer.store.db import Store
 from reviewer.workflows.judge import JudgeFailed, JudgeRequest, judge_trials
@@ -37,7 +37,7 @@ def test_a_corrupt_judge_pending_line_is_reported_once_and_the_rest_stored(
     lines = _kept_lines(db, standin, monkeypatch)
     assert len(lines) >= 1
     good = json.loads(lines[0])
-    name = f"{db.path}.judge-pending.jsonl".rsplit("/", 1)[-1]
+    name = shown_path(pending_path(db))  # type: ignore[arg-type]
     bad = [
         "[" * 100_000 + "]" * 100_000,  # nested 100,000 deep
         json.dumps({**good, "input_tokens": 2**70}),

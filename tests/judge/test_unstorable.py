@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from reviewer.cli import cli
 from reviewer.judge import sinks
-from reviewer.judge.pending import load, pending_path
+from reviewer.judge.pending import load, pending_path, room_path, shown_path
 from reviewer.judge.standin import StandIn
 from reviewer.store.db import Store, open_store
 from reviewer.workflows.judge import JudgeFailed, JudgeRequest, judge_trials
@@ -40,7 +40,8 @@ def test_replies_on_a_full_disk_are_counted_kept_and_stored_by_the_next_run(
     assert line.startswith("cannot store judge replies: disk full (database or disk is full)")
     sent = standin.message_requests
     assert 1 <= sent <= 8  # stopped within a few requests, not all 40
-    assert "\n" not in line and f"{sent} replies kept in reviewer.db.judge-pending.jsonl" in line
+    kept_in = shown_path(pending_path(db))  # type: ignore[arg-type]
+    assert "\n" not in line and f"{sent} replies kept in {kept_in}" in line
     kept, bad = load(pending_path(db))  # type: ignore[arg-type]
     assert len(kept) == sent and bad == 0
     spent = sum(o.cost_usd or 0 for o in kept)
@@ -48,10 +49,7 @@ def test_replies_on_a_full_disk_are_counted_kept_and_stored_by_the_next_run(
     assert _judged(db) == 0
     notes: list[str] = []
     result = judge_trials(db, JudgeRequest(), on_note=notes.append)
-    assert (
-        notes[0]
-        == f"stored {sent} judge replies an earlier run kept in reviewer.db.judge-pending.jsonl"
-    )
+    assert notes[0] == f"stored {sent} judge replies an earlier run kept in {kept_in}"
     assert standin.message_requests == 40  # the kept replies were not paid for twice
     assert result.stats is not None and result.stats.cached == sent
     assert _judged(db) == 40
@@ -130,7 +128,7 @@ def test_kept_replies_that_still_cannot_be_stored_are_one_line(
         judge_trials(db, JudgeRequest(limit=2))
     assert str(err.value) == (
         "cannot store judge replies: disk full (database or disk is full); the replies of an "
-        "earlier run still wait in reviewer.db.judge-pending.jsonl"
+        f"earlier run still wait in {shown_path(pending_path(db))}"  # type: ignore[arg-type]
     )
     assert standin.message_requests == sent  # nothing sent while replies wait
 
@@ -138,7 +136,8 @@ def test_kept_replies_that_still_cannot_be_stored_are_one_line(
 def test_room_is_set_aside_for_kept_replies_while_requests_are_out(
     db: Store, standin: StandIn, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    room = Path(str(db.path) + ".judge-room")
+    room = room_path(db)
+    assert room is not None
     seen: list[int] = []
 
     def watch(stats: Any, outcome: Any) -> None:
