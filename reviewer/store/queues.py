@@ -383,8 +383,9 @@ def label_guard(
     ValueError when the trial is not in it, and the labeler's lease on it is given back. Whatever
     queue it is given in, or none: a pass or fail raises PlaceTaken when the trial is in a shared
     queue whose places are filled by others' pass and fail labels and live leases, and the labeler
-    holds no live lease there and no pass or fail of their own on it (changing their verdict
-    takes no new place; a skip takes none)."""
+    holds no live lease on it and no pass or fail of their own on it (changing their verdict
+    takes no new place; a skip takes none). The places are those of the shared queue it is given
+    in; given elsewhere, the most any shared queue holding the trial asks for."""
 
     def check() -> None:
         at = time.time() if now is None else now
@@ -399,14 +400,19 @@ def label_guard(
             if inside is None:
                 raise ValueError(f"trial {trial_id} is not in queue {name!r}")
         if verdict in ("pass", "fail") and not _holds_a_place(db, trial_id, labeler):
-            for queue, per_trial in _shared_queues_of(db, trial_id):
+            shared = _shared_queues_of(db, trial_id)
+            given_in = [(q, n) for q, n in shared if q == name]
+            # in a shared queue, its own places; elsewhere, the most places any shared queue
+            # holding the trial asks for (a queue of 2 labels each may hand out a trial another
+            # of 1 already has: it stays labelable there)
+            checked = given_in or sorted(shared, key=lambda qn: (-qn[1], qn[0]))[:1]
+            for queue, per_trial in checked:
                 held = conn.execute(
-                    "SELECT 1 FROM queue_leases WHERE queue = ? AND trial_id = ? "
-                    "AND labeler = ? AND expires > ?",
-                    [queue, trial_id, labeler, at],
+                    "SELECT 1 FROM queue_leases WHERE trial_id = ? AND labeler = ? AND expires > ?",
+                    [trial_id, labeler, at],
                 ).fetchone()
                 if held is not None:
-                    continue
+                    continue  # handed out to them (a lease in any queue holds a place)
                 others = [
                     str(r[0])
                     for r in conn.execute(

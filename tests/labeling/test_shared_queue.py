@@ -133,6 +133,27 @@ def test_no_way_round_the_labels_per_trial(sample_db: Path) -> None:
         assert verdicts == [("ann", "fail"), ("bob", "fail")]
 
 
+def test_a_queue_of_two_labels_each_finishes_beside_one_of_one_on_the_same_trials(
+    sample_db: Path,
+) -> None:
+    """Queue A asks for 2 labels a trial, B for 1, on the same trials: once carl labeled a trial in
+    B, A handed it to dave, and his label was refused by B's cap, every time: A could never finish
+    (found by a review). A label is held to the places of the queue it is given in; given outside
+    any shared queue, to the most any of them asks for."""
+    with open_store(sample_db) as db:
+        make_queue(db, "lead", n=3, name="A", per_trial=2)
+        make_queue(db, "lead", n=3, name="B", per_trial=1)
+        b = claim_next(db, "B", "carl", 1)
+        assert b is not None
+        give_label(db, b.trial_id, "carl", "pass", queue="B")
+        handed = [claim_next(db, "A", "dave", 2) for _ in range(1)][0]
+        assert handed is not None and handed.trial_id == b.trial_id
+        give_label(db, b.trial_id, "dave", "fail", queue="A")  # A's second place: his
+        with pytest.raises(PlaceTaken, match="shared queue 'A'"):
+            give_label(db, b.trial_id, "eve", "pass")  # outside: the most places, both filled
+        assert queue_status(db, "A", "dave", outlook=False).done >= 1
+
+
 def test_two_shared_queues_on_the_same_trials_respect_each_others_leases(
     sample_db: Path,
 ) -> None:
