@@ -182,7 +182,8 @@ def loads_unchecked(text: str, clean: list[bool] | None = None) -> Any:
     4,300 digits) read as one out of range, which ``json_problem`` then names.
 
     ``clean``, when given, gets one bool: True when nothing in the document can be unfit to store
-    but its nesting (no NaN or ±Infinity, no integer beyond 64 bits: seen as they are parsed; no
+    but its nesting (no NaN or ±Infinity, written so or by a number too big for a float such as
+    ``1e400``, no integer beyond 64 bits: seen as they are parsed; no
     lone surrogate: no escape of one in the text), so that its parts need only
     :func:`depth_problem` (a tenth of the walk of each that :func:`json_problem` makes)."""
     value = fast_loads(text)
@@ -204,7 +205,14 @@ def loads_unchecked(text: str, clean: list[bool] | None = None) -> Any:
             unfit.append(digits[:20])
         return number
 
-    value = json.JSONDecoder(parse_int=integer, parse_constant=constant).decode(text)
+    def real(digits: str) -> float:
+        number = float(digits)
+        if number - number != 0.0:  # 1e400 reads as Infinity without a constant
+            unfit.append(digits[:20])
+        return number
+
+    decoder = json.JSONDecoder(parse_int=integer, parse_float=real, parse_constant=constant)
+    value = decoder.decode(text)
     clean.append(not unfit and _SURROGATE_ESCAPE.search(text) is None)
     return value
 

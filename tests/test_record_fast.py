@@ -248,3 +248,21 @@ def test_a_document_said_clean_holds_nothing_unfit_but_its_nesting(
         assert unfit == [depth_problem(p) for p in doc["samples"]]
     else:  # said unclean: something in it is unfit (a surrogate's escape may also be quoted text)
         assert any(unfit) or "\\\\u" in text or "\\ud" in text.lower()
+
+
+@pytest.mark.parametrize(
+    "number", ["1e400", "-1e400", "1" + "0" * 400 + ".5", "2e308", "9" * 320 + "e0"]
+)
+def test_a_number_too_big_for_a_float_makes_a_document_unclean(number: str) -> None:
+    """``float("1e400")`` is Infinity without a constant written: the document was said clean and
+    its sample stored with the value changed (found by a review)."""
+    import reviewer.record as record
+    from reviewer.record import json_problem
+
+    text = '{"samples": [{"ok": 1.5}, {"x": ' + number + "}]}"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(record, "FAST_MAX", 0)  # the path a big document takes
+        clean: list[bool] = []
+        doc = loads_unchecked(text, clean)
+    assert clean == [False]
+    assert json_problem(doc["samples"][1]) is not None and json_problem(doc["samples"][0]) is None
