@@ -94,10 +94,13 @@ def _holds_trials(folder: Path) -> bool:
 
 
 def _holds_trajectory(trial: Path) -> bool:
+    """Whether a trial folder holds a trajectory, beside its result.json or in ``agent/``, by any
+    name this reader takes (``trajectory.json``, ``<name>.trajectory.json``, continuations)."""
     try:
-        return (trial / "agent" / "trajectory.json").is_file() or (
-            trial / "trajectory.json"
-        ).is_file()
+        return any(
+            folder.is_dir() and any(folder.glob("*trajectory*.json"))
+            for folder in (trial, trial / "agent")
+        )
     except OSError:
         return False
 
@@ -176,7 +179,7 @@ def _result_only(path: Path) -> Iterator[Record]:
     if isinstance(result, Skip):
         yield result
         return
-    if not isinstance(result.get("trial_name"), str):
+    if not isinstance(result.get("trial_name"), str):  # ({} too: not Harbor's after all)
         yield Skip(str(path), None, "Harbor's result.json names no trial (trial_name)")
         return
     marker = Message(
@@ -411,16 +414,19 @@ def _result(path: Path) -> dict[str, Any] | Skip:
     return {}
 
 
+#: What Harbor's result.json of a trial holds, one key at least: a file of that name without any
+#: is some other program's, and the trajectory beside it is read as having none.
+_HARBOR_KEYS = ("task_name", "trial_name", "verifier_result", "exception_info", "agent_result")
+
+
 def _result_file(candidate: Path) -> dict[str, Any] | Skip:
     file = str(candidate)
     try:
         data = load_document(candidate, loads_unchecked)
     except IngestError as exc:
         return Skip(exc.file, exc.line, f"{exc.reason}; the trial's outcome is unknown")
-    if not isinstance(data, dict):
-        return Skip(
-            file, None, "not a JSON object (Harbor's result.json); the trial's outcome is unknown"
-        )
+    if not isinstance(data, dict) or not any(k in data for k in _HARBOR_KEYS):
+        return {}  # not Harbor's: the trial has no result of its
     if problem := json_problem(data):
         return Skip(file, None, f"{problem}; the trial's outcome is unknown")
     return data

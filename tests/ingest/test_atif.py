@@ -241,7 +241,7 @@ def _result(name: str, reward: float | None) -> str:
             '{"task_name": "hello", "verifier_result": {"rewards": {"reward": 1180591620717411303424}}}',
             "64",
         ),
-        ("[1, 2]", "not a JSON object"),
+        ('{"trial_name": "t", "exception_info": {"exception_message": "x\\udfff"}}', "surrogate"),
     ],
 )
 def test_a_damaged_result_json_skips_its_trial_naming_it(
@@ -308,3 +308,27 @@ def test_import_check_of_a_valid_harbor_job_exits_0(tmp_path: Path) -> None:
     done = CliRunner().invoke(cli, ["--db", str(tmp_path / "c.db"), "import", "--check", str(job)])
     assert done.exit_code == 0, done.output
     assert "checked 2 files: 2 valid trials" in done.output and "0 problems" in done.output
+
+
+def test_a_result_json_of_another_program_leaves_the_trajectory_unscored(tmp_path: Path) -> None:
+    """A result.json that is not Harbor's (a list, an object with none of its keys) beside a
+    trajectory is some other program's: the trajectory is read with no result, not dropped."""
+    for other in ('[{"file": "a.trajectory.json", "score": 1}]', '{"score": 1, "runs": 3}'):
+        path = harbor_trial(tmp_path / str(len(other)), None)
+        (path.parent.parent / "result.json").write_text(other)
+        trial = only_trial(path)
+        assert trial.reward is None and trial.task_id == "hello-world"
+
+
+def test_a_trajectory_by_another_name_is_its_folders_only_trial(tmp_path: Path) -> None:
+    """A trial folder whose trajectory is agent/<name>.trajectory.json: its result.json grades it
+    and is not a second trial "without a trajectory" (found by a review: 3 trials for 2)."""
+    job = tmp_path / "job"
+    for name, file in (("hello__a", "openhands.trajectory.json"), ("hello__b", "trajectory.json")):
+        (job / name / "agent").mkdir(parents=True)
+        shutil.copy(HERE / OPENHANDS, job / name / "agent" / file)
+        (job / name / "result.json").write_text(_result(name, 1.0))
+    db = str(tmp_path / "j.db")
+    done = CliRunner().invoke(cli, ["--db", db, "import", str(job)])
+    assert done.exit_code == 0, done.output
+    assert "imported 2 trials" in done.output, done.output
