@@ -8,6 +8,7 @@ those operators and parentheses kept as structure; the words around them are sti
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -421,29 +422,57 @@ def search_words(text: str) -> list[str]:
 
 
 def _fold(c: str) -> str:
-    return "".join(
+    """One character as search matches it: lower-cased, without its diacritics, composed again
+    (a Hangul syllable stays one character), a final sigma as any sigma."""
+    bare = "".join(
         ch for ch in unicodedata.normalize("NFD", c.lower()) if not unicodedata.combining(ch)
     )
+    return unicodedata.normalize("NFC", bare).replace("ς", "σ")
+
+
+class _Where(Sequence[int]):
+    """For each character of a folded text, the index of the character of the text it came from,
+    worked out from the few characters that fold to other than one (a combining mark to none):
+    ``odd`` holds, in order, (their place in the folded text, in the text, their folded length)."""
+
+    def __init__(self, odd: list[tuple[int, int, int]], size: int) -> None:
+        self.odd, self.size = odd, size
+        self.starts = [f for f, _, _ in odd]
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, j: int) -> int:  # type: ignore[override]  # (no slices)
+        k = bisect.bisect_right(self.starts, j) - 1
+        if k < 0:
+            return j
+        at, origin, length = self.odd[k]
+        return origin if j < at + length else origin + 1 + (j - at - length)
 
 
 def _folded(text: str) -> tuple[str, Sequence[int]]:
     """TEXT as search matches it (lower-cased, without diacritics: the index's rule,
     ``search_text.index_words``), and for each of its characters the index in TEXT of the
     character it came from: a match found in the one is shown in the other. Each distinct
-    character is folded once; the text is translated in C unless a character folds to other than
-    one (a combining mark to none), which only then costs a loop over the text."""
+    character is folded once and the text translated in C; the few characters that fold to other
+    than one are found by one expression and mapped by :class:`_Where` (a loop over every
+    character made a page of Korean conversations take seconds)."""
     if text.isascii():
         return text.lower(), range(len(text))
     table = {ord(c): _fold(c) for c in set(text)}
-    if all(len(f) == 1 for f in table.values()):
-        return text.translate(table), range(len(text))
-    parts: list[str] = []
-    where: list[int] = []
-    for i, c in enumerate(text):
-        f = table[ord(c)]
-        parts.append(f)
-        where.extend([i] * len(f))
-    return "".join(parts), where
+    folded = text.translate(table)
+    odd_chars = [chr(k) for k, f in table.items() if len(f) != 1]
+    if not odd_chars:
+        return folded, range(len(text))
+    pattern = re.compile("[" + "".join(re.escape(c) for c in odd_chars) + "]")
+    odd: list[tuple[int, int, int]] = []
+    shift = 0
+    for m in pattern.finditer(text):
+        i = m.start()
+        length = len(table[ord(text[i])])
+        odd.append((i + shift, i, length))
+        shift += length - 1
+    return folded, _Where(odd, len(folded))
 
 
 def snippet(text: str, words: list[str], width: int = 80) -> tuple[str, list[tuple[int, int]]]:

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 import sqlite_utils
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reviewer.cli import cli
 from reviewer.metrics.passk import pass_hat_k, shared_k
@@ -494,6 +496,8 @@ def test_snippet_marks_the_words() -> None:
         ("İstanbul office", ["istanbul"], ["İstanbul"]),  # lower-cased, İ is two characters
         ("a cafe\u0301 and a CAFÉ", ["cafe"], ["cafe\u0301", "CAFÉ"]),  # a combining mark
         ("東京で会いましょう", ["東京"], ["東京"]),
+        ("Η ΟΔΟΣ είναι", ["οδος"], ["ΟΔΟΣ"]),  # a final sigma, capital or not, is a sigma
+        ("안녕하세요 주문 끝", ["끝"], ["끝"]),  # a Hangul syllable stays one character
     ],
 )
 def test_snippet_finds_what_search_finds_whatever_the_case_and_accents(
@@ -501,6 +505,27 @@ def test_snippet_finds_what_search_finds_whatever_the_case_and_accents(
 ) -> None:
     shown, spans = snippet(text, words, 80)
     assert [shown[a:b] for a, b in spans] == marked
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(alphabet="aAéÉİıΣσςΟοδ안녕끝 \u0301\u0308\u094dनम.", min_size=1, max_size=40),
+    st.integers(0, 39),
+    st.integers(1, 6),
+)
+def test_every_word_a_snippet_marks_is_the_word_searched(text: str, at: int, size: int) -> None:
+    """Whatever folds to more or fewer characters (combining marks, İ, Hangul), a marked span of
+    the text shown folds to the word searched, and the text shown is the text's own."""
+    from reviewer.store.search_query import _folded
+
+    folded = _folded(text)[0]
+    word = folded[at : at + size].strip()
+    if not word or word not in folded:
+        return
+    shown, spans = snippet(text, [word], 10_000)
+    assert shown == " ".join(text.split("\n")) and spans
+    for a, b in spans:
+        assert _folded(shown[a:b])[0] == word, (text, word, shown[a:b])
 
 
 def system_trials(tmp_path: Path) -> Path:
