@@ -63,7 +63,11 @@ class ReviewerGroup(click.Group):
                 args.insert(i, "open")
             break
         ctx.meta["reviewer.args"] = args
-        return super().parse_args(ctx, args)
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as e:  # a group option's (`reviewer --labeler '' report --json`)
+            _json_usage_error(args, e)
+            raise
 
     def invoke(self, ctx: click.Context) -> object:
         """A usage error of a command given ``--json`` (a bad option value, a missing argument) also
@@ -72,12 +76,16 @@ class ReviewerGroup(click.Group):
         try:
             return super().invoke(ctx)
         except click.UsageError as e:
-            args = ctx.meta.get("reviewer.args") or []
-            if "--json" in args[: args.index("--") if "--" in args else len(args)]:
-                from reviewer.commands.common import echo_json
-
-                echo_json({"error": e.format_message()})
+            _json_usage_error(ctx.meta.get("reviewer.args") or [], e)
             raise
+
+
+def _json_usage_error(args: list[str], e: click.UsageError) -> None:
+    """``{"error": ...}`` on stdout for a usage error of a command given ``--json``."""
+    if "--json" in args[: args.index("--") if "--" in args else len(args)]:
+        from reviewer.commands.common import echo_json
+
+        echo_json({"error": e.format_message()})
 
 
 @click.group(

@@ -66,5 +66,9 @@ def test_a_usage_error_with_json_still_prints_json(tmp_path: Path) -> None:
         done = CliRunner().invoke(cli, ["--db", db, *args])
         assert done.exit_code == 2, done.output
         assert said in json.loads(done.stdout)["error"], done.stdout
+    # a group option's bad value, before the command; a nested command's missing argument
+    for args in (["--labeler", "", "report", "--json"], ["cluster", "rename", "--json"]):
+        done = CliRunner().invoke(cli, ["--db", db, *args])
+        assert done.exit_code == 2 and len(json.loads(done.stdout)) == 1, done.stdout
     plain = CliRunner().invoke(cli, ["--db", db, "report", "--k", "5000"])
     assert plain.exit_code == 2 and plain.stdout == "", plain.stdout
