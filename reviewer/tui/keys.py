@@ -210,7 +210,7 @@ KEY_MAP: tuple[KeyRow, ...] = (
     KeyRow("D", "power plan: the smallest drop a comparison detects", ("runs.plan",)),
     KeyRow("G", "gate the run against the baseline", ("runs.gate",)),
     KeyRow("M", "monitor production traffic by window", ("runs.monitor",)),
-    KeyRow("i", "import a file or folder", ("runs.import",)),
+    KeyRow("i", "import a file or folder", ("runs.import", "monitor.import")),
     KeyRow(
         "s",
         "sort by the next column (trials: cost, latency, steps, tool errors, the worst first)",

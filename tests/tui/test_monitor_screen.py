@@ -120,3 +120,20 @@ async def test_v_shows_the_judges_estimate_and_sends_nothing_until_enter(
             await settle(app, pilot)
             assert isinstance(app.screen, MonitorScreen)
         assert server.message_requests == 0
+
+
+async def test_i_on_the_monitor_opens_the_import_it_offers(tmp_path: Path) -> None:
+    """With no production data the monitor says "or i here": i did nothing there (found by a
+    review). It opens the import dialog, as on the runs screen."""
+    from reviewer.tui.screens.importing import ImportModal
+    from reviewer.tui.screens.monitor import NO_DATA
+
+    assert "i here" in NO_DATA
+    app = ReviewerApp(db_path=tmp_path / "empty.db")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.push_screen(MonitorScreen())
+        await settle(app, pilot)
+        await pilot.press("i")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ImportModal)

@@ -134,6 +134,7 @@ class MonitorScreen(ReviewerScreen):
         Binding("h", "toggle_window", "Day/hour", id="monitor.window"),
         Binding("V", "judge", "Judge the sample", id="monitor.judge"),
         Binding("R", "reload", "Reload", id="monitor.reload"),
+        Binding("i", "import", "Import", id="monitor.import"),
     ]
 
     def __init__(self, size: str | None = None) -> None:
@@ -161,6 +162,16 @@ class MonitorScreen(ReviewerScreen):
 
     def on_mount(self) -> None:
         self.load(False)
+
+    def action_import(self) -> None:
+        """The import dialog, as on the runs screen; the windows are read again after it."""
+        from reviewer.tui.screens.importing import ImportModal
+
+        def done(imported: bool | None) -> None:
+            if imported:
+                self.action_reload()
+
+        self.app.push_screen(ImportModal(), done)
 
     def action_reload(self) -> None:
         self.query_one("#monitor-status", Static).update("loading…")
