@@ -278,3 +278,31 @@ async def test_s_sorts_by_cost_latency_steps_and_tool_errors_across_pages(tmp_pa
         await settle(app, pilot)
         assert "sorted" not in filters(app)
         assert [r.seq for r in screen.page.rows] == sorted(r.seq for r in screen.page.rows)
+
+
+async def test_names_too_wide_for_their_columns_are_never_two_alike(tmp_path: Path) -> None:
+    """A cluster's trials at 120 columns read 'support-  identity_check' for every row: run and
+    task names cut at their ends (found by a review). They are cut in the middle, no two alike."""
+    from tests.conftest import native_trial, write_jsonl
+
+    recs = [
+        native_trial(f"identity_verification_check_0{t}", run=run, trial=1, passed=False)
+        for run in ("support-agent-release-v1", "support-agent-release-v2")
+        for t in range(1, 4)
+    ]
+    path = write_jsonl(tmp_path / "n.jsonl", recs)
+    with open_store(tmp_path / "n.db") as db:
+        import_paths(db, [str(path)])
+    app = ReviewerApp(db_path=tmp_path / "n.db")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        app.push_screen(TrialsScreen(TrialFilter(outcome="fail")))
+        for _ in range(20):
+            await pilot.pause(0.05)
+        table = app.screen.query_one(TrialTable)
+        assert table.row_count == 6
+        shown = {(str(table.get_row_at(i)[0]), str(table.get_row_at(i)[1])) for i in range(6)}
+        assert len(shown) == 6, shown  # six trials, six different (run, task) pairs
+        widths = [c.width for c in table.columns.values()][:2]
+        assert all(len(run) <= widths[0] and len(task) <= widths[1] for run, task in shown)
+        assert any("…" in run for run, _ in shown)  # they did not fit whole

@@ -192,6 +192,29 @@ def _cells(r: TrialRow, snip: Snippet | None = None) -> dict[str, Text]:
     }
 
 
+def _distinct_names(rows: list[TrialRow], widths: dict[str, int]) -> dict[str, dict[str, str]]:
+    """The run and task names of a page that are wider than their columns, cut in the middle and
+    never two shown alike (as the runs screen does): cut at their ends, ``support-v1`` and
+    ``support-v2`` both read ``support-``, and tasks ``_01`` and ``_02`` one task."""
+    from reviewer.text import distinct_elisions
+
+    out: dict[str, dict[str, str]] = {}
+    for key, names in (("run", {r.run for r in rows}), ("task", {r.task_id for r in rows})):
+        width = widths.get(key)
+        if not width:
+            continue
+        plain = {n: _cells_name(n) for n in names}
+        if all(len(v) <= width for v in plain.values()):
+            continue
+        cut = distinct_elisions(sorted(set(plain.values())), width)
+        out[key] = {n: cut[v] for n, v in plain.items()}
+    return out
+
+
+def _cells_name(name: str) -> str:
+    return safe_text(name, single_line=True, limit=200).plain
+
+
 #: (key, label, right-aligned): the columns before the reason, in order
 _COLUMNS: list[tuple[str, str, bool]] = [
     ("run", "run", False),
@@ -419,8 +442,13 @@ class TrialsScreen(ExportMixin, ReviewerScreen):
         rows = page.rows if page is not None else []
         self._set_columns(table, rows)
         keys = [str(k.value) for k in table.columns]
+        shown = _distinct_names(rows, self._widths)
         for r in rows:
             cells = _cells(r, self.snippets.get(r.id))
+            for key, name in (("run", r.run), ("task", r.task_id)):
+                cut = shown.get(key, {}).get(name)
+                if cut is not None:
+                    cells[key] = Text(cut, no_wrap=True)
             table.add_row(*(cells[k] for k in keys), key=r.id)
         if rows:
             table.move_cursor(row=min(cursor_row, len(rows) - 1))
