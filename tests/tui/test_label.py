@@ -259,3 +259,20 @@ def test_the_label_store_refuses_a_stale_write() -> None:
                 add_label(db, tid, "ana", "fail", expect_at="")
             add_label(db, tid, "ana", "fail", expect_at=first.at)
             assert current_labels(db, "ana")[(tid, "ana")].verdict == "fail"
+
+
+async def test_undo_reads_the_labels_to_a_verdict_again(queued_db: Path) -> None:
+    """After u the line said '28+ labels to a verdict' where reviewer queues said '29+': it was
+    worked out after each label, not after an undo (found by a review)."""
+    app = ReviewerApp(db_path=queued_db, labeler="ana")
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = LabelScreen("q", "ana", None)
+        app.push_screen(screen)
+        await wait_loaded(app, pilot, screen)
+        await until(pilot, lambda: "to a verdict" in text_of(app, "#label-outlook"))
+        before = text_of(app, "#label-outlook")
+        await pilot.press("p")
+        await until(pilot, lambda: text_of(app, "#label-outlook") != before)
+        await pilot.press("u")
+        await until(pilot, lambda: len(screen.state.done) == 0)  # type: ignore[union-attr]
+        await until(pilot, lambda: text_of(app, "#label-outlook") == before)

@@ -784,6 +784,8 @@ class LabelScreen(ReviewerScreen):
                 None,
             )
             self.notify(f"Undid your {message.label.verdict} label.")
+            if self.queue_name is not None:
+                self._refresh_outlook()  # a label fewer: labels to a verdict read again
             if back is not None:
                 self.load_item(back)
                 return
