@@ -100,3 +100,35 @@ async def test_labeling_follows_the_queue_decisions_blind_and_resumes(sample_db:
         )  # the last labeled: position 4
     with open_store(sample_db) as db:
         assert queue_status(db, queue.name, "ana").done == 3
+
+
+async def test_a_queue_made_with_a_is_the_one_highlighted(sample_db: Path) -> None:
+    """A queue made with a was not selected afterwards: Enter opened another, finished one
+    (found by a review). The new queue is highlighted once the list holds it."""
+    from textual.widgets import DataTable
+
+    from reviewer.tui.screens.queues import QueuesLoaded
+    from reviewer.workflows.queues import make_queue
+
+    with open_store(sample_db) as db:
+        make_queue(db, "ana", n=4, name="aaa-old", runs=["support-v1"])  # first in the list
+    app = ReviewerApp(db_path=sample_db, labeler="ana")
+    async with app.run_test(size=SIZE) as pilot:
+        form = await open_new_queue_form(app, pilot)
+        form.query_one(Input).value = "5"
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, QueuesScreen)
+        new = next(name for name in screen.rows if name != "aaa-old")
+        await until(pilot, lambda: screen._current() == new)
+        table = screen.query_one("#queues", DataTable)
+        assert table.cursor_row == table.get_row_index(new)
+        # the race seen in a terminal: a load begun before the queue was made lands after it
+        rows, runs = list(screen.rows.values()), screen.runs
+        table.move_cursor(row=table.get_row_index("aaa-old"))
+        screen.focus_on = new
+        screen.on_queues_loaded(QueuesLoaded([r for r in rows if r.name != new], runs))
+        assert screen.focus_on == new  # kept for the load that holds it
+        screen.on_queues_loaded(QueuesLoaded(rows, runs))
+        assert screen._current() == new and screen.focus_on is None

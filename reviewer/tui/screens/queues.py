@@ -262,7 +262,12 @@ class QueuesScreen(ReviewerScreen):
         self.runs = message.runs
         table = self.query_one("#queues", DataTable)
         keep = self.focus_on or self._current()  # the queue highlighted stays highlighted
-        self.focus_on = None
+        if self.focus_on in {r.name for r in message.rows}:
+            # a new queue, once a load holds it (a load begun before it was made, such as the
+            # one on coming back from the form, does not: the queue waits for the next)
+            self.focus_on = None
+        elif self.focus_on is not None:
+            keep = self._current()
         table.clear()
         self.rows = {r.name: r for r in message.rows}
         for r in message.rows:
