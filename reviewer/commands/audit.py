@@ -27,7 +27,7 @@ def audit(ctx: click.Context, runs: Sequence[str], as_json: bool) -> None:
     The findings are stored; `report` and `compare` warn about the runs that have any. Every import
     audits the runs it added to."""
     from reviewer.text import json_ready, visible
-    from reviewer.workflows.audit import audit_runs, not_kept_line
+    from reviewer.workflows.audit import audit_runs, copies_once, not_kept_line
 
     # a finding is exit 0; a failure (unknown run, locked store, no database) is 2
     db = cli_store(ctx, 2, needs_runs=True)
@@ -56,7 +56,7 @@ def audit(ctx: click.Context, runs: Sequence[str], as_json: bool) -> None:
             lines.append("  no scored trial: no pass^k to adjust")
         else:
             lines.append(
-                f"  pass^{k} {_fmt(r.reported)} as reported; {_fmt(r.distinct)} with copies counted once"
+                f"  pass^{k} {_fmt(r.reported)} as reported; {copies_once(k, r.distinct)}"
                 + (
                     f" ({r.distinct_left_out} task{'' if r.distinct_left_out == 1 else 's'} left "
                     f"with fewer than {k} distinct trials)"

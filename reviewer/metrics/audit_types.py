@@ -97,7 +97,9 @@ class RunAudit:
         parts = [kind_count(k, n) for k, n in c.items()]
         line = f"{run}: " + ", ".join(parts)
         if c.get("copy") and self.distinct != self.reported:
-            line += f" (pass^{self.k} {fmt_rate(self.reported)}, {fmt_rate(self.distinct)} with copies once)"
+            line += (
+                f" (pass^{self.k} {fmt_rate(self.reported)}, {copies_once(self.k, self.distinct)})"
+            )
         return line
 
     def to_dict(self) -> dict[str, Any]:
@@ -138,3 +140,11 @@ def plural(n: int) -> str:
 
 def fmt_rate(v: float | None) -> str:
     return "-" if v is None else f"{v:.2f}"
+
+
+def copies_once(k: int | None, distinct: float | None) -> str:
+    """pass^k with a run's copies counted once: its value, or why it has none (a bare "-" left
+    the reader guessing)."""
+    if distinct is not None:
+        return f"{distinct:.2f} with copies counted once"
+    return f"none with copies counted once (no task keeps {k} distinct trials)"

@@ -22,6 +22,7 @@ from reviewer.metrics.audit_trial import (
     fingerprint,
     from_fingerprint,
 )
+from reviewer.metrics.audit_types import copies_once as copies_once
 from reviewer.metrics.audit_types import not_kept_line as not_kept_line
 from reviewer.record import decode
 from reviewer.store.db import Store
@@ -164,7 +165,7 @@ def warning_of(summary: dict[str, Any]) -> str | None:
     reported, once = summary.get("pass_hat_k_reported"), summary.get("pass_hat_k_copies_once")
     if counts.get("copy") and reported != once:
         fmt = lambda v: "-" if v is None else f"{v:.2f}"  # noqa: E731
-        line += f"; pass^{k} {fmt(reported)}, {fmt(once)} with copies counted once"
+        line += f"; pass^{k} {fmt(reported)}, {copies_once(k, once)}"
     return line + f" (reviewer audit --run {_one_line(shlex.quote(run))})"
 
 

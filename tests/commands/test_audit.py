@@ -29,7 +29,7 @@ def test_import_audits_the_new_run_and_says_so_in_one_line(tmp_path: Path) -> No
     assert code == 0
     lines = [ln for ln in err.splitlines() if ln.startswith("audit:")]
     assert lines == [
-        "audit: sim: 1 leak, 1 copy group, 1 hollow pass (pass^4 0.22, 0.25 with copies once) "
+        "audit: sim: 1 leak, 1 copy group, 1 hollow pass (pass^4 0.22, 0.25 with copies counted once) "
         "(see `reviewer audit`)"
     ]
 

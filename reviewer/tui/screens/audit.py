@@ -19,7 +19,7 @@ from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import cursor_key
 from reviewer.tui.widgets.footer import KeyFooter
-from reviewer.workflows.audit import kind_count, not_kept_line
+from reviewer.workflows.audit import copies_once, kind_count, not_kept_line
 
 _STYLE = {"leak": "bold red", "copy": "yellow", "hollow": "magenta", "order": "cyan"}
 
@@ -197,7 +197,7 @@ def _summary(run: dict[str, Any]) -> Text:
     line = safe_text(run["run"], "bold", single_line=True, limit=40)
     line.append(f": {what} in {run['trials']} trials · pass^{run['k']} ")
     line.append(f"{_fmt(run['pass_hat_k_reported'])} as reported, ")
-    line.append(f"{_fmt(run['pass_hat_k_copies_once'])} with copies counted once")
+    line.append(copies_once(run["k"], run["pass_hat_k_copies_once"]))
     for kind, n in (run.get("not_stored") or {}).items():
         if n:
             line.append(f"\n  {not_kept_line(kind, n)}")
