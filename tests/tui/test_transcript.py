@@ -478,3 +478,21 @@ async def test_resize_rewraps_and_keeps_the_place(tmp_path: Path) -> None:
         assert width < 50 and view.line_count > wide_height
         assert all(view.render_row(i).cell_length <= width for i in range(view.line_count))
         assert any("#3" in line for line in view.visible_lines())
+
+
+def test_the_title_keeps_the_trial_number_and_position_whatever_the_names() -> None:
+    """A long task id pushed 'trial 3' and '1 / 8' off the title line (found by a review)."""
+    from types import SimpleNamespace
+
+    from reviewer.tui.screens.transcript import title_text
+
+    header = SimpleNamespace(
+        run="tau_bench__tool-calling-grok-3-" + "x" * 60, task_id="t" * 200, trial=3
+    )
+    payload = SimpleNamespace(header=header, position=(1, 8))
+    for width in (80, 120):
+        text = title_text(payload, width).plain  # type: ignore[arg-type]
+        assert len(text) <= width and text.endswith("› trial 3   1 / 8"), text
+        assert text.startswith("tau_bench") and "…" in text
+    short = SimpleNamespace(header=SimpleNamespace(run="r", task_id="t", trial=1), position=None)
+    assert title_text(short, 80).plain == "r › t › trial 1"  # type: ignore[arg-type]

@@ -182,11 +182,23 @@ def _inspect_scores(out: Text, metadata: dict[str, Any]) -> list[tuple[str, str]
     return explanations
 
 
-def title_text(p: TrialPayload) -> Text:
+def title_text(p: TrialPayload, width: int = 160) -> Text:
+    """Run › task › trial N and the position in the list, in ``width`` cells: long run and task
+    names are cut in the middle so the trial number and the position always show."""
+    from reviewer.text import elide_middle, visible
+
     h = p.header
-    out = safe_text(f"{h.run} › {h.task_id} › trial {h.trial}", "bold", single_line=True, limit=160)
-    if p.position is not None:
-        out.append(f"   {p.position[0]} / {p.position[1]}", "dim")
+    tail = f" › trial {h.trial}"
+    where = f"   {p.position[0]} / {p.position[1]}" if p.position is not None else ""
+    run, task = visible(h.run, single_line=True), visible(h.task_id, single_line=True)
+    room = max(8, width - len(tail) - len(where) - len(" › ") - 2)
+    if len(run) + len(task) > room:
+        run_room = min(len(run), max(4, room // 3))
+        run = elide_middle(run, run_room)
+        task = elide_middle(task, max(4, room - len(run)))
+    out = safe_text(f"{run} › {task}{tail}", "bold", single_line=True)
+    if where:
+        out.append(where, "dim")
     return out
 
 
@@ -287,11 +299,16 @@ class TranscriptScreen(ExportMixin, ReviewerScreen):
             return
         self.post_message(TrialLoaded(payload))
 
+    def on_resize(self) -> None:
+        if self.payload is not None:  # the names cut to the new width, the trial number kept
+            title = title_text(self.payload, self.size.width or 160)
+            self.query_one("#transcript-title", Static).update(title)
+
     def on_trial_loaded(self, message: TrialLoaded) -> None:
         p = message.payload
         self.payload = p
         self.trial_id = p.trial_id
-        self.query_one("#transcript-title", Static).update(title_text(p))
+        self.query_one("#transcript-title", Static).update(title_text(p, self.size.width or 160))
         self.query_one("#transcript-summary", Static).update(summary_text(p))
         view = self.view
         view.load(p.trial, p.violations, p.verdicts, blocks=p.blocks)
