@@ -63,7 +63,8 @@ class ReviewerCommands(Provider):
             for cid, name, size in _clusters(db):
                 entries.append(
                     _Entry(
-                        f"cluster: {clean(name, single_line=True)}",
+                        # its id too, as the filter line and `reviewer cluster` show it
+                        f"cluster: {clean(name, single_line=True)} · {clean(cid, single_line=True)}",
                         f"{size} failure{'' if size == 1 else 's'} — open its trials",
                         partial(self._cluster, cid, name),
                     )

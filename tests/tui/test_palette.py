@@ -103,3 +103,33 @@ async def test_compare_and_gate_in_the_palette_skip_an_unscored_run(tmp_path: Pa
             await pilot.pause()
     assert prompts[0].startswith("compare support-v1 → support-v2"), prompts
     assert prompts[1].startswith("gate support-v2 against the baseline"), prompts
+
+
+async def test_palette_finds_a_cluster_by_its_id(tmp_path: Path) -> None:
+    """The palette found a cluster by its name only, not by the id the filter line and
+    `reviewer cluster` show (found by a review)."""
+    from textual.command import CommandList
+
+    from reviewer.tui.screens.trials import TrialsScreen
+    from reviewer.workflows.clusters import latest_clusters
+
+    db_path = sample_db(tmp_path)
+    assert CliRunner().invoke(cli, ["--db", str(db_path), "cluster"]).exit_code == 0
+    with open_store(db_path) as db:
+        cid = latest_clusters(db)[0].id
+    app = ReviewerApp(db_path=db_path)
+    async with app.run_test(size=(120, 32)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*cid)
+        hits = app.screen.query_one(CommandList)
+        for _ in range(200):
+            await pilot.pause()
+            if hits.option_count and cid in str(hits.get_option_at_index(0).prompt):
+                break
+        assert hits.option_count and cid in str(hits.get_option_at_index(0).prompt)
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert isinstance(app.screen, TrialsScreen)
