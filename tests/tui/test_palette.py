@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
 
@@ -17,6 +18,25 @@ def sample_db(tmp_path: Path) -> Path:
     return sample_copy(tmp_path / "s.db")
 
 
+async def pick_in_palette(app: ReviewerApp, pilot: Any, typed: str, expect: str) -> None:
+    """Type TYPED in the palette, wait for its first hit to name EXPECT, and take that hit."""
+    from textual.command import CommandList
+
+    await app.workers.wait_for_complete()
+    await pilot.press("ctrl+p")
+    await pilot.pause()
+    await pilot.press(*typed)
+    hits = app.screen.query_one(CommandList)
+    for _ in range(200):
+        await pilot.pause()
+        if hits.option_count and expect in str(hits.get_option_at_index(0).prompt):
+            break
+    assert hits.option_count and expect in str(hits.get_option_at_index(0).prompt)
+    await pilot.press("enter")
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
 def test_trials_by_id_prefix(tmp_path: Path) -> None:
     with open_store(sample_db(tmp_path)) as db:
         everything = trials_by_id_prefix(db, "", limit=1000)
@@ -28,7 +48,6 @@ def test_trials_by_id_prefix(tmp_path: Path) -> None:
 
 
 async def test_palette_opens_a_trial_by_id_prefix(tmp_path: Path) -> None:
-    from textual.command import CommandList
 
     from reviewer.tui.screens.transcript import TranscriptScreen
 
@@ -37,19 +56,7 @@ async def test_palette_opens_a_trial_by_id_prefix(tmp_path: Path) -> None:
         tid, run, task, trial = trials_by_id_prefix(db, "", limit=1)[0]
     app = ReviewerApp(db_path=db_path)
     async with app.run_test(size=(120, 32)) as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.press("ctrl+p")
-        await pilot.pause()
-        await pilot.press(*tid[:8])
-        hits = app.screen.query_one(CommandList)
-        for _ in range(200):
-            await pilot.pause()
-            if hits.option_count and tid in str(hits.get_option_at_index(0).prompt):
-                break
-        assert hits.option_count and tid in str(hits.get_option_at_index(0).prompt)
-        await pilot.press("enter")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await pick_in_palette(app, pilot, tid[:8], tid)
         assert isinstance(app.screen, TranscriptScreen)
         assert app.screen.trial_id == tid
 
@@ -108,7 +115,6 @@ async def test_compare_and_gate_in_the_palette_skip_an_unscored_run(tmp_path: Pa
 async def test_palette_finds_a_cluster_by_its_id(tmp_path: Path) -> None:
     """The palette found a cluster by its name only, not by the id the filter line and
     `reviewer cluster` show (found by a review)."""
-    from textual.command import CommandList
 
     from reviewer.tui.screens.trials import TrialsScreen
     from reviewer.workflows.clusters import latest_clusters
@@ -119,17 +125,5 @@ async def test_palette_finds_a_cluster_by_its_id(tmp_path: Path) -> None:
         cid = latest_clusters(db)[0].id
     app = ReviewerApp(db_path=db_path)
     async with app.run_test(size=(120, 32)) as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.press("ctrl+p")
-        await pilot.pause()
-        await pilot.press(*cid)
-        hits = app.screen.query_one(CommandList)
-        for _ in range(200):
-            await pilot.pause()
-            if hits.option_count and cid in str(hits.get_option_at_index(0).prompt):
-                break
-        assert hits.option_count and cid in str(hits.get_option_at_index(0).prompt)
-        await pilot.press("enter")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await pick_in_palette(app, pilot, cid, cid)
         assert isinstance(app.screen, TrialsScreen)
