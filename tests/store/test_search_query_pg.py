@@ -356,6 +356,9 @@ def test_a_texts_literal_is_the_tsvector_of_its_words_and_places(pg: Any) -> Non
     vocab = ["order", "Refund", "ÉTÉ", "été", "naïve", "日本語", "x1", "42", "foo_bar", "it's"]
     texts = ["", "!!", " ".join(["same"] * 300 + ["other"] * 3), "x " * 17_000]
     texts += [" ".join(rnd.choice(vocab) for _ in range(rnd.randint(0, 600))) for _ in range(300)]
+    # past the last place, with words seen before it and words first seen after it
+    texts += [" ".join(rnd.choice(vocab) for _ in range(16_500)) + " late same late"]
+    texts += ["日本 " * 9_000 + "x" * 600]  # a long word in text of other alphabets
     texts += ["a " + "b" * 2046 + " c", "a " + "b" * 2047 + " c", "é" * 600 + " d"]
     assert tsvector_literal("a b a") == "'a':1,3 'b':2"
     for text in texts:
