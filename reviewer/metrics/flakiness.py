@@ -1,8 +1,9 @@
 """Where a flaky task's failures come from.
 
-A task is flaky when some of its trials passed and others did not (failed or ended by an
-infrastructure error). Each non-passing trial of a flaky task goes to the first source that explains
-it, in this order:
+A task is flaky when some of its scored trials passed and others failed: trials the harness
+crashed are left out, as pass^k and the tasks screen leave them out (a task whose trials passed
+whenever they ran to their end is not flaky, however many crashed). Each non-passing trial of a
+flaky task, its crashes too, goes to the first source that explains it, in this order:
 
 1. ``infra``: the harness crashed (outcome ``infra``): not the agent's doing;
 2. ``judge``: the harness said fail but the grader disagrees: the failure may be the grader's, not
@@ -49,7 +50,12 @@ class TaskFlakiness:
 
     @property
     def flaky(self) -> bool:
-        return 0 < self.passed < self.trials
+        return 0 < self.passed < self.trials - self.infra
+
+    @property
+    def passed_when_run(self) -> bool:
+        """Every trial that ran to its end passed, and the harness crashed others: not flaky."""
+        return 0 < self.passed == self.trials - self.infra < self.trials
 
     def main_source(self) -> str | None:
         """The source with the most failures (the earlier in :data:`SOURCES` on a tie)."""
@@ -105,7 +111,9 @@ def render_flakiness(tasks: Iterable[TaskFlakiness], limit: int | None = None) -
         # passed or failed
         return "Where the flakiness comes from: no scored trial to tell a flaky task by"
     if not every:
-        return "Where the flakiness comes from: no flaky task (every task passed all or none)"
+        line = "Where the flakiness comes from: no flaky task (every task passed all or none)"
+        crashed = sum(t.passed_when_run for t in tasks)
+        return line + ("\n" + _crashed_line(crashed) if crashed else "")
     flaky = every
     if limit is not None and len(every) > limit:
         flaky = sorted(every, key=lambda t: (-t.failures, t.task_id))[:limit]
@@ -132,5 +140,16 @@ def render_flakiness(tasks: Iterable[TaskFlakiness], limit: int | None = None) -
     share = ", ".join(
         f"{SOURCE_NAMES[s]} {total[s] / all_failures:.0%}" for s in SOURCES if total[s]
     )
-    lines.append(f"all flaky tasks: {share}")
+    n = len(every)
+    lines.append(f"{'the' if n == 1 else 'all'} {n:,} flaky task{'s' * (n != 1)}: {share}")
+    if crashed := sum(t.passed_when_run for t in tasks):
+        lines.append(_crashed_line(crashed))
     return "\n".join(lines)
+
+
+def _crashed_line(n: int) -> str:
+    """The tasks left out of the flaky ones for their crashes alone."""
+    return (
+        f"not flaky: {n:,} task{'s' * (n != 1)} whose every trial that ran to its end passed, "
+        "the others ended by infrastructure errors (left out, as pass^k leaves them out)"
+    )

@@ -44,7 +44,7 @@ def trial_sources(
 def task_sources(db: Store, run: str) -> list[tuple[str, int, int, int, int, int, int]]:
     """Per task of ``run``, in the pass^k table's order (each task's first trial, scored or not):
     (task_id, trials, passed, infra, judge, rule, agent), what ``metrics.flakiness.attribute``
-    makes of :func:`trial_sources` for a flaky task (some trials passed, some did not), read
+    makes of :func:`trial_sources` for a flaky task (some scored trials passed, some failed), read
     without a row per trial (a report of a million trials): the counts are the importer's per-task summary (``task_stats``), and only the failed
     trials of flaky tasks are read, each failure counted for the first of: the label the trial
     shows (else its latest judge verdict) says pass, it broke a rule, the agent. A task that is
@@ -64,7 +64,7 @@ def task_sources(db: Store, run: str) -> list[tuple[str, int, int, int, int, int
         f"SELECT t.id, t.task_id, {verdict}, "
         "EXISTS (SELECT 1 FROM violations v WHERE v.trial_id = t.id) "
         "FROM trials t JOIN task_stats s ON s.run = t.run AND s.task_id = t.task_id "
-        "WHERE t.run = ? AND t.outcome = 'fail' AND s.c > 0 AND s.c < s.n - s.unscored",
+        "WHERE t.run = ? AND t.outcome = 'fail' AND s.c > 0 AND s.c < s.n - s.unscored - s.infra",
         [run],
     ).fetchall()
     labels = shown_labels(db, run) if failed else {}

@@ -121,6 +121,11 @@ class TasksScreen(ReviewerScreen):
             text = ""
         elif t.flaky:
             text = f"flaky: {t.summary()}"
+        elif t.passed_when_run:
+            text = (
+                f"not flaky: every trial that ran to its end passed ({t.infra} of {t.trials} "
+                "ended by infrastructure errors)"
+            )
         else:
             text = "not flaky: every trial passed" if t.passed else "not flaky: no trial passed"
         self.query_one("#tasks-flakiness", Static).update(safe_text(text, single_line=True))
