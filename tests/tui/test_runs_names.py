@@ -1,6 +1,6 @@
 """Long run names on the runs screen (issue 32, items 5 and 6): cut in the middle to the room left,
-never two shown alike, the highlighted run's whole name on the line under the table; at 80 columns
-the date moves there too, so every number column stays."""
+never two shown alike, the highlighted run's name on the one line under the table (whole when it
+fits); at 80 columns the date moves there too, so every number column stays."""
 
 from __future__ import annotations
 
@@ -48,8 +48,56 @@ async def test_long_names_part_and_the_whole_name_is_under_the_table(
         used = sum(c.width for c in table.columns.values()) + 2 * len(columns)
         assert used <= size[0]  # nothing off the right edge
         detail = str(screen.query_one("#runs-detail", Static).render())
-        assert detail.startswith(LONG.format("a"))
         assert ("imported 20" in detail) == (size[0] < 100)
+        name = detail.split(" · ")[0]
+        if size[0] >= 100:  # room for the whole name
+            assert name == LONG.format("a")
+        else:  # one line: the name cut in the middle, its ends and what tells it apart kept
+            assert "…" in name and name.startswith("tau-") and name.endswith("seed-1")
+            assert "-a-" in name
         await pilot.press("down")
         await pilot.pause()
-        assert str(screen.query_one("#runs-detail", Static).render()).startswith(LONG.format("b"))
+        name = str(screen.query_one("#runs-detail", Static).render()).split(" · ")[0]
+        if size[0] >= 100:
+            assert name == LONG.format("b")
+        else:
+            assert "-b-" in name
+
+
+#: a run name far longer than any terminal is wide (sorted last of the runs imported together)
+HUGE = "zz-" + "x" * 90 + "-middle-" + "y" * 90 + "-end"
+
+
+async def test_a_huge_name_keeps_the_line_under_the_table_to_one_line_and_the_row_in_view(
+    tmp_path: Path,
+) -> None:
+    """At 80x24 the highlighted run's name under the table is cut to its one line, so the table keeps
+    its height and the highlighted row (the last of 18) stays on screen."""
+    from tests.conftest import native_trial, write_jsonl
+    from tests.tui.conftest import settle
+    from tests.tui.screen_picture import picture
+
+    runs = [f"run-{i:02d}" for i in range(1, 18)] + [HUGE]
+    data = write_jsonl(tmp_path / "runs.jsonl", [native_trial(run=run) for run in runs])
+    db = tmp_path / "h.db"
+    code, _, err = run_cli("--db", str(db), "import", str(data))
+    assert code == 0, err
+    app = ReviewerApp(db_path=db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, RunsScreen)
+        table = screen.query_one("#runs", DataTable)
+        height = table.size.height
+        await pilot.press(*["down"] * (len(runs) - 1))  # as a user gets there
+        await settle(app, pilot)
+        assert table.cursor_row == table.row_count - 1 and screen._current() == HUGE
+        detail = screen.query_one("#runs-detail", Static)
+        assert detail.content_size.height == 1
+        assert table.size.height == height  # the detail line took no row from the table
+        rows = picture(app)
+        status = next(i for i, row in enumerate(rows) if row.strip().startswith("18 runs"))
+        shown = rows[status - 1].strip()  # the one line between the table's border and the status
+        assert set(rows[status - 2].strip()) == {"─"}
+        assert shown.startswith("zz-x") and "…" in shown and "-end" in shown  # both ends
+        assert any(screen.shown_names[HUGE] in row for row in rows[: status - 2])  # row on screen

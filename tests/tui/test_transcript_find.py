@@ -75,7 +75,7 @@ async def test_no_match_and_n_before_any_search_say_so(tmp_path: Path) -> None:
         await pilot.pause()
         assert any("press / to search" in n.message for n in app._notifications)
         await search(app, pilot, "zebra")
-        assert "no match for 'zebra'" in find_line(app)
+        assert find_line(app) == "find 'zebra': no match"
 
 
 async def test_the_search_follows_to_the_next_trial(tmp_path: Path) -> None:
@@ -125,3 +125,54 @@ async def test_tool_errors_have_their_own_keys(tmp_path: Path) -> None:
         await pilot.press("greater_than_sign", "less_than_sign")
         await pilot.pause()
         assert view.cursor == 3
+
+
+async def test_the_label_screen_counts_its_matches_on_one_plain_line(tmp_path: Path) -> None:
+    """`/` while labeling shares the transcript's find, and its line: "3 of 12" as n / N move, "no
+    match", the query never read as markup; at 80x24, on screen under the transcript."""
+    from textual.widgets import Static
+
+    from reviewer.calibration.sampling import make_queue
+    from reviewer.store import open_store
+    from reviewer.tui.screens.label import LabelScreen
+    from tests.conftest import sample_copy
+    from tests.tui.conftest import until
+    from tests.tui.screen_picture import picture_text
+
+    path = sample_copy(tmp_path / "s.db")
+    with open_store(path) as db:
+        make_queue(db, "q", 4, seed=1, labeler="ana")
+    app = ReviewerApp(db_path=path, labeler="ana")
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = LabelScreen("q", "ana")
+        app.push_screen(screen)
+        await until(pilot, lambda: screen.payload is not None and screen.state is not None)
+        view = screen.query_one(TranscriptView)
+
+        def line() -> str:
+            find = screen.query_one("#label-find", Static)
+            return str(find.render()) if find.display else ""
+
+        assert line() == ""  # nothing searched: no line
+        await search(app, pilot, "order")
+        total = len(view.matches)
+        assert total > 2
+        assert line().startswith(f"find 'order': 1 of {total} · n next")
+        assert f"'order': 1 of {total}" in picture_text(app)  # shown, not only set
+        await pilot.press("n", "n")
+        await pilot.pause()
+        assert f"3 of {total}" in line() and view.current_match == 2
+        await pilot.press("N", "N", "N")  # round to the last
+        await pilot.pause()
+        assert f"{total} of {total}" in line()
+        await search(app, pilot, "zebra")
+        assert line() == "find 'zebra': no match"
+        await search(app, pilot, "[red]x[/] [/foo]")
+        assert line() == "find '[red]x[/] [/foo]': no match"  # as typed, no markup read
+
+
+def test_a_long_query_is_cut_so_the_count_shows_at_80_columns() -> None:
+    from reviewer.tui.widgets.transcript_search import SearchChanged
+
+    said = SearchChanged("refund " * 30, 3, 12).describe()
+    assert "…" in said and len(said[: said.index("3 of 12")]) < 60

@@ -31,6 +31,7 @@ from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.footer import KeyFooter
 from reviewer.tui.widgets.transcript import TranscriptView
+from reviewer.tui.widgets.transcript_search import FindLine, SearchChanged
 from reviewer.workflows.labels import TaskContext
 
 if TYPE_CHECKING:
@@ -347,6 +348,7 @@ class LabelScreen(ReviewerScreen):
                 yield Static("", id="label-criteria")
                 yield Static("", id="label-note")
                 yield Static("", id="label-task")
+        yield FindLine(id="label-find")
         yield KeyFooter()
 
     def _app(self) -> ReviewerApp:
@@ -869,6 +871,9 @@ class LabelScreen(ReviewerScreen):
 
     def action_scroll(self, lines: int) -> None:
         self.query_one(TranscriptView).action_scroll_lines(lines)
+
+    def on_search_changed(self, message: SearchChanged) -> None:
+        self.query_one(FindLine).show(message)
 
     def on_transcript_view_judge_toggled(self, message: TranscriptView.JudgeToggled) -> None:
         self.revealed = message.shown and self.mine is not None

@@ -78,6 +78,7 @@ class RunsScreen(ReviewerScreen):
         self.k: int | None = 1  # None: each run at its own k (RunSummary.k)
         self.k_chosen = False
         self.shown_names: dict[str, str] = {}
+        self._detail_names: dict[int, dict[str, str]] = {}  # room -> run -> name under the table
         self.warnings: dict[str, str] = {}  # run -> its graded-rewards warning
 
     def compose(self) -> ComposeResult:
@@ -173,6 +174,7 @@ class RunsScreen(ReviewerScreen):
         table = self.query_one("#runs", DataTable)
         keep = self._current() if table.row_count else None
         self._columns(table, self.rows)
+        self._detail_names = {}
         left_out = "left_out" in table.columns
         with_model = "model" in table.columns
         with_date = "imported" in table.columns
@@ -210,8 +212,11 @@ class RunsScreen(ReviewerScreen):
         self._detail()
 
     def _detail(self) -> None:
-        """The highlighted run's whole name (the table may show it cut), and what the table left out
-        at this width."""
+        """The highlighted run's name (the table may show it cut) and what the table left out at this
+        width, on one line: a name too long for it is cut in the middle, so a long name never grows
+        the line and takes rows (and the highlighted one) from the table."""
+        from reviewer.text import visible
+
         detail = self.query_one("#runs-detail", Static)
         name = self._current()
         r = next((r for r in self.rows if r.name == name), None)
@@ -219,7 +224,7 @@ class RunsScreen(ReviewerScreen):
             detail.update("")
             return
         table = self.query_one("#runs", DataTable)
-        parts = [r.name]
+        parts: list[str] = []
         if "imported" not in table.columns and r.imported_at:
             parts.append(f"imported {r.imported_at}")
         if r.model and "model" not in table.columns:
@@ -228,7 +233,22 @@ class RunsScreen(ReviewerScreen):
             parts.append(f"left out: {_left_out(r)}")
         if r.pass_rule:
             parts.append(f"pass rule: {r.pass_rule}")
-        detail.update(safe_text(" · ".join(parts), single_line=True))
+        rest = visible("".join(f" · {p}" for p in parts), single_line=True)
+        # the name first: what the rest leaves, never under half the line (the rest is cut instead)
+        width = max(1, (self.size.width or 120) - 2)
+        shown = self._names_in(max(width // 2, width - len(rest)))[r.name]
+        detail.update(safe_text(shown + rest, single_line=True))
+
+    def _names_in(self, room: int) -> dict[str, str]:
+        """Every run's name in ``room`` characters, cut in the middle and never two alike (as the
+        table cuts them), kept per room until the table is filled again."""
+        from reviewer.text import distinct_elisions, visible
+
+        if room not in self._detail_names:
+            names = {r.name: visible(r.name, single_line=True) for r in self.rows}
+            shown = distinct_elisions(sorted(set(names.values())), room)
+            self._detail_names[room] = {name: shown[v] for name, v in names.items()}
+        return self._detail_names[room]
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="runs-warnings")
     def load_warnings(self, runs: list[str]) -> None:

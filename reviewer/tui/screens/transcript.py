@@ -28,7 +28,7 @@ from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.footer import KeyFooter
 from reviewer.tui.widgets.transcript import TranscriptView
 from reviewer.tui.widgets.transcript_render import VERDICT_STYLES, Block, VerdictLike
-from reviewer.tui.widgets.transcript_search import SearchChanged
+from reviewer.tui.widgets.transcript_search import FindLine, SearchChanged
 
 if TYPE_CHECKING:
     from reviewer.models import Trial
@@ -243,7 +243,6 @@ class TranscriptScreen(ExportMixin, ReviewerScreen):
     DEFAULT_CSS = """
     TranscriptScreen #transcript-summary { height: auto; max-height: 9; padding: 0 1; }
     TranscriptScreen #transcript-judge { height: 1; padding: 0 1; background: $boost; }
-    TranscriptScreen #transcript-find { display: none; }
     """
 
     def __init__(self, trial_id: str, sequence: TrialSequence | None = None) -> None:
@@ -259,7 +258,7 @@ class TranscriptScreen(ExportMixin, ReviewerScreen):
         yield Static("loading…", id="transcript-summary")
         yield TranscriptView(id="transcript")
         yield Static("", id="transcript-judge")
-        yield Static("", id="transcript-find", classes="status")
+        yield FindLine(id="transcript-find")
         yield KeyFooter()
 
     @property
@@ -320,9 +319,7 @@ class TranscriptScreen(ExportMixin, ReviewerScreen):
         judge.display = view.show_judge
 
     def on_search_changed(self, message: SearchChanged) -> None:
-        find = self.query_one("#transcript-find", Static)
-        find.update(safe_text("find " + message.describe(), single_line=True))
-        find.display = bool(message.query)
+        self.query_one(FindLine).show(message)
 
     def action_reload(self) -> None:
         self.load(self.trial_id)

@@ -1,7 +1,7 @@
 """Find in the conversation (``/``, ``n`` / ``N``) and jump between rule violations (``}`` / ``{``), as a
 mixin of the transcript viewer: the matches are found over the block index (cleaned text, what is shown),
 the match under the cursor and the others are highlighted as rows render, and the viewer posts
-``SearchChanged`` ("3 of 17") for the screen to show."""
+``SearchChanged`` ("3 of 17"), which every screen with a viewer shows in its ``FindLine``."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from reviewer.tui.safe import clean
+from reviewer.text import elide_middle
+from reviewer.tui.safe import clean, safe_text
 from reviewer.tui.widgets.transcript_render import Block, line_span, row_starts
 
 if TYPE_CHECKING:
@@ -28,6 +29,8 @@ MATCH_STYLE = Style(bgcolor="yellow", color="black")
 CURRENT_STYLE = Style(bgcolor="dark_orange", color="black", bold=True)
 #: matches beyond this many are not counted (a one-letter search in a 20 MB transcript)
 MAX_MATCHES = 10_000
+#: the most characters of the query the find line shows (cut in the middle beyond)
+QUERY_SHOWN = 40
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,10 +54,34 @@ class SearchChanged(Message):
     def describe(self) -> str:
         if not self.query:
             return ""
+        # a long query is cut in the middle, so the count after it shows on a narrow screen
+        query = repr(elide_middle(self.query, QUERY_SHOWN))
         if not self.total:
-            return f"no match for {self.query!r}"
+            return f"{query}: no match"
         more = "+" if self.capped else ""
-        return f"{self.query!r}: {self.index} of {self.total:,}{more} · n next · N previous"
+        return f"{query}: {self.index} of {self.total:,}{more} · n next · N previous"
+
+
+class FindLine(Static):
+    """The find's line under a transcript: ``find 'refund': 3 of 17 · n next · N previous`` or
+    ``find 'zebra': no match``; hidden until something is searched. The query is shown as plain text,
+    never read as markup. A screen with a ``TranscriptView`` yields one and passes it each
+    ``SearchChanged``."""
+
+    DEFAULT_CSS = """
+    FindLine {
+        display: none;
+        height: 1;
+        padding: 0 1;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+        color: $text-muted;
+    }
+    """
+
+    def show(self, message: SearchChanged) -> None:
+        self.update(safe_text("find " + message.describe(), single_line=True))
+        self.display = bool(message.query)
 
 
 class SearchPrompt(ModalScreen[str | None]):
