@@ -216,3 +216,13 @@ def json_error(exc: Any, *, line: bool = False, place: bool = True) -> str:
     return (
         f"invalid JSON: {msg} {where}" if msg.endswith(" at") else f"invalid JSON: {msg} at {where}"
     )
+
+
+def seconds_text(v: float, *, signed: bool = False) -> str:
+    """A duration for a table: tenths of a second from one second up (``12.3s``), milliseconds
+    below it (``0.066s``, where tenths showed a 66 ms and a 102 ms latency both as ``0.1s``),
+    three significant digits past a billion (``1.5e+12s``); ``signed``: with its sign (a change)."""
+    sign = "+" if signed else ""
+    if v and abs(v) < 0.9995:
+        return f"{v:{sign}.3f}s"
+    return f"{v:{sign}.1f}s" if abs(v) < 1e9 else f"{v:{sign}.3g}s"

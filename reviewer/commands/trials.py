@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from reviewer.commands.common import cli_store, echo_json, fail, require_runs
-from reviewer.text import distinct_elisions, visible
+from reviewer.text import distinct_elisions, seconds_text, visible
 
 SORTS = ("cost", "latency", "steps", "tool_errors")
 
@@ -124,7 +124,7 @@ def trials(
                 r.outcome,
                 str(r.steps),
                 "-" if r.cost_usd is None else f"${r.cost_usd:.4f}",
-                "-" if r.latency_s is None else f"{r.latency_s:.1f}s",
+                "-" if r.latency_s is None else seconds_text(r.latency_s),
                 str(r.tool_errors),
                 _cut(" ".join(visible(said, single_line=True).split()), 60),
             )

@@ -45,7 +45,7 @@ from reviewer.metrics.noise import (
     task_intervals,
 )
 from reviewer.metrics.passk import pass_hat_k_exact
-from reviewer.text import elide_middle, table_names, visible
+from reviewer.text import elide_middle, seconds_text, table_names, visible
 
 __all__ = [
     "BUCKETS",
@@ -464,7 +464,7 @@ def format_value(v: float | None, unit: str) -> str:
     if unit == "usd":
         return f"${v:.4f}" if 0 < abs(v) < 0.001 else f"${v:.3f}"
     if unit == "seconds":
-        return f"{v:.1f}s" if abs(v) < 1e9 else f"{v:.3g}s"
+        return seconds_text(v)
     return f"{v * 100:.1f}%"
 
 
@@ -712,7 +712,7 @@ def format_delta(v: float, unit: str) -> str:
             else f"{'-' if v < 0 else '+'}${abs(v):.3f}"
         )
     if unit == "seconds":
-        return f"{v:+.1f}s" if abs(v) < 1e9 else f"{v:+.3g}s"
+        return seconds_text(v, signed=True)
     return f"{v * 100:+.1f}%"
 
 

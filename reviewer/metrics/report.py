@@ -11,7 +11,7 @@ from reviewer.metrics.distributions import Distributions
 from reviewer.metrics.passk import RunPassK
 from reviewer.models import PassRule
 from reviewer.store.db import Store
-from reviewer.text import json_ready, table_names
+from reviewer.text import json_ready, seconds_text, table_names
 
 #: Where a report's outcomes come from: the harness's, or a human label / the latest judge verdict
 #: where one exists (the harness's otherwise).
@@ -247,7 +247,7 @@ def _money(v: float | None) -> str:
 
 def _secs(v: float | None) -> str:
     v = _known(v)
-    return "-" if v is None else (f"{v:.1f}s" if abs(v) < 1e9 else f"{v:.3g}s")
+    return "-" if v is None else seconds_text(v)
 
 
 def _pct(v: float | None) -> str:

@@ -22,6 +22,7 @@ from textual.notifications import SeverityLevel
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
+from reviewer.text import seconds_text
 from reviewer.tui.export_action import ExportMixin, ExportScope
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
@@ -110,7 +111,7 @@ def summary_text(p: TrialPayload) -> Text:
     if h.reward is not None:
         out.append(f"  reward {h.reward:.2f}")
     out.append(f"  steps {h.steps}  cost {_money(h.cost_usd)}")
-    out.append("  latency " + ("-" if h.latency_s is None else f"{h.latency_s:.1f}s"))
+    out.append("  latency " + ("-" if h.latency_s is None else seconds_text(h.latency_s)))
     out.append(f"  tool errors {h.tool_errors}", "red" if h.tool_errors else "")
     if p.violations:
         out.append(

@@ -14,10 +14,11 @@ from textual.message import Message
 from textual.widgets import DataTable, Header, Input, Static
 from textual.worker import get_current_worker
 
+from reviewer.text import seconds_text
 from reviewer.tui.export_action import ExportMixin, ExportScope
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
-from reviewer.tui.widgets.cells import money, num
+from reviewer.tui.widgets.cells import money
 from reviewer.tui.widgets.footer import KeyFooter
 from reviewer.workflows.trials import (
     FilterSequence,
@@ -182,7 +183,7 @@ def _cells(r: TrialRow, snip: Snippet | None = None) -> dict[str, Text]:
         "label": _verdict(r.label),
         "steps": Text(str(r.steps), justify="right"),
         "cost": money(r.cost_usd),
-        "latency": num(r.latency_s, "{:.1f}s"),
+        "latency": Text("-" if r.latency_s is None else seconds_text(r.latency_s), justify="right"),
         "rules": Text(str(r.violations) if r.violations else "-", justify="right", style="yellow"),
         "errors": Text(str(r.tool_errors) if r.tool_errors else "-", justify="right", style="red"),
         "reason": snippet_text(snip)
