@@ -11,6 +11,11 @@ unparseable verdict). In order AB ``a`` is shown first, in order BA ``b`` is, so
   second-slot win),
 - *error*: a verdict is missing in either order.
 
+A judge whose every verdict is in one order (a pairs file of order AB alone) says nothing of position
+bias: which answer was shown first is then which answer was listed first, so its first-slot win rate
+is the dataset's as much as the judge's. Its report says so (``one_order``) instead of a rate, and
+its pairs are not listed as inconsistent.
+
 Rating-based judges (LLMBar's ``*/Rating*`` strategies) give two absolute scores; LLMBar writes a
 score tie as AB ``b`` and BA ``a``, which would read as biased toward second. For a judge
 :func:`is_rating_judge` recognises, that pattern is a tie in both orders (consistent).
@@ -194,6 +199,8 @@ class JudgeBias:
     aggregate: Aggregate
     n_human: int
     inconsistent: list[Inconsistent] = field(default_factory=list)
+    #: "AB" or "BA" when every verdict of the judge is in that order (none in the other)
+    one_order: str | None = None
 
     def pct(self, category: str) -> float | None:
         return 100 * self.counts[category] / self.n if self.n else None
@@ -241,20 +248,39 @@ def judge_bias(judge: str, pairs: Sequence[PairVerdicts], rating: bool = False) 
     """One judge's consistency table, first-slot win rate, agreement with humans and aggregate."""
     cats = [classify(p.order_ab, p.order_ba, rating) for p in pairs]
     counts = Counter(cats)
+    one = one_order(pairs)
+    first_slot = _first_slot(pairs, rating)
+    if one is not None:
+        first_slot.rate = first_slot.ci = first_slot.design_effect = None
+        first_slot.explanation = (
+            f"every verdict is in order {one}: the answer shown first is the one listed first, "
+            "so this rate would be the data's as much as the judge's"
+        )
     return JudgeBias(
         judge=judge,
         n=len(pairs),
         counts={c: counts.get(c, 0) for c in CATEGORIES},
-        first_slot=_first_slot(pairs, rating),
+        first_slot=first_slot,
         vs_human=_vs_human_all(pairs, cats, rating),
         aggregate=_aggregate(pairs, cats, rating),
         n_human=sum(1 for p in pairs if _winner(p.human) is not None),
         inconsistent=[
             Inconsistent(p.pair_id, c, p.order_ab, p.order_ba, p.human)
             for p, c in zip(pairs, cats, strict=True)
-            if c != "consistent"
+            if c != "consistent" and one is None
         ],
+        one_order=one,
     )
+
+
+def one_order(pairs: Iterable[PairVerdicts]) -> str | None:
+    """ "AB" or "BA" when the pairs' verdicts are all in that order (none in the other), else None."""
+    ab = ba = False
+    for p in pairs:
+        ab, ba = ab or p.order_ab is not None, ba or p.order_ba is not None
+        if ab and ba:
+            return None
+    return "AB" if ab else "BA" if ba else None
 
 
 def _first_slot(pairs: Sequence[PairVerdicts], rating: bool = False) -> FirstSlot:
@@ -408,7 +434,15 @@ def _table(judges: Sequence[JudgeBias]) -> list[str]:
 
 
 def _details(j: JudgeBias) -> list[str]:
-    lines = [_name(j.judge), *_first_slot_lines(j.first_slot)]
+    lines = [_name(j.judge)]
+    if j.one_order is not None:
+        other = "BA" if j.one_order == "AB" else "AB"
+        lines.append(
+            f"  no verdict in order {other}: no pair was judged with its answers swapped, so the "
+            "table counts every pair as an error and nothing here measures position bias; judge "
+            "the pairs in both orders (reviewer bias --pairs N), or import both orders' verdicts"
+        )
+    lines += _first_slot_lines(j.first_slot)
     if j.n_human:
         lines.append(f"  vs human preference ({j.n_human} pairs with one; classes a, b, tie)")
         lines.append(f"    {'scope':<16}{'n':>6}  {'accuracy':>8}  {'kappa':>7}")

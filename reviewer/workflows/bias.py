@@ -156,9 +156,12 @@ def position_bias(db: Store, judge: str | None = None) -> BiasView:
         )
     elif judge is not None and judge not in judges:
         report.explanation = f"no pair judgements of judge {judge!r}; judges: {', '.join(judges)}"
+    # a judge of one order has no inconsistency to open side by side (``JudgeBias.one_order``)
+    one_way = {j.judge for j in report.judges if j.one_order is not None}
     inconsistent = [
         (r, cat)
         for r in rows
-        if (cat := classify(r.order_ab, r.order_ba, is_rating_judge(r.judge))) != "consistent"
+        if r.judge not in one_way
+        and (cat := classify(r.order_ab, r.order_ba, is_rating_judge(r.judge))) != "consistent"
     ]
     return BiasView(report, inconsistent)

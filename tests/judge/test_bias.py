@@ -494,3 +494,37 @@ def test_the_first_slot_count_line_says_what_its_numbers_count() -> None:
         "    30 of the 40 single-order verdicts with a winner picked the first slot; 0 ties and "
         "0 errors left out"
     ) in text.splitlines()
+
+
+def test_a_judge_of_one_order_says_it_measures_no_position_bias(tmp_path: Path) -> None:
+    """PandaLM's pairs hold each judge's verdict in order AB alone: the report gave a first-slot
+    win rate of 0.491 with an interval, as if it measured the judge's position bias, and listed
+    all 1,998 pair judgements as "not consistent" (found by a numbers review). With no verdict in
+    the other order, the answer shown first is the one listed first: the report says so instead of
+    a rate, and lists none; a judge with both orders beside it keeps its figures."""
+    lines = [
+        {"pair_id": f"p{i}", "a": f"x{i}", "b": f"y{i}", "judge": "one-way", "human": "a",
+         "order_ab": "a" if i % 3 else "b", "order_ba": None}
+        for i in range(30)
+    ] + [
+        {"pair_id": f"p{i}", "a": f"x{i}", "b": f"y{i}", "judge": "both", "human": "a",
+         "order_ab": "a", "order_ba": "a" if i % 4 else None}
+        for i in range(30)
+    ]  # fmt: skip
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    db = str(tmp_path / "p.db")
+    assert CliRunner().invoke(cli, ["--db", db, "import", str(path)]).exit_code == 0
+    result = CliRunner().invoke(cli, ["--db", db, "bias"])
+    assert result.exit_code == 0, result.output
+    one_way = result.stdout.split("\none-way\n")[1]
+    assert one_way.startswith("  no verdict in order BA: no pair was judged with its answers")
+    assert "first-slot win rate: n/a (every verdict is in order AB" in one_way
+    both = result.stdout.split("\nboth\n")[1].split("\none-way\n")[0]
+    assert "first-slot win rate 0.5" in both and "no verdict in order" not in both
+    assert "8 pair judgements not consistent" in result.stderr  # the 8 errors of "both" alone
+    data = json.loads(CliRunner().invoke(cli, ["--db", db, "bias", "--json"]).stdout)
+    by_judge = {j["judge"]: j for j in data["judges"]}
+    assert by_judge["one-way"]["one_order"] == "AB" and by_judge["both"]["one_order"] is None
+    assert by_judge["one-way"]["first_slot"]["rate"] is None
+    assert by_judge["one-way"]["inconsistent"] == [] and len(by_judge["both"]["inconsistent"]) == 8
