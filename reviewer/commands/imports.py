@@ -6,7 +6,7 @@ stdout carries data (the --json summary, a task list's tasks); the summary lines
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -15,7 +15,7 @@ from reviewer.commands.common import TEXT, cli_store, echo_json, fail
 
 if TYPE_CHECKING:
     from reviewer.models import Rubric
-    from reviewer.workflows.imports import ImportOptions, ImportSummary
+    from reviewer.workflows.imports import ImportOptions, ImportProgress, ImportSummary
     from reviewer.workflows.store_access import Store
 
 _MAX_SKIPS_SHOWN = 20
@@ -237,34 +237,42 @@ def run_import(
     options: ImportOptions | None = None,
 ) -> ImportSummary:
     """Run the import workflow with a progress bar on a terminal, then print what it did to stderr."""
-    from reviewer.workflows.imports import discover, import_paths
+    from reviewer.workflows.imports import import_paths
 
-    progress_cb = None
-    on_file = None
+    progress_cb: Callable[[ImportProgress], None] | None = None
     progress = None
     if sys.stderr.isatty():
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+        from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn
 
         from reviewer.commands.common import progress_console
 
         bar = progress = Progress(
             TextColumn("{task.description}"),
             BarColumn(),
-            MofNCompleteColumn(),
+            TaskProgressColumn(),  # of the files' bytes, so one big file moves it as it is read
+            TextColumn("{task.fields[files]}"),
             TextColumn("{task.fields[records]} records"),
             console=progress_console(),
             transient=True,
             redirect_stdout=False,
             redirect_stderr=False,
         )
-        files, _ = discover(paths)
-        task = bar.add_task("importing" if not check else "checking", total=len(files), records=0)
+        task = bar.add_task(
+            "importing" if not check else "checking", total=None, files="", records=0
+        )
 
-        def progress_cb(name: str, count: int) -> None:
-            bar.update(task, description=_short(name), records=count)
-
-        def on_file(_result: object) -> None:
-            bar.advance(task)
+        def progress_cb(at: ImportProgress) -> None:
+            if at.files and at.files_done == at.files:  # the log and the audit are left
+                bar.update(task, description="finishing (the log, the audit)")
+            elif at.file:
+                bar.update(task, description=_short(at.file))
+            bar.update(
+                task,
+                total=max(at.total, 1),
+                completed=at.done,
+                files=f"{at.files_done}/{at.files} files",
+                records=f"{at.records:,}",
+            )
 
         bar.start()
     try:
@@ -274,7 +282,6 @@ def run_import(
             run=run,
             check=check,
             progress=progress_cb,
-            on_file=on_file,
             options=options,
         )
     finally:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Literal, Protocol, runtime_checkable
 
 from reviewer.ingest.limits import MIB, limits
+from reviewer.ingest.reading import place
 from reviewer.models import Message, PairRecord, Skip, TaskEntry, ToolCall, Trial
 from reviewer.record import (
     MAX_DEPTH,
@@ -73,6 +74,8 @@ def jsonl_lines(path: Path) -> Iterator[Line]:
     except OSError as exc:
         raise IngestError(file, f"cannot read: {exc.strerror or exc}") from None
     with fh:
+        reached = place()  # how far this file is read, in bytes, for the import's progress
+        reached.total = os.fstat(fh.fileno()).st_size
         lineno = 0
         while raw := fh.readline(limit.record + 1):
             lineno += 1
@@ -82,8 +85,10 @@ def jsonl_lines(path: Path) -> Iterator[Line]:
                     size += len(more)
                     if more.endswith(b"\n"):
                         break
+                reached.done += size
                 yield Skip(file, lineno, f"record is {limit.over_record(size)}")
                 continue
+            reached.done += len(raw)
             line = raw.strip()
             if lineno == 1:
                 line = line.removeprefix(BOM)

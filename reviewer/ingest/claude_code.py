@@ -46,6 +46,7 @@ from reviewer.ingest.base import (
     jsonl_spans,
     load_line,
 )
+from reviewer.ingest.reading import place
 from reviewer.models import Message, Skip, ToolCall, Trial, Usage
 
 NAME = "claude-code"
@@ -97,7 +98,10 @@ def parse(path: Path) -> Iterator[Record]:
                 file, "no Claude Code session records (user/assistant lines with sessionId)"
             )
         lines = _Lines(fh, file)
+        reached = place()
+        reached.total = len(sessions)
         for sid, recs in sessions.items():
+            reached.done += 1
             try:
                 yield _session(path, sid, recs, summaries, lines)
             except _SideProblem as side:

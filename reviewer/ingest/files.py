@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -17,8 +18,12 @@ from reviewer.models import Skip, Trial
 from reviewer.record import negatives_as_unknown, trial_problem
 
 SUFFIXES = {".jsonl", ".ndjson", ".json", ".eval", ".traj"}
-#: Records between two progress reports (and trials per write batch).
+#: Trials per write batch (a progress report follows each).
 BATCH = 2000
+#: How often a file being read reports its progress, in seconds (and after each batch): a file of a
+#: few big records (an Inspect log) moves the bar, one of many small records costs ten reports a
+#: second, not one a record.
+PROGRESS_EVERY = 0.1
 # Files named like this get their run name from their folder instead.
 _GENERIC_STEMS = {
     "results",
@@ -221,8 +226,12 @@ def check_trials(
     seen: dict[str, str | None] = {}
     slots: dict[tuple[str, str, int], str | None] = {}
     count = 0
+    due = time.monotonic() + PROGRESS_EVERY
     for rec in records:
         count += 1
+        if progress and (count % BATCH == 0 or time.monotonic() >= due):
+            progress(file, count)
+            due = time.monotonic() + PROGRESS_EVERY
         if isinstance(rec, Skip):
             out.skipped.append(rec)
             continue
@@ -249,6 +258,6 @@ def check_trials(
         out.trials += 1
         out.runs.add(run)
         out.tasks.add((run, rec.task_id))
-        if progress and count % BATCH == 0:
-            progress(file, count)
+    if progress:
+        progress(file, count)
     return out

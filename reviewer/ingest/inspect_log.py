@@ -26,6 +26,7 @@ from reviewer.ingest.base import (
 )
 from reviewer.ingest.inspect_scores import score_outcome, scores_kept, short
 from reviewer.ingest.limits import MIB, RATIO_FREE, Limits, limits, size_text
+from reviewer.ingest.reading import place
 from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage
 from reviewer.record import RecordError, depth_problem, json_problem, loads, loads_unchecked
 from reviewer.text import json_error
@@ -93,7 +94,10 @@ def _parse_json(path: Path) -> Iterator[Record]:
     header = as_dict(data.get("eval"))
     if problem := json_problem(header):
         raise IngestError(file, f"eval: {problem}")
+    reached = place()
+    reached.total = len(samples)
     for index, sample in enumerate(samples, start=1):
+        reached.done = index
         if problem := problem_of(sample):
             yield Skip(file, index, f"sample {index}: {problem}")
             continue
@@ -124,7 +128,10 @@ def _parse_eval(path: Path) -> Iterator[Record]:
                 break
         if not names:
             raise IngestError(file, "log has no samples (samples/*.json)")
+        reached = place()
+        reached.total = len(names)
         for index, info in enumerate(names, start=1):
+            reached.done = index
             try:
                 sample = _load_member(zf, raw, info, limit)
             except _DAMAGE as exc:

@@ -45,6 +45,7 @@ from reviewer.ingest.base import (
     parse_arguments,
     read_file,
 )
+from reviewer.ingest.reading import place
 from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage
 from reviewer.record import MAX_DEPTH, RecordError, decode_at, json_problem, loads_unchecked
 from reviewer.text import json_error
@@ -113,7 +114,10 @@ def parse(path: Path) -> Iterator[Record]:
                 continue
             traces.setdefault(trace_id, []).append(span)
             first_line.setdefault(trace_id, where)
+    reached = place()
+    reached.total = len(traces)
     for trace_id, spans in traces.items():
+        reached.done += 1
         if problem := json_problem(
             [{k: v for k, v in s.items() if k != "_resource"} for s in spans]
         ) or _resource_problem(spans):

@@ -17,6 +17,7 @@ from reviewer.ingest.base import (
     load_document,
     parse_arguments,
 )
+from reviewer.ingest.reading import place
 from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage
 from reviewer.record import json_problem, loads_unchecked
 
@@ -62,7 +63,10 @@ def parse(path: Path) -> Iterator[Record]:
         raise IngestError(file, f"info: {problem}")
     sims = data.get("simulations")
     if isinstance(sims, list) and sims:
+        reached = place()
+        reached.total = len(sims)
         for index, sim in enumerate(sims, start=1):
+            reached.done = index
             yield _checked(file, index, sim, tasks, unfit, run_meta)
         return
     folder = path.parent / "simulations"

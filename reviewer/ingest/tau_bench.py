@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,6 +12,7 @@ from typing import Any, TextIO
 
 from reviewer.ingest.base import IngestError, Kind, Record, as_dict, canonical, openai_messages
 from reviewer.ingest.limits import Limits, limits
+from reviewer.ingest.reading import place
 from reviewer.models import Message, Skip, Trial, TrialError
 from reviewer.record import decode_at
 from reviewer.text import json_error
@@ -189,8 +192,11 @@ def parse(path: Path) -> Iterator[Record]:
     file = str(path)
     run_meta = run_metadata(path)
     try:
-        with path.open(encoding="utf-8-sig") as fh:
+        with path.open("rb") as raw, io.TextIOWrapper(raw, encoding="utf-8-sig") as fh:
+            reached = place()  # bytes read, for the import's progress
+            reached.total = os.fstat(raw.fileno()).st_size
             for index, rec, problem in _iter_array(fh, limits()):
+                reached.done = raw.tell()
                 if problem:
                     yield Skip(file, index, f"record {index}: {problem}")
                 else:

@@ -55,6 +55,19 @@ def save_state(**changes: Any) -> None:
         pass
 
 
+#: How long a toast stays, in seconds, by severity: Textual's 5 for a note; a warning or an error is
+#: read before it goes. A long text gets a second more for every 80 characters past the first 80, up
+#: to TOAST_MAX (a text longer still belongs in a panel that scrolls, as the export's report does).
+TOAST_SECONDS: dict[str, float] = {"information": 5.0, "warning": 8.0, "error": 10.0}
+TOAST_MAX = 12.0
+
+
+def toast_seconds(text: str, severity: str = "information") -> float:
+    """How long a toast of ``text`` stays: the one rule for every toast of the app."""
+    base = TOAST_SECONDS.get(severity, TOAST_SECONDS["information"])
+    return max(base, min(base + max(0, len(text) - 80) / 80, TOAST_MAX))
+
+
 def _login_name() -> str:
     from reviewer.config import Config
 
@@ -145,7 +158,7 @@ class ReviewerApp(App[None]):
 
             self.push_screen(ImportReport(self.import_report))
         elif self.import_note:  # only files it does not read: said, without stopping the user
-            self.notify(self.import_note, title="Import", timeout=20)
+            self.notify(self.import_note, title="Import")
 
     def notify(
         self,
@@ -158,11 +171,14 @@ class ReviewerApp(App[None]):
     ) -> None:
         """Every toast (``widget.notify`` lands here too) is plain text: never markup, and control
         characters and escape sequences are shown, not sent to the terminal. A toast the same as one
-        still on the screen is not stacked again (a key pressed twice says it once)."""
+        still on the screen is not stacked again (a key pressed twice says it once). It stays as
+        long as ``toast_seconds`` says unless ``timeout`` is given."""
         text, head = clean(message), clean(title, single_line=True)
         for shown in self._notifications:
             if (shown.message, shown.title, shown.severity) == (text, head, severity):
                 return
+        if timeout is None:
+            timeout = toast_seconds(text, severity)
         super().notify(text, title=head, severity=severity, timeout=timeout, markup=False)
 
     def format_title(self, title: str, sub_title: str) -> Content:

@@ -149,7 +149,6 @@ class ExportMixin(_Base):
             clean(message.text),
             title="Regression tasks",
             severity=message.severity,
-            timeout=8,
             markup=False,
         )
 

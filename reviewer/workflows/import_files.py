@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import sqlite3
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from reviewer.ingest import atif
 from reviewer.ingest.base import Format, IngestError, Item
 from reviewer.ingest.files import (
     BATCH,
+    PROGRESS_EVERY,
     Progress,
     check_trials,
     default_run_name,
@@ -448,10 +450,14 @@ def _write_trials(
     batch: list[Pending] = []
     seq = next_seq(db)
     count = 0
+    due = time.monotonic() + PROGRESS_EVERY
     for rec in records:
         count += 1
         if count % CANCEL_EVERY == 0 and cancelled is not None and cancelled():
             raise Cancelled(result.file)  # also when no batch fills (skipped or stored records)
+        if progress and time.monotonic() >= due:
+            progress(result.file, count)  # a file of a few big records moves too
+            due = time.monotonic() + PROGRESS_EVERY
         if isinstance(rec, Skip):
             result.skipped.append(rec)
             continue
@@ -494,6 +500,7 @@ def _write_trials(
             batch.clear()
             if progress:
                 progress(result.file, count)
+                due = time.monotonic() + PROGRESS_EVERY
     if cancelled is not None and cancelled():
         raise Cancelled(result.file)
     if batch:

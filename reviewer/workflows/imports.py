@@ -12,7 +12,7 @@ from reviewer.config import Config
 
 # re-exported for the faces (they import workflows only)
 from reviewer.ingest import FORMATS as FORMATS
-from reviewer.ingest.files import Progress, discover
+from reviewer.ingest.files import discover, path_text
 from reviewer.ingest.limits import LimitError, limits
 from reviewer.ingest.outcome import ImportOptions as ImportOptions
 from reviewer.ingest.outcome import not_applied_lines
@@ -22,10 +22,13 @@ from reviewer.store.db import Store, StoreError, describe_error
 from reviewer.store.writer import checkpoint
 from reviewer.text import name_list, one_line
 from reviewer.workflows.import_files import FileResult, Session, import_file
+from reviewer.workflows.import_progress import ImportProgress as ImportProgress
+from reviewer.workflows.import_progress import Meter, OnProgress
 
 __all__ = [
     "FileResult",
     "ImportOptions",
+    "ImportProgress",
     "import_options",
     "ImportSummary",
     "discover",
@@ -151,7 +154,7 @@ def import_paths(
     *,
     run: str | None = None,
     check: bool = False,
-    progress: Progress | None = None,
+    progress: OnProgress | None = None,
     on_file: Callable[[FileResult], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
     options: ImportOptions | None = None,
@@ -159,7 +162,9 @@ def import_paths(
     """Import (or with ``check`` / without a store, only validate) every file under ``paths``, then
     apply a folder's rules.toml and rubric.toml and check the new trials against the active rules.
 
-    ``progress(file, records)`` reports within a file, ``on_file`` after each file; when ``cancelled()``
+    ``progress`` gets an ``ImportProgress`` (bytes of the files read, moving within a file as it is
+    read) at the start, within a file at most every ``PROGRESS_EVERY`` seconds (and after each
+    write batch), and after each file; ``on_file`` gets each file's result; when ``cancelled()``
     turns true the file being read is rolled back and the job stops (the files before it stay, and are
     checked against the rules). ``options`` decide outcomes beyond what the files say (a pass
     threshold, a success field, a task id, outcomes joined from a SWE-bench report)."""
@@ -175,21 +180,23 @@ def import_paths(
         # the rules first, so each file's new trials are checked in that file's own transaction
         session.rules = _apply_rules(db, paths, summary)
     stopped = False  # the store refused a file (a full disk): nothing more is written
-    for path, direct in files:
+    meter = Meter([path for path, _ in files], progress)
+    for index, (path, direct) in enumerate(files):
         if cancelled is not None and cancelled():
             summary.cancelled = True
             break
         try:
-            result = import_file(
-                db,
-                path,
-                run=run,
-                check=check,
-                progress=progress,
-                direct=direct,
-                cancelled=cancelled,
-                session=session,
-            )
+            with meter.file(index, path_text(path)) as tick:
+                result = import_file(
+                    db,
+                    path,
+                    run=run,
+                    check=check,
+                    progress=tick,
+                    direct=direct,
+                    cancelled=cancelled,
+                    session=session,
+                )
         except (sqlite3.OperationalError, StoreError) as e:
             if db is None or not any(f.added or f.updated for f in summary.files):
                 raise  # nothing stored yet: the one line of the failure says it all

@@ -12,7 +12,7 @@ import pytest
 from rich.console import Console
 from textual.widgets import DataTable, Static
 
-from reviewer.tui.app import ReviewerApp, state_path
+from reviewer.tui.app import TOAST_MAX, TOAST_SECONDS, ReviewerApp, state_path
 from reviewer.tui.screens.help import HelpScreen
 from reviewer.tui.screens.runs import RunsScreen
 from reviewer.tui.screens.tasks import TasksScreen
@@ -168,6 +168,44 @@ async def test_ignored_files_are_a_toast_not_a_panel(sample_db: Path) -> None:
         await settle(app, pilot)
         assert isinstance(app.screen, RunsScreen)
         assert any("ignored 1 file" in n.message for n in app._notifications)
+
+
+async def test_toasts_stay_a_sensible_time(sample_db: Path) -> None:
+    """The first toast of `reviewer sample_runs/` (its ignored ground_truth.json) stayed 20 s (found
+    by a review): every toast follows one rule, Textual's 5 s for a note, longer for a warning or an
+    error or a long text, never more than TOAST_MAX."""
+    note = f"ignored 1 file reviewer does not read: {SAMPLE_RUNS / 'ground_truth.json'}"
+    app = ReviewerApp(db_path=sample_db, import_note=note)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        app.notify("careful", severity="warning")
+        app.notify("it failed", severity="error")
+        app.notify("x" * 5000)
+        await pilot.pause()
+        stays = {n.message[:20]: n.timeout for n in app._notifications}
+    assert stays[note[:20]] <= 6  # the import's note: about Textual's 5 s, not 20
+    assert stays["careful"] == TOAST_SECONDS["warning"] > TOAST_SECONDS["information"] == 5
+    assert stays["it failed"] == TOAST_SECONDS["error"] > TOAST_SECONDS["warning"]
+    assert stays["x" * 20] == TOAST_MAX <= 12
+
+
+def test_no_toast_sets_its_own_time() -> None:
+    """The rule is ReviewerApp.notify's: no call in the app passes a timeout of its own."""
+    import ast
+
+    import reviewer.tui
+
+    root = Path(reviewer.tui.__file__).parent
+    timed = [
+        f"{path.relative_to(root)}:{node.lineno}"
+        for path in root.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "attr", getattr(node.func, "id", None)) == "notify"
+        and any(k.arg == "timeout" for k in node.keywords)
+        and not (path.name == "app.py" and "super" in ast.unparse(node.func))
+    ]
+    assert timed == []
 
 
 @pytest.mark.parametrize("size", SIZES, ids=["80x24", "120x40"])

@@ -17,7 +17,7 @@ from reviewer.store import open_store, trial_list
 from reviewer.store.db import Store
 from reviewer.store.trial_filter import TrialFilter
 from reviewer.store.writer import IMPORT_CACHE_KIB, import_cache
-from reviewer.workflows.imports import import_paths
+from reviewer.workflows.imports import ImportProgress, import_paths
 from tests.conftest import SAMPLE_RUNS, native_trial, stored, write_jsonl
 
 
@@ -407,7 +407,7 @@ def test_cancelling_rolls_back_the_file_being_read_and_keeps_the_ones_before(
         summary = import_paths(
             db,
             [folder],
-            progress=lambda _file, n: reports.append(n),
+            progress=lambda at: reports.append(at.records),
             cancelled=lambda: bool(reports) and reports[-1] >= 2000,
         )
         assert summary.cancelled and [f.cancelled for f in summary.files] == [False, True]
@@ -425,9 +425,14 @@ def test_the_collector_runs_again_after_a_file_good_or_broken(tmp_path: Path) ->
     broken = tmp_path / "broken.eval"
     broken.write_bytes(b"PK\x03\x04 not really a zip")
     seen: list[bool] = []
+
+    def inside(at: ImportProgress) -> None:
+        if at.file and at.files_done == 0:  # reported from inside the file, not before or after
+            seen.append(gc.isenabled())
+
     with open_store(tmp_path / "x.db") as db:
         assert gc.isenabled()
-        summary = import_paths(db, [str(good)], progress=lambda *_: seen.append(gc.isenabled()))
+        summary = import_paths(db, [str(good)], progress=inside)
         assert summary.added == 2
         assert seen and not any(seen)  # paused while the file was read
         assert gc.isenabled()

@@ -19,16 +19,18 @@ from reviewer.tui.screens.base import StoreAccess
 if TYPE_CHECKING:
     from reviewer.models import Rubric
     from reviewer.tui.app import ReviewerApp
-    from reviewer.workflows.imports import ImportOptions, ImportSummary
+    from reviewer.workflows.imports import ImportOptions, ImportProgress, ImportSummary
 
 
-class ImportProgress(Message):
-    def __init__(self, file: str, records: int, files_done: int, files: int) -> None:
+class ImportMoved(Message):
+    """Where the import is (the workflow's measure, bytes of the files, as the CLI's bar shows)."""
+
+    def __init__(self, progress: ImportProgress) -> None:
         super().__init__()
-        self.file, self.records, self.files_done, self.files = file, records, files_done, files
+        self.progress = progress
 
     def can_replace(self, message: Message) -> bool:
-        return isinstance(message, ImportProgress)
+        return isinstance(message, ImportMoved)
 
 
 class ImportDone(Message):
@@ -126,7 +128,7 @@ class ImportModal(StoreAccess, ModalScreen[bool]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="import-run")
     def run_import(self, path: str, threshold: float | None = None) -> None:
         from reviewer.config import ConfigError
-        from reviewer.workflows.imports import discover, import_options, import_paths
+        from reviewer.workflows.imports import import_options, import_paths
 
         worker = get_current_worker()
         try:  # the threshold typed, else reviewer.toml's [import], as on the CLI
@@ -134,37 +136,32 @@ class ImportModal(StoreAccess, ModalScreen[bool]):
         except (ConfigError, ValueError) as e:
             self.post_message(ImportDone(f"not imported: {e}", None))
             return
-        files, _ = discover([path])
-        done = [0]
 
-        def progress(name: str, records: int) -> None:
-            self.post_message(ImportProgress(name, records, done[0], len(files)))
-
-        def on_file(_result: object) -> None:
-            done[0] += 1
-            self.post_message(ImportProgress("", 0, done[0], len(files)))
+        def moved(at: ImportProgress) -> None:
+            self.post_message(ImportMoved(at))
 
         with self.store() as db:
             summary = import_paths(
                 db,
                 [path],
-                progress=progress,
-                on_file=on_file,
+                progress=moved,
                 cancelled=lambda: worker.is_cancelled,
                 options=options,
             )
         self.post_message(ImportDone(summary_text(summary, options), summary.rubric))
         self.imported = summary.added + summary.updated > 0 or summary.rules_file is not None
 
-    def on_import_progress(self, message: ImportProgress) -> None:
-        bar = self.query_one(ProgressBar)
-        bar.update(total=max(message.files, 1), progress=message.files_done)
-        if message.file:
-            self.query_one("#import-status", Static).update(
-                safe_text(
-                    f"{message.file}: {message.records} records (Esc cancels)", single_line=True
-                )
-            )
+    def on_import_moved(self, message: ImportMoved) -> None:
+        at = message.progress
+        self.query_one(ProgressBar).update(total=max(at.total, 1), progress=at.done)
+        if not at.file:
+            return
+        if at.files_done == at.files:  # every file stored: the log and the audit are left
+            text = f"{at.file}: {at.records:,} records; finishing (the log, the audit)…"
+        else:
+            files = f", {at.files_done} of {at.files} files done" if at.files > 1 else ""
+            text = f"{at.file}: {at.records:,} records{files} (Esc cancels)"
+        self.query_one("#import-status", Static).update(safe_text(text, single_line=True))
 
     def on_import_done(self, message: ImportDone) -> None:
         self.running = False

@@ -207,7 +207,7 @@ class JudgeScreen(StoreAccess, ModalScreen[None]):
         self.phase = "finished"
         self.query_one("#judge-progress", ProgressBar).display = True
         self.query_one("#judge-status", Static).update(safe_text(self.summary))
-        self.app.notify(clean(self.summary), markup=False, timeout=8)
+        self.app.notify(clean(self.summary), markup=False)
         below = self.app.screen_stack[-2] if len(self.app.screen_stack) > 1 else None
         refresh = getattr(below, "action_refresh", None) or getattr(below, "reload", None)
         if callable(refresh):

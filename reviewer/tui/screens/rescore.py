@@ -113,7 +113,6 @@ class RescoreModal(StoreAccess, ModalScreen[bool]):
             self.notify(
                 "\n".join(message.lines[1:]),
                 title=f"Pass threshold {message.threshold}",
-                timeout=10,
                 markup=False,
             )
             self.dismiss(True)
