@@ -233,7 +233,9 @@ def compare_runs(
         (on, oc_), (nn, nc_) = oc[t], nc[t]
         ok = t in eligible_set
         exact = hat(nn, nc_) - hat(on, oc_) if ok else None
-        oh, nh = (float(hat(on, oc_)), float(hat(nn, nc_))) if ok else (None, None)
+        # each run's own pass^k where it has k trials (a run's crashed task is no hole in the other's)
+        oh = float(hat(on, oc_)) if on >= kk else None
+        nh = float(hat(nn, nc_)) if nn >= kk else None
         if not on or not nn:
             bucket = INFRA_BUCKET if t in crashed else UNSCORED_BUCKET
         else:

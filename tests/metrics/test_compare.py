@@ -303,3 +303,21 @@ def test_bucket_follows_pass_hat_before_pass_rate() -> None:
     bucket = {t.task_id: t.bucket for t in cmp.tasks}
     # b: pass^6 is 0 in both, so the pass rate (5/8 -> 4/6) decides.
     assert bucket == {"a": "regressed", "b": "improved"}
+
+
+def test_each_run_shows_its_own_pass_hat_where_the_other_has_none() -> None:
+    """A task whose every old trial crashed read "0/0 -> 1/1, n/a, n/a" (found by a numbers
+    review on tau-bench's real runs): the new run's pass^1 of 1.00 was there to show. Each run
+    shows its own where it has k trials; the change stays n/a, as it needs both."""
+    from dataclasses import replace
+
+    crashed = [replace(t, success=False, outcome="infra") for t in trials("c", [False] * 2)]
+    old = run({"a": "11", "b": "10"}) + crashed
+    new = run({"a": "11", "b": "11", "c": "11"})
+    t = {x.task_id: x for x in compare_runs(old, new, None, {}).tasks}
+    assert (t["c"].old_pass_hat, t["c"].new_pass_hat, t["c"].delta) == (None, 1.0, None)
+    assert t["c"].bucket == "infrastructure error"
+    assert (t["b"].old_pass_hat, t["b"].new_pass_hat) == (0.0, 1.0)
+    # a k past one run's trials: that run's pass^k alone is n/a
+    t = {x.task_id: x for x in compare_runs(old, run({"b": "1111"}), 3, {}).tasks}
+    assert (t["b"].old_pass_hat, t["b"].new_pass_hat, t["b"].delta) == (None, 1.0, None)
