@@ -71,6 +71,6 @@ def _provenance_problems(prov: dict[str, Any]) -> list[str]:
     trial = prov.get("trial")
     if isinstance(trial, bool) or not isinstance(trial, int):
         out.append("provenance.trial must be an integer")
-    if prov.get("source") not in ("human", "judge"):
-        out.append("provenance.source must be human or judge")
+    if prov.get("source") not in ("human", "judge", "harness"):
+        out.append("provenance.source must be human, judge or harness")
     return out

@@ -181,6 +181,27 @@ def test_every_sample_export_line_validates(tmp_path: Path, sample_db: Path) -> 
     assert all(r["provenance"]["cluster"] is not None for r in human)
 
 
+def test_the_harness_failures_export_validates_and_imports_back(
+    tmp_path: Path, sample_db: Path
+) -> None:
+    """`export --harness-fails` wrote provenance.source "harness", which the schema and the task
+    list's own reader refused: 40 bad lines of 40 on importing the export (found by an attack)."""
+    from click.testing import CliRunner
+
+    from reviewer.cli import cli
+
+    db = open_store(sample_db)
+    export_tasks(db, Selection(include_harness=True), tmp_path / "h.jsonl")
+    db.close()
+    records = read_lines(tmp_path / "h.jsonl")
+    assert "harness" in {r["provenance"]["source"] for r in records}
+    validate(records)
+    got = CliRunner().invoke(cli, ["--db", str(sample_db), "import", str(tmp_path / "h.jsonl")])
+    assert got.exit_code == 0, got.output
+    assert f"a regression task list with {len(records)} tasks" in got.output
+    assert ", 0 bad lines;" in got.output
+
+
 def test_inspect_samples(tmp_path: Path, sample_db: Path) -> None:
     db = open_store(sample_db)
     export_tasks(db, Selection(), tmp_path / "n.jsonl")
