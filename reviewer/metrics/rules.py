@@ -9,6 +9,7 @@ field and names the file and line of the first problem.
 from __future__ import annotations
 
 import json
+import math
 import re
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
@@ -205,6 +206,8 @@ def _build_rule(t: dict[str, Any], i: int, file: str, loc: _Locator) -> Rule:
             raise fail(name, f"{name!r} must be a number below 2^63, got {v.bit_length()} bits")
         if v < 0 or v != v:
             raise fail(name, f"{name!r} must be a number >= 0, got {v!r}")
+        if v == math.inf:  # no limit at all: leave the field out (JSON has no Infinity)
+            raise fail(name, f"{name!r} must be a finite number (to set no limit, leave it out)")
         limits[name] = v if integral else float(v)
     if not limits:
         raise fail(None, f"a budget rule needs at least one of {', '.join(BUDGET_LIMITS)}")

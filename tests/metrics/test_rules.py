@@ -269,6 +269,11 @@ def test_budget_value_checks() -> None:
     assert e.line == 4 and "'max_steps' must be an integer" in e.reason
     e = error_of('[[rule]]\nid = "b"\ntype = "budget"\nmax_cost_usd = -1\n')
     assert "must be a number >= 0" in e.reason
+    # inf (or 1e400) was taken, then written as Infinity into `rules --json` and exported tasks,
+    # which are then not JSON (found by an attack)
+    for value in ("inf", "+inf", "1e400"):
+        e = error_of(f'[[rule]]\nid = "b"\ntype = "budget"\nmax_latency_s = {value}\n')
+        assert e.line == 4 and "'max_latency_s' must be a finite number" in e.reason
     e = error_of('[[rule]]\nid = "b"\ntype = "budget"\nmax_tool_errors = true\n')
     assert "got a boolean" in e.reason
     e = error_of('[[rule]]\nid = "b"\ntype = "budget"\n')
