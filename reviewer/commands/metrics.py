@@ -303,11 +303,13 @@ def rules(ctx: click.Context, file: str | None, check: bool, as_json: bool) -> N
             click.echo(one_line(f"{file}: {len(parsed)} rules OK"), err=True)
             return
         db = cli_store(ctx)
-        _, changed = set_rules(db, file, text)
+        now, changed = set_rules(db, file, text)
         click.echo(
             one_line(f"rules: {len(parsed)} from {file}" + ("" if changed else " (unchanged)")),
             err=True,
         )
+        for line in now.unused_tools:
+            click.echo(one_line(f"warning: {line}"), err=True)
     db = cli_store(ctx, needs_runs=True)
     try:
         active = active_rules(db)

@@ -9,9 +9,10 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from reviewer.metrics.rule_types import ForbidTool, RequireBefore
 from reviewer.metrics.rules import Rule, check_trial, parse_rules
 from reviewer.store.db import Store
 from reviewer.store.trials import iter_trials
@@ -30,6 +31,9 @@ class ActiveRules:
     source: str
     text: str
     rules: list[Rule]
+    #: set just now: a line for each tool a rule names that no stored trial calls (a misspelt
+    #: ``cancel_ordr`` keeps a forbidden rule from ever being broken, and the gate's RED FLAG off)
+    unused_tools: list[str] = field(default_factory=list)
 
 
 def active_rules(db: Store) -> ActiveRules | None:
@@ -54,8 +58,27 @@ def set_rules(
             db, RuleSet(source, text, digest), datetime.now(UTC).isoformat(timespec="seconds")
         )
         clear_violations(db)
-        _check(db, rules, None, progress)
-    return ActiveRules(source, text, rules), True
+        called: set[str] = set()
+        _check(db, rules, None, progress, called)
+    return ActiveRules(source, text, rules, unused_tools(rules, called)), True
+
+
+def unused_tools(rules: Sequence[Rule], called: set[str]) -> list[str]:
+    """One line for each tool a forbid_tool or require_before rule names that none of the stored
+    trials (which call ``called``) calls; none when no trial calls any tool (nothing stored yet)."""
+    from reviewer.text import name_list
+
+    if not called:
+        return []
+    out: list[str] = []
+    for r in rules:
+        if isinstance(r, ForbidTool | RequireBefore) and r.tool not in called:
+            out.append(
+                f"rule {name_list([r.id])}: no stored trial calls tool {name_list([r.tool])}, so "
+                f"the rule cannot be broken yet (a misspelt name never will be); tools called: "
+                f"{name_list(sorted(called))}"
+            )
+    return out
 
 
 def _check(
@@ -63,10 +86,15 @@ def _check(
     rules: Sequence[Rule],
     ids: Sequence[str] | None,
     progress: Callable[[int], None] | None,
+    called: set[str] | None = None,
 ) -> int:
+    """Store the violations of the trials ``ids`` (every trial for None); ``called`` gathers the
+    names of the tools they call."""
     rows: list[ViolationRow] = []
     found = 0
     for done, (tid, trial) in enumerate(iter_trials(db, ids=ids), 1):
+        if called is not None:
+            called.update(c.name for m in trial.messages for c in m.tool_calls)
         for v in check_trial(trial, rules):
             rows.append((tid, v.rule_id, v.severity, v.message_index, v.detail))
         if len(rows) >= 1000:

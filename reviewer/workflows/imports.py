@@ -47,6 +47,8 @@ class ImportSummary:
     rules_count: int = 0  # how many rules that file holds
     violations: int = 0  # rule violations found in the new trials (rules already active)
     rule_problems: list[str] = field(default_factory=list)
+    #: a rule naming a tool no stored trial calls (``ActiveRules.unused_tools``): no problem
+    rule_warnings: list[str] = field(default_factory=list)
     rubric: Rubric | None = None  # a folder's rubric.toml, registered by this import
     rubric_file: str | None = None
     rubric_problem: str | None = None
@@ -141,6 +143,7 @@ class ImportSummary:
             lines.append(
                 f"rules: {self.rules_count} from {self.rules_file}, checked on every trial"
             )
+            lines += [f"warning: {w}" for w in self.rule_warnings]
         elif self.violations:
             lines.append(
                 f"rules: {self.violations} violation{'' if self.violations == 1 else 's'} in the new trials"
@@ -296,6 +299,7 @@ def _apply_rules(db: Store, paths: Sequence[str | Path], summary: ImportSummary)
             continue
         if changed:
             summary.rules_file, summary.rules_count = str(rules_file), len(active.rules)
+            summary.rule_warnings += [f"{rules_file}: {line}" for line in active.unused_tools]
             return active.rules
     try:
         current = active_rules(db)

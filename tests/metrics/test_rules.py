@@ -314,3 +314,34 @@ def test_load_rules_names_the_path(tmp_path: Path) -> None:
 
 def test_empty_file_has_no_rules() -> None:
     assert parse_rules("# nothing yet\n") == []
+
+
+def test_a_rule_naming_a_tool_no_trial_calls_is_warned_of(tmp_path: Path, sample_db: Path) -> None:
+    """A forbidden rule on `cancel_ordr` was taken without a word and never broken, which keeps
+    the gate's RED FLAG off for good (found by an attack): setting rules names each tool a rule
+    names that no stored trial calls, with the tools that are called; a database with no trial
+    yet says nothing, nor does a rule whose tool is called."""
+    from click.testing import CliRunner
+
+    from reviewer.cli import cli
+
+    typo = tmp_path / "typo.toml"
+    typo.write_text(
+        '[[rule]]\nid = "no-cancel"\ntype = "forbid_tool"\ntool = "cancel_ordr"\n'
+        'severity = "forbidden"\n\n[[rule]]\nid = "lookup"\ntype = "require_before"\n'
+        'tool = "refund"\nbefore = "get_order"\n'
+    )
+    got = CliRunner().invoke(cli, ["--db", str(sample_db), "rules", str(typo)])
+    assert got.exit_code == 0, got.output
+    (warning,) = [line for line in got.stderr.splitlines() if line.startswith("warning:")]
+    assert warning.startswith(
+        "warning: rule 'no-cancel': no stored trial calls tool 'cancel_ordr', so the rule cannot"
+    )
+    assert "tools called: 'cancel_order', " in warning
+    fixed = tmp_path / "fixed.toml"
+    fixed.write_text(typo.read_text().replace("cancel_ordr", "cancel_order"))
+    got = CliRunner().invoke(cli, ["--db", str(sample_db), "rules", str(fixed)])
+    assert got.exit_code == 0 and "warning" not in got.stderr
+    empty = str(tmp_path / "empty.db")
+    got = CliRunner().invoke(cli, ["--db", empty, "rules", str(typo)])
+    assert got.exit_code == 0 and "warning" not in got.stderr
