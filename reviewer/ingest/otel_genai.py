@@ -72,6 +72,18 @@ def sniff(path: Path, head: bytes) -> bool:
     )
 
 
+def _json_lines(text: str) -> bool:
+    """Whether a file that is not one JSON document is JSON lines (every non-blank line a JSON
+    object's, more than one): a damaged line then skips its request, not the file."""
+    lines = (ln.lstrip() for ln in text.splitlines() if ln.strip())
+    opened = 0
+    for ln in lines:
+        if not ln.startswith("{") or ln.rstrip() == "{":
+            return False
+        opened += 1
+    return opened > 1
+
+
 def parse(path: Path) -> Iterator[Record]:
     """One trial per trace id, in order of first appearance."""
     file = str(path)
@@ -87,7 +99,7 @@ def parse(path: Path) -> Iterator[Record]:
     except RecursionError:
         raise IngestError(file, f"JSON nested deeper than {MAX_DEPTH} levels") from None
     except json.JSONDecodeError as whole:
-        if whole.msg != "Extra data":
+        if whole.msg != "Extra data" and not _json_lines(text):
             raise IngestError(file, json_error(whole), line=whole.lineno) from None
         for lineno, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
