@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Literal, Protocol, runtime_checkable
 
 from reviewer.ingest.limits import MIB, limits
-from reviewer.ingest.reading import place
+from reviewer.ingest.reading import holds_last_line, place
 from reviewer.models import Message, PairRecord, Skip, TaskEntry, ToolCall, Trial
 from reviewer.record import (
     MAX_DEPTH,
@@ -73,6 +73,7 @@ def jsonl_lines(path: Path) -> Iterator[Line]:
         fh = path.open("rb")
     except OSError as exc:
         raise IngestError(file, f"cannot read: {exc.strerror or exc}") from None
+    hold = holds_last_line()
     with fh:
         reached = place()  # how far this file is read, in bytes, for the import's progress
         reached.total = os.fstat(fh.fileno()).st_size
@@ -80,14 +81,18 @@ def jsonl_lines(path: Path) -> Iterator[Line]:
         while raw := fh.readline(limit.record + 1):
             lineno += 1
             if len(raw) > limit.record and not raw.endswith(b"\n"):
-                size = len(raw)
+                size, ended = len(raw), False
                 while (more := fh.readline(MIB)) and size < (1 << 62):
                     size += len(more)
-                    if more.endswith(b"\n"):
+                    if ended := more.endswith(b"\n"):
                         break
+                if hold and not ended and size < (1 << 62):
+                    return  # a last line still being written: read once its newline is there
                 reached.done += size
                 yield Skip(file, lineno, f"record is {limit.over_record(size)}")
                 continue
+            if hold and not raw.endswith(b"\n"):
+                return  # a last line still being written: read once its newline is there
             reached.done += len(raw)
             line = raw.strip()
             if lineno == 1:
@@ -107,16 +112,22 @@ def jsonl_spans(fh: BinaryIO, file: str) -> Iterator[tuple[Span, bytes]]:
     ``((line number, start, length), stripped line)``, a leading BOM dropped; a line over the
     record limit is read past in pieces and becomes ``(Skip, b"")``."""
     limit = limits()
+    hold = holds_last_line()
     lineno = start = 0
     while raw := fh.readline(limit.record + 1):
         lineno += 1
         length = len(raw)
         if length > limit.record and not raw.endswith(b"\n"):
+            ended = False
             while (more := fh.readline(MIB)) and length < (1 << 62):
                 length += len(more)
-                if more.endswith(b"\n"):
+                if ended := more.endswith(b"\n"):
                     break
+            if hold and not ended and length < (1 << 62):
+                return  # a last line still being written: read once its newline is there
             yield Skip(file, lineno, f"record is {limit.over_record(length)}"), b""
+        elif hold and not raw.endswith(b"\n"):
+            return  # a last line still being written: read once its newline is there
         else:
             line = raw.strip()
             if lineno == 1:

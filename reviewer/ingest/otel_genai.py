@@ -45,7 +45,7 @@ from reviewer.ingest.base import (
     parse_arguments,
     read_file,
 )
-from reviewer.ingest.reading import place
+from reviewer.ingest.reading import holds_last_line, place
 from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage
 from reviewer.record import MAX_DEPTH, RecordError, decode_at, json_problem, loads_unchecked
 from reviewer.text import json_error
@@ -72,6 +72,18 @@ def sniff(path: Path, head: bytes) -> bool:
     )
 
 
+def _json_lines(text: str, least: int = 2) -> bool:
+    """Whether a file that is not one JSON document is JSON lines (every non-blank line a JSON
+    object's, at least ``least``): a damaged line then skips its request, not the file."""
+    lines = (ln.lstrip() for ln in text.splitlines() if ln.strip())
+    opened = 0
+    for ln in lines:
+        if not ln.startswith("{") or ln.rstrip() == "{":
+            return False
+        opened += 1
+    return opened >= least
+
+
 def parse(path: Path) -> Iterator[Record]:
     """One trial per trace id, in order of first appearance."""
     file = str(path)
@@ -87,7 +99,10 @@ def parse(path: Path) -> Iterator[Record]:
     except RecursionError:
         raise IngestError(file, f"JSON nested deeper than {MAX_DEPTH} levels") from None
     except json.JSONDecodeError as whole:
-        if whole.msg != "Extra data":
+        cut = text[: text.rfind("\n") + 1]
+        if holds_last_line() and cut != text and _json_lines(cut, least=0):
+            text = cut  # JSON lines whose last is still being written: read it once it ends
+        elif whole.msg != "Extra data" and not _json_lines(text):
             raise IngestError(file, json_error(whole), line=whole.lineno) from None
         for lineno, line in enumerate(text.splitlines(), start=1):
             if not line.strip():

@@ -362,9 +362,11 @@ def follow(
             f"{path}: not a file or folder (a pipe, a device or a socket): --follow watches a log "
             "file or a folder of them grow"
         )
+    from reviewer.ingest.reading import holding_last_line
+
     seen: set[tuple[str, str]] = set()
     last: tuple[Any, ...] | None = None
-    pending: tuple[Any, ...] | None = None  # a state with a half-written last line, seen once
+    held = False  # the last import left out a last line still being written
     gone = False  # the file was rotated away (or deleted): wait for it to come back
     done = 0
     while passes is None or done < passes:
@@ -380,11 +382,13 @@ def follow(
             note(f"{path} is back: reading it again")
             gone = False
         state = _state(target)
-        if state != last and state != pending and _half_written(target):
-            pending = state  # a writer is mid-line: wait a look for its newline
-        elif state != last:
-            last, pending = state, None
-            report = run_monitor(db, _with_import(req, path), cfg=cfg, on_note=on_note)
+        final = passes is not None and done == passes - 1  # the follow stops after this look
+        if (state != last or (final and held)) and (final or not _nothing_whole(target)):
+            # a last line without its newline may be mid-write: left out (not read, not reported)
+            # until a look finds its newline; the follow's last look reads it as an import does
+            last, held = state, not final and _half_written(target)
+            with holding_last_line(not final):
+                report = run_monitor(db, _with_import(req, path), cfg=cfg, on_note=on_note)
             new = [a for a in report.alerts if (a.window, a.metric) not in seen]
             seen.update((a.window, a.metric) for a in report.alerts)
             on_pass(report, new)
@@ -399,9 +403,23 @@ def _with_import(req: MonitorRequest, path: str | Path) -> MonitorRequest:
     return replace(req, imports=[path])
 
 
+def _nothing_whole(path: Path) -> bool:
+    """Whether the followed file holds no whole line yet: its first is still being written."""
+    if path.is_dir() or path.suffix.lower() not in (".jsonl", ".ndjson"):
+        return False
+    try:
+        with path.open("rb") as f:
+            while chunk := f.read(1 << 20):
+                if b"\n" in chunk:
+                    return False
+    except OSError:
+        return False
+    return path.stat().st_size > 0
+
+
 def _half_written(path: Path) -> bool:
     """Whether a JSONL file (or one under the folder) ends without a newline: its last line may
-    still be being written. A file that stays so for a whole look is imported as it is."""
+    still be being written, and is left out until its newline comes (or the follow stops)."""
     files = [p for p in path.rglob("*") if p.is_file()] if path.is_dir() else [path]
     for p in files:
         if p.suffix.lower() not in (".jsonl", ".ndjson") or not p.is_file():

@@ -438,7 +438,43 @@ def test_monitor_follow_waits_for_a_half_written_last_line(tmp_path: Path) -> No
             on_note=notes.append,
         )
     assert not any("invalid JSON" in n for n in notes), notes
-    assert reports == [7]
+    assert reports == [6, 7]  # the whole lines at once; the last one when its newline came
+
+
+def test_monitor_follow_holds_back_a_last_line_until_its_newline(tmp_path: Path) -> None:
+    """A line still being written was reported as a bad record (`live.jsonl:7: invalid JSON:
+    Unterminated string …`) when the writer paused for a look; it is now left out until a look
+    finds its newline, and read as an import reads it only when the follow stops."""
+    from reviewer.store import open_store
+    from reviewer.workflows.monitor import MonitorRequest, follow
+
+    log = tmp_path / "live.jsonl"
+    write_jsonl(log, [conversation(0, i, False) for i in range(5)])
+    first, second = (json.dumps(conversation(0, i, False)) for i in (40, 41))
+    with log.open("a", encoding="utf-8") as f:
+        f.write(first[:30])  # the writer is mid-line, and pauses for two looks
+    notes: list[str] = []
+    reports: list[tuple[int, list[str]]] = []
+    looks = iter(range(10))
+
+    def write(_seconds: float) -> None:
+        if next(looks) == 2:  # it ends the line and starts the next one
+            with log.open("a", encoding="utf-8") as f:
+                f.write(first[30:] + "\n" + second[:30])
+
+    with open_store(tmp_path / "f.db") as db:
+        follow(
+            db,
+            log,
+            MonitorRequest(judge=False),
+            lambda report, new: reports.append((report.conversations, list(notes))),
+            passes=5,
+            sleep=write,
+            on_note=notes.append,
+        )
+    assert [n for n, _ in reports] == [5, 6, 6]
+    assert reports[1][1] == []  # not read, not reported while it was being written
+    assert any(n.startswith(f"{log}:7: invalid JSON: Unterminated string") for n in notes)
 
 
 def test_monitor_follow_survives_log_rotation(tmp_path: Path) -> None:

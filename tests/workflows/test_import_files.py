@@ -68,6 +68,69 @@ def test_unknown_format_says_what_it_saw_and_the_closest_format(tmp_path: Path) 
     assert "\x1b" not in err
 
 
+BROKEN_FIRST = b'{"run": "fb", "task_id": "t0", "outcome": {"passed": tru\n'
+
+
+def test_a_broken_first_line_is_skipped_and_the_rest_imported(tmp_path: Path) -> None:
+    """A native file whose first record was cut short was refused whole as 'unknown format' (read
+    alone, and ignored in a folder): the format is known by the next line, the bad one skipped."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    f = folder / "fb.jsonl"
+    good = b"".join(json.dumps(native_trial(f"t{i}")).encode() + b"\n" for i in range(5))
+    f.write_bytes(BROKEN_FIRST + good)
+    code, _, err = run_cli("--db", "x.db", "import", str(f))
+    assert code == 0, err
+    assert f"{f}:1: invalid JSON: Expecting value at column 54" in err
+    assert "unknown format" not in err and "imported 5 trials" in err and stored() == 5
+    code, _, err = run_cli("--db", "y.db", "import", str(folder))
+    assert code == 0 and "ignored" not in err and stored("y.db") == 5, err
+
+
+def test_a_jsonl_file_of_every_line_format_is_known_past_a_broken_first_line(
+    tmp_path: Path,
+) -> None:
+    from reviewer import ingest
+    from reviewer.models import Skip
+    from tests.ingest.test_pairs_import import line as pair_line
+
+    fixtures = Path(__file__).parent.parent / "fixtures"
+    otlp = json.dumps(json.loads((fixtures / "otel_genai/two_traces.otlp.json").read_text()))
+    files = {
+        "openai-chat": (fixtures / "openai_chat/support.jsonl").read_bytes(),
+        "openhands": (fixtures / "openhands/output.jsonl").read_bytes(),
+        "pairs": json.dumps(pair_line()).encode() + b"\n",
+        "otel-genai": f"{otlp}\n".encode(),
+        "native": json.dumps(native_trial("a")).encode() + b"\n",
+    }
+    for name, good in files.items():
+        f = tmp_path / f"{name}.jsonl"
+        f.write_bytes(b"\xef\xbb\xbf\n" + BROKEN_FIRST.replace(b'"outcome"', b'"x"') + good)
+        fmt = ingest.sniff(f)
+        items = list(fmt.parse(f))
+        skips = [str(i) for i in items if isinstance(i, Skip)]
+        assert fmt.NAME == name and skips[0] == f"{f}:2: invalid JSON: Expecting value at column 48"
+        assert len(items) > len(skips), name
+
+
+def test_a_file_of_broken_lines_is_unknown_and_says_where_and_why(tmp_path: Path) -> None:
+    f = tmp_path / "bad.jsonl"
+    f.write_bytes(BROKEN_FIRST * 3)
+    late = tmp_path / "late.jsonl"  # sniffing stops after a few lines: the sixth is not looked at
+    late.write_bytes(BROKEN_FIRST * 5 + json.dumps(native_trial("a")).encode() + b"\n")
+    known = tmp_path / "odd.jsonl"  # a first line that is JSON of no format: not looked past
+    known.write_bytes(b'{"hello": 1}\n' + json.dumps(native_trial("a")).encode() + b"\n")
+    code, _, err = run_cli("--db", "x.db", "import", str(f), str(late), str(known))
+    assert code == 1
+    for bad in (f, late):
+        assert (
+            f'{bad}:1: unknown format: invalid JSON: Expecting value at column 54; it starts with "{{"run"'
+            in err
+        )
+    assert f'{known}: unknown format: a JSON object with keys "hello"' in err
+    assert stored() == 0
+
+
 def test_a_git_lfs_pointer_is_named_as_one(tmp_path: Path) -> None:
     folder = tmp_path / "runs"
     folder.mkdir()
