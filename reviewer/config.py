@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reviewer.models import MAX_LABELER, clean_labeler, threshold_problem
+from reviewer.models import MAX_LABELER, clean_labeler, stored_labeler, threshold_problem
 
 PROJECT_FILE = "reviewer.toml"
 _KNOWN = {"labeler", "rules", "rubric", "keys", "judge", "db", "import", "gate", "monitor"}
@@ -61,8 +61,8 @@ class Config:
             return override
         if self.labeler:
             return self.labeler
-        try:
-            return getpass.getuser()
+        try:  # a login name as it is (labels files carry it back), if a labels file could
+            return stored_labeler(getpass.getuser()) or "unknown"
         except (KeyError, OSError):
             return "unknown"
 
