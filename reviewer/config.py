@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reviewer.models import MAX_LABELER, clean_labeler, threshold_problem
+from reviewer.models import MAX_LABELER, clean_labeler, stored_labeler, threshold_problem
 
 PROJECT_FILE = "reviewer.toml"
 _KNOWN = {"labeler", "rules", "rubric", "keys", "judge", "db", "import", "gate", "monitor"}
@@ -61,8 +61,8 @@ class Config:
             return override
         if self.labeler:
             return self.labeler
-        try:
-            return getpass.getuser()
+        try:  # a login name as it is (labels files carry it back), if a labels file could
+            return stored_labeler(getpass.getuser()) or "unknown"
         except (KeyError, OSError):
             return "unknown"
 
@@ -382,6 +382,10 @@ def _anchors(path: Path, value: Any) -> list[Any] | dict[str, str]:
     return out
 
 
+#: The most earlier windows an alert compares with (``--baseline-windows``, ``[monitor]
+#: baseline_windows``): ten thousand, more than a year of hour windows (8,760).
+MAX_BASELINE_WINDOWS = 10_000
+
 _MONITOR_KEYS = {
     "signals",
     "window",
@@ -438,6 +442,11 @@ def _merge_monitor(cfg: Config, path: Path, table: Any) -> None:
             ):
                 raise ConfigError(
                     f"{path}: [monitor] {key}: a whole number of {low} or more (below 2^63)"
+                )
+            if key == "baseline_windows" and value > MAX_BASELINE_WINDOWS:
+                raise ConfigError(
+                    f"{path}: [monitor] baseline_windows: at most {MAX_BASELINE_WINDOWS:,}, "
+                    f"got {value:,}"
                 )
             cfg.monitor[key] = value
         elif key == "run":

@@ -419,3 +419,20 @@ def clean_labeler(text: str) -> str | None:
     if not name or len(name) > MAX_LABELER or not name.isprintable():
         return None
     return name
+
+
+#: The longest labeler name a labels file may carry: before names were checked the store took a
+#: login name as it was (two spaces, a tab, up to 256 characters: LOGIN_NAME_MAX), and a name
+#: stored reads back from ``reviewer labels export`` unchanged.
+MAX_STORED_LABELER = 256
+
+
+def stored_labeler(text: str) -> str | None:
+    """A labeler's name as a labels file gives it, trimmed but otherwise as stored ("bo  b" stays
+    the labeler it was), or None when no face could have stored it: empty, longer than
+    MAX_STORED_LABELER, or holding control characters (a tab aside: login names) or lone
+    surrogates. A name ``clean_labeler`` takes passes here too."""
+    name = text.strip()
+    if not name or len(name) > MAX_STORED_LABELER or not name.replace("\t", " ").isprintable():
+        return None
+    return name

@@ -147,3 +147,11 @@ def test_a_config_folder_that_cannot_be_read_is_one_line(
     with pytest.raises(ConfigError) as caught:
         load_config(tmp_path)
     assert str(caught.value).endswith("reviewer.toml: cannot read: Permission denied")
+
+
+def test_config_monitor_baseline_windows_has_a_maximum(tmp_path: Path) -> None:
+    """baseline_windows = 99999999 was taken, and the monitor looped that many times a window."""
+    cfg = _load(tmp_path, "[monitor]\nbaseline_windows = 10000\n")
+    assert cfg.monitor["baseline_windows"] == 10000  # type: ignore[attr-defined]
+    with pytest.raises(ConfigError, match=r"\[monitor\] baseline_windows: at most 10,000, got"):
+        _load(tmp_path, "[monitor]\nbaseline_windows = 99999999\n")

@@ -151,7 +151,18 @@ def test_queues_clusters_labels_and_agreement_print_no_raw_escape(
             for i in (1, 2, 3)
         ],
     )
-    reviewer(hostile_db, "labels", "import", str(labels))
+    # a labels file's labeler with escapes is refused (a skipped line, made visible)
+    _, err = reviewer(hostile_db, "labels", "import", str(labels), code=1)
+    assert err.count("labeler must be 1 to 256 printable characters") == 3
+    # a database written before the check holds such names all the same
+    from reviewer.store import open_store
+    from reviewer.store.labels import add_label, find_trial_id
+
+    with open_store(hostile_db) as db:
+        for i in (1, 2, 3):
+            tid = find_trial_id(db, run=hostile.RUN, task_id=hostile.TASK, trial=i)
+            assert tid is not None
+            add_label(db, tid, labeler, "pass", note="note " + hostile.EVERYTHING)
     out, _ = reviewer(hostile_db, "labels", "export", "-")
     assert json.loads(out.splitlines()[0])["labeler"] == hostile.stored(labeler)
     out, _ = reviewer(hostile_db, "agreement", code=None)

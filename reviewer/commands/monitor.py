@@ -59,8 +59,8 @@ def register(group: click.Group) -> None:
     "--baseline-windows",
     type=int,
     default=None,
-    help="How many earlier windows an alert compares with (default 7; the wobble is estimated "
-    "from up to 28).",
+    help="How many earlier windows an alert compares with (default 7, at most 10,000; the wobble "
+    "is estimated from up to 28).",
 )
 @click.option(
     "--baseline",

@@ -31,7 +31,7 @@ from typing import IO, Any
 
 from reviewer.export.files import write_atomic
 from reviewer.labeling.tags import TagError, check_tag
-from reviewer.models import Label
+from reviewer.models import MAX_STORED_LABELER, Label, stored_labeler
 from reviewer.record import RecordError, loads
 from reviewer.store.db import Store
 from reviewer.store.labels import (
@@ -223,9 +223,10 @@ def _label_of(db: Store, obj: Any) -> Label | str:
     trial_id, problem = _resolve(db, obj)
     if trial_id is None:
         return problem
-    labeler = obj.get("labeler")
-    if not isinstance(labeler, str) or not labeler.strip():
-        return "labeler must be a non-empty string"
+    # a name a face could have stored (no escape sequence reaches a screen), kept as stored
+    labeler = stored_labeler(obj["labeler"]) if isinstance(obj.get("labeler"), str) else None
+    if labeler is None:
+        return f"labeler must be 1 to {MAX_STORED_LABELER} printable characters"
     verdict = obj.get("verdict")
     if verdict not in VERDICTS:
         return f"verdict must be one of {', '.join(VERDICTS)}, got {verdict!r}"
@@ -262,7 +263,7 @@ def _label_of(db: Store, obj: Any) -> Label | str:
     at = normalize_at(at)
     return Label(
         trial_id=trial_id,
-        labeler=labeler.strip(),
+        labeler=labeler,
         verdict=verdict,
         criteria=criteria,
         note=note,

@@ -33,7 +33,7 @@ quasi-binomial z) was not tried: it treats the estimate from a few windows as kn
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from reviewer.metrics.dispersion import (
@@ -146,7 +146,13 @@ def baseline_windows_of(
     estimated from (up to ``dispersion_windows`` steps back, the baseline's among them): those with
     conversations that are not ``excluded``."""
     spread, base = [], []
-    for t in range(1, max(windows, dispersion_windows) + 1):
+    most = max(windows, dispersion_windows)
+    steps: Iterable[int] = range(1, most + 1)
+    if most > len(at):  # more steps back than windows: walk the windows there are instead
+        steps = sorted(
+            d // lag for p in at if (d := position - p) > 0 and d % lag == 0 and d // lag <= most
+        )
+    for t in steps:
         j = at.get(position - t * lag)
         if j is not None and j not in excluded and counts[j].n:
             spread.append(j)

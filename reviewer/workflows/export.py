@@ -50,8 +50,14 @@ def export_regression_tasks(db: Store, request: ExportRequest) -> ExportSummary:
     from reviewer.export.run import NothingToExport, export_tasks
     from reviewer.export.select import SelectionError
     from reviewer.store.trial_list import SearchError
+    from reviewer.workflows.labels import resolve_trial
 
     sel = request.selection
+    try:
+        if sel.trial_ids:  # a trial that is not there is named, as `labels give` names it
+            sel = replace(sel, trial_ids=tuple(resolve_trial(db, t) for t in sel.trial_ids))
+    except ValueError as e:
+        raise ExportFailed(str(e)) from e
     try:
         if request.trials is not None:
             sel = replace(sel, trial_ids=_narrow(db, sel.trial_ids, request.trials))

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 # re-exported for the faces (they import workflows only)
+from reviewer.config import MAX_BASELINE_WINDOWS
 from reviewer.metrics.alerts import Detectable as Detectable
 from reviewer.metrics.monitor import metric_words as metric_words
 from reviewer.metrics.monitor_alerts import Alert
@@ -65,8 +66,12 @@ def _settings(
         if req.baseline_windows is not None
         else int(m.get("baseline_windows", 7))
     )
-    if base < 1:
-        raise MonitorError("--baseline-windows must be 1 or more")
+    if not 1 <= base <= MAX_BASELINE_WINDOWS:
+        raise MonitorError(
+            f"--baseline-windows must be 1 to {MAX_BASELINE_WINDOWS:,}"
+            if base > 0
+            else "--baseline-windows must be 1 or more"
+        )
     from reviewer.metrics.alerts import BASELINES, lag_of
 
     kind = req.baseline or m.get("baseline", "recent")

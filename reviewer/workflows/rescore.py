@@ -59,16 +59,18 @@ class RescoreResult:
         if self.own:
             out.append(
                 f"{self.own} trial{'s' * (self.own != 1)} whose source said pass or fail "
-                "keep their outcome"
+                f"{_keep(self.own)}"
             )
         if self.unreadable:
             out.append(
                 f"{self.unreadable} trial{'s' * (self.unreadable != 1)} whose stored record no "
-                "version of reviewer reads keep their outcome (import the file again to fix them)"
+                f"version of reviewer reads {_keep(self.unreadable)} (import the file again to "
+                f"fix {'it' if self.unreadable == 1 else 'them'})"
             )
         if self.clustered:
             out.append(
-                f"{self.clustered} changed trial{'s' * (self.clustered != 1)} sit in failure "
+                f"{self.clustered} changed trial{'s' * (self.clustered != 1)} "
+                f"{'sits' if self.clustered == 1 else 'sit'} in failure "
                 "clusters made before: run `reviewer cluster` again"
             )
         if not self.applied and self.changed:
@@ -157,3 +159,8 @@ def rescore_run(db: Store, run: str, threshold: float, *, apply: bool = True) ->
         clustered=got.clustered,
         applied=apply,
     )
+
+
+def _keep(n: int) -> str:
+    """The verb of "N trials ... keep their outcome", agreeing with ``n``."""
+    return "keeps its outcome" if n == 1 else "keep their outcome"

@@ -249,6 +249,24 @@ def test_nothing_with_a_time_says_so_and_exits_0(tmp_path: Path) -> None:
     assert code == 2 and "--baseline-windows must be 1 or more" in err
 
 
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_huge_baseline_windows_is_refused_in_one_line(tmp_path: Path, as_json: bool) -> None:
+    """--baseline-windows 99999999999 was taken and looped for minutes."""
+    run_cli("import", str(stream(tmp_path, days=3, per_day=10)))
+    code, out, err = run_cli(
+        "monitor",
+        "--no-judge",
+        "--baseline-windows",
+        "99999999999",
+        *(["--json"] if as_json else []),
+    )
+    assert code == 2
+    said = json.loads(out)["error"] if as_json else err.strip()
+    assert said.endswith("--baseline-windows must be 1 to 10,000") and "\n" not in said
+    code, _, err = run_cli("monitor", "--no-judge", "--baseline-windows", "10000")
+    assert code in (0, 1), err
+
+
 def test_generated_stream_before_the_change_raises_no_alert(tmp_path: Path) -> None:
     """The sample generator's production stream up to day 9 (before the new prompt ships): every
     check and signal stays quiet."""

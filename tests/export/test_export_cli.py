@@ -184,3 +184,15 @@ def test_trial_and_list_filters_narrow_the_selection(sample_db: Path) -> None:
     code, out, err = invoke("--db", str(sample_db), "export", "--search", "zzqx", "--json")
     assert code == 1 and "among the chosen trials" in err
     assert json.loads(out) == {"error": err.removeprefix("reviewer: ").strip()}
+
+
+def test_export_of_a_trial_that_is_not_there_names_it(sample_db: Path) -> None:
+    """`export --trial nope` said "nothing to export ... 1 not a failure a human or judge named"."""
+    code, out, err = invoke("--db", str(sample_db), "export", "--trial", "nope", "--out", "x.jsonl")
+    assert code == 1 and err.strip().splitlines() == [
+        "reviewer: no trial with id 'nope' (give the id or its first 6+ characters)"
+    ]
+    code, out, _ = invoke("--db", str(sample_db), "export", "--trial", "nope", "--json")
+    assert code == 1
+    assert json.loads(out)["error"].startswith("no trial with id 'nope'")
+    assert not Path("x.jsonl").exists()

@@ -363,3 +363,22 @@ def test_every_name_the_store_holds_survives_export_and_import(
 
 def current_labels_by(db: sqlite_utils.Database) -> list[str]:
     return [r[0] for r in db.execute("SELECT DISTINCT labeler FROM labels").fetchall()]
+
+
+def test_a_labeler_no_face_could_store_is_a_skipped_line(build_db: BuildDb, tmp_path: Path) -> None:
+    """A labels file's labeler with an escape sequence, a line break or 1,000 characters was
+    stored (and shown); it is skipped with its file and line, the names a store holds still read."""
+    from reviewer.models import MAX_STORED_LABELER
+
+    db = build_db(SPECS)
+    t = ids(db)
+    good = {"trial": t[0], "labeler": "ana", "verdict": "fail", "at": "2026-01-01T00:00:00Z"}
+    bad = ["\x1b[2J[red]evil", "x" * 1000, "a\nb", "  ", "x" * (MAX_STORED_LABELER + 1)]
+    f = tmp_path / "lab.jsonl"
+    r = _import_rows(db, f, [json.dumps({**good, "labeler": name}) for name in [*bad, " ana "]])
+    assert r.added == 1
+    assert r.skipped == [
+        f"{f}:{i}: labeler must be 1 to {MAX_STORED_LABELER} printable characters"
+        for i in range(1, len(bad) + 1)
+    ]
+    assert current_labels_by(db) == ["ana"]

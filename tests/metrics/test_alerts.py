@@ -89,3 +89,31 @@ def test_same_weekday_baseline_takes_a_weekly_pattern_in_its_stride() -> None:
         weekly += any(t.alert for t in tests)
         assert min(t.index for t in tests) == 21
     assert recent >= 10 and weekly <= 1, (recent, weekly)
+
+
+class _CountingWindows(dict[int, int]):
+    """A window map that counts the look-ups made in it."""
+
+    looks = 0
+
+    def get(self, key: int, default: int | None = None) -> int | None:  # type: ignore[override]
+        self.looks += 1
+        return super().get(key, default)
+
+
+def test_a_huge_baseline_walks_only_the_windows_there_are() -> None:
+    """--baseline-windows 99999999999 looped that many times per window: the walk is bounded by
+    the windows there are, and finds the same baseline as a number of windows that fits."""
+    from reviewer.metrics.alerts import baseline_windows_of
+
+    counts = [Count(i % 3, 10) for i in range(40)]
+    positions = [p for p in range(60) if p % 3]  # windows with gaps between them
+    at = _CountingWindows({p: i for i, p in enumerate(positions)})
+    for lag in (1, 7):
+        for windows in (10**5, 10**12):
+            at.looks = 0
+            big = baseline_windows_of(positions[-1], at, counts, {4}, lag=lag, windows=windows)
+            assert at.looks <= len(at)
+            assert big == baseline_windows_of(positions[-1], at, counts, {4}, lag=lag, windows=60)
+    tests = alert_table({"rate": counts}, baseline_windows=10**18, positions=positions)
+    assert len(tests["rate"]) == 40 - 3  # the first three windows have too few before them

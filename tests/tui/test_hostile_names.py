@@ -16,7 +16,6 @@ from reviewer.store import open_store
 from reviewer.store.clusters import latest_clusters
 from reviewer.text import visible
 from reviewer.tui.app import ReviewerApp
-from tests.conftest import write_jsonl
 from tests.support import hostile
 from tests.tui.conftest import press as shared_press
 from tests.tui.conftest import settle as shared_settle
@@ -42,17 +41,22 @@ def hostile_db(tmp_path: Path) -> Path:
         cid = latest_clusters(store)[0].id
     invoke(db, "cluster", "rename", cid, "cluster " + hostile.ARG)
     labeler = "who " + hostile.ARG
-    labels = [
-        {
-            "trial": {"run": hostile.RUN, "task_id": hostile.TASK, "trial": i},
-            "labeler": labeler,
-            "verdict": "fail",
-            "note": "note " + hostile.EVERYTHING,
-            "at": "2026-01-01T00:00:00+00:00",
-        }
-        for i in (1, 2, 3)
-    ]
-    invoke(db, "labels", "import", str(write_jsonl(tmp_path / "l.jsonl", labels)))
+    # names with escapes are refused at the door now (a labels file, --labeler); a database
+    # written before the checks holds them all the same, so the store takes them here
+    from reviewer.store.labels import add_label, find_trial_id
+
+    with open_store(db) as store:
+        for i in (1, 2, 3):
+            tid = find_trial_id(store, run=hostile.RUN, task_id=hostile.TASK, trial=i)
+            assert tid is not None
+            add_label(
+                store,
+                tid,
+                labeler,
+                "fail",
+                note="note " + hostile.EVERYTHING,
+                at="2026-01-01T00:00:00+00:00",
+            )
     # the CLI takes printable names only (escapes come in through the label file above); markup
     # is printable, and the queue's labeler shows it literally
     maker = "who [bold]b[/bold] [@click=app.quit]q[/]"

@@ -434,3 +434,32 @@ def test_an_import_with_another_threshold_into_a_thresholded_run_is_refused(
     assert code == 0, err
     assert len(_outcomes(db, "g")) == 6
     _consistent(db)
+
+
+@pytest.mark.parametrize(
+    ("n", "said"),
+    [
+        (1, "1 trial whose source said pass or fail keeps its outcome"),
+        (2, "2 trials whose source said pass or fail keep their outcome"),
+    ],
+)
+def test_rescore_lines_agree_in_number(n: int, said: str) -> None:
+    """'1 trial whose source said pass or fail keep their outcome' read wrong."""
+    from reviewer.workflows.rescore import RescoreResult
+
+    result = RescoreResult(
+        run="r", threshold=0.5, before="b", after="a", decided=0, own=n, to_pass=0,
+        to_fail=0, unreadable=n, passes=0, scored=0, tasks=0, clustered=n, applied=True,
+    )  # fmt: skip
+    lines = result.lines()
+    assert said in lines
+    one = n == 1
+    assert any(
+        line.startswith(f"{n} trial{'' if one else 's'} whose stored record")
+        and f"{'keeps its' if one else 'keep their'} outcome (import the file again to fix "
+        f"{'it' if one else 'them'})"
+        in line
+        for line in lines
+    )
+    assert any(f"{n} changed trial{'' if one else 's'} {'sits' if one else 'sit'} in" in line
+               for line in lines)  # fmt: skip
