@@ -89,6 +89,26 @@ def unknown_run(name: str, known: Iterable[str], none: str = "none") -> str:
     return f"no run named {_quoted(name)}; runs: {name_list(known, none)}"
 
 
+def unknown_queue(name: str, known: Iterable[str], none: str = "none") -> str:
+    """The one line for a queue name no queue has: the name and the queues there are."""
+    return f"no queue named {_quoted(name)}; queues: {name_list(known, none)}"
+
+
+#: The longest queue name a user may give (a default name, made of the labeler and run names, may
+#: be longer): a name is shown whole in lists and messages.
+QUEUE_NAME_ROOM = 200
+
+
+def queue_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a new queue (None: it can): empty, or over ``QUEUE_NAME_ROOM``
+    characters."""
+    if not name.strip():
+        return "a queue name must not be empty"
+    if len(name) > QUEUE_NAME_ROOM:
+        return f"a queue name is at most {QUEUE_NAME_ROOM} characters, got {len(name):,}"
+    return None
+
+
 #: The most characters of a name a message holds (a name of thousands is cut in the middle).
 MESSAGE_NAME_ROOM = 200
 

@@ -20,6 +20,7 @@ from reviewer.commands.common import (
     require_runs,
     settings_of,
 )
+from reviewer.text import unknown_queue
 from reviewer.workflows.store_access import command_db
 
 _MAX_SKIPS_SHOWN = 20
@@ -334,8 +335,7 @@ def queues(
     threshold = configured_threshold(settings_of(click.get_current_context()))[0]
     stored = list_queues(db)
     if name is not None and name not in {q.name for q in stored}:
-        known = ", ".join(_plain(q.name) for q in stored[:10]) or "none"
-        fail(f"no queue named {_plain(name)!r}; queues: {known}", 2)
+        fail(_plain(unknown_queue(name, [q.name for q in stored])), 2)
     chosen = [q for q in stored if name is None or q.name == name]
     if take or release:
         q = chosen[0]
@@ -676,8 +676,7 @@ def labels_give(
         if not queue.strip():
             fail("--queue must not be empty", 2)
         if queue not in names:
-            known = ", ".join(_plain(n) for n in names[:10]) or "none"
-            fail(f"no queue named {_plain(queue)!r}; queues: {known}", 2)
+            fail(_plain(unknown_queue(queue, names)), 2)
     try:  # the app's rule: the file given or configured, else the rubric stored last
         r = active_rubric(db, path)
     except RubricProblem as e:

@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from reviewer.commands.common import SEED, TEXT, cli_store, echo_json, fail
-from reviewer.text import one_line
+from reviewer.text import one_line, queue_name_problem
 
 #: The longest --interval: a day (time.sleep refuses much longer waits, and nan or inf).
 MAX_INTERVAL_S = 86400
@@ -151,6 +151,8 @@ def monitor(
         fail("--queue-size must be 1 or more", 2)
     if queue is not None and not queue.strip():
         fail("--queue must not be empty", 2)
+    if queue is not None and (problem := queue_name_problem(queue)) is not None:
+        fail(f"--queue: {problem}", 2)
     if not (math.isfinite(interval) and 0 < interval <= MAX_INTERVAL_S):
         fail(f"--interval must be seconds above 0 and at most {MAX_INTERVAL_S} (a day)", 2)
     db = cli_store(ctx, 2)

@@ -26,7 +26,7 @@ from reviewer.judge.settings import JudgeSettings
 from reviewer.models import Rubric
 from reviewer.store.db import Store
 from reviewer.store.judging import select_trials as select_trials
-from reviewer.text import unknown_run
+from reviewer.text import unknown_queue, unknown_run
 
 
 class JudgeFailed(Exception):
@@ -477,10 +477,7 @@ def plan(db: Store, judge: str, req: JudgeRequest) -> list[str]:
     if req.queue is not None:
         names = queue_names(db)
         if req.queue not in names:
-            raise JudgeFailed(
-                f"no queue named {req.queue!r}; queues: "
-                f"{', '.join(names) or 'none (reviewer sample)'}"
-            )
+            raise JudgeFailed(unknown_queue(req.queue, names, "none (reviewer sample)"))
     if req.trial_ids:
         from reviewer.store.queries import record_of
 

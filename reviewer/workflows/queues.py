@@ -43,7 +43,7 @@ from reviewer.store.queues import list_queues as list_queues
 from reviewer.store.queues import queue_items as queue_items
 from reviewer.store.queues import queue_progress as queue_progress
 from reviewer.store.queues import release_leases as release_leases
-from reviewer.text import unknown_run
+from reviewer.text import queue_name_problem, unknown_run
 
 #: How many trials a queue holds unless told otherwise (the usual calibration sample).
 DEFAULT_SIZE = 50
@@ -142,6 +142,8 @@ def make_queue(
     """
     if n < 1:
         raise ValueError(f"a queue holds 1 trial or more, not {n}")
+    if name is not None and (problem := queue_name_problem(name)) is not None:
+        raise QueueScopeError(problem)
     wanted = sorted({*runs, *([run] if run is not None else [])})
     known = run_names(db)
     for one in wanted:

@@ -4,6 +4,7 @@ progress lines in piped output."""
 from __future__ import annotations
 
 import io
+import json
 import sys
 from pathlib import Path
 
@@ -29,6 +30,28 @@ def test_empty_queue_and_sample_name_are_refused(tmp_path: Path) -> None:
     assert code == 2 and err == "reviewer: --queue must not be empty\n"
     code, out, err = run_cli("--db", "x.db", "queues")
     assert "no queues yet" in err  # nothing was made
+
+
+def test_a_queue_name_has_a_length_and_a_message_cuts_long_ones(tmp_path: Path) -> None:
+    """A queue of a 100,000-character name was made, and every 'no queue named …; queues: …'
+    after it was 100,000 characters long, --json too (found by an attack): a name given is at
+    most 200 characters, and a message lists the queues as it lists runs (a name past 200 cut in
+    the middle, 8 names and how many more)."""
+    write_jsonl(tmp_path / "r.jsonl", [native_trial("t1"), native_trial("t2", False)])
+    assert run_cli("--db", "x.db", "import", str(tmp_path / "r.jsonl"))[0] == 0
+    code, _, err = run_cli("--db", "x.db", "sample", "--size", "1", "--name", "n" * 100_000)
+    assert code == 2 and err == "reviewer: a queue name is at most 200 characters, got 100,000\n"
+    code, _, err = run_cli("--db", "x.db", "monitor", "--no-judge", "--queue", "n" * 201)
+    assert (
+        code == 2 and err == "reviewer: --queue: a queue name is at most 200 characters, got 201\n"
+    )
+    long = "q" * 200
+    assert run_cli("--db", "x.db", "sample", "--size", "1", "--name", long)[0] == 0
+    code, _, err = run_cli("--db", "x.db", "labels", "give", "t1", "fail", "--queue", "nosuch")
+    assert code == 2 and err.startswith("reviewer: no queue named 'nosuch'; queues: 'qqq")
+    assert long in err and len(err) < 300
+    code, out, err = run_cli("--db", "x.db", "queues", "nosuch", "--json")
+    assert code == 2 and json.loads(out)["error"] == err.removeprefix("reviewer: ").strip()
 
 
 def test_audit_progress_lines_not_in_piped_output(tmp_path: Path) -> None:
