@@ -80,7 +80,11 @@ def write_atomic(path: Path, chunks: Iterable[str], keep_existing: bool = False)
         raise OSError(
             errno.EINVAL, "not a regular file (a device, a pipe or a socket): give a file name"
         )
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):  # a file on the way: "afile: File exists"
+        above = next((p for p in path.parents if p.exists() and not p.is_dir()), path.parent)
+        raise OSError(errno.ENOTDIR, f"{above} is a file, not a folder") from None
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:

@@ -196,3 +196,16 @@ def test_export_of_a_trial_that_is_not_there_names_it(sample_db: Path) -> None:
     assert code == 1
     assert json.loads(out)["error"].startswith("no trial with id 'nope'")
     assert not Path("x.jsonl").exists()
+
+
+def test_an_out_path_under_a_file_says_the_file_is_no_folder(
+    tmp_path: Path, sample_db: Path
+) -> None:
+    """`--out afile/x.jsonl` said "afile: File exists", and one more level down "Not a
+    directory" (found by an attack): both name the file that is in the way."""
+    (tmp_path / "afile").write_text("")
+    for out in ("afile/x.jsonl", "afile/deeper/x.jsonl"):
+        code, _, err = invoke(
+            "--db", str(sample_db), "export", "--judge-fails", "--out", str(tmp_path / out)
+        )
+        assert code == 1 and err.endswith(f"{tmp_path / 'afile'} is a file, not a folder\n"), err
