@@ -481,8 +481,10 @@ def trial_from_dict(obj: Any) -> Trial:
     if not isinstance(obj, dict):
         raise RecordError(f"expected a JSON object, got {type(obj).__name__}")
     task_id = obj.get("task_id")
-    if task_id is None or task_id == "":
+    if task_id is None:
         raise RecordError("missing task_id")
+    if task_id == "":
+        raise RecordError("task_id is empty")
     if not isinstance(task_id, str | int):
         raise RecordError("task_id must be a string")
     raw_messages = obj.get("messages")

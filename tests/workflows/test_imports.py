@@ -166,6 +166,10 @@ def test_record_without_task_id_is_skipped_with_its_line(tmp_path: Path) -> None
     assert code == 0
     assert f"{f}:2: missing task_id" in err
     assert count(Path("x.db")) == 1
+    # an empty one is there, and said to be empty (it read "missing", found by an attack)
+    f = write_jsonl(tmp_path / "e.jsonl", [native_trial("y"), {**native_trial("b"), "task_id": ""}])
+    code, _, err = run_cli("--db", "x.db", "import", str(f))
+    assert code == 0 and f"{f}:2: task_id is empty" in err
 
 
 def test_non_utf8_line_is_reported(tmp_path: Path) -> None:
