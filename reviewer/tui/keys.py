@@ -206,7 +206,9 @@ KEY_MAP: tuple[KeyRow, ...] = (
         ("runs.label", "transcript.label"),
     ),
     KeyRow("A", "judge agreement", ("runs.agreement",)),
-    KeyRow("U", "audit the run (leaked state, copies, hollow passes)", ("runs.audit",)),
+    KeyRow(
+        "U", "audit the run (leaked state, copies, hollow passes)", ("runs.audit", "tasks.audit")
+    ),
     KeyRow("D", "power plan: the smallest drop a comparison detects", ("runs.plan",)),
     KeyRow("G", "gate the run against the baseline", ("runs.gate",)),
     KeyRow("M", "monitor production traffic by window", ("runs.monitor",)),

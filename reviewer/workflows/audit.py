@@ -153,20 +153,32 @@ def summary_line(audits: Sequence[RunAudit]) -> str | None:
     return f"audit: {shown}{more} (see `reviewer audit`)"
 
 
-def warning_of(summary: dict[str, Any]) -> str | None:
-    """The warning a report header shows for a run with findings, else None."""
+def warning_of(summary: dict[str, Any], *, short: bool = False) -> str | None:
+    """The warning a report header shows for a run with findings, else None; ``short``: its facts
+    alone, for a screen that names the run and says its key (``the audit found …; pass^k …``)."""
     counts = {k: v for k, v in (summary.get("counts") or {}).items() if v}
     if not counts:
         return None
     parts = [kind_count(k, n) for k, n in counts.items()]
     run = str(summary.get("run"))
-    line = f"warning: run {_one_line(run)}: the audit found " + ", ".join(parts)
+    line = "the audit found " + ", ".join(parts)
     k = summary.get("k")
     reported, once = summary.get("pass_hat_k_reported"), summary.get("pass_hat_k_copies_once")
     if counts.get("copy") and reported != once:
         fmt = lambda v: "-" if v is None else f"{v:.2f}"  # noqa: E731
         line += f"; pass^{k} {fmt(reported)}, {copies_once(k, once)}"
-    return line + f" (reviewer audit --run {_one_line(shlex.quote(run))})"
+    if short:
+        return line
+    return f"warning: run {_one_line(run)}: {line} (reviewer audit --run {_one_line(shlex.quote(run))})"
+
+
+def audit_note(db: Store, run: str) -> str | None:
+    """What the screens say of ``run``'s stored audit (``warning_of``'s short line), None when it
+    found nothing or never ran (the audit runs after every import; a screen does not run it)."""
+    from reviewer.store.audit import audit_state
+
+    state = audit_state(db, run)  # the summary alone: a run's findings may be thousands
+    return None if state is None else warning_of(state.summary, short=True)
 
 
 def _one_line(name: str) -> str:

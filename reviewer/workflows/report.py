@@ -71,6 +71,7 @@ class TasksOverview:
     warning: str = ""  # the graded-rewards warning ("" when none)
     #: each task's mean reward over its scored trials, when some reward of the run is partial
     rewards: dict[str, float] = field(default_factory=dict)
+    audit: str = ""  # what the audit found (``audit.audit_note``: copies, replays…; "" when none)
 
 
 @dataclass
@@ -166,7 +167,17 @@ def tasks_overview(db: Store, run: str, k: int | None = None) -> TasksOverview:
     words = "" if rule.is_default else rule.describe()
     # the default rule on graded rewards: only full rewards pass
     warning = graded_warning(db, run, short=True) or ""
-    return TasksOverview(k, rows, words, average_summary(report, k), warning, task_rewards(db, run))
+    from reviewer.workflows.audit import audit_note
+
+    return TasksOverview(
+        k,
+        rows,
+        words,
+        average_summary(report, k),
+        warning,
+        task_rewards(db, run),
+        audit_note(db, run) or "",
+    )
 
 
 def task_rates(n: int, c: int, k: int) -> dict[str, Any]:

@@ -130,3 +130,43 @@ async def test_the_view_says_how_many_findings_were_not_stored(tmp_path: Path) -
         summary = str(app.screen.query_one("#audit-summary", Static).render())
         assert "450 leaks" in summary
         assert "350 more leaks not stored (the first 100 of each kind are)" in summary
+
+
+async def test_the_runs_and_tasks_screens_say_what_the_audit_found(
+    audited_db: Path, tmp_path: Path
+) -> None:
+    """`reviewer report` warned of the audit's copy group beside pass^k, and the app's runs and
+    tasks screens showed the same pass^k without a word: only U told (found by a review). Both
+    now say it under the table, U first; a clean run says nothing."""
+    from tests.support.audit_sim import Sim
+
+    app = ReviewerApp(db_path=audited_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        warning = str(app.screen.query_one("#runs-warning", Static).render())
+        assert warning.startswith("⚠ U on it: audit · ")
+        assert "[red]x[/]" in warning and "\x1b" not in warning
+        assert "the audit found 1 leak, 1 copy group, 1 hollow pass" in warning
+        assert "clean" not in warning
+        await pilot.press("enter")  # the planted run's tasks
+        await settle(app, pilot)
+        line = str(app.screen.query_one("#tasks-warning", Static).render())
+        assert line.startswith("⚠ U: audit · the audit found 1 leak, 1 copy group")
+        await pilot.press("U")
+        await settle(app, pilot)
+        assert isinstance(app.screen, AuditScreen) and app.screen.run == HOSTILE
+    # more than two flagged runs: one line names them (a line each would push the table away)
+    for i in range(2):
+        sim = Sim(seed=5 + i, tasks=4, trials=4, random_ids=True, run=f"more-{i}")
+        sim.plant_copy("task_01", 0, 3)
+        code, _, err = run_cli(
+            "--db", str(audited_db), "import",
+            str(write_jsonl(tmp_path / f"m{i}.jsonl", sim.records())),
+        )  # fmt: skip
+        assert code == 0, err
+    app = ReviewerApp(db_path=audited_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        warning = str(app.screen.query_one("#runs-warning", Static).render())
+        assert warning.startswith("⚠ U on it: audit · the audit found something in 3 runs: ")
+        assert "'more-0'" in warning and "clean" not in warning

@@ -46,9 +46,10 @@ NAME_MIN = 24
 
 
 class RunWarnings(Message):
-    def __init__(self, lines: dict[str, str]) -> None:
+    def __init__(self, lines: dict[str, str], audits: dict[str, str] | None = None) -> None:
         super().__init__()
         self.lines = lines  # run -> its graded-rewards warning
+        self.audits = audits or {}  # run -> what its audit found (``audit_note``)
 
 
 class RunsScreen(ReviewerScreen):
@@ -252,12 +253,14 @@ class RunsScreen(ReviewerScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="runs-warnings")
     def load_warnings(self, runs: list[str]) -> None:
-        """Runs whose rewards look graded while no pass rule was chosen, after the table is shown."""
-        from reviewer.workflows.audit import graded_warning
+        """Runs whose rewards look graded while no pass rule was chosen, and runs whose audit
+        found something (copies, replays, leaked state), after the table is shown."""
+        from reviewer.workflows.audit import audit_note, graded_warning
 
         with self.store() as db:
             found = {run: line for run in runs if (line := graded_warning(db, run, short=True))}
-        self.post_message(RunWarnings(found))
+            audits = {run: line for run in runs if (line := audit_note(db, run))}
+        self.post_message(RunWarnings(found, audits))
 
     def on_run_warnings(self, message: RunWarnings) -> None:
         self.warnings = message.lines
@@ -266,6 +269,19 @@ class RunsScreen(ReviewerScreen):
             f"⚠ P on it: pass threshold · {self.shown_names.get(run, run)}: {line}"
             for run, line in message.lines.items()
         ]
+        audited = list(message.audits.items())
+        if len(audited) <= 2:  # as the report's header warns: these runs' numbers count copies
+            lines += [
+                f"⚠ U on it: audit · {self.shown_names.get(run, run)}: {line}"
+                for run, line in audited
+            ]
+        else:  # a line each would push the table away: the runs named, U says the rest
+            from reviewer.text import name_list
+
+            names = name_list([self.shown_names.get(run, run) for run, _ in audited])
+            lines.append(
+                f"⚠ U on it: audit · the audit found something in {len(audited)} runs: {names}"
+            )
         warning = self.query_one("#runs-warning", Static)
         warning.update(safe_text("\n".join(lines), "yellow") if lines else "")
         warning.display = bool(lines)  # no line at all for runs judged by a rule they fit

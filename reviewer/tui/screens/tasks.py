@@ -38,6 +38,7 @@ class TasksLoaded(Message):
         averages: str = "",
         warning: str = "",
         rewards: dict[str, float] | None = None,
+        audit: str = "",
     ) -> None:
         super().__init__()
         self.k = k
@@ -46,6 +47,7 @@ class TasksLoaded(Message):
         self.averages = averages  # the run's averages with their intervals, in words
         self.warning = warning  # the graded-rewards warning
         self.rewards = rewards or {}  # mean reward by task, when some rewards are partial
+        self.audit = audit  # what the audit found (copies counted once change pass^k)
 
 
 class FlakinessLoaded(Message):
@@ -62,6 +64,7 @@ class TasksScreen(ReviewerScreen):
         Binding("y", "flaky_only", "Flaky only", id="tasks.flaky"),
         Binding("k", "choose_k", "Choose k", id="tasks.k"),
         Binding("P", "rescore", "Pass threshold", id="tasks.rescore", show=False),
+        Binding("U", "audit", "Audit", id="tasks.audit", show=False),
         Binding("R", "reload", "Reload", show=False, id="tasks.reload"),
         Binding("escape", "app.pop_screen", "Back", id="tasks.back"),
     ]
@@ -137,7 +140,9 @@ class TasksScreen(ReviewerScreen):
         with self.store() as db:
             got = tasks_overview(db, self.run, getattr(self.app, "pass_k", None) or self.runs_k)
         self.post_message(
-            TasksLoaded(got.k, got.rows, got.pass_rule, got.averages, got.warning, got.rewards)
+            TasksLoaded(
+                got.k, got.rows, got.pass_rule, got.averages, got.warning, got.rewards, got.audit
+            )
         )
 
     def on_tasks_loaded(self, message: TasksLoaded) -> None:
@@ -145,9 +150,12 @@ class TasksScreen(ReviewerScreen):
         self.rewards = message.rewards
         warning = self.query_one("#tasks-warning", Static)
         self.warning = message.warning
-        line = f"⚠ P: pass threshold · {message.warning}"  # the key first: never cut
-        warning.update(safe_text(line, "yellow") if message.warning else "")
-        warning.display = bool(message.warning)
+        # the key first: never cut
+        lines = [f"⚠ P: pass threshold · {message.warning}"] if message.warning else []
+        if message.audit:  # as the report's header warns: these numbers count copies
+            lines.append(f"⚠ U: audit · {message.audit}")
+        warning.update(safe_text("\n".join(lines), "yellow") if lines else "")
+        warning.display = bool(lines)
         self.query_one("#tasks-average", Static).update(safe_text(message.averages))
         table = self.query_one("#tasks", DataTable)
         table.clear(columns=True)
@@ -253,6 +261,11 @@ class TasksScreen(ReviewerScreen):
                 self.sort_index = i
                 self._fill()
                 return
+
+    def action_audit(self) -> None:
+        from reviewer.tui.screens.audit import AuditScreen
+
+        self.app.push_screen(AuditScreen(self.run))
 
     def action_rescore(self) -> None:
         from reviewer.tui.screens.rescore import RescoreModal
