@@ -26,6 +26,13 @@ class RunRow:
     model: str | None = None  # the model the run's trials name (Inspect logs), if one
 
 
+def import_order(db: Store) -> dict[str, int]:
+    """Each run's first trial's place in import order (its smallest seq): runs imported within one
+    second (a folder's files) in the order they were written, which ``imported_at`` cannot tell."""
+    rows = db.execute("SELECT run, MIN(first_seq) FROM task_stats GROUP BY run").fetchall()
+    return {str(run): int(seq) for run, seq in rows}
+
+
 def list_runs(db: Store) -> list[RunRow]:
     """Every run; ``trials`` counts the scored ones (pass or fail), infra and unscored beside.
 

@@ -31,6 +31,7 @@ class ReviewerCommands(Provider):
         self.entries: list[_Entry] = [] if self.blind else await asyncio.to_thread(self._load)
 
     def _load(self) -> list[_Entry]:
+        from reviewer.workflows.compare import comparable_pair
         from reviewer.workflows.trials import list_runs, task_table
 
         entries: list[_Entry] = []
@@ -72,12 +73,13 @@ class ReviewerCommands(Provider):
             # compare and gate the newest runs with scored trials: an unscored run (production
             # traffic imported for the monitor) compares as n/a on every row
             scored = [r.name for r in listed if r.trials > 0] or runs
-            if len(scored) >= 2:
-                old, new = scored[-2], scored[-1]
+            if pair := comparable_pair(db):
+                old, new = pair
                 entries.append(
                     _Entry(
                         f"compare {clean(old, single_line=True)} → {clean(new, single_line=True)}",
-                        "the two newest runs with scored trials",
+                        "the newest run with scored trials against the newest before it with "
+                        "the same tasks",
                         partial(self._compare, old, new),
                     )
                 )

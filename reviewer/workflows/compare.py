@@ -102,3 +102,23 @@ def view_comparison(
     cmp = compare_stored(db, old, new, k=k, seed=seed, outcome=outcome)
     curves = {r: passk_curve([(n, c) for _, n, c in task_counts(db, r)]) for r in (old, new)}
     return ComparisonView(cmp, curves, audit_warnings(db, [old, new]))
+
+
+def comparable_pair(db: Store) -> tuple[str, str] | None:
+    """The two runs worth comparing by default (the app's palette offers them): the newest run
+    with scored trials, against the newest earlier one that holds at least half the tasks of
+    the smaller of the two; None when no earlier run does. Two evals of other tasks imported
+    together share a task id by chance ("1"), and their comparison read 1.00 → 1.00."""
+    from reviewer.store.queries import import_order, list_runs, task_table
+
+    order = import_order(db)
+    scored = sorted((r.name for r in list_runs(db) if r.trials > 0), key=lambda r: order.get(r, 0))
+    if len(scored) < 2:
+        return None
+    new = scored[-1]
+    mine = {t.task_id for t in task_table(db, new)}
+    for old in reversed(scored[:-1]):
+        theirs = {t.task_id for t in task_table(db, old)}
+        if mine and theirs and 2 * len(mine & theirs) >= min(len(mine), len(theirs)):
+            return old, new
+    return None
