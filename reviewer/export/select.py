@@ -21,7 +21,7 @@ from reviewer.store.export_select import (
     trial_keys,
 )
 from reviewer.store.queries import run_names
-from reviewer.text import unknown_run
+from reviewer.text import unknown_cluster, unknown_run
 
 
 class SelectionError(ValueError):
@@ -68,9 +68,8 @@ def resolve_cluster(db: Store, ref: str) -> str:
     matches = [c for c in ids if c.startswith(ref)]
     if len(matches) == 1:
         return matches[0]
-    shown = ", ".join(ids[:8]) + (" …" if len(ids) > 8 else "")
     why = "matches several clusters" if matches else "is not a cluster id, prefix or rank"
-    raise SelectionError(f"--cluster {ref!r} {why}; clusters: {shown}")
+    raise SelectionError(unknown_cluster(ref, why, matches or ids))
 
 
 def _check_runs(db: Store, runs: Sequence[str]) -> None:
