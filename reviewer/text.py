@@ -89,6 +89,12 @@ def unknown_run(name: str, known: Iterable[str], none: str = "none") -> str:
     return f"no run named {_quoted(name)}; runs: {name_list(known, none)}"
 
 
+def unknown_cluster(ref: str, why: str, known: Iterable[str], none: str = "none") -> str:
+    """The one line for a --cluster value that names no cluster of the newest clustering: the value,
+    ``why`` ("is not a cluster id, prefix or rank", "matches several clusters") and the ids there are."""
+    return f"--cluster {_quoted(ref)} {why}; clusters: {name_list(known, none)}"
+
+
 def unknown_queue(name: str, known: Iterable[str], none: str = "none") -> str:
     """The one line for a queue name no queue has: the name and the queues there are."""
     return f"no queue named {_quoted(name)}; queues: {name_list(known, none)}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import click
@@ -19,6 +20,12 @@ def register(group: click.Group) -> None:
 @click.command()
 @click.option("--run", default=None, help="Only trials of this run.")
 @click.option("--task", default=None, help="Only trials of this task.")
+@click.option(
+    "--cluster",
+    default=None,
+    metavar="ID",
+    help="Only trials of this failure cluster (newest clustering): id, id prefix or rank.",
+)
 @click.option(
     "--outcome",
     type=click.Choice(["pass", "fail", "infra", "unscored"]),
@@ -62,6 +69,7 @@ def trials(
     ctx: click.Context,
     run: str | None,
     task: str | None,
+    cluster: str | None,
     outcome: Any,
     verdict: Any,
     label: Any,
@@ -79,8 +87,9 @@ def trials(
     \b
     reviewer trials --outcome fail --sort cost            # the most expensive failures
     reviewer trials --run support-v2 --sort latency --json
+    reviewer trials --cluster 1                           # the biggest failure cluster's trials
     """
-    from reviewer.workflows.trials import SearchError, TrialFilter, list_trials
+    from reviewer.workflows.trials import SearchError, TrialFilter, list_trials, resolve_cluster
 
     if ascending and sort is None:
         fail("--ascending goes with --sort")
@@ -98,6 +107,11 @@ def trials(
     )
     with cli_store(ctx, needs_runs=True) as db:
         require_runs(db, ctx, [run] if run else [])
+        if cluster is not None:
+            try:
+                f = replace(f, cluster_id=resolve_cluster(db, cluster))
+            except ValueError as e:
+                fail(str(e), 2)
         try:
             listing = list_trials(db, f, limit=limit)
         except SearchError as e:

@@ -21,7 +21,7 @@ from reviewer.store.export_select import (
     trial_keys,
 )
 from reviewer.store.queries import run_names
-from reviewer.text import unknown_run
+from reviewer.text import unknown_cluster, unknown_run
 
 
 class SelectionError(ValueError):
@@ -68,9 +68,8 @@ def resolve_cluster(db: Store, ref: str) -> str:
     matches = [c for c in ids if c.startswith(ref)]
     if len(matches) == 1:
         return matches[0]
-    shown = ", ".join(ids[:8]) + (" …" if len(ids) > 8 else "")
     why = "matches several clusters" if matches else "is not a cluster id, prefix or rank"
-    raise SelectionError(f"--cluster {ref!r} {why}; clusters: {shown}")
+    raise SelectionError(unknown_cluster(ref, why, matches or ids))
 
 
 def _check_runs(db: Store, runs: Sequence[str]) -> None:
@@ -80,12 +79,11 @@ def _check_runs(db: Store, runs: Sequence[str]) -> None:
             raise SelectionError(unknown_run(r, known))
 
 
-def select(db: Store, sel: Selection) -> list[Candidate]:
-    """The trials to export, in (run, task, trial) order. Raises SelectionError for unknown names."""
-    _check_runs(db, sel.runs)
-    cluster = resolve_cluster(db, sel.cluster) if sel.cluster is not None else None
-    labels = human_labels(db, sel.labeler)
-    verdicts = latest_trial_verdicts(db)
+def _sources(
+    db: Store, sel: Selection, labels: dict[str, Label], verdicts: dict[str, JudgeVerdict]
+) -> dict[str, str]:
+    """trial id -> why it is a candidate (human, judge, harness), before the run, cluster and list
+    narrow the selection: the one rule both ``select`` and ``skipped_reasons`` follow."""
     sources = {tid: "human" for tid, label in labels.items() if label.verdict == "fail"}
     passed = human_passes(db) if sel.include_judge or sel.include_harness else set()
     if sel.include_judge:
@@ -96,6 +94,16 @@ def select(db: Store, sel: Selection) -> list[Candidate]:
         for tid in harness_fails(db):
             if tid not in sources and tid not in passed:
                 sources[tid] = "harness"
+    return sources
+
+
+def select(db: Store, sel: Selection) -> list[Candidate]:
+    """The trials to export, in (run, task, trial) order. Raises SelectionError for unknown names."""
+    _check_runs(db, sel.runs)
+    cluster = resolve_cluster(db, sel.cluster) if sel.cluster is not None else None
+    labels = human_labels(db, sel.labeler)
+    verdicts = latest_trial_verdicts(db)
+    sources = _sources(db, sel, labels, verdicts)
     if sel.trial_ids is not None:
         wanted = set(sel.trial_ids)
         sources = {tid: s for tid, s in sources.items() if tid in wanted}
@@ -131,38 +139,71 @@ def one_per_cluster(candidates: Sequence[Candidate]) -> list[Candidate]:
 
 
 def skipped_reasons(db: Store, sel: Selection, chosen: Sequence[Candidate]) -> str:
-    """Why the trials of ``sel.trial_ids`` that were not chosen were left out, in one line ("" when
-    no trial was left out or the selection is not a list of trials)."""
-    from reviewer.store.export_select import trial_outcomes
+    """Why the trials of the chosen scope that were not chosen were left out, in one line: the scope
+    is the listed trials (``sel.trial_ids``: a trial, a trials list), else the cluster's members
+    (of ``sel.runs`` when given). "" when none was left out or the scope is neither."""
+    from reviewer.store.export_select import label_verdicts, trial_outcomes
 
-    if sel.trial_ids is None:
+    members = memberships(db)
+    cluster = resolve_cluster(db, sel.cluster) if sel.cluster is not None else None
+    if sel.trial_ids is not None:
+        scope = list(dict.fromkeys(sel.trial_ids))
+    elif cluster is not None:
+        scope = [t for t, m in members.items() if m.cluster_id == cluster]
+        if sel.runs:
+            in_runs = trial_keys(db, scope, sel.runs)
+            scope = [t for t in scope if t in in_runs]
+    else:
         return ""
     taken = {c.key.trial_id for c in chosen}
-    left = [t for t in dict.fromkeys(sel.trial_ids) if t not in taken]
+    left = [t for t in scope if t not in taken]
     if not left:
         return ""
     labels = human_labels(db, sel.labeler)
     verdicts = latest_trial_verdicts(db)
+    sources = _sources(db, sel, labels, verdicts)
+    anyones = label_verdicts(db) if sel.labeler is not None else {}
     outcomes = trial_outcomes(db, left)
+    keys = trial_keys(db, left)
     reasons: dict[str, int] = {}
     for tid in left:
         label = labels.get(tid)
-        verdict = verdicts.get(tid)
+        judged = verdicts.get(tid)
+        verdict = judged.verdict if judged is not None else None
         outcome = outcomes.get(tid, "")
-        if label is not None and label.verdict == "pass":
+        key = keys.get(tid)
+        if key is None:
+            why = "not stored"
+        elif sel.runs and key.run not in sel.runs:
+            why = "not in run " + ", ".join(sel.runs)
+        elif cluster is not None and (tid not in members or members[tid].cluster_id != cluster):
+            why = f"not in cluster {cluster}"
+        elif tid in sources:  # chosen, then left out for another trial of its cluster
+            why = "more of a cluster with one task exported (one per cluster)"
+        elif label is not None and label.verdict == "pass":
             why = "labeled pass by a human"
         elif label is not None and label.verdict == "skip":
             why = "labeled skip"
-        elif verdict is not None and verdict.verdict == "fail" and not sel.include_judge:
-            why = "judge fails"
+        elif "pass" in anyones.get(tid, ()) and (verdict == "fail" or outcome == "fail"):
+            why = "labeled pass by a human"
+        elif "fail" in anyones.get(tid, ()):
+            why = f"labeled fail by others, not {sel.labeler}"
+        elif verdict == "fail":
+            why = "judge fails" if not sel.include_judge else "judge fails a human labeled pass"
         elif outcome == "pass":
             why = "passed"
         elif outcome == "infra":
             why = "infrastructure errors"
         elif outcome == "unscored":
             why = "unscored, no fail label"
-        elif outcome == "fail" and not sel.include_harness:
-            why = "harness failures nobody labeled"
+        elif outcome == "fail" and sel.include_harness:
+            why = "harness failures a human labeled pass"
+        elif outcome == "fail" and verdict == "pass":
+            why = "harness failures the judge passed"
+        elif outcome == "fail" and verdict == "error":
+            why = "harness failures the judge could not grade"
+        elif outcome == "fail":
+            why = "harness failures nobody labeled or judged"
         else:
             why = "not a failure a human or judge named"
         reasons[why] = reasons.get(why, 0) + 1

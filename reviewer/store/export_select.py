@@ -74,6 +74,14 @@ def human_passes(db: Store) -> set[str]:
     return {tid for (tid, _), label in current_labels(db).items() if label.verdict == "pass"}
 
 
+def label_verdicts(db: Store) -> dict[str, set[str]]:
+    """trial id -> the verdicts of every labeler's standing label on it."""
+    out: dict[str, set[str]] = {}
+    for (tid, _), label in current_labels(db).items():
+        out.setdefault(tid, set()).add(label.verdict)
+    return out
+
+
 def latest_trial_verdicts(db: Store) -> dict[str, JudgeVerdict]:
     """trial id -> the latest verdict of any judge."""
     rows = db.execute(

@@ -60,6 +60,15 @@ def match_snippets(
     return out
 
 
+def resolve_cluster(db: Store, ref: str) -> str:
+    """The id of a cluster of the newest clustering from its id, a unique id prefix or its rank as
+    `reviewer cluster` prints it: what ``TrialFilter.cluster_id`` takes, resolved as
+    `export --cluster` resolves it. ValueError (one line naming the clusters there are) otherwise."""
+    from reviewer.export.select import resolve_cluster as resolve
+
+    return resolve(db, ref)
+
+
 @dataclass(frozen=True)
 class TrialListing:
     """One page of the list: its rows, how many trials match, and the filter and order it used;

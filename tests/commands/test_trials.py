@@ -72,3 +72,27 @@ def test_a_usage_error_with_json_still_prints_json(tmp_path: Path) -> None:
         assert done.exit_code == 2 and len(json.loads(done.stdout)) == 1, done.stdout
     plain = CliRunner().invoke(cli, ["--db", db, "report", "--k", "5000"])
     assert plain.exit_code == 2 and plain.stdout == "", plain.stdout
+
+
+def test_an_unknown_cluster_is_one_line_naming_the_clusters(tmp_path: Path) -> None:
+    from tests.conftest import SAMPLE_RUNS, sample_copy
+
+    db = str(sample_copy(tmp_path / "s.db", SAMPLE_RUNS, "cluster"))
+    ranked = json.loads(
+        CliRunner().invoke(cli, ["--db", db, "cluster", "--stored", "--json"]).stdout
+    )
+    first = ranked["clusters"][0]["id"]
+    done = CliRunner().invoke(cli, ["--db", db, "trials", "--cluster", "zz"])
+    assert done.exit_code == 2 and done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(
+        f"reviewer: --cluster 'zz' is not a cluster id, prefix or rank; clusters: '{first}', "
+    )
+    done = CliRunner().invoke(cli, ["--db", db, "trials", "--cluster", "zz", "--json"])
+    assert done.exit_code == 2 and json.loads(done.stdout)["error"] == line.removeprefix(
+        "reviewer: "
+    )
+    one = json.loads(
+        CliRunner().invoke(cli, ["--db", db, "trials", "--cluster", "1", "--json"]).stdout
+    )
+    assert one["filter"] == {"cluster_id": first} and one["total"] == ranked["clusters"][0]["size"]

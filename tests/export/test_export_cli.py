@@ -209,3 +209,36 @@ def test_an_out_path_under_a_file_says_the_file_is_no_folder(
             "--db", str(sample_db), "export", "--judge-fails", "--out", str(tmp_path / out)
         )
         assert code == 1 and err.endswith(f"{tmp_path / 'afile'} is a file, not a folder\n"), err
+
+
+def test_a_cluster_export_counts_every_member_it_leaves_out(sample_db: Path) -> None:
+    """`export --cluster 1 --judge-fails` wrote 9 of 17 and said nothing of the 8 the judge passed."""
+    db = open_store(sample_db)
+    try:
+        sizes = [
+            r[0]
+            for r in db.execute(
+                "SELECT size FROM clusters WHERE clustering_id = (SELECT MAX(id) FROM clusterings) "
+                "ORDER BY size DESC, rank"
+            ).fetchall()
+        ]
+    finally:
+        db.close()
+    said = []
+    for rank, size in enumerate(sizes, 1):
+        args = ["export", "--cluster", str(rank), "--judge-fails", "--json", "--out", f"c{rank}"]
+        code, out, err = invoke("--db", str(sample_db), *args)
+        if code == 1:  # nothing: the reasons are in the error, every member counted
+            skipped = json.loads(out)["error"].split(" (", 1)[1].split(")")[0]
+            selected = 0
+        else:
+            assert code == 0, err
+            skipped, selected = json.loads(out)["skipped"], json.loads(out)["selected"]
+            assert not skipped or skipped in err.splitlines()
+        left_out = int(skipped.split()[1]) if skipped else 0
+        assert selected + left_out == size, (rank, skipped)
+        if skipped:
+            counts = [int(part.split()[0]) for part in skipped.split(": ", 1)[1].split(", ")]
+            assert sum(counts) == left_out
+        said.append(skipped)
+    assert any("harness failures the judge passed" in s for s in said), said

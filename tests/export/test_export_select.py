@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from reviewer.export.select import Selection, SelectionError, resolve_cluster, select
+from reviewer.export.select import (
+    Selection,
+    SelectionError,
+    resolve_cluster,
+    select,
+    skipped_reasons,
+)
 from reviewer.store.labels import add_label, undo_last
 from tests.export.conftest import BuildDb, Spec
 
@@ -146,3 +152,40 @@ def test_trial_ids_narrow_to_a_trial_or_a_list(build_db: BuildDb) -> None:
     assert chosen(db, trial_ids=(ids[0],)) == []
     assert chosen(db, trial_ids=(ids[0],), include_judge=True) == [(1, "judge")]
     assert chosen(db, trial_ids=tuple(ids)) == [(2, "human")]
+
+
+def test_every_trial_of_a_cluster_or_list_left_out_is_counted_with_its_reason(
+    build_db: BuildDb,
+) -> None:
+    """`export --cluster 1 --judge-fails` left out the cluster's judge passes without a word."""
+    db, ids = build_db(
+        [
+            Spec("a", "fail", "k"),
+            Spec("b", "pass", "k"),
+            Spec("c", "pass", "k"),
+            Spec("d", None, "k"),
+            Spec("e", "fail", "k"),
+            Spec("f", "pass", "other"),
+        ]
+    )
+    add_label(db, ids[4], "ana", "pass")
+    sel = Selection(cluster="k", include_judge=True)
+    got = select(db, sel)
+    assert [c.key.trial for c in got] == [1]
+    assert skipped_reasons(db, sel, got) == (
+        "skipped 4 trials: 2 harness failures the judge passed, "
+        "1 harness failures nobody labeled or judged, 1 labeled pass by a human"
+    )
+    listed = Selection(trial_ids=(ids[0], ids[1], ids[3], ids[5]), include_judge=True)
+    assert skipped_reasons(db, listed, select(db, listed)) == (
+        "skipped 3 trials: 2 harness failures the judge passed, "
+        "1 harness failures nobody labeled or judged"
+    )
+    both = Selection(cluster="k", trial_ids=(ids[0], ids[5]), include_judge=True)
+    assert skipped_reasons(db, both, select(db, both)) == "skipped 1 trial: 1 not in cluster k"
+    one = Selection(cluster="k", include_judge=True, include_harness=True, one_per_cluster=True)
+    assert skipped_reasons(db, one, select(db, one)) == (
+        "skipped 4 trials: 3 more of a cluster with one task exported (one per cluster), "
+        "1 labeled pass by a human"
+    )
+    assert skipped_reasons(db, Selection(include_judge=True), got) == ""  # no scope: no list

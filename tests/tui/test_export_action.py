@@ -106,7 +106,12 @@ async def test_export_the_cluster_under_the_cursor(db_and_ids: tuple[Path, dict[
         await settle(app, pilot)
         exported = tasks()
         assert exported and {t["provenance"]["cluster"]["id"] for t in exported} == {cluster.id}
-        assert any(f"from {cluster.name} [{cluster.id}]" in m for m in messages(app))
+        said = "\n".join(messages(app))
+        assert f"from {cluster.name} [{cluster.id}]" in said
+        # every member left out is counted with its reason (the judge's passes were left unsaid)
+        (skipped,) = [line for line in said.splitlines() if line.startswith("skipped ")]
+        assert len(exported) + int(skipped.split()[1]) == cluster.size
+        assert "harness failures the judge passed" in skipped
 
 
 async def test_export_the_filtered_list_and_from_the_palette(

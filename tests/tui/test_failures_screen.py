@@ -214,3 +214,32 @@ def test_long_task_lists_are_summarised() -> None:
     tasks = [f"task_{i:02}" for i in range(12)]
     assert tasks_summary(tasks) == "12 tasks: task_00, task_01, task_02 and 9 more"
     assert tasks_summary(tasks[:4]) == "task_00, task_01, task_02, task_03"
+
+
+async def test_the_cli_lists_the_trials_the_app_filters_by_cluster(clustered: Path) -> None:
+    """Enter on a cluster filters the trials list by it; `reviewer trials --cluster` (id, prefix or
+    rank) had no such option and now lists the same trials."""
+    app = ReviewerApp(db_path=clustered)
+    async with app.run_test(size=SIZE) as pilot:
+        table = await open_failures(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, FailuresScreen)
+        table.move_cursor(row=1)
+        await pilot.pause()
+        cluster = screen.rows[1]
+        await pilot.press("enter")
+        await settle(app, pilot)
+        from reviewer.tui.screens.trials import TrialsScreen
+
+        trials = app.screen
+        assert isinstance(trials, TrialsScreen) and trials.filter.cluster_id == cluster.id
+        shown = trials.page.total
+        first = [r.id for r in trials.page.rows]
+    assert shown == cluster.size > 0
+    for ref in (cluster.id, cluster.id[:6], "2"):
+        listed = json.loads(
+            run_cli(clustered, "trials", "--cluster", ref, "--limit", "1000", "--json")
+        )
+        assert listed["total"] == shown, ref
+        assert listed["filter"] == {"cluster_id": cluster.id}
+        assert [t["id"] for t in listed["trials"]][: len(first)] == first
