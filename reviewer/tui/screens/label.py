@@ -786,6 +786,11 @@ class LabelScreen(ReviewerScreen):
                 None,
             )
             self.notify(f"Undid your {message.label.verdict} label.")
+            undone = message.label
+            if undone.note or any(v is not None for v in undone.criteria.values()):
+                # the answers and the note given with it come back with the trial (a draft: shown
+                # when no other label of this labeler stands, stored with the next verdict)
+                self._drafts[undone.trial_id] = (dict(undone.criteria), undone.note)
             if self.queue_name is not None:
                 self._refresh_outlook()  # a label fewer: labels to a verdict read again
             if back is not None:
