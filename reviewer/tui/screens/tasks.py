@@ -126,6 +126,9 @@ class TasksScreen(ReviewerScreen):
                 f"not flaky: every trial that ran to its end passed ({t.infra} of {t.trials} "
                 "ended by infrastructure errors)"
             )
+        elif t.infra and t.infra >= t.trials:  # the harness crashed every trial: none was scored
+            errors = "infrastructure error" if t.infra == 1 else "infrastructure errors"
+            text = f"not flaky: no trial ran to its end ({t.infra} {errors})"
         else:
             text = "not flaky: every trial passed" if t.passed else "not flaky: no trial passed"
         self.query_one("#tasks-flakiness", Static).update(safe_text(text, single_line=True))
