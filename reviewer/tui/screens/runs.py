@@ -284,7 +284,12 @@ class RunsScreen(ReviewerScreen):
         elif self.marked:
             status.update(
                 safe_text(
-                    f"marked: {', '.join(self.marked)} — mark two runs (space), then d compares them",
+                    f"marked: {', '.join(self.marked)} — "
+                    + (
+                        "d compares them"
+                        if len(self.marked) >= 2
+                        else "mark one more run (space), then d compares them"
+                    ),
                     single_line=True,
                 )
             )
