@@ -72,6 +72,11 @@ def table_names(names: list[str], room: int = NAME_ROOM) -> list[str]:
 NAMES_LISTED = 8
 
 
+def counted(n: int, word: str, plural: str | None = None) -> str:
+    """``n`` and ``word`` agreeing: "1 queue", "2 queues" (``plural`` when not ``word`` + "s")."""
+    return f"{n} {word if n == 1 else plural or word + 's'}"
+
+
 def name_list(names: Iterable[str], none: str = "none") -> str:
     """Names (runs) for a message: each quoted on one line (a blank name, or one holding the
     list's commas, stays readable), a long one cut in the middle, the first ``NAMES_LISTED`` then

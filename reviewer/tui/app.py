@@ -116,6 +116,9 @@ class ReviewerApp(App[None]):
         self.import_report = list(import_report or [])
         self.import_note = import_note
         self.pass_k: int | None = None  # k of pass^k chosen with `k`; None: metrics.passk.shared_k
+        #: bumped by every import that stored something, from whichever screen: a screen that read
+        #: the store (the runs screen) reads it again when shown and this has moved
+        self.data_version = 0
         #: served to a browser (`reviewer serve`): each session asks who labels before anything
         self.ask_labeler = ask_labeler
 

@@ -276,3 +276,37 @@ async def test_undo_reads_the_labels_to_a_verdict_again(queued_db: Path) -> None
         await pilot.press("u")
         await until(pilot, lambda: len(screen.state.done) == 0)  # type: ignore[union-attr]
         await until(pilot, lambda: text_of(app, "#label-outlook") == before)
+
+
+@pytest.mark.parametrize("key", ["p", "f", "x"])
+async def test_undo_brings_back_the_note_and_answers_of_the_label(
+    queued_db: Path, key: str
+) -> None:
+    """Undoing a skip brought the trial back with its note gone (found by a review): undo, of a
+    skip as of a pass or a fail, shows the note and the rubric answers as they were given."""
+    rubric = load_rubric(SAMPLE_RUNS / "rubric.toml")
+    app = ReviewerApp(db_path=queued_db, labeler="ana", rubric=rubric)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = LabelScreen("q", "ana", rubric)
+        app.push_screen(screen)
+        await wait_loaded(app, pilot, screen)
+        trial = screen.payload.trial_id  # type: ignore[union-attr]
+        await pilot.press("c")
+        await until(pilot, lambda: isinstance(app.screen, NoteModal))
+        await pilot.press(*"agent skipped the refund", "ctrl+s")
+        await until(pilot, lambda: "note: agent skipped" in text_of(app, "#label-note"))
+        await pilot.press("2")  # criterion 2: yes
+        answers = dict(screen.criteria)
+        assert any(v is not None for v in answers.values())
+        await pilot.press(key)
+        if isinstance(app.screen, ConfirmModal):  # against the rubric's pass rule: keep it
+            await pilot.press("enter")
+        await until(pilot, lambda: len(screen.state.done) == 1)  # type: ignore[union-attr]
+        await until(pilot, lambda: screen.payload.trial_id != trial)  # type: ignore[union-attr]
+        await pilot.press("u")
+        await until(pilot, lambda: screen.payload.trial_id == trial)  # type: ignore[union-attr]
+        await pilot.pause()
+        assert screen.mine is None
+        assert screen.note == "agent skipped the refund"
+        assert screen.criteria == answers
+        assert "note: agent skipped the refund" in text_of(app, "#label-note")

@@ -137,3 +137,37 @@ async def test_i_on_the_monitor_opens_the_import_it_offers(tmp_path: Path) -> No
         await pilot.press("i")
         await settle(app, pilot)
         assert isinstance(app.screen, ImportModal)
+
+
+async def test_an_import_from_the_monitor_shows_on_the_runs_screen_at_once(tmp_path: Path) -> None:
+    """An import made from the monitor left the runs screen listing the runs before it until R
+    (found by a review): any import, from any screen, makes the runs screen read them again."""
+    from reviewer.tui.screens.importing import ImportModal
+    from reviewer.tui.screens.runs import RunsScreen
+    from tests.conftest import native_trial, sample_copy
+
+    db = sample_copy(tmp_path / "s.db")
+    prod = write_jsonl(
+        tmp_path / "prod.jsonl", [dict(native_trial(f"t{i}"), run="prod") for i in range(3)]
+    )
+    app = ReviewerApp(db_path=db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        assert isinstance(app.screen, RunsScreen)
+        assert sorted(r.name for r in app.screen.rows) == ["support-v1", "support-v2"]
+        await pilot.press("M")
+        await settle(app, pilot)
+        assert isinstance(app.screen, MonitorScreen)
+        await pilot.press("i")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ImportModal)
+        await pilot.press(*str(prod), "enter")
+        await settle(app, pilot)
+        assert "imported 3 trials" in str(app.screen.query_one("#import-status", Static).render())
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert isinstance(app.screen, MonitorScreen)
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert isinstance(app.screen, RunsScreen)
+        assert sorted(r.name for r in app.screen.rows) == ["prod", "support-v1", "support-v2"]

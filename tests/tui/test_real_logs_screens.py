@@ -65,6 +65,6 @@ async def test_new_queue_key_leaves_out_infrastructure_errors_and_says_so(
     assert any(
         m.startswith("Queue ")
         and "2 trials sampled (asked for 50, the database has 2 trials: the queue holds 2)." in m
-        and m.endswith(" 1 ended by infrastructure errors left out.")
+        and m.endswith(" 1 ended by an infrastructure error left out.")
         for m in said
     ), said

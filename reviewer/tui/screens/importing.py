@@ -34,10 +34,11 @@ class ImportMoved(Message):
 
 
 class ImportDone(Message):
-    def __init__(self, summary: str, rubric: Rubric | None = None) -> None:
+    def __init__(self, summary: str, rubric: Rubric | None = None, stored: bool = False) -> None:
         super().__init__()
         self.summary = summary
         self.rubric = rubric
+        self.stored = stored  # the store changed: the app's screens read it again
 
 
 def summary_text(summary: ImportSummary, options: ImportOptions | None = None) -> str:
@@ -148,8 +149,9 @@ class ImportModal(StoreAccess, ModalScreen[bool]):
                 cancelled=lambda: worker.is_cancelled,
                 options=options,
             )
-        self.post_message(ImportDone(summary_text(summary, options), summary.rubric))
-        self.imported = summary.added + summary.updated > 0 or summary.rules_file is not None
+        stored = summary.added + summary.updated > 0 or summary.rules_file is not None
+        self.imported = self.imported or stored
+        self.post_message(ImportDone(summary_text(summary, options), summary.rubric, stored))
 
     def on_import_moved(self, message: ImportMoved) -> None:
         at = message.progress
@@ -165,6 +167,8 @@ class ImportModal(StoreAccess, ModalScreen[bool]):
 
     def on_import_done(self, message: ImportDone) -> None:
         self.running = False
+        if message.stored:
+            self._app().data_version += 1
         if message.rubric is not None and self._app().rubric is None:
             self._app().rubric = message.rubric
         self.query_one(ProgressBar).display = False

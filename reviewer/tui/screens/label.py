@@ -27,6 +27,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, ProgressBar, Static, TextArea
 
 from reviewer.models import Label, Rubric
+from reviewer.text import counted
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.footer import KeyFooter
@@ -523,12 +524,13 @@ class LabelScreen(ReviewerScreen):
             return None
         answered = sum(v is not None for v in self.criteria.values())
         if self.mine is None:
-            parts = [f"{answered} rubric answer{'s' if answered != 1 else ''}"] if answered else []
+            parts = [counted(answered, "rubric answer")] if answered else []
             if self.note:
                 parts.append("a note")
             if not parts:
                 return None
-            return f"{' and '.join(parts)} on this trial are not stored until you label it"
+            verb = "are" if len(parts) > 1 or answered > 1 else "is"
+            return f"{' and '.join(parts)} on this trial {verb} not stored until you label it"
         if {k: v for k, v in self.criteria.items() if v is not None} != {
             k: v for k, v in self.mine.criteria.items() if v is not None
         }:
@@ -786,6 +788,11 @@ class LabelScreen(ReviewerScreen):
                 None,
             )
             self.notify(f"Undid your {message.label.verdict} label.")
+            undone = message.label
+            if undone.note or any(v is not None for v in undone.criteria.values()):
+                # the answers and the note given with it come back with the trial (a draft: shown
+                # when no other label of this labeler stands, stored with the next verdict)
+                self._drafts[undone.trial_id] = (dict(undone.criteria), undone.note)
             if self.queue_name is not None:
                 self._refresh_outlook()  # a label fewer: labels to a verdict read again
             if back is not None:

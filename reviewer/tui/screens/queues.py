@@ -15,6 +15,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Checkbox, DataTable, Header, Input, SelectionList, Static
 
+from reviewer.text import counted
 from reviewer.tui.safe import clean, safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import cursor_key
@@ -299,7 +300,7 @@ class QueuesScreen(ReviewerScreen):
         """The queues, and for the highlighted one how it picks and what the verdict needs."""
         who = self._app().labeler
         line = (
-            f"{len(self.rows)} queues · labeling as {who} · Enter labels the queue · "
+            f"{counted(len(self.rows), 'queue')} · labeling as {who} · Enter labels the queue · "
             "a makes a new one"
         )
         row = self.rows.get(self._current() or "")
@@ -371,7 +372,9 @@ class QueuesScreen(ReviewerScreen):
         if message.created:
             short = f" ({message.shortfall})" if message.shortfall else ""
             crashed = (
-                f" {message.infra} ended by infrastructure errors left out."
+                f" {message.infra} ended by "
+                f"{'an infrastructure error' if message.infra == 1 else 'infrastructure errors'}"
+                " left out."
                 if message.infra
                 else ""
             )

@@ -81,6 +81,7 @@ class RunsScreen(ReviewerScreen):
         self.shown_names: dict[str, str] = {}
         self._detail_names: dict[int, dict[str, str]] = {}  # room -> run -> name under the table
         self.warnings: dict[str, str] = {}  # run -> its graded-rewards warning
+        self.data_version = -1  # the app's data_version when the runs were last read
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -146,8 +147,14 @@ class RunsScreen(ReviewerScreen):
             table.add_column(label, key=key, width=width)
 
     def action_reload(self) -> None:
+        self.data_version = getattr(self.app, "data_version", 0)
         self.query_one("#runs-status", Static).update("loading…")
         self.load_runs()
+
+    def on_screen_resume(self) -> None:
+        """Shown again: an import made since the runs were read (from any screen) reads them again."""
+        if getattr(self.app, "data_version", 0) != self.data_version:
+            self.action_reload()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="runs-load")
     def load_runs(self) -> None:
@@ -293,7 +300,12 @@ class RunsScreen(ReviewerScreen):
         elif self.marked:
             status.update(
                 safe_text(
-                    f"marked: {', '.join(self.marked)} — mark two runs (space), then d compares them",
+                    f"marked: {', '.join(self.marked)} — "
+                    + (
+                        "d compares them"
+                        if len(self.marked) >= 2
+                        else "mark one more run (space), then d compares them"
+                    ),
                     single_line=True,
                 )
             )

@@ -11,6 +11,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable, Header, Static
 
+from reviewer.text import counted
 from reviewer.tui.safe import clean, safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import cursor_key, money, num, strip
@@ -128,6 +129,10 @@ class TasksScreen(ReviewerScreen):
             text = (
                 f"not flaky: every trial that ran to its end passed ({t.infra} of {t.trials} "
                 "ended by infrastructure errors)"
+            )
+        elif t.infra and t.infra >= t.trials:  # the harness crashed every trial: none was scored
+            text = (
+                f"not flaky: no trial ran to its end ({counted(t.infra, 'infrastructure error')})"
             )
         else:
             text = "not flaky: every trial passed" if t.passed else "not flaky: no trial passed"
@@ -247,7 +252,7 @@ class TasksScreen(ReviewerScreen):
         )
         self.query_one("#tasks-status", Static).update(
             safe_text(
-                f"{len(self.rows)} tasks, {flaky} flaky (0 < c < n, in yellow) · showing {shown} · "
+                f"{counted(len(self.rows), 'task')}, {flaky} flaky (0 < c < n, in yellow) · showing {shown} · "
                 f"sorted by {_SORTS[self.sort_index][1]} · {legend}"
                 + "".join(f" · {x}" for x in left_out)
                 + " · n counts scored trials" * bool(left_out)
@@ -319,8 +324,11 @@ class TasksScreen(ReviewerScreen):
         row = next((r for r in self.rows if r.task_id == task), None)
         if row is not None and row.c == row.n:  # no scored trial failed: an empty list says little
             others = [
-                f"{n} {what}"
-                for n, what in ((row.infra, "infrastructure errors"), (row.unscored, "unscored"))
+                what
+                for n, what in (
+                    (row.infra, counted(row.infra, "infrastructure error")),
+                    (row.unscored, f"{row.unscored} unscored"),
+                )
                 if n
             ]
             self.notify(

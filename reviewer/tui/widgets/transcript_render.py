@@ -211,6 +211,11 @@ def build_blocks(
             b.add("call", pieces=tuple(call_pieces), message=i)
             args, is_json = pretty_json(call.arguments)
             b.text("args", args, json_text=is_json, message=i, prefix="│   ", prefix_style=bar[1])
+    if not trial.messages:  # a plain empty state, never a blank body
+        if b.blocks:
+            b.add("spacer", [""])
+        why = "the harness crashed before the agent ran" if trial.infra_error else "none recorded"
+        b.add("body", [f"no messages: {why}"], style="dim italic")
     # an empty list means no verdict (a blind label screen); only None falls back to the record's own
     fallback = [trial.judge] if trial.judge is not None else []
     for verdict in verdicts if verdicts is not None else fallback:
