@@ -44,9 +44,10 @@ def iter_tasks(db: Store, run: str) -> Iterator[list[tuple[str, Trial]]]:
         yield task
 
 
-#: One trial as the audit reads it: (seq, id, task_id, trial, its stored fingerprint or None, and
-#: its record when it has no fingerprint of the version asked for, else None).
-FingerprintRow = tuple[int, str, str, int, str | None, str | None]
+#: One trial as the audit reads it: (seq, id, task_id, trial, its outcome now (the fingerprint's
+#: is the one it was imported with: `reviewer rescore` changes outcomes), its stored fingerprint or
+#: None, and its record when it has no fingerprint of the version asked for, else None).
+FingerprintRow = tuple[int, str, str, int, str, str | None, str | None]
 
 
 def iter_fingerprints(db: Store, run: str, version: int) -> Iterator[list[FingerprintRow]]:
@@ -54,7 +55,7 @@ def iter_fingerprints(db: Store, run: str, version: int) -> Iterator[list[Finger
     fingerprint of ``version`` (the record is read only for a trial without one); in pages, as
     :func:`iter_tasks`."""
     sql = (
-        "SELECT t.seq, t.id, t.task_id, t.trial, f.fingerprint, "
+        "SELECT t.seq, t.id, t.task_id, t.trial, t.outcome, f.fingerprint, "
         "CASE WHEN f.fingerprint IS NULL THEN t.record END "
         "FROM trials t LEFT JOIN audit_fingerprints f ON f.seq = t.seq AND f.version = ? "
         "WHERE t.run = ? {after}ORDER BY t.task_id, t.trial LIMIT ?"

@@ -56,7 +56,7 @@ def audit_run(db: Store, run: str, *, store: bool = True) -> RunAudit:
     auditor = RunAuditor(run)
     computed: list[tuple[int, int, str]] = []  # for trials imported before fingerprints were kept
     for task in iter_fingerprints(db, run, FINGERPRINT_VERSION):
-        for seq, tid, task_id, trial_no, stored, record in task:
+        for seq, tid, task_id, trial_no, _outcome, stored, record in task:
             if stored is not None:
                 if created := created_of(stored):
                     auditor.add_created(TrialRef(tid, intern(task_id), trial_no), created)
@@ -75,14 +75,14 @@ def audit_run(db: Store, run: str, *, store: bool = True) -> RunAudit:
         save_fingerprints(db, computed)
     for task in iter_fingerprints(db, run, FINGERPRINT_VERSION):
         digests: list[TrialDigest] = []
-        for _seq, tid, task_id, trial_no, stored, record in task:
+        for _seq, tid, task_id, trial_no, outcome, stored, record in task:
             if stored is not None:
-                digests.append(from_fingerprint(tid, task_id, trial_no, stored))
+                d = from_fingerprint(tid, task_id, trial_no, stored)
             else:  # not stored (a store we may not write), or a trial added between the passes
                 assert record is not None
-                digests.append(
-                    digest_trial(tid, decode(record, run=run, task_id=task_id, trial=trial_no))
-                )
+                d = digest_trial(tid, decode(record, run=run, task_id=task_id, trial=trial_no))
+            d.outcome = outcome  # as the run is judged now (a rescore changes it), not at import
+            digests.append(d)
         auditor.add_task(digests)
     result = auditor.finish()
     if not store:

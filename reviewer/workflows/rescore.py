@@ -143,6 +143,12 @@ def rescore_run(db: Store, run: str, threshold: float, *, apply: bool = True) ->
             )
         if apply:
             set_pass_rule(db, run, after.to_json())
+            if got.to_pass or got.to_fail:
+                from reviewer.workflows.audit import audit_run
+
+                # the stored audit (pass^k with copies counted once, hollow passes) was of the
+                # outcomes before: audited again with the new ones, in the same transaction
+                audit_run(db, run)
     return RescoreResult(
         run=run,
         threshold=threshold,

@@ -60,7 +60,7 @@ def _stored(
     return {
         tid: None if fp is None else from_fingerprint(tid, task_id, no, fp)
         for task in iter_fingerprints(db, run, version)
-        for _seq, tid, task_id, no, fp, _record in task
+        for _seq, tid, task_id, no, _outcome, fp, _record in task
     }
 
 

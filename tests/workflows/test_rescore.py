@@ -463,3 +463,36 @@ def test_rescore_lines_agree_in_number(n: int, said: str) -> None:
     )
     assert any(f"{n} changed trial{'' if one else 's'} {'sits' if one else 'sit'} in" in line
                for line in lines)  # fmt: skip
+
+
+def test_the_audit_after_a_rescore_reads_the_new_outcomes(tmp_path: Path) -> None:
+    """The audit read each trial's outcome from its import-time fingerprint, and a rescore left
+    the stored audit as it was: after `rescore` to 0.7 the audit's "pass^1 as reported" stayed
+    0.00 beside the report's 0.67 on tau-bench's graded grok-3 run (found by a review). The audit
+    reads the outcomes the run has now, and a rescore audits the run again."""
+    recs = [
+        native_trial(f"task{t}", run="graded", trial=i, outcome={"reward": 0.5 + t / 10})
+        for t in range(4)
+        for i in range(3)
+    ]
+    db = str(tmp_path / "g.db")
+    assert run_cli("--db", db, "import", str(write_jsonl(tmp_path / "g.jsonl", recs)))[0] == 0
+
+    def audited() -> float:
+        code, out, err = run_cli("--db", db, "audit", "--run", "graded", "--json")
+        assert code == 0, err
+        data = json.loads(out)
+        return float((data["runs"][0] if "runs" in data else data)["pass_hat_k_reported"])
+
+    def reported(k: int) -> float:
+        code, out, err = run_cli("--db", db, "report", "--run", "graded", "--json")
+        assert code == 0, err
+        return float(json.loads(out)["runs"][0]["average"]["pass_hat_k"][str(k)])
+
+    code, out, _ = run_cli("--db", db, "audit", "--run", "graded", "--json")
+    k = int((json.loads(out).get("runs") or [json.loads(out)])[0]["k"])
+    before = audited()
+    assert before == pytest.approx(reported(k))
+    assert run_cli("--db", db, "rescore", "graded", "--pass-threshold", "0.65")[0] == 0
+    assert reported(k) == 0.5 and before == 0.0  # tasks 2 and 3 pass now
+    assert audited() == pytest.approx(reported(k))
