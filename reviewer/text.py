@@ -72,6 +72,14 @@ def table_names(names: list[str], room: int = NAME_ROOM) -> list[str]:
 NAMES_LISTED = 8
 
 
+def crashed(n: int) -> str:
+    """``n`` trials the harness crashed, in words: "1 trial ended by an infrastructure error",
+    "3 trials ended by infrastructure errors" (every face says it alike)."""
+    if n == 1:
+        return "1 trial ended by an infrastructure error"
+    return f"{n:,} trials ended by infrastructure errors"
+
+
 def counted(n: int, word: str, plural: str | None = None) -> str:
     """``n`` and ``word`` agreeing: "1 queue", "2 queues" (``plural`` when not ``word`` + "s")."""
     return f"{n} {word if n == 1 else plural or word + 's'}"

@@ -12,6 +12,7 @@ import click
 
 from reviewer.commands.cluster_judge import judge_options
 from reviewer.commands.common import SEED, cli_store, echo_json, fail, require_runs
+from reviewer.text import crashed
 
 if TYPE_CHECKING:
     from reviewer.workflows.store_access import Store
@@ -134,12 +135,7 @@ def cluster(
             cluster_judge.exit_status(judged[0])
         return
     total = info.get("n_failures", 0)
-    left_out = (
-        f"note: {infra} trial{'' if infra == 1 else 's'} ended by infrastructure "
-        f"error{'' if infra == 1 else 's'}, left out (--include-infra keeps them)"
-        if infra
-        else ""
-    )
+    left_out = f"note: {crashed(infra)}, left out (--include-infra keeps them)" if infra else ""
     if not rows:
         click.echo(f"no failures to cluster ({total} failed trials)")
         if left_out:

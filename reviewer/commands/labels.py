@@ -20,7 +20,7 @@ from reviewer.commands.common import (
     require_runs,
     settings_of,
 )
-from reviewer.text import unknown_queue
+from reviewer.text import crashed, unknown_queue
 from reviewer.workflows.store_access import command_db
 
 _MAX_SKIPS_SHOWN = 20
@@ -235,9 +235,7 @@ def _active_lines(s: dict[str, Any], status: Any) -> list[str]:
     if s["already_labeled"]:
         lines.append(f"  left out: {s['already_labeled']} trials already labeled")
     if s.get("infra_left_out"):
-        lines.append(
-            f"  left out: {s['infra_left_out']} trials ended by infrastructure errors (not sampled)"
-        )
+        lines.append(f"  left out: {crashed(s['infra_left_out'])} (not sampled)")
     return lines
 
 
@@ -265,9 +263,7 @@ def _summary_lines(s: dict[str, Any]) -> list[str]:
     if s["already_labeled"]:
         lines.append(f"  left out: {s['already_labeled']} trials already labeled")
     if s.get("infra_left_out"):
-        lines.append(
-            f"  left out: {s['infra_left_out']} trials ended by infrastructure errors (not sampled)"
-        )
+        lines.append(f"  left out: {crashed(s['infra_left_out'])} (not sampled)")
     if s["split"]:
         lines.append(f"  split: dev {s['split']['dev']}, test {s['split']['test']}")
     if s.get("shared"):

@@ -45,7 +45,7 @@ from reviewer.metrics.noise import (
     task_intervals,
 )
 from reviewer.metrics.passk import pass_hat_k_exact
-from reviewer.text import elide_middle, seconds_text, table_names, visible
+from reviewer.text import crashed, elide_middle, seconds_text, table_names, visible
 
 __all__ = [
     "BUCKETS",
@@ -570,12 +570,7 @@ def _comparison_lines(cmp: Comparison, max_tasks: int | None = None) -> list[Any
         counts = cmp.left_out.get(side, {})
         if counts.get("infra"):
             n_infra = counts["infra"]
-            lines.append(
-                Text(
-                    f"{name}: {n_infra} trial{'' if n_infra == 1 else 's'} ended by "
-                    "infrastructure errors, left out"
-                )
-            )
+            lines.append(Text(f"{name}: {crashed(n_infra)}, left out"))
         if counts.get("unscored"):
             n_un = counts["unscored"]
             lines.append(Text(f"{name}: {n_un} unscored trial{'' if n_un == 1 else 's'}, left out"))

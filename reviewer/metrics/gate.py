@@ -34,7 +34,7 @@ from reviewer.metrics.compare_types import (
 from reviewer.metrics.drift import AnchorReport
 from reviewer.metrics.fisher import fisher_one_sided
 from reviewer.metrics.multiple import holm
-from reviewer.text import visible
+from reviewer.text import crashed, visible
 
 #: [gate] budget key -> (summary row metric, unit, the key of its ratio to the baseline)
 BUDGETS: dict[str, tuple[str, str, str]] = {
@@ -210,7 +210,7 @@ class GateResult:
             parts = []
             if counts.get("infra"):
                 n = counts["infra"]
-                parts.append(f"{n} trial{'' if n == 1 else 's'} ended by infrastructure errors")
+                parts.append(crashed(n))
             if counts.get("unscored"):
                 n = counts["unscored"]
                 parts.append(f"{n} unscored trial{'' if n == 1 else 's'}")

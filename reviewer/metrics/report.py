@@ -11,7 +11,7 @@ from reviewer.metrics.distributions import Distributions
 from reviewer.metrics.passk import RunPassK
 from reviewer.models import PassRule
 from reviewer.store.db import Store
-from reviewer.text import json_ready, seconds_text, table_names
+from reviewer.text import crashed, json_ready, seconds_text, table_names
 
 #: Where a report's outcomes come from: the harness's, or a human label / the latest judge verdict
 #: where one exists (the harness's otherwise).
@@ -190,10 +190,7 @@ def left_out_lines(outcomes: dict[str, int], *, unscored: int | None = None) -> 
     lines = []
     infra = outcomes.get("infra", 0)
     if infra:
-        lines.append(
-            f"note: {infra} trial{'' if infra == 1 else 's'} ended by infrastructure "
-            f"error{'' if infra == 1 else 's'}, left out"
-        )
+        lines.append(f"note: {crashed(infra)}, left out")
     n = outcomes.get("unscored", 0) if unscored is None else unscored
     if n:
         lines.append(f"note: {n} unscored, left out of pass@k and pass^k")
@@ -322,9 +319,7 @@ def render_distributions(
     ]
     if run.infra:
         n = run.infra
-        unknown.append(
-            f"{n:,} trial{'' if n == 1 else 's'} ended by infrastructure errors, left out"
-        )
+        unknown.append(f"{crashed(n)}, left out")
     if unknown:
         lines.append("note: " + ", ".join(unknown))
     if run.violation_trials:

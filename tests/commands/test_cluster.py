@@ -297,7 +297,7 @@ def test_cluster_run_of_only_crashed_trials_says_they_were_left_out(tmp_path: Pa
     code, out, err = invoke("--db", db, "cluster", "--run", run)
     assert code == 0, err
     assert "no failures to cluster" in out
-    assert "note: 1 trial ended by infrastructure error, left out" in out
+    assert "note: 1 trial ended by an infrastructure error, left out" in out
     data = json.loads(invoke("--db", db, "cluster", "--run", run, "--json")[1])
     assert data["infra_left_out"] == 1 and data["clusters"] == []
 

@@ -366,7 +366,7 @@ def test_report_says_what_was_left_out(tmp_path: Path) -> None:
     crashed_and_unscored_db(tmp_path)
     code, out, _ = invoke("--db", "x.db", "report", "--run", "r")
     assert code == 0
-    assert "note: 1 trial ended by infrastructure error, left out" in out
+    assert "note: 1 trial ended by an infrastructure error, left out" in out
     assert "note: 1 unscored, left out of pass@k and pass^k" in out
     data = json.loads(invoke("--db", "x.db", "report", "--run", "r", "--json")[1])["runs"][0]
     assert data["left_out"] == {"infra": 1, "unscored": 1}
@@ -431,7 +431,7 @@ async def test_app_shows_infrastructure_errors_and_unscored_trials(tmp_path: Pat
         app.push_screen(TasksScreen("r"))
         await settle(app, pilot)
         status = str(app.screen.query_one("#tasks-status", Static).render())
-        assert "1 trial ended by infrastructure error, left out" in status
+        assert "1 trial ended by an infrastructure error, left out" in status
         assert "1 unscored, left out" in status
         app.push_screen(TrialsScreen(title="all"))
         await settle(app, pilot)

@@ -414,7 +414,7 @@ def test_calibration_queue_leaves_out_infrastructure_errors_and_says_so(tmp_path
         queued = {r[0] for r in db.execute("SELECT trial_id FROM queue_items")}
     assert queued and not infra & queued
     code, out, _ = invoke("--db", "x.db", "sample", "--labeler", "bob")
-    assert "left out: 1 trials ended by infrastructure errors (not sampled)" in out
+    assert "left out: 1 trial ended by an infrastructure error (not sampled)" in out
 
 
 def eval_as_json(src: Path, dst: Path) -> Path:

@@ -14,6 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Header, Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
+from reviewer.text import crashed
 from reviewer.tui.export_action import ExportMixin, ExportScope
 from reviewer.tui.safe import clean, safe_text
 from reviewer.tui.screens.base import ReviewerScreen
@@ -239,12 +240,7 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
         else:
             total = message.info.get("n_failures", 0)
             infra = message.info.get("infra_left_out", 0)
-            left_out = (
-                f" · {infra} trial{'' if infra == 1 else 's'} ended by infrastructure "
-                f"error{'' if infra == 1 else 's'}, left out"
-                if infra
-                else ""
-            )
+            left_out = f" · {crashed(infra)}, left out" if isinstance(infra, int) and infra else ""
             status.update(
                 f"{total} failures in {len(self.rows)} clusters, biggest first{left_out} · "
                 "Enter: its trials · r rename · space+m merge · S split · z undo · C re-cluster · "

@@ -11,7 +11,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable, Header, Static
 
-from reviewer.text import counted
+from reviewer.text import counted, crashed
 from reviewer.tui.safe import clean, safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import cursor_key, money, num, strip
@@ -234,10 +234,7 @@ class TasksScreen(ReviewerScreen):
         left_out = []
         if infra:
             legend += " ⚠ infrastructure error"
-            left_out.append(
-                f"{infra} trial{'' if infra == 1 else 's'} ended by infrastructure "
-                f"error{'' if infra == 1 else 's'}, left out"
-            )
+            left_out.append(f"{crashed(infra)}, left out")
         if unscored:
             legend += " · unscored"
             left_out.append(f"{unscored} unscored, left out")
