@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import Checkbox, Input
+from textual.pilot import Pilot
+from textual.widgets import Checkbox, Input, Static
 
 from reviewer.tui.app import ReviewerApp
-from tests.tui.conftest import open_new_queue_form
+from reviewer.tui.screens.compare import CompareScreen
+from tests.tui.conftest import open_new_queue_form, settle
 from tests.tui.screen_picture import picture
 
 
@@ -35,3 +37,27 @@ async def test_new_queue_form_fits_80x24(sample_db: Path) -> None:
         region = per_trial.region
         assert region.height > 0
         assert inner.contains_region(region) and screen_region.contains_region(region)
+
+
+async def _comparison_at(app: ReviewerApp, pilot: Pilot[None]) -> str:
+    await settle(app, pilot)
+    return str(app.screen.query_one("#comparison", Static).render())
+
+
+async def test_compare_lays_out_again_on_resize(sample_db: Path) -> None:
+    """Opened at 80 columns, then the terminal grows: the comparison is laid out for 120 columns,
+    as if it had been opened there."""
+    wide = ReviewerApp(db_path=sample_db)
+    async with wide.run_test(size=(120, 40)) as pilot:
+        await settle(wide, pilot)
+        wide.push_screen(CompareScreen("support-v1", "support-v2"))
+        expected = await _comparison_at(wide, pilot)
+    app = ReviewerApp(db_path=sample_db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        app.push_screen(CompareScreen("support-v1", "support-v2"))
+        compact = await _comparison_at(app, pilot)
+        assert compact != expected  # the test means something: 80 columns lay it out otherwise
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause()
+        assert await _comparison_at(app, pilot) == expected
