@@ -4,14 +4,22 @@ no wider than their screen, and a screen laid out again for the terminal's new s
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import pytest
 from textual.pilot import Pilot
-from textual.widgets import Checkbox, Input, Static
+from textual.widgets import Checkbox, DataTable, Input, Static
 
 from reviewer.tui.app import ReviewerApp
+from reviewer.tui.screens.audit import AuditScreen
 from reviewer.tui.screens.compare import CompareScreen
+from reviewer.tui.screens.failures import FailuresScreen
+from reviewer.tui.screens.trials import TrialsScreen
+from reviewer.workflows.clusters import tasks_summary
+from tests.conftest import SAMPLE_RUNS, sample_copy
 from tests.tui.conftest import open_new_queue_form, settle
 from tests.tui.screen_picture import picture
+from tests.tui.test_audit_screen import audited_db  # noqa: F401 (a fixture)
 
 
 async def test_new_queue_form_fits_80x24(sample_db: Path) -> None:
@@ -61,3 +69,72 @@ async def test_compare_lays_out_again_on_resize(sample_db: Path) -> None:
         await pilot.resize_terminal(120, 40)
         await pilot.pause()
         assert await _comparison_at(app, pilot) == expected
+
+
+def _fits(table: DataTable[Any]) -> None:
+    """The table is no wider than the room it has (no column past the screen's edge)."""
+    assert table.virtual_size.width <= table.scrollable_content_region.width, (
+        table.virtual_size.width,
+        table.scrollable_content_region.width,
+    )
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_failures_table_fits(tmp_path: Path, size: tuple[int, int]) -> None:
+    """The clusters table fits the screen: the numbers whole, the name cut with "…", runs and tasks
+    cut in the middle or (a summary of several tasks) at the end."""
+    db = sample_copy(tmp_path / "c.db", SAMPLE_RUNS, "cluster")
+    app = ReviewerApp(db_path=db)
+    async with app.run_test(size=size) as pilot:
+        await settle(app, pilot)
+        app.push_screen(FailuresScreen())
+        await settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, FailuresScreen) and screen.rows
+        table = screen.query_one("#clusters", DataTable)
+        _fits(table)
+        widths = {str(c.key.value): c.width for c in table.columns.values()}
+        for i, r in enumerate(screen.rows):
+            _, rank, cluster_size, _, name, runs, tasks = (c.plain for c in table.get_row_at(i))
+            assert rank == str(r.rank) and cluster_size == str(r.size)
+            assert name == r.name or (name.endswith("…") and len(name) <= widths["name"])
+            assert len(runs) <= widths["runs"] and len(tasks) <= widths["tasks"]
+            assert tasks == tasks_summary(r.tasks) or "…" in tasks
+
+
+async def test_cluster_trials_keep_run_and_task_names_at_120(tmp_path: Path) -> None:
+    """At 120 columns a cluster's trials show whole run and task names: the reason gives way."""
+    db = sample_copy(tmp_path / "c.db", SAMPLE_RUNS, "cluster")
+    app = ReviewerApp(db_path=db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.push_screen(FailuresScreen())
+        await settle(app, pilot)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, TrialsScreen) and screen.page and screen.page.rows
+        table = screen.query_one(DataTable)
+        _fits(table)
+        keys = [str(k.value) for k in table.columns]
+        for i, r in enumerate(screen.page.rows):
+            cells = dict(zip(keys, (c.plain for c in table.get_row_at(i)), strict=True))
+            assert cells["run"] == r.run and cells["task"] == r.task_id
+
+
+async def test_audit_table_fits_at_120(audited_db: Path) -> None:  # noqa: F811
+    """The audit's findings fit 120 columns and the pass^k change (the last column) is whole."""
+    app = ReviewerApp(db_path=audited_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.push_screen(AuditScreen())
+        await settle(app, pilot)
+        table = app.screen.query_one("#audit-findings", DataTable)
+        assert table.row_count
+        _fits(table)
+        rows = picture(app)
+        for i in range(table.row_count):
+            effect = table.get_row_at(i)[-1].plain
+            assert "→" in effect and any(
+                line.rstrip(" ▁▂▃▄▅▆▇█▎▊").endswith(effect) for line in rows
+            )
