@@ -5,6 +5,7 @@ again."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
@@ -15,9 +16,10 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Header, Static
 
+from reviewer.text import visible
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
-from reviewer.tui.widgets.cells import cursor_key
+from reviewer.tui.widgets.cells import CELL_PAD, SCROLLBAR, cursor_key, cut_end, share_room
 from reviewer.tui.widgets.footer import KeyFooter
 from reviewer.workflows.audit import copies_once, kind_count, not_kept_line
 
@@ -34,6 +36,40 @@ class AuditLoaded(Message):
 
 def _fmt(v: Any) -> str:
     return "-" if not isinstance(v, int | float) else f"{v:.2f}"
+
+
+#: The most cells the run and the task columns take each (the evidence under the table names them).
+NAME_ROOM = 24
+#: The least the finding keeps before run and task give way.
+FINDING_MIN = 24
+#: The most of a finding's trial numbers shown (the evidence lists them all).
+TRIALS_ROOM = 12
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One row of the findings table as plain one-line text (names made visible)."""
+
+    key: str
+    kind: str
+    run: str
+    task: str
+    trials: str
+    title: str
+    effect: str
+
+
+def _finding(run: dict[str, Any], i: int, f: dict[str, Any]) -> Finding:
+    trials = ", ".join(str(t["trial"]) for t in f["trials"]) or "-"
+    return Finding(
+        key=f"{run['run']}\x00{i}",
+        kind=visible(f["kind"], single_line=True),
+        run=visible(run["run"], single_line=True),
+        task=visible(f.get("task_id") or "-", single_line=True),
+        trials=cut_end(Text(trials), TRIALS_ROOM).plain,
+        title=f["title"],
+        effect=f"{_fmt(run['pass_hat_k_reported'])}→{_fmt(f['pass_hat_k_adjusted'])}",
+    )
 
 
 class AuditScreen(ReviewerScreen):
@@ -68,7 +104,28 @@ class AuditScreen(ReviewerScreen):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        table = self.query_one("#audit-findings", DataTable)
+        self.runs: list[dict[str, Any]] = []
+        self._columns(self.query_one("#audit-findings", DataTable), [])
+        self.load(False)
+
+    def _columns(self, table: DataTable[Any], rows: list[Finding]) -> dict[str, int]:
+        """The columns at this width, from the findings themselves: kind, trials and the pass^k
+        change never cut, run and task as wide as their widest (cut in the middle when the screen
+        is narrow), the finding takes the rest (cut with "…")."""
+        widths = {
+            "kind": max([4] + [len(f.kind) for f in rows]),
+            "trials": max([6] + [len(f.trials) for f in rows]),
+            "effect": max([6] + [len(f.effect) for f in rows]),
+        }
+        wants = {
+            "run": min(NAME_ROOM, max([3] + [len(f.run) for f in rows])),
+            "task": min(NAME_ROOM, max([4] + [len(f.task) for f in rows])),
+        }
+        total = self.size.width or 120
+        room = total - sum(widths.values()) - CELL_PAD * (len(widths) + 3) - SCROLLBAR
+        shared = share_room(room, wants, FINDING_MIN)
+        widths.update(run=shared["run"], task=shared["task"], what=shared["free"])
+        table.clear(columns=True)
         for key, label in (
             ("kind", "kind"),
             ("run", "run"),
@@ -77,8 +134,33 @@ class AuditScreen(ReviewerScreen):
             ("what", "finding"),
             ("effect", Text("pass^k", justify="right")),
         ):
-            table.add_column(label, key=key)
-        self.load(False)
+            table.add_column(label, key=key, width=widths[key])
+        return widths
+
+    def _fill(self, table: DataTable[Any]) -> None:
+        from reviewer.text import distinct_elisions
+
+        rows = [_finding(run, i, f) for run in self.runs for i, f in enumerate(run["findings"])]
+        widths = self._columns(table, rows)
+        runs = distinct_elisions(sorted({f.run for f in rows}), widths["run"])
+        tasks = distinct_elisions(sorted({f.task for f in rows}), widths["task"])
+        for f in rows:
+            table.add_row(
+                Text(f.kind, style=_STYLE.get(f.kind, "")),
+                Text(runs[f.run], no_wrap=True),
+                Text(tasks[f.task], no_wrap=True),
+                Text(f.trials, no_wrap=True),
+                cut_end(safe_text(f.title, single_line=True, limit=400), widths["what"]),
+                Text(f.effect, justify="right"),
+                key=f.key,
+            )
+
+    def on_resize(self) -> None:
+        table = self.query_one("#audit-findings", DataTable)
+        if table.row_count:
+            keep = table.cursor_row
+            self._fill(table)
+            table.move_cursor(row=min(max(keep, 0), table.row_count - 1))
 
     def action_rerun(self) -> None:
         self.query_one("#audit-status", Static).update("auditing…")
@@ -115,19 +197,8 @@ class AuditScreen(ReviewerScreen):
             for i, f in enumerate(run["findings"]):
                 key = f"{run['run']}\x00{i}"
                 self.rows[key] = {**f, "run": run["run"], "k": run["k"]}
-                trials = ", ".join(str(t["trial"]) for t in f["trials"]) or "-"
-                table.add_row(
-                    Text(f["kind"], style=_STYLE.get(f["kind"], "")),
-                    safe_text(run["run"], single_line=True, limit=24),
-                    safe_text(f.get("task_id") or "-", single_line=True, limit=20),
-                    safe_text(trials, single_line=True, limit=12),
-                    safe_text(f["title"], single_line=True, limit=70),
-                    Text(
-                        f"{_fmt(run['pass_hat_k_reported'])}→{_fmt(f['pass_hat_k_adjusted'])}",
-                        justify="right",
-                    ),
-                    key=key,
-                )
+        self.runs = message.runs
+        self._fill(table)
         if clean and len(message.runs) > 1:
             n = len(clean)
             lines.append(("\n" if lines else "") + f"{n} run{'' if n == 1 else 's'}: no finding")

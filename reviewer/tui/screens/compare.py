@@ -104,7 +104,16 @@ class CompareScreen(ReviewerScreen):
 
     def on_mount(self) -> None:
         self.drill: dict[str, Drill] = {}
+        #: the screen width the comparison was laid out for (a resize lays it out again)
+        self.laid_out_for = 0
         self.query_one("#compare-drill", DataTable).add_column("row", key="row")
+        self.load()
+
+    def on_resize(self) -> None:
+        if self.size.width and self.size.width != self.laid_out_for:
+            self.load()
+
+    def action_reload(self) -> None:
         self.load()
 
     def action_swap(self) -> None:
@@ -123,8 +132,13 @@ class CompareScreen(ReviewerScreen):
         self.query_one("#comparison", Static).update("comparing…")
         self.load()
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="compare-load")
     def load(self) -> None:
+        """Compare the two runs and lay the comparison out for the screen's width now."""
+        self.laid_out_for = self.size.width
+        self._load(self.size.width or 100)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="compare-load")
+    def _load(self, screen_width: int) -> None:
         from reviewer.workflows.compare import (
             CompareError,
             comparison_lines,
@@ -142,14 +156,14 @@ class CompareScreen(ReviewerScreen):
         cmp, warnings = view.comparison, view.audit_warnings
         cmp.old_name = cmp.new_name = ""
         # the table's width with empty names says how much room the two names have
-        width = max(40, (self.size.width or 100) - 2)  # a narrow screen gets the narrow layout
+        width = max(40, screen_width - 2)  # a narrow screen gets the narrow layout
         table = comparison_lines(cmp, width=width)[: len(cmp.rows) + 1]
         values = (
             max(len(format_value(v, r.unit)) for r in cmp.rows for v in (r.old, r.new))
             if cmp.rows
             else 0
         )
-        spare = (self.size.width or 100) - 2 - max((len(t.plain) for t in table), default=0)
+        spare = screen_width - 2 - max((len(t.plain) for t in table), default=0)
         old_short, new_short = short_names(self.old, self.new, values + max(0, spare) // 2)
         cmp.old_name, cmp.new_name = old_short, new_short
         curves = {

@@ -4,6 +4,8 @@ against the failure tags humans gave (H shows each tag's best cluster)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -14,16 +16,30 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Header, Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
-from reviewer.text import crashed
+from reviewer.text import crashed, elide_middle, visible
 from reviewer.tui.export_action import ExportMixin, ExportScope
 from reviewer.tui.safe import clean, safe_text
 from reviewer.tui.screens.base import ReviewerScreen
+from reviewer.tui.widgets.cells import CELL_PAD, SCROLLBAR, cut_end, share_room
 from reviewer.tui.widgets.footer import KeyFooter
 from reviewer.workflows.cluster_score import ClusterScore
 from reviewer.workflows.clusters import ClusterRow, most_pieces, tasks_summary
 
 #: The scope of a clustering of every run (as stored).
 EVERY_RUN = "*"
+#: The most cells the runs and the tasks columns take each (the line under the table has them all).
+NAMES_ROOM = 24
+#: The least the cluster's name keeps before runs and tasks give way.
+NAME_MIN = 32
+
+
+def _names_cells(r: ClusterRow) -> tuple[str, str, bool]:
+    """A cluster's runs and tasks as plain one-line text, and whether the tasks are one task."""
+    return (
+        visible(", ".join(r.runs), single_line=True),
+        visible(tasks_summary(r.tasks), single_line=True),
+        len(r.tasks) == 1,
+    )
 
 
 class ClustersLoaded(Message):
@@ -166,14 +182,7 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        table = self.query_one("#clusters", DataTable)
-        table.add_column(" ", key="mark", width=1)
-        table.add_column(Text("#", justify="right"), key="rank")
-        table.add_column(Text("size", justify="right"), key="size")
-        table.add_column(Text("share", justify="right"), key="share")
-        table.add_column("name", key="name")
-        table.add_column("runs", key="runs")
-        table.add_column("tasks", key="tasks")
+        self._columns(self.query_one("#clusters", DataTable))
         self.query_one("#cluster-progress", ProgressBar).display = False
         if self._recluster_on_mount:
             self.action_recluster()
@@ -217,18 +226,7 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
             keep_id, self._focus_after = self._focus_after, None
         self.rows = message.rows
         self.marked = [m for m in self.marked if any(r.id == m for r in self.rows)]
-        table.clear()
-        for r in self.rows:
-            table.add_row(
-                Text("✓" if r.id in self.marked else " ", style="bold green"),
-                Text(str(r.rank), justify="right"),
-                Text(str(r.size), justify="right"),
-                Text(f"{r.size / r.total:.0%}" if r.total else "-", justify="right"),
-                safe_text(r.name, "bold" if r.renamed else "", single_line=True, limit=70),
-                safe_text(", ".join(r.runs), single_line=True, limit=30),
-                safe_text(tasks_summary(r.tasks), single_line=True, limit=40),
-                key=r.id,
-            )
+        self._fill(table)
         if self.rows:
             index = next((i for i, r in enumerate(self.rows) if r.id == keep_id), None)
             if index is None:
@@ -248,6 +246,74 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
             )
         table.focus()
         self._detail()
+
+    def _columns(self, table: DataTable[Any]) -> dict[str, int]:
+        """The columns at this width, from the rows themselves: the numbers never cut, runs and
+        tasks as wide as their widest (cut in the middle when the screen is narrow), the name
+        takes the rest (cut with "…")."""
+        rows = self.rows
+        widths = {
+            "mark": 1,
+            "rank": max([1] + [len(str(r.rank)) for r in rows]),
+            "size": max([4] + [len(str(r.size)) for r in rows]),
+            "share": 5,
+        }
+        cells = {r.id: _names_cells(r) for r in rows}
+        wants = {
+            "runs": min(NAMES_ROOM, max([4] + [len(c[0]) for c in cells.values()])),
+            "tasks": min(NAMES_ROOM, max([5] + [len(c[1]) for c in cells.values()])),
+        }
+        total = self.size.width or 120
+        room = total - sum(widths.values()) - CELL_PAD * (len(widths) + 3) - SCROLLBAR
+        shared = share_room(room, wants, NAME_MIN)
+        widths.update(name=shared["free"], runs=shared["runs"], tasks=shared["tasks"])
+        table.clear(columns=True)
+        for key, label in (
+            ("mark", " "),
+            ("rank", Text("#", justify="right")),
+            ("size", Text("size", justify="right")),
+            ("share", Text("share", justify="right")),
+            ("name", "name"),
+            ("runs", "runs"),
+            ("tasks", "tasks"),
+        ):
+            table.add_column(label, key=key, width=widths[key])
+        return widths
+
+    def _fill(self, table: DataTable[Any]) -> None:
+        from reviewer.text import distinct_elisions
+
+        widths = self._columns(table)
+        cells = {r.id: _names_cells(r) for r in self.rows}
+        runs = distinct_elisions(sorted({c[0] for c in cells.values()}), widths["runs"])
+        for r in self.rows:
+            run_cell, task_cell, one_task = cells[r.id]
+            # one task is a name, cut in the middle; a summary keeps its count, cut at its end
+            task_text = (
+                elide_middle(task_cell, widths["tasks"])
+                if one_task
+                else cut_end(Text(task_cell), widths["tasks"]).plain
+            )
+            table.add_row(
+                Text("✓" if r.id in self.marked else " ", style="bold green"),
+                Text(str(r.rank), justify="right"),
+                Text(str(r.size), justify="right"),
+                Text(f"{r.size / r.total:.0%}" if r.total else "-", justify="right"),
+                cut_end(
+                    safe_text(r.name, "bold" if r.renamed else "", single_line=True, limit=400),
+                    widths["name"],
+                ),
+                Text(runs[run_cell], no_wrap=True),
+                Text(task_text, no_wrap=True),
+                key=r.id,
+            )
+
+    def on_resize(self) -> None:
+        if self.rows:
+            table = self.query_one("#clusters", DataTable)
+            keep = table.cursor_row
+            self._fill(table)
+            table.move_cursor(row=min(max(keep, 0), len(self.rows) - 1))
 
     def _title(self) -> None:
         scope = self.scope

@@ -10,7 +10,7 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Checkbox, DataTable, Header, Input, SelectionList, Static
@@ -78,8 +78,10 @@ class NewQueueForm(ModalScreen[NewQueue | None]):
     ]
     DEFAULT_CSS = """
     NewQueueForm { align: center middle; }
-    NewQueueForm > Vertical { width: 70%; max-width: 80; height: auto; max-height: 90%;
-                              border: thick $accent; background: $surface; padding: 0 1; }
+    NewQueueForm > VerticalScroll { width: 70%; max-width: 80; height: auto; max-height: 90%;
+                                    border: thick $accent; background: $surface; padding: 0 1; }
+    /* an option's label is cut with an ellipsis, never past the dialog's edge */
+    NewQueueForm Checkbox { width: 1fr; }
     NewQueueForm SelectionList { height: auto; max-height: 12; }
     NewQueueForm SelectionList > .selection-list--button { color: $text-muted; }
     NewQueueForm SelectionList > .selection-list--button-selected,
@@ -96,7 +98,8 @@ class NewQueueForm(ModalScreen[NewQueue | None]):
         self.default_size = size
 
     def compose(self) -> ComposeResult:
-        with Vertical():
+        # scrolls: at 80x24 the form is taller than the screen, and focus scrolls its field in view
+        with VerticalScroll():
             yield Static("New calibration queue — Enter or ctrl+s makes it, Esc cancels")
             yield Static("trials to sample")
             yield Input(str(self.default_size), type="integer", id="new-queue-size")

@@ -18,7 +18,7 @@ from reviewer.text import seconds_text
 from reviewer.tui.export_action import ExportMixin, ExportScope
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
-from reviewer.tui.widgets.cells import money
+from reviewer.tui.widgets.cells import cut_end, money, share_room
 from reviewer.tui.widgets.footer import KeyFooter
 from reviewer.workflows.trials import (
     FilterSequence,
@@ -230,6 +230,8 @@ _COLUMNS: list[tuple[str, str, bool]] = [
     ("rules", "rules", True),
     ("errors", "errors", True),
 ]
+#: the least the reason (or search match) keeps before the run and task columns give way
+REASON_MIN = 24
 #: below this width the numbers go to the line under the table (the transcript shows them too)
 NARROW = 110
 _NUMBERS = ("steps", "cost", "latency", "rules", "errors")
@@ -270,20 +272,11 @@ def column_widths(
     pad = 2  # DataTable's cell padding, one each side
     fixed = sum(w for k, w in widths.items() if k not in ("run", "task"))
     free = total - fixed - pad * (len(widths) + 1) - 2  # the reason column, the scrollbar
-    run_w = widths.get("run", 0)
-    task_w = widths.get("task", 0)
-    names = run_w + task_w
-    if names:
-        # the reason keeps at least 60% of what is left; run and task share the rest
-        room = max(8, free - max(20, free * 3 // 5))
-        if names > room:
-            run_w = min(run_w, max(4, room * run_w // names))
-            task_w = min(task_w, max(4, room - run_w)) if task_w else 0
-    if "run" in widths:
-        widths["run"] = run_w
-    if "task" in widths:
-        widths["task"] = task_w
-    widths["reason"] = max(12, free - run_w - task_w)
+    # run and task keep their whole names while the reason keeps REASON_MIN; then they give way
+    wants: dict[str, int] = {k: widths[k] for k in ("run", "task") if k in widths}
+    shared = share_room(free, wants, REASON_MIN, least=4)
+    widths.update({k: shared[k] for k in wants})
+    widths["reason"] = shared["free"]
     del visible
     return widths
 
@@ -450,6 +443,7 @@ class TrialsScreen(ExportMixin, ReviewerScreen):
                 cut = shown.get(key, {}).get(name)
                 if cut is not None:
                     cells[key] = Text(cut, no_wrap=True)
+            cells["reason"] = cut_end(cells["reason"], self._widths["reason"])
             table.add_row(*(cells[k] for k in keys), key=r.id)
         if rows:
             table.move_cursor(row=min(cursor_row, len(rows) - 1))

@@ -39,3 +39,31 @@ def cursor_key(table: Any) -> str | None:
         return None
     key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
     return None if key is None else str(key)
+
+
+#: DataTable's cell padding (one each side) and the vertical scrollbar a long table shows.
+CELL_PAD = 2
+SCROLLBAR = 2
+
+
+def share_room(room: int, wants: dict[str, int], free_min: int, least: int = 8) -> dict[str, int]:
+    """Widths for the name columns (``wants``: each column's widest name) and the one free-text
+    column (key ``"free"``) in ``room`` cells: the names keep their widths while the free text keeps
+    ``free_min``; past that they give way in proportion, down to ``least`` each, and the free text
+    takes whatever is left (never below 4)."""
+    out = dict(wants)
+    names = sum(wants.values())
+    if names and room - names < free_min:
+        avail = max(0, room - free_min)
+        out = {k: min(w, max(least, avail * w // names)) for k, w in wants.items()}
+    out["free"] = max(4, room - sum(out.values()))
+    return out
+
+
+def cut_end(text: Text, width: int) -> Text:
+    """``text`` (free text: a cluster's name, a reason) on one line in ``width`` cells, ending with
+    "…" when it is longer; its styles kept."""
+    out = text.copy()
+    out.no_wrap = True
+    out.truncate(max(1, width), overflow="ellipsis")
+    return out
