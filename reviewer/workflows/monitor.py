@@ -372,6 +372,7 @@ def follow(
     seen: set[tuple[str, str]] = set()
     last: tuple[Any, ...] | None = None
     held = False  # the last import left out a last line still being written
+    still = 0  # looks since the file last changed, while a line is held
     gone = False  # the file was rotated away (or deleted): wait for it to come back
     done = 0
     while passes is None or done < passes:
@@ -388,11 +389,19 @@ def follow(
             gone = False
         state = _state(target)
         final = passes is not None and done == passes - 1  # the follow stops after this look
-        if (state != last or (final and held)) and (final or not _nothing_whole(target)):
+        still = still + 1 if held and state == last else 0
+        # a held line unchanged for HOLD_LOOKS looks is no line being written: a file that ends
+        # without a newline (copied in whole, finished) has its last record read
+        settled = held and still >= HOLD_LOOKS
+        if (state != last or (final and held) or settled) and (
+            final or settled or not _nothing_whole(target)
+        ):
             # a last line without its newline may be mid-write: left out (not read, not reported)
-            # until a look finds its newline; the follow's last look reads it as an import does
-            last, held = state, not final and _half_written(target)
-            with holding_last_line(not final):
+            # until a look finds its newline, or the file stays as it is for HOLD_LOOKS looks;
+            # the follow's last look reads it as an import does
+            read_all = final or settled
+            last, held = state, not read_all and _half_written(target)
+            with holding_last_line(not read_all):
                 report = run_monitor(db, _with_import(req, path), cfg=cfg, on_note=on_note)
             new = [a for a in report.alerts if (a.window, a.metric) not in seen]
             seen.update((a.window, a.metric) for a in report.alerts)
@@ -400,6 +409,11 @@ def follow(
         done += 1
         if passes is None or done < passes:
             sleep(interval)
+
+
+#: Looks a last line without its newline may stay as it is and still be mid-write: past them it is
+#: read as it is (a writer pauses mid-line for moments, not for three looks).
+HOLD_LOOKS = 3
 
 
 def _with_import(req: MonitorRequest, path: str | Path) -> MonitorRequest:

@@ -495,6 +495,29 @@ def test_monitor_follow_holds_back_a_last_line_until_its_newline(tmp_path: Path)
     assert any(n.startswith(f"{log}:7: invalid JSON: Unterminated string") for n in notes)
 
 
+def test_monitor_follow_reads_a_last_line_that_stays_without_its_newline(tmp_path: Path) -> None:
+    """A file that ends without a newline (copied in whole, finished) had its last record held
+    back on every look of a follow with no end, never imported nor mentioned (found by a review
+    of the change that holds a half-written line): a held line that stays as it is for
+    HOLD_LOOKS looks is read as it is, before the follow stops."""
+    from reviewer.store import open_store
+    from reviewer.workflows.monitor import HOLD_LOOKS, MonitorRequest, follow
+
+    log = tmp_path / "done.jsonl"
+    log.write_text("\n".join(json.dumps(conversation(0, i, False)) for i in range(3)))
+    reports: list[int] = []
+    with open_store(tmp_path / "f.db") as db:
+        follow(
+            db,
+            log,
+            MonitorRequest(judge=False),
+            lambda report, new: reports.append(report.conversations),
+            passes=HOLD_LOOKS + 3,  # the follow's last look is not the one that reads it
+            sleep=lambda _seconds: None,
+        )
+    assert reports == [2, 3]
+
+
 def test_monitor_follow_survives_log_rotation(tmp_path: Path) -> None:
     """`--follow app.jsonl` exited when logrotate moved the file away; it now waits for it to come
     back and reads the new one (records already stored are recognised and skipped)."""
