@@ -34,6 +34,8 @@ class ActiveRules:
     #: set just now: a line for each tool a rule names that no stored trial calls (a misspelt
     #: ``cancel_ordr`` keeps a forbidden rule from ever being broken, and the gate's RED FLAG off)
     unused_tools: list[str] = field(default_factory=list)
+    #: set just now: the tools the stored trials call
+    called: set[str] = field(default_factory=set)
 
 
 def active_rules(db: Store) -> ActiveRules | None:
@@ -60,12 +62,17 @@ def set_rules(
         clear_violations(db)
         called: set[str] = set()
         _check(db, rules, None, progress, called)
-    return ActiveRules(source, text, rules, unused_tools(rules, called)), True
+    return ActiveRules(source, text, rules, unused_tools(rules, called), called), True
+
+
+def named_tools(rules: Sequence[Rule]) -> set[str]:
+    """The tools the forbid_tool and require_before rules are about (``tool``)."""
+    return {r.tool for r in rules if isinstance(r, ForbidTool | RequireBefore)}
 
 
 def unused_tools(rules: Sequence[Rule], called: set[str]) -> list[str]:
-    """One line for each tool a forbid_tool or require_before rule names that none of the stored
-    trials (which call ``called``) calls; none when no trial calls any tool (nothing stored yet)."""
+    """One line for each tool a forbid_tool or require_before rule names that none of the trials
+    (which call ``called``) calls; none when no trial calls any tool (nothing stored yet)."""
     from reviewer.text import name_list
 
     if not called:
@@ -74,7 +81,7 @@ def unused_tools(rules: Sequence[Rule], called: set[str]) -> list[str]:
     for r in rules:
         if isinstance(r, ForbidTool | RequireBefore) and r.tool not in called:
             out.append(
-                f"rule {name_list([r.id])}: no stored trial calls tool {name_list([r.tool])}, so "
+                f"rule {name_list([r.id])}: no trial calls tool {name_list([r.tool])}, so "
                 f"the rule cannot be broken yet (a misspelt name never will be); tools called: "
                 f"{name_list(sorted(called))}"
             )

@@ -67,6 +67,11 @@ class Session:
     file's own transaction (so a kill after the commit cannot lose their violations)."""
 
     rules: Sequence[Rule] = ()
+    #: rules set by this import (a folder's rules.toml): the tools they name that no trial called
+    #: yet, and the tools the trials call (stored before, then this import's), for the warning of
+    #: a rule no trial can break (``active_rules.unused_tools``), said when the files are in
+    tools_wanted: set[str] = field(default_factory=set)
+    tools_called: set[str] = field(default_factory=set)
     indexes: dict[str, RunIndex] = field(default_factory=dict)
     sessions: dict[str, SessionIndex] = field(default_factory=dict)  # by run (SESSION_KEY)
     options: ImportOptions = field(default_factory=ImportOptions)
@@ -483,7 +488,7 @@ def _write_trials(
                 else:
                     known.refresh(db)
                 versions[run] = known
-            if _same_session(db, rec, run, known, key, result, now, session.rules):
+            if _same_session(db, rec, run, known, key, result, now, session):
                 continue
         pending = _place(rec, run, index, seen, result)
         if pending is None:
@@ -496,7 +501,7 @@ def _write_trials(
                 raise Cancelled(result.file)
             seq = write_batch(db, batch, seq, result.file, now)
             audit.fingerprint_batch(db, batch, seq - len(batch), new=True)
-            result.violations += _check_rules(db, batch, session.rules)
+            result.violations += _check_rules(db, batch, session)
             batch.clear()
             if progress:
                 progress(result.file, count)
@@ -506,7 +511,7 @@ def _write_trials(
     if batch:
         seq = write_batch(db, batch, seq, result.file, now)
         audit.fingerprint_batch(db, batch, seq - len(batch), new=True)
-        result.violations += _check_rules(db, batch, session.rules)
+        result.violations += _check_rules(db, batch, session)
     for index in used.values():
         index.written(seq - 1)
     if progress:
@@ -521,7 +526,7 @@ def _same_session(
     key: str,
     result: FileResult,
     now: str,
-    rules: Sequence[Rule],
+    session: Session,
 ) -> bool:
     """A trial whose session (``key``) is stored already in ``run`` and task: the stored trial is
     put in its place when this version is newer (same id, trial number, labels and verdicts),
@@ -538,7 +543,7 @@ def _same_session(
     pending = Pending(old.id, run, old.trial_no, rec)
     seq = replace_trial(db, pending, result.file, now)
     audit.fingerprint_batch(db, [pending], seq)
-    result.violations += _check_rules(db, [pending], rules)
+    result.violations += _check_rules(db, [pending], session)
     known.put(key, StoredVersion(old.id, rec.task_id, old.trial_no, len(rec.messages), _ended(rec)))
     result.updated += 1
     result.updated_ids.append(old.id)
@@ -550,8 +555,14 @@ def _ended(trial: Trial) -> str | None:
     return end if isinstance(end, str) else None
 
 
-def _check_rules(db: Store, batch: Sequence[Pending], rules: Sequence[Rule]) -> int:
-    """Store the violations of the active rules in ``batch`` (in the file's transaction)."""
+def _check_rules(db: Store, batch: Sequence[Pending], session: Session) -> int:
+    """Store the violations of the active rules in ``batch`` (in the file's transaction), and
+    take the tools it calls off the rules' tools no trial called yet (``Session.tools_wanted``)."""
+    rules = session.rules
+    if session.tools_wanted:
+        for p in batch:
+            session.tools_called.update(c.name for m in p.trial.messages for c in m.tool_calls)
+        session.tools_wanted -= session.tools_called
     if not rules:
         return 0
     rows = [

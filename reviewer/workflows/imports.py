@@ -181,7 +181,7 @@ def import_paths(
     session = Session(options=options or ImportOptions())
     if db is not None and not check:
         # the rules first, so each file's new trials are checked in that file's own transaction
-        session.rules = _apply_rules(db, paths, summary)
+        session.rules = _apply_rules(db, paths, summary, session)
     stopped = False  # the store refused a file (a full disk): nothing more is written
     meter = Meter([path for path, _ in files], progress)
     for index, (path, direct) in enumerate(files):
@@ -229,6 +229,13 @@ def import_paths(
             )
         if not stopped:
             _register_rubric(db, paths, summary)
+        if summary.rules_file and session.tools_wanted:
+            from reviewer.metrics.active_rules import unused_tools
+
+            summary.rule_warnings += [
+                f"{summary.rules_file}: {line}"
+                for line in unused_tools(session.rules, session.tools_called)
+            ]
         from reviewer.workflows.audit import audit_after_import
 
         summary.audit_line = audit_after_import(
@@ -285,10 +292,13 @@ def _is(path: Path, what: str) -> bool:
         return False
 
 
-def _apply_rules(db: Store, paths: Sequence[str | Path], summary: ImportSummary) -> Sequence[Rule]:
+def _apply_rules(
+    db: Store, paths: Sequence[str | Path], summary: ImportSummary, session: Session
+) -> Sequence[Rule]:
     """A folder's rules.toml becomes the active rules (the stored trials are checked against it at
-    once); returns the active rules, which the new trials are checked against as they are written."""
-    from reviewer.metrics.active_rules import active_rules, set_rules
+    once); returns the active rules, which the new trials are checked against as they are written.
+    ``session`` keeps the tools the rules name that no stored trial calls, for their warning."""
+    from reviewer.metrics.active_rules import active_rules, named_tools, set_rules
     from reviewer.metrics.rules import RuleError
 
     for rules_file in _folders(paths, "rules.toml"):
@@ -299,7 +309,9 @@ def _apply_rules(db: Store, paths: Sequence[str | Path], summary: ImportSummary)
             continue
         if changed:
             summary.rules_file, summary.rules_count = str(rules_file), len(active.rules)
-            summary.rule_warnings += [f"{rules_file}: {line}" for line in active.unused_tools]
+            # said when the files are in: a tool only the folder's trials call is called
+            session.tools_called = set(active.called)
+            session.tools_wanted = named_tools(active.rules) - active.called
             return active.rules
     try:
         current = active_rules(db)

@@ -335,7 +335,7 @@ def test_a_rule_naming_a_tool_no_trial_calls_is_warned_of(tmp_path: Path, sample
     assert got.exit_code == 0, got.output
     (warning,) = [line for line in got.stderr.splitlines() if line.startswith("warning:")]
     assert warning.startswith(
-        "warning: rule 'no-cancel': no stored trial calls tool 'cancel_ordr', so the rule cannot"
+        "warning: rule 'no-cancel': no trial calls tool 'cancel_ordr', so the rule cannot be"
     )
     assert "tools called: 'cancel_order', " in warning
     fixed = tmp_path / "fixed.toml"
@@ -345,3 +345,27 @@ def test_a_rule_naming_a_tool_no_trial_calls_is_warned_of(tmp_path: Path, sample
     empty = str(tmp_path / "empty.db")
     got = CliRunner().invoke(cli, ["--db", empty, "rules", str(typo)])
     assert got.exit_code == 0 and "warning" not in got.stderr
+
+
+def test_a_folders_rules_are_warned_of_once_its_trials_are_in(tmp_path: Path) -> None:
+    """The warning of a folder's rules.toml was made before the folder's trials were stored, so
+    with another run stored it said the sample's rules on cancel_order and refund could never be
+    broken while the import's own trials broke them 12 times (found by a review). It is now said
+    after the files are in, of the tools no trial at all calls; on an empty database too."""
+    import shutil
+
+    from tests.conftest import SAMPLE_RUNS, native_trial, run_cli, write_jsonl
+
+    folder = tmp_path / "samp"
+    shutil.copytree(SAMPLE_RUNS, folder, ignore=shutil.ignore_patterns("*.py"))
+    other = write_jsonl(tmp_path / "o.jsonl", [native_trial("t1", run="other")])  # get_order
+    db = str(tmp_path / "w.db")
+    assert run_cli("--db", db, "import", str(other))[0] == 0
+    code, out, err = run_cli("--db", db, "import", str(folder))
+    assert code == 0 and "warning: " not in out + err, out + err
+    rules = folder / "rules.toml"
+    rules.write_text(rules.read_text().replace('tool = "cancel_order"', 'tool = "cancel_ordr"'))
+    code, out, err = run_cli("--db", str(tmp_path / "fresh.db"), "import", str(folder))
+    assert code == 0, err
+    (line,) = [x for x in (out + err).splitlines() if x.startswith("warning: ")]
+    assert "no trial calls tool 'cancel_ordr'" in line and "'cancel_order'" in line
