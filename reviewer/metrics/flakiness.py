@@ -3,7 +3,8 @@
 A task is flaky when some of its scored trials passed and others failed: trials the harness
 crashed are left out, as pass^k and the tasks screen leave them out (a task whose trials passed
 whenever they ran to their end is not flaky, however many crashed). Each non-passing trial of a
-flaky task, its crashes too, goes to the first source that explains it, in this order:
+flaky task, its crashes too, goes to the first source that explains it, in this order (with
+``report --include-infra`` a crash counts as a failure, as pass^k counts it then):
 
 1. ``infra``: the harness crashed (outcome ``infra``): not the agent's doing;
 2. ``judge``: the harness said fail but the grader disagrees: the failure may be the grader's, not
@@ -48,14 +49,18 @@ class TaskFlakiness:
     def failures(self) -> int:
         return self.infra + self.judge + self.rule + self.agent
 
+    #: crashed trials count as failures, as pass^k counts them (``report --include-infra``)
+    include_infra: bool = False
+
     @property
     def flaky(self) -> bool:
-        return 0 < self.passed < self.trials - self.infra
+        return 0 < self.passed < self.trials - (0 if self.include_infra else self.infra)
 
     @property
     def passed_when_run(self) -> bool:
-        """Every trial that ran to its end passed, and the harness crashed others: not flaky."""
-        return 0 < self.passed == self.trials - self.infra < self.trials
+        """Every trial that ran to its end passed, and the harness crashed others: not flaky
+        (unless crashes count as failures)."""
+        return not self.include_infra and 0 < self.passed == self.trials - self.infra < self.trials
 
     def main_source(self) -> str | None:
         """The source with the most failures (the earlier in :data:`SOURCES` on a tie)."""

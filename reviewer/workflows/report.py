@@ -192,13 +192,14 @@ def task_rates(n: int, c: int, k: int) -> dict[str, Any]:
     }
 
 
-def run_flakiness(db: Store, run: str) -> list[TaskFlakiness]:
+def run_flakiness(db: Store, run: str, include_infra: bool = False) -> list[TaskFlakiness]:
     """Every task of ``run`` with its failures split by source (see ``metrics.flakiness``): the
-    report's flakiness table and the tasks screen's line."""
+    report's flakiness table and the tasks screen's line; ``include_infra``: a crashed trial
+    counts as a failure, as pass^k counts it then."""
     from reviewer.metrics.flakiness import TaskFlakiness
     from reviewer.store.flakiness import task_sources
 
-    return [TaskFlakiness(*row) for row in task_sources(db, run)]
+    return [TaskFlakiness(*row, include_infra=include_infra) for row in task_sources(db, run)]
 
 
 def rule_ids(db: Store) -> list[str]:
@@ -331,7 +332,7 @@ def _each_run(
             run_distribution=run_dist,
             task_distributions=_in_order(task_distributions(stats, ids), shown),
             curve=passk_curve([(n, c) for _, n, c in counts]),
-            flakiness=run_flakiness(db, r),
+            flakiness=run_flakiness(db, r, include_infra),
             audit_warnings=audit_warnings(db, [r]),
             shown=shown,
         )

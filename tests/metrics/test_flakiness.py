@@ -182,6 +182,16 @@ def test_a_task_whose_trials_passed_whenever_they_ran_is_not_flaky(tmp_path: Pat
     data = json.loads(CliRunner().invoke(cli, ["--db", db, "report", "--json"]).stdout)
     assert [t["task_id"] for t in data["runs"][0]["flakiness"]] == ["2"]
     assert data["runs"][0]["flakiness"][0]["failures"] == 3  # its crashes attributed too
+    # with --include-infra pass^k counts a crash as a failure, and so does flakiness (a review
+    # found the report calling task 1 not flaky "as pass^k leaves them out" beside its 0 < c < n)
+    r = CliRunner().invoke(cli, ["--db", db, "report", "--include-infra"])
+    section = r.stdout.split("Where the flakiness comes from")[1].splitlines()
+    assert [line.split()[0] for line in section[2:-1]] == ["1", "2"]
+    assert section[-1].startswith("all 2 flaky tasks: infrastructure errors 80%")
+    data = json.loads(
+        CliRunner().invoke(cli, ["--db", db, "report", "--include-infra", "--json"]).stdout
+    )
+    assert [t["task_id"] for t in data["runs"][0]["flakiness"]] == ["1", "2"]
     with open_store(db) as store:
         from reviewer.workflows.report import run_flakiness, tasks_overview
 
