@@ -63,6 +63,8 @@ def resolve_cluster(db: Store, ref: str) -> str:
         raise SelectionError("no clustering stored yet; run `reviewer cluster` first")
     if ref in ids:
         return ref
+    if not ref.strip():  # a prefix of every id: "matches several clusters" said nothing useful
+        raise SelectionError("--cluster must not be empty: give a cluster's id, prefix or rank")
     if ref.isdigit() and 1 <= int(ref) <= len(ids):
         return ids[int(ref) - 1]
     matches = [c for c in ids if c.startswith(ref)]

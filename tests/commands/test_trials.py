@@ -96,3 +96,8 @@ def test_an_unknown_cluster_is_one_line_naming_the_clusters(tmp_path: Path) -> N
         CliRunner().invoke(cli, ["--db", db, "trials", "--cluster", "1", "--json"]).stdout
     )
     assert one["filter"] == {"cluster_id": first} and one["total"] == ranked["clusters"][0]["size"]
+    # an empty one is a prefix of every id: it said "matches several clusters"
+    done = CliRunner().invoke(cli, ["--db", db, "trials", "--cluster", ""])
+    assert done.exit_code == 2 and done.stderr == (
+        "reviewer: --cluster must not be empty: give a cluster's id, prefix or rank\n"
+    )
