@@ -26,11 +26,16 @@ class RunRow:
     model: str | None = None  # the model the run's trials name (Inspect logs), if one
 
 
-def import_order(db: Store) -> dict[str, int]:
-    """Each run's first trial's place in import order (its smallest seq): runs imported within one
-    second (a folder's files) in the order they were written, which ``imported_at`` cannot tell."""
-    rows = db.execute("SELECT run, MIN(first_seq) FROM task_stats GROUP BY run").fetchall()
-    return {str(run): int(seq) for run, seq in rows}
+def run_tasks(db: Store) -> dict[str, tuple[int, set[str]]]:
+    """Each run's first trial's place in import order (its smallest seq: runs imported within one
+    second, a folder's files, in the order they were written, which ``imported_at`` cannot
+    tell) and its task ids, in one read of the per-task summary."""
+    out: dict[str, tuple[int, set[str]]] = {}
+    for run, task, seq in db.execute("SELECT run, task_id, first_seq FROM task_stats"):
+        first, tasks = out.get(run, (int(seq), set()))
+        tasks.add(str(task))
+        out[str(run)] = (min(first, int(seq)), tasks)
+    return out
 
 
 def list_runs(db: Store) -> list[RunRow]:

@@ -109,16 +109,18 @@ def comparable_pair(db: Store) -> tuple[str, str] | None:
     with scored trials, against the newest earlier one that holds at least half the tasks of
     the smaller of the two; None when no earlier run does. Two evals of other tasks imported
     together share a task id by chance ("1"), and their comparison read 1.00 → 1.00."""
-    from reviewer.store.queries import import_order, list_runs, task_table
+    from reviewer.store.queries import list_runs, run_tasks
 
-    order = import_order(db)
-    scored = sorted((r.name for r in list_runs(db) if r.trials > 0), key=lambda r: order.get(r, 0))
+    of = run_tasks(db)
+    scored = sorted(
+        (r.name for r in list_runs(db) if r.trials > 0 and r.name in of), key=lambda r: of[r][0]
+    )
     if len(scored) < 2:
         return None
     new = scored[-1]
-    mine = {t.task_id for t in task_table(db, new)}
+    mine = of[new][1]
     for old in reversed(scored[:-1]):
-        theirs = {t.task_id for t in task_table(db, old)}
+        theirs = of[old][1]
         if mine and theirs and 2 * len(mine & theirs) >= min(len(mine), len(theirs)):
             return old, new
     return None

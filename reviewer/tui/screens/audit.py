@@ -19,7 +19,7 @@ from textual.widgets import DataTable, Header, Static
 from reviewer.text import visible
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
-from reviewer.tui.widgets.cells import CELL_PAD, SCROLLBAR, cursor_key, cut_end, share_room
+from reviewer.tui.widgets.cells import cursor_key, cut_end, share_room, table_room
 from reviewer.tui.widgets.footer import KeyFooter
 from reviewer.workflows.audit import copies_once, kind_count, not_kept_line
 
@@ -121,9 +121,7 @@ class AuditScreen(ReviewerScreen):
             "run": min(NAME_ROOM, max([3] + [len(f.run) for f in rows])),
             "task": min(NAME_ROOM, max([4] + [len(f.task) for f in rows])),
         }
-        total = self.size.width or 120
-        room = total - sum(widths.values()) - CELL_PAD * (len(widths) + 3) - SCROLLBAR
-        shared = share_room(room, wants, FINDING_MIN)
+        shared = share_room(table_room(self.size.width or 120, widths), wants, FINDING_MIN)
         widths.update(run=shared["run"], task=shared["task"], what=shared["free"])
         table.clear(columns=True)
         for key, label in (

@@ -20,7 +20,7 @@ from reviewer.text import crashed, elide_middle, visible
 from reviewer.tui.export_action import ExportMixin, ExportScope
 from reviewer.tui.safe import clean, safe_text
 from reviewer.tui.screens.base import ReviewerScreen
-from reviewer.tui.widgets.cells import CELL_PAD, SCROLLBAR, cut_end, share_room
+from reviewer.tui.widgets.cells import cut_end, share_room, table_room
 from reviewer.tui.widgets.footer import KeyFooter
 from reviewer.workflows.cluster_score import ClusterScore
 from reviewer.workflows.clusters import ClusterRow, most_pieces, tasks_summary
@@ -263,9 +263,7 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
             "runs": min(NAMES_ROOM, max([4] + [len(c[0]) for c in cells.values()])),
             "tasks": min(NAMES_ROOM, max([5] + [len(c[1]) for c in cells.values()])),
         }
-        total = self.size.width or 120
-        room = total - sum(widths.values()) - CELL_PAD * (len(widths) + 3) - SCROLLBAR
-        shared = share_room(room, wants, NAME_MIN)
+        shared = share_room(table_room(self.size.width or 120, widths), wants, NAME_MIN)
         widths.update(name=shared["free"], runs=shared["runs"], tasks=shared["tasks"])
         table.clear(columns=True)
         for key, label in (

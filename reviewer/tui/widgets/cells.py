@@ -46,6 +46,13 @@ CELL_PAD = 2
 SCROLLBAR = 2
 
 
+def table_room(total: int, fixed: dict[str, int], shared: int = 3) -> int:
+    """The cells a table ``total`` wide leaves to its ``shared`` columns (the name columns and the
+    free text, :func:`share_room`) once its ``fixed`` columns, every column's padding and the
+    scrollbar are taken."""
+    return total - sum(fixed.values()) - CELL_PAD * (len(fixed) + shared) - SCROLLBAR
+
+
 def share_room(room: int, wants: dict[str, int], free_min: int, least: int = 8) -> dict[str, int]:
     """Widths for the name columns (``wants``: each column's widest name) and the one free-text
     column (key ``"free"``) in ``room`` cells: the names keep their widths while the free text keeps
