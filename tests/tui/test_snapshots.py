@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 from textual.screen import Screen
+from textual.widgets import DataTable
 
 from reviewer.calibration.sampling import make_queue
 from reviewer.store import open_store
@@ -56,6 +57,24 @@ async def _settle(pilot: Pilot[None]) -> None:
     await settle(pilot.app, pilot)
 
 
+def _sized(table: DataTable[Any]) -> bool:
+    """The table is filled and every column is as wide as its widest cell: the table measures its
+    cells when idle, so a picture taken just after the rows arrive could cut them."""
+    if not table.row_count:
+        return False
+    for i, column in enumerate(table.ordered_columns):
+        widest = max(
+            (
+                getattr(row[i], "cell_len", 0)
+                for row in map(table.get_row_at, range(table.row_count))
+            ),
+            default=0,
+        )
+        if column.content_width < widest:
+            return False
+    return True
+
+
 def test_runs_screen(snap_compare, frozen_db: Path) -> None:  # type: ignore[no-untyped-def]
     assert snap_compare(ReviewerApp(db_path=frozen_db), terminal_size=SIZE, run_before=_settle)
 
@@ -65,6 +84,8 @@ def test_tasks_screen(snap_compare, frozen_db: Path) -> None:  # type: ignore[no
         await _settle(pilot)
         await pilot.press("enter")
         await _settle(pilot)
+        await until(pilot, lambda: _sized(pilot.app.screen.query_one("#tasks", DataTable)))
+        await pilot.pause()
 
     assert snap_compare(ReviewerApp(db_path=frozen_db), terminal_size=SIZE, run_before=go)
 
