@@ -20,7 +20,12 @@ from reviewer.text import unknown_run
 
 
 class GateError(Exception):
-    """The gate could not decide (no baseline, an unknown run, a bad config or import): exit 2."""
+    """The gate could not decide (no baseline, an unknown run, a bad config or import): exit 2.
+    ``no_baseline``: none is set, which marking a run the baseline mends."""
+
+    def __init__(self, message: str, *, no_baseline: bool = False) -> None:
+        super().__init__(message)
+        self.no_baseline = no_baseline
 
 
 #: The largest k the gate takes, as `reviewer compare` (pass^k of more trials than any task has is n/a).
@@ -157,7 +162,10 @@ def run_gate(
     if baseline is None:
         entry = current_baseline(db)
         if entry is None:
-            raise GateError("no baseline set; mark the last good run: reviewer baseline set RUN")
+            raise GateError(
+                "no baseline set; mark the last good run: reviewer baseline set RUN",
+                no_baseline=True,
+            )
         baseline = entry.run
     _require_run(db, baseline)
     _require_run(db, new)

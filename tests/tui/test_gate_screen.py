@@ -36,6 +36,7 @@ async def test_gate_key_without_baseline_then_with_one(tmp_path: Path) -> None:
         await settle(app, pilot)
         assert isinstance(app.screen, GateScreen) and app.screen.run == "support-v1"
         assert "no baseline set" in _report(app)
+        assert "B makes support-v1 the baseline" in _report(app)  # the key that mends it
         assert app.screen.result_code == 2
         await pilot.press("B")  # support-v1 becomes the baseline
         await settle(app, pilot)

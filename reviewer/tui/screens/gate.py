@@ -70,7 +70,10 @@ class GateScreen(ReviewerScreen):
                 )
             except GateError as e:
                 self.result_code = 2
-                self.post_message(GateDone([safe_text(f"gate: cannot decide: {e}", "yellow")]))
+                lines = [safe_text(f"gate: cannot decide: {e}", "yellow")]
+                if e.no_baseline:  # the key that mends it here, beside the command
+                    lines.append(safe_text(f"B makes {self.run} the baseline", single_line=True))
+                self.post_message(GateDone(lines))
                 return
         self.result_code = result.exit_code
         head, *rest = result.report_lines()
