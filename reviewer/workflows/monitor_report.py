@@ -99,11 +99,11 @@ class MonitorReport:
 
         family = max((d.family for d in self.detectable.values() if d), default=0)
         base = where(self.baseline, self.size, self.baseline_windows).split(" ", 1)[1]
-        head = f"alerts: each rate vs {base}, allowing for how it wobbles"
-        if family > 1:
-            head += f"; Holm over the {family} rates with a baseline"
+        head = f"alerts: each rate vs {base}, allowing for how it wobbles; Holm over the rates tested together"
         out = _wrap(head.split(" "), width or len(head), joiner=" ")
-        out.append(f"the next {self.size} alerts at (alone; twice in a row):")
+        # the family of the next window, which may be smaller than an alert's of the past
+        together = f"; Holm over {family} rates" if family > 1 else ""
+        out.append(f"the next {self.size} alerts at (alone; twice in a row{together}):")
         names = {m: _words(m) for m in self.detectable}
         pad = max(map(len, names.values()), default=0)
         for m, d in self.detectable.items():

@@ -350,7 +350,7 @@ def test_alerts_state_their_test_and_json_has_the_detectable_changes(tmp_path: P
     tool = data["detectable"]["tool_error"]
     assert tool is not None and tool["base_rate"] < 0.15 and tool["base_windows"] == 4
     code, out, _ = run_cli("monitor", "--no-judge")
-    assert "the next day alerts at (alone; twice in a row):" in out
+    assert "the next day alerts at (alone; twice in a row; Holm over " in out
     assert "  user repeated " in out and " -> " in out
 
 
