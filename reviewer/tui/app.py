@@ -184,6 +184,14 @@ class ReviewerApp(App[None]):
             timeout = toast_seconds(text, severity)
         super().notify(text, title=head, severity=severity, timeout=timeout, markup=False)
 
+    def withdraw(self, message: str) -> None:
+        """Take off the screen the toasts that say MESSAGE (one that said work had started, now
+        that its result is shown)."""
+        text = clean(message)
+        for shown in list(self._notifications):
+            if shown.message == text:
+                self._unnotify(shown)
+
     def format_title(self, title: str, sub_title: str) -> Content:
         """The header's title and sub-title (a database file name, a screen's title) as plain text."""
         return super().format_title(

@@ -98,6 +98,11 @@ def run_export(db: Any, scope: ExportScope) -> tuple[str, SeverityLevel, int]:
     return "\n".join(summary.lines()), "information", 0
 
 
+def _started(scope: ExportScope) -> str:
+    """The toast shown while SCOPE is exported."""
+    return f"Exporting {clean(scope.label, single_line=True)}…"
+
+
 TOAST_ROWS = 4  # an export summary that wraps to more rows opens a report instead of a toast
 
 
@@ -109,7 +114,7 @@ class ExportMixin(_Base):
         if scope is None:
             self.notify("Nothing here to export.", severity="warning", markup=False)
             return
-        self.notify(f"Exporting {clean(scope.label, single_line=True)}…", markup=False)
+        self.notify(_started(scope), markup=False)
         self.run_worker(
             partial(self._export_worker, scope),
             name="export as regression tasks",
@@ -126,6 +131,10 @@ class ExportMixin(_Base):
 
     def on_export_finished(self, message: ExportFinished) -> None:
         scope = message.scope
+        if scope is not None:  # its result is shown now: at 80 columns the toast would cover it
+            withdraw = getattr(self.app, "withdraw", None)
+            if withdraw is not None:
+                withdraw(_started(scope))
         if message.offer and scope is not None:
             from dataclasses import replace
 
@@ -142,8 +151,7 @@ class ExportMixin(_Base):
             # and why are the point, so they go in a report that wraps and scrolls
             from reviewer.tui.screens.import_report import ExportReport
 
-            self.app.push_screen(ExportReport(lines))
-            self.notify(clean(lines[0]), title="Regression tasks", severity=message.severity)
+            self.app.push_screen(ExportReport(lines))  # no toast: it would cover the report
             return
         self.notify(
             clean(message.text),

@@ -76,6 +76,7 @@ async def test_export_this_trial_from_the_transcript(
         assert task["provenance"]["trial_id"] == ids["labeled"]
         assert task["expected"]["note"] == "[red]x[/] must not happen"
         assert any(m.startswith("exported 1 task to regression/tasks.jsonl") for m in messages(app))
+        assert not any(m.startswith("Exporting") for m in messages(app))  # done: taken off
         await pilot.press("T")  # again: appended, nothing new
         await settle(app, pilot)
         assert len(tasks()) == 1

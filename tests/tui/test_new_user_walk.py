@@ -373,6 +373,7 @@ async def test_export_toast_cuts_the_skipped_trials_at_80_columns(sample_db: Pat
         report = app.screen.query_one("#import-report", Static)
         assert str(report.render()) == text  # all of it, wrapped, nothing cut
         assert report.region.bottom <= app.size.height
+        assert not list(app._notifications)  # no toast over it ("Exporting…" is taken off)
         await pilot.press("escape")
         assert isinstance(app.screen, TranscriptScreen)
 
