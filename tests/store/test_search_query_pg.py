@@ -402,3 +402,21 @@ def test_a_long_text_of_many_byte_words_stays_under_the_tsvector_limit(pg: Any) 
         assert pg.execute(
             "SELECT CAST(%s AS tsvector) @@ CAST(%s AS tsquery)", [literal, f"'{first}'"]
         ).fetchone()[0]
+
+
+def test_the_literal_of_a_usual_text_is_the_plain_one_word_for_word() -> None:
+    """The literal of a usual text is gathered by C loops over its words (tsvector_literal's first
+    branch); it is, string for string, the literal the plain loop writes: the words in the order
+    first seen, each with its places. Texts past that branch's bounds (a word of 257 places, a
+    word of 512 characters) go the plain way and are written the same too."""
+    rnd = random.Random(11)
+    vocab = ["order", "Refund", "ÉTÉ", "été", "naïve", "日本語", "x1", "42", "foo_bar", "it's", "a"]
+    texts = ["", "!!", "a b a", " ".join(["same"] * 256), " ".join(["same"] * 257 + ["x"])]
+    texts += [" ".join(rnd.choice(vocab) for _ in range(rnd.randint(0, 900))) for _ in range(500)]
+    texts += ["a " + "b" * 511 + " a", "a " + "b" * 512 + " a"]
+    for text in texts:
+        places: dict[str, list[int]] = {}
+        for i, word in enumerate(index_words(text)[:MAX_PLACE], 1):
+            places.setdefault(word, []).append(i)
+        plain = " ".join(f"'{w}':{','.join(map(str, at[:MAX_PLACES]))}" for w, at in places.items())
+        assert tsvector_literal(text) == plain, text[:60]
