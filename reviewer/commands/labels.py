@@ -610,7 +610,7 @@ def _check_version(ctx: click.Context, r: Any) -> None:
 
 
 @labels.command("give")
-@click.argument("trial")
+@click.argument("trial", type=TEXT)
 @click.argument("verdict", type=click.Choice(["pass", "fail", "skip"]))
 @click.option(
     "--criterion",
