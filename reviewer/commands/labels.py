@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shlex
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -470,7 +469,7 @@ def _team_lines(status: Any, *, detail: bool) -> list[str]:
             f"  {team.complete} / {team.total} trials have all {team.per_trial} pass or fail labels"
         )
     for k in team.leases:
-        seconds = k.expires - time.time()
+        seconds = k.left
         left = "under a minute" if seconds < 60 else f"{round(seconds / 60)} min"
         lines.append(
             f"  {_plain(k.labeler)} holds position {k.position} ({k.trial_id}), {left} left"
@@ -611,7 +610,7 @@ def _check_version(ctx: click.Context, r: Any) -> None:
 
 
 @labels.command("give")
-@click.argument("trial")
+@click.argument("trial", type=TEXT)
 @click.argument("verdict", type=click.Choice(["pass", "fail", "skip"]))
 @click.option(
     "--criterion",

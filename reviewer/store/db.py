@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from urllib.parse import quote, unquote, urlsplit, urlunsplit
+from urllib.parse import SplitResult, quote, unquote, urlsplit, urlunsplit
 
 
 def _import_sqlite_utils() -> None:
@@ -350,6 +350,32 @@ _LIKE_A_URL = re.compile(r"(?i)postgres(?:ql)?[:+]")
 _OTHER_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
 
+#: A password as libpq reads it, which urllib does not see: the user information runs to the first
+#: @ before any / (a # or a ? in it is the password's), and a password with an unencoded / (libpq
+#: reads no password then, but it is one). Group 1 is what comes before the colon, 2 the password.
+_CREDENTIALS = (
+    re.compile(r"^(postgres(?:ql)?://[^:@/]*):([^@/]*)@"),
+    re.compile(r"^(postgres(?:ql)?://[^:@/?#]*):([^@?]*/[^@?]*)@"),
+)
+
+
+def _unsplit(parts: SplitResult) -> str:
+    """``urlunsplit`` keeping the // of a URL without a host (postgresql:///db?host=/run/x, a
+    Unix socket): without it a command printed to paste named a SQLite file postgresql:/db."""
+    out = urlunsplit(parts)
+    scheme = f"{parts.scheme}:"
+    if not parts.netloc and not out.startswith(scheme + "//"):
+        out = scheme + "//" + out[len(scheme) :]
+    return out
+
+
+def _without_credentials(url: str, put: str) -> str:
+    """URL with the passwords ``_CREDENTIALS`` find replaced: ``user`` + PUT + the host."""
+    for pattern in _CREDENTIALS:
+        url = pattern.sub(lambda m: m.group(1) + put, url, count=1)
+    return url
+
+
 def command_url(url: str) -> str:
     """The URL as a command printed for the user to paste gives it: without its password at all
     (``***`` in its place would fail to log in), which libpq then reads from ``PGPASSWORD`` or
@@ -365,7 +391,7 @@ def command_url(url: str) -> str:
     if "password" in parts.query.lower():
         query = re.sub(r"(?i)(^|&)password=[^&]*", "", parts.query).lstrip("&")
         parts = parts._replace(query=query)
-    return urlunsplit(parts)
+    return _without_credentials(_unsplit(parts), "@")
 
 
 def shown_url(url: str) -> str:
@@ -382,7 +408,7 @@ def shown_url(url: str) -> str:
     if "password" in parts.query.lower():
         query = re.sub(r"(?i)(^|&)(password=)[^&]*", r"\1\2***", parts.query)
         parts = parts._replace(query=query)
-    return urlunsplit(parts)
+    return _without_credentials(_unsplit(parts), ":***@")
 
 
 def hide_secrets(text: str, url: str) -> str:
@@ -392,6 +418,7 @@ def hide_secrets(text: str, url: str) -> str:
     text = text.replace(url, shown_url(url))
     found = re.findall(r"://[^/@?#]*?:([^/@?#]*)@", url)
     found += re.findall(r"(?i)(?:[?&])password=([^&#]*)", url)
+    found += [m.group(2) for p in _CREDENTIALS if (m := p.match(url)) and m.group(2) != "***"]
     for secret in found:
         for form in {secret, unquote(secret, errors="replace")}:
             if form:

@@ -258,12 +258,25 @@ LEASE_S = 20 * 60
 
 @dataclass(frozen=True)
 class Lease:
-    """A trial of a shared queue held by one labeler until ``expires`` (Unix seconds)."""
+    """A trial of a shared queue held by one labeler until ``expires`` (Unix seconds, by the
+    database's clock: ``clock``), ``left`` seconds after it was read."""
 
     trial_id: str
     position: int
     labeler: str
     expires: float
+    left: float = 0.0
+
+
+def clock(db: Store) -> float:
+    """Now in Unix seconds by the clock every labeler of DB shares, which leases are taken,
+    renewed and expired by: on PostgreSQL the server's (labelers' machines do not agree: one whose
+    clock ran 25 minutes fast took every lease held by others as expired, took their trials,
+    and held its own for 45 minutes), on a SQLite file this machine's."""
+    if db.dialect == "sqlite":
+        return time.time()
+    row = db.conn.execute("SELECT EXTRACT(EPOCH FROM clock_timestamp())").fetchone()
+    return float(row[0])
 
 
 def claim_next(
@@ -284,7 +297,7 @@ def claim_next(
     live leases of others are fewer than ``per_trial`` is leased to them. A label given anywhere
     counts, as in :func:`queue_progress`.
     """
-    at = time.time() if now is None else now
+    at = clock(db) if now is None else now
     with db.transaction():
         conn = db.conn
         conn.execute("DELETE FROM queue_leases WHERE queue = ? AND expires <= ?", [name, at])
@@ -319,7 +332,7 @@ def peek_next(
 ) -> QueueItem | None:
     """The trial :func:`claim_next` would give ``labeler`` now, without leasing it (for listings):
     their live lease's trial, else the first open one."""
-    at = time.time() if now is None else now
+    at = clock(db) if now is None else now
     held = db.conn.execute(
         "SELECT k.trial_id FROM queue_leases k WHERE k.queue = ? AND k.labeler = ? "
         "AND k.expires > ? AND NOT EXISTS (SELECT 1 FROM standing_labels l "
@@ -388,7 +401,7 @@ def label_guard(
     in; given elsewhere, the most any shared queue holding the trial asks for."""
 
     def check() -> None:
-        at = time.time() if now is None else now
+        at = clock(db) if now is None else now
         conn = db.conn
         if name is not None:
             row = conn.execute("SELECT 1 FROM queues WHERE name = ?", [name]).fetchone()
@@ -479,7 +492,7 @@ def release_leases(db: Store, name: str, labeler: str) -> int:
 
 def live_leases(db: Store, name: str, *, now: float | None = None) -> list[Lease]:
     """The queue's unexpired leases of trials their holders have not labeled yet, by position."""
-    at = time.time() if now is None else now
+    at = clock(db) if now is None else now
     rows = db.conn.execute(
         "SELECT k.trial_id, q.position, k.labeler, k.expires FROM queue_leases k "
         "JOIN queue_items q ON q.queue = k.queue AND q.trial_id = k.trial_id "
@@ -487,7 +500,7 @@ def live_leases(db: Store, name: str, *, now: float | None = None) -> list[Lease
         "WHERE l.trial_id = k.trial_id AND l.labeler = k.labeler) ORDER BY q.position, k.labeler",
         [name, at],
     ).fetchall()
-    return [Lease(str(r[0]), int(r[1]), str(r[2]), float(r[3])) for r in rows]
+    return [Lease(str(r[0]), int(r[1]), str(r[2]), float(r[3]), float(r[3]) - at) for r in rows]
 
 
 def item_labels(db: Store, name: str) -> dict[str, dict[str, str]]:

@@ -207,15 +207,35 @@ def pass_rule_of(db: Store, run: str) -> str | None:
     return None if row is None else row[0]
 
 
-def write_batch(db: Store, batch: Sequence[Pending], seq: int, source_file: str, now: str) -> int:
+#: Per (run, task): the ``task_stats`` sums of trials written but not yet added to the table.
+TaskStats = dict[tuple[str, str], list[Any]]
+
+
+def write_batch(
+    db: Store,
+    batch: Sequence[Pending],
+    seq: int,
+    source_file: str,
+    now: str,
+    stats: TaskStats | None = None,
+) -> int:
     """Insert ``batch`` inside the caller's transaction; returns the next free seq.
+
+    With ``stats``, the batch's per-task sums are added to it and written by the caller
+    (``write_task_stats``, once a file): a task's row is then updated once a file, not once a
+    batch. That matters on PostgreSQL, where each update of a task's row updates its run's
+    totals row by trigger, and a row updated thousands of times in one transaction makes every
+    further update of it slower (a file of 30,000 trials with its tasks interleaved, as a
+    harness writes trial after trial of every task, took 15 times SQLite's time).
 
     The records are written and let go before the search texts are made, so a trial of hundreds
     of MB (a long Claude Code session) never has its messages, its record, its search text and
     SQLite's copy of one of them in memory at once."""
     trial_rows: list[tuple[Any, ...]] = []
     verdict_rows: list[tuple[Any, ...]] = []
-    stats: dict[tuple[str, str], list[Any]] = {}
+    own = stats is None
+    if stats is None:
+        stats = {}
     for p in batch:
         t = p.trial
         outcome = t.outcome
@@ -240,11 +260,20 @@ def write_batch(db: Store, batch: Sequence[Pending], seq: int, source_file: str,
     first = trial_rows[0][0] if trial_rows else seq
     del trial_rows
     conn.executemany(FTS_SQL, (fts_row(db, i, p.trial) for i, p in enumerate(batch, first)))
-    conn.executemany(_TASK_STATS_SQL, [(run, task, *v) for (run, task), v in stats.items()])
+    if own:
+        write_task_stats(db, stats)
     if verdict_rows:
         conn.executemany(_VERDICT_SQL, verdict_rows)
         take_in_verdicts(db)  # the latest verdict per trial and its counts (m016)
     return seq
+
+
+def write_task_stats(db: Store, stats: TaskStats) -> None:
+    """Add ``stats`` (``write_batch``'s sums) to ``task_stats``, in the caller's transaction, and
+    empty it."""
+    if stats:
+        db.conn.executemany(_TASK_STATS_SQL, [(run, task, *v) for (run, task), v in stats.items()])
+        stats.clear()
 
 
 def _trial_row(

@@ -42,6 +42,7 @@ from reviewer.store.writer import (
     RunIndex,
     SessionIndex,
     StoredVersion,
+    TaskStats,
     ensure_run,
     import_cache,
     next_seq,
@@ -50,6 +51,7 @@ from reviewer.store.writer import (
     run_key_of,
     set_pass_rule,
     write_batch,
+    write_task_stats,
 )
 from reviewer.workflows import audit
 
@@ -453,6 +455,7 @@ def _write_trials(
     used: dict[str, RunIndex] = {}  # the runs of this file, their indexes brought up to date
     seen: dict[str, str | None] = {}  # id -> where in this file ("line 7" or an archive member)
     batch: list[Pending] = []
+    stats: TaskStats = {}  # written once for the file (write_batch)
     seq = next_seq(db)
     count = 0
     due = time.monotonic() + PROGRESS_EVERY
@@ -488,6 +491,7 @@ def _write_trials(
                 else:
                     known.refresh(db)
                 versions[run] = known
+            write_task_stats(db, stats)  # a trial replaced finds its task's row up to date
             if _same_session(db, rec, run, known, key, result, now, session):
                 continue
         pending = _place(rec, run, index, seen, result)
@@ -499,7 +503,7 @@ def _write_trials(
         if len(batch) >= BATCH:
             if cancelled is not None and cancelled():
                 raise Cancelled(result.file)
-            seq = write_batch(db, batch, seq, result.file, now)
+            seq = write_batch(db, batch, seq, result.file, now, stats)
             audit.fingerprint_batch(db, batch, seq - len(batch), new=True)
             result.violations += _check_rules(db, batch, session)
             batch.clear()
@@ -509,9 +513,10 @@ def _write_trials(
     if cancelled is not None and cancelled():
         raise Cancelled(result.file)
     if batch:
-        seq = write_batch(db, batch, seq, result.file, now)
+        seq = write_batch(db, batch, seq, result.file, now, stats)
         audit.fingerprint_batch(db, batch, seq - len(batch), new=True)
         result.violations += _check_rules(db, batch, session)
+    write_task_stats(db, stats)
     for index in used.values():
         index.written(seq - 1)
     if progress:

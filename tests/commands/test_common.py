@@ -187,12 +187,15 @@ def test_output_to_a_full_disk_is_one_line(tmp_path: Path) -> None:
         ["import", "--task", "a\udcff", "r.jsonl"],
         ["sample", "--size", "2", "--name", "\udcff"],
         ["baseline", "set", "r1", "--note", "\udcff"],
+        ["--labeler", "ann", "labels", "give", "abcdef\udcff", "pass"],  # was the codec's error
     ],
-    ids=["import-run", "import-task", "sample-name", "baseline-note"],
+    ids=["import-run", "import-task", "sample-name", "baseline-note", "labels-give-trial"],
 )
 def test_an_option_that_is_not_utf8_is_a_usage_error(tmp_path: Path, args: list[str]) -> None:
     write_jsonl(Path("r.jsonl"), [native_trial("t1"), native_trial("t2", False)])
     assert run_cli("--db", "x.db", "import", "r.jsonl")[0] == 0
     code, _, err = run_cli("--db", "x.db", *args)
-    assert code == 2 and "'<U+DCFF>' is not UTF-8 text: give it as UTF-8" in err.replace("a<", "<")
+    assert code == 2 and "'<U+DCFF>' is not UTF-8 text: give it as UTF-8" in err.replace(
+        "a<", "<"
+    ).replace("abcdef<", "<")
     assert "UnicodeEncodeError" not in err and "codec" not in err

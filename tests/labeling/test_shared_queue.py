@@ -381,3 +381,32 @@ def test_a_new_shared_queue_leaves_out_trials_already_fully_labeled(sample_db: P
     assert ids[0] not in kept and {ids[1], ids[2]} <= kept
     assert again.params["already_labeled"] == 1
     assert ids[0] in {it.trial_id for it in solo.items}
+
+
+def test_leases_go_by_the_server_s_clock_not_a_labeler_s(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a PostgreSQL server the labelers' machines share, a lease is taken and expired by the
+    server's clock: bob's laptop running 25 minutes fast neither takes ann's trial as free (it
+    did, and deleted her lease: her label was then refused) nor holds his own for 45 minutes
+    (found by an attack on shared queues)."""
+    from types import SimpleNamespace
+
+    from reviewer.store import queues
+
+    code, _, err = run_cli("--db", pg_url, "import", str(REPO / "sample_runs"))
+    assert code == 0, err
+    with open_store(pg_url) as db:
+        make_queue(db, "lead", n=4, name="team", per_trial=1)
+        ids = [it.trial_id for it in queue_items(db, "team")]
+        ann = claim_next(db, "team", "ann", 1)
+        assert ann is not None and ann.trial_id == ids[0]
+        real = time.time
+        monkeypatch.setattr(queues, "time", SimpleNamespace(time=lambda: real() + 25 * 60))
+        bob = claim_next(db, "team", "bob", 1)  # on bob's machine
+        assert bob is not None and bob.trial_id == ids[1]
+        monkeypatch.undo()
+        leases = {k.labeler: k for k in live_leases(db, "team")}
+        assert set(leases) == {"ann", "bob"}
+        assert all(19 * 60 < k.left <= 20 * 60 for k in leases.values())
+        give_label(db, ids[0], "ann", "pass", queue="team")  # her place was kept

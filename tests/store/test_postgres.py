@@ -32,6 +32,31 @@ def test_a_password_is_hidden_in_every_form_a_url_takes() -> None:
     )
 
 
+def test_a_password_urllib_reads_otherwise_than_libpq_is_hidden_too() -> None:
+    """A # or ? in a password libpq reads as the password's, and a / in it that is not
+    percent-encoded, were printed in full, in the message and in the command to paste; and a URL
+    without a host (a Unix socket) was printed to paste as postgresql:/db, which names a SQLite
+    file (found by an attack on --db postgresql://)."""
+    for url in (
+        f"postgresql://me:{SECRET}#x@h:5432/db",
+        f"postgresql://me:{SECRET}?x@h:5432/db",
+        f"postgresql://me:{SECRET}/x@h:5432/db",
+        f"postgresql://me:{SECRET}@x@h:5432/db",
+    ):
+        assert shown_url(url) == "postgresql://me:***@h:5432/db", url
+        assert command_url(url) == "postgresql://me@h:5432/db", url
+        password = url.split("me:", 1)[1].rsplit("@h", 1)[0]  # as libpq quotes it back
+        assert SECRET not in hide_secrets(f"bad: {url} and {password}", url)
+    assert shown_url("postgresql:///db?host=/run/pg&password=x") == (
+        "postgresql:///db?host=/run/pg&password=***"
+    )
+    assert command_url("postgresql:///db?host=/run/pg&password=x") == (
+        "postgresql:///db?host=/run/pg"
+    )
+    code, out, err = run_cli("--db", f"postgresql://u:{SECRET}#x@127.0.0.1:1/db", "report")
+    assert code == 1 and SECRET not in out + err and "u:***@127.0.0.1:1/db" in err, err
+
+
 def test_a_password_libpq_quotes_back_is_hidden_too() -> None:
     """libpq quotes a token it cannot read, a password with a stray % among them: the URL was
     hidden and the password printed in the message after it (found by a review)."""
