@@ -71,7 +71,13 @@ def no_change(
 
 
 def caught(
-    maker: Maker, metric: str, streams: int, seed: int, change_day: int, within: int = 2
+    maker: Maker,
+    metric: str,
+    streams: int,
+    seed: int,
+    change_day: int,
+    within: int = 2,
+    lag: int = 1,
 ) -> dict[str, tuple[float, float]]:
     """{rule: (share of streams where ``metric`` alerts within ``within`` windows of the change,
     share where it alerts in the change's own window)}."""
@@ -80,7 +86,7 @@ def caught(
     for s in range(streams):
         rng = np.random.default_rng([seed, 7919, s])
         series = maker(rng)
-        found = {"new": new_rule(series)[metric], "old": old_rule(series[metric])}
+        found = {"new": new_rule(series, lag)[metric], "old": old_rule(series[metric])}
         for name, alerts in found.items():
             soon[name] += any(change_day <= i < change_day + within for i in alerts)
             same[name] += change_day in alerts
@@ -170,6 +176,11 @@ def main() -> None:
         ("same-weekday baseline", 7, 21, 1 / 6),
     ):
         line(label, no_change(weekly, s, args.seed, lag=lag, warmup=warmup), target)
+    fig = caught(one_rate(56, n, p, wob, 42, weekend=1.4), "rate", s, args.seed, 42, lag=7)
+    print(
+        f"  same-weekday baseline, the rate doubling on day 43 (no target): "
+        f"{100 * fig['new'][0]:.1f}% within 2 windows ({100 * fig['new'][1]:.1f}% in its own)"
+    )
     print(
         "the docs' example: 14-day streams of five rates (3 checks at 500 a day, 25 judged, ~1,000 calls)"
     )

@@ -26,7 +26,12 @@ def register(group: click.Group) -> None:
     "per task it takes, and their cost.",
 )
 @click.option(
-    "--k", "k", type=int, default=None, help="k for pass^k (default: the run's trials per task)."
+    "--k",
+    "k",
+    type=int,
+    default=None,
+    help="k for pass^k (default: the report's own k for the run, at most every task's trials: "
+    "the k `reviewer report` and the app show).",
 )
 @click.option(
     "--power", type=float, default=0.8, show_default=True, help="Chance of detecting the drop."

@@ -18,7 +18,9 @@ and a rise is not half-absorbed into its own baseline. The window is tested one-
 
 The rates tested in the same window are tested together: their p-values are Holm-adjusted (the
 chance that any of them alarms falsely stays at the level). A window alerts on a rate when its
-adjusted p < ALPHA_ONE, or adjusted p < ALPHA_TWO in it and in the window before (two in a row).
+adjusted p < ALPHA_ONE, or adjusted p < ALPHA_TWO in it and in the window before it in time (two
+in a row; with a same-weekday or same-hour baseline too, the day or hour before, each tested
+against its own baseline).
 
 Chosen by seeded simulation (``bench/monitor_alarms.py``; 30-day streams at 800 a day, 8%, 15%
 day-to-day wobble, six rates tested together). Against the alternatives tried while designing it
@@ -197,7 +199,9 @@ def alert_table(
         adjusted = holm([f[0] for f in found.values()])
         for (m, (p, fisher, b, base)), adj in zip(found.items(), adjusted, strict=True):
             counts = series[m]
-            before = at.get(pos[i] - lag)
+            # two in a row: this window and the one before it in time (the day before, with
+            # a same-weekday baseline too; the same weekday a week earlier is no row)
+            before = at.get(pos[i] - 1)
             alert = adj < ALPHA_ONE or (adj < ALPHA_TWO and before in low[m])
             if adj < ALPHA_TWO:
                 low[m].add(i)

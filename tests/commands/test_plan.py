@@ -120,3 +120,20 @@ def test_a_run_the_harness_always_crashed_says_how_many_tasks_it_holds(tmp_path:
     done = CliRunner().invoke(cli, ["--db", db, "plan"])
     assert done.exit_code == 0, done.output
     assert "none of the run's 3 tasks has a scored trial" in " ".join(done.output.split())
+
+
+def test_the_help_says_the_default_k_the_plan_uses() -> None:
+    """--k's default is the report's own k for the run (``passk.shared_k``), not its trials per task:
+    on tau-bench gpt-4o-airline (50 tasks x 4 trials) the plan gave pass^2 while its help said
+    "default: the run's trials per task" (found by a numbers audit)."""
+    from reviewer.metrics.passk import shared_k
+
+    # 4 trials a task; half of the tasks that ever pass, pass at most twice
+    counts = [(f"t{i}", 4, c) for i, c in enumerate([0, 1, 1, 2, 2, 4, 4, 1] * 2)]
+    plan = plan_run("r", counts)
+    assert plan.k == shared_k([[(n, c) for _, n, c in counts]]) == 2
+    code, out, _ = invoke("plan", "--help")
+    assert code == 0
+    help_text = " ".join(out.split())
+    assert "the run's trials per task" not in help_text
+    assert "the report's own k" in help_text

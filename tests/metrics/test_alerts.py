@@ -117,3 +117,18 @@ def test_a_huge_baseline_walks_only_the_windows_there_are() -> None:
             assert big == baseline_windows_of(positions[-1], at, counts, {4}, lag=lag, windows=60)
     tests = alert_table({"rate": counts}, baseline_windows=10**18, positions=positions)
     assert len(tests["rate"]) == 40 - 3  # the first three windows have too few before them
+
+
+def test_two_in_a_row_means_two_windows_in_time_whatever_the_baseline() -> None:
+    """A rise that lasts two days, each day beyond noise at the two-in-a-row level (adjusted p
+    between 0.001 and 0.01) alerts on its second day with the same-weekday baseline as with the
+    recent one: "the window before" is the day before, not the same weekday a week earlier (with
+    which two days in a row never alerted: found by a numbers audit)."""
+    weeks = [Count(60 + (i * 7) % 9, 800) for i in range(35)]  # five weeks at about 8%
+    # the rise each baseline puts between 0.001 and 0.01 (the same weekday's has fewer windows)
+    for lag, bad in ((1, 88), (lag_of("same-weekday", "day"), 94)):
+        stream = weeks + [Count(bad, 800), Count(bad, 800)]
+        tests = alert_table({"r": stream}, lag=lag)["r"]
+        first, second = tests[-2], tests[-1]
+        assert 0.001 <= first.p_holm < 0.01 and 0.001 <= second.p_holm < 0.01, (lag, tests[-2:])
+        assert not first.alert and second.alert, (lag, tests[-2:])
