@@ -4,8 +4,8 @@ signals; windows (a day or an hour) with each rate; the seeded judge sample; ale
 Cheap checks, on every conversation: each trajectory rule it broke (``rule:ID``), ``tool_error`` (a
 tool call came back as an error; the window's tool error rate is errors / calls), ``user_repeat`` (a
 user turn restates an earlier one: the user had to repeat themselves) and ``unresolved`` (the
-conversation ended without a resolution: the user spoke last, the agent's last act was a tool call,
-or its last words hand over, give up or apologise for not helping).
+conversation ended without a resolution: the user spoke last with more than thanks or goodbye, the
+agent's last act was a tool call, or its last words hand over, give up or apologise for not helping).
 
 The alert rule (a window against its baseline windows, allowing for how the rate wobbles between
 windows and for tool errors clustering within conversations; the rates of a window tested
@@ -25,7 +25,7 @@ from typing import Any
 from reviewer.models import Message
 
 #: Bump when a check's definition changes: stored results of older versions are recomputed.
-CHECKS_VERSION = "1"
+CHECKS_VERSION = "2"
 DEFAULT_SAMPLE = 0.02
 TIME_KEYS = ("started_at", "timestamp", "created_at", "start_time", "time")
 BUILTIN_CHECKS = ("tool_error", "user_repeat", "unresolved")
@@ -160,10 +160,42 @@ _UNRESOLVED = re.compile(
 )
 
 
+#: A user's last words that close a conversation rather than leave it open: thanks, a goodbye,
+#: "that's all" (and a simulated user's ``###STOP###``: tau-bench's says so when it is done) ...
+_CLOSING = re.compile(
+    r"\b(?:thanks?|thank(?:s| you)|thx|ty|cheers|bye|goodbye|appreciate|"
+    r"that'?s (?:all|it|everything)|have a (?:good|great|nice|lovely)|all (?:set|good)|"
+    r"(?:sounds|looks) good|perfect|great|awesome|wonderful)\b",
+    re.IGNORECASE,
+)
+#: ... unless they ask again or complain ("thanks, but it still doesn't work")
+_STILL_OPEN = re.compile(
+    r"\?|\b(?:but|still|not|no longer|never|wrong|again|problem|issue|broken|useless|"
+    r"cannot|also|what about|how about|(?:can|could|would|will) you|please|why|how do)\b|"
+    r"n['’]t\b|###[A-Z-]+###",
+    re.IGNORECASE,
+)
+CLOSING_MAX = 200  # a longer last message says more than goodbye
+
+
+def closing(text: str) -> bool:
+    """TEXT (a user's last message) closes the conversation: thanks or goodbye, no new request."""
+    if "###STOP###" in text:  # a simulated user ending the conversation: the agent's turn decides
+        return True
+    return (
+        len(text) <= CLOSING_MAX
+        and _CLOSING.search(text) is not None
+        and not _STILL_OPEN.search(text)
+    )
+
+
 def unresolved(messages: Sequence[Message]) -> bool:
-    """The conversation ended without a resolution: the user spoke last, the agent's last act was a
-    tool call (no closing answer), or its last words hand over, give up or cannot help."""
+    """The conversation ended without a resolution: the user spoke last with a request or a
+    complaint (not a thank-you or goodbye), the agent's last act was a tool call (no closing
+    answer), or its last words hand over, give up or cannot help."""
     talk = [m for m in messages if m.role in ("user", "assistant", "tool")]
+    while talk and talk[-1].role == "user" and closing(talk[-1].content):
+        talk.pop()  # the agent's turn before a thank-you decides
     if not talk:
         return True
     last = talk[-1]

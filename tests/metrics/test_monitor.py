@@ -10,6 +10,7 @@ import pytest
 from reviewer.metrics.monitor import (
     Facts,
     build_windows,
+    closing,
     in_sample,
     lookup,
     parse_time,
@@ -20,7 +21,8 @@ from reviewer.metrics.monitor import (
     wilson,
     window_start,
 )
-from reviewer.models import Message, ToolCall
+from reviewer.models import Message, ToolCall, Trial
+from tests.conftest import REPO
 
 
 def _msgs(*pairs: tuple[str, str]) -> list[Message]:
@@ -84,6 +86,67 @@ def test_unresolved_check() -> None:
     calls = [Message(role="assistant", tool_calls=[ToolCall("get_order")])]
     assert unresolved(_msgs(("user", "x")) + calls)
     assert unresolved([])
+
+
+@pytest.mark.parametrize(
+    "last",
+    [
+        "Thanks!",
+        "Perfect, thank you so much for your help.",
+        "Great, that's all I needed. Have a good day!",
+        "ok bye",
+        "Thank you for your help! ###STOP###",  # tau-bench's simulated user, done
+        "###STOP###",
+    ],
+)
+def test_a_thank_you_after_the_answer_leaves_it_resolved(last: str) -> None:
+    """A user's closing words after the agent's answer do not make the conversation unresolved:
+    the agent's last turn decides (a thank-you after a hand-over is still unresolved)."""
+    done = _msgs(("user", "refund #W1"), ("assistant", "Done, refunded."), ("user", last))
+    assert closing(last) and not unresolved(done)
+    handed = _msgs(
+        ("user", "refund #W1"),
+        ("assistant", "I'm transferring you to a specialist."),
+        ("user", last),
+    )
+    assert unresolved(handed)
+    assert unresolved(_msgs(("user", last)))  # no answer at all
+
+
+@pytest.mark.parametrize(
+    "last",
+    [
+        "no!",
+        "Thanks, but it still doesn't work",
+        "thanks. can you also change my address?",
+        "Great, what about my other order",
+        "I want to speak to a human ###TRANSFER###",
+        "That is not what I asked for, thanks for nothing",
+        "Thanks! " + "I also need my flight moved to Friday and my seat changed. " * 4,
+    ],
+)
+def test_a_request_or_complaint_last_is_unresolved(last: str) -> None:
+    assert not closing(last)
+    assert unresolved(
+        _msgs(("user", "refund #W1"), ("assistant", "Done, refunded."), ("user", last))
+    )
+
+
+def test_tau_bench_conversations_are_not_all_unresolved() -> None:
+    """Every tau-bench conversation ends with the simulated user's ###STOP### or a transfer: the
+    check fired on all of them (the user spoke last), a rate that could never alert. Now the
+    agent's last turn decides: on the 5-task subset the 6 trials handed to a human or ended by
+    a tool call, of 20."""
+    from reviewer.ingest import parse
+
+    path = REPO / "tests" / "fixtures" / "tau_bench" / "gpt-4o-airline-5-tasks.json"
+    trials = [t for t in parse(path) if isinstance(t, Trial)]
+    fired = [t for t in trials if unresolved(t.messages)]
+    assert len(trials) == 20 and len(fired) == 6
+    for t in trials:
+        talk = [m for m in t.messages if m.role in ("user", "assistant", "tool")]
+        if talk[-1].role == "tool":  # "Transfer successful": handed over
+            assert t in fired
 
 
 def test_signals_and_lookup() -> None:
