@@ -18,8 +18,8 @@ def register(group: click.Group) -> None:
 def copy(src: str, dst: str, as_json: bool) -> None:
     """Copy the whole database SRC into DST, a new SQLite file or an empty PostgreSQL database
     (either may be a file or a postgresql:// URL), then count and hash every table on both sides.
-    Exit 1 when a count or a hash differs, or when nothing was copied (SRC missing, DST not empty
-    or unreachable: one line says which). --db and --labeler are not used.
+    Exit 1 when a count or a hash differs, or when nothing was copied (SRC missing or empty, DST
+    not empty or unreachable: one line says which). --db and --labeler are not used.
 
     \b
     reviewer copy reviewer.db postgresql://me@db.internal/reviewer

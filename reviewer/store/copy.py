@@ -140,6 +140,19 @@ def _row_hash(row: Sequence[Any]) -> int:
     return int.from_bytes(h.digest(), "big")
 
 
+def holds_schema(db: Store) -> bool:
+    """Whether DB (opened without migrations) holds a reviewer database: a new, empty file or
+    database holds none, and copying from it would make one there and copy nothing."""
+    import sqlite3
+
+    try:
+        with db.read_snapshot():
+            db.execute("SELECT 1 FROM runs LIMIT 0")
+    except sqlite3.Error:
+        return False
+    return True
+
+
 def columns(db: Store, table: str) -> list[str]:
     """TABLE's columns in DB, those both databases have (PostgreSQL adds ``rowid`` to two)."""
     cur = db.execute(f"SELECT * FROM {table} LIMIT 0")

@@ -7,7 +7,7 @@ import contextlib
 from collections.abc import Callable
 from pathlib import Path
 
-from reviewer.store.copy import CopyResult, copy_database
+from reviewer.store.copy import CopyResult, copy_database, holds_schema
 from reviewer.store.db import StoreError, open_store
 from reviewer.store.postgres import database_exists, is_url, shown_url
 
@@ -35,6 +35,12 @@ def copy_databases(
         raise StoreError(f"{src}: the source and the destination are the same database")
     if not database_exists(src):
         raise StoreError(f"{src}: no such database file")
+    empty = StoreError(f"{_shown(src)}: an empty database, not a reviewer one: nothing to copy")
+    if not is_url(src) and Path(src).is_file() and Path(src).stat().st_size == 0:
+        raise empty  # left as it is: opening it would write a header
+    with open_store(src, migrate=False, on_wait=on_wait) as source:
+        if not holds_schema(source):  # opened with migrations, reviewer would make one there
+            raise empty
     made = not is_url(dst) and not Path(dst).exists()  # a new file: taken away again on failure
     try:
         with open_store(src, on_wait=on_wait) as source, open_store(dst, on_wait=on_wait) as dest:
@@ -45,9 +51,12 @@ def copy_databases(
         raise
     if made and not result.kept:
         _remove_database_file(dst)  # "as it was": no file, not an empty database
-    result.source = shown_url(src) if is_url(src) else src
-    result.dest = shown_url(dst) if is_url(dst) else dst
+    result.source, result.dest = _shown(src), _shown(dst)
     return result
+
+
+def _shown(location: str) -> str:
+    return shown_url(location) if is_url(location) else location
 
 
 def _remove_database_file(path: str) -> None:

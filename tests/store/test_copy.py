@@ -208,3 +208,39 @@ def test_a_write_to_the_source_during_the_copy_is_not_half_copied(
     assert labels == 1  # as the source was when the copy began; the teammate's label is not in
     with open_store(src) as after:
         assert after.execute("SELECT COUNT(*) FROM labels").fetchone()[0] == 2
+
+
+@pytest.mark.parametrize("which", ["empty file", "empty sqlite", "empty postgresql"])
+def test_a_copy_from_an_empty_database_is_one_line_and_makes_nothing(
+    tmp_path: Path, which: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An empty source (a 0-byte file, a SQLite file of no tables, a new PostgreSQL database)
+    was given reviewer's tables and 'copied 0 rows', exit 0; it is refused in one line now, the
+    source left as it was and no destination made."""
+    import sqlite3
+
+    monkeypatch.delenv(TEST_SERVER_VAR, raising=False)
+    if which == "empty postgresql":
+        src = str(request.getfixturevalue("pg_url"))
+    else:
+        path = tmp_path / "empty.db"
+        path.touch()
+        if which == "empty sqlite":
+            sqlite3.connect(path).execute("PRAGMA user_version = 0").connection.close()
+            sqlite3.connect(path).execute("VACUUM").connection.close()
+        src = str(path)
+    dst = tmp_path / "out.db"
+    code, out, err = run_cli("copy", src, str(dst))
+    assert code == 1 and out == "" and len(err.splitlines()) == 1, err
+    assert "not a reviewer" in err  # "an empty database, not a reviewer one" or "database yet"
+    assert not dst.exists()
+    if which == "empty file":
+        assert (tmp_path / "empty.db").stat().st_size == 0
+    elif which == "empty postgresql":
+        import psycopg
+
+        with psycopg.connect(src) as conn:
+            tables = conn.execute(
+                "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'public'"
+            ).fetchone()
+        assert tables is not None and tables[0] == 0  # nothing made there
