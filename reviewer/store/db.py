@@ -414,15 +414,16 @@ def shown_url(url: str) -> str:
 def hide_secrets(text: str, url: str) -> str:
     """TEXT (a driver's message about URL) with the URL shown as :func:`shown_url` shows it and its
     password taken out wherever else the message quotes it (libpq quotes a token it cannot read:
-    ``invalid percent-encoded token: "hunter2%G1"``), as written and percent-decoded."""
+    ``invalid percent-encoded token: "hunter2%G1"``), as written and percent-decoded, where no
+    letter or digit goes on either side of it."""
     text = text.replace(url, shown_url(url))
     found = re.findall(r"://[^/@?#]*?:([^/@?#]*)@", url)
     found += re.findall(r"(?i)(?:[?&])password=([^&#]*)", url)
     found += [m.group(2) for p in _CREDENTIALS if (m := p.match(url)) and m.group(2) != "***"]
     for secret in found:
         for form in {secret, unquote(secret, errors="replace")}:
-            if form:
-                text = text.replace(form, "***")
+            if form:  # where it stands alone: a password "se" leaves "service" as it was
+                text = re.sub(rf"(?<![^\W_]){re.escape(form)}(?![^\W_])", "***", text)
     return text
 
 

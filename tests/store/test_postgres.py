@@ -57,6 +57,14 @@ def test_a_password_urllib_reads_otherwise_than_libpq_is_hidden_too() -> None:
     assert code == 1 and SECRET not in out + err and "u:***@127.0.0.1:1/db" in err, err
 
 
+def test_a_short_password_is_hidden_where_it_stands_alone_not_inside_words() -> None:
+    """A password of two letters was taken out of every word holding them: "Name or ***rvice
+    not known" (found by an attacker)."""
+    url = "postgresql://bob:se@127.0.0.1:1/x"
+    said = hide_secrets(f'{url}: Name or service not known; token "se"; se', url)
+    assert said == 'postgresql://bob:***@127.0.0.1:1/x: Name or service not known; token "***"; ***'
+
+
 def test_a_password_libpq_quotes_back_is_hidden_too() -> None:
     """libpq quotes a token it cannot read, a password with a stray % among them: the URL was
     hidden and the password printed in the message after it (found by a review)."""
