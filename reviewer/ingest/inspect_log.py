@@ -98,10 +98,11 @@ def _parse_json(path: Path) -> Iterator[Record]:
     reached.total = len(samples)
     for index, sample in enumerate(samples, start=1):
         reached.done = index
+        # named by its place in the samples: the document is parsed whole, with no lines kept
         if problem := problem_of(sample):
-            yield Skip(file, index, f"sample {index}: {problem}")
+            yield Skip(file, None, f"sample {index}: {problem}")
             continue
-        yield _sample(file, index, index, f"sample {index}", sample, header)
+        yield _sample(file, index, None, f"sample {index}", sample, header)
 
 
 def _parse_eval(path: Path) -> Iterator[Record]:

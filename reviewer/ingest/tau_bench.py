@@ -62,21 +62,24 @@ class _BadArray(Exception):
         self.reason = reason
 
 
-def _iter_array(fh: TextIO, limit: Limits) -> Iterator[tuple[int, Any, str | None]]:
-    """Yield ``(1-based index, value, problem)`` for each element of a top-level JSON array, one at a
-    time; an element over the record limit is read past without being kept (its value is None)."""
+def _iter_array(fh: TextIO, limit: Limits) -> Iterator[tuple[int, Any, str | None, int]]:
+    """Yield ``(1-based index, value, problem, line)`` for each element of a top-level JSON array,
+    one at a time, with the line it starts on; an element over the record limit is read past
+    without being kept (its value is None)."""
     buf = ""
     pos = 0
     eof = False
+    lines_before = 0  # the newlines of the text read and let go
 
     def fill(size: int = _CHUNK) -> bool:
-        nonlocal buf, pos, eof
+        nonlocal buf, pos, eof, lines_before
         if eof:
             return False
         more = fh.read(max(size, min(len(buf) - pos, limit.record)))
         if not more:
             eof = True
             return False
+        lines_before += buf.count("\n", 0, pos)
         buf = buf[pos:] + more
         pos = 0
         return True
@@ -146,6 +149,7 @@ def _iter_array(fh: TextIO, limit: Limits) -> Iterator[tuple[int, Any, str | Non
                 raise _BadArray(index + 1, f"expected ',' or ']' after record {index}, got {ch!r}")
             pos += 1
             skip_ws()
+        line = lines_before + buf.count("\n", 0, pos) + 1
         problem: str | None
         while True:
             if len(buf) - pos > limit.record:
@@ -165,7 +169,7 @@ def _iter_array(fh: TextIO, limit: Limits) -> Iterator[tuple[int, Any, str | Non
             pos = end
             break
         index += 1
-        yield index, value, problem
+        yield index, value, problem, line
 
 
 def run_metadata(path: Path) -> dict[str, str]:
@@ -195,12 +199,12 @@ def parse(path: Path) -> Iterator[Record]:
         with path.open("rb") as raw, io.TextIOWrapper(raw, encoding="utf-8-sig") as fh:
             reached = place()  # bytes read, for the import's progress
             reached.total = os.fstat(raw.fileno()).st_size
-            for index, rec, problem in _iter_array(fh, limits()):
+            for index, rec, problem, line in _iter_array(fh, limits()):
                 reached.done = raw.tell()
                 if problem:
-                    yield Skip(file, index, f"record {index}: {problem}")
+                    yield Skip(file, line, f"record {index}: {problem}")
                 else:
-                    yield _with_run(_record(file, index, rec), run_meta)
+                    yield _with_run(_record(file, index, rec, line), run_meta)
     except _BadArray as exc:
         where = f"record {exc.index}: " if exc.index else ""
         raise IngestError(file, f"{where}{exc.reason}") from None
@@ -210,16 +214,17 @@ def parse(path: Path) -> Iterator[Record]:
         raise IngestError(file, f"cannot read: {exc.strerror or exc}") from None
 
 
-def _record(file: str, index: int, rec: Any) -> Record:
+def _record(file: str, index: int, rec: Any, line: int | None = None) -> Record:
+    """Record INDEX of the array, which starts on LINE of the file (a skip names both)."""
     try:
-        return _convert(file, index, rec)
+        return _convert(file, index, rec, line)
     except (TypeError, ValueError, AttributeError, KeyError) as exc:
-        return Skip(file, index, f"record {index}: malformed record: {exc!r}")
+        return Skip(file, line, f"record {index}: malformed record: {exc!r}")
 
 
-def _convert(file: str, index: int, rec: Any) -> Record:
+def _convert(file: str, index: int, rec: Any, line: int | None = None) -> Record:
     def skip(reason: str) -> Skip:
-        return Skip(file, index, f"record {index}: {reason}")
+        return Skip(file, line, f"record {index}: {reason}")
 
     if not isinstance(rec, dict):
         return skip(f"not a JSON object ({type(rec).__name__})")

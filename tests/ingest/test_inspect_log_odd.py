@@ -113,7 +113,7 @@ def test_odd_typed_inspect_fields_are_a_skip_naming_the_sample(
         doc = {"version": 2, "status": "success", "eval": {"task": "t"}, "samples": samples}
         f = tmp_path / "x.json"
         f.write_text(json.dumps(doc))
-        where = f"{f}:2: sample 2: "
+        where = f"{f}: sample 2: "  # the sample, not a line: the document is read whole
     for args in (("import", "--check"), ("import",)):
         code, _, err = run_cli("--db", "x.db", *args, str(f))
         assert "internal error" not in err and "Traceback" not in err, err

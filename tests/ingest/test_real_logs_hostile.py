@@ -505,8 +505,8 @@ def test_a_nan_or_huge_inspect_score_is_a_skip_naming_the_field(tmp_path: Path) 
     path.write_text(text)
     code, _, err = invoke("--db", "x.db", "import", str(path))
     assert code == 0 and "imported 1 trial" in err
-    assert f"{path}:1: sample 1: scores.match.value: NaN is not a number reviewer stores" in err
-    assert f"{path}:2: sample 2: scores.match.value: integer out of range" in err
+    assert f"{path}: sample 1: scores.match.value: NaN is not a number reviewer stores" in err
+    assert f"{path}: sample 2: scores.match.value: integer out of range" in err
 
 
 def test_samples_whose_first_scorers_differ_name_them_all_in_the_rule(tmp_path: Path) -> None:

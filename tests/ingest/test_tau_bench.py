@@ -146,16 +146,21 @@ def test_malformed_records_become_skips(tmp_path: Path) -> None:
         dict(good, trial=1),
     ]
     path = tmp_path / "results.json"
-    path.write_text(json.dumps(records))
+    text = json.dumps(records, indent=2)  # as tau-bench writes its results
+    path.write_text(text)
     out = list(tau_bench.parse(path))
     assert [type(r).__name__ for r in out] == ["Trial", "Skip", "Skip", "Skip", "Skip", "Trial"]
     skips = [r for r in out if isinstance(r, Skip)]
-    assert [s.line for s in skips] == [2, 3, 4, 5]
+    # the line each record starts on (it was the record's index, line 2 for record 2 wherever
+    # it was in the file)
+    lines = text.splitlines()
+    assert [s.line for s in skips] == [14, 19, 20, 25]
+    assert [lines[n - 1] for n in (14, 19, 20, 25)] == ["  {", '  "not a record",', "  {", "  {"]
     assert skips[0].reason == "record 2: no task_id"
     assert skips[1].reason == "record 3: not a JSON object (str)"
     assert skips[2].reason == "record 4: no numeric reward"
     assert skips[3].reason == "record 5: traj is not a list of messages"
-    assert str(skips[0]) == f"{path}:2: record 2: no task_id"
+    assert str(skips[0]) == f"{path}:14: record 2: no task_id"
     last = out[-1]
     assert isinstance(last, Trial) and last.trial == 1 and last.source_line == 6
     assert last.reason is None and last.termination is None

@@ -162,9 +162,9 @@ def _openai(tmp_path: Path) -> Path:
 
 
 FORMATS = {
-    "tau-bench": (_tau_bench, ":2: record 2: reward: NaN", "NaN"),
+    "tau-bench": (_tau_bench, ":1: record 2: reward: NaN", "NaN"),
     "tau2-bench": (_tau2, ": simulation 2: agent_cost: Infinity", "Infinity"),
-    "inspect-json": (_inspect_json, ":2: sample 2: total_time: NaN", "NaN"),
+    "inspect-json": (_inspect_json, ": sample 2: total_time: NaN", "NaN"),
     "inspect-eval": (
         _inspect_eval,
         ": samples/2_epoch_1.json: messages[0].content: has a lone",
@@ -239,8 +239,8 @@ def test_tau_bench_skips_a_too_deep_and_a_too_big_record_and_reads_on(
     code, _, err = run_cli("--db", "x.db", "import", str(f))
     assert code == 0 and "internal error" not in err, err
     assert lines_about(err, str(f)) == [
-        f"{f}:2: record 2: JSON nested deeper than 200 levels",
-        f"{f}:3: record 3: record is 4.8 MiB, over the 1.0 MiB limit per record "
+        f"{f}:1: record 2: JSON nested deeper than 200 levels",  # one line: the line it starts on
+        f"{f}:1: record 3: record is 4.8 MiB, over the 1.0 MiB limit per record "
         "(REVIEWER_MAX_RECORD_MB)",
     ]
     assert stored() == 2

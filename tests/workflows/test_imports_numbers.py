@@ -81,10 +81,10 @@ def _inspect_eval(tmp_path: Path, value: str) -> Path:
 
 TRIAL_FORMATS: dict[str, tuple[Callable[[Path, str], Path], str]] = {
     "native": (_native, ":2: usage.input_tokens: "),
-    "tau-bench": (_tau_bench, ":2: record 2: reward: "),
+    "tau-bench": (_tau_bench, ":1: record 2: reward: "),  # the line it starts on
     "tau2-bench": (_tau2, ": simulation 2: agent_cost: "),  # a simulation, not a line
     "openai-chat": (_openai, ":2: usage.input_tokens: "),
-    "inspect-json": (_inspect_json, ":2: sample 2: total_time: "),
+    "inspect-json": (_inspect_json, ": sample 2: total_time: "),  # a sample, not a line
     "inspect-eval": (_inspect_eval, ": samples/2_epoch_1.json: total_time: "),
 }
 
