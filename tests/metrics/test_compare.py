@@ -321,3 +321,18 @@ def test_each_run_shows_its_own_pass_hat_where_the_other_has_none() -> None:
     # a k past one run's trials: that run's pass^k alone is n/a
     t = {x.task_id: x for x in compare_runs(old, run({"b": "1111"}), 3, {}).tasks}
     assert (t["b"].old_pass_hat, t["b"].new_pass_hat, t["b"].delta) == (None, 1.0, None)
+
+
+def test_json_distributions_do_not_say_no_crash_beside_a_run_s_crashes() -> None:
+    """The distributions are over the trials the harness did not crash; their own "infra" said 0
+    for a run of two crashed trials, which "left_out" counts (found by a numbers audit)."""
+    from dataclasses import replace
+
+    crashed = [replace(t, success=False, outcome="infra") for t in trials("a", [False] * 2)]
+    old = run({"a": "11", "b": "10"}) + crashed
+    data = json.loads(compare_runs(old, run({"a": "11", "b": "11"}), None, {}).to_json())
+    assert data["left_out"]["old"]["infra"] == 2
+    for side in ("old", "new"):
+        dist = data["distributions"][side]
+        assert "infra" not in dist and "infrastructure errors left out" in dist["over"]
+        assert dist["n_trials"] == dist["measured"] == 4
