@@ -52,10 +52,14 @@ class MonitorReport:
 
     def header(self) -> str:
         judged = sum(w.judge_pass.n for w in self.windows)
-        runs = ", ".join(self.runs) or "none"
+        runs = (
+            f"{'run' if len(self.runs) == 1 else 'runs'} {', '.join(self.runs)}"
+            if self.runs
+            else "no run holds a timed conversation"
+        )
         return (
             f"monitor: {self.conversations} conversations in {len(self.windows)} {self.size} "
-            f"windows (run {runs}); judged sample {self.sample:g} (seed {self.seed}): "
+            f"windows ({runs}); judged sample {self.sample:g} (seed {self.seed}): "
             f"{judged} of {len(self.sampled)} judged; {len(self.flagged)} flagged"
         )
 

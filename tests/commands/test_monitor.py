@@ -242,6 +242,7 @@ def test_nothing_with_a_time_says_so_and_exits_0(tmp_path: Path) -> None:
     code, out, err = run_cli("monitor", "--no-judge")
     assert code == 0, err
     assert "no conversation with a time to put in a window" in out
+    assert "(no run holds a timed conversation)" in out and "(run none)" not in out
     code, out, err = run_cli("monitor", "--no-judge", "--run", "support-v1")
     assert code == 0
     assert "40 conversations without a time (started_at, timestamp) left out" in err
