@@ -577,7 +577,7 @@ def _comparison_lines(cmp: Comparison, max_tasks: int | None = None) -> list[Any
     if cmp.excluded:
         lines.append(
             Text(
-                f"no pass^{cmp.k} for {len(cmp.excluded)} shared task(s) with fewer than {cmp.k} trials in a run: "
+                f"no pass^{cmp.k} for {len(cmp.excluded)} shared task(s) with fewer than {cmp.k} scored trials in a run: "
                 + ", ".join(_visible(t) for t in cmp.excluded)
             )
         )

@@ -233,7 +233,7 @@ class Comparison:
     tasks: list[TaskDelta]
     only_old: list[TaskCount]
     only_new: list[TaskCount]
-    excluded: list[str]  # shared tasks with fewer than k trials in a run: no pass^k for them
+    excluded: list[str]  # shared tasks with fewer than k scored trials in a run: no pass^k
     bootstrap: list[BootstrapCI]
     old_dist: Distributions
     new_dist: Distributions

@@ -206,7 +206,9 @@ def test_runs_of_different_n() -> None:
     big = compare_runs(old, new, 8, {})
     assert big.excluded == ["a", "b"] and big.row("pass_hat_k").direction == "n/a"
     assert big.row("pass_at_1").old == pytest.approx(0.8)
-    assert "no pass^8 for 2 shared task(s)" in render_comparison(big, color=False)
+    assert "no pass^8 for 2 shared task(s) with fewer than 8 scored trials in a run" in (
+        render_comparison(big, color=False)
+    )
 
 
 def test_uneven_n_within_a_run_sets_default_k() -> None:
