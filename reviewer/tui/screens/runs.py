@@ -11,6 +11,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable, Header, Static
 
+from reviewer.text import counted
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import cursor_key, num
@@ -322,7 +323,7 @@ class RunsScreen(ReviewerScreen):
             else:
                 which = "pass^k at each run's own k, shown beside it (k chooses one for all)"
             status.update(
-                f"{len(self.rows)} runs · {which}{short} · Enter: tasks · space then d: compare"
+                f"{counted(len(self.rows), 'run')} · {which}{short} · Enter: tasks · space then d: compare"
             )
 
     def _current(self) -> str | None:
