@@ -121,7 +121,7 @@ class RunsScreen(ReviewerScreen):
             columns.append(("imported", "imported", 16))
         # only when a run has them, so a plain database looks as it always did
         if any(r.infra or r.unscored for r in rows):
-            width = max(len(_left_out(r)) for r in rows)
+            width = max([len("left out")] + [len(_left_out(r)) for r in rows])  # its header too
             columns.append(("left_out", Text("left out", justify="right"), width))
         if len({r.model for r in rows if r.model}) > 1:  # when it tells runs apart
             width = min(28, max(len(r.model or "") for r in rows))
