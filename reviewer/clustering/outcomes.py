@@ -196,6 +196,13 @@ def _tau2_expected(trial: Trial) -> list[tuple[str, dict[str, Any]]]:
 EXPECTATION_CHARS = 300
 
 
+def _clip(text: str) -> str:
+    """One line of at most EXPECTATION_CHARS, ending in … when cut: an expected call cut short must
+    not read as a whole one (``new_item_id`` for ``new_item_ids=[...]``)."""
+    line = " ".join(text.split())
+    return line if len(line) <= EXPECTATION_CHARS else line[: EXPECTATION_CHARS - 1] + "…"
+
+
 def _call_text(name: str, args: Any) -> str:
     if not isinstance(args, dict) or not args:
         return f"{name}()"
@@ -253,7 +260,7 @@ def expectation_lines(trial: Trial) -> list[tuple[str, str]]:
         note = _dict(info.get("info")).get("note")
         if isinstance(note, str) and note.strip():
             out.append(("grader note", note))
-        return [(label, " ".join(text.split())[:EXPECTATION_CHARS]) for label, text in out]
+        return [(label, _clip(text)) for label, text in out]
     actions = info.get("actions")
     if not isinstance(actions, list):
         actions = task.get("actions")
@@ -291,7 +298,7 @@ def expectation_lines(trial: Trial) -> list[tuple[str, str]]:
     ]
     if parts:
         out.append(("reward breakdown", ", ".join(parts)))
-    return [(label, " ".join(text.split())[:EXPECTATION_CHARS]) for label, text in out]
+    return [(label, _clip(text)) for label, text in out]
 
 
 def _inspect(trial: Trial) -> list[str]:

@@ -562,21 +562,34 @@ def labels_import(ctx: click.Context, file: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the rubric as JSON.")
 @click.pass_context
 def rubric(ctx: click.Context, file: str | None, check: bool, as_json: bool) -> None:
-    """Validate and show the labeling rubric (FILE, else the config's rubric, else ./rubric.toml)."""
+    """Validate and show the labeling rubric (FILE, else the config's rubric, else ./rubric.toml,
+    else the one the app labels with: the rubric stored last, as an imported folder's rubric.toml)."""
     from dataclasses import asdict
 
-    from reviewer.workflows.rubric import PASS_RULES, RubricError, load_rubric
+    from reviewer.workflows.rubric import PASS_RULES, RubricError, active_rubric, load_rubric
 
     path = Path(file) if file else (_config().rubric or Path("rubric.toml"))
     if not file and not path.exists():
-        fail('no rubric: give FILE, or set rubric = "rubric.toml" in reviewer.toml')
-    try:
-        r = load_rubric(file or path)
-    except RubricError as e:
-        fail(str(e))
-    _check_version(ctx, r)
+        import os
+
+        from reviewer.workflows.store_access import TEST_SERVER_VAR, is_url
+
+        db = ctx.obj["db"]  # a database file that does not exist holds no rubric: none is made
+        local = not is_url(db) and not os.environ.get(TEST_SERVER_VAR)
+        stored = active_rubric(cli_store(ctx), None) if not local or Path(db).exists() else None
+        if stored is None:
+            fail('no rubric: give FILE, or set rubric = "rubric.toml" in reviewer.toml')
+        r = stored
+        source = f"{_plain(r.ref)} (stored: the rubric the app labels with)"
+    else:
+        try:
+            r = load_rubric(file or path)
+        except RubricError as e:
+            fail(str(e))
+        _check_version(ctx, r)
+        source = str(file or path)
     if check:
-        click.echo(f"{file or path}: ok ({_plain(r.ref)}, {len(r.criteria)} criteria)", err=True)
+        click.echo(f"{source}: ok ({_plain(r.ref)}, {len(r.criteria)} criteria)", err=True)
         return
     if as_json:
         echo_json({**asdict(r), "ref": r.ref, "digest": r.digest})

@@ -30,6 +30,7 @@ their usage counted once.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -527,6 +528,27 @@ def _assistant(message: dict[str, Any], content: Any, state: _State) -> list[Mes
     state.last_assistant = msg
     state.last_message_id = mid if isinstance(mid, str) else None
     return [msg]
+
+
+def subagent_beside_session(path: Path) -> bool:
+    """``path`` is a subagent's ``agent-<id>.jsonl`` lying where its session's import reads it:
+    beside ``<session id>.jsonl``, or in ``<session id>/subagents/`` beside it. An import walking
+    the folder passes over it without a word (the session reads it); elsewhere, or named on its
+    own, it is skipped with its reason."""
+    if not path.name.startswith("agent-") or path.suffix != ".jsonl":
+        return False
+    try:
+        with path.open("rb") as fh:
+            first = json.loads(fh.readline(1 << 20).removeprefix(BOM))
+    except (OSError, ValueError):
+        return False
+    sid = first.get("sessionId") if isinstance(first, dict) else None
+    if not isinstance(sid, str) or not sid or first.get("isSidechain") is not True:
+        return False
+    session = f"{sid}.jsonl"
+    if path.parent.name == "subagents" and path.parent.parent.name == sid:
+        return (path.parent.parent.parent / session).is_file()
+    return (path.parent / session).is_file()
 
 
 def _subagent(path: Path, agent: str, sid: str, state: _State) -> list[Message]:

@@ -77,6 +77,17 @@ def _is_predictions(text: bytes) -> bool:
     return all(has_key(first, k) for k in _PRED_KEYS) and not has_key(first, b"history")
 
 
+def is_predictions(path: Path) -> bool:
+    """Whether ``path`` holds SWE-bench predictions (``all_preds.jsonl``: patches), which a SWE-agent
+    run folder keeps beside its ``.traj`` files."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(65536)
+    except OSError:
+        return False
+    return _is_predictions(head.removeprefix(b"\xef\xbb\xbf").lstrip())
+
+
 def parse(path: Path) -> Iterator[Record]:
     """The trial of one ``.traj``; IngestError for a predictions file."""
     file = str(path)

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from reviewer import ingest
-from reviewer.ingest import atif
+from reviewer.ingest import atif, claude_code, swe_agent
 from reviewer.ingest.base import Format, IngestError, Item
 from reviewer.ingest.files import (
     BATCH,
@@ -143,6 +143,18 @@ def import_file(
             )
         return result
     result.format = fmt.NAME
+    if not direct and fmt is swe_agent and swe_agent.is_predictions(path):
+        # a SWE-agent run folder holds its patches beside the trajectories: passed over, said once
+        result.ignored = True
+        result.error = (
+            f"{result.file}: SWE-bench predictions (patches), not trajectories: "
+            "the .traj files beside it are the run"
+        )
+        return result
+    if not direct and fmt is claude_code and claude_code.subagent_beside_session(path):
+        result.ignored = result.quiet = True  # read with the session it belongs to, beside it
+        result.error = f"{result.file}: a subagent's file, read with its session"
+        return result
     if not direct and fmt is atif and atif.continuation_beside_base(path):
         result.ignored = result.quiet = True  # read with the file it continues, beside it
         result.error = f"{result.file}: a continuation, read with the file it continues"

@@ -206,3 +206,35 @@ def test_a_composite_tau_bench_reward_shows_its_parts() -> None:
             "composite 0.93",
         ),
     ]
+
+
+def test_an_expected_action_list_cut_for_the_header_says_it_was_cut() -> None:
+    # the transcript header of a real tau-bench trial (grok-3, task 1) showed its five expected
+    # actions cut at 300 characters mid-name, `... item_ids=["4983901480"], new_item_id`, with
+    # nothing saying more followed: the call the task turns on read as a whole (wrong) one
+    from reviewer.clustering.outcomes import EXPECTATION_CHARS, expectation_lines
+    from reviewer.models import Trial
+
+    actions = [
+        {"name": "get_product_details", "kwargs": {"product_id": str(1656367028 + i)}}
+        for i in range(12)
+    ]
+    trial = Trial(
+        task_id="1",
+        messages=[],
+        reward=0.84,
+        metadata={"reward_info": {"reward": 0.84, "info": {"r_actions": 1.0}, "actions": actions}},
+    )
+    (label, text), *_ = expectation_lines(trial)
+    assert label == "expected actions"
+    assert len(text) == EXPECTATION_CHARS and text.endswith("…")
+    short = Trial(
+        task_id="1",
+        messages=[],
+        reward=1.0,
+        metadata={"reward_info": {"reward": 1.0, "info": {}, "actions": actions[:1]}},
+    )
+    assert expectation_lines(short)[0] == (
+        "expected actions",
+        'get_product_details(product_id="1656367028")',
+    )

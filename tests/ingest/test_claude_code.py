@@ -304,3 +304,34 @@ def test_sessions_of_one_project_share_one_run_named_after_it(tmp_path: Path) ->
         if isinstance(t, Trial)
     }
     assert runs == {"claude-code · -home-ana-shop"}
+
+
+@pytest.mark.parametrize("layout", ["beside", "subagents"])
+def test_a_project_folder_with_subagent_files_imports_without_a_problem(
+    tmp_path: Path, layout: str
+) -> None:
+    """Claude Code keeps a subagent's records in agent-<id>.jsonl beside <session id>.jsonl (or
+    in <session id>/subagents/). Walking such a project folder read them with their session, yet
+    called each one '1 skipped: only side-chain (subagent) records', and `reviewer PATHS` opened
+    on the import-problems panel for it (found by a new user importing a project folder)."""
+    project = tmp_path / "-Users-test-project"
+    project.mkdir()
+    shutil.copy(HERE / "agent_session.jsonl", project / "test-session-004.jsonl")
+    side = project if layout == "beside" else project / "test-session-004" / "subagents"
+    side.mkdir(parents=True, exist_ok=True)
+    shutil.copy(HERE / "agent-atest01.jsonl", side / "agent-atest01.jsonl")
+    result = CliRunner().invoke(cli, ["--db", str(tmp_path / "r.db"), "import", str(project)])
+    assert result.exit_code == 0, result.output
+    assert "skipped" in result.output and "1 skipped" not in result.output
+    assert "side-chain" not in result.output
+    db = open_store(tmp_path / "r.db")
+    try:
+        rows = db.execute("SELECT n_messages FROM trials").fetchall()
+    finally:
+        db.close()
+    assert [r[0] for r in rows] == [10]  # the subagent's messages are in the session's trial
+    # named on its own, the subagent file is still skipped with its reason
+    alone = CliRunner().invoke(
+        cli, ["--db", str(tmp_path / "r2.db"), "import", str(side / "agent-atest01.jsonl")]
+    )
+    assert "side-chain" in alone.output

@@ -144,3 +144,24 @@ def test_reviewer_import_stores_the_traj_and_refuses_the_predictions(tmp_path: P
     )
     assert preds.exit_code != 0
     assert "not trajectories" in preds.output and "Traceback" not in preds.output
+
+
+def test_a_run_folder_with_its_all_preds_imports_its_trajectories_and_exits_0(
+    tmp_path: Path,
+) -> None:
+    # SWE-agent writes all_preds.jsonl into every run folder beside the .traj files; walking the
+    # folder (the documented `reviewer import trajectories/me/RUN`) once failed the import (exit 1,
+    # "1 file failed", the app opening on its problems panel) for a file that is part of the run
+    run = tmp_path / "gpt4__run1"
+    run.mkdir()
+    shutil.copy(HERE / "swe-agent__test-repo-i1.traj", run)
+    shutil.copy(HERE / "all_preds.jsonl", run)
+    result = CliRunner().invoke(cli, ["--db", str(tmp_path / "r.db"), "import", str(run)])
+    assert result.exit_code == 0, result.output
+    assert "1 file failed" not in result.output
+    assert "ignored" in result.output and "all_preds.jsonl" in result.output
+    db = open_store(tmp_path / "r.db")
+    try:
+        assert db.execute("SELECT COUNT(*) FROM trials").fetchone()[0] == 1
+    finally:
+        db.close()

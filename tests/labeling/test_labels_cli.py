@@ -319,3 +319,21 @@ def test_an_export_never_puts_a_file_in_a_devices_or_pipes_place(tmp_path: Path)
     with pytest.raises(OSError, match="not a regular file"):
         write_atomic(fifo, ["x\n"])
     assert stat.S_ISFIFO(fifo.stat().st_mode) and not list(tmp_path.glob(".pipe.*"))
+
+
+def test_rubric_without_a_file_shows_the_rubric_the_app_labels_with(tmp_path: Path) -> None:
+    """`reviewer sample_runs/` labels with the folder's rubric.toml; `reviewer rubric` beside it
+    said 'no rubric: give FILE, ...' (found by a new user who wanted the criteria's keys in
+    the shell while labeling). It shows the stored rubric, and makes no database to look."""
+    code, _, err = invoke("--db", "i.db", "import", str(SAMPLE_RUNS))
+    assert code == 0, err
+    assert not Path("rubric.toml").exists()
+    code, out, err = invoke("--db", "i.db", "rubric")
+    assert code == 0, err
+    assert out.startswith("support-policy@1  pass rule: all") and "[1] looked_up" in out
+    code, out, err = invoke("--db", "i.db", "rubric", "--check")
+    assert code == 0 and "ok (support-policy@1, 4 criteria)" in err
+    if not on_postgres():
+        code, _, err = invoke("--db", "none.db", "rubric")
+        assert code == 1 and err.startswith("reviewer: no rubric")
+        assert not Path("none.db").exists()

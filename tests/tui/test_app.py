@@ -320,3 +320,27 @@ async def test_a_long_run_name_stays_in_sight_in_the_titles(tmp_path: Path) -> N
         title = app.screen.query_one(".title", Static)
         shown = "".join(s.text for s in title.render_lines(title.region.reset_offset)[0])
         assert shown.strip().startswith("Tasks of bbbb") and "…" in shown
+
+
+async def test_flaky_only_on_a_run_without_flaky_tasks_says_so_and_keeps_the_tasks(
+    tmp_path: Path,
+) -> None:
+    """A tau-bench run of one trial per task: y emptied the table without a word, under a line
+    'not flaky: no trial passed' about a task no longer shown, and F then did nothing (found by
+    a new user on the realworld grok-3 run). It says why and keeps the tasks; one run is '1 run'."""
+    recs = [native_trial(f"t{i}", passed=i % 2 == 0, run="one-each", trial=1) for i in range(4)]
+    db = import_into(tmp_path / "o.db", write_jsonl(tmp_path / "o.jsonl", recs))
+    app = ReviewerApp(db_path=db)
+    async with app.run_test(size=(120, 32)) as pilot:
+        await settle(app, pilot)
+        assert "1 run ·" in str(app.screen.query_one("#runs-status", Static).render())
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, TasksScreen)
+        tasks = app.screen.query_one("#tasks", DataTable)
+        assert tasks.row_count == 4
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert tasks.row_count == 4
+        toasts = [str(n.message) for n in app._notifications]
+        assert any("No flaky task" in t and "one scored trial per task" in t for t in toasts)

@@ -55,3 +55,21 @@ async def test_a_task_whose_trials_all_crashed_is_not_said_to_have_failed(tmp_pa
         screen._show_flakiness("crashed")
         line = str(screen.query_one("#tasks-flakiness", Static).render())
         assert line == "not flaky: no trial ran to its end (2 infrastructure errors)"
+
+
+async def test_the_runs_left_out_column_shows_its_whole_header(tmp_path: Path) -> None:
+    """A tau-bench run of one crashed record at 120 columns: the column was as wide as '1 infra'
+    and its header read 'left ou' (found by a new user on the realworld tau_bench folder)."""
+    recs = [
+        dict(native_trial("0", trial=1, run="r"), outcome={"infra_error": True}, messages=[]),
+        native_trial("a", passed=True, trial=1, run="s"),
+    ]
+    write_jsonl(tmp_path / "r.jsonl", recs)
+    app = ReviewerApp(db_path=import_into(tmp_path / "x.db", tmp_path / "r.jsonl"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        from textual.widgets import DataTable
+
+        table = app.screen.query_one("#runs", DataTable)
+        column = table.columns[next(k for k in table.columns if k.value == "left_out")]
+        assert column.width >= len("left out")

@@ -310,3 +310,31 @@ async def test_undo_brings_back_the_note_and_answers_of_the_label(
         assert screen.note == "agent skipped the refund"
         assert screen.criteria == answers
         assert "note: agent skipped the refund" in text_of(app, "#label-note")
+
+
+async def test_a_folded_message_names_its_key_in_the_narrow_labeling_transcript(
+    tmp_path: Path,
+) -> None:
+    """At 80x24 the labeling screen's transcript is about 36 cells wide: a folded system prompt's
+    line read '… 9 more lines, 1,523 chars (press' with the key cut off (found by a new user
+    labeling the sample runs in tmux). The line fits and names e."""
+    from reviewer.tui.widgets.transcript import TranscriptView
+    from tests.tui.test_transcript import make_db, rich_trial
+
+    path = make_db(tmp_path, [rich_trial(trial=i) for i in (1, 2)])
+    with open_store(path) as db:
+        make_queue(db, "q", 2, seed=1, labeler="ana")
+    app = ReviewerApp(db_path=path, labeler="ana")
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = LabelScreen("q", "ana", None)
+        app.push_screen(screen)
+        await wait_loaded(app, pilot, screen)
+        view = screen.query_one(TranscriptView)
+        await until(pilot, lambda: view.line_count > 0)
+        await pilot.pause(0.3)  # the split pane settles its width after the first layout
+        rows = [view.render_row(i).text.rstrip() for i in range(view.line_count)]
+        notices = [r for r in rows if "more line" in r]
+        assert notices, rows[:20]
+        for row in notices:
+            assert len(row) <= view.size.width
+            assert "(e expands)" in row or "(press e to expand)" in row, row

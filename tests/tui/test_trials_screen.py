@@ -306,3 +306,42 @@ async def test_names_too_wide_for_their_columns_are_never_two_alike(tmp_path: Pa
         widths = [c.width for c in table.columns.values()][:2]
         assert all(len(run) <= widths[0] and len(task) <= widths[1] for run, task in shown)
         assert any("…" in run for run, _ in shown)  # they did not fit whole
+
+
+async def test_a_page_without_reasons_keeps_its_task_names_and_cuts_models_visibly(
+    tmp_path: Path,
+) -> None:
+    """Claude Code sessions at 80 columns: the trials list read 'p…ct' for the task 'project'
+    while the reason column, empty on every row, kept its 24 cells, and the model column showed
+    'claude-opus-4-5-2025' for 'claude-opus-4-5-20251101' with nothing saying it was cut (found
+    by a new user on the realworld claude_code folder)."""
+    from tests.conftest import native_trial, write_jsonl
+
+    models = ["claude-opus-4-5-20251101", "claude-opus-4-5-20251101, claude-sonnet-4-20250514"]
+    recs = [
+        native_trial(
+            "project",
+            run="claude-code · project",
+            trial=i + 1,
+            outcome=None,
+            metadata={"model": models[i % 2]},
+        )
+        for i in range(4)
+    ]
+    path = write_jsonl(tmp_path / "cc.jsonl", recs)
+    with open_store(tmp_path / "cc.db") as db:
+        import_paths(db, [str(path)])
+    app = ReviewerApp(db_path=tmp_path / "cc.db")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        app.push_screen(TrialsScreen(TrialFilter(run="claude-code · project")))  # t on the run
+        for _ in range(20):
+            await pilot.pause(0.05)
+        table = app.screen.query_one(TrialTable)
+        assert table.row_count == 4
+        keys = [str(c.key.value) for c in table.columns.values()]
+        rows = [dict(zip(keys, map(str, table.get_row_at(i)), strict=True)) for i in range(4)]
+        assert {r["task"] for r in rows} == {"project"}
+        for r in rows:
+            assert r["model"] in models or (r["model"].endswith("…") and len(r["model"]) > 1)
+        assert any(r["model"].endswith("…") for r in rows)  # the longer one did not fit whole

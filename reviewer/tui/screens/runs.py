@@ -11,6 +11,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable, Header, Static
 
+from reviewer.text import counted
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import cursor_key, num
@@ -120,7 +121,7 @@ class RunsScreen(ReviewerScreen):
             columns.append(("imported", "imported", 16))
         # only when a run has them, so a plain database looks as it always did
         if any(r.infra or r.unscored for r in rows):
-            width = max(len(_left_out(r)) for r in rows)
+            width = max([len("left out")] + [len(_left_out(r)) for r in rows])  # its header too
             columns.append(("left_out", Text("left out", justify="right"), width))
         if len({r.model for r in rows if r.model}) > 1:  # when it tells runs apart
             width = min(28, max(len(r.model or "") for r in rows))
@@ -322,7 +323,7 @@ class RunsScreen(ReviewerScreen):
             else:
                 which = "pass^k at each run's own k, shown beside it (k chooses one for all)"
             status.update(
-                f"{len(self.rows)} runs · {which}{short} · Enter: tasks · space then d: compare"
+                f"{counted(len(self.rows), 'run')} · {which}{short} · Enter: tasks · space then d: compare"
             )
 
     def _current(self) -> str | None:

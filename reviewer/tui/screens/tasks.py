@@ -299,6 +299,19 @@ class TasksScreen(ReviewerScreen):
         self._fill()
 
     def action_flaky_only(self) -> None:
+        if not self.flaky_only and not any(0 < r.c < r.n for r in self.rows):
+            # an empty table under a line about a task no longer shown says nothing: say why
+            single = all(r.n <= 1 for r in self.rows)
+            self.notify(
+                "No flaky task in this run (0 < c < n): "
+                + (
+                    "with one scored trial per task none can be"
+                    if single
+                    else "every task passed all or none of its scored trials"
+                ),
+                markup=False,
+            )
+            return
         self.flaky_only = not self.flaky_only
         self._fill()
 

@@ -274,7 +274,9 @@ def column_widths(
     free = total - fixed - pad * (len(widths) + 1) - 2  # the reason column, the scrollbar
     # run and task keep their whole names while the reason keeps REASON_MIN; then they give way
     wants: dict[str, int] = {k: widths[k] for k in ("run", "task") if k in widths}
-    shared = share_room(free, wants, REASON_MIN, least=4)
+    # a page without a reason (Claude Code sessions, unscored logs) gives its names the room
+    least_reason = REASON_MIN if f.search or any(r.reason for r in rows) else len("reason")
+    shared = share_room(free, wants, least_reason, least=4)
     widths.update({k: shared[k] for k in wants})
     widths["reason"] = shared["free"]
     del visible
@@ -444,6 +446,8 @@ class TrialsScreen(ExportMixin, ReviewerScreen):
                 if cut is not None:
                     cells[key] = Text(cut, no_wrap=True)
             cells["reason"] = cut_end(cells["reason"], self._widths["reason"])
+            if "model" in self._widths:  # cut with "…", never silently at the column's edge
+                cells["model"] = cut_end(cells["model"], self._widths["model"])
             table.add_row(*(cells[k] for k in keys), key=r.id)
         if rows:
             table.move_cursor(row=min(cursor_row, len(rows) - 1))

@@ -300,7 +300,7 @@ class TranscriptView(TranscriptSearch, ScrollView, can_focus=True, inherit_bindi
             strips = [self._row_strip(block, *row) for row in rows]
             if remaining:
                 notice = Text(block.prefix, block.prefix_style)
-                notice.append(fold_notice(block, remaining), FOLD_STYLE)
+                notice.append(fold_notice(block, remaining, self._avail(block)), FOLD_STYLE)
                 strips.append(self._strip(notice))
             return strips
         starts = self._row_starts(block)

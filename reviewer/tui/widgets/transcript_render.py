@@ -325,11 +325,17 @@ def fold_rows(block: Block, width: int) -> tuple[list[tuple[int, int, int]], int
     return rows, 0
 
 
-def fold_notice(block: Block, remaining: int) -> str:
+def fold_notice(block: Block, remaining: int, width: int | None = None) -> str:
+    """What a folded message hides and the key that shows it; shorter when ``width`` (the cells
+    the row has) would cut the key off, as the labeling screen's narrow transcript did."""
     shown = len(block.lines) - remaining
     chars = block.chars - sum(len(line) + 1 for line in block.lines[:shown])
     s = "" if remaining == 1 else "s"
-    return f"… {remaining:,} more line{s}, {max(chars, 0):,} chars (press e to expand)"
+    whole = f"… {remaining:,} more line{s}, {max(chars, 0):,} chars (press e to expand)"
+    if width is None or len(whole) <= width:
+        return whole
+    short = f"… {remaining:,} more line{s} (e expands)"
+    return short if len(short) <= width else f"… +{remaining:,} (e)"
 
 
 def row_starts(block: Block, width: int) -> list[int]:
