@@ -421,6 +421,10 @@ def search_words(text: str) -> list[str]:
     return out
 
 
+#: a word of a search term as the index splits it: letters and digits
+_TERM_WORD = re.compile(r"[^\W_]+")
+
+
 def _fold(c: str) -> str:
     """One character as search matches it: lower-cased, without its diacritics, composed again
     (a Hangul syllable stays one character), a final sigma as any sigma."""
@@ -479,12 +483,18 @@ def snippet(text: str, words: list[str], width: int = 80) -> tuple[str, list[tup
     """About ``width`` characters of ``text`` around the first of ``words`` found (as search
     finds them: case and diacritics aside, so ``zurich`` shows ``Zürich``), on one line, with the
     (start, end) of each word found in it; ("", []) when none is found."""
-    wanted = [w for w in (_folded(w)[0] for w in words) if w]
+    # a term's words apart as the index splits them, anything but letters and digits between:
+    # `cancel_order` and "cancel order" both find "cancel order" as search does
+    wanted = [
+        re.compile(r"[\W_]+".join(map(re.escape, parts)))
+        for w in words
+        if (parts := _TERM_WORD.findall(_folded(w)[0]))
+    ]
     low, where = _folded(text)
-    hits = [(i, w) for w in wanted if (i := low.find(w)) >= 0]
+    hits = [m.start() for w in wanted if (m := w.search(low))]
     if not hits:
         return "", []
-    at = where[min(hits)[0]]
+    at = where[min(hits)]
     start = max(0, at - min(16, width // 3))  # a little context before: the match stays in view
     end = min(len(text), start + width)
     piece = " ".join(text[start:end].split("\n"))
@@ -494,11 +504,9 @@ def snippet(text: str, words: list[str], width: int = 80) -> tuple[str, list[tup
     spans: list[tuple[int, int]] = []
     low_shown, where_shown = _folded(shown)
     for w in wanted:
-        i = low_shown.find(w)
-        while i >= 0:
-            after = i + len(w)  # a combining mark after the word is the word's own
+        for m in w.finditer(low_shown):
+            i, after = m.span()  # a combining mark after the word is the word's own
             spans.append(
                 (where_shown[i], where_shown[after] if after < len(low_shown) else len(shown))
             )
-            i = low_shown.find(w, i + len(w))
     return shown, sorted(spans)
