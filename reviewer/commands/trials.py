@@ -15,6 +15,48 @@ SORTS = ("cost", "latency", "steps", "tool_errors")
 
 def register(group: click.Group) -> None:
     group.add_command(trials)
+    group.add_command(show)
+
+
+@click.command()
+@click.argument("trial")
+@click.option(
+    "--system", is_flag=True, help="Show the system prompt whole (folded to its first line)."
+)
+@click.option(
+    "--blind", is_flag=True, help="Leave the judge's verdicts out, as the labeling screen does."
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the trial as JSON: its columns, the record as stored, violations, verdicts, labels.",
+)
+@click.pass_context
+def show(ctx: click.Context, trial: str, system: bool, blind: bool, as_json: bool) -> None:
+    """One trial as the app's transcript shows it (Enter on a trial): outcome, reward, steps, cost,
+    latency, what the task expected, every message under its role with tool calls and their
+    arguments, each rule violation where it happened, the judge's verdicts and the labels. TRIAL is
+    its id or the first 6+ characters of it (`reviewer trials` lists them).
+
+    \b
+    reviewer show 3f9a1c
+    reviewer show 3f9a1c --blind          # as a labeler sees it, before the judge
+    reviewer show 3f9a1c --json | jq .record.messages
+    """
+    from reviewer.workflows.trials import show_trial
+
+    with cli_store(ctx) as db:
+        require_runs(db, ctx, [])
+        try:
+            view = show_trial(db, trial, blind=blind)
+        except ValueError as e:
+            fail(str(e))
+    if as_json:
+        echo_json(view.as_json())
+        return
+    for line in view.lines(system=system):
+        click.echo(line)
 
 
 @click.command()
@@ -88,6 +130,8 @@ def trials(
     reviewer trials --outcome fail --sort cost            # the most expensive failures
     reviewer trials --run support-v2 --sort latency --json
     reviewer trials --cluster 1                           # the biggest failure cluster's trials
+
+    The id column is each trial's id cut to 8 characters: `reviewer show ID` prints that trial.
     """
     from reviewer.workflows.trials import SearchError, TrialFilter, list_trials, resolve_cluster
 
@@ -125,13 +169,15 @@ def trials(
         return
     # searching, the last column is what the search found (the app's trials screen does the same)
     last = "match" if search else "reason"
-    head = ("run", "task", "#", "outcome", "steps", "cost", "latency", "tool errors", last)
+    # the id's first 8 characters: what `reviewer show ID` takes (6 or more)
+    head = ("id", "run", "task", "#", "outcome", "steps", "cost", "latency", "tool errors", last)
     table = [head]
     for r in rows:
         found = listing.matches.get(r.id)
         said = (found[0] if found else "") if search else (r.reason or "")
         table.append(
             (
+                r.id[:8],
                 visible(r.run, single_line=True),  # data, one line each
                 visible(r.task_id, single_line=True),
                 str(r.trial),
@@ -146,16 +192,16 @@ def trials(
     widths = [min(32, max(len(row[i]) for row in table)) for i in range(len(head) - 1)]
     # a run or task name keeps both ends (its number is often last), no two shown alike; other
     # cells keep their start
-    names = [distinct_elisions(sorted({row[i] for row in table[1:]}), widths[i]) for i in (0, 1)]
+    names = {i: distinct_elisions(sorted({row[i] for row in table[1:]}), widths[i]) for i in (1, 2)}
 
     def cut(i: int, c: str, w: int) -> str:
         if len(c) <= w:
             return c
-        return names[i].get(c, c[:w]) if i <= 1 else c[: w - 1] + "…"
+        return names[i].get(c, c[:w]) if i in names else c[: w - 1] + "…"
 
     for row in table:
         cells = [
-            cut(i, c, w).rjust(w) if 4 <= i <= 7 else cut(i, c, w).ljust(w)
+            cut(i, c, w).rjust(w) if 5 <= i <= 8 else cut(i, c, w).ljust(w)
             for i, (c, w) in enumerate(zip(row[:-1], widths, strict=True))
         ]
         click.echo("  ".join([*cells, row[-1]]).rstrip())

@@ -106,3 +106,162 @@ def list_trials(db: Store, f: TrialFilter, *, limit: int, match_width: int = 58)
         return TrialListing(f, listing)
     found = match_snippets(db, listing.rows, f.search, system=f.search_system, width=match_width)
     return TrialListing(f, listing, found)
+
+
+@dataclass(frozen=True)
+class TrialView:
+    """One trial as the app's transcript shows it: its header, every message, its rule
+    violations, the judge's verdicts (newest first) and the standing human labels; for
+    `reviewer show` (``lines``, ``as_json``)."""
+
+    header: TrialHeader
+    trial: Any  # models.Trial
+    record: str  # as stored: native JSON (what the app's P opens)
+    violations: list[Violation]
+    verdicts: list[Any]  # VerdictRow
+    labels: list[Any]  # models.Label, by labeler
+    blind: bool = False
+
+    def as_json(self) -> dict[str, Any]:
+        """The header's columns, the record as stored (native JSON: a blind view leaves out the
+        judge's verdict it may carry), the violations, verdicts (none when blind) and labels."""
+        import json
+
+        from reviewer.models import stored_outcome
+
+        h = asdict(self.header)
+        h.pop("seq", None)
+        h["outcome"] = stored_outcome(self.header.outcome, self.header.success)
+        return {
+            "trial": h,
+            "record": _without_judge(json.loads(self.record))
+            if self.blind
+            else json.loads(self.record),
+            "violations": [v.to_dict() for v in self.violations],
+            "verdicts": None if self.blind else [asdict(v) for v in self.verdicts],
+            "labels": [
+                {
+                    "labeler": x.labeler,
+                    "verdict": x.verdict,
+                    "note": x.note,
+                    "tag": x.tag,
+                    "criteria": dict(x.criteria),
+                    "rubric": x.rubric,
+                    "at": x.at,
+                    "queue": x.queue,
+                }
+                for x in self.labels
+            ],
+        }
+
+    def lines(self, *, system: bool = False) -> list[str]:
+        """The trial as plain text, every untrusted piece made visible (no escape reaches the
+        terminal): a header, then each message under its role (the system prompt folded to its
+        first line unless ``system``), tool calls with their arguments, each violation after the
+        message it happened at, then the verdicts and labels."""
+        import json
+
+        from reviewer.models import stored_outcome
+        from reviewer.text import seconds_text, visible
+
+        h, t = self.header, self.trial
+        out = [
+            f"trial {h.id} · run {visible(h.run, single_line=True)} · task "
+            f"{visible(h.task_id, single_line=True)} · trial {h.trial}"
+            + (f" ({visible(h.source_file, single_line=True)})" if h.source_file else "")
+        ]
+        facts = [stored_outcome(h.outcome, h.success)]
+        if h.reward is not None:
+            facts.append(f"reward {h.reward:.2f}")
+        facts.append(f"steps {h.steps}")
+        cost = h.cost_usd
+        facts.append(
+            "cost -" if cost is None else f"cost ${cost:.2f}" if cost >= 1 else f"cost ${cost:.4f}"
+        )
+        facts.append("latency " + ("-" if h.latency_s is None else seconds_text(h.latency_s)))
+        facts.append(f"tool errors {h.tool_errors}")
+        out.append(" · ".join(facts))
+        if h.termination:
+            out.append(f"ended: {visible(h.termination, single_line=True)}")
+        for label, text in expectation_lines(t):
+            out.append(f"{label}: {visible(text, single_line=True)}")
+        if h.reason:
+            out.append(f"reason: {visible(h.reason, single_line=True)}")
+        if h.error_type or h.error_message:
+            err = ": ".join(x for x in (h.error_type, h.error_message) if x)
+            out.append(f"error: {visible(err, single_line=True)}")
+        at: dict[int | None, list[Violation]] = {}
+        for v in self.violations:
+            at.setdefault(v.message_index, []).append(v)
+
+        def flagged(index: int | None) -> None:
+            for v in at.get(index, []):
+                where = "the whole trial" if index is None else f"message {index + 1}"
+                out.append(
+                    f"⚑ {v.severity} rule {visible(v.rule_id, single_line=True)} ({where}): "
+                    f"{visible(v.detail, single_line=True)}"
+                )
+
+        flagged(None)
+        for i, m in enumerate(t.messages):
+            role = m.role + (f" {m.name}" if m.role == "tool" and m.name else "")
+            out.append("")
+            out.append(f"── {visible(role, single_line=True)}{' (error)' if m.is_error else ''} ──")
+            text = visible(m.content) if m.content else ""
+            if m.role == "system" and not system and text.count("\n"):
+                first, rest = text.split("\n", 1)
+                text = f"{first}\n… {rest.count(chr(10)) + 1} more lines (--system shows them)"
+            if text:
+                out.append(text)
+            for c in m.tool_calls:
+                args = c.arguments
+                shown = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+                out.append(
+                    f"→ {visible(c.name, single_line=True)} {visible(shown, single_line=True)}"
+                )
+            flagged(i)
+        out.append("")
+        if self.blind:
+            out.append("judge: hidden (--blind)")
+        for v in self.verdicts if not self.blind else []:
+            why = f" — {visible(v.rationale, single_line=True)}" if v.rationale else ""
+            out.append(f"judge {visible(v.judge, single_line=True)}: {v.verdict}{why}")
+        if not self.verdicts and not self.blind:
+            out.append("judge: no verdict")
+        for x in self.labels:
+            tag = f" [{visible(x.tag, single_line=True)}]" if x.tag else ""
+            note = f" — {visible(x.note, single_line=True)}" if x.note else ""
+            out.append(f"label {visible(x.labeler, single_line=True)}: {x.verdict}{tag}{note}")
+        if not self.labels:
+            out.append("label: none")
+        return out
+
+
+def show_trial(db: Store, ref: str, *, blind: bool = False) -> TrialView:
+    """TRIAL (its id or a unique prefix of 6+ characters) as the transcript shows it; ValueError
+    in one line when no trial or several match."""
+    from reviewer.store.labels import standing_by_labeler
+    from reviewer.workflows.labels import resolve_trial
+
+    trial_id = resolve_trial(db, ref)
+    header = trial_header(db, trial_id)
+    trial = load_trial(db, trial_id)
+    record = native_record(db, trial_id)
+    if header is None or trial is None or record is None:
+        raise ValueError(f"no trial with id {ref!r}")
+    return TrialView(
+        header,
+        trial,
+        record,
+        list(trial_violations(db, trial_id)),
+        list(verdicts_for(db, trial_id)),
+        list(standing_by_labeler(db, trial_id).values()),
+        blind,
+    )
+
+
+def _without_judge(record: Any) -> Any:
+    """A native record without the judge's verdict it carries (``judge``), for a blind view."""
+    if isinstance(record, dict):
+        return {k: v for k, v in record.items() if k != "judge"}
+    return record

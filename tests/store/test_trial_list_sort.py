@@ -116,11 +116,13 @@ def test_reviewer_trials_lists_the_same_order_as_text_and_json(db: Store, tmp_pa
     code, out, err = run_cli("--db", path, "trials", "--sort", "latency", "--ascending")
     assert code == 0, err
     lines = out.splitlines()
-    assert lines[0].split()[:4] == ["run", "task", "#", "outcome"]
-    latencies = [ln.split()[6] for ln in lines[1:]]
+    assert lines[0].split()[:5] == ["id", "run", "task", "#", "outcome"]
+    latencies = [ln.split()[7] for ln in lines[1:]]
     shown = [float(x.rstrip("s")) for x in latencies if x != "-"]
     assert shown == sorted(shown) and latencies[-1] == "-"  # none recorded: last
     assert f"of {N} trials, sorted by latency, lowest first" in err
+    code, out, _ = run_cli("--db", path, "trials", "--outcome", "fail", "--sort", "cost")
+    assert [ln.split()[0] for ln in out.splitlines()[1:6]] == [i[:8] for i in want[:5]]
 
 
 @pytest.mark.parametrize(
