@@ -245,10 +245,13 @@ def behaviour_of(
     trial: Trial,
     is_error_text: Callable[[str], bool],
     termination_cause: Callable[[str | None], str | None],
+    *,
+    tools_called: bool = True,
 ) -> Behaviour:
     """The behaviour tokens, facts and grouping key of a trial (see the module's docstring).
     ``is_error_text`` tells an error-like tool result and ``termination_cause`` names how an
-    episode ended (``signature``'s, passed in: that module builds on this one)."""
+    episode ended (``signature``'s, passed in: that module builds on this one). ``tools_called``:
+    its run's trials call tools (a trial that calls none then only talked, which names it)."""
 
     messages = trial.messages
     tool_of: dict[str, str] = {}
@@ -372,7 +375,7 @@ def behaviour_of(
     shape = _final_shape(messages)
     if not calls:
         tokens.add("tool:none")
-        if shape is not None:
+        if shape is not None and tools_called:  # a run that never calls one has no tool to call
             # an agent that only talked did nothing but its last turn: that is its behaviour
             key.append(f"talked only:{shape}")
             facts.append("answered without calling any tool")

@@ -25,7 +25,7 @@ def failure_docs(
     """Every failure (of ``run``, or ``ids``) as a FailureDoc with its rule violations as evidence:
     harness fails and unscored trials labeled or judged fail; infrastructure errors only with
     ``include_infra`` (a crashed harness is not an agent failure)."""
-    from reviewer.store.clusters import count_failures, failure_violations
+    from reviewer.store.clusters import count_failures, failure_violations, runs_calling_tools
     from reviewer.store.trials import iter_trials
 
     total = count_failures(db, run, include_infra)
@@ -37,6 +37,7 @@ def failure_docs(
         if rule_id not in bucket.setdefault(tid, []):
             bucket[tid].append(rule_id)
     docs: list[FailureDoc] = []
+    tooled = runs_calling_tools(db)  # "answered without calling any tool" only where one is
     source = (
         iter_trials(db, ids=ids)
         if ids is not None
@@ -46,7 +47,13 @@ def failure_docs(
         if cancelled and cancelled():
             raise InterruptedError("clustering cancelled")
         docs.append(
-            evidence_of(trial, broken.get(tid, ()), trial_id=tid, weak_violations=weak.get(tid, ()))
+            evidence_of(
+                trial,
+                broken.get(tid, ()),
+                trial_id=tid,
+                weak_violations=weak.get(tid, ()),
+                tools_called=(trial.run or "") in tooled,
+            )
         )
         if progress and i % 200 == 0:
             progress("reading failures", i, total)

@@ -434,6 +434,7 @@ def evidence_of(
     trial_id: str | None = None,
     max_tool_errors: int = 5,
     weak_violations: Sequence[str] = (),
+    tools_called: bool = True,
 ) -> FailureDoc:
     """Gather a failed trial's error evidence and pick its primary signature.
 
@@ -441,6 +442,8 @@ def evidence_of(
     termination cause > outcome reason > ``weak_violations`` (policy and budget rules: usually a
     symptom of the failure, such as a timeout that also broke the latency budget). ``text`` (for the embedder) is masked: the evidence (outcome
     reason included), the judge's rationale, the last two assistant turns with the tools they called.
+    ``tools_called``: some trial of its run called a tool (else no trial is told apart by calling
+    none: an eval that offers no tool).
     """
     evidence: list[FailureEvidence] = []
     rule_sig = _violation_signature(violations)
@@ -527,7 +530,7 @@ def evidence_of(
         if primary:
             break
 
-    did = behaviour_of(trial, looks_failed, termination_cause)
+    did = behaviour_of(trial, looks_failed, termination_cause, tools_called=tools_called)
     return FailureDoc(
         trial_id=trial_id if trial_id is not None else trial_key(trial),
         signature=primary,

@@ -161,6 +161,13 @@ def _write_clusters(
     return written
 
 
+def runs_calling_tools(db: Store) -> set[str]:
+    """The runs of which some trial called a tool: one probe of the per-run index each."""
+    runs = [str(r[0]) for r in db.execute("SELECT name FROM runs").fetchall()]
+    probe = "SELECT 1 FROM trials WHERE run = ? AND tool_calls > 0 LIMIT 1"
+    return {r for r in runs if db.execute(probe, [r]).fetchone() is not None}
+
+
 def count_failures(db: Store, run: str | None = None, include_infra: bool = False) -> int:
     """How many failures there are (of ``run``, or of every run), as clustering reads them
     (``store.trials.failure_condition``)."""

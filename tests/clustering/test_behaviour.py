@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 from sklearn.metrics import adjusted_rand_score, completeness_score, homogeneity_score
 
@@ -123,3 +124,33 @@ def test_an_errors_kind_is_read_whatever_its_numbers() -> None:
     ]
     for ordered in (cases, cases[::-1]):
         assert [_error_kind(text) for text, _ in ordered] == [kind for _, kind in ordered]
+
+
+def test_answering_without_a_tool_names_a_failure_only_where_the_run_calls_tools(
+    tmp_path: Path,
+) -> None:
+    """A question-answering eval offers no tool: its 22 failures were named "answered without
+    calling any tool" (Inspect's theory_of_mind, found by a new user). A run some trial of which
+    calls a tool still names a trial that only talked so."""
+    from reviewer.clustering.run import failure_docs
+    from reviewer.store import open_store
+    from tests.conftest import native_trial, run_cli, write_jsonl
+
+    talk = [
+        {"role": "user", "content": "Where is Sally's ball?"},
+        {"role": "assistant", "content": "In the basket."},
+    ]
+    qa = [dict(native_trial(f"q{i}", passed=False), run="qa", messages=talk) for i in range(3)]
+    agent = [dict(native_trial("t1", passed=True), run="agent")]
+    agent += [dict(native_trial("t2", passed=False), run="agent", messages=talk)]
+    db = tmp_path / "x.db"
+    code, _, err = run_cli(
+        "--db", str(db), "import", str(write_jsonl(tmp_path / "r.jsonl", qa + agent))
+    )
+    assert code == 0, err
+    with open_store(db) as store:
+        docs = {(d.run, d.task_id): d for d in failure_docs(store)}
+    said = "answered without calling any tool"
+    assert all(said not in docs[("qa", f"q{i}")].behaviour_facts for i in range(3))
+    assert docs[("qa", "q0")].behaviour_key == ""
+    assert said in docs[("agent", "t2")].behaviour_facts
