@@ -101,3 +101,27 @@ async def test_a_huge_name_keeps_the_line_under_the_table_to_one_line_and_the_ro
         assert set(rows[status - 2].strip()) == {"─"}
         assert shown.startswith("zz-x") and "…" in shown and "-end" in shown  # both ends
         assert any(screen.shown_names[HUGE] in row for row in rows[: status - 2])  # row on screen
+
+
+async def test_a_run_that_cost_under_a_cent_says_how_much(tmp_path: Path) -> None:
+    """An ATIF run of $0.00135 read $0.00 in the runs table (found by a new user)."""
+    from tests.conftest import native_trial, write_jsonl
+
+    recs = [dict(native_trial("t1"), run="tiny", usage={"cost_usd": 0.00135})]
+    recs += [dict(native_trial("t1"), run="big", usage={"cost_usd": 1234.5})]
+    db = tmp_path / "x.db"
+    code, _, err = run_cli("--db", str(db), "import", str(write_jsonl(tmp_path / "r.jsonl", recs)))
+    assert code == 0, err
+    app = ReviewerApp(db_path=db)
+    async with app.run_test(size=(120, 30)) as pilot:
+        for _ in range(3):
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+        table = app.screen.query_one("#runs", DataTable)
+        cost = {
+            str(table.get_row_at(i)[1]): str(
+                table.get_cell_at((i, list(table.columns).index("cost")))
+            )
+            for i in range(table.row_count)
+        }
+        assert cost == {"tiny": "$0.0014", "big": "$1,234.50"}

@@ -29,7 +29,12 @@ def _left_out(r: RunSummary) -> str:
 
 
 def _cost(v: float | None) -> str:
-    return "-" if v is None else f"${v:,.2f}"
+    """A run's cost in cents, but a cost under a cent to two figures: a run of $0.00135 read $0.00."""
+    if v is None:
+        return "-"
+    if 0 < v < 0.005:
+        return f"${v:.4f}" if v >= 0.00005 else "<$0.0001"
+    return f"${v:,.2f}"
 
 
 class RunsLoaded(Message):
