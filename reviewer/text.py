@@ -265,3 +265,16 @@ def seconds_text(v: float, *, signed: bool = False) -> str:
     if v and abs(v) < 0.9995:
         return f"{v:{sign}.3f}s"
     return f"{v:{sign}.1f}s" if abs(v) < 1e9 else f"{v:{sign}.3g}s"
+
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def natural_key(s: str) -> tuple[tuple[int, int, str], ...]:
+    """A sort key that reads the numbers in S as numbers: ``task_7`` before ``task_67``, ``7``
+    before ``67`` (ids written by harnesses number their tasks without leading zeros)."""
+    return tuple(
+        (0, int(part), part) if i % 2 else (1, 0, part)
+        for i, part in enumerate(_DIGITS.split(s))
+        if part
+    )

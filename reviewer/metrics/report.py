@@ -11,7 +11,7 @@ from reviewer.metrics.distributions import Distributions
 from reviewer.metrics.passk import RunPassK
 from reviewer.models import PassRule
 from reviewer.store.db import Store
-from reviewer.text import crashed, json_ready, seconds_text, table_names
+from reviewer.text import crashed, json_ready, natural_key, seconds_text, table_names
 
 #: Where a report's outcomes come from: the harness's, or a human label / the latest judge verdict
 #: where one exists (the harness's otherwise).
@@ -33,20 +33,21 @@ TASK_ROWS = 50
 
 def worst_tasks(report: RunPassK, limit: int = TASK_ROWS) -> list[str] | None:
     """The ids of the ``limit`` worst tasks of ``report``, worst first: lowest pass^k at its largest
-    k, then lowest pass@1, then fewest trials, then by id (a task with no rate counts as worst);
+    k, then lowest pass@1, then fewest trials, then by id, its numbers as numbers (task 7 before
+    task 67; a task with no rate counts as worst);
     None when the run has no more than ``limit`` tasks (the table lists them all)."""
     if len(report.tasks) <= limit:
         return None
     k = max(report.k)
 
-    def key(t: Any) -> tuple[float, float, int, str]:
+    def key(t: Any) -> tuple[Any, ...]:
         hat = t.pass_hat_k.get(k) if k > 1 else t.pass_at_k.get(1)
         at1 = t.pass_at_k.get(1)
         return (
             -1.0 if _known(hat) is None else hat,
             -1.0 if _known(at1) is None else at1,
             t.n,
-            t.task_id,
+            natural_key(t.task_id),
         )
 
     return [t.task_id for t in sorted(report.tasks, key=key)[:limit]]

@@ -371,3 +371,20 @@ def test_rules_counts_leave_out_crashed_trials_as_the_report_does(tmp_path: Path
     assert code == 0 and "none broken" in out
     _, out, _ = invoke("--db", "x.db", "report", "--run", "i")
     assert "no-get 0.0% (0 of 4)" in out
+
+
+def test_tied_worst_tasks_are_listed_in_the_order_of_their_numbers(tmp_path: Path) -> None:
+    """Tasks numbered 0..59 that all fail were listed 0, 1, 10, 11, ... (ids sorted as text): now
+    0, 1, 2, ..., the 50 lowest numbers."""
+    recs = [
+        native_trial(str(t), passed=False, trial=i + 1, run="r")
+        for t in range(60)
+        for i in range(2)
+    ]
+    db = str(tmp_path / "r.db")
+    invoke("--db", db, "import", str(write_jsonl(tmp_path / "r.jsonl", recs)))
+    code, out, err = invoke("--db", db, "report")
+    assert code == 0, err
+    table = out.split("\n\n")[0].splitlines()
+    ids = [line.split()[0] for line in table[1:] if line.split() and line.split()[0].isdigit()]
+    assert ids == [str(t) for t in range(50)]
