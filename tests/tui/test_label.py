@@ -86,6 +86,31 @@ async def test_one_key_per_trial_blind_judge_and_undo(queued_db: Path) -> None:
         assert "judge:" in text_of(app, "#label-judge")
 
 
+async def test_a_not_labeled_toast_is_taken_off_when_a_label_lands(queued_db: Path) -> None:
+    """Esc on the rubric's question says "Not labeled"; the next key labeled the trial, and the
+    toast stayed beside the next one (found by a new user at 80x24)."""
+    from reviewer.tui.screens.label import NOT_LABELED_OVERRIDE
+
+    rubric = load_rubric(SAMPLE_RUNS / "rubric.toml")
+    app = ReviewerApp(db_path=queued_db, labeler="ana", rubric=rubric)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = LabelScreen("q", "ana", rubric)
+        app.push_screen(screen)
+        await wait_loaded(app, pilot, screen)
+        first = screen.payload.trial_id  # type: ignore[union-attr]
+        await pilot.press("1", "1")  # looked_up: no
+        await pilot.press("p")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        await pilot.press("escape")
+        await until(
+            pilot, lambda: any(n.message == NOT_LABELED_OVERRIDE for n in app._notifications)
+        )
+        await pilot.press("f")  # labeled now
+        await until(pilot, lambda: screen.payload is not None and screen.payload.trial_id != first)
+        await pilot.pause()
+        assert not any(n.message == NOT_LABELED_OVERRIDE for n in app._notifications)
+
+
 async def test_note_is_kept_with_the_label(queued_db: Path) -> None:
     app = ReviewerApp(db_path=queued_db, labeler="ana")
     async with app.run_test(size=(140, 40)) as pilot:

@@ -45,6 +45,12 @@ if TYPE_CHECKING:
 SHARED_REFRESH_S = 60.0
 
 
+#: What a verdict key that did not label says (the rubric's pass rule kept it, or no tag was
+#: chosen): taken off the screen when a label lands
+NOT_LABELED_OVERRIDE = "Not labeled: answer the criteria again or press the other verdict."
+NOT_LABELED_TAG = "Not labeled: no tag was chosen (Esc)."
+
+
 @dataclass
 class QueueState:
     name: str | None  # None: one trial labeled outside any queue
@@ -657,7 +663,7 @@ class LabelScreen(ReviewerScreen):
                 else:
                     self._give(verdict, override=True)
             elif not keep:
-                self.notify("Not labeled: answer the criteria again or press the other verdict.")
+                self.notify(NOT_LABELED_OVERRIDE)
 
         self.app.push_screen(ConfirmModal(f"{why} — keep {verdict}?"), answered)
 
@@ -673,7 +679,7 @@ class LabelScreen(ReviewerScreen):
             if self.payload is None or self.payload.trial_id != trial_id:
                 return
             if tag is None:
-                self.notify("Not labeled: no tag was chosen (Esc).")
+                self.notify(NOT_LABELED_TAG)
                 return
             if retag and self.mine is not None:
                 self._put_label(self.mine.verdict, tag=tag or None, advance=False)
@@ -747,6 +753,10 @@ class LabelScreen(ReviewerScreen):
             self.saving, self._told_waiting = None, False
         if message.kind == "label" and message.label is not None:
             self.given += 1
+            withdraw = getattr(self.app, "withdraw", None)
+            if withdraw is not None:  # a label landed: "Not labeled" no longer holds beside it
+                for said in (NOT_LABELED_OVERRIDE, NOT_LABELED_TAG):
+                    withdraw(said)
             self.state.done.add(message.label.trial_id)
             here = message.label.trial_id == (self.payload.trial_id if self.payload else None)
             if here:
