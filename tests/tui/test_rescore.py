@@ -72,6 +72,28 @@ async def test_p_previews_a_threshold_and_enter_applies_it(tmp_path: Path) -> No
         assert "pass means reward ≥ 0.6" in str(runs.query_one("#runs-detail", Static).render())
 
 
+async def test_p_opens_the_run_the_warning_names_wherever_the_cursor_is(tmp_path: Path) -> None:
+    """ "⚠ P on it: pass threshold · graded…" named one run while P opened the highlighted one,
+    which said "0 of 0 scored trials carry a pass or fail of their own" (found by a new user)."""
+    db = tmp_path / "g.db"
+    other = write_jsonl(tmp_path / "plain.jsonl", [native_trial("t1", run="aaa-plain")])
+    assert run_cli("--db", str(db), "import", str(_graded(tmp_path)), str(other))[0] == 0
+    app = ReviewerApp(db_path=db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        runs = app.screen
+        assert isinstance(runs, RunsScreen)
+        await until(pilot, lambda: bool(runs.warnings))
+        table = runs.query_one("#runs", DataTable)
+        plain = next(i for i in range(table.row_count) if "plain" in str(table.get_row_at(i)[1]))
+        table.move_cursor(row=plain)
+        await settle(app, pilot)
+        await pilot.press("P")
+        await settle(app, pilot)
+        modal = app.screen
+        assert isinstance(modal, RescoreModal) and modal.run == "graded[red]"
+
+
 async def test_esc_leaves_the_run_as_it_was(tmp_path: Path) -> None:
     db = tmp_path / "g.db"
     assert run_cli("--db", str(db), "import", str(_graded(tmp_path)))[0] == 0

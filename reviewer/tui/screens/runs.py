@@ -400,6 +400,9 @@ class RunsScreen(ReviewerScreen):
         run = self._run_for("a pass threshold")
         if run is None:
             return
+        if run not in self.warnings and len(self.warnings) == 1:
+            # the one run the "⚠ P on it" line names, wherever the cursor is
+            (run,) = self.warnings
         warning = self.warnings.get(run)
 
         def done(applied: bool | None) -> None:
