@@ -137,6 +137,21 @@ async def test_help_lists_the_keys_of_the_screen(sample_db: Path) -> None:
         assert isinstance(app.screen, RunsScreen)
 
 
+async def test_the_help_title_is_one_line_at_80_columns(sample_db: Path) -> None:
+    """At 80x24 the title wrapped and left "id" on a line of its own (found by a new user)."""
+    app = ReviewerApp(db_path=sample_db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        room = app.screen.query_one("#help-table").content_region.width
+        console = Console(width=room, record=True, file=io.StringIO())
+        console.print(app.screen._table())
+        first = console.export_text().splitlines()[0].strip()
+        assert first.startswith("Keys (Esc closes)") and first.endswith("by id"), first
+
+
 async def test_keys_can_be_remapped_by_binding_id(sample_db: Path) -> None:
     app = ReviewerApp(db_path=sample_db, keymap={"runs.failures": "u"})
     async with app.run_test(size=(120, 32)) as pilot:

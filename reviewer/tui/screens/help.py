@@ -34,7 +34,7 @@ class HelpScreen(ModalScreen[None]):
 
     def _table(self) -> Table:
         table = Table(
-            title=Text("Keys (Esc closes) — remap any of them in reviewer.toml [keys] by id"),
+            title=Text("Keys (Esc closes) · remap them in reviewer.toml [keys] by id"),
             expand=True,
         )
         table.add_column(Text("key"), style="bold", no_wrap=True)
