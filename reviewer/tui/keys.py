@@ -165,13 +165,13 @@ KEY_MAP: tuple[KeyRow, ...] = (
     ),
     KeyRow(
         "pagedown",
-        "page down (trials list: on the last row, the next 200 rows)",
-        ("trials.next_page", "transcript.page_down"),
+        "page down (trials list: on the last row, the next 200 rows; compare: the comparison)",
+        ("trials.next_page", "transcript.page_down", "compare.page_down"),
     ),
     KeyRow(
         "pageup",
-        "page up (trials list: on the first row, the previous 200)",
-        ("trials.prev_page", "transcript.page_up"),
+        "page up (trials list: on the first row, the previous 200; compare: the comparison)",
+        ("trials.prev_page", "transcript.page_up", "compare.page_up"),
     ),
     KeyRow("up", "scroll up a line", ("transcript.up",)),
     KeyRow("down", "scroll down a line", ("transcript.down",)),

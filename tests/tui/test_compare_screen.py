@@ -141,3 +141,27 @@ async def test_enter_on_a_red_flag_or_a_task_opens_its_trials_and_esc_comes_back
         await pilot.press("escape")
         await settle(app, pilot)
         assert app.screen is compare
+
+
+async def test_page_down_scrolls_the_comparison_while_the_drill_list_has_the_focus(
+    tmp_path: Path,
+) -> None:
+    """At 80x24 the 95% intervals are listed under the table, below the fold, and the arrows move
+    in the drill list: only Tab reached them (found by a new user). PgDn / PgUp scroll it."""
+    from textual.containers import VerticalScroll
+    from textual.widgets import DataTable
+
+    path = sample_copy(tmp_path / "c.db")
+    app = ReviewerApp(db_path=path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        app.push_screen(CompareScreen("support-v1", "support-v2"))
+        await settle(app, pilot)
+        body = app.screen.query_one("#compare-body", VerticalScroll)
+        assert isinstance(app.focused, DataTable) and body.max_scroll_y > 0
+        await pilot.press("pagedown")
+        await settle(app, pilot)
+        assert body.scroll_y > 0 and isinstance(app.focused, DataTable)
+        await pilot.press("pageup")
+        await settle(app, pilot)
+        assert body.scroll_y == 0

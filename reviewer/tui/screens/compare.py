@@ -74,6 +74,17 @@ class CompareScreen(ReviewerScreen):
         Binding("w", "swap", "Swap old/new", id="compare.swap"),
         Binding("W", "outcome", "Outcomes from", id="compare.outcome"),
         Binding("R", "reload", "Reload", show=False, id="compare.reload"),
+        # the comparison scrolls whatever has the focus (the drill list takes the arrows): at
+        # 80x24 the intervals listed under the table are below the fold
+        Binding("pagedown", "scroll_body(1)", "Scroll down", id="compare.page_down", priority=True),
+        Binding(
+            "pageup",
+            "scroll_body(-1)",
+            "Scroll up",
+            show=False,
+            id="compare.page_up",
+            priority=True,
+        ),
     ]
 
     def __init__(self, old: str, new: str) -> None:
@@ -115,6 +126,13 @@ class CompareScreen(ReviewerScreen):
 
     def action_reload(self) -> None:
         self.load()
+
+    def action_scroll_body(self, direction: int) -> None:
+        body = self.query_one("#compare-body", VerticalScroll)
+        if direction > 0:
+            body.scroll_page_down(animate=False)
+        else:
+            body.scroll_page_up(animate=False)
 
     def action_swap(self) -> None:
         self.old, self.new = self.new, self.old
