@@ -36,11 +36,13 @@ def copy_databases(
     if not database_exists(src):
         raise StoreError(f"{src}: no such database file")
     empty = StoreError(f"{_shown(src)}: an empty database, not a reviewer one: nothing to copy")
-    if not is_url(src) and Path(src).is_file() and Path(src).stat().st_size == 0:
-        raise empty  # left as it is: opening it would write a header
-    with open_store(src, migrate=False, on_wait=on_wait) as source:
-        if not holds_schema(source):  # opened with migrations, reviewer would make one there
-            raise empty
+    if not is_url(src) and Path(src).is_file():
+        if Path(src).stat().st_size == 0 or _sqlite_without_tables(src):
+            raise empty  # left as it is: opening it would write a header, or turn on WAL
+    else:
+        with open_store(src, migrate=False, on_wait=on_wait) as source:
+            if not holds_schema(source):  # opened with migrations, reviewer would make one there
+                raise empty
     made = not is_url(dst) and not Path(dst).exists()  # a new file: taken away again on failure
     try:
         with open_store(src, on_wait=on_wait) as source, open_store(dst, on_wait=on_wait) as dest:
@@ -53,6 +55,23 @@ def copy_databases(
         _remove_database_file(dst)  # "as it was": no file, not an empty database
     result.source, result.dest = _shown(src), _shown(dst)
     return result
+
+
+def _sqlite_without_tables(path: str) -> bool:
+    """Whether the SQLite file PATH, read without a write, holds no reviewer tables (False when it
+    cannot be read so: opening it as a store then says why)."""
+    import sqlite3
+
+    try:
+        conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            return (
+                conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'runs'").fetchone() is None
+            )
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return False
 
 
 def _shown(location: str) -> str:
