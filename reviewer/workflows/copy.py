@@ -7,7 +7,7 @@ import contextlib
 from collections.abc import Callable
 from pathlib import Path
 
-from reviewer.store.copy import CopyResult, copy_database, holds_schema
+from reviewer.store.copy import CopyResult, copy_database, holds_schema, sqlite_without_tables
 from reviewer.store.db import StoreError, open_store
 from reviewer.store.postgres import database_exists, is_url, shown_url
 
@@ -37,7 +37,7 @@ def copy_databases(
         raise StoreError(f"{src}: no such database file")
     empty = StoreError(f"{_shown(src)}: an empty database, not a reviewer one: nothing to copy")
     if not is_url(src) and Path(src).is_file():
-        if Path(src).stat().st_size == 0 or _sqlite_without_tables(src):
+        if Path(src).stat().st_size == 0 or sqlite_without_tables(src):
             raise empty  # left as it is: opening it would write a header, or turn on WAL
     else:
         with open_store(src, migrate=False, on_wait=on_wait) as source:
@@ -55,23 +55,6 @@ def copy_databases(
         _remove_database_file(dst)  # "as it was": no file, not an empty database
     result.source, result.dest = _shown(src), _shown(dst)
     return result
-
-
-def _sqlite_without_tables(path: str) -> bool:
-    """Whether the SQLite file PATH, read without a write, holds no reviewer tables (False when it
-    cannot be read so: opening it as a store then says why)."""
-    import sqlite3
-
-    try:
-        conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
-        try:
-            return (
-                conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'runs'").fetchone() is None
-            )
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return False
 
 
 def _shown(location: str) -> str:
