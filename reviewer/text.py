@@ -267,14 +267,16 @@ def seconds_text(v: float, *, signed: bool = False) -> str:
     return f"{v:{sign}.1f}s" if abs(v) < 1e9 else f"{v:{sign}.3g}s"
 
 
-_DIGITS = re.compile(r"(\d+)")
+_DIGITS = re.compile(r"([0-9]+)")
 
 
-def natural_key(s: str) -> tuple[tuple[int, int, str], ...]:
+def natural_key(s: str) -> tuple[tuple[int, int, str, str], ...]:
     """A sort key that reads the numbers in S as numbers: ``task_7`` before ``task_67``, ``7``
-    before ``67`` (ids written by harnesses number their tasks without leading zeros)."""
+    before ``67`` (ids written by harnesses number their tasks without leading zeros). A number
+    is compared by its digits' count and then its digits, never made an int: a task id of 5,000
+    digits stopped the report ('Exceeds the limit (4300 digits) for integer string conversion')."""
     return tuple(
-        (0, int(part), part) if i % 2 else (1, 0, part)
+        (0, len(n := part.lstrip("0")), n, part) if i % 2 else (1, 0, part, "")
         for i, part in enumerate(_DIGITS.split(s))
         if part
     )

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from reviewer.commands.common import cli_store, echo_json, fail, require_runs
+from reviewer.commands.common import TEXT, cli_store, echo_json, fail, require_runs
 from reviewer.text import distinct_elisions, seconds_text, visible
 
 SORTS = ("cost", "latency", "steps", "tool_errors")
@@ -19,7 +19,7 @@ def register(group: click.Group) -> None:
 
 
 @click.command()
-@click.argument("trial")
+@click.argument("trial", type=TEXT)
 @click.option(
     "--system", is_flag=True, help="Show the system prompt whole (folded to its first line)."
 )

@@ -546,9 +546,13 @@ def subagent_beside_session(path: Path) -> bool:
     if not isinstance(sid, str) or not sid or first.get("isSidechain") is not True:
         return False
     session = f"{sid}.jsonl"
+    beside = path.parent
     if path.parent.name == "subagents" and path.parent.parent.name == sid:
-        return (path.parent.parent.parent / session).is_file()
-    return (path.parent / session).is_file()
+        beside = path.parent.parent.parent
+    try:  # the id is the file's text: a name too long or with a NUL is no session beside it
+        return (beside / session).is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def _subagent(path: Path, agent: str, sid: str, state: _State) -> list[Message]:

@@ -69,19 +69,21 @@ def _iter_array(fh: TextIO, limit: Limits) -> Iterator[tuple[int, Any, str | Non
     buf = ""
     pos = 0
     eof = False
-    lines_before = 0  # the newlines of the text read and let go
+    # the newlines before buf[counted]: of the text let go and of buf up to there (counted once
+    # each: counting from the buffer's start at every record took seconds a megabyte of records)
+    lines_before = counted = 0
 
     def fill(size: int = _CHUNK) -> bool:
-        nonlocal buf, pos, eof, lines_before
+        nonlocal buf, pos, eof, lines_before, counted
         if eof:
             return False
         more = fh.read(max(size, min(len(buf) - pos, limit.record)))
         if not more:
             eof = True
             return False
-        lines_before += buf.count("\n", 0, pos)
+        lines_before += buf.count("\n", counted, pos)
         buf = buf[pos:] + more
-        pos = 0
+        pos = counted = 0
         return True
 
     def skip_ws() -> str:
@@ -149,7 +151,9 @@ def _iter_array(fh: TextIO, limit: Limits) -> Iterator[tuple[int, Any, str | Non
                 raise _BadArray(index + 1, f"expected ',' or ']' after record {index}, got {ch!r}")
             pos += 1
             skip_ws()
-        line = lines_before + buf.count("\n", 0, pos) + 1
+        lines_before += buf.count("\n", counted, pos)
+        counted = pos
+        line = lines_before + 1
         problem: str | None
         while True:
             if len(buf) - pos > limit.record:

@@ -153,6 +153,24 @@ def holds_schema(db: Store) -> bool:
     return True
 
 
+def sqlite_without_tables(path: str) -> bool:
+    """Whether the SQLite file PATH, read without a write, holds no reviewer tables (False when it
+    cannot be read so: opening it as a store then says why)."""
+    import sqlite3
+    from pathlib import Path
+
+    try:
+        conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            return (
+                conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'runs'").fetchone() is None
+            )
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return False
+
+
 def columns(db: Store, table: str) -> list[str]:
     """TABLE's columns in DB, those both databases have (PostgreSQL adds ``rowid`` to two)."""
     cur = db.execute(f"SELECT * FROM {table} LIMIT 0")

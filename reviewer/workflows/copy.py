@@ -7,7 +7,7 @@ import contextlib
 from collections.abc import Callable
 from pathlib import Path
 
-from reviewer.store.copy import CopyResult, copy_database, holds_schema
+from reviewer.store.copy import CopyResult, copy_database, holds_schema, sqlite_without_tables
 from reviewer.store.db import StoreError, open_store
 from reviewer.store.postgres import database_exists, is_url, shown_url
 
@@ -36,11 +36,13 @@ def copy_databases(
     if not database_exists(src):
         raise StoreError(f"{src}: no such database file")
     empty = StoreError(f"{_shown(src)}: an empty database, not a reviewer one: nothing to copy")
-    if not is_url(src) and Path(src).is_file() and Path(src).stat().st_size == 0:
-        raise empty  # left as it is: opening it would write a header
-    with open_store(src, migrate=False, on_wait=on_wait) as source:
-        if not holds_schema(source):  # opened with migrations, reviewer would make one there
-            raise empty
+    if not is_url(src) and Path(src).is_file():
+        if Path(src).stat().st_size == 0 or sqlite_without_tables(src):
+            raise empty  # left as it is: opening it would write a header, or turn on WAL
+    else:
+        with open_store(src, migrate=False, on_wait=on_wait) as source:
+            if not holds_schema(source):  # opened with migrations, reviewer would make one there
+                raise empty
     made = not is_url(dst) and not Path(dst).exists()  # a new file: taken away again on failure
     try:
         with open_store(src, on_wait=on_wait) as source, open_store(dst, on_wait=on_wait) as dest:

@@ -191,12 +191,16 @@ class TrialView:
             err = ": ".join(x for x in (h.error_type, h.error_message) if x)
             out.append(f"error: {visible(err, single_line=True)}")
         at: dict[int | None, list[Violation]] = {}
+        n = len(t.messages)
+        # one at no message of the trial is the whole trial's, as in the app
         for v in self.violations:
-            at.setdefault(v.message_index, []).append(v)
+            i = v.message_index
+            at.setdefault(i if i is not None and 0 <= i < n else None, []).append(v)
 
         def flagged(index: int | None) -> None:
+            # messages numbered from 0 as the app's transcript (#0) and a rule's detail number them
             for v in at.get(index, []):
-                where = "the whole trial" if index is None else f"message {index + 1}"
+                where = "the whole trial" if index is None else f"message #{index}"
                 out.append(
                     f"⚑ {v.severity} rule {visible(v.rule_id, single_line=True)} ({where}): "
                     f"{visible(v.detail, single_line=True)}"
@@ -206,11 +210,13 @@ class TrialView:
         for i, m in enumerate(t.messages):
             role = m.role + (f" {m.name}" if m.role == "tool" and m.name else "")
             out.append("")
-            out.append(f"── {visible(role, single_line=True)}{' (error)' if m.is_error else ''} ──")
+            error = " (error)" if m.is_error else ""
+            out.append(f"── {visible(role, single_line=True)} #{i}{error} ──")
             text = visible(m.content) if m.content else ""
             if m.role == "system" and not system and text.count("\n"):
                 first, rest = text.split("\n", 1)
-                text = f"{first}\n… {rest.count(chr(10)) + 1} more lines (--system shows them)"
+                more = rest.count("\n") + 1
+                text = f"{first}\n… {more} more line{'s' if more > 1 else ''} (--system shows them)"
             if text:
                 out.append(text)
             for c in m.tool_calls:

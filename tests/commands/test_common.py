@@ -188,8 +188,9 @@ def test_output_to_a_full_disk_is_one_line(tmp_path: Path) -> None:
         ["sample", "--size", "2", "--name", "\udcff"],
         ["baseline", "set", "r1", "--note", "\udcff"],
         ["--labeler", "ann", "labels", "give", "abcdef\udcff", "pass"],  # was the codec's error
+        ["show", "abcdef\udcff"],  # was the codec's error
     ],
-    ids=["import-run", "import-task", "sample-name", "baseline-note", "labels-give-trial"],
+    ids=["import-run", "import-task", "sample-name", "baseline-note", "labels-give-trial", "show"],
 )
 def test_an_option_that_is_not_utf8_is_a_usage_error(tmp_path: Path, args: list[str]) -> None:
     write_jsonl(Path("r.jsonl"), [native_trial("t1"), native_trial("t2", False)])

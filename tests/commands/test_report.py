@@ -388,3 +388,23 @@ def test_tied_worst_tasks_are_listed_in_the_order_of_their_numbers(tmp_path: Pat
     table = out.split("\n\n")[0].splitlines()
     ids = [line.split()[0] for line in table[1:] if line.split() and line.split()[0].isdigit()]
     assert ids == [str(t) for t in range(50)]
+
+
+def test_a_task_numbered_past_python_s_int_text_limit_is_sorted_not_a_crash(
+    tmp_path: Path,
+) -> None:
+    """A task id of 5,000 digits stopped the report with an internal error (the tied worst tasks
+    were sorted by their numbers made ints, and Python reads no more than 4,300 digits)."""
+    huge = "9" * 5000
+    recs = [
+        native_trial(t, passed=False, trial=i + 1, run="r")
+        for t in [f"t{huge}", f"t1{huge}", *(f"t{n}" for n in range(60))]
+        for i in range(2)
+    ]
+    db = str(tmp_path / "r.db")
+    invoke("--db", db, "import", str(write_jsonl(tmp_path / "r.jsonl", recs)))
+    code, out, err = invoke("--db", db, "report")
+    assert code == 0, err
+    table = out.split("\n\n")[0].splitlines()
+    ids = [line.split()[0] for line in table[1:] if line.split()]
+    assert ids[:3] == ["t0", "t1", "t2"] and ids[9:11] == ["t9", "t10"]

@@ -48,11 +48,11 @@ def test_a_trial_shows_its_header_messages_calls_verdict_and_label(tmp_path: Pat
     assert "reason: refunded the wrong order" in lines
     roles = [line for line in lines if line.startswith("── ")]
     assert roles == [
-        "── system ──",
-        "── user ──",
-        "── assistant ──",
-        "── tool get_order ──",
-        "── assistant ──",
+        "── system #0 ──",
+        "── user #1 ──",
+        "── assistant #2 ──",
+        "── tool get_order #3 ──",
+        "── assistant #4 ──",
     ]
     assert '→ get_order {"order_id": "W5521"}' in lines
     assert "judge j1: fail — wrong order" in lines
@@ -118,7 +118,10 @@ def test_a_rule_violation_shows_after_the_message_it_happened_at(tmp_path: Path)
     assert code == 0, err
     lines = out.splitlines()
     flag = next(i for i, line in enumerate(lines) if line.startswith("⚑ forbidden rule"))
-    assert "(message 3)" in lines[flag]
+    # numbered as the app's transcript numbers it (#2) and as a rule's detail names a message: it
+    # said 'message 3' beside a detail's 'after the tool result at message 3' meaning #3
+    assert "(message #2)" in lines[flag]
+    assert lines[flag - 2] == "── assistant #2 ──"
     assert lines[flag - 1] == '→ get_order {"order_id": "W5521"}'  # after the call it flags
     code, out, _ = run_cli("--db", db, "show", trial_id, "--json")
     assert [v["rule_id"] for v in json.loads(out)["violations"]] == ["no-refund-lookup"]

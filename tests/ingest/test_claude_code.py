@@ -335,3 +335,22 @@ def test_a_project_folder_with_subagent_files_imports_without_a_problem(
         cli, ["--db", str(tmp_path / "r2.db"), "import", str(side / "agent-atest01.jsonl")]
     )
     assert "side-chain" in alone.output
+
+
+@pytest.mark.parametrize("sid", ["x" * 300, "a\x00b"], ids=["too-long", "nul"])
+def test_a_subagent_file_whose_session_id_names_no_file_is_skipped_not_a_crash(
+    tmp_path: Path, sid: str
+) -> None:
+    """Walking a folder looks for a subagent file's session beside it by the id its records give:
+    an id too long for a file name stopped the import with an internal error (exit 70)."""
+    folder = tmp_path / "p"
+    folder.mkdir()
+    lines = (HERE / "agent-atest01.jsonl").read_text(encoding="utf-8").splitlines()
+    records = [dict(json.loads(line), sessionId=sid) for line in lines if line.strip()]
+    (folder / "agent-atest01.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in records), encoding="utf-8"
+    )
+    result = CliRunner().invoke(cli, ["--db", str(tmp_path / "r.db"), "import", str(folder)])
+    assert result.exit_code in (0, 1) and "internal error" not in result.output, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert "side-chain" in result.output  # skipped with its reason, as a file named on its own

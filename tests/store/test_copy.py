@@ -229,11 +229,15 @@ def test_a_copy_from_an_empty_database_is_one_line_and_makes_nothing(
             sqlite3.connect(path).execute("PRAGMA user_version = 0").connection.close()
             sqlite3.connect(path).execute("VACUUM").connection.close()
         src = str(path)
+    before = None if which == "empty postgresql" else (tmp_path / "empty.db").read_bytes()
     dst = tmp_path / "out.db"
     code, out, err = run_cli("copy", src, str(dst))
     assert code == 1 and out == "" and len(err.splitlines()) == 1, err
     assert "not a reviewer" in err  # "an empty database, not a reviewer one" or "database yet"
     assert not dst.exists()
+    if which != "empty postgresql":  # byte for byte: opened as a store, it was put in WAL mode
+        assert (tmp_path / "empty.db").read_bytes() == before
+        assert not (tmp_path / "empty.db-wal").exists()
     if which == "empty file":
         assert (tmp_path / "empty.db").stat().st_size == 0
     elif which == "empty postgresql":
