@@ -176,17 +176,26 @@ _STILL_OPEN = re.compile(
     re.IGNORECASE,
 )
 CLOSING_MAX = 200  # a longer last message says more than goodbye
+#: the words a thank-you or goodbye is made of: a closing holds at most one word besides them, so
+#: "Thanks. Cancel W2." or "Great, now cancel my other order too." is a request, not a goodbye
+_CLOSING_WORDS = frozenset(
+    "thanks thank thx ty you so much very for your the help helping all that that's thats it "
+    "is was i i'm im i've ive have a an good great nice lovely wonderful awesome perfect day "
+    "evening weekend one again ok okay alright right yes yeah yep sure no nope nothing else "
+    "everything needed need just what wanted got it's sounds looks set cheers bye goodbye "
+    "appreciate appreciated really will do done too take care".split()
+)
+_WORDS = re.compile(r"[a-z0-9'’]+")
 
 
 def closing(text: str) -> bool:
     """TEXT (a user's last message) closes the conversation: thanks or goodbye, no new request."""
     if "###STOP###" in text:  # a simulated user ending the conversation: the agent's turn decides
         return True
-    return (
-        len(text) <= CLOSING_MAX
-        and _CLOSING.search(text) is not None
-        and not _STILL_OPEN.search(text)
-    )
+    if len(text) > CLOSING_MAX or _CLOSING.search(text) is None or _STILL_OPEN.search(text):
+        return False
+    words = _WORDS.findall(text.lower().replace("’", "'"))
+    return sum(w not in _CLOSING_WORDS for w in words) <= 1
 
 
 def unresolved(messages: Sequence[Message]) -> bool:

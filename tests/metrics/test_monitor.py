@@ -96,6 +96,9 @@ def test_unresolved_check() -> None:
         "Great, that's all I needed. Have a good day!",
         "ok bye",
         "Thank you for your help! ###STOP###",  # tau-bench's simulated user, done
+        "No, that's all. Thank you!",
+        "ok thanks, will do",
+        "Thanks so much, have a great weekend",
         "###STOP###",
     ],
 )
@@ -123,6 +126,9 @@ def test_a_thank_you_after_the_answer_leaves_it_resolved(last: str) -> None:
         "I want to speak to a human ###TRANSFER###",
         "That is not what I asked for, thanks for nothing",
         "Thanks! " + "I also need my flight moved to Friday and my seat changed. " * 4,
+        "Great, now cancel my other order too.",  # a request said with thanks (found by a review)
+        "Perfect. Refund it to my card.",
+        "Thanks. Cancel W2.",
     ],
 )
 def test_a_request_or_complaint_last_is_unresolved(last: str) -> None:
