@@ -19,14 +19,22 @@ from reviewer.store.queries import run_names as run_names
 
 
 def shown_db(location: str | Path) -> str:
-    """A --db value as printed: a file's path as given, a URL without its password."""
-    return shown_url(str(location)) if is_url(location) else str(location)
+    """A --db value as printed: a file's path as given, a URL without its password (one of
+    another scheme too, ``POSTGRESQL://u:pw@h/db``, which is taken for a file's name)."""
+    text = str(location)
+    if is_url(location):
+        return shown_url(text)
+    if "://" in text:  # the scheme as typed (urllib lower-cases it): that is the mistake to see
+        shown = shown_url(text)
+        return text.split("://", 1)[0] + shown[shown.find("://") :]
+    return text
 
 
 def command_db(location: str | Path) -> str:
     """A --db value in a command printed to be pasted: a file's path as given, a URL without its
     password (libpq finds it in PGPASSWORD or ~/.pgpass)."""
-    return command_url(str(location)) if is_url(location) else str(location)
+    text = str(location)
+    return command_url(text) if is_url(location) or "://" in text else text
 
 
 def open_store(

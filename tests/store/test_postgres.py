@@ -57,6 +57,15 @@ def test_a_password_urllib_reads_otherwise_than_libpq_is_hidden_too() -> None:
     assert code == 1 and SECRET not in out + err and "u:***@127.0.0.1:1/db" in err, err
 
 
+def test_a_password_in_a_url_of_an_upper_case_scheme_is_hidden_too() -> None:
+    """`--db POSTGRESQL://u:pw@h/db` is taken for a file's name, and "no database ..." printed the
+    password in full (found by a review)."""
+    for url in ("POSTGRESQL://u:secretpw@127.0.0.1:1/db", "Postgres://u:secretpw@h/db"):
+        code, out, err = run_cli("--db", url, "report")
+        assert code == 1 and "secretpw" not in out + err and "u:***@" in err, err
+        assert url.split("://")[0] + "://" in err  # the scheme as typed: the mistake to see
+
+
 def test_a_short_password_is_hidden_where_it_stands_alone_not_inside_words() -> None:
     """A password of two letters was taken out of every word holding them: "Name or ***rvice
     not known" (found by an attacker)."""
