@@ -47,6 +47,7 @@ class RunSummary:
     model: str | None = None  # the model its trials name (Inspect logs)
     pass_rule: str = ""  # the pass rule in words, when not the default
     short: int = 0  # tasks with fewer than k scored trials, left out of pass^k
+    source: str | None = None  # the file the run was first imported from
 
 
 @dataclass(frozen=True)
@@ -146,6 +147,7 @@ def runs_overview(db: Store, k: int | None = None) -> RunsOverview:
                 r.model,
                 "" if rule.is_default else rule.describe(),
                 sum(times for n, _, times in groups if 0 < n < run_k),
+                source=r.source,
             )
         )
     ks = set(own.values())

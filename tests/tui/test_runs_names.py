@@ -125,3 +125,29 @@ async def test_a_run_that_cost_under_a_cent_says_how_much(tmp_path: Path) -> Non
             for i in range(table.row_count)
         }
         assert cost == {"tiny": "$0.0014", "big": "$1,234.50"}
+
+
+async def test_the_detail_line_names_the_file_a_run_came_from(tmp_path: Path) -> None:
+    """Runs named alike (an Inspect eval run again: 'popularity · gpt-4o-mini (2)' and '(3)')
+    could not be told apart in the app (found by a new user): the line under the table names the
+    file each was first imported from, after everything else (cut first when the line is full)."""
+    from tests.conftest import native_trial, write_jsonl
+
+    for name in ("monday", "tuesday"):
+        f = write_jsonl(tmp_path / f"{name}.jsonl", [native_trial("t1", run=f"eval-{name}")])
+        assert run_cli("--db", str(tmp_path / "x.db"), "import", str(f))[0] == 0
+    app = ReviewerApp(db_path=tmp_path / "x.db")
+    async with app.run_test(size=(120, 30)) as pilot:
+        for _ in range(3):
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+        detail = app.screen.query_one("#runs-detail", Static)
+        said = []
+        for _ in range(2):
+            said.append(str(detail.render()))
+            await pilot.press("down")
+            await pilot.pause()
+        assert sorted(s.split(" · ")[-1] for s in said) == [
+            "first imported from monday.jsonl",
+            "first imported from tuesday.jsonl",
+        ]

@@ -251,6 +251,10 @@ class RunsScreen(ReviewerScreen):
         # the name first: what the rest leaves, never under half the line (the rest is cut instead)
         width = max(1, (self.size.width or 120) - 2)
         shown = self._names_in(max(width // 2, width - len(rest)))[r.name]
+        if r.source:  # what tells apart runs named alike (an eval run again: "popularity (2)"),
+            # last: cut at the edge before anything else gives way to it
+            file = r.source.replace(chr(92), "/").rsplit("/", 1)[-1]
+            rest += visible(f" · first imported from {file}", single_line=True)
         detail.update(safe_text(shown + rest, single_line=True))
 
     def _names_in(self, room: int) -> dict[str, str]:
