@@ -411,6 +411,15 @@ def shown_url(url: str) -> str:
     return _without_credentials(_unsplit(parts), ":***@")
 
 
+def shown_as_typed(url: str) -> str:
+    """A URL of any scheme without its password, the scheme as typed (urllib lower-cases it:
+    ``POSTGRESQL://`` is the mistake a message about it must show)."""
+    shown = shown_url(url)
+    if "://" not in url or "://" not in shown:
+        return shown
+    return url.split("://", 1)[0] + shown[shown.find("://") :]
+
+
 def hide_secrets(text: str, url: str) -> str:
     """TEXT (a driver's message about URL) with the URL shown as :func:`shown_url` shows it and its
     password taken out wherever else the message quotes it (libpq quotes a token it cannot read:
@@ -460,12 +469,12 @@ def open_store(
     if _LIKE_A_URL.match(str(path)):  # a mistyped URL would otherwise make an empty SQLite file
         file = "" if "/" in str(path) else f"; a SQLite file of that name: ./{path}"
         raise StoreError(
-            f"{shown_url(str(path))}: not a PostgreSQL URL (postgresql://user@host:port/database, the scheme in "
+            f"{shown_as_typed(str(path))}: not a PostgreSQL URL (postgresql://user@host:port/database, the scheme in "
             f"lower case, no +driver){file}"
         )
     if _OTHER_URL.match(str(path)):  # not a folder to create, as a path would be told
         raise StoreError(
-            f"{shown_url(str(path))}: not a database reviewer opens: a PostgreSQL database is a URL "
+            f"{shown_as_typed(str(path))}: not a database reviewer opens: a PostgreSQL database is a URL "
             "postgresql://user@host:port/database, a SQLite database a file path (reviewer.db)"
         )
     path = Path(path)

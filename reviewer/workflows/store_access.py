@@ -9,7 +9,7 @@ from pathlib import Path
 from reviewer.store.db import TEST_SERVER_VAR as TEST_SERVER_VAR
 from reviewer.store.db import Store as Store
 from reviewer.store.db import StoreError as StoreError
-from reviewer.store.db import command_url
+from reviewer.store.db import command_url, shown_as_typed
 from reviewer.store.db import describe_error as describe_error
 from reviewer.store.db import last_opened as last_opened
 from reviewer.store.postgres import database_exists as database_exists
@@ -25,8 +25,7 @@ def shown_db(location: str | Path) -> str:
     if is_url(location):
         return shown_url(text)
     if "://" in text:  # the scheme as typed (urllib lower-cases it): that is the mistake to see
-        shown = shown_url(text)
-        return text.split("://", 1)[0] + shown[shown.find("://") :]
+        return shown_as_typed(text)
     return text
 
 
