@@ -280,3 +280,11 @@ def natural_key(s: str) -> tuple[tuple[int, int, str, str], ...]:
         for i, part in enumerate(_DIGITS.split(s))
         if part
     )
+
+
+def money_text(v: float | None) -> str:
+    """A trial's cost as the transcript and `reviewer show` write it: cents from a dollar up,
+    else four decimals; "-" when none was recorded."""
+    if v is None:
+        return "-"
+    return f"${v:.2f}" if v >= 1 else f"${v:.4f}"

@@ -162,7 +162,7 @@ class TrialView:
         import json
 
         from reviewer.models import stored_outcome
-        from reviewer.text import seconds_text, visible
+        from reviewer.text import money_text, seconds_text, visible
 
         h, t = self.header, self.trial
         out = [
@@ -174,10 +174,7 @@ class TrialView:
         if h.reward is not None:
             facts.append(f"reward {h.reward:.2f}")
         facts.append(f"steps {h.steps}")
-        cost = h.cost_usd
-        facts.append(
-            "cost -" if cost is None else f"cost ${cost:.2f}" if cost >= 1 else f"cost ${cost:.4f}"
-        )
+        facts.append(f"cost {money_text(h.cost_usd)}")
         facts.append("latency " + ("-" if h.latency_s is None else seconds_text(h.latency_s)))
         facts.append(f"tool errors {h.tool_errors}")
         out.append(" · ".join(facts))

@@ -22,7 +22,7 @@ from textual.notifications import SeverityLevel
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
-from reviewer.text import seconds_text
+from reviewer.text import money_text, seconds_text
 from reviewer.tui.export_action import ExportMixin, ExportScope
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
@@ -94,12 +94,6 @@ def load_payload(
     return TrialPayload(trial_id, header, trial, violations, verdicts, position, blocks)
 
 
-def _money(v: float | None) -> str:
-    if v is None:
-        return "-"
-    return f"${v:.2f}" if v >= 1 else f"${v:.4f}"
-
-
 def summary_text(p: TrialPayload) -> Text:
     """Outcome, reward, steps, cost, latency, termination and error of a trial (the header's lines)."""
     h = p.header
@@ -110,7 +104,7 @@ def summary_text(p: TrialPayload) -> Text:
     out.append(badge, style)
     if h.reward is not None:
         out.append(f"  reward {h.reward:.2f}")
-    out.append(f"  steps {h.steps}  cost {_money(h.cost_usd)}")
+    out.append(f"  steps {h.steps}  cost {money_text(h.cost_usd)}")
     out.append("  latency " + ("-" if h.latency_s is None else seconds_text(h.latency_s)))
     out.append(f"  tool errors {h.tool_errors}", "red" if h.tool_errors else "")
     if p.violations:
