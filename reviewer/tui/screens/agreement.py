@@ -18,6 +18,7 @@ from reviewer.tui.safe import clean, safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import cursor_key
 from reviewer.tui.widgets.footer import KeyFooter
+from reviewer.tui.widgets.table import Table
 
 if TYPE_CHECKING:
     from reviewer.workflows.agreement import AgreementReport
@@ -64,7 +65,7 @@ class AgreementScreen(ReviewerScreen):
         yield Static("", id="agreement-verdict")
         with VerticalScroll(id="agreement-body"):
             yield Static("loading…", id="agreement-report")
-        yield DataTable(id="disagreements", cursor_type="row", zebra_stripes=True)
+        yield Table(id="disagreements", cursor_type="row", zebra_stripes=True)
         yield Static("", id="agreement-status", classes="status")
         yield KeyFooter()
 

@@ -21,6 +21,7 @@ from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import cursor_key, cut_end, share_room, table_room
 from reviewer.tui.widgets.footer import KeyFooter
+from reviewer.tui.widgets.table import Table
 from reviewer.workflows.audit import copies_once, kind_count, not_kept_line
 
 _STYLE = {"leak": "bold red", "copy": "yellow", "hollow": "magenta", "order": "cyan"}
@@ -97,7 +98,7 @@ class AuditScreen(ReviewerScreen):
         title = "Audit" if self.run is None else f"Audit of {self.run}"
         yield Static(safe_text(title, single_line=True), classes="title")
         yield Static("auditing…", id="audit-summary")
-        yield DataTable(id="audit-findings", cursor_type="row", zebra_stripes=True)
+        yield Table(id="audit-findings", cursor_type="row", zebra_stripes=True)
         with VerticalScroll(id="audit-evidence"):
             yield Static("", id="audit-detail")
         yield Static("", id="audit-status", classes="status")

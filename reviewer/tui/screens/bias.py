@@ -17,6 +17,7 @@ from textual.widgets import DataTable, Header, Static
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.footer import KeyFooter
+from reviewer.tui.widgets.table import Table
 from reviewer.tui.widgets.transcript import TranscriptView
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ class BiasScreen(ReviewerScreen):
         with VerticalScroll(id="bias-report-scroll"):
             yield Static("loading…", id="bias-report")
         yield Static("", id="bias-status", classes="status")
-        yield DataTable(id="bias-pairs", cursor_type="row", zebra_stripes=True)
+        yield Table(id="bias-pairs", cursor_type="row", zebra_stripes=True)
         yield KeyFooter()
 
     def on_mount(self) -> None:

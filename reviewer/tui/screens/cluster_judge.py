@@ -19,6 +19,7 @@ from textual.widgets import DataTable, ProgressBar, Static
 
 from reviewer.tui.safe import clean, safe_text
 from reviewer.tui.screens.base import StoreAccess
+from reviewer.tui.widgets.table import Table
 
 
 class ClusterJudgeScreen(StoreAccess, ModalScreen[None]):
@@ -55,7 +56,7 @@ class ClusterJudgeScreen(StoreAccess, ModalScreen[None]):
             yield Static(Text("Judge the clusters: estimating the cost…"), id="cj-title")
             yield ProgressBar(id="cj-progress", show_eta=False)
             yield Static(Text(""), id="cj-status")
-            yield DataTable(id="cj-proposals", cursor_type="row", zebra_stripes=True)
+            yield Table(id="cj-proposals", cursor_type="row", zebra_stripes=True)
             yield Static(Text("Esc cancels"), id="cj-hint")
 
     def on_mount(self) -> None:

@@ -16,6 +16,7 @@ from textual.widgets import DataTable, Header, Static
 from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.footer import KeyFooter
+from reviewer.tui.widgets.table import Table
 
 
 class ComparisonReady(Message):
@@ -103,9 +104,7 @@ class CompareScreen(ReviewerScreen):
             yield Static("comparing…", id="comparison")
             yield Static("", id="chart")
         yield Static("", id="compare-drill-title", classes="status")
-        yield DataTable(
-            id="compare-drill", cursor_type="row", zebra_stripes=True, show_header=False
-        )
+        yield Table(id="compare-drill", cursor_type="row", zebra_stripes=True, show_header=False)
         yield KeyFooter()
 
     DEFAULT_CSS = """

@@ -22,6 +22,7 @@ from reviewer.tui.safe import clean, safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import cut_end, share_room, table_room
 from reviewer.tui.widgets.footer import KeyFooter
+from reviewer.tui.widgets.table import Table
 from reviewer.workflows.cluster_score import ClusterScore
 from reviewer.workflows.clusters import ClusterRow, most_pieces, tasks_summary
 
@@ -174,7 +175,7 @@ class FailuresScreen(ExportMixin, ReviewerScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("Failure clusters", id="failures-title", classes="title")
-        yield DataTable(id="clusters", cursor_type="row", zebra_stripes=True)
+        yield Table(id="clusters", cursor_type="row", zebra_stripes=True)
         yield Static("", id="cluster-score", classes="detail")
         yield Static("", id="cluster-detail", classes="detail")
         yield ProgressBar(id="cluster-progress", show_eta=False)

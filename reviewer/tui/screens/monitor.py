@@ -18,6 +18,7 @@ from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import cursor_key
 from reviewer.tui.widgets.footer import KeyFooter
+from reviewer.tui.widgets.table import Table
 from reviewer.workflows.monitor import Detectable
 
 _BARS = "▁▂▃▄▅▆▇█"
@@ -156,7 +157,7 @@ class MonitorScreen(ReviewerScreen):
             yield Static("", id="monitor-sparks")
         with VerticalScroll(id="monitor-alerts-box"):
             yield Static("", id="monitor-alerts")
-        yield DataTable(id="windows", cursor_type="row", zebra_stripes=True)
+        yield Table(id="windows", cursor_type="row", zebra_stripes=True)
         yield Static("loading…", id="monitor-status", classes="status")
         yield KeyFooter()
 
@@ -352,7 +353,7 @@ class FlaggedScreen(ReviewerScreen):
             safe_text(f"Flagged in {self.window}: {len(self.rows)}", single_line=True),
             classes="title",
         )
-        yield DataTable(id="flagged", cursor_type="row", zebra_stripes=True)
+        yield Table(id="flagged", cursor_type="row", zebra_stripes=True)
         yield KeyFooter()
 
     def on_mount(self) -> None:

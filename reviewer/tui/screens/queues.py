@@ -20,6 +20,7 @@ from reviewer.tui.safe import clean, safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import cursor_key
 from reviewer.tui.widgets.footer import KeyFooter
+from reviewer.tui.widgets.table import Table
 
 if TYPE_CHECKING:
     from reviewer.tui.app import ReviewerApp
@@ -206,7 +207,7 @@ class QueuesScreen(ReviewerScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("Calibration queues", classes="title")
-        yield DataTable(id="queues", cursor_type="row", zebra_stripes=True)
+        yield Table(id="queues", cursor_type="row", zebra_stripes=True)
         yield Static("loading…", id="queues-status", classes="status")
         yield KeyFooter()
 

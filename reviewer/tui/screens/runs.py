@@ -16,6 +16,7 @@ from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import cursor_key, num
 from reviewer.tui.widgets.footer import KeyFooter
+from reviewer.tui.widgets.table import Table
 from reviewer.workflows.report import RunSummary
 
 
@@ -92,7 +93,7 @@ class RunsScreen(ReviewerScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("Runs", classes="title")
-        yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
+        yield Table(id="runs", cursor_type="row", zebra_stripes=True)
         yield Static("", id="runs-detail", classes="detail")
         yield Static("", id="runs-status", classes="status")
         warning = Static("", id="runs-warning", classes="status")

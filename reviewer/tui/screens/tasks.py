@@ -16,6 +16,7 @@ from reviewer.tui.safe import clean, safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import cursor_key, money, num, strip
 from reviewer.tui.widgets.footer import KeyFooter
+from reviewer.tui.widgets.table import Table
 from reviewer.workflows.report import TaskRow
 
 # (column key to sort by, what the status line calls it)
@@ -89,7 +90,7 @@ class TasksScreen(ReviewerScreen):
         warning = Static("", id="tasks-warning", classes="status")
         warning.display = False
         yield warning
-        yield DataTable(id="tasks", cursor_type="row", zebra_stripes=True)
+        yield Table(id="tasks", cursor_type="row", zebra_stripes=True)
         # the averages of `reviewer report` with their 95% intervals over tasks
         yield Static("", id="tasks-average", classes="status")
         # where the highlighted task's failures come from (one line, like the status line)

@@ -20,6 +20,7 @@ from reviewer.tui.safe import safe_text
 from reviewer.tui.screens.base import ReviewerScreen
 from reviewer.tui.widgets.cells import cut_end, money, share_room
 from reviewer.tui.widgets.footer import KeyFooter
+from reviewer.tui.widgets.table import Table
 from reviewer.workflows.trials import (
     FilterSequence,
     Page,
@@ -101,7 +102,7 @@ class PageFailed(Message):
         self.error = error
 
 
-class TrialTable(DataTable[Text]):
+class TrialTable(Table[Text]):
     """A DataTable whose page keys at its last (first) row ask the screen for the next (previous) page."""
 
     class Edge(Message):
