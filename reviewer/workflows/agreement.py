@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from reviewer.calibration.report import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD
 from reviewer.calibration.report import AgreementReport as AgreementReport
+from reviewer.calibration.report import Disagreement as Disagreement
 from reviewer.store.agreement_data import UnknownScope as UnknownScope
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from reviewer.store.labels import add_label
 from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.agreement import AgreementScreen
 from reviewer.tui.screens.transcript import TranscriptScreen
-from tests.conftest import sample_copy
+from tests.conftest import native_trial, run_cli, sample_copy, write_jsonl
 from tests.tui.conftest import settle
 
 SIZE = (120, 40)
@@ -189,3 +189,47 @@ async def test_an_unusable_threshold_is_the_line_the_cli_refuses_with(
         status = str(app.screen.query_one("#agreement-status", Static).render())
     # the app goes on with the default and says why, in the CLI's words
     assert status.startswith(f"threshold 0.6 used: {line.removeprefix('reviewer: ')} · ")
+
+
+async def test_at_80_columns_long_names_leave_both_verdicts_in_view(tmp_path: Path) -> None:
+    """Run, task and trial id of 50-odd characters: the table fits the screen, the names are cut
+    in the middle (still told apart), the rationale ends with "…", and the verdicts never move
+    off to the right."""
+    run = "customer-support-agent-v2-2026-12-01-nightly-long-run-name"
+    records = [
+        native_trial(
+            f"airline/cancel_reservation_with_travel_insurance_{i}",
+            True,
+            run=run,
+            id=f"{run}-trial-{i:04d}",
+            judge={"verdict": "fail", "rationale": "The agent skipped the policy check. " * 6},
+        )
+        for i in range(3)
+    ]
+    path = tmp_path / "long.db"
+    assert (
+        run_cli("--db", str(path), "import", str(write_jsonl(tmp_path / "t.jsonl", records)))[0]
+        == 0
+    )
+    db = open_store(path)
+    try:
+        for (tid,) in db.conn.execute("SELECT id FROM trials").fetchall():
+            add_label(db, tid, "ana", "pass")
+    finally:
+        db.close()
+    app = ReviewerApp(db_path=path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        app.push_screen(AgreementScreen())
+        await settle(app, pilot)
+        t = table(app)
+        assert t.row_count == 3
+        keys = [str(c.key.value) for c in t.ordered_columns]
+        widths = [c.get_render_width(t) for c in t.ordered_columns]
+        assert sum(widths) <= t.size.width  # nothing to scroll to
+        assert sum(widths[: keys.index("judge") + 1]) < 40  # the verdicts near the left edge
+        rows = [[str(c) for c in t.get_row_at(i)] for i in range(3)]
+        assert {r[keys.index("judge")] for r in rows} == {"fail"}
+        assert all(r[keys.index("why")].endswith("…") for r in rows)
+        tasks = [r[keys.index("task")] for r in rows]
+        assert len(set(tasks)) == 3 and all("…" in x for x in tasks)

@@ -4,7 +4,7 @@ step through the judges, labelers and rubric versions."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import work
@@ -16,12 +16,18 @@ from textual.widgets import DataTable, Header, Static
 
 from reviewer.tui.safe import clean, safe_text
 from reviewer.tui.screens.base import ReviewerScreen
-from reviewer.tui.widgets.cells import cursor_key
+from reviewer.tui.widgets.cells import cursor_key, cut_end, share_room, table_room
 from reviewer.tui.widgets.footer import KeyFooter
 from reviewer.tui.widgets.table import Table
 
 if TYPE_CHECKING:
-    from reviewer.workflows.agreement import AgreementReport
+    from reviewer.workflows.agreement import AgreementReport, Disagreement
+
+
+#: The most a name column (task, run, trial id) takes; the judge's rationale keeps at least
+#: ``RATIONALE_MIN`` before the names give way.
+NAME_ROOM = 28
+RATIONALE_MIN = 20
 
 
 class AgreementLoaded(Message):
@@ -70,18 +76,39 @@ class AgreementScreen(ReviewerScreen):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        table = self.query_one("#disagreements", DataTable)
+        self._columns(self.query_one("#disagreements", DataTable), [])
+        self.action_reload()
+
+    def _columns(self, table: DataTable[Any], rows: list[Disagreement]) -> dict[str, int]:
+        """The columns at this width: the two verdicts and the trial number never cut, the run, the
+        task and the trial id as wide as their widest (cut in the middle when the screen is
+        narrow), the judge's rationale takes the rest (cut with "…"): at 80 columns the verdicts
+        stay in view whatever the names' lengths."""
+        widths = {
+            "n": max([1] + [len(str(d.trial)) for d in rows]),
+            "human": 5,
+            "judge": 5,
+        }
+        wants = {
+            "task": min(NAME_ROOM, max([4] + [len(d.task_id) for d in rows])),
+            "run": min(NAME_ROOM, max([3] + [len(d.run) for d in rows])),
+            "trial": min(NAME_ROOM, max([5] + [len(d.trial_id) for d in rows])),
+        }
+        room = table_room(self.size.width or 120, widths, shared=len(wants) + 1)
+        shared = share_room(room, wants, RATIONALE_MIN, least=5)
+        widths.update({k: shared[k] for k in wants}, why=shared["free"])
+        table.clear(columns=True)
         for key, label in (
-            ("trial", "trial"),
-            ("run", "run"),
             ("task", "task"),
             ("n", Text("#", justify="right")),
             ("human", "human"),
             ("judge", "judge"),
             ("why", "judge rationale"),
+            ("run", "run"),
+            ("trial", "trial"),
         ):
-            table.add_column(label, key=key)
-        self.action_reload()
+            table.add_column(label, key=key, width=widths[key])
+        return widths
 
     def action_reload(self) -> None:
         self.query_one("#agreement-status", Static).update("computing…")
@@ -124,6 +151,9 @@ class AgreementScreen(ReviewerScreen):
         verdict.append("\n" + clean(agreement.plain), style="")
         self.query_one("#agreement-verdict", Static).update(verdict)
         self._fill_table(message.report)
+        table = self.query_one("#disagreements", DataTable)
+        if table.row_count:
+            table.focus()
         n = len(message.report.disagreements)
         line = f"{n} disagreement{'' if n == 1 else 's'} · Enter: transcript · R reload"
         line += " · j judge · l labeler · g rubric version"
@@ -132,21 +162,35 @@ class AgreementScreen(ReviewerScreen):
         status.update(safe_text(line, single_line=True))
 
     def _fill_table(self, report: AgreementReport) -> None:
+        from reviewer.text import distinct_elisions
+
         table = self.query_one("#disagreements", DataTable)
-        table.clear()
-        for d in report.disagreements:
+        rows = report.disagreements
+        widths = self._columns(table, rows)
+        names = {
+            key: distinct_elisions(
+                sorted({clean(getattr(d, field), single_line=True) for d in rows}), widths[key]
+            )
+            for key, field in (("task", "task_id"), ("run", "run"), ("trial", "trial_id"))
+        }
+        for d in rows:
             table.add_row(
-                safe_text(d.trial_id, single_line=True),
-                safe_text(d.run, single_line=True, limit=24),
-                safe_text(d.task_id, single_line=True, limit=28),
+                Text(names["task"][clean(d.task_id, single_line=True)], no_wrap=True),
                 Text(str(d.trial), justify="right"),
                 Text(d.human, style="green" if d.human == "pass" else "red"),
                 Text(d.judge, style="green" if d.judge == "pass" else "red"),
-                safe_text(d.rationale, single_line=True, limit=80),
+                cut_end(safe_text(d.rationale, single_line=True, limit=400), widths["why"]),
+                Text(names["run"][clean(d.run, single_line=True)], no_wrap=True),
+                Text(names["trial"][clean(d.trial_id, single_line=True)], no_wrap=True),
                 key=d.trial_id,
             )
-        if table.row_count:
-            table.focus()
+
+    def on_resize(self) -> None:
+        if self.report is not None and self.report.disagreements:
+            table = self.query_one("#disagreements", DataTable)
+            keep = table.cursor_row
+            self._fill_table(self.report)
+            table.move_cursor(row=min(max(keep, 0), table.row_count - 1))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         if event.row_key.value is not None:
