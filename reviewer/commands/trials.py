@@ -133,7 +133,13 @@ def trials(
 
     The id column is each trial's id cut to 8 characters: `reviewer show ID` prints that trial.
     """
-    from reviewer.workflows.trials import SearchError, TrialFilter, list_trials, resolve_cluster
+    from reviewer.workflows.trials import (
+        SearchError,
+        TrialFilter,
+        list_trials,
+        resolve_cluster,
+        said_column,
+    )
 
     if ascending and sort is None:
         fail("--ascending goes with --sort")
@@ -168,13 +174,20 @@ def trials(
         click.echo("no trials match these filters")
         return
     # searching, the last column is what the search found (the app's trials screen does the same)
-    last = "match" if search else "reason"
+    # (the first prompt when no trial shown has a reason: Claude Code sessions)
+    last = said_column(rows, search)
     # the id's first 8 characters: what `reviewer show ID` takes (6 or more)
     head = ("id", "run", "task", "#", "outcome", "steps", "cost", "latency", "tool errors", last)
     table = [head]
     for r in rows:
         found = listing.matches.get(r.id)
-        said = (found[0] if found else "") if search else (r.reason or "")
+        said = (
+            (found[0] if found else "")
+            if search
+            else (r.prompt or "")
+            if last == "prompt"
+            else (r.reason or "")
+        )
         table.append(
             (
                 r.id[:8],

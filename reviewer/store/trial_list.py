@@ -59,6 +59,9 @@ class TrialRow:
     outcome: str = "fail"  # pass | fail | infra | unscored
     model: str | None = None  # the model the trial's metadata names (Inspect logs), if any
     tool_errors: int = 0
+    #: the start of the trial's instruction (its first prompt, 400 characters at most) when it has
+    #: no reason: what tells sessions with no outcome apart (Claude Code sessions of one project)
+    prompt: str | None = None
 
 
 @dataclass(frozen=True)
@@ -387,7 +390,8 @@ def _rows(db: Store, f: TrialFilter, seqs: Sequence[int]) -> list[TrialRow]:
         "(SELECT COUNT(*) FROM violations x WHERE x.trial_id = t.id), t.reason, "
         f"{shown_label(f.labeler is not None)}, t.outcome, "
         "CASE WHEN json_valid(t.metadata) THEN json_extract(t.metadata, '$.model') END, "
-        f"t.tool_errors FROM trials t WHERE t.seq IN ({marks}) ORDER BY t.seq",
+        "t.tool_errors, CASE WHEN COALESCE(t.reason, '') = '' THEN substr(t.instruction, 1, 400) "
+        f"END FROM trials t WHERE t.seq IN ({marks}) ORDER BY t.seq",
         [*jp, *lp, *seqs],
     ).fetchall()
     at = {seq: i for i, seq in enumerate(seqs)}
@@ -411,6 +415,7 @@ def _rows(db: Store, f: TrialFilter, seqs: Sequence[int]) -> list[TrialRow]:
             outcome=str(r[14]),
             model=r[15] if isinstance(r[15], str) and r[15] else None,
             tool_errors=int(r[16] or 0),
+            prompt=r[17] or None,
         )
         for r in rows
     ]

@@ -98,6 +98,17 @@ class TrialListing:
         return row
 
 
+def said_column(rows: Sequence[TrialRow], search: str | None) -> str:
+    """What the list's last column shows for ROWS (the CLI and the app alike): "match" what a
+    search found, "reason" each trial's reason; "prompt" the start of each trial's first prompt
+    when no trial among them has a reason but some have a prompt (sessions with no outcome)."""
+    if search:
+        return "match"
+    if any(r.reason for r in rows) or not any(r.prompt for r in rows):
+        return "reason"
+    return "prompt"
+
+
 def list_trials(db: Store, f: TrialFilter, *, limit: int, match_width: int = 58) -> TrialListing:
     """The first ``limit`` trials matching ``f`` in its order, with what a search found in each
     (``match_width`` characters); SearchError for a bad search."""

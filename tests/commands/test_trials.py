@@ -101,3 +101,31 @@ def test_an_unknown_cluster_is_one_line_naming_the_clusters(tmp_path: Path) -> N
     assert done.exit_code == 2 and done.stderr == (
         "reviewer: --cluster must not be empty: give a cluster's id, prefix or rank\n"
     )
+
+
+def test_sessions_with_no_outcome_are_told_apart_by_their_first_prompt(tmp_path: Path) -> None:
+    """Claude Code sessions of one project: one run, one task, no outcome, no reason; the list's
+    last column is then each session's first prompt (hostile text shown, never obeyed), in --json
+    too. A page where some trial has a reason keeps the reason column."""
+    prompts = ["Explore the codebase structure", "Fix the \x1b[2Jflaky test\nin ci", "Plan it"]
+    recs = []
+    for i, prompt in enumerate(prompts):
+        rec = native_trial("project", run="claude-code · project", trial=i + 1, outcome=None)
+        rec["messages"][1]["content"] = prompt
+        rec["instruction"] = prompt  # as the Claude Code import sets it
+        recs.append(rec)
+    db = str(tmp_path / "cc.db")
+    src = write_jsonl(tmp_path / "cc.jsonl", recs)
+    assert CliRunner().invoke(cli, ["--db", db, "import", str(src)]).exit_code == 0
+    out = CliRunner().invoke(cli, ["--db", db, "trials"]).stdout
+    head, *rows = out.splitlines()[: 1 + len(prompts)]
+    assert head.split()[-1] == "prompt"
+    assert rows[0].endswith("Explore the codebase structure")
+    assert "\x1b" not in out and rows[1].endswith("Fix the ␛[2Jflaky test ⏎ in ci")
+    data = json.loads(CliRunner().invoke(cli, ["--db", db, "trials", "--json"]).stdout)
+    assert [t["prompt"] for t in data["trials"]][::2] == [prompts[0], prompts[2]]
+    assert all(t["reason"] is None for t in data["trials"])
+    # with a reason on the page, the column is the reason again
+    (tmp_path / "x").mkdir()
+    reasons = CliRunner().invoke(cli, ["--db", _db(tmp_path / "x"), "trials"]).stdout
+    assert reasons.splitlines()[0].split()[-1] == "reason"

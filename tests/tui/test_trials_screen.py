@@ -345,3 +345,32 @@ async def test_a_page_without_reasons_keeps_its_task_names_and_cuts_models_visib
         for r in rows:
             assert r["model"] in models or (r["model"].endswith("…") and len(r["model"]) > 1)
         assert any(r["model"].endswith("…") for r in rows)  # the longer one did not fit whole
+
+
+async def test_sessions_with_no_outcome_show_their_first_prompt(tmp_path: Path) -> None:
+    """Claude Code sessions of one project (one run, one task, no outcome, no reason) read alike
+    but for their number: the last column is then "prompt", each session's first prompt, and the
+    line under the table gives the highlighted one's whole."""
+    prompts = ["Explore the codebase structure", "Fix the [bold]flaky[/] test", "Plan it"]
+    recs = [
+        native_trial(
+            "project", run="claude-code · project", trial=i + 1, outcome=None, instruction=p
+        )
+        for i, p in enumerate(prompts)
+    ]
+    path = write_jsonl(tmp_path / "cc.jsonl", recs)
+    with open_store(tmp_path / "cc.db") as db:
+        import_paths(db, [str(path)])
+    app = ReviewerApp(db_path=tmp_path / "cc.db")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        app.push_screen(TrialsScreen(TrialFilter(run="claude-code · project")))
+        await settle(app, pilot)
+        table = app.screen.query_one(TrialTable)
+        assert table.row_count == 3
+        keys = [str(c.key.value) for c in table.ordered_columns]
+        assert str(table.ordered_columns[-1].label) == "prompt"
+        said = [str(table.get_row_at(i)[keys.index("reason")]) for i in range(3)]
+        assert said == prompts  # markup shown as typed
+        detail = str(app.screen.query_one("#trials-detail", Static).render())
+        assert "prompt: Explore the codebase structure" in detail

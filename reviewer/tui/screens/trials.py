@@ -28,6 +28,7 @@ from reviewer.workflows.trials import (
     Snippet,
     TrialFilter,
     TrialRow,
+    said_column,
 )
 
 if TYPE_CHECKING:
@@ -173,8 +174,9 @@ def _verdict(v: str | None) -> Text:
     )
 
 
-def _cells(r: TrialRow, snip: Snippet | None = None) -> dict[str, Text]:
-    """Every column's cell of a row (the table shows the columns that fit)."""
+def _cells(r: TrialRow, snip: Snippet | None = None, said: str = "reason") -> dict[str, Text]:
+    """Every column's cell of a row (the table shows the columns that fit); SAID: what the last
+    column shows (``workflows.trials.said_column``)."""
     return {
         "run": safe_text(r.run, single_line=True, limit=200),
         "task": safe_text(r.task_id, single_line=True, limit=200),
@@ -189,7 +191,9 @@ def _cells(r: TrialRow, snip: Snippet | None = None) -> dict[str, Text]:
         "errors": Text(str(r.tool_errors) if r.tool_errors else "-", justify="right", style="red"),
         "reason": snippet_text(snip)
         if snip is not None
-        else safe_text(r.reason or "", "dim", single_line=True, limit=400),
+        else safe_text(
+            (r.prompt if said == "prompt" else r.reason) or "", "dim", single_line=True, limit=400
+        ),
         "model": safe_text(r.model or "", single_line=True, limit=28),
     }
 
@@ -276,7 +280,9 @@ def column_widths(
     # run and task keep their whole names while the reason keeps REASON_MIN; then they give way
     wants: dict[str, int] = {k: widths[k] for k in ("run", "task") if k in widths}
     # a page without a reason (Claude Code sessions, unscored logs) gives its names the room
-    least_reason = REASON_MIN if f.search or any(r.reason for r in rows) else len("reason")
+    least_reason = (
+        REASON_MIN if f.search or any(r.reason or r.prompt for r in rows) else len("reason")
+    )
     shared = share_room(free, wants, least_reason, least=4)
     widths.update({k: shared[k] for k in wants})
     widths["reason"] = shared["free"]
@@ -337,6 +343,7 @@ class TrialsScreen(ExportMixin, ReviewerScreen):
         self.snippets: dict[str, Snippet] = {}
         self._widths: dict[str, int] = {}
         self._columns_key: tuple[Any, ...] = ()
+        self._said = "reason"  # what the last column shows (workflows.trials.said_column)
         self._set_columns(table, [])
         table.focus()
         self._show_filters(self.initial)
@@ -414,7 +421,8 @@ class TrialsScreen(ExportMixin, ReviewerScreen):
         # Inspect logs name the model of each sample: a column when it tells trials apart
         model = len({r.model for r in rows if r.model}) > 1
         widths = column_widths(rows, self.size.width or 120, self.filter, model)
-        shape = (tuple(widths.items()), bool(self.filter.search))
+        self._said = said_column(rows, self.filter.search)
+        shape = (tuple(widths.items()), self._said)
         if shape == self._columns_key and table.columns:
             return
         self._widths, self._columns_key = widths, shape
@@ -424,9 +432,7 @@ class TrialsScreen(ExportMixin, ReviewerScreen):
                 table.add_column(
                     Text(label, justify="right" if right else "left"), key=key, width=widths[key]
                 )
-        table.add_column(
-            "match" if self.filter.search else "reason", key="reason", width=widths["reason"]
-        )
+        table.add_column(self._said, key="reason", width=widths["reason"])
         if model:
             table.add_column("model", key="model", width=widths["model"])
 
@@ -441,7 +447,7 @@ class TrialsScreen(ExportMixin, ReviewerScreen):
         keys = [str(k.value) for k in table.columns]
         shown = _distinct_names(rows, self._widths)
         for r in rows:
-            cells = _cells(r, self.snippets.get(r.id))
+            cells = _cells(r, self.snippets.get(r.id), self._said)
             for key, name in (("run", r.run), ("task", r.task_id)):
                 cut = shown.get(key, {}).get(name)
                 if cut is not None:
@@ -487,6 +493,9 @@ class TrialsScreen(ExportMixin, ReviewerScreen):
         elif r.reason:
             out.append("reason: ", "bold")
             out.append_text(safe_text(r.reason, single_line=True, limit=400))
+        elif r.prompt:  # a session with no outcome: its first prompt tells it apart
+            out.append("prompt: ", "bold")
+            out.append_text(safe_text(r.prompt, single_line=True, limit=400))
         detail.update(out)
         detail.set_class(not out.plain, "-empty")
 
