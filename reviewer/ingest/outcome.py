@@ -27,6 +27,7 @@ gave no value for any trial is not named in it.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,6 +105,9 @@ class Tally:
     negative: int = 0  # trials with a negative token count, cost or latency, read as unknown
     negative_fields: list[str] = field(default_factory=list)
     negative_first: str = ""  # where the first one is (line 7)
+    #: fields (dotted paths, as --success-field takes them) that are true/false or 0/1 in every trial
+    #: with a reward read so far and named like an outcome (``base_success``); None: none read yet
+    success_fields: list[str] | None = None
 
     def applied_rule(self, options: ImportOptions) -> PassRule:
         """The rule that decided this file's outcomes: the success field only when it gave a value,
@@ -122,7 +126,15 @@ class Tally:
         out = []
         if options.pass_threshold is None and options.success_field is None:
             line = graded_line(self.graded, self.rewards, self.examples)
-            if line:
+            if line and self.success_fields:
+                named = " or ".join(self.success_fields[:2])
+                out.append(
+                    f"{file}: {line} unless you set --pass-threshold X or --success-field PATH "
+                    f"(every trial with a reward has {named} true/false or 0/1: --success-field "
+                    f"{self.success_fields[0]}; for a run already stored: reviewer rescore RUN "
+                    "--pass-threshold X)"
+                )
+            elif line:
                 out.append(
                     f"{file}: {line} unless you set --pass-threshold (or --success-field PATH; "
                     "for a run already stored: reviewer rescore RUN --pass-threshold X)"
@@ -222,12 +234,51 @@ def apply_options(
                 _apply(item, options, tally, joins)
             if item.reward is not None and item.passed is None and not item.infra_error:
                 tally.rewards += 1
+                if plain and (tally.success_fields is None or tally.success_fields):
+                    _note_success_fields(item.source, tally)
                 if 0.0 < item.reward < 1.0:
                     tally.graded += 1
                     if len(tally.examples) < 3:
                         tally.examples.append(item.reward)
             item.source = None  # read; not kept while the trial waits in a write batch
         yield item
+
+
+#: What a field that says whether a trial succeeded is named like (``base_success``, ``resolved``).
+_OUTCOME_NAME = re.compile(r"success|succeeded|passed|resolved|solved|correct", re.IGNORECASE)
+
+
+def _note_success_fields(source: Any, tally: Tally) -> None:
+    """Keep in ``tally.success_fields`` the fields of the record's ``info`` or ``metadata`` (where
+    ``lookup`` finds a --success-field) named like an outcome and holding true/false or 0/1 in
+    every trial with a reward: the first trial proposes them, each later one keeps those it has."""
+    if tally.success_fields is None:
+        found: list[str] = []
+        for root in (_get(source, "info"), _get(source, "metadata")):
+            _outcome_fields(root, "", 0, found)
+        tally.success_fields = list(dict.fromkeys(found))[:5]
+        return
+    tally.success_fields = [p for p in tally.success_fields if _zero_one(lookup(source, p))]
+
+
+def _outcome_fields(value: Any, prefix: str, depth: int, found: list[str]) -> None:
+    if not isinstance(value, dict) or depth > 4 or len(found) >= 5:
+        return
+    for i, (key, inner) in enumerate(value.items()):
+        if i >= 100 or not isinstance(key, str) or "." in key or not key:
+            continue
+        path = f"{prefix}{key}"
+        if isinstance(inner, dict):
+            _outcome_fields(inner, path + ".", depth + 1, found)
+        elif _OUTCOME_NAME.search(key) and _zero_one(inner):
+            found.append(path)
+
+
+def _zero_one(value: Any) -> bool:
+    """Whether VALUE reads as pass or fail by itself: true/false, or a number that is 0 or 1."""
+    if isinstance(value, bool):
+        return True
+    return isinstance(value, int | float) and value in (0, 1)
 
 
 def _note_scores(trial: Trial, options: ImportOptions, tally: Tally) -> None:

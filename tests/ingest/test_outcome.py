@@ -191,6 +191,27 @@ def test_success_field_gives_the_base_success_of_graded_rewards(tmp_path: Path) 
     assert json.loads(out)["runs"][0]["average"]["pass_at_k"]["1"] == pytest.approx(0.8)
 
 
+def test_graded_rewards_warning_names_a_success_field_every_trial_has(tmp_path: Path) -> None:
+    """The grok-3 log's rewards are graded, its reward_info.components.base_success 0 or 1: the
+    warning names that field and the option that uses it. A field some trial lacks, or one that
+    holds something other than 0/1 or true/false, is not named."""
+    _, _, err = invoke("--db", "x.db", "import", "--run", "g", str(GRADED))
+    assert (
+        f"every trial with a reward has {FIELD} true/false or 0/1: --success-field {FIELD}" in err
+    )
+    recs = json.loads(GRADED.read_text())
+    del recs[2]["info"]["reward_info"]["components"]["base_success"]  # one trial lacks it
+    recs[3]["info"]["passed"] = True
+    (tmp_path / "a.json").write_text(json.dumps(recs))
+    _, _, err = invoke("--db", "y.db", "import", str(tmp_path / "a.json"))
+    assert "rewards look graded" in err and "--success-field PATH;" in err
+    for r in recs:
+        r["info"]["solved"] = 0.5  # named like an outcome, but graded too
+    (tmp_path / "b.json").write_text(json.dumps(recs))
+    _, _, err = invoke("--db", "z.db", "import", str(tmp_path / "b.json"))
+    assert "rewards look graded" in err and "solved" not in err
+
+
 def test_pass_threshold_from_the_option_and_from_reviewer_toml(tmp_path: Path) -> None:
     assert invoke("--db", "a.db", "import", "--pass-threshold", "0.8", str(GRADED))[0] == 0
     Path("reviewer.toml").write_text("[import]\npass_threshold = 0.8\n")
