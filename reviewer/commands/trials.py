@@ -131,7 +131,8 @@ def trials(
     reviewer trials --run support-v2 --sort latency --json
     reviewer trials --cluster 1                           # the biggest failure cluster's trials
 
-    The id column is each trial's id cut to 8 characters: `reviewer show ID` prints that trial.
+    The id column is each trial's id cut to 8 characters (more where another trial's id starts
+    the same): `reviewer show ID` prints that trial.
     """
     from reviewer.workflows.trials import (
         SearchError,
@@ -139,6 +140,7 @@ def trials(
         list_trials,
         resolve_cluster,
         said_column,
+        short_ids,
     )
 
     if ascending and sort is None:
@@ -166,6 +168,8 @@ def trials(
             listing = list_trials(db, f, limit=limit)
         except SearchError as e:
             fail(str(e))
+        # what `reviewer show` takes as each trial alone: 8 characters, more where ids meet
+        shorts = short_ids(db, [r.id for r in listing.page.rows]) if not as_json else {}
     if as_json:
         echo_json(listing.as_json())
         return
@@ -176,7 +180,6 @@ def trials(
     # searching, the last column is what the search found (the app's trials screen does the same)
     # (the first prompt when no trial shown has a reason: Claude Code sessions)
     last = said_column(rows, search)
-    # the id's first 8 characters: what `reviewer show ID` takes (6 or more)
     head = ("id", "run", "task", "#", "outcome", "steps", "cost", "latency", "tool errors", last)
     table = [head]
     for r in rows:
@@ -190,7 +193,7 @@ def trials(
         )
         table.append(
             (
-                r.id[:8],
+                shorts.get(r.id, r.id),
                 visible(r.run, single_line=True),  # data, one line each
                 visible(r.task_id, single_line=True),
                 str(r.trial),

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from reviewer.models import Criterion, Rubric
@@ -318,6 +319,29 @@ def trials_by_id_prefix(db: Store, prefix: str, limit: int = 10) -> list[tuple[s
         [prefix, prefix + "g", limit],
     ).fetchall()
     return [(str(r[0]), str(r[1]), str(r[2]), int(r[3])) for r in rows]
+
+
+def short_ids(db: Store, ids: Iterable[str], least: int = 8) -> dict[str, str]:
+    """Each of ``ids`` (stored trial ids) cut to its first ``least`` characters, or more where
+    another stored trial's id starts the same: a prefix `reviewer show` takes as that trial alone
+    (at 100,000 trials, two ids share their first 8 hex digits about once)."""
+    out = {}
+    for tid in ids:
+        need = least
+        for sql in (
+            "SELECT id FROM trials WHERE id < ? ORDER BY id DESC LIMIT 1",
+            "SELECT id FROM trials WHERE id > ? ORDER BY id LIMIT 1",
+        ):
+            row = db.execute(sql, [tid]).fetchone()
+            if row is not None:
+                other = str(row[0])
+                same = next(
+                    (i for i, (a, b) in enumerate(zip(tid, other, strict=False)) if a != b),
+                    min(len(tid), len(other)),
+                )
+                need = max(need, same + 1)
+        out[tid] = tid[:need]
+    return out
 
 
 def task_rewards(db: Store, run: str) -> dict[str, float]:

@@ -14,6 +14,7 @@ from reviewer.metrics.rules import Violation as Violation
 from reviewer.store.db import Store
 from reviewer.store.queries import TrialHeader as TrialHeader
 from reviewer.store.queries import list_runs as list_runs
+from reviewer.store.queries import short_ids as short_ids
 from reviewer.store.queries import task_table as task_table
 from reviewer.store.queries import trial_header as trial_header
 from reviewer.store.queries import trials_by_id_prefix as trials_by_id_prefix

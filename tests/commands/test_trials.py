@@ -129,3 +129,22 @@ def test_sessions_with_no_outcome_are_told_apart_by_their_first_prompt(tmp_path:
     (tmp_path / "x").mkdir()
     reasons = CliRunner().invoke(cli, ["--db", _db(tmp_path / "x"), "trials"]).stdout
     assert reasons.splitlines()[0].split()[-1] == "reason"
+
+
+def test_ids_that_share_their_first_8_characters_are_shown_until_they_part(tmp_path: Path) -> None:
+    """At 100,000 trials two ids share their first 8 hex digits about once: the list then shows
+    each of them as far as it takes to tell it from every stored id, a prefix `show` takes."""
+    from reviewer.store import open_store
+
+    db = _db(tmp_path)
+    twins = ["abcdef0123aa00000000", "abcdef0123bb00000000"]
+    with open_store(db) as store, store.atomic():
+        seqs = [r[0] for r in store.execute("SELECT seq FROM trials ORDER BY seq").fetchall()]
+        for seq, new in zip(seqs, [*twins, "ffff0000000000000000"], strict=True):
+            store.execute("UPDATE trials SET id = ? WHERE seq = ?", [new, seq])
+    out = CliRunner().invoke(cli, ["--db", db, "trials"]).stdout
+    shown = [line.split()[0] for line in out.splitlines()[1:4]]
+    assert shown == ["abcdef0123a", "abcdef0123b", "ffff0000"]
+    for prefix, full in zip(shown[:2], twins, strict=True):
+        done = CliRunner().invoke(cli, ["--db", db, "show", prefix])
+        assert done.exit_code == 0 and full in done.stdout
