@@ -354,7 +354,12 @@ async def test_sessions_with_no_outcome_show_their_first_prompt(tmp_path: Path) 
     prompts = ["Explore the codebase structure", "Fix the [bold]flaky[/] test", "Plan it"]
     recs = [
         native_trial(
-            "project", run="claude-code · project", trial=i + 1, outcome=None, instruction=p
+            "project",
+            run="claude-code · project",
+            trial=i + 1,
+            outcome=None,
+            instruction=p,
+            metadata={"model": ["claude-opus-4-5-20251101", "claude-sonnet-4-20250514"][i % 2]},
         )
         for i, p in enumerate(prompts)
     ]
@@ -369,8 +374,11 @@ async def test_sessions_with_no_outcome_show_their_first_prompt(tmp_path: Path) 
         table = app.screen.query_one(TrialTable)
         assert table.row_count == 3
         keys = [str(c.key.value) for c in table.ordered_columns]
-        assert str(table.ordered_columns[-1].label) == "prompt"
+        assert str(table.columns["reason"].label) == "prompt"  # type: ignore[index]
         said = [str(table.get_row_at(i)[keys.index("reason")]) for i in range(3)]
-        assert said == prompts  # markup shown as typed
+        for got, prompt in zip(said, prompts, strict=True):  # markup shown as typed
+            assert got == prompt or (got.endswith("…") and prompt.startswith(got[:-1]))
+        tasks = {str(table.get_row_at(i)[keys.index("task")]) for i in range(3)}
+        assert tasks == {"project"}  # the prompts take what the names leave
         detail = str(app.screen.query_one("#trials-detail", Static).render())
         assert "prompt: Explore the codebase structure" in detail

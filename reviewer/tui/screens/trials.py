@@ -279,10 +279,9 @@ def column_widths(
     free = total - fixed - pad * (len(widths) + 1) - 2  # the reason column, the scrollbar
     # run and task keep their whole names while the reason keeps REASON_MIN; then they give way
     wants: dict[str, int] = {k: widths[k] for k in ("run", "task") if k in widths}
-    # a page without a reason (Claude Code sessions, unscored logs) gives its names the room
-    least_reason = (
-        REASON_MIN if f.search or any(r.reason or r.prompt for r in rows) else len("reason")
-    )
+    # a page without a reason (Claude Code sessions, unscored logs) gives its names the room; its
+    # first prompts, if shown, take what the names leave
+    least_reason = REASON_MIN if f.search or any(r.reason for r in rows) else len("reason")
     shared = share_room(free, wants, least_reason, least=4)
     widths.update({k: shared[k] for k in wants})
     widths["reason"] = shared["free"]
