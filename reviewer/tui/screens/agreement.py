@@ -80,19 +80,19 @@ class AgreementScreen(ReviewerScreen):
         self.action_reload()
 
     def _columns(self, table: DataTable[Any], rows: list[Disagreement]) -> dict[str, int]:
-        """The columns at this width: the two verdicts and the trial number never cut, the run, the
-        task and the trial id as wide as their widest (cut in the middle when the screen is
-        narrow), the judge's rationale takes the rest (cut with "…"): at 80 columns the verdicts
-        stay in view whatever the names' lengths."""
+        """The columns at this width: the two verdicts, the trial number and the id's first 8
+        characters never cut, the run and the task as wide as their widest (cut in the middle when
+        the screen is narrow), the judge's rationale takes the rest (cut with "…"): at 80 columns
+        the verdicts stay in view whatever the names' lengths."""
         widths = {
             "n": max([1] + [len(str(d.trial)) for d in rows]),
             "human": 5,
             "judge": 5,
+            "trial": 8,  # the id's start, as `reviewer trials` shows it (what `reviewer show` takes)
         }
         wants = {
             "task": min(NAME_ROOM, max([4] + [len(d.task_id) for d in rows])),
             "run": min(NAME_ROOM, max([3] + [len(d.run) for d in rows])),
-            "trial": min(NAME_ROOM, max([5] + [len(d.trial_id) for d in rows])),
         }
         room = table_room(self.size.width or 120, widths, shared=len(wants) + 1)
         shared = share_room(room, wants, RATIONALE_MIN, least=5)
@@ -171,7 +171,7 @@ class AgreementScreen(ReviewerScreen):
             key: distinct_elisions(
                 sorted({clean(getattr(d, field), single_line=True) for d in rows}), widths[key]
             )
-            for key, field in (("task", "task_id"), ("run", "run"), ("trial", "trial_id"))
+            for key, field in (("task", "task_id"), ("run", "run"))
         }
         for d in rows:
             table.add_row(
@@ -181,7 +181,7 @@ class AgreementScreen(ReviewerScreen):
                 Text(d.judge, style="green" if d.judge == "pass" else "red"),
                 cut_end(safe_text(d.rationale, single_line=True, limit=400), widths["why"]),
                 Text(names["run"][clean(d.run, single_line=True)], no_wrap=True),
-                Text(names["trial"][clean(d.trial_id, single_line=True)], no_wrap=True),
+                safe_text(d.trial_id[:8], single_line=True),
                 key=d.trial_id,
             )
 
