@@ -142,6 +142,20 @@ def test_a_git_lfs_pointer_is_named_as_one(tmp_path: Path) -> None:
     assert stored() == 1 and code == 1
 
 
+def test_check_counts_a_file_it_could_not_read_as_import_does(tmp_path: Path) -> None:
+    """--check said "0 problems" beside a file it could not read at all, where the import of the
+    same folder said "1 file failed"."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / "big.jsonl").write_text("version https://git-lfs.github.com/spec/v1\noid sha256:ab\n")
+    write_jsonl(folder / "ok.jsonl", [native_trial("a")])
+    code, _, err = run_cli("--db", "x.db", "import", "--check", str(folder))
+    assert code == 1
+    assert "checked 1 file: 1 valid trial (1 run, 1 task), 0 problems; 1 file failed" in err, err
+    code, _, err = run_cli("--db", "x.db", "import", str(folder))
+    assert "1 file failed" in err and stored() == 1
+
+
 def _eval_with_a_bomb(path: Path, size: int) -> Path:
     sample = {
         "id": 1,
