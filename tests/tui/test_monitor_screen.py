@@ -12,7 +12,7 @@ from textual.widgets import DataTable, Static
 
 from reviewer.cli import cli
 from reviewer.tui.app import ReviewerApp
-from reviewer.tui.screens.monitor import FlaggedScreen, MonitorScreen, sparkline
+from reviewer.tui.screens.monitor import FlaggedScreen, MonitorScreen, spark_lines, sparkline
 from reviewer.tui.screens.transcript import TranscriptScreen
 from tests.commands.test_monitor import conversation
 from tests.conftest import write_jsonl
@@ -34,6 +34,14 @@ def _db(tmp_path: Path) -> Path:
     r = CliRunner().invoke(cli, ["--db", str(path), "import", str(tmp_path / "prod.jsonl")])
     assert r.exit_code == 0, r.stderr
     return path
+
+
+def test_one_window_is_one_window_not_1_windows() -> None:
+    """A day of Claude Code sessions opened the monitor on 'rates per day, 1 windows'."""
+    one = spark_lines([("tool error", [0.0])], 80)[0].plain
+    assert one.startswith("rates per day, 1 window, newest right"), one
+    two = spark_lines([("tool error", [0.0, 0.1])], 80)[0].plain
+    assert two.startswith("rates per day, 2 windows, newest right"), two
 
 
 def test_sparkline_scales_to_the_largest() -> None:

@@ -58,7 +58,7 @@ def spark_lines(
     room = max(1, width - label - 2 - (mark + 2 if mark else 0))
     shown = min(total, room)
     head = (
-        f"rates per {unit}, {total} windows, newest right"
+        f"rates per {unit}, {total} window{'' if total == 1 else 's'}, newest right"
         if shown == total
         else f"rates per {unit}: the last {shown} of {total} windows, newest right"
     )
