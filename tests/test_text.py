@@ -243,3 +243,29 @@ def test_a_duration_under_a_second_keeps_its_milliseconds() -> None:
     assert seconds_text(-0.5, signed=True) == "-0.500s"
     assert [seconds_text(v) for v in (0.0, 0.9996, 1.0, 12.34)] == ["0.0s", "1.0s", "1.0s", "12.3s"]
     assert seconds_text(2e12) == "2e+12s" and seconds_text(1.25, signed=True) == "+1.2s"
+
+
+def test_an_unknown_run_lists_the_ones_it_is_near_first() -> None:
+    """Of 37 runs (the real-world corpus) `report --run tau_bench` listed the first 8 by name and
+    "29 more": the one tau-bench run, 72 characters long, was not among them. The runs that hold
+    the name (case, -, _ and spaces aside) and the close spellings now come first."""
+    from reviewer.text import unknown_run
+
+    tau = "tau_bench__tool-calling-grok-3-0.0_range_0--1_user-grok-3-llm_0921131646"
+    runs = [f"run-{i:02}" for i in range(30)] + [
+        "gpt-4o-airline",
+        "swe_agent (2)",
+        "swe_agent",
+        tau,
+    ]
+    said = unknown_run("tau_bench", runs)
+    assert said.startswith(f"no run named 'tau_bench'; runs: '{tau}', 'run-00'"), said
+    assert "and 26 more" in said
+    assert unknown_run("gpt4o-airline", runs).startswith(
+        "no run named 'gpt4o-airline'; runs: 'gpt-4o-airline', "
+    )
+    swe = unknown_run("swe_agent (3)", runs).split("; runs: ")[1].split(", ")[:2]
+    assert sorted(swe) == ["'swe_agent (2)'", "'swe_agent'"], swe
+    assert (
+        unknown_run("x", ["ab", "xyz"]) == "no run named 'x'; runs: 'ab', 'xyz'"
+    )  # too short to tell

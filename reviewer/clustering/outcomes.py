@@ -86,6 +86,43 @@ def _differing(expected: Mapping[str, Any], calls: Sequence[Mapping[str, Any]]) 
     return best or []
 
 
+def _argument_lines(
+    actions: Sequence[Any], calls: Sequence[tuple[str, dict[str, Any]]]
+) -> list[tuple[str, str]]:
+    """For the expected writes the agent made with other arguments: each argument that differs,
+    expected against the agent's closest call, one line each, at most ARGUMENT_LINES in all. The
+    expected call alone is cut at EXPECTATION_CHARS, and the argument it turns on (a booking's
+    payment_methods, after its flights and passengers) was past the cut. A call that is exactly
+    another expected action is that action's, never compared with the rest."""
+    wanted = [
+        (a["name"], _dict(a.get("kwargs")))
+        for a in actions
+        if isinstance(a, dict) and isinstance(a.get("name"), str) and _writes([a["name"]])
+    ]
+    left = [(n, args) for n, args in calls if _writes([n])]
+    missed = []
+    for name, args in wanted:
+        if (name, args) in left:
+            left.remove((name, args))
+        else:
+            missed.append((name, args))
+    out: list[tuple[str, str]] = []
+    for name, args in missed:
+        got = [g for n, g in left if n == name]
+        if not got:
+            continue  # not made at all: the reason and the cluster say so
+        closest = min(got, key=lambda g: len(_differing(args, [g])))
+        for k in _differing(args, [closest]):
+            expected = json.dumps(args.get(k), ensure_ascii=False, sort_keys=True)
+            made = json.dumps(closest.get(k), ensure_ascii=False, sort_keys=True)
+            out.append((f"{name} {k}", f"expected {expected}; the agent's call: {made}"))
+    return out[:ARGUMENT_LINES]
+
+
+#: How many lines of differing arguments the header shows (the reason below must stay in view).
+ARGUMENT_LINES = 3
+
+
 def _action_facts(
     expected: Sequence[tuple[str, Mapping[str, Any]]], calls: Sequence[tuple[str, dict[str, Any]]]
 ) -> list[str]:
@@ -276,6 +313,9 @@ def expectation_lines(trial: Trial) -> list[tuple[str, str]]:
                 or "none",
             )
         )
+        r_actions = _dict(info.get("info")).get("r_actions")
+        if not (isinstance(r_actions, int | float) and r_actions >= 1):
+            out += _argument_lines(actions, _calls(trial))
     outputs = _dict(_dict(info.get("info")).get("outputs"))
     if outputs:
         out.append(

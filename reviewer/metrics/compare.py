@@ -45,7 +45,7 @@ from reviewer.metrics.noise import (
     task_intervals,
 )
 from reviewer.metrics.passk import pass_hat_k_exact
-from reviewer.text import crashed, elide_middle, seconds_text, table_names, visible
+from reviewer.text import crashed, elide_middle, natural_key, seconds_text, table_names, visible
 
 __all__ = [
     "BUCKETS",
@@ -247,7 +247,7 @@ def compare_runs(
             d.delta is None,
             round(d.delta or 0.0, 12),
             round(d.pass1_delta, 12),
-            d.task_id,
+            natural_key(d.task_id),  # tau-bench's 2 before 11, as the report lists them
         )
     )
 
@@ -255,8 +255,8 @@ def compare_runs(
         BootstrapCI(r.metric, r.delta, r.low, r.high, r.n_tasks, n_boot, seed) for r in rows[:2]
     ]
 
-    only_old = [TaskCount(t, *oc[t]) for t in sorted(oc.keys() - shared_set)]
-    only_new = [TaskCount(t, *nc[t]) for t in sorted(nc.keys() - shared_set)]
+    only_old = [TaskCount(t, *oc[t]) for t in sorted(oc.keys() - shared_set, key=natural_key)]
+    only_new = [TaskCount(t, *nc[t]) for t in sorted(nc.keys() - shared_set, key=natural_key)]
     return Comparison(
         old_name,
         new_name,

@@ -34,7 +34,7 @@ from reviewer.metrics.compare_types import (
 from reviewer.metrics.drift import AnchorReport
 from reviewer.metrics.fisher import fisher_one_sided
 from reviewer.metrics.multiple import holm
-from reviewer.text import crashed, visible
+from reviewer.text import crashed, natural_key, visible
 
 #: [gate] budget key -> (summary row metric, unit, the key of its ratio to the baseline)
 BUDGETS: dict[str, tuple[str, str, str]] = {
@@ -544,14 +544,14 @@ def _check(
 def _tasks(cmp: Comparison, failed_trials: Mapping[str, Sequence[str]]) -> list[TaskVerdict]:
     out: list[TaskVerdict] = []
     measured = [
-        t for t in sorted(cmp.tasks, key=lambda d: d.task_id)
+        t for t in sorted(cmp.tasks, key=lambda d: natural_key(d.task_id))
         if t.bucket not in (INFRA_BUCKET, UNSCORED_BUCKET)
     ]  # fmt: skip
     raw = [fisher_one_sided(t.old_c, t.old_n, t.new_c, t.new_n) for t in measured]
     adjusted = dict(
         zip((t.task_id for t in measured), zip(raw, holm(raw), strict=True), strict=True)
     )
-    for t in sorted(cmp.tasks, key=lambda d: d.task_id):
+    for t in sorted(cmp.tasks, key=lambda d: natural_key(d.task_id)):
         ids = tuple(failed_trials.get(t.task_id, ()))
         if t.task_id not in adjusted:
             out.append(

@@ -141,6 +141,9 @@ def average_summary(report: RunPassK, k: int) -> str:
     """The averages of pass@1 and pass^k with their 95% intervals over tasks, and, when tasks
     have fewer than k trials, what pass^k would be with them at 0 or at 1 (the app's tasks
     screen)."""
+    # every trial unscored or crashed: "pass@1 - (-)" said nothing
+    if report.average_at_k.get(1) is None:
+        return "averages: none (no task has a scored trial)"
     parts = [f"pass@1 {_fmt(report.average_at_k.get(1))} ({_span(report.interval_at_k.get(1))})"]
     if k > 1:
         parts.append(

@@ -94,7 +94,7 @@ class ReviewerCommands(Provider):
         entries.append(
             _Entry(
                 "monitor production",
-                "reviewer monitor: windows, check rates, judge pass rate, alerts",
+                "reviewer monitor: windows, check rates, judge fail rate, alerts",
                 self._monitor,
             )
         )

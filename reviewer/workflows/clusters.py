@@ -45,7 +45,11 @@ class Clustering:
 
 
 def tasks_summary(tasks: list[str], shown: int = 3) -> str:
-    """A cluster's tasks in one short line: all of a few, else "12 tasks: a, b, c and 9 more"."""
+    """A cluster's tasks in one short line: all of a few, else "12 tasks: a, b, c and 9 more";
+    numbered tasks in number order (tau-bench's 3, 4, 23, not 23, 3, 4)."""
+    from reviewer.text import natural_key
+
+    tasks = sorted(tasks, key=natural_key)
     if len(tasks) <= shown + 1:
         return ", ".join(tasks)
     return f"{len(tasks)} tasks: {', '.join(tasks[:shown])} and {len(tasks) - shown} more"

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 from reviewer import ingest
@@ -77,6 +78,9 @@ class Session:
     indexes: dict[str, RunIndex] = field(default_factory=dict)
     sessions: dict[str, SessionIndex] = field(default_factory=dict)  # by run (SESSION_KEY)
     options: ImportOptions = field(default_factory=ImportOptions)
+    #: --check writes nothing: the eval or configuration each run name of the checked files holds
+    #: (RUN_KEY), so a later file of another one is named ``name (2)`` as the import would
+    checked_keys: dict[str, str | None] = field(default_factory=dict)
 
 
 @dataclass
@@ -170,6 +174,11 @@ def import_file(
             records = screen(
                 apply_options(fmt.parse(path), session.options, tally, fmt), result.file, tally
             )
+            if run is None and (key := getattr(fmt, "RUN_KEY", None)):
+                held = session.checked_keys
+                records = _distinct_runs(
+                    _checked_held(held), records, key, default_run, result, held
+                )
             found = check_trials(records, result.file, run, default_run, progress)
             result.trials, result.runs, result.tasks = found.trials, found.runs, found.tasks
             result.skipped = found.skipped
@@ -271,7 +280,7 @@ def _import_trials(
         )
         if key := getattr(fmt, "RUN_KEY", None):
             records = (
-                _distinct_runs(db, records, key, default_run, result)
+                _distinct_runs(partial(run_key_of, db), records, key, default_run, result)
                 if run is None
                 else _mixed_run(db, records, key, run, result)
             )
@@ -389,8 +398,22 @@ def _plain_threshold(rule: PassRule) -> bool:
     )
 
 
+def _checked_held(held: dict[str, str | None]) -> Callable[[str, str], tuple[bool, str | None]]:
+    """``run_key_of`` for --check, over the runs of the files checked so far (nothing is stored)."""
+
+    def of(run: str, key: str) -> tuple[bool, str | None]:
+        return run in held, held.get(run)
+
+    return of
+
+
 def _distinct_runs(
-    db: Store, records: Iterable[Item], key: str, default_run: str, result: FileResult
+    run_key: Callable[[str, str], tuple[bool, str | None]],
+    records: Iterable[Item],
+    key: str,
+    default_run: str,
+    result: FileResult,
+    remember: dict[str, str | None] | None = None,
 ) -> Iterator[Item]:
     """Trials whose format records what makes their run that run (Inspect: which eval; SWE-agent,
     OpenHands, tau-bench, tau2: the model and configuration, ``metadata[key]``): a stored run of
@@ -407,7 +430,7 @@ def _distinct_runs(
             if name is None:
                 name, n, first = base, 1, None
                 while True:
-                    exists, held = run_key_of(db, name, key)
+                    exists, held = run_key(name, key)
                     if not exists or held is None or held == ident or ident is None:
                         first = None if exists else first  # found its own run: said before
                         break
@@ -416,13 +439,17 @@ def _distinct_runs(
                     name = f"{base} ({n})"
                 chosen[(base, ident)] = name
                 if first is not None:
+                    done = "imported" if remember is None else "would be imported"
                     result.warnings.append(
                         f"{result.file}: run {base!r} holds another {_KEY_WORDS.get(key, key)} "
-                        f"({first}; this file: {ident}): imported as run {name!r} "
+                        f"({first}; this file: {ident}): {done} as run {name!r} "
                         "(--run NAME to name it yourself)"
                     )
             item.run = name
         yield item
+    if remember is not None:  # --check: what each run now holds, for the files checked next
+        for (_, ident), name in chosen.items():
+            remember.setdefault(name, ident)
 
 
 def _mixed_run(

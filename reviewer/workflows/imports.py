@@ -474,12 +474,16 @@ def _summary_lines(summary: ImportSummary, check: bool, max_skips: int) -> list[
     if summary.errors and not summary.files:
         return out  # nothing was read: the refusal above says why
     runs, tasks = len(summary.runs), len(summary.task_ids)
+    failed = len([f for f in summary.failed_files if not f.ignored])
     if check:
-        out.append(
+        line = (
             f"checked {len(read)} file{_s(len(read))}: {summary.checked} valid trial"
             f"{_s(summary.checked)} ({runs} run{_s(runs)}, {tasks} task{_s(tasks)}), "
             f"{len(skips)} problem{_s(len(skips))}"
         )
+        if failed:  # a file that could not be read at all is not among the files checked
+            line += f"; {failed} file{_s(failed)} failed"
+        out.append(line)
         return out + _runs_line(summary.runs)
     parts = [
         f"imported {summary.added} trial{_s(summary.added)} ({runs} run{_s(runs)}, "
@@ -491,7 +495,6 @@ def _summary_lines(summary: ImportSummary, check: bool, max_skips: int) -> list[
     if summary.already:
         parts.append(f"{summary.already} already stored")
     parts.append(f"{len(skips)} skipped")
-    failed = len([f for f in summary.failed_files if not f.ignored])
     if failed:
         parts.append(f"{failed} file{_s(failed)} failed")
     line = "; ".join(parts)

@@ -78,7 +78,7 @@ class MonitorReport:
                 r = w.rates[m]
                 mark = "!" if m in w.alerts else ""
                 cells.append("-" if r.rate is None else f"{100 * r.rate:.1f}%{mark}")
-            cells.append(_judge_cell(w))
+            cells.append(judge_cell(w))
             cells.append(str(w.flagged))
             rows.append(cells)
         full = _grid(["window", "convs", *names, "flagged"], rows)
@@ -189,12 +189,15 @@ def _words(metric: str) -> str:
     return JUDGE_COLUMN if metric == "judge_fail" else metric_words(metric)
 
 
-def _judge_cell(w: Window) -> str:
-    """The judged fail rate with its 95% Wilson interval and n, ``!`` when it alerted."""
+def judge_cell(w: Window, interval: bool = True) -> str:
+    """The judged fail rate (the rate that alerts) with its 95% Wilson interval (unless not
+    ``interval``: the app's narrower column) and n, ``!`` when it alerted."""
     ci, jp = w.judge_interval, w.judge_pass
-    if ci is None or jp.rate is None:
+    if jp.rate is None or (interval and ci is None):
         return "-"
     mark = "!" if "judge_fail" in w.alerts else ""
+    if not interval or ci is None:
+        return f"{100 * (1 - jp.rate):.1f}%{mark} n={jp.n}"
     return f"{100 * (1 - jp.rate):.1f}%{mark} [{100 * (1 - ci[1]):.0f}-{100 * (1 - ci[0]):.0f}%] n={jp.n}"
 
 

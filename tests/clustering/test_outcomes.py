@@ -238,3 +238,29 @@ def test_an_expected_action_list_cut_for_the_header_says_it_was_cut() -> None:
         "expected actions",
         'get_product_details(product_id="1656367028")',
     )
+
+
+def test_a_wrong_argument_of_an_expected_write_is_shown_whole() -> None:
+    """gpt-4o on tau-bench airline task 0: the header's expected book_reservation(...) is cut at 300
+    characters after its flights and passengers, and the cluster says "another payment_methods
+    than expected" (or baggages): nowhere but --json showed what was expected there. Each argument
+    of the agent's closest call that differs now has its own line, expected against made."""
+    from reviewer.clustering.outcomes import expectation_lines
+    from reviewer.ingest import tau_bench
+    from reviewer.models import Trial
+    from tests.conftest import FIXTURES
+
+    trials = [
+        t
+        for t in tau_bench.parse(FIXTURES / "tau_bench" / "gpt-4o-airline-5-tasks.json")
+        if isinstance(t, Trial)
+    ]
+    task0 = next(t for t in trials if t.task_id == "0" and t.trial == 0)
+    lines = dict(expectation_lines(task0))
+    assert lines["expected actions"].endswith("…")  # the call itself stays cut
+    assert lines["book_reservation nonfree_baggages"] == "expected 0; the agent's call: 1"
+    # a pass, and a read-only expectation, add no such line
+    for t in trials:
+        if t.success or t.task_id == "41":
+            labels = [label for label, _ in expectation_lines(t)]
+            assert not [x for x in labels if x.startswith(("book_", "update_"))], t.task_id

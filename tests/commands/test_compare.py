@@ -180,3 +180,24 @@ def test_a_judged_run_against_an_unjudged_one_says_they_are_graded_differently(
     assert said in out.splitlines()[1:4]
     code, out, _ = invoke("--db", db, "compare", "base", "new")
     assert "graded differently" not in out
+
+
+def test_numbered_tasks_are_listed_in_number_order(tmp_path: Path) -> None:
+    """tau-bench numbers its tasks: compare listed equal drops as 1, 11, 16, 2, 29 and the tasks
+    only in the new run as 100, ..., 114, 50, 51; the gate's "dropped within noise" began 15, 2,
+    20. Numbers now sort as numbers, as `reviewer report` lists them."""
+    recs = []
+    for t in ("1", "2", "11", "20"):
+        recs += [native_trial(t, run="old", trial=i) for i in range(4)]
+        recs += [native_trial(t, run="new", trial=i, passed=i == 0) for i in range(4)]
+    recs += [native_trial(t, run="new", trial=0) for t in ("100", "50", "9")]
+    db = str(tmp_path / "n.db")
+    assert invoke("--db", db, "import", str(write_jsonl(tmp_path / "r.jsonl", recs)))[0] == 0
+    code, out, err = invoke("--db", db, "compare", "old", "new", "--k", "1")
+    assert code == 0, err
+    rows = [line.split()[0] for line in out.splitlines() if line.endswith("newly flaky")]
+    assert rows == ["1", "2", "11", "20"], out
+    assert "only in new (3): 9, 50, 100" in out, out
+    assert invoke("--db", db, "baseline", "set", "old")[0] == 0
+    _, out, _ = invoke("--db", db, "gate", "new")
+    assert "  1 (4/4 -> 1/4), 2 (4/4 -> 1/4), 11 (4/4 -> 1/4), 20 (4/4 -> 1/4)" in out, out

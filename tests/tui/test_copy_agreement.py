@@ -47,7 +47,7 @@ async def test_one_task_and_one_infrastructure_error(
         await app.push_screen(TasksScreen("r"))
         await settle(app, pilot)
         status = text_of(app, "#tasks-status")
-        assert status.startswith("1 task, ") and "1 tasks" not in status
+        assert status.startswith("1 task · ") and "1 tasks" not in status
         await pilot.press("F")  # no failing trial: says what else the task has
         await until(pilot, lambda: said)
         assert "(1 infrastructure error; Enter lists them)" in said[-1]

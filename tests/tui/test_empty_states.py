@@ -83,3 +83,23 @@ async def test_f_on_a_task_with_no_failure_says_so_instead_of_an_empty_list(tmp_
         await pilot.press("F")
         await settle(app, pilot)
         assert isinstance(app.screen, TrialsScreen)
+
+
+async def test_tasks_of_an_unscored_run_say_so_where_80_columns_show_it(tmp_path: Path) -> None:
+    """An OpenHands output.jsonl with no test results (3 unscored trials) opened on tasks with n 0,
+    "averages (95% CI): pass@1 - (-)", and the status line cut at 80 columns before "3 unscored,
+    left out": nothing on screen said why every number was missing."""
+    from tests.conftest import native_trial, run_cli, write_jsonl
+    from tests.tui.screen_picture import picture_text
+
+    recs = [native_trial(f"t{i}", outcome=None) for i in range(3)]
+    db = str(tmp_path / "u.db")
+    assert run_cli("--db", db, "import", str(write_jsonl(tmp_path / "r.jsonl", recs)))[0] == 0
+    app = ReviewerApp(db_path=Path(db))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        shown = picture_text(app)
+        assert "3 unscored, left out" in shown, shown
+        assert "no task has a scored trial" in shown and "pass@1 - (-)" not in shown, shown

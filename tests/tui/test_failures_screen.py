@@ -214,6 +214,9 @@ def test_long_task_lists_are_summarised() -> None:
     tasks = [f"task_{i:02}" for i in range(12)]
     assert tasks_summary(tasks) == "12 tasks: task_00, task_01, task_02 and 9 more"
     assert tasks_summary(tasks[:4]) == "task_00, task_01, task_02, task_03"
+    # tau-bench's numbered tasks: the cluster of tasks 3, 4 and 23 read "23, 3, 4"
+    assert tasks_summary(["23", "3", "4"]) == "3, 4, 23"
+    assert tasks_summary(["14", "19", "22", "7", "9"], 3) == "5 tasks: 7, 9, 14 and 2 more"
 
 
 async def test_the_cli_lists_the_trials_the_app_filters_by_cluster(clustered: Path) -> None:

@@ -4,6 +4,7 @@ one opens the transcript."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from textual.widgets import DataTable, Static
 
 from reviewer.cli import cli
 from reviewer.tui.app import ReviewerApp
-from reviewer.tui.screens.monitor import FlaggedScreen, MonitorScreen, sparkline
+from reviewer.tui.screens.monitor import FlaggedScreen, MonitorScreen, spark_lines, sparkline
 from reviewer.tui.screens.transcript import TranscriptScreen
 from tests.commands.test_monitor import conversation
 from tests.conftest import write_jsonl
@@ -34,6 +35,14 @@ def _db(tmp_path: Path) -> Path:
     r = CliRunner().invoke(cli, ["--db", str(path), "import", str(tmp_path / "prod.jsonl")])
     assert r.exit_code == 0, r.stderr
     return path
+
+
+def test_one_window_is_one_window_not_1_windows() -> None:
+    """A day of Claude Code sessions opened the monitor on 'rates per day, 1 windows'."""
+    one = spark_lines([("tool error", [0.0])], 80)[0].plain
+    assert one.startswith("rates per day, 1 window, newest right"), one
+    two = spark_lines([("tool error", [0.0, 0.1])], 80)[0].plain
+    assert two.startswith("rates per day, 2 windows, newest right"), two
 
 
 def test_sparkline_scales_to_the_largest() -> None:
@@ -171,3 +180,38 @@ async def test_an_import_from_the_monitor_shows_on_the_runs_screen_at_once(tmp_p
         await settle(app, pilot)
         assert isinstance(app.screen, RunsScreen)
         assert sorted(r.name for r in app.screen.rows) == ["prod", "support-v1", "support-v2"]
+
+
+async def test_the_judge_column_is_the_fail_rate_the_cli_shows(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The app's column read "judge pass 0.38 n=8" where `reviewer monitor` reads "judge fail rate
+    62.5%! [..] n=8" for the same window, beside a "judge fail" sparkline: now both show the fail
+    rate, the rate that alerts."""
+    from reviewer.judge.standin import StandIn
+
+    (tmp_path / "reviewer.toml").write_text("[monitor]\nsample = 0.5\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    db = _db(tmp_path)
+    with StandIn() as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "fake-test-key")
+        # the judge runs its own event loop: not inside this test's
+        r = await asyncio.to_thread(CliRunner().invoke, cli, ["--db", str(db), "monitor"])
+    cli_cells = {}
+    for line in r.stdout.splitlines():
+        if line.startswith("2025-06-"):
+            window, *_, n, flagged = line.split()
+            cli_cells[window] = (line.split("%")[-3].split()[-1] + "%", n)
+    assert len(cli_cells) == 8, (r.stdout, r.stderr, r.exception)
+    app = ReviewerApp(db_path=db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.push_screen(MonitorScreen())
+        await settle(app, pilot)
+        table = app.screen.query_one("#windows", DataTable)
+        header = [str(c.label) for c in table.columns.values()]
+        assert "judge fail" in header and "judge pass" not in header
+        for window, (rate, n) in cli_cells.items():
+            cell = str(table.get_row(window)[header.index("judge fail")])
+            assert cell.startswith(rate) and cell.endswith(n), (window, cell, rate, n)

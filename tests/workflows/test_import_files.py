@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from reviewer.store import open_store
-from tests.conftest import native_trial, run_cli, stored, write_jsonl
+from tests.conftest import FIXTURES, native_trial, run_cli, stored, write_jsonl
 
 RULES = '[[rule]]\nid = "no-lookups"\ntype = "forbid_tool"\ntool = "get_order"\n'
 
@@ -142,6 +142,20 @@ def test_a_git_lfs_pointer_is_named_as_one(tmp_path: Path) -> None:
     assert stored() == 1 and code == 1
 
 
+def test_check_counts_a_file_it_could_not_read_as_import_does(tmp_path: Path) -> None:
+    """--check said "0 problems" beside a file it could not read at all, where the import of the
+    same folder said "1 file failed"."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / "big.jsonl").write_text("version https://git-lfs.github.com/spec/v1\noid sha256:ab\n")
+    write_jsonl(folder / "ok.jsonl", [native_trial("a")])
+    code, _, err = run_cli("--db", "x.db", "import", "--check", str(folder))
+    assert code == 1
+    assert "checked 1 file: 1 valid trial (1 run, 1 task), 0 problems; 1 file failed" in err, err
+    code, _, err = run_cli("--db", "x.db", "import", str(folder))
+    assert "1 file failed" in err and stored() == 1
+
+
 def _eval_with_a_bomb(path: Path, size: int) -> Path:
     sample = {
         "id": 1,
@@ -253,3 +267,20 @@ def test_a_run_spread_over_many_files_is_read_from_the_database_once(
     with open_store(tmp_path / "x.db") as db:
         assert import_paths(db, [folder]).added == 5
     assert built == ["one"]  # not once per file: that made N files of one run O(N^2)
+
+
+def test_check_names_the_runs_an_import_would_make(tmp_path: Path) -> None:
+    """Two Inspect logs of two evals under one task and model: --check listed one run ('support ·
+    model') where the import makes two ('support · model' and 'support · model (2)')."""
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    for name in ("support.eval", "support.json"):
+        (folder / name).write_bytes((FIXTURES / "inspect" / name).read_bytes())
+    code, _, err = run_cli("--db", "x.db", "import", "--check", str(folder))
+    assert code == 0, err
+    assert "32 valid trials (2 runs, 4 tasks)" in err, err
+    assert "runs: 'support · model', 'support · model (2)'" in err, err
+    assert "would be imported as run 'support · model (2)'" in err, err
+    code, _, after = run_cli("--db", "x.db", "import", str(folder))
+    assert "runs: 'support · model', 'support · model (2)'" in after, after
+    assert "imported as run 'support · model (2)'" in after and "would be" not in after

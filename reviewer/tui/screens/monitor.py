@@ -59,7 +59,7 @@ def spark_lines(
     room = max(1, width - label - 2 - (mark + 2 if mark else 0))
     shown = min(total, room)
     head = (
-        f"rates per {unit}, {total} windows, newest right"
+        f"rates per {unit}, {total} window{'' if total == 1 else 's'}, newest right"
         if shown == total
         else f"rates per {unit}: the last {shown} of {total} windows, newest right"
     )
@@ -204,6 +204,7 @@ class MonitorScreen(ReviewerScreen):
             run_monitor,
             trial_names,
         )
+        from reviewer.workflows.monitor_report import judge_cell
 
         notes: list[str] = []
         with self.store() as db:
@@ -230,12 +231,10 @@ class MonitorScreen(ReviewerScreen):
                 alert = m in w.alerts
                 value = "-" if r.rate is None else f"{100 * r.rate:.1f}%" + ("!" if alert else "")
                 cells.append(Text(value, justify="right", style="bold red" if alert else ""))
-            jp = w.judge_pass
-            alert = "judge_fail" in w.alerts
-            judge_cell = (
-                "-" if jp.rate is None else f"{jp.rate:.2f} n={jp.n}" + ("!" if alert else "")
+            alert = "judge_fail" in w.alerts  # the fail rate, as the CLI's column and the sparks
+            cells.append(
+                Text(judge_cell(w, False), justify="right", style="bold red" if alert else "")
             )
-            cells.append(Text(judge_cell, justify="right", style="bold red" if alert else ""))
             cells.append(Text(str(w.flagged), justify="right"))
             rows.append((w.start, cells))
         series: list[tuple[str, list[float | None]]] = []
@@ -283,7 +282,7 @@ class MonitorScreen(ReviewerScreen):
             table.add_column(Text("convs", justify="right"), key="convs")
             for m in view.metrics:
                 table.add_column(Text(metric_words(m), justify="right"), key=m)
-            table.add_column(Text("judge pass", justify="right"), key="judge")
+            table.add_column(Text("judge fail", justify="right"), key="judge")
             table.add_column(Text("flagged", justify="right"), key="flagged")
             for start, cells in view.rows:
                 table.add_row(*cells, key=start)

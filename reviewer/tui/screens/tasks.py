@@ -249,12 +249,15 @@ class TasksScreen(ReviewerScreen):
             else f" · k=1 ({chosen}; k chooses)"
         )
         self.query_one("#tasks-status", Static).update(
+            # what changes the numbers first (left out, the pass rule, k), the legend last: the
+            # line is cut at the screen's width, and at 80 columns it ended before them
             safe_text(
-                f"{counted(len(self.rows), 'task')}, {flaky} flaky (0 < c < n, in yellow) · showing {shown} · "
-                f"sorted by {_SORTS[self.sort_index][1]} · {legend}"
+                counted(len(self.rows), "task")
                 + "".join(f" · {x}" for x in left_out)
                 + " · n counts scored trials" * bool(left_out)
+                + f" · {flaky} flaky (0 < c < n, in yellow)"
                 + rule
+                + f" · showing {shown} · sorted by {_SORTS[self.sort_index][1]} · {legend}"
             )
         )
 
