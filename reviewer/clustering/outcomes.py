@@ -138,11 +138,22 @@ def _action_facts(
         if not got:
             facts.append(f"did not call {name} (expected it)")
             continue
-        unmatched = [w for w in wanted if not any(g == w for g in got)]
-        if unmatched:
-            keys = _differing(unmatched[0], got)
+        # a call that made one expected action exactly is that action's: the others are compared
+        # with the calls left (a task expecting two cancellations, one made right, the other never
+        # made, called cancel_reservation too few times, not with other arguments)
+        left: list[Mapping[str, Any]] = list(got)
+        unmatched = []
+        for w in wanted:
+            if w in left:
+                left.remove(w)
+            else:
+                unmatched.append(w)
+        if unmatched and left:
+            keys = _differing(unmatched[0], left)
             facts.append(f"called {name} with other arguments than expected")
-            facts.extend(f"called {name} with another {k} than expected" for k in keys[:3])
+            facts.extend(f"called {name} with {k} other than expected" for k in keys[:3])
+        elif unmatched:
+            facts.append(f"called {name} fewer times than expected")
     for name in sorted(made_names - wanted_names):
         facts.append(f"called {name} (not expected)")
     if expected_writes == [] and made:
@@ -199,7 +210,7 @@ def _tau2(trial: Trial) -> list[str]:
         if name in called:
             facts.append(f"called {name} with other arguments than expected")
             keys = _differing(_dict(action.get("arguments")), [a for n, a in calls if n == name])
-            facts.extend(f"called {name} with another {k} than expected" for k in keys[:3])
+            facts.extend(f"called {name} with {k} other than expected" for k in keys[:3])
         else:
             facts.append(f"did not call {name} (expected it)")
     for check in _list(info.get("communicate_checks")):
@@ -376,7 +387,7 @@ def outcome_facts(trial: Trial) -> list[str]:
     return []
 
 
-_DETAIL = re.compile(r" with another \S+ than expected$|^answered '.*'$|^scored incorrect by ")
+_DETAIL = re.compile(r" with \S+ other than expected$|^answered '.*'$|^scored incorrect by ")
 
 
 def is_detail(fact: str) -> bool:

@@ -52,7 +52,7 @@ def test_tau_bench_facts_say_expected_against_actual_actions() -> None:
         "did not call cancel_reservation (expected it)"
     ]
     wrong = outcome_facts(tau_trial(want, [("cancel_reservation", {"reservation_id": "Q1"})]))
-    assert "called cancel_reservation with another reservation_id than expected" in wrong
+    assert "called cancel_reservation with reservation_id other than expected" in wrong
     extra = outcome_facts(tau_trial([], [("book_reservation", {"x": 1})]))
     assert "called book_reservation (not expected)" in extra
     assert "expected no database writes" in extra

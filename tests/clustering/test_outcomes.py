@@ -72,7 +72,7 @@ def test_a_failing_tau2_transcript_shows_the_expectation_and_the_graders_reason(
     doc = evidence_of(payload.trial, trial_id=tid)
     outcome = next(e for e in doc.evidence if e.kind == "outcome")
     assert "called cancel_reservation with other arguments than expected" in outcome.text
-    assert "called cancel_reservation with another reservation_id than expected" in outcome.text
+    assert "called cancel_reservation with reservation_id other than expected" in outcome.text
     assert "assertion not met: Agent should not approve the cancellation." in outcome.text
 
 
@@ -264,3 +264,24 @@ def test_a_wrong_argument_of_an_expected_write_is_shown_whole() -> None:
         if t.success or t.task_id == "41":
             labels = [label for label, _ in expectation_lines(t)]
             assert not [x for x in labels if x.startswith(("book_", "update_"))], t.task_id
+
+
+def test_an_expected_write_made_right_is_not_compared_again() -> None:
+    """A task expecting two cancellations: the agent made one exactly and never the other. It
+    called cancel_reservation too few times, not 'with other arguments' (6 of gpt-4o-airline's
+    116 failures were named so); with a second, wrong call, that call is the one compared."""
+    from reviewer.clustering.outcomes import _action_facts
+
+    expected = [
+        ("cancel_reservation", {"reservation_id": "A"}),
+        ("cancel_reservation", {"reservation_id": "B"}),
+    ]
+    right = ("cancel_reservation", {"reservation_id": "A"})
+    assert _action_facts(expected, [right]) == [
+        "called cancel_reservation fewer times than expected"
+    ]
+    assert _action_facts(expected, [right, ("cancel_reservation", {"reservation_id": "C"})]) == [
+        "called cancel_reservation with other arguments than expected",
+        "called cancel_reservation with reservation_id other than expected",
+    ]
+    assert _action_facts(expected, [right, ("cancel_reservation", {"reservation_id": "B"})]) == []
