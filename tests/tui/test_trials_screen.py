@@ -382,3 +382,5 @@ async def test_sessions_with_no_outcome_show_their_first_prompt(tmp_path: Path) 
         assert tasks == {"project"}  # the prompts take what the names leave
         detail = str(app.screen.query_one("#trials-detail", Static).render())
         assert "prompt: Explore the codebase structure" in detail
+        # the columns left out at 80: a count of none is 0, an unknown cost "-"
+        assert "errors 0" in detail and "rules 0" in detail and "cost -" in detail

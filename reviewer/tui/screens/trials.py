@@ -485,7 +485,10 @@ class TrialsScreen(ExportMixin, ReviewerScreen):
         cells = _cells(r)
         missing = [k for k in _NUMBERS if k not in table.columns]  # narrow: what the table left out
         if missing:
-            out.append(" · ".join(f"{k} {cells[k].plain}" for k in missing) + "  ")
+            # a count of none is 0 here: the table's "-" for it would read as unknown, beside the
+            # "-" of a cost or latency nobody recorded
+            counts = {"rules": r.violations, "errors": r.tool_errors}
+            out.append(" · ".join(f"{k} {counts.get(k, cells[k].plain)}" for k in missing) + "  ")
         if snip is not None:
             out.append("match: ", "bold")
             out.append_text(snippet_text(snip))
