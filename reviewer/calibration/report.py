@@ -123,9 +123,10 @@ class AgreementReport:
             "notes": list(self.notes),
         }
 
-    def render(self, *, disagreements: bool = True) -> str:
-        """The report as plain text; every stored string is shown literally on one line."""
-        lines = [*_scope_lines(self.data), ""]
+    def render(self, *, disagreements: bool = True, keys: bool = False) -> str:
+        """The report as plain text; every stored string is shown literally on one line. ``keys``:
+        for the app's screen, which names its keys (j, l, g) where the command names its options."""
+        lines = [*_scope_lines(self.data, keys), ""]
         lines.append(visible(render_agreement(self.agreement, self.human)))
         ceiling = self.human.ceiling if self.human is not None else None
         if self.agreement.kappa is not None and ceiling is not None:
@@ -237,13 +238,19 @@ def _p(s: object) -> str:
     return visible(s, single_line=True)
 
 
-def _scope_lines(d: AgreementData) -> list[str]:
-    """What was compared with what, how it was chosen, and what was left out."""
+def _scope_lines(d: AgreementData, keys: bool = False) -> list[str]:
+    """What was compared with what, how it was chosen, and what was left out; how to choose another
+    judge, labeler or rubric version: the command's option, or with ``keys`` the app's key."""
     lines = []
+    judge_hint, labeler_hint, rubric_hint = (
+        ("j: another", "l: another", "g: another")
+        if keys
+        else ("--judge ID", "--labeler NAME", "--rubric REF")
+    )
     judge = _p(d.judge) if d.judge is not None else "none"
     others = [f"{_p(j)} ({n})" for j, n in d.judges.items() if j != d.judge]
     why = (
-        "  (the judge with the most verdicts on labeled trials; --judge ID)"
+        f"  (the judge with the most verdicts on labeled trials; {judge_hint})"
         if d.judge_default
         else ""
     )
@@ -251,13 +258,13 @@ def _scope_lines(d: AgreementData) -> list[str]:
     if others:
         lines.append(f"         other judges: {', '.join(others)}")
     who = _p(d.labeler) if d.labeler is not None else "none"
-    why = "  (the labeler with the most labels the judge graded; --labeler NAME)"
+    why = f"  (the labeler with the most labels the judge graded; {labeler_hint})"
     lines.append(f"human    {who}{why if d.labeler_default else ''}")
     also = [f"{_p(w)} ({n})" for w, n in d.labelers.items() if w != d.labeler]
     if also:
         lines.append(f"         other labelers (labels the judge graded): {', '.join(also)}")
     ref = _p(d.rubric) if d.rubric is not None else NO_RUBRIC if d.labels_total else "none"
-    why = "  (the latest used; --rubric REF)" if d.rubric_default and d.labels_total else ""
+    why = f"  (the latest used; {rubric_hint})" if d.rubric_default and d.labels_total else ""
     lines.append(f"rubric   {ref}{why}")
     if d.other_rubrics:
         n = sum(d.other_rubrics.values())

@@ -59,6 +59,8 @@ async def test_report_shows_and_enter_opens_the_disagreement(labeled_db: Path) -
         assert isinstance(app.screen, AgreementScreen)
         text = report_text(app)
         assert "Cohen's kappa" in text and "human    ana" in text
+        # the screen names its keys where the command names its options
+        assert "j: another)" in text and "l: another)" in text and "--judge" not in text
         assert "judge is trusted" in text or "judge is not trusted" in text
         t = table(app)
         assert t.row_count == len(app.screen.report.disagreements) > 0  # type: ignore[union-attr]

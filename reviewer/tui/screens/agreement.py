@@ -143,7 +143,7 @@ class AgreementScreen(ReviewerScreen):
             return
         self.report = message.report
         self.query_one("#agreement-report", Static).update(
-            Text(clean(message.report.render(disagreements=False)))
+            Text(clean(message.report.render(disagreements=False, keys=True)))
         )
         agreement = message.report.agreement
         style = {"trusted": "bold green", "not trusted": "bold red"}.get(agreement.status, "bold")
