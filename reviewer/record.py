@@ -640,7 +640,7 @@ def _messages(raw_messages: list[Any], strict: bool) -> list[Message]:
             continue
         get = m.get
         role = get("role")
-        if role not in roles:
+        if type(role) is not str or role not in roles:  # a list or object is unhashable
             if strict:
                 raise RecordError(
                     f"messages[{i}].role must be one of system, user, assistant, tool; got {role!r}"

@@ -84,3 +84,18 @@ def test_converted_formats_encode_without_identity_too() -> None:
     assert trial_to_dict(trial)["run"] == "r1"
     assert "run" not in json.loads(encode(trial))
     assert trial_from_dict(trial_to_dict(trial)) == trial
+
+
+@pytest.mark.parametrize("role", [["user"], {"user": 1}])
+def test_a_role_that_is_a_list_or_object_is_a_skip_naming_the_line(role: object) -> None:
+    """``"role": ["user"]`` stopped the import with an internal error (TypeError: unhashable type:
+    'list', exit 70): the role was looked up in a set before its type was checked."""
+    line = json.dumps(
+        {"task_id": "t", "outcome": {"passed": True}, "messages": [{"role": role, "content": "x"}]}
+    )
+    skip = parse_line(line.encode(), "f.jsonl", 3)
+    assert not isinstance(skip, Trial)
+    assert (skip.file, skip.line) == ("f.jsonl", 3)
+    assert "messages[0].role must be one of system, user, assistant, tool" in skip.reason
+    odd = json.dumps({"outcome": {"passed": False}, "messages": [{"role": role}]})
+    assert decode(odd, run="r", task_id="t", trial=1).messages[0].role == str(role)
