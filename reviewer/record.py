@@ -686,14 +686,19 @@ def _calls(raw_calls: Any, i: int, strict: bool) -> list[ToolCall]:
         args = c.get("arguments")
         if type(args) is str:
             args = parse_arguments(args)
-        calls.append(ToolCall(c["name"], args, c.get("id")))
+        calls.append(ToolCall(c["name"], args, _str(c.get("id"))))
     return calls
 
 
-def _str(v: Any) -> str | None:
+def text_or_none(v: Any) -> str | None:
+    """``v`` as text: None stays None, a string as it is, anything else (a number, a list, an
+    object: an id a harness wrote oddly) as its JSON, never an unhashable value in a str field."""
     if v is None:
         return None
     return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+
+
+_str = text_or_none
 
 
 def _num(v: Any) -> float | None:
