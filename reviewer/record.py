@@ -589,8 +589,8 @@ def _build(obj: dict[str, Any], messages: list[Message]) -> Trial:
             verdict=str(judge.get("verdict")).lower(),
             judge=str(judge.get("id") or _judge_id(judge)),
             rationale=as_text(judge.get("rationale")),
-            model=judge.get("model"),
-            rubric=judge.get("rubric"),
+            model=_str(judge.get("model")),
+            rubric=_str(judge.get("rubric")),
             cost_usd=_num(judge.get("cost_usd")),
         )
     usage: dict[str, Any] = obj["usage"] if isinstance(obj.get("usage"), dict) else {}
@@ -623,8 +623,8 @@ def _build(obj: dict[str, Any], messages: list[Message]) -> Trial:
 
 
 def _judge_id(judge: dict[str, Any]) -> str:
-    model = judge.get("model") or "imported"
-    rubric = judge.get("rubric")
+    model = _str(judge.get("model")) or "imported"
+    rubric = _str(judge.get("rubric"))
     return f"{model}:{rubric}" if rubric else str(model)
 
 
