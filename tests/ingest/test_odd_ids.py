@@ -1,6 +1,6 @@
-"""A tool call's id, a tool result's tool_call_id or name written as a list or an object (valid JSON,
-the wrong shape) in native JSONL, OpenAI chat JSONL, tau-bench or tau2-bench stopped the whole
-import with an internal error (TypeError: unhashable type, exit 70) in the audit after the file was
+"""A tool call's id, a tool result's tool_call_id or name written as a list, an object or a number
+(valid JSON, the wrong shape) in native JSONL, OpenAI chat JSONL, tau-bench, tau2-bench or an
+Inspect log stopped the whole import with an internal error (TypeError: unhashable type, exit 70) in the audit after the file was
 read: the value reached the Message unchanged. It is kept as its JSON text, as a native tool
 result's tool_call_id always was, and the trial is imported, shown and audited."""
 
@@ -65,6 +65,17 @@ def _write(kind: str, odd: Any, folder: Path) -> Path:
             json.dumps([{"task_id": 1, "trial": 0, "reward": 1.0, "info": {}, "traj": _chat(odd)}])
         )
         return f
+    if kind == "inspect":
+        log = json.loads((FIXTURES / "inspect" / "support.json").read_text())
+        for sample in log["samples"]:
+            for m in sample["messages"]:
+                for c in m.get("tool_calls") or []:
+                    c["id"] = odd
+                if m.get("role") == "tool":
+                    m["tool_call_id"], m["function"] = odd, odd
+        f = folder / "inspect.json"
+        f.write_text(json.dumps(log))
+        return f
     doc = json.loads((FIXTURES / "tau2" / "airline-small.json").read_text())
     for sim in doc["simulations"]:
         for m in sim["messages"]:
@@ -76,7 +87,7 @@ def _write(kind: str, odd: Any, folder: Path) -> Path:
 
 
 @pytest.mark.parametrize("odd", ODD, ids=["object", "list", "number"])
-@pytest.mark.parametrize("kind", ["native", "openai", "tau-bench", "tau2-bench"])
+@pytest.mark.parametrize("kind", ["native", "openai", "tau-bench", "tau2-bench", "inspect"])
 def test_an_id_of_the_wrong_shape_is_imported_as_its_json(
     tmp_path: Path, kind: str, odd: Any
 ) -> None:
