@@ -303,14 +303,21 @@ def _positive(path: Path, section: str, key: str, value: Any, zero: bool = False
     return number
 
 
+#: The largest k the gate takes (``[gate] k``, ``reviewer gate --k``), as `reviewer compare`: pass^k of
+#: more trials than any task has is n/a.
+MAX_K = 1000
+
+
 def _merge_gate(cfg: Config, path: Path, table: Any) -> None:
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [gate] must be a table")
     _unknown(path, "gate", table, _GATE_KEYS)
     for key, value in table.items():
         if key == "k":
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(f"{path}: [gate] k: must be a whole number of 1 or more")
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_K:
+                raise ConfigError(
+                    f"{path}: [gate] k: a whole number from 1 to {MAX_K:,}, got {shown(value)}"
+                )
             cfg.gate[key] = value
         elif key == "outcome":
             if value not in ("harness", "human", "judge"):

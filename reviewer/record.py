@@ -589,8 +589,8 @@ def _build(obj: dict[str, Any], messages: list[Message]) -> Trial:
             verdict=str(judge.get("verdict")).lower(),
             judge=str(judge.get("id") or _judge_id(judge)),
             rationale=as_text(judge.get("rationale")),
-            model=judge.get("model"),
-            rubric=judge.get("rubric"),
+            model=_str(judge.get("model")),
+            rubric=_str(judge.get("rubric")),
             cost_usd=_num(judge.get("cost_usd")),
         )
     usage: dict[str, Any] = obj["usage"] if isinstance(obj.get("usage"), dict) else {}
@@ -623,8 +623,8 @@ def _build(obj: dict[str, Any], messages: list[Message]) -> Trial:
 
 
 def _judge_id(judge: dict[str, Any]) -> str:
-    model = judge.get("model") or "imported"
-    rubric = judge.get("rubric")
+    model = _str(judge.get("model")) or "imported"
+    rubric = _str(judge.get("rubric"))
     return f"{model}:{rubric}" if rubric else str(model)
 
 
@@ -640,7 +640,7 @@ def _messages(raw_messages: list[Any], strict: bool) -> list[Message]:
             continue
         get = m.get
         role = get("role")
-        if role not in roles:
+        if type(role) is not str or role not in roles:  # a list or object is unhashable
             if strict:
                 raise RecordError(
                     f"messages[{i}].role must be one of system, user, assistant, tool; got {role!r}"
@@ -686,14 +686,19 @@ def _calls(raw_calls: Any, i: int, strict: bool) -> list[ToolCall]:
         args = c.get("arguments")
         if type(args) is str:
             args = parse_arguments(args)
-        calls.append(ToolCall(c["name"], args, c.get("id")))
+        calls.append(ToolCall(c["name"], args, _str(c.get("id"))))
     return calls
 
 
-def _str(v: Any) -> str | None:
+def text_or_none(v: Any) -> str | None:
+    """``v`` as text: None stays None, a string as it is, anything else (a number, a list, an
+    object: an id a harness wrote oddly) as its JSON, never an unhashable value in a str field."""
     if v is None:
         return None
     return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+
+
+_str = text_or_none
 
 
 def _num(v: Any) -> float | None:

@@ -155,3 +155,18 @@ def test_config_monitor_baseline_windows_has_a_maximum(tmp_path: Path) -> None:
     assert cfg.monitor["baseline_windows"] == 10000  # type: ignore[attr-defined]
     with pytest.raises(ConfigError, match=r"\[monitor\] baseline_windows: at most 10,000, got"):
         _load(tmp_path, "[monitor]\nbaseline_windows = 99999999\n")
+
+
+@pytest.mark.parametrize("value", ["0", "1001", "9223372036854775807", "true", "2.0"])
+def test_config_gate_k_out_of_range_names_the_file(tmp_path: Path, value: str) -> None:
+    """[gate] k of 1,001 or more passed the file's check and was refused by the gate as 'k must be
+    from 1 to 1000, got 1001', naming neither reviewer.toml nor the setting the user never typed."""
+    with pytest.raises(ConfigError) as caught:
+        _load(tmp_path, f"[gate]\nk = {value}\n")
+    message = str(caught.value)
+    assert message.startswith(f"{tmp_path / 'reviewer.toml'}: [gate] k: a whole number from 1 to")
+
+
+def test_config_gate_k_1000_is_taken(tmp_path: Path) -> None:
+    cfg = _load(tmp_path, "[gate]\nk = 1000\n")
+    assert cfg.gate["k"] == 1000  # type: ignore[attr-defined]

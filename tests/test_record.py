@@ -4,6 +4,7 @@ records written by older versions (identity inside) still load."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -16,7 +17,7 @@ from reviewer.record import (
     trial_from_dict,
     trial_to_dict,
 )
-from tests.conftest import native_trial
+from tests.conftest import native_trial, run_cli, stored
 
 
 def parsed(rec: dict[str, object], text: str | None = None) -> Trial:
@@ -84,3 +85,39 @@ def test_converted_formats_encode_without_identity_too() -> None:
     assert trial_to_dict(trial)["run"] == "r1"
     assert "run" not in json.loads(encode(trial))
     assert trial_from_dict(trial_to_dict(trial)) == trial
+
+
+@pytest.mark.parametrize("role", [["user"], {"user": 1}])
+def test_a_role_that_is_a_list_or_object_is_a_skip_naming_the_line(role: object) -> None:
+    """``"role": ["user"]`` stopped the import with an internal error (TypeError: unhashable type:
+    'list', exit 70): the role was looked up in a set before its type was checked."""
+    line = json.dumps(
+        {"task_id": "t", "outcome": {"passed": True}, "messages": [{"role": role, "content": "x"}]}
+    )
+    skip = parse_line(line.encode(), "f.jsonl", 3)
+    assert not isinstance(skip, Trial)
+    assert (skip.file, skip.line) == ("f.jsonl", 3)
+    assert "messages[0].role must be one of system, user, assistant, tool" in skip.reason
+    odd = json.dumps({"outcome": {"passed": False}, "messages": [{"role": role}]})
+    assert decode(odd, run="r", task_id="t", trial=1).messages[0].role == str(role)
+
+
+def test_a_judge_model_or_rubric_of_the_wrong_shape_is_kept_as_its_json(tmp_path: Path) -> None:
+    """``"judge": {"model": {...}, "rubric": [...]}`` stopped the import of the whole file with
+    'database error (Error binding parameter 5: type 'dict' is not supported)', naming neither the
+    file nor the line: the values reached the verdict's text columns unchanged."""
+    rec = {
+        "task_id": "t",
+        "outcome": {"passed": True},
+        "messages": [],
+        "judge": {"verdict": "pass", "model": {"a": 1}, "rubric": ["x"]},
+    }
+    trial = parsed(rec)
+    assert trial.judge is not None
+    assert (trial.judge.model, trial.judge.rubric) == ('{"a": 1}', '["x"]')
+    assert trial.judge.judge == '{"a": 1}:["x"]'
+    src = tmp_path / "r.jsonl"
+    src.write_text(json.dumps(rec) + "\n" + json.dumps(native_trial("u")) + "\n")
+    code, _, err = run_cli("--db", str(tmp_path / "x.db"), "import", str(src))
+    assert code == 0, err
+    assert stored(str(tmp_path / "x.db")) == 2

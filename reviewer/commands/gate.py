@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from reviewer.commands.common import SEED, TEXT, cli_store, echo_json, fail, outcome_option
+from reviewer.text import one_line
 
 
 def register(group: click.Group) -> None:
@@ -59,7 +60,9 @@ def baseline_set(ctx: click.Context, run: str, note: str | None, as_json: bool) 
     if as_json:
         echo_json(entry.to_dict())
         return
-    click.echo(f"baseline: {entry.run} (set {entry.set_at} by {entry.set_by})")
+    click.echo(
+        f"baseline: {one_line(entry.run)} (set {entry.set_at} by {one_line(entry.set_by or '')})"
+    )
 
 
 @baseline.command("show")
@@ -75,8 +78,10 @@ def baseline_show(ctx: click.Context, as_json: bool) -> None:
         return
     if entry is None:
         fail("no baseline set; mark the last good run: reviewer baseline set RUN")
-    note = f": {entry.note}" if entry.note else ""
-    click.echo(f"baseline: {entry.run} (set {entry.set_at} by {entry.set_by}{note})")
+    note = f": {one_line(entry.note)}" if entry.note else ""
+    click.echo(
+        f"baseline: {one_line(entry.run)} (set {entry.set_at} by {one_line(entry.set_by or '')}{note})"
+    )
 
 
 @baseline.command("history")
@@ -93,8 +98,8 @@ def baseline_history_cmd(ctx: click.Context, as_json: bool) -> None:
     if not entries:
         click.echo("no baseline set yet", err=True)
     for e in entries:
-        note = f"  {e.note}" if e.note else ""
-        click.echo(f"{e.set_at}  {e.run}  by {e.set_by}{note}")
+        note = f"  {one_line(e.note)}" if e.note else ""
+        click.echo(f"{e.set_at}  {one_line(e.run)}  by {one_line(e.set_by or '')}{note}")
 
 
 @click.command()

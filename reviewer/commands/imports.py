@@ -186,6 +186,8 @@ def import_cmd(
     pairs in both orders, for `reviewer bias`) is read too. A crashed trial (the harness's error)
     is an infrastructure error, left out of pass rates; a trial with no outcome is unscored.
     """
+    if run is not None and not run.strip():  # an unset variable in `--run "$RUN"`
+        fail("--run must not be empty (leave it out for the run names the files give)", 2)
     options = import_options(pass_threshold, success_field, task, outcomes_file, scorer)
     db = None if check else cli_store(ctx)
     summary = run_import(db, paths, run=run, check=check, quiet_json=as_json, options=options)

@@ -19,6 +19,7 @@ from reviewer.record import (
     loads,
     looks_like_error,
     parse_arguments,
+    text_or_none,
 )
 from reviewer.text import json_error
 
@@ -258,7 +259,7 @@ def openai_messages(raw: list[Any]) -> list[Message]:
                 ToolCall(
                     name=str(fn.get("name", "")),
                     arguments=parse_arguments(fn.get("arguments")),
-                    id=c.get("id"),
+                    id=text_or_none(c.get("id")),
                 )
             )
         content = as_text(m.get("content"))
@@ -268,8 +269,8 @@ def openai_messages(raw: list[Any]) -> list[Message]:
                 role=role,
                 content=content,
                 tool_calls=calls,
-                tool_call_id=m.get("tool_call_id"),
-                name=m.get("name"),
+                tool_call_id=text_or_none(m.get("tool_call_id")),
+                name=text_or_none(m.get("name")),
                 is_error=bool(m.get("is_error", False))
                 or (role == "tool" and looks_like_error(content)),
             )

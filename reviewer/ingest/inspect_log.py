@@ -28,7 +28,14 @@ from reviewer.ingest.inspect_scores import score_outcome, scores_kept, short
 from reviewer.ingest.limits import MIB, RATIO_FREE, Limits, limits, size_text
 from reviewer.ingest.reading import place
 from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage
-from reviewer.record import RecordError, depth_problem, json_problem, loads, loads_unchecked
+from reviewer.record import (
+    RecordError,
+    depth_problem,
+    json_problem,
+    loads,
+    loads_unchecked,
+    text_or_none,
+)
 from reviewer.text import json_error
 
 NAME = "inspect"
@@ -362,7 +369,9 @@ def _messages(raw: list[Any]) -> list[Message]:
         calls = (
             [
                 ToolCall(
-                    str(c.get("function", "")), parse_arguments(c.get("arguments")), c.get("id")
+                    str(c.get("function", "")),
+                    parse_arguments(c.get("arguments")),
+                    text_or_none(c.get("id")),
                 )
                 for c in raw_calls
                 if isinstance(c, dict)
@@ -382,8 +391,8 @@ def _messages(raw: list[Any]) -> list[Message]:
                 role,
                 content,
                 calls,
-                get("tool_call_id"),
-                get("function") if tool else None,
+                text_or_none(get("tool_call_id")),
+                text_or_none(get("function")) if tool else None,
                 bool(error),
             )
         )

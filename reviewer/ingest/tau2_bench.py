@@ -19,7 +19,7 @@ from reviewer.ingest.base import (
 )
 from reviewer.ingest.reading import place
 from reviewer.models import Message, Skip, ToolCall, Trial, TrialError, Usage
-from reviewer.record import json_problem, loads_unchecked
+from reviewer.record import json_problem, loads_unchecked, text_or_none
 
 NAME = "tau2-bench"
 KIND: Kind = "trials"
@@ -239,7 +239,7 @@ def _messages(raw: list[Any]) -> list[Message]:
                 call = ToolCall(
                     name=str(c.get("name", "")),
                     arguments=parse_arguments(c.get("arguments")),
-                    id=c.get("id"),
+                    id=text_or_none(c.get("id")),
                 )
                 if call.id:
                     names[str(call.id)] = call.name

@@ -64,7 +64,12 @@ def parse_time(value: Any) -> datetime | None:
             t = datetime.fromisoformat(text)
         except ValueError:
             return None
-        return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
+        if t.tzinfo is None:
+            return t.replace(tzinfo=UTC)
+        try:
+            return t.astimezone(UTC)
+        except OverflowError:  # an offset taking it before year 1 or past 9999: as a number's
+            return (datetime.min if t.year == 1 else datetime.max).replace(tzinfo=UTC)
     return None
 
 

@@ -33,6 +33,7 @@ from reviewer.metrics.power_search import (
     trials_can_reach,
 )
 from reviewer.metrics.power_sim import SHAPES
+from reviewer.text import one_line
 
 #: what the text calls the shapes of a drop
 SHAPE_WORDS = {"uniform": "even", "concentrated": "a fifth"}
@@ -121,7 +122,7 @@ class Plan:
     def render(self, width: int = 80) -> str:
         """The plan as text in lines of at most ``width`` columns (run names aside)."""
         lines = [
-            f"plan for {self.run}: {self.n_tasks} task{'' if self.n_tasks == 1 else 's'},"
+            f"plan for {one_line(self.run)}: {self.n_tasks} task{'' if self.n_tasks == 1 else 's'},"
             f" {self.trials} trial{'' if self.trials == 1 else 's'} per task (median)",
             *(line for n in self.notes for line in _wrap(f"note: {n}", width)),
         ]

@@ -154,8 +154,8 @@ def holds_schema(db: Store) -> bool:
 
 
 def sqlite_without_tables(path: str) -> bool:
-    """Whether the SQLite file PATH, read without a write, holds no reviewer tables (False when it
-    cannot be read so: opening it as a store then says why)."""
+    """Whether the SQLite file PATH, read without a write, holds no tables at all (False when it
+    cannot be read so, or holds another program's tables: opening it as a store then says why)."""
     import sqlite3
     from pathlib import Path
 
@@ -163,7 +163,10 @@ def sqlite_without_tables(path: str) -> bool:
         conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
         try:
             return (
-                conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'runs'").fetchone() is None
+                conn.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+                ).fetchone()
+                is None
             )
         finally:
             conn.close()

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from reviewer.config import MAX_K
 from reviewer.metrics.gate import GateResult
 
 # re-exported for the faces (they import workflows only)
@@ -26,10 +27,6 @@ class GateError(Exception):
     def __init__(self, message: str, *, no_baseline: bool = False) -> None:
         super().__init__(message)
         self.no_baseline = no_baseline
-
-
-#: The largest k the gate takes, as `reviewer compare` (pass^k of more trials than any task has is n/a).
-MAX_K = 1000
 
 
 def _check_shared(old_stats: Sequence[Any], new_stats: Sequence[Any], k: int | None) -> None:

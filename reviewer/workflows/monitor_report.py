@@ -9,6 +9,7 @@ from typing import Any
 from reviewer.metrics.alerts import Detectable
 from reviewer.metrics.monitor import Window
 from reviewer.metrics.monitor_alerts import Alert
+from reviewer.text import one_line
 from reviewer.workflows.queues import QueueMade
 
 #: The table's judge column: the judged fail rate, the rate the judge's alerts are on.
@@ -53,7 +54,7 @@ class MonitorReport:
     def header(self) -> str:
         judged = sum(w.judge_pass.n for w in self.windows)
         runs = (
-            f"{'run' if len(self.runs) == 1 else 'runs'} {', '.join(self.runs)}"
+            f"{'run' if len(self.runs) == 1 else 'runs'} {', '.join(one_line(r) for r in self.runs)}"
             if self.runs
             else "no run holds a timed conversation"
         )

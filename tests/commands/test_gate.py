@@ -168,7 +168,7 @@ def test_gate_exit_2_on_usage_and_data_errors(tmp_path: Path) -> None:
         ("max_cost_per_task = -1", "[gate] max_cost_per_task: must be a number above 0"),
         ("max_tool_error_rate = 2", "[gate] max_tool_error_rate: a rate between 0 and 1"),
         ('max_avg_steps_ratio = "x"', "[gate] max_avg_steps_ratio: must be a number above 0"),
-        ("k = 0", "[gate] k: must be a whole number of 1 or more"),
+        ("k = 0", "[gate] k: a whole number from 1 to 1,000, got 0"),
         ('trial_url = "https://ci"', "[gate] trial_url: must be a string holding {trial_id}"),
         ('budget_noise = "yes"', "[gate] budget_noise: true or false, got 'yes'"),
         ('new_forbidden = "never"', '[gate] new_forbidden: "red flag" or "test", got \'never\''),

@@ -3,7 +3,9 @@ windows and the Wilson interval."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -22,7 +24,7 @@ from reviewer.metrics.monitor import (
     window_start,
 )
 from reviewer.models import Message, ToolCall, Trial
-from tests.conftest import REPO
+from tests.conftest import REPO, run_cli
 
 
 def _msgs(*pairs: tuple[str, str]) -> list[Message]:
@@ -214,3 +216,40 @@ def test_otel_traces_carry_their_start_time_for_the_monitor() -> None:
     for t in trials:
         started = t.metadata.get("started_at")
         assert started is not None and record_time({"metadata": t.metadata}) is not None
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("0001-01-01T00:00:00+14:00", datetime.min.replace(tzinfo=UTC)),
+        ("9999-12-31T23:59:59-14:00", datetime.max.replace(tzinfo=UTC)),
+    ],
+)
+def test_an_offset_past_the_first_or_last_year_is_a_time_refused_not_a_crash(
+    value: str, expected: datetime, tmp_path: Path
+) -> None:
+    """A time of year 1 or 9999 whose offset takes it past the calendar ('0001-01-01T00:00:00+14:00')
+    stopped `reviewer monitor` with an internal error (OverflowError: date value out of range, exit
+    70) on every run of the store: it is the first or last time there is, which no window takes."""
+    assert parse_time(value) == expected
+    src = tmp_path / "m.jsonl"
+    src.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "run": "prod",
+                    "task_id": f"c{i}",
+                    "outcome": None,
+                    "messages": [{"role": "user", "content": "hi"}],
+                    "started_at": t,
+                }
+            )
+            + "\n"
+            for i, t in enumerate([value, "2026-01-02T10:00:00Z"])
+        )
+    )
+    db = str(tmp_path / "x.db")
+    assert run_cli("--db", db, "import", str(src))[0] == 0
+    code, out, err = run_cli("--db", db, "monitor", "--json")
+    assert code == 0, err
+    assert json.loads(out)["conversations"] == 1

@@ -248,3 +248,25 @@ def test_a_copy_from_an_empty_database_is_one_line_and_makes_nothing(
                 "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'public'"
             ).fetchone()
         assert tables is not None and tables[0] == 0  # nothing made there
+
+
+def test_a_copy_from_another_programs_sqlite_file_says_so_and_leaves_it(tmp_path: Path) -> None:
+    """A SQLite file of another program's tables (holding rows) was called 'an empty database, not
+    a reviewer one' (the check looked for reviewer's runs table only); it is named as what it is,
+    with its tables, as every other command names it, and left byte for byte."""
+    import sqlite3
+
+    src = tmp_path / "other.db"
+    conn = sqlite3.connect(src)
+    conn.execute("CREATE TABLE trials (x)")
+    conn.execute("INSERT INTO trials VALUES (1)")
+    conn.commit()
+    conn.close()
+    before = src.read_bytes()
+    dst = tmp_path / "out.db"
+    code, out, err = run_cli("copy", str(src), str(dst))
+    assert code == 1 and out == "" and len(err.splitlines()) == 1, err
+    assert "a SQLite database of something else (tables: trials)" in err
+    assert "empty" not in err
+    assert src.read_bytes() == before and not (tmp_path / "other.db-wal").exists()
+    assert not dst.exists()
