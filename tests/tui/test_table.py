@@ -50,6 +50,21 @@ async def test_textual_datatable_keeps_the_cut_lines() -> None:
     assert await _drawn_before_measured(DataTable()) == "refu"
 
 
+async def test_a_cell_given_a_longer_value_is_drawn_whole_once_measured() -> None:
+    table: Table[str] = Table()
+    app = _OneTable(table)
+    async with app.run_test(size=(60, 8)) as pilot:
+        table.add_column("state", key="state")
+        table.add_row("new", key="a")
+        await pilot.pause()
+        await pilot.pause()
+        table.update_cell("a", "state", "merged into cluster 12", update_width=True)
+        assert table.render_line(1).text.strip() == "merge"  # drawn before it was measured
+        await pilot.pause()
+        await pilot.pause()
+        assert table.render_line(1).text.strip() == "merged into cluster 12"
+
+
 @pytest.mark.parametrize(
     "path", sorted(set(TUI.rglob("*.py")) - {TUI / "widgets" / "table.py"}), ids=lambda p: p.name
 )

@@ -63,10 +63,11 @@ class ClusterJudgeScreen(StoreAccess, ModalScreen[None]):
         self.query_one("#cj-progress", ProgressBar).display = False
         table = self.query_one("#cj-proposals", DataTable)
         table.add_column("proposal", key="id")
-        table.add_column("merge", key="clusters")
-        table.add_column(Text("trials", justify="right"), key="size")
-        table.add_column("why", key="reason")
+        # what became of it (merged, not merged): beside its id, never past the screen's edge
         table.add_column("", key="state")
+        table.add_column(Text("trials", justify="right"), key="size")
+        table.add_column("merge", key="clusters")
+        table.add_column("why", key="reason")
         table.display = False
         self.estimate()
 
@@ -176,10 +177,10 @@ class ClusterJudgeScreen(StoreAccess, ModalScreen[None]):
             names = " + ".join(clean(n, single_line=True) for _, n, _ in p.clusters)
             table.add_row(
                 Text(p.id),
-                safe_text(names, single_line=True, limit=60),
-                Text(str(sum(s for _, _, s in p.clusters)), justify="right"),
-                safe_text(p.reason, single_line=True, limit=30),
                 Text(""),
+                Text(str(sum(s for _, _, s in p.clusters)), justify="right"),
+                safe_text(names, single_line=True, limit=60),
+                safe_text(p.reason, single_line=True, limit=30),
                 key=p.id,
             )
         table.display = bool(self.proposals)
@@ -237,9 +238,9 @@ class ClusterJudgeScreen(StoreAccess, ModalScreen[None]):
         table = self.query_one("#cj-proposals", DataTable)
         if applied:
             self.applied.add(pid)
-            table.update_cell(pid, "state", Text("merged", style="bold green"))
+            table.update_cell(pid, "state", Text("merged", style="bold green"), update_width=True)
             self.app.notify(f"Merged {pid} (z on the failures undoes it).", markup=False)
         for line in problems:
-            table.update_cell(pid, "state", Text("not merged", style="bold red"))
+            table.update_cell(pid, "state", Text("not merged", style="bold red"), update_width=True)
             self.app.notify(clean(line, single_line=True), severity="warning", markup=False)
         self._refresh_below()
