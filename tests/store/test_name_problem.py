@@ -66,3 +66,15 @@ def test_copy_and_labels_export_with_a_name_too_long_are_one_line(tmp_path: Path
     code, out, err = run_cli("--db", db, "labels", "export", long)
     assert code in (1, 2) and "internal error" not in err, err
     assert err.startswith(f"reviewer: {long}: cannot write: ")
+
+
+def test_a_configured_rubric_name_too_long_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`reviewer rubric` with reviewer.toml's rubric = a name past the limit: internal error
+    (OSError from Path.exists()), now the read's own one line."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "reviewer.toml").write_text(f'rubric = "{LONG}"\n')
+    code, out, err = run_cli("--db", str(tmp_path / "x.db"), "rubric")
+    assert code == 1, err
+    assert err == f"reviewer: {tmp_path / LONG}: cannot read: File name too long\n"
