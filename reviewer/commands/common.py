@@ -210,6 +210,7 @@ def cli_store(
         TEST_SERVER_VAR,
         StoreError,
         is_url,
+        name_problem,
         open_store,
         shown_db,
     )
@@ -221,7 +222,8 @@ def cli_store(
     # before anything is made, so that nothing is left behind (under the tests' PostgreSQL mode a
     # file name stands for a database)
     local = not is_url(path) and not os.environ.get(TEST_SERVER_VAR)
-    if needs_runs and local and not Path(path).exists():
+    # (a name the system refuses, too long, is said by open_store: Path.exists() raises on it)
+    if needs_runs and local and name_problem(path) is None and not Path(path).exists():
         message = f"no database {shown_db(path)}; import some first: reviewer import PATH"
         fail(message, code if missing_code is None else missing_code)
     try:

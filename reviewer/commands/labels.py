@@ -567,9 +567,11 @@ def rubric(ctx: click.Context, file: str | None, check: bool, as_json: bool) -> 
     from dataclasses import asdict
 
     from reviewer.workflows.rubric import PASS_RULES, RubricError, active_rubric, load_rubric
+    from reviewer.workflows.store_access import name_problem
 
     path = Path(file) if file else (_config().rubric or Path("rubric.toml"))
-    if not file and not path.exists():
+    # a configured name the system refuses (too long) is read below, which says so: exists() raises
+    if not file and name_problem(path) is None and not path.exists():
         import os
 
         from reviewer.workflows.store_access import TEST_SERVER_VAR, is_url

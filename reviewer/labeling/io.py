@@ -95,6 +95,12 @@ def export_labels(
     if not isinstance(path_or_stream, str | Path):
         return _write(db, path_or_stream, labeler)
     path = Path(path_or_stream)
+    try:
+        path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    except OSError as e:  # a name past the system's limit: is_dir() raises it
+        raise LabelFileError(f"{path}: cannot write: {e.strerror or e}") from None
     if path.is_dir():
         raise LabelFileError(f"{path}: is a folder; give a file name")
     if path.exists() and not force:

@@ -450,6 +450,25 @@ def _pg_opener() -> Callable[..., Store]:
     return _PG_OPENER[0]
 
 
+def name_problem(path: str | Path) -> str | None:
+    """Why PATH cannot name a file at all (a name or path past the system's limit, a folder in it
+    that cannot be searched), or None: Path.exists() and is_file() raise OSError for these instead
+    of answering, which stopped a command with an internal error."""
+    try:
+        os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as e:
+        if e.errno == errno.ENAMETOOLONG:
+            return (
+                "the name is too long for a file (the system takes 255 bytes a name, 4,096 a path)"
+            )
+        return f"cannot look at it: {e.strerror or e}"
+    except ValueError:  # an embedded NUL
+        return "a file name cannot hold a NUL character"
+    return None
+
+
 def open_store(
     path: str | Path = DEFAULT_DB,
     *,
@@ -478,6 +497,8 @@ def open_store(
             "postgresql://user@host:port/database, a SQLite database a file path (reviewer.db)"
         )
     path = Path(path)
+    if problem := name_problem(path):
+        raise StoreError(f"{path}: {problem}")
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise StoreError(f"{path}: the folder {folder} does not exist; create it first")

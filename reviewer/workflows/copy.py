@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from reviewer.store.copy import CopyResult, copy_database, holds_schema, sqlite_without_tables
-from reviewer.store.db import StoreError, open_store
+from reviewer.store.db import StoreError, name_problem, open_store
 from reviewer.store.postgres import database_exists, is_url, shown_url
 
 
@@ -31,6 +31,9 @@ def copy_databases(
     """SRC (a SQLite file or a postgresql:// URL) copied into DST (a new file, or an empty
     database), in one transaction on DST, then counted and hashed on both sides. StoreError in
     one line when SRC is not a reviewer database, DST holds data, or they are the same."""
+    for location in (src, dst):
+        if not is_url(location) and (problem := name_problem(location)):
+            raise StoreError(f"{location}: {problem}")
     if _same(src, dst):
         raise StoreError(f"{src}: the source and the destination are the same database")
     if not database_exists(src):
