@@ -181,8 +181,8 @@ def import_cmd(
     """Import transcripts: native JSONL, tau-bench, tau2-bench, Inspect AI logs, OpenAI chat JSONL,
     Claude Code sessions, Harbor ATIF, SWE-agent .traj, OpenHands, OpenTelemetry GenAI spans.
 
-    Folders are walked; a folder's rules.toml becomes the active rules and its rubric.toml is
-    registered. Importing the same file twice adds nothing. Pair judgements JSONL (judge verdicts on
+    Folders are walked; a folder's rules.toml (else the file `rules =` in reviewer.toml names)
+    becomes the active rules and its rubric.toml is registered. Importing the same file twice adds nothing. Pair judgements JSONL (judge verdicts on
     pairs in both orders, for `reviewer bias`) is read too. A crashed trial (the harness's error)
     is an infrastructure error, left out of pass rates; a trial with no outcome is unscored.
     """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -11,6 +12,7 @@ import click
 from reviewer.commands.common import (
     SEED,
     cli_store,
+    config_of,
     echo_json,
     echo_raw,
     fail,
@@ -271,6 +273,13 @@ def _env() -> dict[str, str]:
     return dict(os.environ)
 
 
+def _is_file(path: Any) -> bool:
+    try:
+        return bool(path.is_file())
+    except (OSError, ValueError):  # a name past the system's limits, a NUL byte
+        return False
+
+
 @click.command()
 @click.argument("file", required=False, type=click.Path(dir_okay=False))
 @click.option("--check", is_flag=True, help="Validate FILE only; store nothing.")
@@ -326,7 +335,14 @@ def rules(ctx: click.Context, file: str | None, check: bool, as_json: bool) -> N
         )
         return
     if active is None:
-        click.echo("no rules set; add some with `reviewer rules rules.toml`", err=True)
+        named = config_of(ctx).rules
+        if named is None:
+            click.echo("no rules set; add some with `reviewer rules rules.toml`", err=True)
+        elif not _is_file(named):
+            fail(f"no rules set; reviewer.toml's rules names {visible(str(named))}: no such file")
+        else:  # applied by the next import, or now:
+            hint = f"reviewer rules {shlex.quote(str(named))}"
+            click.echo(one_line(f"no rules set yet; reviewer.toml names {named}: {hint}"), err=True)
         return
     click.echo(one_line(f"rules from {active.source}"))
     for r in active.rules:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +72,9 @@ class ImportOptions:
     scorer: str | None = None  # the Inspect scorer that decides (default: each sample's first)
     #: instance ids the outcomes file lists with two outcomes (left out of ``outcomes``)
     outcome_conflicts: list[str] = field(default_factory=list)
+    #: reviewer.toml's ``rules`` file: the rules an import applies when no folder it imports holds
+    #: a rules.toml (decides no outcome: ``apply_options`` leaves it aside)
+    settings_rules: Path | None = None
 
     @property
     def rule(self) -> PassRule:
@@ -225,7 +228,7 @@ def apply_options(
         tally.not_applied.append("outcomes")
     if options.scorer is not None and not scores:
         tally.not_applied.append("scorer")
-    plain = options == ImportOptions()
+    plain = replace(options, settings_rules=None) == ImportOptions()
     for item in items:
         if isinstance(item, Trial):
             if scores:

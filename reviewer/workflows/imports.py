@@ -295,13 +295,23 @@ def _is(path: Path, what: str) -> bool:
 def _apply_rules(
     db: Store, paths: Sequence[str | Path], summary: ImportSummary, session: Session
 ) -> Sequence[Rule]:
-    """A folder's rules.toml becomes the active rules (the stored trials are checked against it at
-    once); returns the active rules, which the new trials are checked against as they are written.
+    """A folder's rules.toml (else the rules file reviewer.toml names) becomes the active rules (the
+    stored trials are checked against it at once); returns the active rules, which the new trials are checked against as they are written.
     ``session`` keeps the tools the rules name that no stored trial calls, for their warning."""
     from reviewer.metrics.active_rules import active_rules, named_tools, set_rules
     from reviewer.metrics.rules import RuleError
 
-    for rules_file in _folders(paths, "rules.toml"):
+    files = _folders(paths, "rules.toml")
+    named = session.options.settings_rules
+    if not files and named is not None:  # reviewer.toml's rules, when no folder brings its own
+        if _is(named, "is_file"):
+            files = [named]
+        else:
+            what = "not a file" if _is(named, "exists") else "no such file"
+            summary.rule_problems.append(
+                f"rules not applied: {path_text(named)} (rules in reviewer.toml): {what}"
+            )
+    for rules_file in files:
         try:
             active, changed = set_rules(db, str(rules_file), rules_file.read_text(encoding="utf-8"))
         except (RuleError, OSError, UnicodeDecodeError) as e:
@@ -425,6 +435,7 @@ def import_options(
         None if outcomes_file is None else str(outcomes_file),
         scorer,
         conflicts,
+        config.rules if config is not None else None,
     )
 
 

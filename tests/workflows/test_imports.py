@@ -511,3 +511,30 @@ def test_a_full_disk_after_a_file_is_stored_keeps_that_files_summary(
     assert "the files before it are stored" in err
     assert "imported 2 trials (1 run, 2 tasks) from 1 file" in err
     assert stored() == 2
+
+
+def test_the_rules_file_reviewer_toml_names_is_applied_on_import(tmp_path: Path) -> None:
+    """`rules = "…"` in reviewer.toml, documented as the rules applied on import, was read and
+    never used: an import now applies it when no folder it imports brings a rules.toml of its own,
+    and a file it names that is not there is said (found by an attacker)."""
+    (tmp_path / "checks.toml").write_text(
+        '[[rule]]\nid = "no-lookups"\ntype = "forbid_tool"\ntool = "get_order"\n', encoding="utf-8"
+    )
+    (tmp_path / "reviewer.toml").write_text('rules = "checks.toml"\n', encoding="utf-8")
+    src = write_jsonl(tmp_path / "a.jsonl", [native_trial("a"), native_trial("b")])
+    code, _, err = run_cli("--db", "x.db", "import", str(src))
+    assert code == 0, err
+    assert f"rules: 1 from {tmp_path / 'checks.toml'}, checked on every trial" in err
+    code, out, _ = run_cli("--db", "x.db", "rules")
+    assert code == 0 and "no-lookups" in out and "2" in out
+
+    (tmp_path / "reviewer.toml").write_text('rules = "nope.toml"\n', encoding="utf-8")
+    code, _, err = run_cli("--db", "y.db", "import", str(src))
+    assert code == 0, err
+    assert (
+        f"rules not applied: {tmp_path / 'nope.toml'} (rules in reviewer.toml): no such file" in err
+    )
+    code, _, err = run_cli("--db", "y.db", "rules")
+    assert (
+        code == 1 and f"reviewer.toml's rules names {tmp_path / 'nope.toml'}: no such file" in err
+    )
