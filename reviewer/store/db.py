@@ -168,7 +168,7 @@ def check_schema(db: sqlite_utils.Database, path: Path) -> None:
         shown = ", ".join(sorted(tables)[:5]) + (" …" if len(tables) > 5 else "")
         raise StoreError(
             f"{path}: a SQLite database of something else (tables: {shown}); reviewer reads and "
-            "writes only its own files: give another --db"
+            "writes only its own files: name another database"
         )
     known = {m.name for m in migrations.pending(sqlite_utils.Database(memory=True))}
     newer = [m.name for m in migrations.applied(db) if m.name not in known]

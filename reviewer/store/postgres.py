@@ -540,7 +540,7 @@ def open_postgres(
                 shown = ", ".join(found[:5]) + (" …" if len(found) > 5 else "")
                 raise StoreError(
                     f"{location}: a PostgreSQL database of something else (tables: {shown}); "
-                    "reviewer reads and writes only its own: give another --db, or a schema of "
+                    "reviewer reads and writes only its own: name another database, or a schema of "
                     "its own (CREATE SCHEMA evals, then ?options=-csearch_path%3Devals)"
                 )
             if not migrate:

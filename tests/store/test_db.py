@@ -444,7 +444,7 @@ def test_a_database_of_something_else_is_never_written(tmp_path: Path) -> None:
     assert code == 1 and out == ""
     assert err.strip().endswith(
         "app.db: a SQLite database of something else (tables: users); reviewer reads and writes "
-        "only its own files: give another --db"
+        "only its own files: name another database"
     )
     tables = sqlite3.connect(other).execute("SELECT name FROM sqlite_master").fetchall()
     assert tables == [("users",)]
