@@ -81,6 +81,16 @@ class FileTooBig(ValueError):
     """A file given as a small text file (rules, rubric) that is over SMALL_FILE_MAX."""
 
 
+def path_is(path: str | Path, what: str) -> bool:
+    """``Path(path).is_dir()`` / ``is_file()`` / ``exists()`` (WHAT), False when the path cannot be
+    looked at: a folder we may not enter raises PermissionError there, a name past the system's
+    limits OSError, a NUL byte ValueError."""
+    try:
+        return bool(getattr(Path(path), what)())
+    except (OSError, ValueError):
+        return False
+
+
 def read_small_text(path: str | Path) -> str:
     """The UTF-8 text of a small file, read at most SMALL_FILE_MAX bytes (a pipe from process
     substitution works; a device or a huge file is refused): FileTooBig, OSError or

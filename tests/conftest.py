@@ -301,6 +301,18 @@ def native_trial(task_id: str = "t1", passed: bool = True, **extra: Any) -> dict
     return rec
 
 
+def foreign_sqlite(path: Path, table: str = "users") -> Path:
+    """A SQLite file of another program's at PATH: TABLE, holding a row (a rollback journal)."""
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    conn.execute(f"CREATE TABLE {table} (id INTEGER, name TEXT)")
+    conn.execute(f"INSERT INTO {table} VALUES (1, 'ana')")
+    conn.commit()
+    conn.close()
+    return path
+
+
 def write_jsonl(path: Path, records: list[Any]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     return path

@@ -273,13 +273,6 @@ def _env() -> dict[str, str]:
     return dict(os.environ)
 
 
-def _is_file(path: Any) -> bool:
-    try:
-        return bool(path.is_file())
-    except (OSError, ValueError):  # a name past the system's limits, a NUL byte
-        return False
-
-
 @click.command()
 @click.argument("file", required=False, type=click.Path(dir_okay=False))
 @click.option("--check", is_flag=True, help="Validate FILE only; store nothing.")
@@ -335,10 +328,12 @@ def rules(ctx: click.Context, file: str | None, check: bool, as_json: bool) -> N
         )
         return
     if active is None:
+        from reviewer.config import path_is
+
         named = config_of(ctx).rules
         if named is None:
             click.echo("no rules set; add some with `reviewer rules rules.toml`", err=True)
-        elif not _is_file(named):
+        elif not path_is(named, "is_file"):
             fail(f"no rules set; reviewer.toml's rules names {visible(str(named))}: no such file")
         else:  # applied by the next import, or now:
             hint = f"reviewer rules {shlex.quote(str(named))}"

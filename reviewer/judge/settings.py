@@ -28,6 +28,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from reviewer.config import path_is
+
 DEFAULT_MODEL = "claude-sonnet-4-5"
 #: The cost cap of a judge run when none is set (--max-cost, [judge] max_cost): one Enter in the app
 #: or one forgotten flag never spends more than this.
@@ -220,15 +222,21 @@ def _instructions(value: Any, base_dir: Path | None) -> str:
     if not isinstance(value, str):
         raise JudgeConfigError("[judge] instructions must be a file name or the text itself")
     path = (base_dir or Path.cwd()) / value
-    if "\n" not in value and len(value) < 255 and _is(path, "is_file"):
+    if "\n" not in value and len(value) < 255 and path_is(path, "is_file"):
         try:
             return path.read_text(encoding="utf-8").strip()
         except (OSError, UnicodeDecodeError) as e:
             raise JudgeConfigError(f"{path}: cannot read the judge instructions: {e}") from e
-    if _looks_like_a_file(value) or _is(path, "exists"):
+    if _looks_like_a_file(value) or path_is(path, "exists"):
         # a file name that names no file: sent as the text, "/tmp" or "judge.txt" would have
         # joined every prompt (and changed the judge id) with no word said
-        what = "a folder" if _is(path, "is_dir") else "not a file" if _is(path, "exists") else ""
+        what = (
+            "a folder"
+            if path_is(path, "is_dir")
+            else "not a file"
+            if path_is(path, "exists")
+            else ""
+        )
         raise JudgeConfigError(
             f"[judge] instructions: {path}: {what or 'no such file'}; name the file of extra "
             "instructions, or give the text itself"
@@ -247,13 +255,6 @@ def _looks_like_a_file(value: str) -> bool:
     if not text or any(c.isspace() for c in text):
         return False
     return "/" in text or "\\" in text or text.lower().endswith(_FILE_ENDINGS)
-
-
-def _is(path: Path, what: str) -> bool:
-    try:
-        return bool(getattr(path, what)())
-    except (OSError, ValueError):  # a name past the system's limits, a NUL byte
-        return False
 
 
 def _prices(table: Any) -> dict[str, tuple[float, float]]:

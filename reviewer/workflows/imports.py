@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reviewer.config import Config
+from reviewer.config import Config, path_is
 
 # re-exported for the faces (they import workflows only)
 from reviewer.ingest import FORMATS as FORMATS
@@ -279,17 +279,8 @@ def _folders(paths: Sequence[str | Path], name: str) -> list[Path]:
     return [
         Path(p) / name
         for p in paths
-        if str(p).strip() and _is(Path(p), "is_dir") and _is(Path(p) / name, "is_file")
+        if str(p).strip() and path_is(Path(p), "is_dir") and path_is(Path(p) / name, "is_file")
     ]
-
-
-def _is(path: Path, what: str) -> bool:
-    """``path.is_dir()`` / ``path.is_file()``, False when the path cannot be looked at (a folder
-    we may not enter raises PermissionError there, a NUL byte ValueError)."""
-    try:
-        return bool(getattr(path, what)())
-    except (OSError, ValueError):
-        return False
 
 
 def _apply_rules(
@@ -304,10 +295,10 @@ def _apply_rules(
     files = _folders(paths, "rules.toml")
     named = session.options.settings_rules
     if not files and named is not None:  # reviewer.toml's rules, when no folder brings its own
-        if _is(named, "is_file"):
+        if path_is(named, "is_file"):
             files = [named]
         else:
-            what = "not a file" if _is(named, "exists") else "no such file"
+            what = "not a file" if path_is(named, "exists") else "no such file"
             summary.rule_problems.append(
                 f"rules not applied: {path_text(named)} (rules in reviewer.toml): {what}"
             )

@@ -11,7 +11,7 @@ import pytest
 
 from reviewer.store.db import open_store
 from reviewer.store.postgres import TEST_SERVER_VAR
-from tests.conftest import SAMPLE_RUNS, run_cli
+from tests.conftest import SAMPLE_RUNS, foreign_sqlite, run_cli
 
 # What a user would compare after a move: the numbers, the trials list, search, labels, queues.
 _QUESTIONS = (
@@ -254,14 +254,7 @@ def test_a_copy_from_another_programs_sqlite_file_says_so_and_leaves_it(tmp_path
     """A SQLite file of another program's tables (holding rows) was called 'an empty database, not
     a reviewer one' (the check looked for reviewer's runs table only); it is named as what it is,
     with its tables, as every other command names it, and left byte for byte."""
-    import sqlite3
-
-    src = tmp_path / "other.db"
-    conn = sqlite3.connect(src)
-    conn.execute("CREATE TABLE trials (x)")
-    conn.execute("INSERT INTO trials VALUES (1)")
-    conn.commit()
-    conn.close()
+    src = foreign_sqlite(tmp_path / "other.db", "trials")
     before = src.read_bytes()
     dst = tmp_path / "out.db"
     code, out, err = run_cli("copy", str(src), str(dst))

@@ -26,6 +26,7 @@ from reviewer.store.db import (
 )
 from tests.conftest import (
     SAMPLE_RUNS,
+    foreign_sqlite,
     native_trial,
     on_postgres,
     run_cli,
@@ -454,12 +455,7 @@ def test_a_database_of_something_else_keeps_its_journal_mode_and_bytes(tmp_path:
     """The refusal came after reviewer had set WAL, which SQLite writes into the file's header: the
     other program's rollback-journal database was turned to WAL (and left a -wal and a -shm beside
     it) by a command that said it reads and writes only its own files."""
-    other = tmp_path / "app.db"
-    conn = sqlite3.connect(other)
-    conn.execute("CREATE TABLE users (id INTEGER, name TEXT)")
-    conn.execute("INSERT INTO users VALUES (1, 'ana')")
-    conn.commit()
-    conn.close()
+    other = foreign_sqlite(tmp_path / "app.db")
     before = other.read_bytes()
     code, _, err = run_cli("--db", str(other), "report")
     assert code == 1 and "a SQLite database of something else" in err

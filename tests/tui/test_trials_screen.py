@@ -308,6 +308,19 @@ async def test_names_too_wide_for_their_columns_are_never_two_alike(tmp_path: Pa
         assert any("…" in run for run, _ in shown)  # they did not fit whole
 
 
+def _sessions(tmp_path: Path, extras: list[dict[str, Any]]) -> ReviewerApp:
+    """The app on Claude Code-like sessions of one project (one run, one task, no outcome), one a
+    dict of EXTRAS (the record's further fields)."""
+    recs = [
+        native_trial("project", run="claude-code · project", trial=i + 1, outcome=None, **extra)
+        for i, extra in enumerate(extras)
+    ]
+    path = write_jsonl(tmp_path / "cc.jsonl", recs)
+    with open_store(tmp_path / "cc.db") as db:
+        import_paths(db, [str(path)])
+    return ReviewerApp(db_path=tmp_path / "cc.db")
+
+
 async def test_a_page_without_reasons_keeps_its_task_names_and_cuts_models_visibly(
     tmp_path: Path,
 ) -> None:
@@ -315,23 +328,8 @@ async def test_a_page_without_reasons_keeps_its_task_names_and_cuts_models_visib
     while the reason column, empty on every row, kept its 24 cells, and the model column showed
     'claude-opus-4-5-2025' for 'claude-opus-4-5-20251101' with nothing saying it was cut (found
     by a new user on the realworld claude_code folder)."""
-    from tests.conftest import native_trial, write_jsonl
-
     models = ["claude-opus-4-5-20251101", "claude-opus-4-5-20251101, claude-sonnet-4-20250514"]
-    recs = [
-        native_trial(
-            "project",
-            run="claude-code · project",
-            trial=i + 1,
-            outcome=None,
-            metadata={"model": models[i % 2]},
-        )
-        for i in range(4)
-    ]
-    path = write_jsonl(tmp_path / "cc.jsonl", recs)
-    with open_store(tmp_path / "cc.db") as db:
-        import_paths(db, [str(path)])
-    app = ReviewerApp(db_path=tmp_path / "cc.db")
+    app = _sessions(tmp_path, [{"metadata": {"model": models[i % 2]}} for i in range(4)])
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         app.push_screen(TrialsScreen(TrialFilter(run="claude-code · project")))  # t on the run
@@ -352,21 +350,11 @@ async def test_sessions_with_no_outcome_show_their_first_prompt(tmp_path: Path) 
     but for their number: the last column is then "prompt", each session's first prompt, and the
     line under the table gives the highlighted one's whole."""
     prompts = ["Explore the codebase structure", "Fix the [bold]flaky[/] test", "Plan it"]
-    recs = [
-        native_trial(
-            "project",
-            run="claude-code · project",
-            trial=i + 1,
-            outcome=None,
-            instruction=p,
-            metadata={"model": ["claude-opus-4-5-20251101", "claude-sonnet-4-20250514"][i % 2]},
-        )
-        for i, p in enumerate(prompts)
-    ]
-    path = write_jsonl(tmp_path / "cc.jsonl", recs)
-    with open_store(tmp_path / "cc.db") as db:
-        import_paths(db, [str(path)])
-    app = ReviewerApp(db_path=tmp_path / "cc.db")
+    models = ["claude-opus-4-5-20251101", "claude-sonnet-4-20250514"]
+    app = _sessions(
+        tmp_path,
+        [{"instruction": p, "metadata": {"model": models[i % 2]}} for i, p in enumerate(prompts)],
+    )
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
         app.push_screen(TrialsScreen(TrialFilter(run="claude-code · project")))
