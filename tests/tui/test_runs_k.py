@@ -50,6 +50,26 @@ async def test_a_one_trial_run_leaves_the_others_their_own_k(tmp_path: Path) -> 
         screen.action_reload()
         await settle(app, pilot)
         assert {r.k for r in screen.rows} == {2}
-        assert "pass^2 for every run (k=2, chosen with k)" in str(
+        assert "pass^2 for every run (chosen with k)" in str(
             screen.query_one("#runs-status", Static).render()
         )
+
+
+async def test_the_status_line_fits_100_columns_whole(tmp_path: Path) -> None:
+    """The runs screen's status line was cut at 100 columns ("Enter: tasks · spa…"): each of its
+    forms fits whole, the keys it names included."""
+    db = str(tmp_path / "s.db")
+    assert run_cli("--db", db, "import", str(SAMPLE_RUNS))[0] == 0
+    app = ReviewerApp(db_path=db)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, RunsScreen)
+        status = screen.query_one("#runs-status", Static)
+        for k, chosen in ((None, False), (2, False), (2, True)):
+            screen.k, screen.k_chosen = k, chosen
+            screen._status()
+            await pilot.pause()
+            line = str(status.render())
+            assert line.endswith("space, d: compare"), line
+            assert len(line) <= status.content_region.width, line

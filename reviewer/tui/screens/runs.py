@@ -322,18 +322,18 @@ class RunsScreen(ReviewerScreen):
             )
         else:
             short = (
-                " · * leaves out tasks with fewer than k trials"
+                " · *: tasks with fewer than k trials left out"
                 if any(r.short for r in self.rows)
                 else ""
             )
             if self.k_chosen:
-                which = f"pass^{self.k} for every run (k={self.k}, chosen with k)"
+                which = f"pass^{self.k} for every run (chosen with k)"
             elif self.k:
-                which = f"pass^{self.k}: each run's own k, the same for all (k chooses one)"
+                which = f"pass^{self.k}: each run's own k, the same for all (k: choose)"
             else:
-                which = "pass^k at each run's own k, shown beside it (k chooses one for all)"
+                which = "pass^k at each run's own k (k: one for all)"
             status.update(
-                f"{counted(len(self.rows), 'run')} · {which}{short} · Enter: tasks · space then d: compare"
+                f"{counted(len(self.rows), 'run')} · {which}{short} · Enter: tasks · space, d: compare"
             )
 
     def _current(self) -> str | None:
