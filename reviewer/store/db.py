@@ -104,6 +104,8 @@ def describe_error(path: str | Path, e: BaseException) -> str:
             f"longer than we wait ({lock_timeout():.0f} s, REVIEWER_LOCK_TIMEOUT); run it again when "
             "that finishes"
         )
+    if low.startswith("lost the connection"):  # the store's own line for it
+        return f"{where}: {text}"
     if (
         "server closed the connection" in low
         or "consuming input failed" in low

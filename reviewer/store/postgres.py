@@ -179,11 +179,26 @@ _SAVEPOINT = re.compile(
 )
 
 
-class Connection:
-    """A psycopg connection (autocommit; transactions begun explicitly) with sqlite3's interface."""
+#: Statements sent again on a new connection when the old one turned out to be lost as they were
+#: sent outside any transaction: a transaction's start and reads, which do the same the second time.
+_REPEATABLE = re.compile(r"\s*(BEGIN|SELECT|SHOW)\b", re.IGNORECASE)
+_ENDS = re.compile(r"\s*(COMMIT|END|ROLLBACK)\s*;?\s*", re.IGNORECASE)
 
-    def __init__(self, raw: Any) -> None:
+
+class Connection:
+    """A psycopg connection (autocommit; transactions begun explicitly) with sqlite3's interface.
+
+    A connection the server or the network dropped while no transaction was open (the server
+    restarted, an idle timeout, a failover) is made again by the next statement, so a process that
+    lives long (the app's label screen, a served session, ``monitor --follow``) goes on; one lost
+    inside a transaction fails that transaction, whose commit is then refused, never skipped."""
+
+    def __init__(self, raw: Any, url: str | None = None) -> None:
         self.raw = raw
+        self._url = url  # to connect again; never shown (it may hold a password)
+        # a transaction this connection began and has not ended: known even when the connection
+        # is lost, which takes the server's transaction status with it
+        self._open = False
         # a SAVEPOINT outside any transaction begins one, as in SQLite; its RELEASE commits it
         self._outer_savepoint: str | None = None
 
@@ -191,36 +206,85 @@ class Connection:
     def in_transaction(self) -> bool:
         from psycopg.pq import TransactionStatus
 
+        if self._open:  # lost or not: until the caller ends it, it is the transaction it began
+            return True
         # UNKNOWN: the connection is closed (see rollback), the server rolled back what it held
         status = self.raw.info.transaction_status
         return bool(status not in (TransactionStatus.IDLE, TransactionStatus.UNKNOWN))
+
+    def _revive(self) -> bool:
+        """A new connection in place of a lost one, when no transaction was open on it; whether it
+        made one. sqlite3.OperationalError when the server cannot be reached again."""
+        if not self.raw.closed or self._open or self._url is None:
+            return False
+        try:
+            fresh = connect(self._url)
+        except sqlite3.OperationalError as e:
+            raise sqlite3.OperationalError(
+                f"lost the connection to the PostgreSQL server, and connecting again failed ({e})"
+            ) from None
+        self.raw, self._outer_savepoint = fresh.raw, None
+        return True
+
+    def _run(self, cur_of: Callable[[], Any], sql: str, params: Any = None) -> Any:
+        """SQL run on a new cursor (on a new connection in place of a lost one, outside any
+        transaction), sent once more when the connection turned out lost as it was sent outside any
+        transaction and it is a transaction's start or a read; a BEGIN or an end of the
+        transaction kept track of."""
+        self._revive()
+        before = self._open
+        cur = cur_of()
+        try:
+            with _as_sqlite():
+                cur.execute(sql, params)
+        except sqlite3.OperationalError:
+            if before or not _REPEATABLE.match(sql) or not self._revive():
+                raise
+            cur = cur_of()
+            with _as_sqlite():
+                cur.execute(sql, params)
+        if sql.lstrip()[:5].upper() == "BEGIN":
+            self._open = True
+        elif _ENDS.fullmatch(sql):
+            self._open = False
+        return cur
+
+    def begin(self, sql: str = "BEGIN") -> None:
+        """Begin a transaction (on a new connection in place of a lost one)."""
+        self._run(self.raw_cursor, sql)
+
+    def raw_cursor(self) -> Any:
+        return self.raw.cursor()
 
     def execute(self, sql: str, params: Any = None) -> Cursor:
         savepoint = _SAVEPOINT.fullmatch(sql) if sql[:12].lstrip()[:1] in "SRsr" else None
         if savepoint is not None:
             return self._savepoint(savepoint.group(1).split()[0].upper(), savepoint.group(2), sql)
-        cur = self.raw.cursor()
-        with _as_sqlite():
-            cur.execute(to_postgres(sql), _params(params))
-        return Cursor(cur)
+        return Cursor(self._run(self.raw_cursor, to_postgres(sql), _params(params)))
 
     def _savepoint(self, verb: str, name: str, sql: str) -> Cursor:
         from reviewer.store.db import lock_timeout
 
+        if verb == "SAVEPOINT" and not self.in_transaction:
+            self.begin()
+            try:
+                with _as_sqlite():
+                    self.raw.execute(f"SET LOCAL lock_timeout = '{int(lock_timeout() * 1000)}ms'")
+                    self.raw.execute(f"SELECT pg_advisory_xact_lock({writer_lock_sql()})")
+            except BaseException:
+                self.rollback()
+                raise
+            self._outer_savepoint = name
         cur = self.raw.cursor()
         with _as_sqlite():
-            if verb == "SAVEPOINT" and not self.in_transaction:
-                cur.execute("BEGIN")
-                cur.execute(f"SET LOCAL lock_timeout = '{int(lock_timeout() * 1000)}ms'")
-                cur.execute(f"SELECT pg_advisory_xact_lock({writer_lock_sql()})")
-                self._outer_savepoint = name
             cur.execute(sql)
-            if verb == "RELEASE" and name == self._outer_savepoint:
-                self._outer_savepoint = None
-                cur.execute("COMMIT")
+        if verb == "RELEASE" and name == self._outer_savepoint:
+            self._outer_savepoint = None
+            self.commit()
         return Cursor(cur)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> Cursor:
+        self._revive()
         cur = self.raw.cursor()
         bulk = bulk_insert(sql)
         with _as_sqlite():
@@ -265,16 +329,26 @@ class Connection:
         )
 
     def commit(self) -> None:
-        if self.in_transaction:
-            with _as_sqlite():
-                self.raw.execute("COMMIT")
+        if not self.in_transaction:
+            return
+        self._open = False
+        if self.raw.closed:  # lost with what it held: never a commit that did nothing
+            raise sqlite3.OperationalError(
+                "lost the connection to the PostgreSQL server before the commit: nothing of this "
+                "step was written"
+            )
+        with _as_sqlite():
+            self.raw.execute("COMMIT")
 
     def rollback(self) -> None:
         from psycopg.pq import PipelineStatus, TransactionStatus
 
         if not self.in_transaction:
             return
+        self._open = False
         raw = self.raw
+        if raw.closed:  # lost: the server rolled back what it held
+            return
         if (
             raw.info.transaction_status == TransactionStatus.ACTIVE
             or raw.pgconn.pipeline_status != PipelineStatus.OFF
@@ -318,7 +392,7 @@ def connect(url: str) -> Connection:
     except ValueError as e:  # a URL libpq cannot read: %ff in its user, a bad port
         raise sqlite3.OperationalError(f"not a PostgreSQL URL it can read: {e}") from None
     _loaders(raw)
-    return Connection(raw)
+    return Connection(raw, url)
 
 
 def writer_lock_sql() -> str:
@@ -333,22 +407,26 @@ def begin_writing(conn: Connection, timeout_s: float, on_wait: Callable[[], None
     deadline = time.monotonic() + timeout_s
     said = False
     delay = 0.002
-    with _as_sqlite():
-        while True:
-            conn.raw.execute("BEGIN")
-            got = conn.raw.execute(f"SELECT pg_try_advisory_xact_lock({key})").fetchone()[0]
-            if got:
-                return True
-            conn.raw.execute("ROLLBACK")
-            now = time.monotonic()
-            if now >= deadline:
-                return False
-            if not said and now >= deadline - timeout_s + 1.0:
-                said = True
-                if on_wait is not None:
-                    on_wait()
-            time.sleep(min(delay, max(deadline - now, 0)))
-            delay = min(delay * 2, 0.1)
+    while True:
+        conn.begin()
+        try:
+            with _as_sqlite():
+                got = conn.raw.execute(f"SELECT pg_try_advisory_xact_lock({key})").fetchone()[0]
+        except BaseException:
+            conn.rollback()
+            raise
+        if got:
+            return True
+        conn.rollback()
+        now = time.monotonic()
+        if now >= deadline:
+            return False
+        if not said and now >= deadline - timeout_s + 1.0:
+            said = True
+            if on_wait is not None:
+                on_wait()
+        time.sleep(min(delay, max(deadline - now, 0)))
+        delay = min(delay * 2, 0.1)
 
 
 def _schema_statements() -> list[str]:

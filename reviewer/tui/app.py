@@ -225,9 +225,19 @@ class ReviewerApp(App[None]):
 
     def show_error(self, title: str, error: BaseException | str) -> None:
         """Show a failure in the one error modal; the untrusted text is never markup."""
-        from reviewer.tui.screens.error import ErrorModal
+        import sqlite3
 
-        detail = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+        from reviewer.tui.screens.error import ErrorModal
+        from reviewer.workflows.store_access import StoreError, describe_error, shown_db
+
+        if isinstance(error, str):
+            detail = error
+        elif isinstance(error, StoreError):  # one line naming the database already
+            detail = str(error)
+        elif isinstance(error, sqlite3.Error):  # the line the CLI prints (a lost connection ...)
+            detail = describe_error(shown_db(self.db_path), error)
+        else:
+            detail = f"{type(error).__name__}: {error}"
         self.push_screen(ErrorModal(title, detail))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
