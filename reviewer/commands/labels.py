@@ -356,7 +356,17 @@ def queues(
             echo_json(status.to_dict())
             return
         if status.next_item is None:
-            click.echo(f"nothing left in {_plain(q.name)} for {_plain(who)}", err=True)
+            rest = (
+                "; the rest wait for other labelers (or are held by them)"
+                if status.done < status.total
+                else ""
+            )
+            click.echo(
+                f"nothing left in {_plain(q.name)} for {_plain(who)}: the team has {status.done} "
+                f"/ {status.total} trials fully labeled; {_plain(who)} labeled "
+                f"{len(status.labeled)}{rest}",
+                err=True,
+            )
             return
         it = status.next_item
         give = shlex.join(
@@ -425,7 +435,7 @@ def queues(
                 _plain(r["name"]),
                 f"{_plain(r['labeler'])} (team)" if r["shared"] else _plain(r["labeler"]),
                 f"{r['done']} / {r['total']}",
-                "done" if r["next_position"] is None else str(r["next_position"]),
+                _next_cell(r),
                 _plain(", ".join(r["runs"]) or "(all)"),
                 str(r["seed"]),
                 str(r["split"] or "-"),
@@ -448,6 +458,14 @@ def queues(
     for status in statuses:
         for line in _team_lines(status, detail=name is not None):
             click.echo(line)
+
+
+def _next_cell(row: dict[str, Any]) -> str:
+    """The queue table's "next": the position, "done" when the queue is, and "others" when a
+    shared queue holds nothing more for this labeler while others' labels are still to come."""
+    if row["next_position"] is not None:
+        return str(row["next_position"])
+    return "others" if row["shared"] and row["done"] < row["total"] else "done"
 
 
 def _team_lines(status: Any, *, detail: bool) -> list[str]:
