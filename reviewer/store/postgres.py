@@ -494,6 +494,25 @@ def _connect_problem(location: str, text: str) -> str:
     return f"{location}: cannot connect to the PostgreSQL server ({text})"
 
 
+def _names_no_database(url: str) -> bool:
+    """Whether URL leaves its database to libpq's default, the user's name (postgresql://me@host,
+    .../ with nothing after the slash): no ?dbname=, no service, no PGDATABASE or PGSERVICE either."""
+    import os
+
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        given = conninfo_to_dict(url)
+    except Exception:  # noqa: BLE001 - a URL libpq cannot read: connect names the problem
+        return False
+    return not (
+        given.get("dbname")
+        or given.get("service")
+        or os.environ.get("PGDATABASE")
+        or os.environ.get("PGSERVICE")
+    )
+
+
 def _store_class() -> type:
     from reviewer.store.db import Store
 
@@ -595,6 +614,12 @@ def open_postgres(
         raise StoreError(
             f"{location}: a PostgreSQL database needs psycopg: pip install 'reviewer[postgres]'"
         ) from None
+    if _names_no_database(url):
+        raise StoreError(
+            f"{location}: the URL names no database (libpq would take the one named after the "
+            "user, often the server's own postgres): name one, postgresql://user@host/reviewer "
+            "(createdb reviewer first)"
+        )
     try:
         conn = connect(url)
     except sqlite3.Error as e:

@@ -203,3 +203,21 @@ def test_the_large_columns_are_compressed_with_lz4_and_read_back_whole(pg_url: s
     found = run_cli("--db", pg_url, "trials", "--search", "refund", "--json")
     assert whole[0] == found[0] == 0, whole[2] + found[2]
     assert 0 < found[1].count('"id"') < whole[1].count('"id"')
+
+
+def test_a_url_naming_no_database_is_refused_before_anything_is_made(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """postgresql://me@host (or .../) took libpq's default database, the one named after the user:
+    as postgres, the server's own database got reviewer's tables from a `reviewer report`."""
+    server, name = pg_url.rsplit("/", 1)
+    monkeypatch.delenv("PGDATABASE", raising=False)
+    monkeypatch.delenv("PGSERVICE", raising=False)
+    for url in (server, server + "/"):
+        code, out, err = run_cli("--db", url, "report")
+        assert code == 1 and out == "" and len(err.splitlines()) == 1, err
+        assert f"{url}: the URL names no database" in err and "createdb reviewer" in err
+    for given in (f"{server}/?dbname={name}", f"{server}?dbname={name}"):
+        open_store(given).close()
+    monkeypatch.setenv("PGDATABASE", name)
+    open_store(server).close()
