@@ -494,6 +494,31 @@ def _connect_problem(location: str, text: str) -> str:
     return f"{location}: cannot connect to the PostgreSQL server ({text})"
 
 
+def _not_allowed_to_create(conn: Connection, location: str, text: str) -> str:
+    """One line for a role that may not make reviewer's tables in an empty database: since
+    PostgreSQL 15 only the database's owner may create in its schema public, so a database made by
+    an administrator for a team's role refuses that role (what to run, for the role and schema)."""
+    import shlex
+
+    try:
+        role, schema = conn.raw.execute("SELECT current_user, current_schema()").fetchone()
+    except Exception:  # noqa: BLE001 - the line is said without them
+        role, schema = "ROLE", "public"
+    return (
+        f"{location}: the role {role} may not create reviewer's tables in schema {schema} "
+        f"({text}); make the database with the role as its owner (createdb -O "
+        f"{shlex.quote(role)} NAME), or let it: GRANT CREATE ON SCHEMA {_ident(schema)} TO "
+        f"{_ident(role)}"
+    )
+
+
+def _ident(name: str) -> str:
+    """NAME as an SQL identifier, quoted when it needs to be."""
+    if re.fullmatch(r"[a-z_][a-z0-9_$]*", name):
+        return name
+    return '"' + name.replace('"', '""') + '"'
+
+
 def _names_no_database(url: str) -> bool:
     """Whether URL leaves its database to libpq's default, the user's name (postgresql://me@host,
     .../ with nothing after the slash): no ?dbname=, no service, no PGDATABASE or PGSERVICE either."""
@@ -648,10 +673,15 @@ def open_postgres(
                 )
             if not migrate:
                 raise StoreError(f"{location}: not a reviewer database yet")
-            with db.transaction():
-                if "_reviewer_migrations" not in tables(conn):  # another process made it meanwhile
-                    with _as_sqlite():
-                        create_schema(conn, names[: names.index(BASELINE) + 1])
+            try:
+                with db.transaction():
+                    if "_reviewer_migrations" not in tables(conn):  # another made it meanwhile
+                        with _as_sqlite():
+                            create_schema(conn, names[: names.index(BASELINE) + 1])
+            except sqlite3.OperationalError as e:
+                if "permission denied" not in str(e):
+                    raise
+                raise StoreError(_not_allowed_to_create(conn, location, str(e))) from e
         with _as_sqlite():
             done = applied(conn)
         newer = sorted(set(done) - set(names))

@@ -221,3 +221,30 @@ def test_a_url_naming_no_database_is_refused_before_anything_is_made(
         open_store(given).close()
     monkeypatch.setenv("PGDATABASE", name)
     open_store(server).close()
+
+
+def test_a_role_that_may_not_create_tables_is_told_what_lets_it(pg_url: str) -> None:
+    """PostgreSQL 15 lets only a database's owner create in its schema public: a team role on a
+    database an administrator made was told only 'database error (permission denied for schema
+    public)'."""
+    import uuid
+
+    role = f"team_{uuid.uuid4().hex[:8]}"
+    as_role = pg_url.replace("reviewer@", f"{role}@", 1)
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        admin.execute(f"CREATE ROLE {role} LOGIN")
+        admin.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+    try:
+        code, out, err = run_cli("--db", as_role, "report")
+        assert code == 1 and out == "" and len(err.splitlines()) == 1, err
+        assert f"the role {role} may not create reviewer's tables in schema public" in err
+        assert f"createdb -O {role} NAME" in err
+        assert f"GRANT CREATE ON SCHEMA public TO {role}" in err
+        with psycopg.connect(pg_url, autocommit=True) as admin:
+            admin.execute(f"GRANT CREATE ON SCHEMA public TO {role}")
+        code, _, err = run_cli("--db", as_role, "import", str(SAMPLE_RUNS / "support-v1.jsonl"))
+        assert code == 0, err
+    finally:
+        with psycopg.connect(pg_url, autocommit=True) as admin:
+            admin.execute(f"DROP OWNED BY {role}")
+            admin.execute(f"DROP ROLE {role}")
