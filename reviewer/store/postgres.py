@@ -173,6 +173,18 @@ class Cursor:
         self._cur.close()
 
 
+class _NoRows:
+    """A cursor of a statement that had nothing to do (see Connection._savepoint)."""
+
+    description = None
+    rowcount = -1
+
+    def close(self) -> None:
+        pass
+
+
+_NO_ROWS = _NoRows()
+
 _SAVEPOINT = re.compile(
     r"\s*(SAVEPOINT|RELEASE(?:\s+SAVEPOINT)?|ROLLBACK\s+TO(?:\s+SAVEPOINT)?)\s+(\w+)\s*;?\s*",
     re.IGNORECASE,
@@ -233,15 +245,15 @@ class Connection:
         transaction kept track of."""
         self._revive()
         before = self._open
-        cur = cur_of()
         try:
             with _as_sqlite():
+                cur = cur_of()
                 cur.execute(sql, params)
         except sqlite3.OperationalError:
             if before or not _REPEATABLE.match(sql) or not self._revive():
                 raise
-            cur = cur_of()
             with _as_sqlite():
+                cur = cur_of()
                 cur.execute(sql, params)
         if sql.lstrip()[:5].upper() == "BEGIN":
             self._open = True
@@ -275,19 +287,25 @@ class Connection:
                 self.rollback()
                 raise
             self._outer_savepoint = name
-        cur = self.raw.cursor()
+        outer = verb == "RELEASE" and name == self._outer_savepoint
+        if self.raw.closed and self._open and verb != "SAVEPOINT" and not outer:
+            # the connection was lost with the transaction: the server rolled it all back, so
+            # there is nothing to roll back to or release (the failure that lost it is what the
+            # caller reports, and the transaction's commit is refused)
+            return Cursor(_NO_ROWS)
         with _as_sqlite():
+            cur = self.raw.cursor()
             cur.execute(sql)
-        if verb == "RELEASE" and name == self._outer_savepoint:
+        if outer:
             self._outer_savepoint = None
             self.commit()
         return Cursor(cur)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> Cursor:
         self._revive()
-        cur = self.raw.cursor()
         bulk = bulk_insert(sql)
         with _as_sqlite():
+            cur = self.raw.cursor()
             if bulk is not None and self.in_transaction:
                 # inside a transaction: all rows or none, as executemany's would be
                 if bulk.direct:

@@ -82,6 +82,8 @@ def test_a_step_the_drop_cut_short_is_not_written_and_the_next_one_is(stored: st
         _dropped(stored, db)
         with contextlib.suppress(sqlite3.OperationalError):
             db.execute("SELECT 1")
+        with contextlib.suppress(sqlite3.OperationalError):  # never psycopg's own error
+            db.execute("SELECT 2")
     assert "bob" not in standing_by_labeler(db, trial)
     give_label(db, trial, "bob", "fail")
     assert standing_by_labeler(db, trial)["bob"].verdict == "fail"
@@ -107,3 +109,17 @@ def test_a_server_still_away_is_said_in_one_line_and_a_later_step_connects_again
             give_label(db, trial, "cat", "pass")
     give_label(db, trial, "cat", "pass")
     assert standing_by_labeler(db, trial)["cat"].verdict == "pass"
+
+
+def test_a_drop_inside_a_nested_step_says_the_drop_not_the_clean_up(stored: str, db: Any) -> None:
+    """The savepoint's clean-up on a lost connection said 'the connection is closed' in place of
+    the reason the step failed."""
+    trial = _trial(db)
+    with pytest.raises(sqlite3.OperationalError) as failed, db.transaction():
+        give_label(db, trial, "dee", "pass")  # a step within the step: a savepoint
+        with db.transaction():
+            db.execute("DELETE FROM labels")
+            _dropped(stored, db)
+            db.execute("SELECT 1")
+    assert "terminating connection" in str(failed.value), failed.value
+    assert "dee" not in standing_by_labeler(db, trial)
