@@ -340,7 +340,7 @@ def queues(
                 "shared one with `reviewer sample --shared`",
                 2,
             )
-        who = _config().labeler_name(labeler or (ctx.obj or {}).get("labeler"))
+        who = _labeler_known(labeler or (ctx.obj or {}).get("labeler"))
         if release:
             n = release_leases(db, q.name, who)
             if as_json:
@@ -458,6 +458,17 @@ def queues(
     for status in statuses:
         for line in _team_lines(status, detail=name is not None):
             click.echo(line)
+
+
+def _labeler_known(given: str | None) -> str:
+    """Who gives a label or takes a lease: --labeler, the config or the login name; one line
+    (exit 2) when none names anyone."""
+    from reviewer.config import NO_LABELER
+
+    who = _config().known_labeler(given)
+    if who is None:
+        fail(NO_LABELER, 2)
+    return who
 
 
 def _next_cell(row: dict[str, Any]) -> str:
@@ -696,7 +707,7 @@ def labels_give(
     from reviewer.workflows.queues import list_queues
     from reviewer.workflows.rubric import RubricProblem, active_rubric
 
-    who = _config().labeler_name((ctx.obj or {}).get("labeler"))
+    who = _labeler_known((ctx.obj or {}).get("labeler"))
     path = rubric_file or _config().rubric
     db = cli_store(ctx)
     if queue is not None:  # a label in a queue that does not exist would be in none

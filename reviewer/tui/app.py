@@ -96,6 +96,7 @@ class ReviewerApp(App[None]):
         import_note: str = "",
         settings: Settings | None = None,
         ask_labeler: bool = False,
+        ask_reason: str | None = None,
     ) -> None:
         from reviewer.config import Settings
 
@@ -121,6 +122,8 @@ class ReviewerApp(App[None]):
         self.data_version = 0
         #: served to a browser (`reviewer serve`): each session asks who labels before anything
         self.ask_labeler = ask_labeler
+        #: why it asks, when not for a browser session (no login name to go by)
+        self.ask_reason = ask_reason
 
     def open_store(self) -> Store:
         """A fresh connection for the calling (worker) thread; the caller closes it."""
@@ -155,7 +158,7 @@ class ReviewerApp(App[None]):
         if self.ask_labeler:
             from reviewer.tui.screens.who import WhoModal
 
-            self.push_screen(WhoModal(), self._labeler_given)
+            self.push_screen(WhoModal(self.ask_reason), self._labeler_given)
         if self.import_report:
             from reviewer.tui.screens.import_report import ImportReport
 
