@@ -56,15 +56,28 @@ class Config:
     sources: list[Path] = field(default_factory=list)
 
     def labeler_name(self, override: str | None = None) -> str:
-        """--labeler, else the config, else the login name."""
+        """--labeler, else the config, else the login name ("unknown" when there is none)."""
+        return self.known_labeler(override) or "unknown"
+
+    def known_labeler(self, override: str | None = None) -> str | None:
+        """--labeler, else the config, else the login name; None when none names anyone (a
+        container's user with no login name): a label then asks who gives it, since everyone
+        labeling as "unknown" would replace each other's labels."""
         if override:
             return override
         if self.labeler:
             return self.labeler
         try:  # a login name as it is (labels files carry it back), if a labels file could
-            return stored_labeler(getpass.getuser()) or "unknown"
+            return stored_labeler(getpass.getuser())
         except (KeyError, OSError):
-            return "unknown"
+            return None
+
+
+#: What a command that labels says when no one is named (known_labeler is None).
+NO_LABELER = (
+    "who is labeling? there is no login name to go by: give --labeler NAME (or set "
+    'REVIEWER_LABELER, or labeler = "NAME" in reviewer.toml)'
+)
 
 
 def user_config_path() -> Path:

@@ -209,10 +209,10 @@ def cli_store(
     from reviewer.workflows.store_access import (
         TEST_SERVER_VAR,
         StoreError,
-        is_url,
         name_problem,
         open_store,
         shown_db,
+        url_like,
     )
 
     path = ctx.obj["db"]
@@ -220,8 +220,8 @@ def cli_store(
     ctx.obj["as_json"] = _wants_json()  # … and says so in JSON too
     # a command that reads runs, on a database file that does not exist (a mistyped --db): said
     # before anything is made, so that nothing is left behind (under the tests' PostgreSQL mode a
-    # file name stands for a database)
-    local = not is_url(path) and not os.environ.get(TEST_SERVER_VAR)
+    # file name stands for a database); a URL that is not PostgreSQL's is said by open_store
+    local = not url_like(path) and not os.environ.get(TEST_SERVER_VAR)
     # (a name the system refuses, too long, is said by open_store: Path.exists() raises on it)
     if needs_runs and local and name_problem(path) is None and not Path(path).exists():
         message = f"no database {shown_db(path)}; import some first: reviewer import PATH"

@@ -56,16 +56,26 @@ def open_cmd(ctx: click.Context, paths: Sequence[str], ask_labeler: bool = False
         if ignored and not report
         else ""
     )
+    labeler = cfg.known_labeler(ctx.obj.get("labeler"))
     ReviewerApp(
         db_path=ctx.obj["db"],
         settings=settings_of(ctx),
         keymap=cfg.keys,
-        labeler=cfg.labeler_name(ctx.obj.get("labeler")),
+        labeler=labeler,
         rubric=rubric,
         import_report=report,
         import_note=note,
-        ask_labeler=ask_labeler,
+        # no name to label under (a container's user with no login name): asked, as a browser is
+        ask_labeler=ask_labeler or labeler is None,
+        ask_reason=None if ask_labeler else NO_LOGIN_NAME,
     ).run()
+
+
+#: Why the app asks who is labeling in a terminal.
+NO_LOGIN_NAME = (
+    "There is no login name to store your labels under (--labeler NAME, REVIEWER_LABELER or "
+    "labeler = in reviewer.toml give one)."
+)
 
 
 def import_report_lines(summary: ImportSummary) -> list[str]:

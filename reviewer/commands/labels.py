@@ -340,7 +340,7 @@ def queues(
                 "shared one with `reviewer sample --shared`",
                 2,
             )
-        who = _config().labeler_name(labeler or (ctx.obj or {}).get("labeler"))
+        who = _labeler_known(labeler or (ctx.obj or {}).get("labeler"))
         if release:
             n = release_leases(db, q.name, who)
             if as_json:
@@ -356,7 +356,17 @@ def queues(
             echo_json(status.to_dict())
             return
         if status.next_item is None:
-            click.echo(f"nothing left in {_plain(q.name)} for {_plain(who)}", err=True)
+            rest = (
+                "; the rest wait for other labelers (or are held by them)"
+                if status.done < status.total
+                else ""
+            )
+            click.echo(
+                f"nothing left in {_plain(q.name)} for {_plain(who)}: the team has {status.done} "
+                f"/ {status.total} trials fully labeled; {_plain(who)} labeled "
+                f"{len(status.labeled)}{rest}",
+                err=True,
+            )
             return
         it = status.next_item
         give = shlex.join(
@@ -425,7 +435,7 @@ def queues(
                 _plain(r["name"]),
                 f"{_plain(r['labeler'])} (team)" if r["shared"] else _plain(r["labeler"]),
                 f"{r['done']} / {r['total']}",
-                "done" if r["next_position"] is None else str(r["next_position"]),
+                _next_cell(r),
                 _plain(", ".join(r["runs"]) or "(all)"),
                 str(r["seed"]),
                 str(r["split"] or "-"),
@@ -448,6 +458,25 @@ def queues(
     for status in statuses:
         for line in _team_lines(status, detail=name is not None):
             click.echo(line)
+
+
+def _labeler_known(given: str | None) -> str:
+    """Who gives a label or takes a lease: --labeler, the config or the login name; one line
+    (exit 2) when none names anyone."""
+    from reviewer.config import NO_LABELER
+
+    who = _config().known_labeler(given)
+    if who is None:
+        fail(NO_LABELER, 2)
+    return who
+
+
+def _next_cell(row: dict[str, Any]) -> str:
+    """The queue table's "next": the position, "done" when the queue is, and "others" when a
+    shared queue holds nothing more for this labeler while others' labels are still to come."""
+    if row["next_position"] is not None:
+        return str(row["next_position"])
+    return "others" if row["shared"] and row["done"] < row["total"] else "done"
 
 
 def _team_lines(status: Any, *, detail: bool) -> list[str]:
@@ -678,7 +707,7 @@ def labels_give(
     from reviewer.workflows.queues import list_queues
     from reviewer.workflows.rubric import RubricProblem, active_rubric
 
-    who = _config().labeler_name((ctx.obj or {}).get("labeler"))
+    who = _labeler_known((ctx.obj or {}).get("labeler"))
     path = rubric_file or _config().rubric
     db = cli_store(ctx)
     if queue is not None:  # a label in a queue that does not exist would be in none

@@ -104,6 +104,8 @@ def describe_error(path: str | Path, e: BaseException) -> str:
             f"longer than we wait ({lock_timeout():.0f} s, REVIEWER_LOCK_TIMEOUT); run it again when "
             "that finishes"
         )
+    if low.startswith("lost the connection"):  # the store's own line for it
+        return f"{where}: {text}"
     if (
         "server closed the connection" in low
         or "consuming input failed" in low
@@ -350,6 +352,13 @@ _LIKE_A_URL = re.compile(r"(?i)postgres(?:ql)?[:+]")
 _OTHER_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
 
+def url_like(location: str | Path) -> bool:
+    """Whether a --db value is written as a URL, PostgreSQL's or not: never a file's name, so
+    ``open_store`` says what is wrong with it (a missing file's "import some first" would not)."""
+    text = str(location)
+    return is_url(text) or bool(_LIKE_A_URL.match(text) or _OTHER_URL.match(text))
+
+
 #: A password as libpq reads it, which urllib does not see: the user information runs to the first
 #: @ before any / (a # or a ? in it is the password's), and a password with an unencoded / (libpq
 #: reads no password then, but it is one). Group 1 is what comes before the colon, 2 the password.
@@ -414,6 +423,8 @@ def shown_url(url: str) -> str:
 def shown_as_typed(url: str) -> str:
     """A URL of any scheme without its password, the scheme as typed (urllib lower-cases it:
     ``POSTGRESQL://`` is the mistake a message about it must show)."""
+    if "://" not in url and "@" not in url:  # no password in it: as typed (postgresql:/db, whose
+        return url  # missing slash is the mistake; urllib would show postgresql:///db)
     shown = shown_url(url)
     if "://" not in url or "://" not in shown:
         return shown

@@ -173,17 +173,44 @@ class Cursor:
         self._cur.close()
 
 
+class _NoRows:
+    """A cursor of a statement that had nothing to do (see Connection._savepoint)."""
+
+    description = None
+    rowcount = -1
+
+    def close(self) -> None:
+        pass
+
+
+_NO_ROWS = _NoRows()
+
 _SAVEPOINT = re.compile(
     r"\s*(SAVEPOINT|RELEASE(?:\s+SAVEPOINT)?|ROLLBACK\s+TO(?:\s+SAVEPOINT)?)\s+(\w+)\s*;?\s*",
     re.IGNORECASE,
 )
 
 
-class Connection:
-    """A psycopg connection (autocommit; transactions begun explicitly) with sqlite3's interface."""
+#: Statements sent again on a new connection when the old one turned out to be lost as they were
+#: sent outside any transaction: a transaction's start and reads, which do the same the second time.
+_REPEATABLE = re.compile(r"\s*(BEGIN|SELECT|SHOW)\b", re.IGNORECASE)
+_ENDS = re.compile(r"\s*(COMMIT|END|ROLLBACK)\s*;?\s*", re.IGNORECASE)
 
-    def __init__(self, raw: Any) -> None:
+
+class Connection:
+    """A psycopg connection (autocommit; transactions begun explicitly) with sqlite3's interface.
+
+    A connection the server or the network dropped while no transaction was open (the server
+    restarted, an idle timeout, a failover) is made again by the next statement, so a process that
+    lives long (the app's label screen, a served session, ``monitor --follow``) goes on; one lost
+    inside a transaction fails that transaction, whose commit is then refused, never skipped."""
+
+    def __init__(self, raw: Any, url: str | None = None) -> None:
         self.raw = raw
+        self._url = url  # to connect again; never shown (it may hold a password)
+        # a transaction this connection began and has not ended: known even when the connection
+        # is lost, which takes the server's transaction status with it
+        self._open = False
         # a SAVEPOINT outside any transaction begins one, as in SQLite; its RELEASE commits it
         self._outer_savepoint: str | None = None
 
@@ -191,39 +218,94 @@ class Connection:
     def in_transaction(self) -> bool:
         from psycopg.pq import TransactionStatus
 
+        if self._open:  # lost or not: until the caller ends it, it is the transaction it began
+            return True
         # UNKNOWN: the connection is closed (see rollback), the server rolled back what it held
         status = self.raw.info.transaction_status
         return bool(status not in (TransactionStatus.IDLE, TransactionStatus.UNKNOWN))
+
+    def _revive(self) -> bool:
+        """A new connection in place of a lost one, when no transaction was open on it; whether it
+        made one. sqlite3.OperationalError when the server cannot be reached again."""
+        if not self.raw.closed or self._open or self._url is None:
+            return False
+        try:
+            fresh = connect(self._url)
+        except sqlite3.OperationalError as e:
+            raise sqlite3.OperationalError(
+                f"lost the connection to the PostgreSQL server, and connecting again failed ({e})"
+            ) from None
+        self.raw, self._outer_savepoint = fresh.raw, None
+        return True
+
+    def _run(self, cur_of: Callable[[], Any], sql: str, params: Any = None) -> Any:
+        """SQL run on a new cursor (on a new connection in place of a lost one, outside any
+        transaction), sent once more when the connection turned out lost as it was sent outside any
+        transaction and it is a transaction's start or a read; a BEGIN or an end of the
+        transaction kept track of."""
+        self._revive()
+        before = self._open
+        try:
+            with _as_sqlite():
+                cur = cur_of()
+                cur.execute(sql, params)
+        except sqlite3.OperationalError:
+            if before or not _REPEATABLE.match(sql) or not self._revive():
+                raise
+            with _as_sqlite():
+                cur = cur_of()
+                cur.execute(sql, params)
+        if sql.lstrip()[:5].upper() == "BEGIN":
+            self._open = True
+        elif _ENDS.fullmatch(sql):
+            self._open = False
+        return cur
+
+    def begin(self, sql: str = "BEGIN") -> None:
+        """Begin a transaction (on a new connection in place of a lost one)."""
+        self._run(self.raw_cursor, sql)
+
+    def raw_cursor(self) -> Any:
+        return self.raw.cursor()
 
     def execute(self, sql: str, params: Any = None) -> Cursor:
         savepoint = _SAVEPOINT.fullmatch(sql) if sql[:12].lstrip()[:1] in "SRsr" else None
         if savepoint is not None:
             return self._savepoint(savepoint.group(1).split()[0].upper(), savepoint.group(2), sql)
-        cur = self.raw.cursor()
-        with _as_sqlite():
-            cur.execute(to_postgres(sql), _params(params))
-        return Cursor(cur)
+        return Cursor(self._run(self.raw_cursor, to_postgres(sql), _params(params)))
 
     def _savepoint(self, verb: str, name: str, sql: str) -> Cursor:
         from reviewer.store.db import lock_timeout
 
-        cur = self.raw.cursor()
+        if verb == "SAVEPOINT" and not self.in_transaction:
+            self.begin()
+            try:
+                with _as_sqlite():
+                    self.raw.execute(f"SET LOCAL lock_timeout = '{int(lock_timeout() * 1000)}ms'")
+                    self.raw.execute(f"SELECT pg_advisory_xact_lock({writer_lock_sql()})")
+            except BaseException:
+                self.rollback()
+                raise
+            self._outer_savepoint = name
+        outer = verb == "RELEASE" and name == self._outer_savepoint
+        if self.raw.closed and self._open and verb != "SAVEPOINT" and not outer:
+            # the connection was lost with the transaction: the server rolled it all back, so
+            # there is nothing to roll back to or release (the failure that lost it is what the
+            # caller reports, and the transaction's commit is refused)
+            return Cursor(_NO_ROWS)
         with _as_sqlite():
-            if verb == "SAVEPOINT" and not self.in_transaction:
-                cur.execute("BEGIN")
-                cur.execute(f"SET LOCAL lock_timeout = '{int(lock_timeout() * 1000)}ms'")
-                cur.execute(f"SELECT pg_advisory_xact_lock({writer_lock_sql()})")
-                self._outer_savepoint = name
+            cur = self.raw.cursor()
             cur.execute(sql)
-            if verb == "RELEASE" and name == self._outer_savepoint:
-                self._outer_savepoint = None
-                cur.execute("COMMIT")
+        if outer:
+            self._outer_savepoint = None
+            self.commit()
         return Cursor(cur)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> Cursor:
-        cur = self.raw.cursor()
+        self._revive()
         bulk = bulk_insert(sql)
         with _as_sqlite():
+            cur = self.raw.cursor()
             if bulk is not None and self.in_transaction:
                 # inside a transaction: all rows or none, as executemany's would be
                 if bulk.direct:
@@ -265,16 +347,26 @@ class Connection:
         )
 
     def commit(self) -> None:
-        if self.in_transaction:
-            with _as_sqlite():
-                self.raw.execute("COMMIT")
+        if not self.in_transaction:
+            return
+        self._open = False
+        if self.raw.closed:  # lost with what it held: never a commit that did nothing
+            raise sqlite3.OperationalError(
+                "lost the connection to the PostgreSQL server before the commit: nothing of this "
+                "step was written"
+            )
+        with _as_sqlite():
+            self.raw.execute("COMMIT")
 
     def rollback(self) -> None:
         from psycopg.pq import PipelineStatus, TransactionStatus
 
         if not self.in_transaction:
             return
+        self._open = False
         raw = self.raw
+        if raw.closed:  # lost: the server rolled back what it held
+            return
         if (
             raw.info.transaction_status == TransactionStatus.ACTIVE
             or raw.pgconn.pipeline_status != PipelineStatus.OFF
@@ -318,7 +410,7 @@ def connect(url: str) -> Connection:
     except ValueError as e:  # a URL libpq cannot read: %ff in its user, a bad port
         raise sqlite3.OperationalError(f"not a PostgreSQL URL it can read: {e}") from None
     _loaders(raw)
-    return Connection(raw)
+    return Connection(raw, url)
 
 
 def writer_lock_sql() -> str:
@@ -333,22 +425,26 @@ def begin_writing(conn: Connection, timeout_s: float, on_wait: Callable[[], None
     deadline = time.monotonic() + timeout_s
     said = False
     delay = 0.002
-    with _as_sqlite():
-        while True:
-            conn.raw.execute("BEGIN")
-            got = conn.raw.execute(f"SELECT pg_try_advisory_xact_lock({key})").fetchone()[0]
-            if got:
-                return True
-            conn.raw.execute("ROLLBACK")
-            now = time.monotonic()
-            if now >= deadline:
-                return False
-            if not said and now >= deadline - timeout_s + 1.0:
-                said = True
-                if on_wait is not None:
-                    on_wait()
-            time.sleep(min(delay, max(deadline - now, 0)))
-            delay = min(delay * 2, 0.1)
+    while True:
+        conn.begin()
+        try:
+            with _as_sqlite():
+                got = conn.raw.execute(f"SELECT pg_try_advisory_xact_lock({key})").fetchone()[0]
+        except BaseException:
+            conn.rollback()
+            raise
+        if got:
+            return True
+        conn.rollback()
+        now = time.monotonic()
+        if now >= deadline:
+            return False
+        if not said and now >= deadline - timeout_s + 1.0:
+            said = True
+            if on_wait is not None:
+                on_wait()
+        time.sleep(min(delay, max(deadline - now, 0)))
+        delay = min(delay * 2, 0.1)
 
 
 def _schema_statements() -> list[str]:
@@ -414,6 +510,50 @@ def _connect_problem(location: str, text: str) -> str:
         )
     text = text.removeprefix("connection failed: ")
     return f"{location}: cannot connect to the PostgreSQL server ({text})"
+
+
+def _not_allowed_to_create(conn: Connection, location: str, text: str) -> str:
+    """One line for a role that may not make reviewer's tables in an empty database: since
+    PostgreSQL 15 only the database's owner may create in its schema public, so a database made by
+    an administrator for a team's role refuses that role (what to run, for the role and schema)."""
+    import shlex
+
+    try:
+        role, schema = conn.raw.execute("SELECT current_user, current_schema()").fetchone()
+    except Exception:  # noqa: BLE001 - the line is said without them
+        role, schema = "ROLE", "public"
+    return (
+        f"{location}: the role {role} may not create reviewer's tables in schema {schema} "
+        f"({text}); make the database with the role as its owner (createdb -O "
+        f"{shlex.quote(role)} NAME), or let it: GRANT CREATE ON SCHEMA {_ident(schema)} TO "
+        f"{_ident(role)}"
+    )
+
+
+def _ident(name: str) -> str:
+    """NAME as an SQL identifier, quoted when it needs to be."""
+    if re.fullmatch(r"[a-z_][a-z0-9_$]*", name):
+        return name
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _names_no_database(url: str) -> bool:
+    """Whether URL leaves its database to libpq's default, the user's name (postgresql://me@host,
+    .../ with nothing after the slash): no ?dbname=, no service, no PGDATABASE or PGSERVICE either."""
+    import os
+
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        given = conninfo_to_dict(url)
+    except Exception:  # noqa: BLE001 - a URL libpq cannot read: connect names the problem
+        return False
+    return not (
+        given.get("dbname")
+        or given.get("service")
+        or os.environ.get("PGDATABASE")
+        or os.environ.get("PGSERVICE")
+    )
 
 
 def _store_class() -> type:
@@ -517,6 +657,12 @@ def open_postgres(
         raise StoreError(
             f"{location}: a PostgreSQL database needs psycopg: pip install 'reviewer[postgres]'"
         ) from None
+    if _names_no_database(url):
+        raise StoreError(
+            f"{location}: the URL names no database (libpq would take the one named after the "
+            "user, often the server's own postgres): name one, postgresql://user@host/reviewer "
+            "(createdb reviewer first)"
+        )
     try:
         conn = connect(url)
     except sqlite3.Error as e:
@@ -545,10 +691,15 @@ def open_postgres(
                 )
             if not migrate:
                 raise StoreError(f"{location}: not a reviewer database yet")
-            with db.transaction():
-                if "_reviewer_migrations" not in tables(conn):  # another process made it meanwhile
-                    with _as_sqlite():
-                        create_schema(conn, names[: names.index(BASELINE) + 1])
+            try:
+                with db.transaction():
+                    if "_reviewer_migrations" not in tables(conn):  # another made it meanwhile
+                        with _as_sqlite():
+                            create_schema(conn, names[: names.index(BASELINE) + 1])
+            except sqlite3.OperationalError as e:
+                if "permission denied" not in str(e):
+                    raise
+                raise StoreError(_not_allowed_to_create(conn, location, str(e))) from e
         with _as_sqlite():
             done = applied(conn)
         newer = sorted(set(done) - set(names))

@@ -96,6 +96,7 @@ class ReviewerApp(App[None]):
         import_note: str = "",
         settings: Settings | None = None,
         ask_labeler: bool = False,
+        ask_reason: str | None = None,
     ) -> None:
         from reviewer.config import Settings
 
@@ -121,6 +122,8 @@ class ReviewerApp(App[None]):
         self.data_version = 0
         #: served to a browser (`reviewer serve`): each session asks who labels before anything
         self.ask_labeler = ask_labeler
+        #: why it asks, when not for a browser session (no login name to go by)
+        self.ask_reason = ask_reason
 
     def open_store(self) -> Store:
         """A fresh connection for the calling (worker) thread; the caller closes it."""
@@ -155,7 +158,7 @@ class ReviewerApp(App[None]):
         if self.ask_labeler:
             from reviewer.tui.screens.who import WhoModal
 
-            self.push_screen(WhoModal(), self._labeler_given)
+            self.push_screen(WhoModal(self.ask_reason), self._labeler_given)
         if self.import_report:
             from reviewer.tui.screens.import_report import ImportReport
 
@@ -225,9 +228,19 @@ class ReviewerApp(App[None]):
 
     def show_error(self, title: str, error: BaseException | str) -> None:
         """Show a failure in the one error modal; the untrusted text is never markup."""
-        from reviewer.tui.screens.error import ErrorModal
+        import sqlite3
 
-        detail = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+        from reviewer.tui.screens.error import ErrorModal
+        from reviewer.workflows.store_access import StoreError, describe_error, shown_db
+
+        if isinstance(error, str):
+            detail = error
+        elif isinstance(error, StoreError):  # one line naming the database already
+            detail = str(error)
+        elif isinstance(error, sqlite3.Error):  # the line the CLI prints (a lost connection ...)
+            detail = describe_error(shown_db(self.db_path), error)
+        else:
+            detail = f"{type(error).__name__}: {error}"
         self.push_screen(ErrorModal(title, detail))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:

@@ -13,6 +13,7 @@ from reviewer.store.db import command_url, shown_as_typed
 from reviewer.store.db import describe_error as describe_error
 from reviewer.store.db import last_opened as last_opened
 from reviewer.store.db import name_problem as name_problem
+from reviewer.store.db import url_like as url_like
 from reviewer.store.postgres import database_exists as database_exists
 from reviewer.store.postgres import is_url as is_url
 from reviewer.store.postgres import shown_url as shown_url

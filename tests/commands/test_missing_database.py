@@ -50,3 +50,26 @@ def test_the_json_form_says_it_in_json(tmp_path: Path) -> None:
     assert r.exit_code == 1
     assert json.loads(r.stdout) == {"error": LINE.removeprefix("reviewer: ")}
     assert not Path("tpyo.db").exists()
+
+
+# a --db written as a URL reviewer does not open (SQLAlchemy's SQLite form, another server, a
+# PostgreSQL URL missing a slash) is no missing file: the read says what is wrong with it, as an
+# import and the app do, instead of "import some first" (which then refused the same URL)
+URLS = [
+    ("sqlite:///reviews.db", "sqlite:///reviews.db: not a database reviewer opens"),
+    ("mysql://me@db/evals", "mysql://me@db/evals: not a database reviewer opens"),
+    ("postgresql:/evals", "postgresql:/evals: not a PostgreSQL URL"),
+]
+
+
+@pytest.mark.parametrize(("url", "said"), URLS, ids=[u for u, _ in URLS])
+@pytest.mark.parametrize("args", [["report"], ["queues"], ["labels", "export", "-"]])
+def test_a_read_on_a_url_reviewer_does_not_open_names_the_url(
+    tmp_path: Path, url: str, said: str, args: list[str]
+) -> None:
+    before = sorted(Path().rglob("*"))
+    r = CliRunner().invoke(cli, ["--db", url, *args])
+    assert r.exit_code == 1 and r.stderr.startswith(f"reviewer: {said}"), r.stderr
+    assert len(r.stderr.splitlines()) == 1 and sorted(Path().rglob("*")) == before
+    imported = CliRunner().invoke(cli, ["--db", url, "import", str(tmp_path / "none")])
+    assert imported.stderr == r.stderr  # the same line as the import's

@@ -337,3 +337,37 @@ def test_rubric_without_a_file_shows_the_rubric_the_app_labels_with(tmp_path: Pa
         code, _, err = invoke("--db", "none.db", "rubric")
         assert code == 1 and err.startswith("reviewer: no rubric")
         assert not Path("none.db").exists()
+
+
+def test_a_label_with_no_one_to_give_it_asks_who_in_one_line(
+    sample_db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A container's user with no login name (no USER, a uid /etc/passwd does not hold) labeled
+    as "unknown": two such labelers replaced each other's labels and counted as one."""
+    import getpass
+
+    def no_login_name() -> str:
+        raise OSError("No username set in the environment")
+
+    monkeypatch.setattr(getpass, "getuser", no_login_name)
+    code, out, err = invoke("--db", sample_db, "sample", "--shared", "--size", "2", "--json")
+    assert code == 0, err
+    name = json.loads(out)["name"]
+    with open_store(sample_db) as db:
+        trial = queue_items(db, name)[0].trial_id
+    for args in (
+        ["labels", "give", trial, "pass"],
+        ["queues", name, "--next"],
+        ["queues", name, "--release"],
+    ):
+        code, out, err = invoke("--db", sample_db, *args)
+        assert (code, out) == (2, "") and err == (
+            "reviewer: who is labeling? there is no login name to go by: give --labeler NAME (or "
+            'set REVIEWER_LABELER, or labeler = "NAME" in reviewer.toml)\n'
+        ), (args, err)
+    assert stored(sample_db, "labels") == 0
+    code, _, err = invoke("--db", sample_db, "--labeler", "ann", "labels", "give", trial, "pass")
+    assert code == 0, err
+    monkeypatch.setenv("REVIEWER_LABELER", "bob")
+    code, out, err = invoke("--db", sample_db, "queues", name, "--next")
+    assert code == 0 and "held by bob" in out, err

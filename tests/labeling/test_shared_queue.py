@@ -257,6 +257,37 @@ def test_cli_shared_queue_next_release_and_errors(sample_db: Path) -> None:
     assert f"VERDICT --queue {name}" in out
 
 
+def test_a_labeler_the_queue_has_nothing_more_for_is_told_the_rest_wait_for_others(
+    sample_db: Path,
+) -> None:
+    """ann labeled every trial of a queue of two labels each: it is not done (its table said
+    "0 / 3 ... done", --next only "nothing left"); the others' places wait for other labelers."""
+    db = str(sample_db)
+    ids = _shared(sample_db, n=3, per_trial=2)
+    with open_store(sample_db) as store:
+        for trial in ids:
+            give_label(store, trial, "ann", "pass", queue="team")
+    code, _, err = run_cli("--db", db, "--labeler", "ann", "queues", "team", "--next")
+    assert code == 0 and err == (
+        "nothing left in team for ann: the team has 0 / 3 trials fully labeled; ann labeled 3; "
+        "the rest wait for other labelers (or are held by them)\n"
+    )
+    code, out, err = run_cli("--db", db, "--labeler", "ann", "queues")
+    assert code == 0, err
+    assert out.splitlines()[1].split()[:5] == ["team", "ann", "(team)", "0", "/"]
+    assert out.splitlines()[1].split()[6] == "others"
+    with open_store(sample_db) as store:
+        for trial in ids:
+            give_label(store, trial, "bob", "fail", queue="team")
+    code, out, err = run_cli("--db", db, "--labeler", "ann", "queues")
+    assert code == 0 and out.splitlines()[1].split()[6] == "done", err
+    code, _, err = run_cli("--db", db, "--labeler", "ann", "queues", "team", "--next")
+    assert (
+        err
+        == "nothing left in team for ann: the team has 3 / 3 trials fully labeled; ann labeled 3\n"
+    )
+
+
 LABELER = """
 import sys, time
 from reviewer.store import open_store

@@ -203,3 +203,48 @@ def test_the_large_columns_are_compressed_with_lz4_and_read_back_whole(pg_url: s
     found = run_cli("--db", pg_url, "trials", "--search", "refund", "--json")
     assert whole[0] == found[0] == 0, whole[2] + found[2]
     assert 0 < found[1].count('"id"') < whole[1].count('"id"')
+
+
+def test_a_url_naming_no_database_is_refused_before_anything_is_made(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """postgresql://me@host (or .../) took libpq's default database, the one named after the user:
+    as postgres, the server's own database got reviewer's tables from a `reviewer report`."""
+    server, name = pg_url.rsplit("/", 1)
+    monkeypatch.delenv("PGDATABASE", raising=False)
+    monkeypatch.delenv("PGSERVICE", raising=False)
+    for url in (server, server + "/"):
+        code, out, err = run_cli("--db", url, "report")
+        assert code == 1 and out == "" and len(err.splitlines()) == 1, err
+        assert f"{url}: the URL names no database" in err and "createdb reviewer" in err
+    for given in (f"{server}/?dbname={name}", f"{server}?dbname={name}"):
+        open_store(given).close()
+    monkeypatch.setenv("PGDATABASE", name)
+    open_store(server).close()
+
+
+def test_a_role_that_may_not_create_tables_is_told_what_lets_it(pg_url: str) -> None:
+    """PostgreSQL 15 lets only a database's owner create in its schema public: a team role on a
+    database an administrator made was told only 'database error (permission denied for schema
+    public)'."""
+    import uuid
+
+    role = f"team_{uuid.uuid4().hex[:8]}"
+    as_role = pg_url.replace("reviewer@", f"{role}@", 1)
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        admin.execute(f"CREATE ROLE {role} LOGIN")
+        admin.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+    try:
+        code, out, err = run_cli("--db", as_role, "report")
+        assert code == 1 and out == "" and len(err.splitlines()) == 1, err
+        assert f"the role {role} may not create reviewer's tables in schema public" in err
+        assert f"createdb -O {role} NAME" in err
+        assert f"GRANT CREATE ON SCHEMA public TO {role}" in err
+        with psycopg.connect(pg_url, autocommit=True) as admin:
+            admin.execute(f"GRANT CREATE ON SCHEMA public TO {role}")
+        code, _, err = run_cli("--db", as_role, "import", str(SAMPLE_RUNS / "support-v1.jsonl"))
+        assert code == 0, err
+    finally:
+        with psycopg.connect(pg_url, autocommit=True) as admin:
+            admin.execute(f"DROP OWNED BY {role}")
+            admin.execute(f"DROP ROLE {role}")

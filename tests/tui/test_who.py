@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.widgets import Static
 
 from reviewer.tui.app import ReviewerApp
@@ -60,3 +61,37 @@ async def test_the_app_opened_in_a_terminal_does_not_ask(tmp_path: Path) -> None
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         assert isinstance(app.screen, RunsScreen) and app.labeler == "me"
+
+
+async def test_the_app_with_no_login_name_to_go_by_asks_who_is_labeling(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`reviewer` in a container whose user has no login name labeled as "unknown", everyone alike
+    (their labels replaced each other's); now it asks, as a browser session does."""
+    import getpass
+
+    from reviewer.tui import app as app_module
+    from tests.conftest import run_cli
+
+    def no_login_name() -> str:
+        raise KeyError("getpwuid(): uid not found: 12345")
+
+    opened: list[ReviewerApp] = []
+    monkeypatch.setattr(getpass, "getuser", no_login_name)
+    monkeypatch.setattr(app_module.ReviewerApp, "run", lambda self: opened.append(self))
+    code, _, err = run_cli("--db", str(tmp_path / "x.db"))
+    assert code == 0, err
+    (app,) = opened
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        modal = app.screen
+        assert isinstance(modal, WhoModal)
+        said = " ".join(str(s.render()) for s in modal.query(Static))
+        assert "no login name to store your labels under" in said
+        assert "Each browser session" not in said
+        await pilot.press(*"ann", "enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, RunsScreen) and app.labeler == "ann"
+    opened.clear()
+    code, _, err = run_cli("--db", str(tmp_path / "x.db"), "--labeler", "bob")
+    assert code == 0 and opened[0].ask_labeler is False and opened[0].labeler == "bob", err

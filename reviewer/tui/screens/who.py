@@ -39,16 +39,17 @@ class WhoModal(ModalScreen[str]):
     WhoModal #who-problem { color: $error; }
     """
 
-    def __init__(self) -> None:
+    def __init__(self, reason: str | None = None) -> None:
         super().__init__()
         self.fallback = session_name()
+        self.reason = reason or (
+            "Each browser session is its own labeler: your labels are stored under this name."
+        )
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static("Who is labeling?", id="who-title")
-            yield Static(
-                "Each browser session is its own labeler: your labels are stored under this name."
-            )
+            yield Static(self.reason)
             yield Input(placeholder=self.fallback, id="who-name")
             yield Static("", id="who-problem")
             yield Static(f"Enter takes it · Esc (or nothing typed) labels as {self.fallback}")
