@@ -363,10 +363,7 @@ def follow(
     except OSError as e:
         raise MonitorError(f"{path}: cannot read: {e.strerror or e}") from e
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-        raise MonitorError(
-            f"{path}: not a file or folder (a pipe, a device or a socket): --follow watches a log "
-            "file or a folder of them grow"
-        )
+        raise _not_a_file(path)
     from reviewer.ingest.reading import holding_last_line
 
     seen: set[tuple[str, str]] = set()
@@ -376,7 +373,8 @@ def follow(
     gone = False  # the file was rotated away (or deleted): wait for it to come back
     done = 0
     while passes is None or done < passes:
-        if not target.exists():
+        state = _state(target)
+        if state is None:
             if not gone:
                 note(f"{path} is gone (rotated?): waiting for it to come back")
             gone = True
@@ -387,7 +385,6 @@ def follow(
         if gone:
             note(f"{path} is back: reading it again")
             gone = False
-        state = _state(target)
         final = passes is not None and done == passes - 1  # the follow stops after this look
         still = still + 1 if held and state == last else 0
         # a held line unchanged for HOLD_LOOKS looks is no line being written: a file that ends
@@ -455,18 +452,36 @@ def _half_written(path: Path) -> bool:
     return False
 
 
-def _state(path: Path) -> tuple[Any, ...]:
-    """Sizes and times of the file, or of every file under the folder: what changes as it grows."""
+def _not_a_file(path: str | Path) -> MonitorError:
+    return MonitorError(
+        f"{path}: not a file or folder (a pipe, a device or a socket): --follow watches a log "
+        "file or a folder of them grow"
+    )
+
+
+def _state(path: Path) -> tuple[Any, ...] | None:
+    """Sizes and times of the file, or of every file under the folder: what changes as it grows;
+    None when the path is gone (rotated away). MonitorError when it cannot be read, or is now a
+    pipe, a device or a socket: rotation may put one in its place, and opening it would block the
+    follow for good."""
+    import stat
+
     try:
-        if path.is_dir():
-            return tuple(
-                sorted(
-                    (str(p), p.stat().st_size, p.stat().st_mtime_ns)
-                    for p in path.rglob("*")
-                    if p.is_file()
-                )
-            )
         st = path.stat()
-        return ((str(path), st.st_size, st.st_mtime_ns),)
+    except FileNotFoundError:
+        return None
     except OSError as e:
         raise MonitorError(f"{path}: cannot read: {e.strerror or e}") from e
+    if stat.S_ISREG(st.st_mode):
+        return ((str(path), st.st_size, st.st_mtime_ns),)
+    if not stat.S_ISDIR(st.st_mode):
+        raise _not_a_file(path)
+    found = []
+    for p in path.rglob("*"):
+        try:
+            s = p.stat()
+        except OSError:
+            continue  # rotated away (or unreadable) between the listing and the look
+        if stat.S_ISREG(s.st_mode):
+            found.append((str(p), s.st_size, s.st_mtime_ns))
+    return tuple(sorted(found))

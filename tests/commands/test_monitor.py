@@ -563,6 +563,50 @@ def test_monitor_follow_refuses_a_pipe_instead_of_hanging(tmp_path: Path) -> Non
     assert len(err.strip().splitlines()) == 1
 
 
+def test_monitor_follow_refuses_a_pipe_rotated_into_its_place(tmp_path: Path) -> None:
+    """A follow whose file came back from rotation as a pipe hung for good (the look for a whole
+    line opened it, waiting for a writer that never came): the pipe is now refused in one line, as
+    a pipe named to --follow is (found by an attacker)."""
+    import os
+    import threading
+
+    from reviewer.store import open_store
+    from reviewer.workflows.monitor import MonitorError, MonitorRequest, follow
+
+    log = tmp_path / "app.jsonl"
+    write_jsonl(log, [conversation(0, i, False) for i in range(3)])
+    reports: list[int] = []
+    looks = iter(range(10))
+
+    def unblock() -> None:  # without the check, a writer that comes at last lets the open return
+        with open(log, "wb"):
+            pass
+
+    timer = threading.Timer(5.0, unblock)
+
+    def rotate(_seconds: float) -> None:
+        if next(looks) == 0:
+            log.unlink()
+            os.mkfifo(log)
+            timer.start()
+
+    with open_store(tmp_path / "f.db") as db, pytest.raises(MonitorError) as e:
+        follow(
+            db,
+            log,
+            MonitorRequest(judge=False),
+            lambda report, new: reports.append(report.conversations),
+            passes=3,
+            sleep=rotate,
+        )
+    timer.cancel()
+    assert str(e.value) == (
+        f"{log}: not a file or folder (a pipe, a device or a socket): --follow watches a log file "
+        "or a folder of them grow"
+    )
+    assert reports == [3]
+
+
 # Folded in from tests/test_monitor_width.py:
 # Regression: the `reviewer monitor` table was ~220 columns wide whatever the terminal, and its
 # `judge pass` column named the rate the alerts call `judge fail rate`.
