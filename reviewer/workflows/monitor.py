@@ -131,8 +131,10 @@ def run_monitor(
     *,
     cfg: Any = None,
     on_note: Note | None = None,
+    told: set[str] | None = None,
 ) -> MonitorReport:
-    """One pass of the monitor (see the module docstring). Raises MonitorError with one line."""
+    """One pass of the monitor (see the module docstring). Raises MonitorError with one line.
+    ``told``: skipped records an earlier pass of a follow said already, not said again."""
     from reviewer.config import ConfigError, resolve_config
     from reviewer.metrics.active_rules import active_rules
     from reviewer.metrics.monitor import (
@@ -162,7 +164,7 @@ def run_monitor(
             )
     report_imported = None
     if req.imports:
-        report_imported = import_for_monitor(db, req.imports, note)
+        report_imported = import_for_monitor(db, req.imports, note, told)
     runs = list(req.runs) or ([cfg.monitor["run"]] if cfg.monitor.get("run") else [])
     known = run_names(db)
     for r in runs:
@@ -322,13 +324,19 @@ def _route(db: Store, req: MonitorRequest, report: MonitorReport) -> None:
     )
 
 
-def import_for_monitor(db: Store, paths: Sequence[str | Path], note: Note) -> str:
-    """Import ``paths`` (new conversations); MonitorError when a path cannot be read."""
+def import_for_monitor(
+    db: Store, paths: Sequence[str | Path], note: Note, told: set[str] | None = None
+) -> str:
+    """Import ``paths`` (new conversations); MonitorError when a path cannot be read. The first
+    eight skipped records not in ``told`` are said (and added to it)."""
     from reviewer.workflows.imports import import_paths
 
     summary = import_paths(db, list(paths))
-    for skip in summary.skipped[:8]:
-        note(str(skip))
+    fresh = [str(s) for s in summary.skipped if told is None or str(s) not in told]
+    for skip in fresh[:8]:
+        note(skip)
+    if told is not None:
+        told.update(fresh[:8])
     if summary.errors:
         raise MonitorError(summary.errors[0])
     for problem in summary.problems:
@@ -367,6 +375,9 @@ def follow(
     from reviewer.ingest.reading import holding_last_line
 
     seen: set[tuple[str, str]] = set()
+    # the skipped records said: a file is read whole on every look, and its bad lines were said
+    # again each time (the first eight only, so a new one past them was never said)
+    told: set[str] = set()
     last: tuple[Any, ...] | None = None
     held = False  # the last import left out a last line still being written
     still = 0  # looks since the file last changed, while a line is held
@@ -378,6 +389,7 @@ def follow(
             if not gone:
                 note(f"{path} is gone (rotated?): waiting for it to come back")
             gone = True
+            told.clear()  # the file that comes back is another: its lines are new
             done += 1
             if passes is None or done < passes:
                 sleep(interval)
@@ -386,6 +398,8 @@ def follow(
             note(f"{path} is back: reading it again")
             gone = False
         final = passes is not None and done == passes - 1  # the follow stops after this look
+        if last is not None and _shrank(last, state):
+            told.clear()  # truncated (copytruncate) or replaced: its lines are new
         still = still + 1 if held and state == last else 0
         # a held line unchanged for HOLD_LOOKS looks is no line being written: a file that ends
         # without a newline (copied in whole, finished) has its last record read
@@ -399,7 +413,9 @@ def follow(
             read_all = final or settled
             last, held = state, not read_all and _half_written(target)
             with holding_last_line(not read_all):
-                report = run_monitor(db, _with_import(req, path), cfg=cfg, on_note=on_note)
+                report = run_monitor(
+                    db, _with_import(req, path), cfg=cfg, on_note=on_note, told=told
+                )
             new = [a for a in report.alerts if (a.window, a.metric) not in seen]
             seen.update((a.window, a.metric) for a in report.alerts)
             on_pass(report, new)
@@ -450,6 +466,12 @@ def _half_written(path: Path) -> bool:
         except OSError:
             continue
     return False
+
+
+def _shrank(before: tuple[Any, ...], now: tuple[Any, ...]) -> bool:
+    """Whether a file of the state BEFORE is smaller NOW, or gone from it."""
+    sizes = {name: size for name, size, _ in now}
+    return any(sizes.get(name, -1) < size for name, size, _ in before)
 
 
 def _not_a_file(path: str | Path) -> MonitorError:

@@ -563,6 +563,49 @@ def test_monitor_follow_refuses_a_pipe_instead_of_hanging(tmp_path: Path) -> Non
     assert len(err.strip().splitlines()) == 1
 
 
+def test_monitor_follow_says_each_bad_line_once(tmp_path: Path) -> None:
+    """A follow read its file whole on every look and said its bad lines again each time (the
+    first eight only: a bad line written later, past them, was never said). Each is now said once,
+    a new one when it comes, and those of a file truncated in place again (found by an
+    attacker)."""
+    from reviewer.store import open_store
+    from reviewer.workflows.monitor import MonitorRequest, follow
+
+    log = tmp_path / "app.jsonl"
+    good = json.dumps(conversation(0, 0, False))
+    bad = [f'{{"run": "prod", "bad": {i}' for i in range(9)]
+    log.write_text("\n".join([good, *bad]) + "\n", encoding="utf-8")
+    notes: list[str] = []
+    looks = iter(range(10))
+
+    def write(_seconds: float) -> None:
+        step = next(looks)
+        if step in (0, 1):  # good lines come, then a tenth bad one
+            extra = json.dumps(conversation(0, 1, False)) if step == 0 else bad[0]
+            with log.open("a", encoding="utf-8") as f:
+                f.write(extra + "\n")
+        elif step == 2:  # copytruncate: the file starts again, with a bad line
+            log.write_text(good + "\n" + bad[0] + "\n", encoding="utf-8")
+
+    with open_store(tmp_path / "f.db") as db:
+        follow(
+            db,
+            log,
+            MonitorRequest(judge=False),
+            lambda report, new: None,
+            passes=4,
+            sleep=write,
+            on_note=notes.append,
+        )
+    said = [n.split(": ", 1)[0] for n in notes if n.startswith(str(log))]
+    assert said == [
+        *(f"{log}:{i}" for i in range(2, 10)),  # the first look: eight of its nine
+        f"{log}:10",  # the second: the ninth, not the first eight again
+        f"{log}:12",  # the third: the new one
+        f"{log}:2",  # the fourth: the file truncated, its line 2 another line
+    ], notes
+
+
 def test_monitor_follow_refuses_a_pipe_rotated_into_its_place(tmp_path: Path) -> None:
     """A follow whose file came back from rotation as a pipe hung for good (the look for a whole
     line opened it, waiting for a writer that never came): the pipe is now refused in one line, as
