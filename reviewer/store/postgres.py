@@ -313,12 +313,33 @@ def connect(url: str) -> Connection:
     try:
         with _as_sqlite():
             raw = psycopg.connect(
-                url, connect_timeout=10, autocommit=True, cursor_factory=psycopg.ClientCursor
+                url, autocommit=True, cursor_factory=psycopg.ClientCursor, **_timeout(url)
             )
     except ValueError as e:  # a URL libpq cannot read: %ff in its user, a bad port
         raise sqlite3.OperationalError(f"not a PostgreSQL URL it can read: {e}") from None
     _loaders(raw)
     return Connection(raw)
+
+
+#: Seconds to wait for a server that does not answer, unless the URL's connect_timeout or
+#: PGCONNECT_TIMEOUT says otherwise.
+CONNECT_TIMEOUT_S = 10
+
+
+def _timeout(url: str) -> dict[str, Any]:
+    """The connect_timeout to give psycopg: none when the URL or PGCONNECT_TIMEOUT sets one (a
+    keyword given to psycopg overrides both: connect_timeout=2 in the URL waited 10 s)."""
+    import os
+
+    from psycopg.conninfo import conninfo_to_dict
+
+    if os.environ.get("PGCONNECT_TIMEOUT", "").strip():
+        return {}
+    try:
+        given = conninfo_to_dict(url)
+    except Exception:  # a URL libpq cannot read: psycopg.connect says why
+        return {}
+    return {} if "connect_timeout" in given else {"connect_timeout": CONNECT_TIMEOUT_S}
 
 
 def writer_lock_sql() -> str:

@@ -203,3 +203,25 @@ def test_the_large_columns_are_compressed_with_lz4_and_read_back_whole(pg_url: s
     found = run_cli("--db", pg_url, "trials", "--search", "refund", "--json")
     assert whole[0] == found[0] == 0, whole[2] + found[2]
     assert 0 < found[1].count('"id"') < whole[1].count('"id"')
+
+
+@pytest.mark.parametrize("where", ["url", "environment"])
+def test_a_connect_timeout_of_the_url_or_environment_is_kept(
+    where: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server that takes the connection and never answers was waited for 10 s whatever the URL's
+    connect_timeout or PGCONNECT_TIMEOUT said: reviewer's own 10 s overrode both (found by an
+    attacker)."""
+    import socket
+    import time
+
+    with socket.create_server(("127.0.0.1", 0)) as silent:  # accepts, never answers
+        url = f"postgresql://nobody@127.0.0.1:{silent.getsockname()[1]}/none"
+        if where == "url":
+            url += "?connect_timeout=2"
+        else:
+            monkeypatch.setenv("PGCONNECT_TIMEOUT", "2")
+        began = time.monotonic()
+        with pytest.raises(StoreError, match="cannot connect to the PostgreSQL server"):
+            open_store(url)
+        assert time.monotonic() - began < 6
