@@ -94,6 +94,12 @@ def describe_error(path: str | Path, e: BaseException) -> str:
         return f"{where}: cannot open ({e.strerror or text})"
     if "disk is full" in low or "disk i/o" in low and _disk_full(path):
         return f"{where}: the disk is full; free some space and run it again (nothing was lost)"
+    if "disk i/o" in low and (limit := _size_limit()) is not None:
+        return (
+            f"{where}: database error ({text}): a write failed, and this process may write files "
+            f"of {limit:,} bytes at most (ulimit -f): if the database or its log reached that, "
+            "raise the limit and run it again (nothing was lost)"
+        )
     if "readonly" in low or "read-only" in low:
         return f"{where}: the database is read-only (file or folder not writable); {_access(path)}"
     if "unable to open" in low:
@@ -185,6 +191,18 @@ def _disk_full(path: str | Path) -> bool:
     except OSError:
         return False
     return st.f_bavail * st.f_frsize < 1 << 20
+
+
+def _size_limit() -> int | None:
+    """The process's file size limit in bytes (RLIMIT_FSIZE, ``ulimit -f``), None when there is
+    none: a write past it fails as SQLite's bare 'disk I/O error', the log that reached it gone
+    by the time the error is told."""
+    try:
+        import resource
+    except ImportError:  # not on Windows
+        return None
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    return None if limit == resource.RLIM_INFINITY else int(limit)
 
 
 def _access(path: str | Path) -> str:
