@@ -328,7 +328,8 @@ def import_for_monitor(
     db: Store, paths: Sequence[str | Path], note: Note, told: set[str] | None = None
 ) -> str:
     """Import ``paths`` (new conversations); MonitorError when a path cannot be read. The first
-    eight skipped records not in ``told`` are said (and added to it)."""
+    eight skipped records not in ``told`` are said, and the problems (an empty file) not in it
+    (each added to it)."""
     from reviewer.workflows.imports import import_paths
 
     summary = import_paths(db, list(paths))
@@ -340,7 +341,10 @@ def import_for_monitor(
     if summary.errors:
         raise MonitorError(summary.errors[0])
     for problem in summary.problems:
-        note(problem)
+        if told is None or problem not in told:
+            note(problem)
+            if told is not None:
+                told.add(problem)
     return f"imported {summary.added} new conversations ({summary.already} already stored)"
 
 

@@ -606,6 +606,34 @@ def test_monitor_follow_says_each_bad_line_once(tmp_path: Path) -> None:
     ], notes
 
 
+def test_monitor_follow_of_a_folder_says_an_empty_file_once(tmp_path: Path) -> None:
+    """An empty file in a followed folder was said ('empty file') on every look the folder had
+    changed at; it is said once (found by an attacker)."""
+    from reviewer.store import open_store
+    from reviewer.workflows.monitor import MonitorRequest, follow
+
+    folder = stream(tmp_path, days=1, per_day=3)
+    (folder / "empty.jsonl").write_bytes(b"")
+    notes: list[str] = []
+    looks = iter(range(10))
+
+    def grow(_seconds: float) -> None:
+        with (folder / "day-00.jsonl").open("a", encoding="utf-8") as f:
+            f.write(json.dumps(conversation(0, 10 + next(looks), False)) + "\n")
+
+    with open_store(tmp_path / "f.db") as db:
+        follow(
+            db,
+            folder,
+            MonitorRequest(judge=False),
+            lambda report, new: None,
+            passes=3,
+            sleep=grow,
+            on_note=notes.append,
+        )
+    assert [n for n in notes if "empty.jsonl" in n] == [f"{folder / 'empty.jsonl'}: empty file"]
+
+
 def test_monitor_follow_refuses_a_pipe_rotated_into_its_place(tmp_path: Path) -> None:
     """A follow whose file came back from rotation as a pipe hung for good (the look for a whole
     line opened it, waiting for a writer that never came): the pipe is now refused in one line, as
