@@ -184,8 +184,7 @@ def table_digest(db: Store, table: str, cols: Sequence[str]) -> tuple[int, str]:
     """(rows, hash) of TABLE over COLS."""
     total = 0
     n = 0
-    cur = db.execute(f"SELECT {', '.join(cols)} FROM {table}")
-    while rows := cur.fetchmany(BATCH):
+    for rows in db.batches(f"SELECT {', '.join(cols)} FROM {table}", size=BATCH):
         for row in rows:
             total = (total + _row_hash(row)) % (1 << 256)
         n += len(rows)
@@ -193,9 +192,7 @@ def table_digest(db: Store, table: str, cols: Sequence[str]) -> tuple[int, str]:
 
 
 def _rows(db: Store, table: str, cols: Sequence[str], order: str) -> Iterable[list[Any]]:
-    cur = db.execute(f"SELECT {', '.join(cols)} FROM {table} ORDER BY {order}")
-    while rows := cur.fetchmany(BATCH):
-        yield rows
+    yield from db.batches(f"SELECT {', '.join(cols)} FROM {table} ORDER BY {order}", size=BATCH)
 
 
 def _empty(dst: Store) -> None:
@@ -220,8 +217,8 @@ def _rebuild(dst: Store) -> None:
     from reviewer.store.writer import FTS_SQL, fts_row
 
     sql = FTS_SQL
-    cur = dst.execute("SELECT seq, run, task_id, trial, record FROM trials ORDER BY seq")
-    while batch := cur.fetchmany(500):
+    read = "SELECT seq, run, task_id, trial, record FROM trials ORDER BY seq"
+    for batch in dst.batches(read, size=500):
         out = []
         for seq, run, task_id, trial_no, record in batch:
             try:

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import SplitResult, quote, unquote, urlsplit, urlunsplit
 
 
@@ -244,6 +245,13 @@ class Store(sqlite_utils.Database):
     def after_copy(self) -> None:
         """What rows written with their own ids need before the next insert (nothing in SQLite:
         a new id is always the top one plus one)."""
+
+    def batches(self, sql: str, parameters: Any = None, size: int = 2000) -> Iterator[list[Any]]:
+        """The rows of a query, SIZE at a time, never all held at once (a whole table read so, as
+        `reviewer copy` reads each, is the size of the table)."""
+        cur = self.execute(sql, parameters or [])
+        while rows := cur.fetchmany(size):
+            yield rows
 
     def identity(self) -> str | None:
         """What names this database among others, for caches keyed by it: the file's path, a

@@ -18,6 +18,8 @@ A URL's ``options=-csearch_path=NAME`` keeps reviewer's tables in a schema of th
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import math
 import re
 import sqlite3
@@ -487,6 +489,34 @@ def _store_class() -> type:
                     f"COALESCE((SELECT MAX({column}) FROM {table}), 0) + 1, false)"
                 )
 
+        def batches(
+            self, sql: str, parameters: Any = None, size: int = 2000
+        ) -> Iterator[list[Any]]:
+            """The rows of a query, SIZE at a time: inside a transaction through a cursor of the
+            server's (psycopg's own cursor takes the whole result at once, so a copy held each
+            table of a team's database in memory whole), else as the rest of the store reads."""
+            if not self.conn.in_transaction:
+                yield from Store.batches(self, sql, parameters, size)
+                return
+            raw = self.conn.raw  # type: ignore[attr-defined]
+            with _as_sqlite():
+                cur = raw.cursor(name=f"reviewer_batches_{next(_CURSORS)}")
+            try:
+                with _as_sqlite():
+                    cur.execute(to_postgres(sql), _params(parameters))
+                while True:
+                    with _as_sqlite():
+                        rows = cur.fetchmany(size)
+                    if not rows:
+                        return
+                    yield rows
+            finally:
+                import psycopg
+
+                # a transaction a failure aborted takes no CLOSE: the failure is what is told
+                with contextlib.suppress(psycopg.Error):
+                    cur.close()
+
         def _begin_snapshot(self) -> None:
             self.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             self.conn.execute("SELECT 1").fetchone()  # the snapshot, taken now
@@ -514,6 +544,8 @@ def _store_class() -> type:
 
 
 _PG_STORE: list[type] = []
+#: Names for the server's cursors of ``PgStore.batches``, one each.
+_CURSORS = itertools.count(1)
 
 
 def open_postgres(

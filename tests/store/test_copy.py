@@ -263,3 +263,47 @@ def test_a_copy_from_another_programs_sqlite_file_says_so_and_leaves_it(tmp_path
     assert "empty" not in err
     assert src.read_bytes() == before and not (tmp_path / "other.db-wal").exists()
     assert not dst.exists()
+
+
+def _peak_rss_mb(*args: str) -> tuple[int, float]:
+    """(exit code, peak resident MB) of `reviewer ARGS` in a process of its own."""
+    import subprocess
+    import sys
+
+    measure = (
+        "import resource, subprocess, sys; "
+        "code = subprocess.run(sys.argv[1:], capture_output=True).returncode; "
+        "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", measure, sys.executable, "-m", "reviewer", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
+    code, mb = done.stdout.split()
+    return int(code), float(mb)
+
+
+def test_a_copy_from_postgresql_holds_no_table_whole_in_memory(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`reviewer copy postgresql://… backup.db` read each table with psycopg's own cursor, which
+    takes a whole result at once: a table of 120 MB added 120 MB to the copy's memory, twice
+    over (copied, then hashed), so backing up a team's database needed its size in memory. It is
+    read through a cursor of the server's, a batch at a time (found by an attacker)."""
+    monkeypatch.delenv(TEST_SERVER_VAR, raising=False)
+    with open_store(pg_url) as db:
+        db.execute("SELECT 1").fetchone()  # the schema made
+    code, small = _peak_rss_mb("copy", pg_url, str(tmp_path / "small.db"))
+    assert code == 0
+    with open_store(pg_url) as db, db.transaction():  # 30,000 cached replies of 4 KB: 120 MB
+        db.execute(
+            "INSERT INTO judge_cache (key, model, request, response, created_at) "
+            "SELECT 'k' || g, 'm', 'r', repeat(md5(g::text), 128), 't' "
+            "FROM generate_series(1, 30000) AS g"
+        )
+    code, big = _peak_rss_mb("copy", pg_url, str(tmp_path / "big.db"))
+    assert code == 0
+    assert big - small < 60, (small, big)
