@@ -85,6 +85,12 @@ def describe_error(path: str | Path, e: BaseException) -> str:
     where = str(path)
     if "readonly" in low and where in _read_only_reasons:
         return f"{_read_only_reasons[where]} (nothing was written)"
+    if "read-only transaction" in low:  # PostgreSQL's: no file or folder to blame
+        said = text.removeprefix("attempt to write a readonly database ").strip("()")
+        return (
+            f"{where}: the PostgreSQL server takes no writes on this connection (a standby, or "
+            f"default_transaction_read_only on): {said}; nothing was written"
+        )
     if isinstance(e, OSError):
         if e.errno == errno.ENOSPC:
             return f"{where}: the disk is full ({e.strerror})"

@@ -225,3 +225,26 @@ def test_a_connect_timeout_of_the_url_or_environment_is_kept(
         with pytest.raises(StoreError, match="cannot connect to the PostgreSQL server"):
             open_store(url)
         assert time.monotonic() - began < 6
+
+
+def test_a_server_that_takes_no_writes_is_named_for_what_it_is(
+    pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A write to a standby or a connection with default_transaction_read_only on said 'the
+    database is read-only (file or folder not writable); the folder postgresql:/me@host does not
+    exist': the file's reasons, for a URL (found by an attacker)."""
+    code, _, err = run_cli("--db", pg_url, "import", str(SAMPLE_RUNS / "support-v1.jsonl"))
+    assert code == 0, err
+    read_only = pg_url + "?options=-cdefault_transaction_read_only%3Don"
+    from reviewer import cli
+
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["--db", read_only, "sample", "--size", "2", "--name", "q"])
+    assert exited.value.code == 1
+    assert capsys.readouterr().err == (
+        f"reviewer: {read_only}: the PostgreSQL server takes no writes on this connection (a "
+        "standby, or default_transaction_read_only on): cannot execute INSERT in a read-only "
+        "transaction; nothing was written\n"
+    )
+    code, out, err = run_cli("--db", read_only, "report")  # reading is as before
+    assert code == 0 and "refund_simple" in out, err
