@@ -117,17 +117,25 @@ def describe_error(path: str | Path, e: BaseException) -> str:
             f"longer than we wait ({lock_timeout():.0f} s, REVIEWER_LOCK_TIMEOUT); run it again when "
             "that finishes"
         )
-    if (
-        "server closed the connection" in low
-        or "consuming input failed" in low
-        or ("connection" in low and ("lost" in low or "terminat" in low))
-    ):
+    if connection_lost(e):
         return f"{where}: lost the connection to the PostgreSQL server ({text})"
     if "malformed" in low or "corrupt" in low:
         return f"{where}: the database is damaged ({text}); {RECOVER}"
     if "not a database" in low or "encrypted" in low:
         return f"{where}: not a reviewer database ({text})"
     return f"{where}: database error ({text})"
+
+
+def connection_lost(e: BaseException) -> bool:
+    """Whether E says the connection to a PostgreSQL server went (the server restarted, or the
+    network between went): a new connection may work where this one no longer can."""
+    low = str(e).lower()
+    return (
+        "server closed the connection" in low
+        or "consuming input failed" in low
+        or "the connection is closed" in low
+        or ("connection" in low and ("lost" in low or "terminat" in low))
+    )
 
 
 #: What a user can do with a damaged database.

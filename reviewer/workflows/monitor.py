@@ -5,6 +5,7 @@ find alerts, and route flagged conversations to a review queue."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import time
@@ -359,11 +360,20 @@ def follow(
     on_note: Note | None = None,
     sleep: Callable[[float], None] = time.sleep,
     cfg: Any = None,
+    reopen: Callable[[], Store] | None = None,
 ) -> None:
     """Keep importing a growing JSONL file or folder and updating the windows: a pass whenever it
     changed (and the first time); ``on_pass`` gets each report and the alerts it raised that no
-    earlier pass had. ``passes`` stops after that many passes (else until interrupted)."""
+    earlier pass had. ``passes`` stops after that many passes (else until interrupted).
+
+    With ``reopen``, a PostgreSQL server that restarted (or a network that went) is connected to
+    again at the next look, and until it answers at each look after, instead of ending the
+    follow: nothing of a pass cut short is kept (its import is one transaction a file), and the
+    next pass reads the file again."""
+    import sqlite3
     import stat
+
+    from reviewer.store.db import StoreError, connection_lost
 
     if not str(path).strip():  # Path("") is the current folder: never walk it unasked
         raise MonitorError("an empty path '': give a file or folder (. for this one)")
@@ -386,8 +396,19 @@ def follow(
     held = False  # the last import left out a last line still being written
     still = 0  # looks since the file last changed, while a line is held
     gone = False  # the file was rotated away (or deleted): wait for it to come back
+    lost = False  # the connection to the server went: connect again at each look until it works
     done = 0
     while passes is None or done < passes:
+        if lost and reopen is not None:
+            try:
+                db = reopen()
+            except StoreError:
+                done += 1
+                if passes is None or done < passes:
+                    sleep(interval)
+                continue
+            note(f"{db.path}: connected again")
+            lost = False
         state = _state(target)
         if state is None:
             if not gone:
@@ -416,10 +437,26 @@ def follow(
             # the follow's last look reads it as an import does
             read_all = final or settled
             last, held = state, not read_all and _half_written(target)
-            with holding_last_line(not read_all):
-                report = run_monitor(
-                    db, _with_import(req, path), cfg=cfg, on_note=on_note, told=told
+            try:
+                with holding_last_line(not read_all):
+                    report = run_monitor(
+                        db, _with_import(req, path), cfg=cfg, on_note=on_note, told=told
+                    )
+            except (sqlite3.Error, StoreError, MonitorError) as e:
+                # (an import's failure comes as a MonitorError naming the file: the same)
+                if reopen is None or not connection_lost(e):
+                    raise
+                note(
+                    f"{db.path}: lost the connection to the PostgreSQL server ({e}); connecting "
+                    "again at each look"
                 )
+                with contextlib.suppress(Exception):
+                    db.close()
+                lost, last = True, None  # the next pass reads the file again
+                done += 1
+                if passes is None or done < passes:
+                    sleep(interval)
+                continue
             new = [a for a in report.alerts if (a.window, a.metric) not in seen]
             seen.update((a.window, a.metric) for a in report.alerts)
             on_pass(report, new)

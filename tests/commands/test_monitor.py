@@ -634,6 +634,62 @@ def test_monitor_follow_of_a_folder_says_an_empty_file_once(tmp_path: Path) -> N
     assert [n for n in notes if "empty.jsonl" in n] == [f"{folder / 'empty.jsonl'}: empty file"]
 
 
+def test_monitor_follow_connects_again_when_the_server_drops_it(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`monitor --follow` on a PostgreSQL database ended (exit 2, 'lost the connection') when the
+    server restarted or dropped its connection; it now says so, connects again at each look until
+    the server answers, and reads the file again (found by an attacker)."""
+    import psycopg
+
+    from reviewer.store import open_store
+    from reviewer.store.postgres import TEST_SERVER_VAR
+    from reviewer.workflows.monitor import MonitorRequest, follow
+
+    monkeypatch.delenv(TEST_SERVER_VAR, raising=False)
+    log = tmp_path / "app.jsonl"
+    write_jsonl(log, [conversation(0, i, False) for i in range(3)])
+    notes: list[str] = []
+    reports: list[int] = []
+    opened: list[Any] = []
+    looks = iter(range(10))
+    refused = [True]  # the server still down at the first look after the drop
+
+    def reopen() -> Any:
+        if refused.pop() if refused else False:
+            return open_store("postgresql://nobody@127.0.0.1:1/none")  # refused: StoreError
+        opened.append(open_store(pg_url))
+        return opened[-1]
+
+    def drop(_seconds: float) -> None:
+        step = next(looks)
+        if step == 0:  # the server drops the follow's connection, and more lines come
+            with psycopg.connect(pg_url, autocommit=True) as admin:
+                admin.execute("SELECT pg_terminate_backend(%s)", [db.conn.raw.info.backend_pid])
+            with log.open("a", encoding="utf-8") as f:
+                f.write(json.dumps(conversation(0, 10, False)) + "\n")
+
+    db = open_store(pg_url)
+    follow(
+        db,
+        log,
+        MonitorRequest(judge=False),
+        lambda report, new: reports.append(report.conversations),
+        passes=4,
+        sleep=drop,
+        on_note=notes.append,
+        reopen=reopen,
+    )
+    for store in opened:
+        store.close()
+    assert reports == [3, 4]
+    said = [n for n in notes if "connect" in n]
+    assert len(said) == 2
+    assert "lost the connection to the PostgreSQL server" in said[0]
+    assert said[0].endswith("; connecting again at each look")
+    assert said[1].endswith(": connected again")
+
+
 def test_monitor_follow_refuses_a_pipe_rotated_into_its_place(tmp_path: Path) -> None:
     """A follow whose file came back from rotation as a pipe hung for good (the look for a whole
     line opened it, waiting for a writer that never came): the pipe is now refused in one line, as
