@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -143,7 +144,6 @@ def _row_hash(row: Sequence[Any]) -> int:
 def holds_schema(db: Store) -> bool:
     """Whether DB (opened without migrations) holds a reviewer database: a new, empty file or
     database holds none, and copying from it would make one there and copy nothing."""
-    import sqlite3
 
     try:
         with db.read_snapshot():
@@ -156,7 +156,6 @@ def holds_schema(db: Store) -> bool:
 def sqlite_without_tables(path: str) -> bool:
     """Whether the SQLite file PATH, read without a write, holds no tables at all (False when it
     cannot be read so, or holds another program's tables: opening it as a store then says why)."""
-    import sqlite3
     from pathlib import Path
 
     try:
@@ -251,7 +250,12 @@ def copy_database(
                 )
                 n = 0
                 for rows in _source(src, _rows(src, table, cols, order)):
-                    dst.conn.executemany(insert, rows)
+                    try:
+                        dst.conn.executemany(insert, rows)
+                    except sqlite3.IntegrityError as e:
+                        if dst.dialect == "postgres" and NUL_SHOWN in str(e):
+                            raise StoreError(_one_on_postgres(dst, table, e)) from e
+                        raise
                     n += len(rows)
                     if progress is not None:
                         progress(table, n)
@@ -270,13 +274,22 @@ def copy_database(
     return result
 
 
+def _one_on_postgres(dst: Store, table: str, e: Exception) -> str:
+    """Why rows of the source collide on PostgreSQL: names that differ only by a NUL character
+    and the ␀ PostgreSQL stores for it are one name there."""
+    return (
+        f"{dst.path}: {table}: the source holds two names that differ only by a NUL character and "
+        f"{NUL_SHOWN} (U+2400), which PostgreSQL stores for NUL, so they are one name there ({e}); "
+        "this database cannot be copied to PostgreSQL as it is (nothing was written)"
+    )
+
+
 class _NotVerified(Exception):
     """Raised inside the copy's transaction to roll it back."""
 
 
 def _source(src: Store, batches: Iterable[list[Any]]) -> Iterable[list[Any]]:
     """BATCHES read from SRC, a failure to read named as SRC's (not the destination's)."""
-    import sqlite3
 
     try:
         yield from batches
@@ -285,7 +298,6 @@ def _source(src: Store, batches: Iterable[list[Any]]) -> Iterable[list[Any]]:
 
 
 def _source_digest(src: Store, table: str, cols: Sequence[str]) -> tuple[int, str]:
-    import sqlite3
 
     try:
         return table_digest(src, table, cols)

@@ -307,3 +307,32 @@ def test_a_copy_from_postgresql_holds_no_table_whole_in_memory(
     code, big = _peak_rss_mb("copy", pg_url, str(tmp_path / "big.db"))
     assert code == 0
     assert big - small < 60, (small, big)
+
+
+def test_names_one_on_postgresql_are_said_for_what_they_are(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A SQLite file holding runs named 'x' + NUL and 'x␀' (both stored as they were given) failed
+    its copy to PostgreSQL with 'database error (duplicate key value violates unique constraint
+    "runs_pkey" …)': PostgreSQL stores ␀ for NUL, so the two are one name there. The line now
+    says so; nothing is written (found by an attacker)."""
+    from tests.conftest import native_trial, write_jsonl
+
+    monkeypatch.delenv(TEST_SERVER_VAR, raising=False)
+    src = tmp_path / "src.db"
+    runs = write_jsonl(
+        tmp_path / "runs.jsonl",
+        [{**native_trial("t1"), "run": "x\x00"}, {**native_trial("t1"), "run": "x\u2400"}],
+    )
+    assert run_cli("--db", str(src), "import", str(runs))[0] == 0
+    code, out, err = run_cli("copy", str(src), pg_url)
+    assert code == 1 and out == ""
+    assert err.startswith(
+        f"reviewer: {pg_url}: runs: the source holds two names that differ only by a NUL "
+        "character and ␀ (U+2400), which PostgreSQL stores for NUL, so they are one name there ("
+    )
+    assert err.endswith(
+        "this database cannot be copied to PostgreSQL as it is (nothing was written)\n"
+    )
+    with open_store(pg_url) as db:
+        assert db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
