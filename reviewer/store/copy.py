@@ -144,7 +144,6 @@ def _row_hash(row: Sequence[Any]) -> int:
 def holds_schema(db: Store) -> bool:
     """Whether DB (opened without migrations) holds a reviewer database: a new, empty file or
     database holds none, and copying from it would make one there and copy nothing."""
-
     try:
         with db.read_snapshot():
             db.execute("SELECT 1 FROM runs LIMIT 0")
@@ -290,7 +289,6 @@ class _NotVerified(Exception):
 
 def _source(src: Store, batches: Iterable[list[Any]]) -> Iterable[list[Any]]:
     """BATCHES read from SRC, a failure to read named as SRC's (not the destination's)."""
-
     try:
         yield from batches
     except sqlite3.Error as e:
@@ -298,7 +296,6 @@ def _source(src: Store, batches: Iterable[list[Any]]) -> Iterable[list[Any]]:
 
 
 def _source_digest(src: Store, table: str, cols: Sequence[str]) -> tuple[int, str]:
-
     try:
         return table_digest(src, table, cols)
     except sqlite3.Error as e:
