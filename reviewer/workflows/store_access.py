@@ -10,6 +10,7 @@ from reviewer.store.db import TEST_SERVER_VAR as TEST_SERVER_VAR
 from reviewer.store.db import Store as Store
 from reviewer.store.db import StoreError as StoreError
 from reviewer.store.db import command_url, shown_as_typed
+from reviewer.store.db import connection_lost as connection_lost
 from reviewer.store.db import describe_error as describe_error
 from reviewer.store.db import last_opened as last_opened
 from reviewer.store.db import name_problem as name_problem

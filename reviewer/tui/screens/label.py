@@ -605,41 +605,63 @@ class LabelScreen(ReviewerScreen):
 
     @work(thread=True, exit_on_error=False, group="label-writer")
     def _writer(self) -> None:
-        """One thread writes every label in the order given, each committed before the next."""
+        """One thread writes every label in the order given, each committed before the next. A
+        connection the PostgreSQL server dropped (a restart, an idle connection cut by a firewall)
+        is made again and the write tried once more: the screen's one connection failed every
+        later label until the labeler left the screen."""
+        import contextlib
+
         from reviewer.workflows.labels import LabelConflict, PlaceTaken, give_label, undo_label
         from reviewer.workflows.queues import release_leases
+        from reviewer.workflows.store_access import connection_lost
 
-        with self.store() as db:
+        def waiting(what: str) -> None:  # the store says when a write waits for another writer
+            self.post_message(WriteWaiting(what))
 
-            def waiting(what: str) -> None:  # the store says when a write waits for another writer
-                self.post_message(WriteWaiting(what))
+        def write(db: Any, kind: str, args: dict[str, Any]) -> None:
+            if kind == "label":
+                advance = bool(args["advance"])
+                given = {k: v for k, v in args.items() if k != "advance"}
+                try:
+                    label = give_label(db, **given)
+                except LabelConflict as conflict:
+                    self.post_message(LabelChanged(given | {"advance": advance}, conflict))
+                    return
+                except PlaceTaken as taken:
+                    self.post_message(PlaceLost(taken))
+                    return
+                self.post_message(Committed("label", label, advance))
+            elif kind == "release":
+                assert self.queue_name is not None
+                release_leases(db, self.queue_name, self.labeler)
+            else:
+                undone = undo_label(db, self.labeler, self.queue_name, self.single)
+                self.post_message(Committed("undo", undone, False))
 
-            db.on_wait = waiting
+        db: Any = None
+        try:
             while True:
                 op = self._writes.get()
                 if op is None:
                     return
                 kind, args = op
-                try:
-                    if kind == "label":
-                        advance = bool(args.pop("advance"))
-                        try:
-                            label = give_label(db, **args)
-                        except LabelConflict as conflict:
-                            self.post_message(LabelChanged(args | {"advance": advance}, conflict))
+                for attempt in (1, 2):
+                    try:
+                        if db is None:
+                            db = self.store()
+                            db.on_wait = waiting
+                        write(db, kind, args)
+                    except Exception as e:  # reported in the modal; the queue keeps going
+                        if attempt == 1 and db is not None and connection_lost(e):
+                            with contextlib.suppress(Exception):
+                                db.close()
+                            db = None  # connected again, and the write tried once more
                             continue
-                        except PlaceTaken as taken:
-                            self.post_message(PlaceLost(taken))
-                            continue
-                        self.post_message(Committed("label", label, advance))
-                    elif kind == "release":
-                        assert self.queue_name is not None
-                        release_leases(db, self.queue_name, self.labeler)
-                    else:
-                        undone = undo_label(db, self.labeler, self.queue_name, self.single)
-                        self.post_message(Committed("undo", undone, False))
-                except Exception as e:  # reported in the modal; the queue keeps going
-                    self.post_message(WriteFailed(e))
+                        self.post_message(WriteFailed(e))
+                    break
+        finally:
+            if db is not None:
+                db.close()
 
     def action_label(self, verdict: str) -> None:
         from reviewer.workflows.labels import contradiction
