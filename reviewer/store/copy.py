@@ -243,7 +243,7 @@ def copy_database(
         with src.read_snapshot(), dst.transaction():
             _empty(dst)
             for table, order in TABLES:
-                cols = [c for c in columns(src, table) if c in set(columns(dst, table))]
+                cols = _shared_columns(src, dst, table)
                 insert = (
                     f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
                 )
@@ -261,7 +261,7 @@ def copy_database(
             _rebuild(dst)
             # verified before it is kept: a copy that differs is rolled back whole
             for table, _ in TABLES:
-                cols = [c for c in columns(src, table) if c in set(columns(dst, table))]
+                cols = _shared_columns(src, dst, table)
                 n, digest = _source_digest(src, table, cols)
                 copied = TableCopy(table, n, digest)
                 copied.dest_rows, copied.dest_hash = table_digest(dst, table, cols)
@@ -291,6 +291,21 @@ def _source(src: Store, batches: Iterable[list[Any]]) -> Iterable[list[Any]]:
     """BATCHES read from SRC, a failure to read named as SRC's (not the destination's)."""
     try:
         yield from batches
+    except sqlite3.Error as e:
+        raise StoreError(describe_error(src.path, e)) from e
+
+
+def _shared_columns(src: Store, dst: Store, table: str) -> list[str]:
+    """The columns of TABLE both databases have, in the source's order."""
+    held = set(columns(dst, table))
+    return [c for c in _source_columns(src, table) if c in held]
+
+
+def _source_columns(src: Store, table: str) -> list[str]:
+    """:func:`columns` of SRC, a failure named as SRC's (a server that went away during the copy
+    was said of the destination file)."""
+    try:
+        return columns(src, table)
     except sqlite3.Error as e:
         raise StoreError(describe_error(src.path, e)) from e
 

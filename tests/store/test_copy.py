@@ -336,3 +336,46 @@ def test_names_one_on_postgresql_are_said_for_what_they_are(
     )
     with open_store(pg_url) as db:
         assert db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
+
+
+def test_a_source_server_gone_during_the_copy_is_named_as_the_source(
+    rich_sqlite: Path, tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A PostgreSQL source whose server restarted during a copy to a file was said of the file
+    ('backup.db: lost the connection to the PostgreSQL server'): the source's columns were read
+    outside the reads that name the source. The source is named; the new file is removed (found
+    by an attacker)."""
+    import time
+
+    import psycopg
+
+    from reviewer.store.db import Store, StoreError
+    from reviewer.workflows.copy import copy_databases
+
+    monkeypatch.delenv(TEST_SERVER_VAR, raising=False)
+    assert run_cli("copy", str(rich_sqlite), pg_url)[0] == 0
+    from reviewer.store import copy as copy_module
+
+    dest = tmp_path / "backup.db"
+    real_columns = copy_module.columns
+    looks: list[object] = []
+
+    def columns(db: Store, table: str) -> list[str]:
+        if db.dialect == "postgres":
+            looks.append(table)
+        if len(looks) == 2 and db.dialect == "postgres":  # the server goes between two tables
+            with psycopg.connect(pg_url, autocommit=True) as admin:
+                others = (
+                    "FROM pg_stat_activity WHERE datname = current_database() "
+                    "AND pid <> pg_backend_pid()"
+                )
+                admin.execute(f"SELECT pg_terminate_backend(pid) {others}")
+                while admin.execute(f"SELECT COUNT(*) {others}").fetchone()[0]:
+                    time.sleep(0.01)  # gone, not only told to go
+        return real_columns(db, table)
+
+    monkeypatch.setattr(copy_module, "columns", columns)
+    with pytest.raises(StoreError) as e:
+        copy_databases(pg_url, str(dest))
+    assert str(e.value).startswith(f"{pg_url}: lost the connection to the PostgreSQL server (")
+    assert not dest.exists()
