@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import logging
 import math
 import re
 import sqlite3
@@ -51,6 +52,11 @@ def _m021(db: Any) -> None:
 MIGRATIONS: dict[str, Callable[[Any], None]] = {"m021_fts_arguments_as_written": _m021}
 
 NUL_SHOWN = "\u2400"
+
+# psycopg's own warnings (a COPY it could not end on a connection the server dropped: "error
+# ignored terminating <psycopg.Copy [BAD]>: the connection is lost") went to stderr beside the
+# one line that says what happened; that line says it
+logging.getLogger("psycopg").addHandler(logging.NullHandler())
 
 
 class Location(str):
@@ -201,16 +207,16 @@ class Connection:
         savepoint = _SAVEPOINT.fullmatch(sql) if sql[:12].lstrip()[:1] in "SRsr" else None
         if savepoint is not None:
             return self._savepoint(savepoint.group(1).split()[0].upper(), savepoint.group(2), sql)
-        cur = self.raw.cursor()
-        with _as_sqlite():
+        with _as_sqlite():  # a closed connection refuses the cursor itself
+            cur = self.raw.cursor()
             cur.execute(to_postgres(sql), _params(params))
         return Cursor(cur)
 
     def _savepoint(self, verb: str, name: str, sql: str) -> Cursor:
         from reviewer.store.db import lock_timeout
 
-        cur = self.raw.cursor()
         with _as_sqlite():
+            cur = self.raw.cursor()
             if verb == "SAVEPOINT" and not self.in_transaction:
                 cur.execute("BEGIN")
                 cur.execute(f"SET LOCAL lock_timeout = '{int(lock_timeout() * 1000)}ms'")
@@ -223,9 +229,9 @@ class Connection:
         return Cursor(cur)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> Cursor:
-        cur = self.raw.cursor()
         bulk = bulk_insert(sql)
         with _as_sqlite():
+            cur = self.raw.cursor()
             if bulk is not None and self.in_transaction:
                 # inside a transaction: all rows or none, as executemany's would be
                 if bulk.direct:
@@ -380,9 +386,10 @@ def _schema_statements() -> list[str]:
 
 
 def tables(conn: Connection) -> list[str]:
-    rows = conn.raw.execute(
-        "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename"
-    ).fetchall()
+    with _as_sqlite():
+        rows = conn.raw.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename"
+        ).fetchall()
     return [str(r[0]) for r in rows]
 
 
@@ -471,10 +478,11 @@ def _store_class() -> type:
 
         def view_names(self) -> list[str]:
             """The views of this database (its schema), by name."""
-            rows = self.conn.raw.execute(  # type: ignore[attr-defined]
-                "SELECT viewname FROM pg_views WHERE schemaname = current_schema() "
-                "ORDER BY viewname"
-            ).fetchall()
+            with _as_sqlite():
+                rows = self.conn.raw.execute(  # type: ignore[attr-defined]
+                    "SELECT viewname FROM pg_views WHERE schemaname = current_schema() "
+                    "ORDER BY viewname"
+                ).fetchall()
             return [str(r[0]) for r in rows]
 
         def after_copy(self) -> None:

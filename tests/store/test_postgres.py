@@ -248,3 +248,47 @@ def test_a_server_that_takes_no_writes_is_named_for_what_it_is(
     )
     code, out, err = run_cli("--db", read_only, "report")  # reading is as before
     assert code == 0 and "refund_simple" in out, err
+
+
+def test_an_import_whose_connection_the_server_dropped_is_one_line(
+    pg_url: str,
+    tmp_path: object,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """An import whose connection the server dropped (a restart) between two files stopped with
+    'internal error: OperationalError: the connection is closed' (exit 70), and psycopg's own
+    warning ('error ignored terminating <psycopg.Copy [BAD]>') beside it: a closed connection
+    refuses even a cursor, which was asked for outside the errors the store turns into its own.
+    It is one line naming the database; the first file stays stored (found by an attacker)."""
+    import psycopg
+
+    from reviewer import cli
+    from reviewer.workflows import imports
+
+    real = imports.import_file
+    calls: list[object] = []
+
+    def drop_before_the_second(*args: object, **kw: object) -> object:
+        calls.append(args[1])
+        if len(calls) == 2:  # the server restarts between the two files
+            with psycopg.connect(pg_url, autocommit=True) as admin:
+                others = (
+                    "FROM pg_stat_activity WHERE datname = current_database() "
+                    "AND pid <> pg_backend_pid()"
+                )
+                admin.execute(f"SELECT pg_terminate_backend(pid) {others}")
+                while admin.execute(f"SELECT COUNT(*) {others}").fetchone()[0]:
+                    pass
+        return real(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(imports, "import_file", drop_before_the_second)
+    first, second = SAMPLE_RUNS / "support-v1.jsonl", SAMPLE_RUNS / "support-v2.jsonl"
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["--db", pg_url, "import", str(first), str(second)])
+    err = capsys.readouterr().err
+    assert exited.value.code == 1, err
+    assert "internal error" not in err and "psycopg" not in err
+    assert f"reviewer: {pg_url}: lost the connection to the PostgreSQL server (" in err
+    with open_store(pg_url) as db:
+        assert db.execute("SELECT DISTINCT run FROM trials").fetchall() == [("support-v1",)]
