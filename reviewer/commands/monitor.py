@@ -201,8 +201,21 @@ def monitor(
                 click.echo(a.line(report.size))
             sys.stdout.flush()
 
+        def reopen() -> Any:
+            from reviewer.workflows.store_access import open_store
+
+            return open_store(ctx.obj["db"])
+
         follow(
-            db, follow_path, req, on_pass, interval=interval, passes=passes, on_note=note, cfg=cfg
+            db,
+            follow_path,
+            req,
+            on_pass,
+            interval=interval,
+            passes=passes,
+            on_note=note,
+            cfg=cfg,
+            reopen=reopen,
         )
         sys.exit(1 if raised[0] else 0)
     except MonitorError as e:

@@ -43,16 +43,33 @@ def public_url_of(host: str, port: int, given: str | None) -> str:
     such address, so it needs ``--public-url`` (click.UsageError)."""
     if given:
         return given.rstrip("/")
-    try:
-        ip = ipaddress.ip_address(host)
-    except ValueError:
+    ip = _address(host)
+    if ip is None:
         return f"http://{host}:{port}"
     if ip.is_unspecified:
         raise click.UsageError(
-            f"--host {host} listens on every address, but browsers need one to reach it by: "
-            "give it with --public-url http://NAME:PORT"
+            f"--host {host or repr(host)} listens on every address, but browsers need one to "
+            "reach it by: give it with --public-url http://NAME:PORT"
         )
-    return f"http://[{host}]:{port}" if ip.version == 6 else f"http://{host}:{port}"
+    return f"http://[{ip}]:{port}" if ip.version == 6 else f"http://{ip}:{port}"
+
+
+def _address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The address HOST listens on when it is one, in every spelling the system takes: '' is
+    every address (as 0.0.0.0), '0', '127.1' and '0x7f000001' are 0.0.0.0 and 127.0.0.1 (an
+    unset --host "$HOST" listened on every address, its page at http://:8000); None for a name."""
+    import socket
+
+    if host == "":
+        return ipaddress.IPv4Address(0)
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        pass
+    try:
+        return ipaddress.IPv4Address(socket.inet_aton(host))
+    except (OSError, ValueError):
+        return None
 
 
 def allowed_origins(public_url: str, host: str, port: int) -> set[str]:
@@ -71,10 +88,8 @@ def allowed_origins(public_url: str, host: str, port: int) -> set[str]:
 def is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    ip = _address(host)
+    return ip is not None and ip.is_loopback
 
 
 @click.command()

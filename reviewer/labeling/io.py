@@ -147,7 +147,8 @@ def import_labels(db: Store, path: str | Path | IO[bytes]) -> ImportResult:
         if not text.strip():
             continue
         try:  # the import's checked decoder: NaN, 64-bit range, lone surrogates, depth
-            obj = loads(text)
+            # without its line end: a line cut short was said to fail at its next line's column 1
+            obj = loads(text.rstrip("\r\n"))
         except RecordError as e:
             result.skipped.append(f"{result.file}:{no}: {e}")
             continue

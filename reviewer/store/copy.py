@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -143,8 +144,6 @@ def _row_hash(row: Sequence[Any]) -> int:
 def holds_schema(db: Store) -> bool:
     """Whether DB (opened without migrations) holds a reviewer database: a new, empty file or
     database holds none, and copying from it would make one there and copy nothing."""
-    import sqlite3
-
     try:
         with db.read_snapshot():
             db.execute("SELECT 1 FROM runs LIMIT 0")
@@ -156,7 +155,6 @@ def holds_schema(db: Store) -> bool:
 def sqlite_without_tables(path: str) -> bool:
     """Whether the SQLite file PATH, read without a write, holds no tables at all (False when it
     cannot be read so, or holds another program's tables: opening it as a store then says why)."""
-    import sqlite3
     from pathlib import Path
 
     try:
@@ -184,8 +182,7 @@ def table_digest(db: Store, table: str, cols: Sequence[str]) -> tuple[int, str]:
     """(rows, hash) of TABLE over COLS."""
     total = 0
     n = 0
-    cur = db.execute(f"SELECT {', '.join(cols)} FROM {table}")
-    while rows := cur.fetchmany(BATCH):
+    for rows in db.batches(f"SELECT {', '.join(cols)} FROM {table}", size=BATCH):
         for row in rows:
             total = (total + _row_hash(row)) % (1 << 256)
         n += len(rows)
@@ -193,9 +190,7 @@ def table_digest(db: Store, table: str, cols: Sequence[str]) -> tuple[int, str]:
 
 
 def _rows(db: Store, table: str, cols: Sequence[str], order: str) -> Iterable[list[Any]]:
-    cur = db.execute(f"SELECT {', '.join(cols)} FROM {table} ORDER BY {order}")
-    while rows := cur.fetchmany(BATCH):
-        yield rows
+    yield from db.batches(f"SELECT {', '.join(cols)} FROM {table} ORDER BY {order}", size=BATCH)
 
 
 def _empty(dst: Store) -> None:
@@ -220,8 +215,8 @@ def _rebuild(dst: Store) -> None:
     from reviewer.store.writer import FTS_SQL, fts_row
 
     sql = FTS_SQL
-    cur = dst.execute("SELECT seq, run, task_id, trial, record FROM trials ORDER BY seq")
-    while batch := cur.fetchmany(500):
+    read = "SELECT seq, run, task_id, trial, record FROM trials ORDER BY seq"
+    for batch in dst.batches(read, size=500):
         out = []
         for seq, run, task_id, trial_no, record in batch:
             try:
@@ -248,20 +243,25 @@ def copy_database(
         with src.read_snapshot(), dst.transaction():
             _empty(dst)
             for table, order in TABLES:
-                cols = [c for c in columns(src, table) if c in set(columns(dst, table))]
+                cols = _shared_columns(src, dst, table)
                 insert = (
                     f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
                 )
                 n = 0
                 for rows in _source(src, _rows(src, table, cols, order)):
-                    dst.conn.executemany(insert, rows)
+                    try:
+                        dst.conn.executemany(insert, rows)
+                    except sqlite3.IntegrityError as e:
+                        if dst.dialect == "postgres" and NUL_SHOWN in str(e):
+                            raise StoreError(_one_on_postgres(dst, table, e)) from e
+                        raise
                     n += len(rows)
                     if progress is not None:
                         progress(table, n)
             _rebuild(dst)
             # verified before it is kept: a copy that differs is rolled back whole
             for table, _ in TABLES:
-                cols = [c for c in columns(src, table) if c in set(columns(dst, table))]
+                cols = _shared_columns(src, dst, table)
                 n, digest = _source_digest(src, table, cols)
                 copied = TableCopy(table, n, digest)
                 copied.dest_rows, copied.dest_hash = table_digest(dst, table, cols)
@@ -273,23 +273,44 @@ def copy_database(
     return result
 
 
+def _one_on_postgres(dst: Store, table: str, e: Exception) -> str:
+    """Why rows of the source collide on PostgreSQL: names that differ only by a NUL character
+    and the ␀ PostgreSQL stores for it are one name there."""
+    return (
+        f"{dst.path}: {table}: the source holds two names that differ only by a NUL character and "
+        f"{NUL_SHOWN} (U+2400), which PostgreSQL stores for NUL, so they are one name there ({e}); "
+        "this database cannot be copied to PostgreSQL as it is (nothing was written)"
+    )
+
+
 class _NotVerified(Exception):
     """Raised inside the copy's transaction to roll it back."""
 
 
 def _source(src: Store, batches: Iterable[list[Any]]) -> Iterable[list[Any]]:
     """BATCHES read from SRC, a failure to read named as SRC's (not the destination's)."""
-    import sqlite3
-
     try:
         yield from batches
     except sqlite3.Error as e:
         raise StoreError(describe_error(src.path, e)) from e
 
 
-def _source_digest(src: Store, table: str, cols: Sequence[str]) -> tuple[int, str]:
-    import sqlite3
+def _shared_columns(src: Store, dst: Store, table: str) -> list[str]:
+    """The columns of TABLE both databases have, in the source's order."""
+    held = set(columns(dst, table))
+    return [c for c in _source_columns(src, table) if c in held]
 
+
+def _source_columns(src: Store, table: str) -> list[str]:
+    """:func:`columns` of SRC, a failure named as SRC's (a server that went away during the copy
+    was said of the destination file)."""
+    try:
+        return columns(src, table)
+    except sqlite3.Error as e:
+        raise StoreError(describe_error(src.path, e)) from e
+
+
+def _source_digest(src: Store, table: str, cols: Sequence[str]) -> tuple[int, str]:
     try:
         return table_digest(src, table, cols)
     except sqlite3.Error as e:

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import SplitResult, quote, unquote, urlsplit, urlunsplit
 
 
@@ -84,6 +85,12 @@ def describe_error(path: str | Path, e: BaseException) -> str:
     where = str(path)
     if "readonly" in low and where in _read_only_reasons:
         return f"{_read_only_reasons[where]} (nothing was written)"
+    if "read-only transaction" in low:  # PostgreSQL's: no file or folder to blame
+        said = text.removeprefix("attempt to write a readonly database ").strip("()")
+        return (
+            f"{where}: the PostgreSQL server takes no writes on this connection (a standby, or "
+            f"default_transaction_read_only on): {said}; nothing was written"
+        )
     if isinstance(e, OSError):
         if e.errno == errno.ENOSPC:
             return f"{where}: the disk is full ({e.strerror})"
@@ -94,6 +101,12 @@ def describe_error(path: str | Path, e: BaseException) -> str:
         return f"{where}: cannot open ({e.strerror or text})"
     if "disk is full" in low or "disk i/o" in low and _disk_full(path):
         return f"{where}: the disk is full; free some space and run it again (nothing was lost)"
+    if "disk i/o" in low and (limit := _size_limit()) is not None:
+        return (
+            f"{where}: database error ({text}): a write failed, and this process may write files "
+            f"of {limit:,} bytes at most (ulimit -f): if the database or its log reached that, "
+            "raise the limit and run it again (nothing was lost)"
+        )
     if "readonly" in low or "read-only" in low:
         return f"{where}: the database is read-only (file or folder not writable); {_access(path)}"
     if "unable to open" in low:
@@ -106,17 +119,25 @@ def describe_error(path: str | Path, e: BaseException) -> str:
         )
     if low.startswith("lost the connection"):  # the store's own line for it
         return f"{where}: {text}"
-    if (
-        "server closed the connection" in low
-        or "consuming input failed" in low
-        or ("connection" in low and ("lost" in low or "terminat" in low))
-    ):
+    if connection_lost(e):
         return f"{where}: lost the connection to the PostgreSQL server ({text})"
     if "malformed" in low or "corrupt" in low:
         return f"{where}: the database is damaged ({text}); {RECOVER}"
     if "not a database" in low or "encrypted" in low:
         return f"{where}: not a reviewer database ({text})"
     return f"{where}: database error ({text})"
+
+
+def connection_lost(e: BaseException) -> bool:
+    """Whether E says the connection to a PostgreSQL server went (the server restarted, or the
+    network between went): a new connection may work where this one no longer can."""
+    low = str(e).lower()
+    return (
+        "server closed the connection" in low
+        or "consuming input failed" in low
+        or "the connection is closed" in low
+        or ("connection" in low and ("lost" in low or "terminat" in low))
+    )
 
 
 #: What a user can do with a damaged database.
@@ -189,6 +210,18 @@ def _disk_full(path: str | Path) -> bool:
     return st.f_bavail * st.f_frsize < 1 << 20
 
 
+def _size_limit() -> int | None:
+    """The process's file size limit in bytes (RLIMIT_FSIZE, ``ulimit -f``), None when there is
+    none: a write past it fails as SQLite's bare 'disk I/O error', the log that reached it gone
+    by the time the error is told."""
+    try:
+        import resource
+    except ImportError:  # not on Windows
+        return None
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    return None if limit == resource.RLIM_INFINITY else int(limit)
+
+
 def _access(path: str | Path) -> str:
     """Why a file cannot be opened or written: a missing folder, a permission, a read-only file."""
     p = Path(path)
@@ -228,6 +261,13 @@ class Store(sqlite_utils.Database):
     def after_copy(self) -> None:
         """What rows written with their own ids need before the next insert (nothing in SQLite:
         a new id is always the top one plus one)."""
+
+    def batches(self, sql: str, parameters: Any = None, size: int = 2000) -> Iterator[list[Any]]:
+        """The rows of a query, SIZE at a time, never all held at once (a whole table read so, as
+        `reviewer copy` reads each, is the size of the table)."""
+        cur = self.execute(sql, parameters or [])
+        while rows := cur.fetchmany(size):
+            yield rows
 
     def identity(self) -> str | None:
         """What names this database among others, for caches keyed by it: the file's path, a

@@ -18,6 +18,9 @@ A URL's ``options=-csearch_path=NAME`` keeps reviewer's tables in a schema of th
 
 from __future__ import annotations
 
+import contextlib
+import itertools
+import logging
 import math
 import re
 import sqlite3
@@ -49,6 +52,11 @@ def _m021(db: Any) -> None:
 MIGRATIONS: dict[str, Callable[[Any], None]] = {"m021_fts_arguments_as_written": _m021}
 
 NUL_SHOWN = "\u2400"
+
+# psycopg's own warnings (a COPY it could not end on a connection the server dropped: "error
+# ignored terminating <psycopg.Copy [BAD]>: the connection is lost") went to stderr beside the
+# one line that says what happened; that line says it
+logging.getLogger("psycopg").addHandler(logging.NullHandler())
 
 
 class Location(str):
@@ -405,12 +413,33 @@ def connect(url: str) -> Connection:
     try:
         with _as_sqlite():
             raw = psycopg.connect(
-                url, connect_timeout=10, autocommit=True, cursor_factory=psycopg.ClientCursor
+                url, autocommit=True, cursor_factory=psycopg.ClientCursor, **_timeout(url)
             )
     except ValueError as e:  # a URL libpq cannot read: %ff in its user, a bad port
         raise sqlite3.OperationalError(f"not a PostgreSQL URL it can read: {e}") from None
     _loaders(raw)
     return Connection(raw, url)
+
+
+#: Seconds to wait for a server that does not answer, unless the URL's connect_timeout or
+#: PGCONNECT_TIMEOUT says otherwise.
+CONNECT_TIMEOUT_S = 10
+
+
+def _timeout(url: str) -> dict[str, Any]:
+    """The connect_timeout to give psycopg: none when the URL or PGCONNECT_TIMEOUT sets one (a
+    keyword given to psycopg overrides both: connect_timeout=2 in the URL waited 10 s)."""
+    import os
+
+    from psycopg.conninfo import conninfo_to_dict
+
+    if os.environ.get("PGCONNECT_TIMEOUT", "").strip():
+        return {}
+    try:
+        given = conninfo_to_dict(url)
+    except Exception:  # a URL libpq cannot read: psycopg.connect says why
+        return {}
+    return {} if "connect_timeout" in given else {"connect_timeout": CONNECT_TIMEOUT_S}
 
 
 def writer_lock_sql() -> str:
@@ -453,9 +482,10 @@ def _schema_statements() -> list[str]:
 
 
 def tables(conn: Connection) -> list[str]:
-    rows = conn.raw.execute(
-        "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename"
-    ).fetchall()
+    with _as_sqlite():
+        rows = conn.raw.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename"
+        ).fetchall()
     return [str(r[0]) for r in rows]
 
 
@@ -588,10 +618,11 @@ def _store_class() -> type:
 
         def view_names(self) -> list[str]:
             """The views of this database (its schema), by name."""
-            rows = self.conn.raw.execute(  # type: ignore[attr-defined]
-                "SELECT viewname FROM pg_views WHERE schemaname = current_schema() "
-                "ORDER BY viewname"
-            ).fetchall()
+            with _as_sqlite():
+                rows = self.conn.raw.execute(  # type: ignore[attr-defined]
+                    "SELECT viewname FROM pg_views WHERE schemaname = current_schema() "
+                    "ORDER BY viewname"
+                ).fetchall()
             return [str(r[0]) for r in rows]
 
         def after_copy(self) -> None:
@@ -605,6 +636,34 @@ def _store_class() -> type:
                     f"SELECT setval(pg_get_serial_sequence('{table}', '{column}'), "
                     f"COALESCE((SELECT MAX({column}) FROM {table}), 0) + 1, false)"
                 )
+
+        def batches(
+            self, sql: str, parameters: Any = None, size: int = 2000
+        ) -> Iterator[list[Any]]:
+            """The rows of a query, SIZE at a time: inside a transaction through a cursor of the
+            server's (psycopg's own cursor takes the whole result at once, so a copy held each
+            table of a team's database in memory whole), else as the rest of the store reads."""
+            if not self.conn.in_transaction:
+                yield from Store.batches(self, sql, parameters, size)
+                return
+            raw = self.conn.raw  # type: ignore[attr-defined]
+            with _as_sqlite():
+                cur = raw.cursor(name=f"reviewer_batches_{next(_CURSORS)}")
+            try:
+                with _as_sqlite():
+                    cur.execute(to_postgres(sql), _params(parameters))
+                while True:
+                    with _as_sqlite():
+                        rows = cur.fetchmany(size)
+                    if not rows:
+                        return
+                    yield rows
+            finally:
+                import psycopg
+
+                # a transaction a failure aborted takes no CLOSE: the failure is what is told
+                with contextlib.suppress(psycopg.Error):
+                    cur.close()
 
         def _begin_snapshot(self) -> None:
             self.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
@@ -633,6 +692,8 @@ def _store_class() -> type:
 
 
 _PG_STORE: list[type] = []
+#: Names for the server's cursors of ``PgStore.batches``, one each.
+_CURSORS = itertools.count(1)
 
 
 def open_postgres(

@@ -5,6 +5,7 @@ find alerts, and route flagged conversations to a review queue."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import time
@@ -131,8 +132,10 @@ def run_monitor(
     *,
     cfg: Any = None,
     on_note: Note | None = None,
+    told: set[str] | None = None,
 ) -> MonitorReport:
-    """One pass of the monitor (see the module docstring). Raises MonitorError with one line."""
+    """One pass of the monitor (see the module docstring). Raises MonitorError with one line.
+    ``told``: skipped records an earlier pass of a follow said already, not said again."""
     from reviewer.config import ConfigError, resolve_config
     from reviewer.metrics.active_rules import active_rules
     from reviewer.metrics.monitor import (
@@ -162,7 +165,7 @@ def run_monitor(
             )
     report_imported = None
     if req.imports:
-        report_imported = import_for_monitor(db, req.imports, note)
+        report_imported = import_for_monitor(db, req.imports, note, told)
     runs = list(req.runs) or ([cfg.monitor["run"]] if cfg.monitor.get("run") else [])
     known = run_names(db)
     for r in runs:
@@ -322,17 +325,27 @@ def _route(db: Store, req: MonitorRequest, report: MonitorReport) -> None:
     )
 
 
-def import_for_monitor(db: Store, paths: Sequence[str | Path], note: Note) -> str:
-    """Import ``paths`` (new conversations); MonitorError when a path cannot be read."""
+def import_for_monitor(
+    db: Store, paths: Sequence[str | Path], note: Note, told: set[str] | None = None
+) -> str:
+    """Import ``paths`` (new conversations); MonitorError when a path cannot be read. The first
+    eight skipped records not in ``told`` are said, and the problems (an empty file) not in it
+    (each added to it)."""
     from reviewer.workflows.imports import import_paths
 
     summary = import_paths(db, list(paths))
-    for skip in summary.skipped[:8]:
-        note(str(skip))
+    fresh = [str(s) for s in summary.skipped if told is None or str(s) not in told]
+    for skip in fresh[:8]:
+        note(skip)
+    if told is not None:
+        told.update(fresh[:8])
     if summary.errors:
         raise MonitorError(summary.errors[0])
     for problem in summary.problems:
-        note(problem)
+        if told is None or problem not in told:
+            note(problem)
+            if told is not None:
+                told.add(problem)
     return f"imported {summary.added} new conversations ({summary.already} already stored)"
 
 
@@ -347,11 +360,20 @@ def follow(
     on_note: Note | None = None,
     sleep: Callable[[float], None] = time.sleep,
     cfg: Any = None,
+    reopen: Callable[[], Store] | None = None,
 ) -> None:
     """Keep importing a growing JSONL file or folder and updating the windows: a pass whenever it
     changed (and the first time); ``on_pass`` gets each report and the alerts it raised that no
-    earlier pass had. ``passes`` stops after that many passes (else until interrupted)."""
+    earlier pass had. ``passes`` stops after that many passes (else until interrupted).
+
+    With ``reopen``, a PostgreSQL server that restarted (or a network that went) is connected to
+    again at the next look, and until it answers at each look after, instead of ending the
+    follow: nothing of a pass cut short is kept (its import is one transaction a file), and the
+    next pass reads the file again."""
+    import sqlite3
     import stat
+
+    from reviewer.store.db import StoreError, connection_lost
 
     if not str(path).strip():  # Path("") is the current folder: never walk it unasked
         raise MonitorError("an empty path '': give a file or folder (. for this one)")
@@ -363,23 +385,36 @@ def follow(
     except OSError as e:
         raise MonitorError(f"{path}: cannot read: {e.strerror or e}") from e
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-        raise MonitorError(
-            f"{path}: not a file or folder (a pipe, a device or a socket): --follow watches a log "
-            "file or a folder of them grow"
-        )
+        raise _not_a_file(path)
     from reviewer.ingest.reading import holding_last_line
 
     seen: set[tuple[str, str]] = set()
+    # the skipped records said: a file is read whole on every look, and its bad lines were said
+    # again each time (the first eight only, so a new one past them was never said)
+    told: set[str] = set()
     last: tuple[Any, ...] | None = None
     held = False  # the last import left out a last line still being written
     still = 0  # looks since the file last changed, while a line is held
     gone = False  # the file was rotated away (or deleted): wait for it to come back
+    lost = False  # the connection to the server went: connect again at each look until it works
     done = 0
     while passes is None or done < passes:
-        if not target.exists():
+        if lost and reopen is not None:
+            try:
+                db = reopen()
+            except StoreError:
+                done += 1
+                if passes is None or done < passes:
+                    sleep(interval)
+                continue
+            note(f"{db.path}: connected again")
+            lost = False
+        state = _state(target)
+        if state is None:
             if not gone:
                 note(f"{path} is gone (rotated?): waiting for it to come back")
             gone = True
+            told.clear()  # the file that comes back is another: its lines are new
             done += 1
             if passes is None or done < passes:
                 sleep(interval)
@@ -387,8 +422,9 @@ def follow(
         if gone:
             note(f"{path} is back: reading it again")
             gone = False
-        state = _state(target)
         final = passes is not None and done == passes - 1  # the follow stops after this look
+        if last is not None and _shrank(last, state):
+            told.clear()  # truncated (copytruncate) or replaced: its lines are new
         still = still + 1 if held and state == last else 0
         # a held line unchanged for HOLD_LOOKS looks is no line being written: a file that ends
         # without a newline (copied in whole, finished) has its last record read
@@ -401,8 +437,26 @@ def follow(
             # the follow's last look reads it as an import does
             read_all = final or settled
             last, held = state, not read_all and _half_written(target)
-            with holding_last_line(not read_all):
-                report = run_monitor(db, _with_import(req, path), cfg=cfg, on_note=on_note)
+            try:
+                with holding_last_line(not read_all):
+                    report = run_monitor(
+                        db, _with_import(req, path), cfg=cfg, on_note=on_note, told=told
+                    )
+            except (sqlite3.Error, StoreError, MonitorError) as e:
+                # (an import's failure comes as a MonitorError naming the file: the same)
+                if reopen is None or not connection_lost(e):
+                    raise
+                note(
+                    f"{db.path}: lost the connection to the PostgreSQL server ({e}); connecting "
+                    "again at each look"
+                )
+                with contextlib.suppress(Exception):
+                    db.close()
+                lost, last = True, None  # the next pass reads the file again
+                done += 1
+                if passes is None or done < passes:
+                    sleep(interval)
+                continue
             new = [a for a in report.alerts if (a.window, a.metric) not in seen]
             seen.update((a.window, a.metric) for a in report.alerts)
             on_pass(report, new)
@@ -455,18 +509,42 @@ def _half_written(path: Path) -> bool:
     return False
 
 
-def _state(path: Path) -> tuple[Any, ...]:
-    """Sizes and times of the file, or of every file under the folder: what changes as it grows."""
+def _shrank(before: tuple[Any, ...], now: tuple[Any, ...]) -> bool:
+    """Whether a file of the state BEFORE is smaller NOW, or gone from it."""
+    sizes = {name: size for name, size, _ in now}
+    return any(sizes.get(name, -1) < size for name, size, _ in before)
+
+
+def _not_a_file(path: str | Path) -> MonitorError:
+    return MonitorError(
+        f"{path}: not a file or folder (a pipe, a device or a socket): --follow watches a log "
+        "file or a folder of them grow"
+    )
+
+
+def _state(path: Path) -> tuple[Any, ...] | None:
+    """Sizes and times of the file, or of every file under the folder: what changes as it grows;
+    None when the path is gone (rotated away). MonitorError when it cannot be read, or is now a
+    pipe, a device or a socket: rotation may put one in its place, and opening it would block the
+    follow for good."""
+    import stat
+
     try:
-        if path.is_dir():
-            return tuple(
-                sorted(
-                    (str(p), p.stat().st_size, p.stat().st_mtime_ns)
-                    for p in path.rglob("*")
-                    if p.is_file()
-                )
-            )
         st = path.stat()
-        return ((str(path), st.st_size, st.st_mtime_ns),)
+    except FileNotFoundError:
+        return None
     except OSError as e:
         raise MonitorError(f"{path}: cannot read: {e.strerror or e}") from e
+    if stat.S_ISREG(st.st_mode):
+        return ((str(path), st.st_size, st.st_mtime_ns),)
+    if not stat.S_ISDIR(st.st_mode):
+        raise _not_a_file(path)
+    found = []
+    for p in path.rglob("*"):
+        try:
+            s = p.stat()
+        except OSError:
+            continue  # rotated away (or unreadable) between the listing and the look
+        if stat.S_ISREG(s.st_mode):
+            found.append((str(p), s.st_size, s.st_mtime_ns))
+    return tuple(sorted(found))

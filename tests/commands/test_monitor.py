@@ -563,6 +563,192 @@ def test_monitor_follow_refuses_a_pipe_instead_of_hanging(tmp_path: Path) -> Non
     assert len(err.strip().splitlines()) == 1
 
 
+def test_monitor_follow_says_each_bad_line_once(tmp_path: Path) -> None:
+    """A follow read its file whole on every look and said its bad lines again each time (the
+    first eight only: a bad line written later, past them, was never said). Each is now said once,
+    a new one when it comes, and those of a file truncated in place again (found by an
+    attacker)."""
+    from reviewer.store import open_store
+    from reviewer.workflows.monitor import MonitorRequest, follow
+
+    log = tmp_path / "app.jsonl"
+    good = json.dumps(conversation(0, 0, False))
+    bad = [f'{{"run": "prod", "bad": {i}' for i in range(9)]
+    log.write_text("\n".join([good, *bad]) + "\n", encoding="utf-8")
+    notes: list[str] = []
+    looks = iter(range(10))
+
+    def write(_seconds: float) -> None:
+        step = next(looks)
+        if step in (0, 1):  # good lines come, then a tenth bad one
+            extra = json.dumps(conversation(0, 1, False)) if step == 0 else bad[0]
+            with log.open("a", encoding="utf-8") as f:
+                f.write(extra + "\n")
+        elif step == 2:  # copytruncate: the file starts again, with a bad line
+            log.write_text(good + "\n" + bad[0] + "\n", encoding="utf-8")
+
+    with open_store(tmp_path / "f.db") as db:
+        follow(
+            db,
+            log,
+            MonitorRequest(judge=False),
+            lambda report, new: None,
+            passes=4,
+            sleep=write,
+            on_note=notes.append,
+        )
+    said = [n.split(": ", 1)[0] for n in notes if n.startswith(str(log))]
+    assert said == [
+        *(f"{log}:{i}" for i in range(2, 10)),  # the first look: eight of its nine
+        f"{log}:10",  # the second: the ninth, not the first eight again
+        f"{log}:12",  # the third: the new one
+        f"{log}:2",  # the fourth: the file truncated, its line 2 another line
+    ], notes
+
+
+def test_monitor_follow_of_a_folder_says_an_empty_file_once(tmp_path: Path) -> None:
+    """An empty file in a followed folder was said ('empty file') on every look the folder had
+    changed at; it is said once (found by an attacker)."""
+    from reviewer.store import open_store
+    from reviewer.workflows.monitor import MonitorRequest, follow
+
+    folder = stream(tmp_path, days=1, per_day=3)
+    (folder / "empty.jsonl").write_bytes(b"")
+    notes: list[str] = []
+    looks = iter(range(10))
+
+    def grow(_seconds: float) -> None:
+        with (folder / "day-00.jsonl").open("a", encoding="utf-8") as f:
+            f.write(json.dumps(conversation(0, 10 + next(looks), False)) + "\n")
+
+    with open_store(tmp_path / "f.db") as db:
+        follow(
+            db,
+            folder,
+            MonitorRequest(judge=False),
+            lambda report, new: None,
+            passes=3,
+            sleep=grow,
+            on_note=notes.append,
+        )
+    assert [n for n in notes if "empty.jsonl" in n] == [f"{folder / 'empty.jsonl'}: empty file"]
+
+
+def test_monitor_follow_connects_again_when_the_server_drops_it(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`monitor --follow` on a PostgreSQL database ended (exit 2, 'lost the connection') when the
+    server restarted or dropped its connection; it now says so, connects again at each look until
+    the server answers, and reads the file again (found by an attacker). A drop the connection
+    heals itself from (the server back at once) is not said: here the server is still down when
+    the connection tries again."""
+    import sqlite3
+
+    import psycopg
+
+    from reviewer.store import open_store, postgres
+    from reviewer.store.postgres import TEST_SERVER_VAR
+    from reviewer.workflows.monitor import MonitorRequest, follow
+
+    monkeypatch.delenv(TEST_SERVER_VAR, raising=False)
+    log = tmp_path / "app.jsonl"
+    write_jsonl(log, [conversation(0, i, False) for i in range(3)])
+    notes: list[str] = []
+    reports: list[int] = []
+    opened: list[Any] = []
+    looks = iter(range(10))
+    refused = [True]  # the server still down at the first look after the drop
+    down = [False]  # ... and when the dropped connection tries to connect again
+    connect = postgres.connect
+
+    def connect_unless_down(url: str) -> Any:
+        if down[0]:
+            down[0] = False
+            raise sqlite3.OperationalError("connection failed: Connection refused")
+        return connect(url)
+
+    monkeypatch.setattr(postgres, "connect", connect_unless_down)
+
+    def reopen() -> Any:
+        if refused.pop() if refused else False:
+            return open_store("postgresql://nobody@127.0.0.1:1/none")  # refused: StoreError
+        opened.append(open_store(pg_url))
+        return opened[-1]
+
+    def drop(_seconds: float) -> None:
+        step = next(looks)
+        if step == 0:  # the server drops the follow's connection, and more lines come
+            with psycopg.connect(pg_url, autocommit=True) as admin:
+                admin.execute("SELECT pg_terminate_backend(%s)", [db.conn.raw.info.backend_pid])
+            down[0] = True
+            with log.open("a", encoding="utf-8") as f:
+                f.write(json.dumps(conversation(0, 10, False)) + "\n")
+
+    db = open_store(pg_url)
+    follow(
+        db,
+        log,
+        MonitorRequest(judge=False),
+        lambda report, new: reports.append(report.conversations),
+        passes=4,
+        sleep=drop,
+        on_note=notes.append,
+        reopen=reopen,
+    )
+    for store in opened:
+        store.close()
+    assert reports == [3, 4]
+    said = [n for n in notes if "connect" in n]
+    assert len(said) == 2
+    assert "lost the connection to the PostgreSQL server" in said[0]
+    assert said[0].endswith("; connecting again at each look")
+    assert said[1].endswith(": connected again")
+
+
+def test_monitor_follow_refuses_a_pipe_rotated_into_its_place(tmp_path: Path) -> None:
+    """A follow whose file came back from rotation as a pipe hung for good (the look for a whole
+    line opened it, waiting for a writer that never came): the pipe is now refused in one line, as
+    a pipe named to --follow is (found by an attacker)."""
+    import os
+    import threading
+
+    from reviewer.store import open_store
+    from reviewer.workflows.monitor import MonitorError, MonitorRequest, follow
+
+    log = tmp_path / "app.jsonl"
+    write_jsonl(log, [conversation(0, i, False) for i in range(3)])
+    reports: list[int] = []
+    looks = iter(range(10))
+
+    def unblock() -> None:  # without the check, a writer that comes at last lets the open return
+        with open(log, "wb"):
+            pass
+
+    timer = threading.Timer(5.0, unblock)
+
+    def rotate(_seconds: float) -> None:
+        if next(looks) == 0:
+            log.unlink()
+            os.mkfifo(log)
+            timer.start()
+
+    with open_store(tmp_path / "f.db") as db, pytest.raises(MonitorError) as e:
+        follow(
+            db,
+            log,
+            MonitorRequest(judge=False),
+            lambda report, new: reports.append(report.conversations),
+            passes=3,
+            sleep=rotate,
+        )
+    timer.cancel()
+    assert str(e.value) == (
+        f"{log}: not a file or folder (a pipe, a device or a socket): --follow watches a log file "
+        "or a folder of them grow"
+    )
+    assert reports == [3]
+
+
 # Folded in from tests/test_monitor_width.py:
 # Regression: the `reviewer monitor` table was ~220 columns wide whatever the terminal, and its
 # `judge pass` column named the rate the alerts call `judge fail rate`.

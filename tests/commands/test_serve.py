@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import click
 import pytest
 
 from reviewer.commands.serve import allowed_origins, app_command, is_loopback, public_url_of
@@ -164,6 +165,10 @@ def test_the_command_each_session_runs_is_quoted_and_asks_who_labels(tmp_path: P
         ("0.0.0.0", False),
         ("10.1.2.3", False),
         ("example.com", False),
+        ("127.1", True),  # the system's other spellings of an address (found by an attacker)
+        ("0x7f000001", True),
+        ("0", False),
+        ("", False),
     ],
 )
 def test_a_host_beyond_this_machine_is_told_apart(host: str, loopback: bool) -> None:
@@ -198,6 +203,43 @@ def test_the_page_finds_its_server_by_an_address_that_works() -> None:
     with pytest.raises(Exception, match="--public-url"):
         public_url_of("0.0.0.0", 8000, None)
     assert allowed_origins("https://R.example.com", "0.0.0.0", 8000) == {"https://r.example.com"}
+
+
+@pytest.mark.parametrize("host", ["", "0", "0.0"])
+def test_an_empty_host_listens_on_every_address_and_needs_a_public_url(host: str) -> None:
+    """--host "" (an unset --host "$HOST") and --host 0 listen on every address, as 0.0.0.0 does,
+    but served on it as a name: the page at http://:8000, and the warning 'listening on ,'
+    (found by an attacker)."""
+    with pytest.raises(click.UsageError, match="listens on every address.*--public-url"):
+        public_url_of(host, 8000, None)
+    assert public_url_of("127.1", 8000, None) == "http://127.0.0.1:8000"
+
+
+def test_an_empty_host_is_refused_before_serving(tmp_path: Path) -> None:
+    db = _db(tmp_path)
+    with socket.create_server(("127.0.0.1", 0)) as taken:  # were it served, it would stop there
+        port = str(taken.getsockname()[1])
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "reviewer",
+                "--db",
+                str(db),
+                "serve",
+                "--host",
+                "",
+                "--port",
+                port,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=tmp_path,
+            env={**os.environ, "HOME": str(tmp_path)},
+        )
+    assert done.returncode == 2 and done.stdout == ""
+    assert "Error: --host '' listens on every address" in done.stderr
 
 
 def test_a_key_remap_that_lies_is_said_before_serving(tmp_path: Path) -> None:

@@ -382,3 +382,16 @@ def test_a_labeler_no_face_could_store_is_a_skipped_line(build_db: BuildDb, tmp_
         for i in range(1, len(bad) + 1)
     ]
     assert current_labels_by(db) == ["ana"]
+
+
+def test_a_line_cut_short_is_named_at_its_own_end(build_db: BuildDb, tmp_path: Path) -> None:
+    """A label line cut short (a copy interrupted mid-line) was said to fail at 'column 1': the
+    place the parser gave was on the next line, past the line end (found by an attacker)."""
+    db = build_db(SPECS)
+    f = tmp_path / "cut.jsonl"
+    f.write_bytes(b'{"trial": "zzz"\n{"trial": "zz" "x"}\r\n')
+    r = import_labels(db, f)
+    assert r.skipped == [
+        f"{f}:1: not JSON: Expecting ',' delimiter (column 16)",
+        f"{f}:2: not JSON: Expecting ',' delimiter (column 16)",
+    ]

@@ -263,3 +263,119 @@ def test_a_copy_from_another_programs_sqlite_file_says_so_and_leaves_it(tmp_path
     assert "empty" not in err
     assert src.read_bytes() == before and not (tmp_path / "other.db-wal").exists()
     assert not dst.exists()
+
+
+def _peak_rss_mb(*args: str) -> tuple[int, float]:
+    """(exit code, peak resident MB) of `reviewer ARGS` in a process of its own."""
+    import subprocess
+    import sys
+
+    measure = (
+        "import resource, subprocess, sys; "
+        "code = subprocess.run(sys.argv[1:], capture_output=True).returncode; "
+        "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", measure, sys.executable, "-m", "reviewer", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
+    code, mb = done.stdout.split()
+    return int(code), float(mb)
+
+
+def test_a_copy_from_postgresql_holds_no_table_whole_in_memory(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`reviewer copy postgresql://… backup.db` read each table with psycopg's own cursor, which
+    takes a whole result at once: a table of 120 MB added 120 MB to the copy's memory, twice
+    over (copied, then hashed), so backing up a team's database needed its size in memory. It is
+    read through a cursor of the server's, a batch at a time (found by an attacker)."""
+    monkeypatch.delenv(TEST_SERVER_VAR, raising=False)
+    with open_store(pg_url) as db:
+        db.execute("SELECT 1").fetchone()  # the schema made
+    code, small = _peak_rss_mb("copy", pg_url, str(tmp_path / "small.db"))
+    assert code == 0
+    with open_store(pg_url) as db, db.transaction():  # 30,000 cached replies of 4 KB: 120 MB
+        db.execute(
+            "INSERT INTO judge_cache (key, model, request, response, created_at) "
+            "SELECT 'k' || g, 'm', 'r', repeat(md5(g::text), 128), 't' "
+            "FROM generate_series(1, 30000) AS g"
+        )
+    code, big = _peak_rss_mb("copy", pg_url, str(tmp_path / "big.db"))
+    assert code == 0
+    assert big - small < 60, (small, big)
+
+
+def test_names_one_on_postgresql_are_said_for_what_they_are(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A SQLite file holding runs named 'x' + NUL and 'x␀' (both stored as they were given) failed
+    its copy to PostgreSQL with 'database error (duplicate key value violates unique constraint
+    "runs_pkey" …)': PostgreSQL stores ␀ for NUL, so the two are one name there. The line now
+    says so; nothing is written (found by an attacker)."""
+    from tests.conftest import native_trial, write_jsonl
+
+    monkeypatch.delenv(TEST_SERVER_VAR, raising=False)
+    src = tmp_path / "src.db"
+    runs = write_jsonl(
+        tmp_path / "runs.jsonl",
+        [{**native_trial("t1"), "run": "x\x00"}, {**native_trial("t1"), "run": "x\u2400"}],
+    )
+    assert run_cli("--db", str(src), "import", str(runs))[0] == 0
+    code, out, err = run_cli("copy", str(src), pg_url)
+    assert code == 1 and out == ""
+    assert err.startswith(
+        f"reviewer: {pg_url}: runs: the source holds two names that differ only by a NUL "
+        "character and ␀ (U+2400), which PostgreSQL stores for NUL, so they are one name there ("
+    )
+    assert err.endswith(
+        "this database cannot be copied to PostgreSQL as it is (nothing was written)\n"
+    )
+    with open_store(pg_url) as db:
+        assert db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
+
+
+def test_a_source_server_gone_during_the_copy_is_named_as_the_source(
+    rich_sqlite: Path, tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A PostgreSQL source whose server restarted during a copy to a file was said of the file
+    ('backup.db: lost the connection to the PostgreSQL server'): the source's columns were read
+    outside the reads that name the source. The source is named; the new file is removed (found
+    by an attacker)."""
+    import time
+
+    import psycopg
+
+    from reviewer.store.db import Store, StoreError
+    from reviewer.workflows.copy import copy_databases
+
+    monkeypatch.delenv(TEST_SERVER_VAR, raising=False)
+    assert run_cli("copy", str(rich_sqlite), pg_url)[0] == 0
+    from reviewer.store import copy as copy_module
+
+    dest = tmp_path / "backup.db"
+    real_columns = copy_module.columns
+    looks: list[object] = []
+
+    def columns(db: Store, table: str) -> list[str]:
+        if db.dialect == "postgres":
+            looks.append(table)
+        if len(looks) == 2 and db.dialect == "postgres":  # the server goes between two tables
+            with psycopg.connect(pg_url, autocommit=True) as admin:
+                others = (
+                    "FROM pg_stat_activity WHERE datname = current_database() "
+                    "AND pid <> pg_backend_pid()"
+                )
+                admin.execute(f"SELECT pg_terminate_backend(pid) {others}")
+                while admin.execute(f"SELECT COUNT(*) {others}").fetchone()[0]:
+                    time.sleep(0.01)  # gone, not only told to go
+        return real_columns(db, table)
+
+    monkeypatch.setattr(copy_module, "columns", columns)
+    with pytest.raises(StoreError) as e:
+        copy_databases(pg_url, str(dest))
+    assert str(e.value).startswith(f"{pg_url}: lost the connection to the PostgreSQL server (")
+    assert not dest.exists()

@@ -508,3 +508,48 @@ def test_the_wal_file_vanishing_while_the_check_looks_is_not_an_error(
     monkeypatch.setattr(Path, "stat", stat)
     with open_store(sample) as store:
         assert store.execute("SELECT COUNT(*) FROM trials").fetchone()[0] > 0
+
+
+@pytest.mark.sqlite_only  # the limit is on the SQLite file's size
+def test_a_file_size_limit_reached_by_an_import_is_named(tmp_path: Path) -> None:
+    """An import under `ulimit -f` whose database log reached the limit said only 'database
+    error (disk I/O error)': SQLite reports the write's EFBIG as that, and the log is gone by the
+    time the error is told. The one line now names the limit; the trials stored before stay
+    (found by an attacker)."""
+    import resource
+
+    path = tmp_path / "r.db"
+    write_jsonl(tmp_path / "first.jsonl", [native_trial("t1")])
+    assert run_cli("--db", str(path), "import", str(tmp_path / "first.jsonl"))[0] == 0
+    big = [native_trial(f"t{i}", note="x" * 20_000) for i in range(400)]  # ~8 MB to write
+    write_jsonl(tmp_path / "big.jsonl", big)
+    limit = 4 << 20
+
+    def limited() -> None:
+        resource.setrlimit(
+            resource.RLIMIT_FSIZE, (limit, resource.getrlimit(resource.RLIMIT_FSIZE)[1])
+        )
+
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reviewer",
+            "--db",
+            str(path),
+            "import",
+            str(tmp_path / "big.jsonl"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=limited,
+    )
+    assert done.returncode == 1
+    assert f"{path}: database error (disk I/O error): a write failed, and this process may " in (
+        done.stderr
+    )
+    assert f"files of {limit:,} bytes at most (ulimit -f)" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    with open_store(path) as db:
+        assert db.execute("SELECT COUNT(*) FROM trials").fetchone()[0] == 1

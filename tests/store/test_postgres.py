@@ -248,3 +248,113 @@ def test_a_role_that_may_not_create_tables_is_told_what_lets_it(pg_url: str) -> 
         with psycopg.connect(pg_url, autocommit=True) as admin:
             admin.execute(f"DROP OWNED BY {role}")
             admin.execute(f"DROP ROLE {role}")
+
+
+@pytest.mark.parametrize("where", ["url", "environment"])
+def test_a_connect_timeout_of_the_url_or_environment_is_kept(
+    where: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server that takes the connection and never answers was waited for 10 s whatever the URL's
+    connect_timeout or PGCONNECT_TIMEOUT said: reviewer's own 10 s overrode both (found by an
+    attacker)."""
+    import socket
+    import time
+
+    with socket.create_server(("127.0.0.1", 0)) as silent:  # accepts, never answers
+        url = f"postgresql://nobody@127.0.0.1:{silent.getsockname()[1]}/none"
+        if where == "url":
+            url += "?connect_timeout=2"
+        else:
+            monkeypatch.setenv("PGCONNECT_TIMEOUT", "2")
+        began = time.monotonic()
+        with pytest.raises(StoreError, match="cannot connect to the PostgreSQL server"):
+            open_store(url)
+        assert time.monotonic() - began < 6
+
+
+def test_a_server_that_takes_no_writes_is_named_for_what_it_is(
+    pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A write to a standby or a connection with default_transaction_read_only on said 'the
+    database is read-only (file or folder not writable); the folder postgresql:/me@host does not
+    exist': the file's reasons, for a URL (found by an attacker)."""
+    code, _, err = run_cli("--db", pg_url, "import", str(SAMPLE_RUNS / "support-v1.jsonl"))
+    assert code == 0, err
+    read_only = pg_url + "?options=-cdefault_transaction_read_only%3Don"
+    from reviewer import cli
+
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["--db", read_only, "sample", "--size", "2", "--name", "q"])
+    assert exited.value.code == 1
+    assert capsys.readouterr().err == (
+        f"reviewer: {read_only}: the PostgreSQL server takes no writes on this connection (a "
+        "standby, or default_transaction_read_only on): cannot execute INSERT in a read-only "
+        "transaction; nothing was written\n"
+    )
+    code, out, err = run_cli("--db", read_only, "report")  # reading is as before
+    assert code == 0 and "refund_simple" in out, err
+
+
+@pytest.mark.parametrize("server_back", [True, False])
+def test_an_import_whose_connection_the_server_dropped_goes_on_or_is_one_line(
+    server_back: bool,
+    pg_url: str,
+    tmp_path: object,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """An import whose connection the server dropped (a restart) between two files stopped with
+    'internal error: OperationalError: the connection is closed' (exit 70), and psycopg's own
+    warning ('error ignored terminating <psycopg.Copy [BAD]>') beside it: a closed connection
+    refuses even a cursor, which was asked for outside the errors the store turns into its own
+    (found by an attacker). The connection is now made again: with the server back, the import
+    goes on and stores both files; with it still down, it is one line naming the database and
+    the first file stays stored."""
+    import sqlite3
+
+    import psycopg
+
+    from reviewer import cli
+    from reviewer.store import postgres
+    from reviewer.workflows import imports
+
+    real = imports.import_file
+    calls: list[object] = []
+    connect = postgres.connect
+
+    def refused_after_the_drop(url: str) -> object:
+        if len(calls) >= 2 and not server_back:
+            raise sqlite3.OperationalError("connection failed: Connection refused")
+        return connect(url)
+
+    monkeypatch.setattr(postgres, "connect", refused_after_the_drop)
+
+    def drop_before_the_second(*args: object, **kw: object) -> object:
+        calls.append(args[1])
+        if len(calls) == 2:  # the server restarts between the two files
+            with psycopg.connect(pg_url, autocommit=True) as admin:
+                others = (
+                    "FROM pg_stat_activity WHERE datname = current_database() "
+                    "AND pid <> pg_backend_pid()"
+                )
+                admin.execute(f"SELECT pg_terminate_backend(pid) {others}")
+                while admin.execute(f"SELECT COUNT(*) {others}").fetchone()[0]:
+                    pass
+        return real(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(imports, "import_file", drop_before_the_second)
+    first, second = SAMPLE_RUNS / "support-v1.jsonl", SAMPLE_RUNS / "support-v2.jsonl"
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["--db", pg_url, "import", str(first), str(second)])
+    err = capsys.readouterr().err
+    assert "internal error" not in err and "psycopg" not in err
+    monkeypatch.setattr(postgres, "connect", connect)
+    with open_store(pg_url) as db:
+        runs = db.execute("SELECT DISTINCT run FROM trials ORDER BY run").fetchall()
+    if server_back:
+        assert exited.value.code in (0, None), err
+        assert runs == [("support-v1",), ("support-v2",)]
+    else:
+        assert exited.value.code == 1, err
+        assert f"reviewer: {pg_url}: lost the connection to the PostgreSQL server" in err
+        assert runs == [("support-v1",)]
