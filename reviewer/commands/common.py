@@ -222,8 +222,16 @@ def cli_store(
     # before anything is made, so that nothing is left behind (under the tests' PostgreSQL mode a
     # file name stands for a database); a URL that is not PostgreSQL's is said by open_store
     local = not url_like(path) and not os.environ.get(TEST_SERVER_VAR)
-    # (a name the system refuses, too long, is said by open_store: Path.exists() raises on it)
-    if needs_runs and local and name_problem(path) is None and not Path(path).exists():
+    # (a name the system refuses, too long, or a blank one is said by open_store: Path.exists()
+    # raises on the first, and the second is no file to be missing)
+    blank = not str(path).strip()
+    if (
+        needs_runs
+        and local
+        and not blank
+        and name_problem(path) is None
+        and not Path(path).exists()
+    ):
         message = f"no database {shown_db(path)}; import some first: reviewer import PATH"
         fail(message, code if missing_code is None else missing_code)
     try:

@@ -501,6 +501,13 @@ def _pg_opener() -> Callable[..., Store]:
     return _PG_OPENER[0]
 
 
+#: What a blank --db (or SRC / DST of a copy) is told.
+BLANK_NAME = (
+    "a blank database name; name a SQLite file (reviewer.db) or a PostgreSQL URL "
+    "(postgresql://user@host:port/database)"
+)
+
+
 def name_problem(path: str | Path) -> str | None:
     """Why PATH cannot name a file at all (a name or path past the system's limit, a folder in it
     that cannot be searched), or None: Path.exists() and is_file() raise OSError for these instead
@@ -547,6 +554,8 @@ def open_store(
             f"{shown_as_typed(str(path))}: not a database reviewer opens: a PostgreSQL database is a URL "
             "postgresql://user@host:port/database, a SQLite database a file path (reviewer.db)"
         )
+    if not str(path).strip():  # Path("") is ".", which was told "is a folder"
+        raise StoreError(f"{str(path)!r}: {BLANK_NAME}")
     path = Path(path)
     if problem := name_problem(path):
         raise StoreError(f"{path}: {problem}")

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from reviewer.store.copy import CopyResult, copy_database, holds_schema, sqlite_without_tables
-from reviewer.store.db import StoreError, name_problem, open_store
+from reviewer.store.db import BLANK_NAME, StoreError, name_problem, open_store
 from reviewer.store.postgres import database_exists, is_url, shown_url
 
 
@@ -32,6 +32,8 @@ def copy_databases(
     database), in one transaction on DST, then counted and hashed on both sides. StoreError in
     one line when SRC is not a reviewer database, DST holds data, or they are the same."""
     for location in (src, dst):
+        if not location.strip():
+            raise StoreError(f"{location!r}: {BLANK_NAME}")
         if not is_url(location) and (problem := name_problem(location)):
             raise StoreError(f"{location}: {problem}")
     if _same(src, dst):

@@ -73,3 +73,26 @@ def test_a_read_on_a_url_reviewer_does_not_open_names_the_url(
     assert len(r.stderr.splitlines()) == 1 and sorted(Path().rglob("*")) == before
     imported = CliRunner().invoke(cli, ["--db", url, "import", str(tmp_path / "none")])
     assert imported.stderr == r.stderr  # the same line as the import's
+
+
+@pytest.mark.parametrize("blank", ["", " "])
+@pytest.mark.parametrize(
+    "args", [["report"], ["queues"], ["labels", "export", "-"], ["import", "x"]]
+)
+def test_a_blank_db_is_told_so(tmp_path: Path, blank: str, args: list[str]) -> None:
+    """--db '' (an unset --db "$DB") said ".: is a folder, not a database file", and --db ' '
+    "no database  ; import some first": either is now named as blank, in one line, nothing made."""
+    before = sorted(Path().rglob("*"))
+    r = CliRunner().invoke(cli, ["--db", blank, *args])
+    line = f"reviewer: {blank!r}: a blank database name; name a SQLite file (reviewer.db) or a "
+    assert r.exit_code == 1 and r.stderr.startswith(line), r.stderr
+    assert len(r.stderr.splitlines()) == 1 and sorted(Path().rglob("*")) == before
+
+
+@pytest.mark.parametrize("which", ["src", "dst"])
+def test_a_blank_copy_source_or_destination_is_told_so(tmp_path: Path, which: str) -> None:
+    """reviewer copy '' r.db said 'reviewer: : no such database file'."""
+    args = ["", str(tmp_path / "new.db")] if which == "src" else [str(tmp_path / "old.db"), ""]
+    r = CliRunner().invoke(cli, ["copy", *args])
+    assert r.exit_code == 1 and r.stderr.startswith("reviewer: '': a blank database name"), r.stderr
+    assert not (tmp_path / "new.db").exists()
