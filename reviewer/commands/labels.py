@@ -188,7 +188,9 @@ def sample(
     lines = _summary_lines(summary) if status is None else _active_lines(summary, status)
     for line in lines:
         click.echo(line)
-    app = shlex.join(["reviewer", "--db", command_db(ctx.obj["db"])])
+    # a shared queue's labelers each open it under their own name (the line above says so)
+    who = ["--labeler", "NAME"] if queue.params.get("shared") else []
+    app = shlex.join(["reviewer", "--db", command_db(ctx.obj["db"]), *who])
     click.echo(f"label it in the app: {app}", err=True)
 
 

@@ -141,6 +141,9 @@ def test_commands_hints_and_the_served_command_never_print_the_password(pg_url: 
     assert "label it with reviewer --db postgresql://reviewer@" in printed[2]
     assert "label it in the app: reviewer --db postgresql://reviewer@" in printed[1]
     assert "***" not in printed[1] + printed[2]
+    # a shared queue's labelers each open the app under their own name
+    app = next(line for line in printed[1].splitlines() if "label it in the app" in line)
+    assert shlex.split(app.split(": ", 1)[1])[-2:] == ["--labeler", "NAME"]
     give = next(line for line in printed[2].splitlines() if "label it with" in line)
     command = shlex.split(give.split("label it with ", 1)[1].split(" (VERDICT")[0])
     assert command[:3] == ["reviewer", "--db", pg_url]  # the URL as given, less its password
