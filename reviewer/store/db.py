@@ -85,6 +85,12 @@ def describe_error(path: str | Path, e: BaseException) -> str:
     where = str(path)
     if "readonly" in low and where in _read_only_reasons:
         return f"{_read_only_reasons[where]} (nothing was written)"
+    if low.startswith("permission denied for table"):  # PostgreSQL's: a role that may only read
+        return (
+            f"{where}: this PostgreSQL role may not write reviewer's tables ({text}): it can read "
+            "(reports, the app); labels, imports and other writes need a role granted INSERT, "
+            "UPDATE and DELETE on them; nothing was written"
+        )
     if "read-only transaction" in low:  # PostgreSQL's: no file or folder to blame
         said = text.removeprefix("attempt to write a readonly database ").strip("()")
         return (

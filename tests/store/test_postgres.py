@@ -226,6 +226,39 @@ def test_a_url_naming_no_database_is_refused_before_anything_is_made(
     open_store(server).close()
 
 
+def test_a_role_that_may_only_read_reads_and_is_told_why_a_write_fails(
+    pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A team's read-only role labeling got 'database error (permission denied for table
+    queue_leases)': the line now says the role may read but not write, and what a write needs."""
+    import uuid
+
+    from reviewer import cli
+
+    role = f"reader_{uuid.uuid4().hex[:8]}"
+    as_role = pg_url.replace("reviewer@", f"{role}@", 1)
+    assert run_cli("--db", pg_url, "import", str(SAMPLE_RUNS / "support-v1.jsonl"))[0] == 0
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        admin.execute(f"CREATE ROLE {role} LOGIN")
+        admin.execute(f"GRANT USAGE ON SCHEMA public TO {role}")
+        admin.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}")
+    try:
+        code, out, err = run_cli("--db", as_role, "report")
+        assert code == 0 and "refund_simple" in out, err
+        capsys.readouterr()
+        for args in (("sample", "--size", "4", "--name", "ro"), ("import", str(SAMPLE_RUNS))):
+            with pytest.raises(SystemExit) as exited:
+                cli.main(["--db", as_role, *args])
+            err = capsys.readouterr().err
+            assert exited.value.code == 1 and len(err.splitlines()) == 1, err
+            assert "this PostgreSQL role may not write reviewer's tables (permission denied" in err
+            assert "nothing was written" in err
+    finally:
+        with psycopg.connect(pg_url, autocommit=True) as admin:
+            admin.execute(f"DROP OWNED BY {role}")
+            admin.execute(f"DROP ROLE {role}")
+
+
 def test_a_role_that_may_not_create_tables_is_told_what_lets_it(pg_url: str) -> None:
     """PostgreSQL 15 lets only a database's owner create in its schema public: a team role on a
     database an administrator made was told only 'database error (permission denied for schema
