@@ -254,7 +254,9 @@ class TeamProgress:
                         "position": k.position,
                         "trial_id": k.trial_id,
                         "labeler": k.labeler,
-                        "expires": k.expires,
+                        "expires": k.expires,  # Unix seconds, by the database's clock
+                        "expires_at": _utc(k.expires),  # the same, as created_at is written
+                        "seconds_left": round(k.left),
                     }
                     for k in self.leases
                 ],
@@ -474,3 +476,10 @@ def queue_status(
         if choice is not None:
             item = next(it for it in left if it.verdict == choice.stratum)
     return QueueStatus(name, who, True, done, total, item, choice, verdict, judge, mine, team)
+
+
+def _utc(seconds: float) -> str:
+    """Unix SECONDS as an ISO-8601 time in UTC, to the second."""
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="seconds")

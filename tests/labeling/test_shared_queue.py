@@ -227,6 +227,13 @@ def test_cli_shared_queue_next_release_and_errors(sample_db: Path) -> None:
     code, out, _ = run_cli("--db", db, "queues", name, "--json")
     team = json.loads(out)["queues"][0]["team"]
     assert sorted(k["labeler"] for k in team["leases"]) == ["ann", "bob", "cy"]
+    # a lease's end as a time in UTC too (as created_at is), and the seconds it has left
+    from datetime import datetime
+
+    for k in team["leases"]:
+        at = datetime.fromisoformat(k["expires_at"])
+        assert at.utcoffset() is not None and at.timestamp() == int(k["expires"])
+        assert 19 * 60 < k["seconds_left"] <= 20 * 60
     code, out, err = run_cli("--db", db, "--labeler", "cy", "queues", name, "--release", "--json")
     assert code == 0 and json.loads(out)["released"] == 1, err
     code, out, err = run_cli("--db", db, "queues", name)
