@@ -14,6 +14,7 @@ import pytest
 from reviewer.judge.standin import StandIn
 from reviewer.metrics.monitor import parse_time, plausible
 from tests.conftest import run_cli, write_jsonl
+from tests.support.pg_server import drop_connections
 
 START = datetime(2025, 6, 1, tzinfo=UTC)
 
@@ -644,8 +645,6 @@ def test_monitor_follow_connects_again_when_the_server_drops_it(
     the connection tries again."""
     import sqlite3
 
-    import psycopg
-
     from reviewer.store import open_store, postgres
     from reviewer.store.postgres import TEST_SERVER_VAR
     from reviewer.workflows.monitor import MonitorRequest, follow
@@ -678,8 +677,7 @@ def test_monitor_follow_connects_again_when_the_server_drops_it(
     def drop(_seconds: float) -> None:
         step = next(looks)
         if step == 0:  # the server drops the follow's connection, and more lines come
-            with psycopg.connect(pg_url, autocommit=True) as admin:
-                admin.execute("SELECT pg_terminate_backend(%s)", [db.conn.raw.info.backend_pid])
+            drop_connections(pg_url, db.conn.raw.info.backend_pid)
             down[0] = True
             with log.open("a", encoding="utf-8") as f:
                 f.write(json.dumps(conversation(0, 10, False)) + "\n")

@@ -12,6 +12,7 @@ import pytest
 from reviewer.store.db import open_store
 from reviewer.store.postgres import TEST_SERVER_VAR
 from tests.conftest import SAMPLE_RUNS, foreign_sqlite, run_cli
+from tests.support.pg_server import drop_connections
 
 # What a user would compare after a move: the numbers, the trials list, search, labels, queues.
 _QUESTIONS = (
@@ -345,9 +346,6 @@ def test_a_source_server_gone_during_the_copy_is_named_as_the_source(
     ('backup.db: lost the connection to the PostgreSQL server'): the source's columns were read
     outside the reads that name the source. The source is named; the new file is removed (found
     by an attacker)."""
-    import time
-
-    import psycopg
 
     from reviewer.store.db import Store, StoreError
     from reviewer.workflows.copy import copy_databases
@@ -364,14 +362,7 @@ def test_a_source_server_gone_during_the_copy_is_named_as_the_source(
         if db.dialect == "postgres":
             looks.append(table)
         if len(looks) == 2 and db.dialect == "postgres":  # the server goes between two tables
-            with psycopg.connect(pg_url, autocommit=True) as admin:
-                others = (
-                    "FROM pg_stat_activity WHERE datname = current_database() "
-                    "AND pid <> pg_backend_pid()"
-                )
-                admin.execute(f"SELECT pg_terminate_backend(pid) {others}")
-                while admin.execute(f"SELECT COUNT(*) {others}").fetchone()[0]:
-                    time.sleep(0.01)  # gone, not only told to go
+            drop_connections(pg_url)
         return real_columns(db, table)
 
     monkeypatch.setattr(copy_module, "columns", columns)

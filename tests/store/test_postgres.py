@@ -12,6 +12,7 @@ from reviewer.commands.serve import app_command
 from reviewer.store.db import StoreError, command_url, open_store
 from reviewer.store.postgres import hide_secrets, shown_url
 from tests.conftest import SAMPLE_RUNS, run_cli
+from tests.support.pg_server import drop_connections
 
 SECRET = "Hunter2secret"
 
@@ -348,8 +349,6 @@ def test_an_import_whose_connection_the_server_dropped_goes_on_or_is_one_line(
     the first file stays stored."""
     import sqlite3
 
-    import psycopg
-
     from reviewer import cli
     from reviewer.store import postgres
     from reviewer.workflows import imports
@@ -368,14 +367,7 @@ def test_an_import_whose_connection_the_server_dropped_goes_on_or_is_one_line(
     def drop_before_the_second(*args: object, **kw: object) -> object:
         calls.append(args[1])
         if len(calls) == 2:  # the server restarts between the two files
-            with psycopg.connect(pg_url, autocommit=True) as admin:
-                others = (
-                    "FROM pg_stat_activity WHERE datname = current_database() "
-                    "AND pid <> pg_backend_pid()"
-                )
-                admin.execute(f"SELECT pg_terminate_backend(pid) {others}")
-                while admin.execute(f"SELECT COUNT(*) {others}").fetchone()[0]:
-                    pass
+            drop_connections(pg_url)
         return real(*args, **kw)  # type: ignore[arg-type]
 
     monkeypatch.setattr(imports, "import_file", drop_before_the_second)

@@ -9,12 +9,12 @@ import sqlite3
 from collections.abc import Iterator
 from typing import Any
 
-import psycopg
 import pytest
 
 from reviewer.store.db import open_store
 from reviewer.workflows.labels import give_label, standing_by_labeler
 from tests.conftest import SAMPLE_RUNS, run_cli
+from tests.support.pg_server import drop_connections
 
 
 @pytest.fixture
@@ -32,9 +32,7 @@ def db(stored: str) -> Iterator[Any]:
 
 def _dropped(url: str, db: Any) -> None:
     """The server ends DB's connection, as a restart or an idle timeout does."""
-    pid = db.conn.raw.info.backend_pid
-    with psycopg.connect(url, autocommit=True) as admin:
-        admin.execute("SELECT pg_terminate_backend(%s)", [pid])
+    drop_connections(url, db.conn.raw.info.backend_pid)
 
 
 def _trial(db: Any) -> str:

@@ -113,3 +113,22 @@ def start() -> Server:
         )
         raise RuntimeError(f"pg_ctl start failed: {started.stderr.strip()} {log}")
     return Server(folder, port, as_user)
+
+
+def drop_connections(url: str, pid: int | None = None) -> None:
+    """The server ends every other connection to URL's database (or the one of backend PID), as
+    its restart, an idle timeout or a failover does, and this returns once they are gone, not
+    only told to go."""
+    import time
+
+    import psycopg
+
+    which = (
+        "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        if pid is None
+        else f"FROM pg_stat_activity WHERE pid = {int(pid)}"
+    )
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(f"SELECT pg_terminate_backend(pid) {which}")
+        while admin.execute(f"SELECT COUNT(*) {which}").fetchone()[0]:  # type: ignore[index]
+            time.sleep(0.01)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-import psycopg
 import pytest
 from textual.widgets import Static
 
@@ -19,18 +18,10 @@ from reviewer.tui.screens.error import ErrorModal
 from reviewer.tui.screens.label import LabelScreen
 from reviewer.workflows.queues import make_queue
 from tests.conftest import SAMPLE_RUNS, run_cli
+from tests.support.pg_server import drop_connections
 from tests.tui.conftest import settle, until
 
 SIZE = (120, 40)
-
-
-def _drop_connections(url: str) -> None:
-    """The server ends every other connection to the database, as its restart does."""
-    with psycopg.connect(url, autocommit=True) as admin:
-        admin.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
-        )
 
 
 def _label(url: str, trial_id: str) -> str | None:
@@ -58,7 +49,7 @@ async def test_a_label_after_the_server_dropped_the_connection_is_stored(
         await settle(app, pilot)
         first = screen.payload.trial_id  # type: ignore[union-attr]
 
-        _drop_connections(pg_url)
+        drop_connections(pg_url)
         await pilot.press("p")  # said "OperationalError: the connection is closed" until restarted
         await until(pilot, lambda: _label(pg_url, first) == "pass")
         await until(pilot, lambda: screen.payload is not None and screen.payload.trial_id != first)
@@ -66,7 +57,7 @@ async def test_a_label_after_the_server_dropped_the_connection_is_stored(
         second = screen.payload.trial_id  # type: ignore[union-attr]
         assert second in ids
 
-        _drop_connections(pg_url)
+        drop_connections(pg_url)
 
         def refused(url: str) -> Any:
             raise sqlite3.OperationalError("connection failed: Connection refused")

@@ -16,6 +16,7 @@ from reviewer.tui.app import ReviewerApp
 from reviewer.tui.screens.label import LabelScreen
 from reviewer.tui.screens.queues import QueuesScreen
 from reviewer.workflows.queues import make_queue
+from tests.support.pg_server import drop_connections
 from tests.tui.conftest import open_new_queue_form, settle, until
 
 SIZE = (120, 40)
@@ -134,7 +135,6 @@ async def test_a_label_after_the_server_dropped_the_connection_is_saved(pg_url: 
     PostgreSQL server dropped it (a restart, an idle connection cut by a firewall), every label
     failed with 'lost the connection' until the labeler left the screen. The connection is made
     again and the label saved (found by an attacker)."""
-    import psycopg
 
     from tests.conftest import SAMPLE_RUNS, run_cli
 
@@ -154,11 +154,7 @@ async def test_a_label_after_the_server_dropped_the_connection_is_saved(pg_url: 
         await pilot.press("p")
         await until(pilot, lambda: showing(ids[1]))
         await settle(app, pilot)
-        with psycopg.connect(pg_url, autocommit=True) as admin:  # the server drops the others
-            admin.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
-            )
+        drop_connections(pg_url)  # the server drops the others
         await pilot.press("p")
         await until(pilot, lambda: showing(ids[2]))
         await settle(app, pilot)
