@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -564,19 +565,38 @@ def test_monitor_follow_refuses_a_pipe_instead_of_hanging(tmp_path: Path) -> Non
     assert len(err.strip().splitlines()) == 1
 
 
+def _notes_of_follow(
+    tmp_path: Path, path: Path, *, passes: int, sleep: Callable[[float], None]
+) -> list[str]:
+    """What `monitor --follow PATH` says in PASSES looks (no judge) into a new database, SLEEP
+    called between looks."""
+    from reviewer.store import open_store
+    from reviewer.workflows.monitor import MonitorRequest, follow
+
+    notes: list[str] = []
+    with open_store(tmp_path / "f.db") as db:
+        follow(
+            db,
+            path,
+            MonitorRequest(judge=False),
+            lambda report, new: None,
+            passes=passes,
+            sleep=sleep,
+            on_note=notes.append,
+        )
+    return notes
+
+
 def test_monitor_follow_says_each_bad_line_once(tmp_path: Path) -> None:
     """A follow read its file whole on every look and said its bad lines again each time (the
     first eight only: a bad line written later, past them, was never said). Each is now said once,
     a new one when it comes, and those of a file truncated in place again (found by an
     attacker)."""
-    from reviewer.store import open_store
-    from reviewer.workflows.monitor import MonitorRequest, follow
 
     log = tmp_path / "app.jsonl"
     good = json.dumps(conversation(0, 0, False))
     bad = [f'{{"run": "prod", "bad": {i}' for i in range(9)]
     log.write_text("\n".join([good, *bad]) + "\n", encoding="utf-8")
-    notes: list[str] = []
     looks = iter(range(10))
 
     def write(_seconds: float) -> None:
@@ -588,16 +608,7 @@ def test_monitor_follow_says_each_bad_line_once(tmp_path: Path) -> None:
         elif step == 2:  # copytruncate: the file starts again, with a bad line
             log.write_text(good + "\n" + bad[0] + "\n", encoding="utf-8")
 
-    with open_store(tmp_path / "f.db") as db:
-        follow(
-            db,
-            log,
-            MonitorRequest(judge=False),
-            lambda report, new: None,
-            passes=4,
-            sleep=write,
-            on_note=notes.append,
-        )
+    notes = _notes_of_follow(tmp_path, log, passes=4, sleep=write)
     said = [n.split(": ", 1)[0] for n in notes if n.startswith(str(log))]
     assert said == [
         *(f"{log}:{i}" for i in range(2, 10)),  # the first look: eight of its nine
@@ -610,28 +621,15 @@ def test_monitor_follow_says_each_bad_line_once(tmp_path: Path) -> None:
 def test_monitor_follow_of_a_folder_says_an_empty_file_once(tmp_path: Path) -> None:
     """An empty file in a followed folder was said ('empty file') on every look the folder had
     changed at; it is said once (found by an attacker)."""
-    from reviewer.store import open_store
-    from reviewer.workflows.monitor import MonitorRequest, follow
-
     folder = stream(tmp_path, days=1, per_day=3)
     (folder / "empty.jsonl").write_bytes(b"")
-    notes: list[str] = []
     looks = iter(range(10))
 
     def grow(_seconds: float) -> None:
         with (folder / "day-00.jsonl").open("a", encoding="utf-8") as f:
             f.write(json.dumps(conversation(0, 10 + next(looks), False)) + "\n")
 
-    with open_store(tmp_path / "f.db") as db:
-        follow(
-            db,
-            folder,
-            MonitorRequest(judge=False),
-            lambda report, new: None,
-            passes=3,
-            sleep=grow,
-            on_note=notes.append,
-        )
+    notes = _notes_of_follow(tmp_path, folder, passes=3, sleep=grow)
     assert [n for n in notes if "empty.jsonl" in n] == [f"{folder / 'empty.jsonl'}: empty file"]
 
 

@@ -37,6 +37,19 @@ def _db(tmp_path: Path) -> Path:
     return db
 
 
+def _serve(tmp_path: Path, db: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`reviewer --db DB serve ARGS` run to its end in its own process (a refusal ends it), from
+    TMP_PATH with it as HOME."""
+    return subprocess.run(
+        [sys.executable, "-m", "reviewer", "--db", str(db), "serve", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        env={**os.environ, "HOME": str(tmp_path)},
+    )
+
+
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[tuple[int, subprocess.Popen[str]]]:
     db, port = _db(tmp_path), _free_port()
@@ -135,13 +148,7 @@ def test_a_port_in_use_is_one_line(tmp_path: Path) -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        done = subprocess.run(
-            [sys.executable, "-m", "reviewer", "--db", str(db), "serve", "--port", str(port)],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env={**os.environ, "HOME": str(tmp_path)},
-        )
+        done = _serve(tmp_path, db, "--port", str(port))
     assert done.returncode == 1, done.stderr
     assert done.stdout == ""  # no banner saying it serves
     (line,) = done.stderr.strip().splitlines()
@@ -219,25 +226,7 @@ def test_an_empty_host_is_refused_before_serving(tmp_path: Path) -> None:
     db = _db(tmp_path)
     with socket.create_server(("127.0.0.1", 0)) as taken:  # were it served, it would stop there
         port = str(taken.getsockname()[1])
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "reviewer",
-                "--db",
-                str(db),
-                "serve",
-                "--host",
-                "",
-                "--port",
-                port,
-            ],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            cwd=tmp_path,
-            env={**os.environ, "HOME": str(tmp_path)},
-        )
+        done = _serve(tmp_path, db, "--host", "", "--port", port)
     assert done.returncode == 2 and done.stdout == ""
     assert "Error: --host '' listens on every address" in done.stderr
 
@@ -245,14 +234,7 @@ def test_an_empty_host_is_refused_before_serving(tmp_path: Path) -> None:
 def test_a_key_remap_that_lies_is_said_before_serving(tmp_path: Path) -> None:
     db = _db(tmp_path)
     (tmp_path / "reviewer.toml").write_text('[keys]\n"no.such.id" = "z"\n', encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, "-m", "reviewer", "--db", str(db), "serve", "--port", str(_free_port())],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-        env={**os.environ, "HOME": str(tmp_path)},
-    )
+    done = _serve(tmp_path, db, "--port", str(_free_port()))
     assert done.returncode == 2 and done.stdout == ""
     (line,) = done.stderr.strip().splitlines()
     assert "no.such.id" in line
